@@ -1,0 +1,3 @@
+from recorder.cli import main
+
+main()

@@ -1,0 +1,116 @@
+"""The capture model: one recorded session as frozen values.
+
+A `Capture` holds exchanges in the order they completed.  Bodies are kept as the bytes that
+crossed the wire (after content decoding, which is noted); how a body is shown in the `.http`
+file (pretty JSON, text, base64) is the renderer's business and never changes these bytes.
+Times are integer microseconds so that a value survives a round trip through the file exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from recorder.protocol import Classification
+
+FORMAT_VERSION = 1
+
+Headers = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One server-sent event block as it arrived.
+
+    `lines` are the block's wire lines without line endings and without the blank line that
+    ends the block (`data: {...}`, `event: error`, `: ping`, `id: 7`).  `offset_us` counts from
+    the moment the response headers arrived.
+    """
+
+    offset_us: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcMessage:
+    """One length-prefixed gRPC message.
+
+    `json` is its proto-JSON (compact) when the recorder could decode it with the A2A
+    descriptors; otherwise `raw` keeps the message bytes.  Exactly one of the two is set.
+    `type_name` is the protobuf message type used to decode it (`lf.a2a.v1.Task`).
+    """
+
+    offset_us: int
+    json: str | None = None
+    raw: bytes | None = None
+    compressed: bool = False
+    type_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.json is None) == (self.raw is None):
+            raise ValueError("a gRPC message holds exactly one of json and raw")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    target: str  # path and query, as on the request line
+    headers: Headers = ()
+    body: bytes = b""
+    http_version: str = "HTTP/1.1"
+    messages: tuple[GrpcMessage, ...] = ()
+
+    def header(self, name: str) -> str | None:
+        return _header(self.headers, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    status: int
+    reason: str = ""
+    headers: Headers = ()
+    body: bytes = b""  # empty when the body is an event stream or gRPC messages
+    http_version: str = "HTTP/1.1"
+    events: tuple[SseEvent, ...] = ()
+    newline: str = "\n"  # the event stream's line ending on the wire: "\n", "\r\n" or "\r"
+    messages: tuple[GrpcMessage, ...] = ()
+    trailers: Headers = ()
+
+    def header(self, name: str) -> str | None:
+        return _header(self.headers, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request and what came back.
+
+    `response` is None when none came (connection refused, upstream reset).  `notes` say what the
+    recorder did or saw beyond the bytes: "card rewritten", "gzip decoded", "client closed",
+    "stream truncated", "redacted: Authorization".  `started_us` counts from the capture start.
+    """
+
+    number: int
+    classification: Classification
+    request: Request
+    response: Response | None
+    started_us: int = 0
+    duration_us: int = 0
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A recorded session: a header and its exchanges."""
+
+    started: str  # ISO 8601, UTC, e.g. 2026-11-29T23:49:25.123456Z
+    recorder_version: str
+    exchanges: tuple[Exchange, ...] = ()
+    upstreams: tuple[str, ...] = ()
+    redacted: tuple[str, ...] = ()
+    format_version: int = FORMAT_VERSION
+    extra: tuple[tuple[str, str], ...] = field(default=())  # header keys this version ignores
+
+
+def _header(headers: Headers, name: str) -> str | None:
+    wanted = name.lower()
+    return next((value for key, value in headers if key.lower() == wanted), None)

@@ -1,0 +1,64 @@
+"""`a2a-recorder show`: a capture as rows of a table (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recorder.capture import Capture, Exchange
+
+COLUMNS = ("#", "time", "binding", "operation", "task", "outcome", "events")
+
+
+def capture_rows(capture: Capture) -> list[dict[str, Any]]:
+    """One JSON-ready row per exchange, in file order."""
+    return [_row(exchange) for exchange in capture.exchanges]
+
+
+def _row(exchange: Exchange) -> dict[str, Any]:
+    c = exchange.classification
+    response = exchange.response
+    return {
+        "number": exchange.number,
+        "time": round(exchange.started_us / 1_000_000, 3),
+        "binding": c.binding.value if c.binding else None,
+        "operation": c.operation,
+        "method": c.method,
+        "version": c.version.value if c.version else None,
+        "tenant": c.tenant,
+        "task": c.task_id,
+        "status": response.status if response else None,
+        "error": c.error or exchange.error,
+        "events": len(response.events) + len(response.messages) if response else 0,
+        "notes": list(exchange.notes),
+        "reason": c.reason,
+    }
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    if row["error"]:
+        return str(row["error"])
+    if row["status"] is None:
+        return "no response"
+    return str(row["status"])
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+    task = row["task"] or ""
+    return (
+        str(row["number"]),
+        f"{row['time']:.3f}",
+        row["binding"] or "-",
+        row["operation"] or f"(not A2A: {row['reason'] or 'unknown'})",
+        task[:8] + ("…" if len(task) > 8 else ""),
+        _outcome(row),
+        str(row["events"] or ""),
+    )
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    """Fixed-width text table; widths follow the widest cell of each column."""
+    table = [COLUMNS, *(_cells(row) for row in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+             for line in table]
+    return "\n".join(lines)
