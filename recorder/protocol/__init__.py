@@ -1,5 +1,50 @@
-"""A2A protocol knowledge as data and pure functions."""
+"""A2A protocol knowledge as data and pure functions.
 
+No I/O here: operation and error tables, the exchange classifier, agent-card interfaces and
+SSE framing all take values and return values.
+"""
+
+from recorder.protocol._cards import Interface, interfaces_from_card, parse_version
+from recorder.protocol._classify import (
+    BASE_PATH_WORDS,
+    GrpcMessageLike,
+    RequestLike,
+    ResponseLike,
+    SseEventLike,
+    classify,
+    response_error,
+)
+from recorder.protocol._errors import (
+    ERROR_DOMAIN,
+    ERROR_INFO_TYPE,
+    ERRORS,
+    GRPC_STATUS_CODES,
+    GRPC_STATUS_NAMES,
+    ErrorRow,
+    error_by_code,
+    error_by_name,
+    error_by_reason,
+    errors_by_grpc_status,
+    errors_by_http,
+    unknown_error_name,
+)
+from recorder.protocol._operations import (
+    OPERATION_NAMES,
+    OPERATIONS,
+    V03_SERVICE,
+    V1_SERVICE,
+    Capability,
+    Operation,
+    Route,
+    RouteMatch,
+    match_route,
+    match_routes,
+    operation,
+    operation_by_grpc_path,
+    operation_by_jsonrpc_method,
+    route_for,
+)
+from recorder.protocol._sse import SseFramer, event_data, event_type, render_events
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -8,4 +53,50 @@ from recorder.protocol._types import (
     Version,
 )
 
-__all__ = ["AGENT_CARD", "PUSH_DELIVERY", "Binding", "Classification", "Version"]
+__all__ = [
+    "AGENT_CARD",
+    "BASE_PATH_WORDS",
+    "ERRORS",
+    "ERROR_DOMAIN",
+    "ERROR_INFO_TYPE",
+    "GRPC_STATUS_CODES",
+    "GRPC_STATUS_NAMES",
+    "OPERATIONS",
+    "OPERATION_NAMES",
+    "PUSH_DELIVERY",
+    "V03_SERVICE",
+    "V1_SERVICE",
+    "Binding",
+    "Capability",
+    "Classification",
+    "ErrorRow",
+    "GrpcMessageLike",
+    "Interface",
+    "Operation",
+    "RequestLike",
+    "ResponseLike",
+    "Route",
+    "RouteMatch",
+    "SseEventLike",
+    "SseFramer",
+    "Version",
+    "classify",
+    "error_by_code",
+    "error_by_name",
+    "error_by_reason",
+    "errors_by_grpc_status",
+    "errors_by_http",
+    "event_data",
+    "event_type",
+    "interfaces_from_card",
+    "match_route",
+    "match_routes",
+    "operation",
+    "operation_by_grpc_path",
+    "operation_by_jsonrpc_method",
+    "parse_version",
+    "render_events",
+    "response_error",
+    "route_for",
+    "unknown_error_name",
+]

@@ -1,0 +1,96 @@
+"""Agent card interfaces: where an agent says each binding lives.
+
+v1.0 cards list `supportedInterfaces[] = {url, protocolBinding, protocolVersion, tenant?}`
+(spec §8.3).  v0.3 cards give `url` + `preferredTransport` and `additionalInterfaces[] =
+{url, transport}`, with one card-wide `protocolVersion` (schema-0.3).  The py SDK serves a
+hybrid card holding both; both sets are read, duplicates dropped, v1.0 entries first.
+
+Cards come from the wire, so anything may be junk: entries that are not objects, have no
+URL, or name an unknown binding are skipped; nothing here raises on a dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from recorder.protocol._types import Binding, Version
+
+# Card binding / transport names -> Binding.  v0.3 used the same three strings.
+_BINDINGS: dict[str, Binding] = {
+    "JSONRPC": Binding.JSONRPC,
+    "HTTP+JSON": Binding.HTTP_JSON,
+    "GRPC": Binding.GRPC,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    """One interface of an agent: its URL, binding, protocol version and tenant."""
+
+    url: str
+    binding: Binding
+    version: Version | None = None
+    tenant: str | None = None
+
+
+def parse_version(value: object) -> Version | None:
+    """`1.0`, `1.0.0`, `0.3.0` -> Version by major.minor; anything else -> None."""
+    if not isinstance(value, str):
+        return None
+    major_minor = ".".join(value.strip().split(".")[:2])
+    try:
+        return Version(major_minor)
+    except ValueError:
+        return None
+
+
+def interfaces_from_card(card: Mapping[str, Any]) -> tuple[Interface, ...]:
+    """Every interface a v1.0, v0.3 or hybrid agent card declares, in the card's order."""
+    if not isinstance(card, Mapping):
+        return ()
+    found = [*_v1_interfaces(card), *_v03_interfaces(card)]
+    return tuple(dict.fromkeys(found))
+
+
+def _v1_interfaces(card: Mapping[str, Any]) -> list[Interface]:
+    entries = card.get("supportedInterfaces")
+    if not isinstance(entries, list):
+        return []
+    return [
+        iface
+        for entry in entries
+        if isinstance(entry, Mapping)
+        and (
+            iface := _interface(
+                entry.get("url"),
+                entry.get("protocolBinding"),
+                entry.get("protocolVersion"),
+                entry.get("tenant"),
+            )
+        )
+        is not None
+    ]
+
+
+def _v03_interfaces(card: Mapping[str, Any]) -> list[Interface]:
+    version = card.get("protocolVersion")
+    pairs: list[tuple[object, object]] = [
+        (card.get("url"), card.get("preferredTransport") or "JSONRPC")
+    ]
+    extra = card.get("additionalInterfaces")
+    if isinstance(extra, list):
+        pairs += [(e.get("url"), e.get("transport")) for e in extra if isinstance(e, Mapping)]
+    found = (_interface(url, transport, version, None) for url, transport in pairs)
+    return [iface for iface in found if iface is not None]
+
+
+def _interface(url: object, binding: object, version: object, tenant: object) -> Interface | None:
+    if not isinstance(url, str) or not url or not isinstance(binding, str):
+        return None
+    known = _BINDINGS.get(binding.upper())
+    if known is None:
+        return None
+    tenant_value = tenant if isinstance(tenant, str) and tenant else None
+    return Interface(url, known, parse_version(version), tenant_value)

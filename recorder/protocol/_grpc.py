@@ -1,0 +1,468 @@
+"""gRPC knowledge, sans-I/O: message framing, the A2A descriptor codec, status and metadata.
+
+Strategy:
+- Framing: a gRPC body is a run of length-prefixed messages (1 flag byte, 4-byte big-endian
+  length, the message).  HTTP/2 DATA boundaries are not message boundaries, so `GrpcFramer`
+  re-frames incrementally and says how many bytes are left over when a stream stops early.
+- Codec: the rpc table is not written by hand.  It is read from the service descriptors that
+  a2a-sdk ships (`DESCRIPTOR.services_by_name` of each module in `DESCRIPTOR_MODULES`), keyed by
+  the HTTP/2 `:path` (`/lf.a2a.v1.A2AService/SendMessage`).  A message is shown as compact
+  proto-JSON (camelCase names, as on the A2A JSON wire) only when that JSON turns back into
+  the same message; otherwise (unknown fields from a newer peer, garbage) the caller keeps the
+  raw bytes.  Invariant: `encode_message(*decode_message(...))` gives an equal message.
+- Status: `grpc-status` numbers and names as a table; `grpc-status-details-bin` is a base64
+  `google.rpc.Status` (a2a-wire.md §5: its details hold a `google.rpc.ErrorInfo`).
+  `grpc-message` is percent-encoded (gRPC PROTOCOL-HTTP2.md "Responses").
+
+Errors: `GrpcFramingError` (a peer broke the length-prefix framing) and `GrpcCodecError` (our
+caller asked to encode something unknown or malformed); both are `ValueError`s.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import importlib
+import json
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from google.protobuf import any_pb2, descriptor_pool, json_format, message, message_factory
+from google.rpc import error_details_pb2, status_pb2
+
+# Imported for its side effect: it registers google.rpc.ErrorInfo and friends in the default
+# descriptor pool, which json_format needs to turn `Any` details into JSON.
+_ = error_details_pb2
+
+Direction = Literal["request", "response"]
+Metadata = tuple[tuple[str, str], ...]
+
+# --- framing -------------------------------------------------------------------------------
+
+PREFIX_SIZE = 5  # 1 byte compressed flag + 4 bytes big-endian length
+_FLAGS: Mapping[int, bool] = {0: False, 1: True}
+
+
+class GrpcFramingError(ValueError):
+    """The bytes do not follow gRPC length-prefixed message framing."""
+
+
+class GrpcCodecError(ValueError):
+    """A message or status could not be encoded (unknown type, malformed JSON)."""
+
+
+def frame_message(data: bytes, compressed: bool = False) -> bytes:
+    """Wrap one message in its 5-byte gRPC prefix."""
+    return bytes((int(compressed),)) + len(data).to_bytes(4, "big") + data
+
+
+class GrpcFramer:
+    """Incremental splitter of a gRPC body into messages.
+
+    Feed it the body in whatever chunks it arrived in; each call returns the messages that the
+    chunk completed, as `(compressed, message_bytes)`.  `pending` is the count of bytes held for
+    an unfinished message: non-zero at the end of a stream means the stream was truncated.
+
+    >>> framer = GrpcFramer()
+    >>> framer.feed(frame_message(b"ab")[:3]), framer.pending
+    ([], 3)
+    >>> framer.feed(frame_message(b"ab")[3:])
+    [(False, b'ab')]
+
+    Raises `GrpcFramingError` when a prefix's flag byte is neither 0 nor 1; the framer then
+    stays failed and raises again on every later feed.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._error: GrpcFramingError | None = None
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    def feed(self, chunk: bytes) -> list[tuple[bool, bytes]]:
+        if self._error is not None:
+            raise self._error
+        self._buffer += chunk
+        messages: list[tuple[bool, bytes]] = []
+        while (found := self._next()) is not None:
+            messages.append(found)
+        return messages
+
+    def _next(self) -> tuple[bool, bytes] | None:
+        if len(self._buffer) < PREFIX_SIZE:
+            return None
+        flag = self._buffer[0]
+        if flag not in _FLAGS:
+            self._error = GrpcFramingError(f"gRPC message flag byte is {flag:#04x}, not 0 or 1")
+            raise self._error
+        end = PREFIX_SIZE + int.from_bytes(self._buffer[1:PREFIX_SIZE], "big")
+        if len(self._buffer) < end:
+            return None
+        data = bytes(self._buffer[PREFIX_SIZE:end])
+        del self._buffer[:end]
+        return _FLAGS[flag], data
+
+
+def timed_messages(
+    chunks: Iterable[tuple[int, bytes]],
+) -> tuple[list[tuple[int, bool, bytes]], int]:
+    """Re-frame timed chunks: each message gets the time of the chunk that completed it.
+
+    Returns `([(at_us, compressed, data), ...], pending)`; `pending` as in `GrpcFramer`.
+    """
+    framer = GrpcFramer()
+    out = [(at, flag, data) for at, chunk in chunks for flag, data in framer.feed(chunk)]
+    return out, framer.pending
+
+
+# --- the A2A rpc table, read from descriptors ---------------------------------------------
+
+# Modules whose services we know; v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
+DESCRIPTOR_MODULES = ("a2a.types.a2a_pb2", "a2a.compat.v0_3.a2a_v0_3_pb2")
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcMethod:
+    """One rpc as its descriptor declares it."""
+
+    path: str  # /lf.a2a.v1.A2AService/SendMessage
+    service: str  # lf.a2a.v1.A2AService
+    name: str  # SendMessage
+    input_type: str  # full message name
+    output_type: str
+    client_streaming: bool
+    server_streaming: bool
+
+    def message_type(self, direction: Direction) -> str:
+        return self.input_type if direction == "request" else self.output_type
+
+
+@cache
+def grpc_methods() -> Mapping[str, GrpcMethod]:
+    """Every rpc of the A2A services, keyed by its HTTP/2 `:path`."""
+    table: dict[str, GrpcMethod] = {}
+    for module_name in DESCRIPTOR_MODULES:
+        module = importlib.import_module(module_name)
+        for service in module.DESCRIPTOR.services_by_name.values():
+            for rpc in service.methods:
+                found = _method(service.full_name, rpc)
+                table[found.path] = found
+    return table
+
+
+def _method(service: str, rpc: Any) -> GrpcMethod:
+    return GrpcMethod(
+        path=f"/{service}/{rpc.name}",
+        service=service,
+        name=rpc.name,
+        input_type=rpc.input_type.full_name,
+        output_type=rpc.output_type.full_name,
+        client_streaming=bool(rpc.client_streaming),
+        server_streaming=bool(rpc.server_streaming),
+    )
+
+
+def grpc_method(path: str) -> GrpcMethod | None:
+    """The rpc served at `path`, or None for a service or rpc we do not know."""
+    return grpc_methods().get(path)
+
+
+@cache
+def message_class(type_name: str) -> type[message.Message] | None:
+    """The generated class for a full message name (`lf.a2a.v1.Task`), or None."""
+    grpc_methods()  # make sure the A2A descriptors are in the default pool
+    try:
+        descriptor = descriptor_pool.Default().FindMessageTypeByName(type_name)
+    except KeyError:
+        return None
+    cls: type[message.Message] = message_factory.GetMessageClass(descriptor)
+    return cls
+
+
+# --- message codec --------------------------------------------------------------------------
+
+# grpc-encoding values we can undo; anything else stays raw.
+DECOMPRESSORS: Mapping[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.decompress,
+    "deflate": zlib.decompress,  # gRPC "deflate" is the zlib format (RFC 1950)
+}
+
+
+def decompress(data: bytes, encoding: str | None) -> bytes | None:
+    """Undo a `grpc-encoding` compression; None when unknown or the bytes are damaged."""
+    undo = DECOMPRESSORS.get((encoding or "").strip().lower())
+    if undo is None:
+        return None
+    try:
+        return undo(data)
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def decode_message(
+    path: str,
+    data: bytes,
+    direction: Direction,
+    *,
+    compressed: bool = False,
+    encoding: str | None = None,
+) -> tuple[str, str] | None:
+    """Decode one gRPC message of the rpc at `path` into `(type full name, compact JSON)`.
+
+    `direction` picks the rpc's input ("request") or output ("response") type.  A compressed
+    message is decompressed with `encoding` (the stream's `grpc-encoding`).  Returns None for an
+    unknown rpc, an unknown compression, bytes that do not parse, or a message that the JSON
+    would not reproduce (for example unknown fields from a newer peer): keep the raw bytes.
+    """
+    method = grpc_method(path)
+    if method is None:
+        return None
+    if compressed:
+        plain = decompress(data, encoding)
+        if plain is None:
+            return None
+        data = plain
+    return decode_as(method.message_type(direction), data)
+
+
+def decode_as(type_name: str, data: bytes) -> tuple[str, str] | None:
+    """Decode `data` as the message `type_name`; None unless the JSON is lossless."""
+    cls = message_class(type_name)
+    if cls is None:
+        return None
+    parsed = cls()
+    try:
+        parsed.ParseFromString(data)
+        text = message_json(parsed)
+        again = json_format.Parse(text, cls())
+    except (message.DecodeError, json_format.Error, ValueError, TypeError):
+        return None
+    if again.SerializeToString(deterministic=True) != parsed.SerializeToString(deterministic=True):
+        return None
+    return type_name, text
+
+
+def message_json(msg: message.Message) -> str:
+    """Compact proto-JSON with camelCase names, as A2A's JSON bindings write them."""
+    as_dict = json_format.MessageToDict(msg, preserving_proto_field_name=False)
+    return json.dumps(as_dict, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_message(type_name: str, json_text: str) -> bytes:
+    """Serialize proto-JSON `json_text` as the message `type_name` (unframed).
+
+    Raises `GrpcCodecError` for an unknown type or JSON that does not fit it.
+    """
+    cls = message_class(type_name)
+    if cls is None:
+        raise GrpcCodecError(f"unknown protobuf message type {type_name!r}")
+    try:
+        parsed = json_format.Parse(json_text, cls())
+    except (json_format.ParseError, ValueError, TypeError) as err:
+        raise GrpcCodecError(f"JSON does not fit {type_name}: {err}") from err
+    data: bytes = parsed.SerializeToString()
+    return data
+
+
+# --- status ---------------------------------------------------------------------------------
+
+# gRPC status codes (grpc/doc/statuscodes.md).
+STATUS_NAMES: Mapping[int, str] = {
+    0: "OK",
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
+STATUS_CODES: Mapping[str, int] = {name: code for code, name in STATUS_NAMES.items()}
+
+STATUS_HEADER = "grpc-status"
+MESSAGE_HEADER = "grpc-message"
+DETAILS_HEADER = "grpc-status-details-bin"
+ENCODING_HEADER = "grpc-encoding"
+
+
+def status_name(code: int | str | None) -> str | None:
+    """`5` or `"5"` → `"NOT_FOUND"`; None for a missing or unknown code."""
+    try:
+        return STATUS_NAMES.get(int(code)) if code is not None else None
+    except ValueError:
+        return None
+
+
+def decode_status_details(value: str | bytes) -> dict[str, Any] | None:
+    """Decode a `grpc-status-details-bin` value into a `google.rpc.Status` dict.
+
+    Gives `{"code": 5, "message": "...", "details": [...]}`.  A detail whose type is known
+    (`google.rpc.ErrorInfo`, `BadRequest`, ...) is its proto-JSON with `"@type"`; an unknown one
+    is kept as `{"@type": url, "value": base64}`.  Returns None for bad base64 or bytes that are
+    not a Status.  Accepts the base64 text (padded or not) or already-decoded bytes.
+    """
+    try:
+        raw = value if isinstance(value, bytes) else decode_binary_header(value)
+        status = status_pb2.Status()
+        status.ParseFromString(raw)
+    except (ValueError, message.DecodeError):
+        return None
+    return {
+        "code": status.code,
+        "message": status.message,
+        "details": [_detail_dict(detail) for detail in status.details],
+    }
+
+
+def _detail_dict(detail: any_pb2.Any) -> dict[str, Any]:
+    try:
+        known: dict[str, Any] = json_format.MessageToDict(detail)
+        return known
+    except (json_format.Error, TypeError, KeyError):
+        return {"@type": detail.type_url, "value": base64.b64encode(detail.value).decode()}
+
+
+def encode_status_details(status: Mapping[str, Any]) -> str:
+    """Encode a dict from `decode_status_details` as an unpadded base64 header value.
+
+    Raises `GrpcCodecError` when a detail does not fit its `@type`.
+    """
+    built = status_pb2.Status(code=int(status.get("code", 0)), message=status.get("message", ""))
+    for detail in status.get("details", ()):
+        built.details.append(_detail_any(detail))
+    return encode_binary_header(built.SerializeToString())
+
+
+def _detail_any(detail: Mapping[str, Any]) -> any_pb2.Any:
+    if set(detail) == {"@type", "value"} and isinstance(detail["value"], str):
+        try:
+            return any_pb2.Any(
+                type_url=detail["@type"], value=decode_binary_header(detail["value"])
+            )
+        except ValueError:
+            pass  # not base64: let json_format say what is wrong
+    try:
+        return json_format.ParseDict(dict(detail), any_pb2.Any())
+    except (json_format.ParseError, ValueError, TypeError, KeyError) as err:
+        raise GrpcCodecError(f"status detail does not fit its @type: {err}") from err
+
+
+# grpc-message: percent-encode bytes outside printable ASCII, and '%' itself.
+_PLAIN_BYTES = frozenset(range(0x20, 0x7F)) - {ord("%")}
+
+
+def encode_grpc_message(text: str) -> str:
+    """Percent-encode a status message for the `grpc-message` header."""
+    return "".join(chr(b) if b in _PLAIN_BYTES else f"%{b:02X}" for b in text.encode())
+
+
+def decode_grpc_message(value: str) -> str:
+    """Undo `grpc-message` percent-encoding; malformed escapes are kept as they are."""
+    out = bytearray()
+    i = 0
+    while i < len(value):
+        escape = value[i + 1 : i + 3] if value[i] == "%" else ""
+        if len(escape) == 2 and all(c in "0123456789abcdefABCDEF" for c in escape):
+            out.append(int(escape, 16))
+            i += 3
+        else:
+            out += value[i].encode()
+            i += 1
+    return out.decode(errors="replace")
+
+
+# --- metadata -------------------------------------------------------------------------------
+
+BINARY_SUFFIX = "-bin"
+GRPC_CONTENT_TYPE = "application/grpc"
+
+
+def is_grpc_content_type(value: str | None) -> bool:
+    """`application/grpc`, `application/grpc+proto`, `application/grpc; ...` and so on."""
+    base = (value or "").split(";")[0].strip().lower()
+    return base == GRPC_CONTENT_TYPE or base.startswith(GRPC_CONTENT_TYPE + "+")
+
+
+def is_binary_header(name: str) -> bool:
+    return name.lower().endswith(BINARY_SUFFIX)
+
+
+# grpc-core's "true binary metadata" extension: when both peers send SETTINGS 0xFE03 = 1, a
+# `-bin` value goes raw, marked by a leading NUL, instead of base64.  Seen on plaintext
+# grpcio <-> grpcio connections relayed as TCP.
+TRUE_BINARY_MARK = "\x00"
+
+
+def decode_binary_header(value: str) -> bytes:
+    """Decode a `-bin` metadata value: base64, padded or not (gRPC emits it unpadded).
+
+    A value in grpc-core's true-binary form (NUL, then the bytes, as latin-1 text, which is
+    how `recorder.record._h2` hands it over) is returned as those bytes.
+    Raises ValueError when the value is neither.
+    """
+    if value.startswith(TRUE_BINARY_MARK):
+        return value[1:].encode("latin-1")
+    text = value.strip()
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except binascii.Error as err:
+        raise ValueError(f"not base64: {value[:40]!r}") from err
+
+
+def encode_binary_header(data: bytes) -> str:
+    """Encode bytes as a `-bin` metadata value (unpadded base64, as gRPC emits)."""
+    return base64.b64encode(data).decode().rstrip("=")
+
+
+def canonical_binary_header(value: str) -> str:
+    """A `-bin` value in the base64 form (unpadded), whatever form it came in.
+
+    Use it to write a true-binary value as text.  Raises ValueError like
+    `decode_binary_header`.
+    """
+    return encode_binary_header(decode_binary_header(value))
+
+
+def split_metadata(
+    headers: Iterable[tuple[str, str]],
+) -> tuple[Metadata, tuple[tuple[str, bytes], ...]]:
+    """Split header pairs into text metadata and decoded binary (`-bin`) metadata.
+
+    HTTP/2 pseudo-headers (`:path`, `:status`) are left out.  A `-bin` value that is not base64
+    stays in the text list, so that nothing is lost.
+    """
+    text: list[tuple[str, str]] = []
+    binary: list[tuple[str, bytes]] = []
+    for name, value in headers:
+        if name.startswith(":"):
+            continue
+        decoded = _binary_value(name, value)
+        if decoded is None:
+            text.append((name, value))
+        else:
+            binary.append((name, decoded))
+    return tuple(text), tuple(binary)
+
+
+def _binary_value(name: str, value: str) -> bytes | None:
+    if not is_binary_header(name):
+        return None
+    try:
+        return decode_binary_header(value)
+    except ValueError:
+        return None

@@ -1,0 +1,346 @@
+"""The A2A operation tables: one row per operation and protocol version.
+
+Strategy: everything the recorder knows about an operation's names on the wire lives in
+`OPERATIONS`, as data.  Lookups are dictionaries built from that tuple once, at import.  Route
+templates use semantic parameter names (`{task_id}`, `{config_id}`, `{tenant}`) instead of the
+proto's (`{id}`, `{task_id}`, `{name=tasks/*}`), so that a match says what it found whatever the
+version.
+
+Sources (see /work/shared/reference/a2a-wire.md §1): the v1.0 routes are the proto's
+`google.api.http` options, each also under `/{tenant}` (its `additional_bindings`); `:subscribe`
+takes GET (proto) and POST (spec §5.3, §11.3.2), and the SDK servers accept both.  The v0.3
+routes are the ones the py and JS compat layers mount (`/v1/tasks/{id}...`), not the v0.3
+proto's resource-name templates.  v0.3 has no ListTasks in any binding.  Message type names
+were read from `a2a.types.a2a_pb2` and `a2a.compat.v0_3.a2a_v0_3_pb2` (see the unit tests, which
+check them against those descriptors).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from urllib.parse import quote, unquote
+
+from recorder.protocol._types import Version
+
+V1_SERVICE = "lf.a2a.v1.A2AService"
+V03_SERVICE = "a2a.v1.A2AService"
+
+
+class Capability(StrEnum):
+    """The card capability (`capabilities.<name>`) an operation needs."""
+
+    STREAMING = "streaming"
+    PUSH_NOTIFICATIONS = "pushNotifications"
+    EXTENDED_AGENT_CARD = "extendedAgentCard"
+
+
+_PARAM = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One HTTP+JSON route: a verb and a path template such as `/tasks/{task_id}:cancel`.
+
+    Each path segment of the template is either literal or one `{param}` with an optional
+    literal suffix (`{task_id}:cancel`); a parameter matches one non-empty path segment.
+    """
+
+    verb: str
+    template: str
+    _segments: tuple[tuple[str | None, str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_segments", tuple(_compile(self.template)))
+
+    @property
+    def has_tenant(self) -> bool:
+        return self.template.startswith("/{tenant}/")
+
+    @property
+    def literal_weight(self) -> int:
+        """Literal characters (slashes aside) a path must match; more is more specific.
+
+        Slashes do not count, so a route and its `/{tenant}` form weigh the same.
+        """
+        return len(_PARAM.sub("", self.template).replace("/", ""))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """Path parameters (percent-decoded) if `path` (no query) fits the template, else None."""
+        parts = path.split("/")
+        if len(parts) != len(self._segments):
+            return None
+        params: dict[str, str] = {}
+        for part, (name, literal) in zip(parts, self._segments, strict=True):
+            if name is None:
+                if part != literal:
+                    return None
+                continue
+            if not part.endswith(literal) or len(part) == len(literal):
+                return None
+            params[name] = unquote(part[: len(part) - len(literal)])
+        return params
+
+    def expand(self, **params: str) -> str:
+        """The path for these parameter values (percent-encoded); KeyError if one is missing."""
+        return _PARAM.sub(lambda m: quote(params[m.group(1)], safe=""), self.template)
+
+
+def _compile(template: str) -> list[tuple[str | None, str]]:
+    segments: list[tuple[str | None, str]] = []
+    for part in template.split("/"):
+        found = _PARAM.fullmatch(part.split(":", 1)[0]) if part.startswith("{") else None
+        if found is None:
+            segments.append((None, part))
+        else:
+            segments.append((found.group(1), part[found.end() :]))
+    return segments
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One A2A operation in one protocol version, with all its names on the wire.
+
+    `name` is the canonical operation name, the v1.0 rpc name, also for v0.3 rows.
+    `ids` says where a request names its task, context and push config: for each of
+    `task_id`, `context_id`, `config_id`, the JSON paths (camelCase; snake_case is also tried)
+    to look at in JSON-RPC params, an HTTP+JSON body or query, or a decoded gRPC message.
+    """
+
+    name: str
+    version: Version
+    jsonrpc_method: str
+    grpc_rpc: str
+    routes: tuple[Route, ...]
+    streaming: bool
+    capability: Capability | None
+    request_type: str
+    response_type: str
+    ids: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+
+    @property
+    def grpc_service(self) -> str:
+        return V1_SERVICE if self.version is Version.V1_0 else V03_SERVICE
+
+    @property
+    def grpc_path(self) -> str:
+        return f"/{self.grpc_service}/{self.grpc_rpc}"
+
+    def id_paths(self, kind: str) -> tuple[tuple[str, ...], ...]:
+        return dict(self.ids).get(kind, ())
+
+
+def _v1_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
+    """A v1.0 route in its plain and `/{tenant}` forms, for each verb."""
+    verbs = (verb, *more_verbs)
+    plain = tuple(Route(v, template) for v in verbs)
+    return plain + tuple(Route(v, "/{tenant}" + template) for v in verbs)
+
+
+def _v03_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
+    return tuple(Route(v, "/v1" + template) for v in (verb, *more_verbs))
+
+
+_T = Version.V1_0
+_L = Version.V0_3
+_S = Capability.STREAMING
+_P = Capability.PUSH_NOTIFICATIONS
+_X = Capability.EXTENDED_AGENT_CARD
+
+# Where requests name their ids.  v0.3 gRPC uses resource names (`tasks/{id}`), which the
+# classifier parses separately; these paths cover JSON-RPC params and JSON bodies.
+_SEND_IDS = (
+    ("task_id", (("message", "taskId"), ("request", "taskId"))),
+    ("context_id", (("message", "contextId"), ("request", "contextId"))),
+)
+_TASK_IDS = (("task_id", (("id",),)),)
+_LIST_IDS = (("context_id", (("contextId",),)),)
+_V1_CONFIG_IDS = (("task_id", (("taskId",),)), ("config_id", (("id",),)))
+_V03_SET_IDS = (
+    ("task_id", (("taskId",),)),
+    (
+        "config_id",
+        (
+            ("pushNotificationConfig", "id"),
+            ("configId",),
+            ("config", "pushNotificationConfig", "id"),
+        ),
+    ),
+)
+_V03_CONFIG_IDS = (
+    ("task_id", (("id",), ("taskId",))),
+    ("config_id", (("pushNotificationConfigId",),)),
+)
+
+OPERATIONS: tuple[Operation, ...] = (
+    # ---- v1.0: JSON-RPC method == gRPC rpc name (spec §5.3) ----
+    Operation("SendMessage", _T, "SendMessage", "SendMessage",
+              _v1_routes("POST", "/message:send"), False, None,
+              "lf.a2a.v1.SendMessageRequest", "lf.a2a.v1.SendMessageResponse", _SEND_IDS),
+    Operation("SendStreamingMessage", _T, "SendStreamingMessage", "SendStreamingMessage",
+              _v1_routes("POST", "/message:stream"), True, _S,
+              "lf.a2a.v1.SendMessageRequest", "lf.a2a.v1.StreamResponse", _SEND_IDS),
+    Operation("GetTask", _T, "GetTask", "GetTask",
+              _v1_routes("GET", "/tasks/{task_id}"), False, None,
+              "lf.a2a.v1.GetTaskRequest", "lf.a2a.v1.Task", _TASK_IDS),
+    Operation("ListTasks", _T, "ListTasks", "ListTasks",
+              _v1_routes("GET", "/tasks"), False, None,
+              "lf.a2a.v1.ListTasksRequest", "lf.a2a.v1.ListTasksResponse", _LIST_IDS),
+    Operation("CancelTask", _T, "CancelTask", "CancelTask",
+              _v1_routes("POST", "/tasks/{task_id}:cancel"), False, None,
+              "lf.a2a.v1.CancelTaskRequest", "lf.a2a.v1.Task", _TASK_IDS),
+    Operation("SubscribeToTask", _T, "SubscribeToTask", "SubscribeToTask",
+              _v1_routes("GET", "/tasks/{task_id}:subscribe", "POST"), True, _S,
+              "lf.a2a.v1.SubscribeToTaskRequest", "lf.a2a.v1.StreamResponse", _TASK_IDS),
+    Operation("CreateTaskPushNotificationConfig", _T, "CreateTaskPushNotificationConfig",
+              "CreateTaskPushNotificationConfig",
+              _v1_routes("POST", "/tasks/{task_id}/pushNotificationConfigs"), False, _P,
+              "lf.a2a.v1.TaskPushNotificationConfig", "lf.a2a.v1.TaskPushNotificationConfig",
+              _V1_CONFIG_IDS),
+    Operation("GetTaskPushNotificationConfig", _T, "GetTaskPushNotificationConfig",
+              "GetTaskPushNotificationConfig",
+              _v1_routes("GET", "/tasks/{task_id}/pushNotificationConfigs/{config_id}"), False, _P,
+              "lf.a2a.v1.GetTaskPushNotificationConfigRequest",
+              "lf.a2a.v1.TaskPushNotificationConfig", _V1_CONFIG_IDS),
+    Operation("ListTaskPushNotificationConfigs", _T, "ListTaskPushNotificationConfigs",
+              "ListTaskPushNotificationConfigs",
+              _v1_routes("GET", "/tasks/{task_id}/pushNotificationConfigs"), False, _P,
+              "lf.a2a.v1.ListTaskPushNotificationConfigsRequest",
+              "lf.a2a.v1.ListTaskPushNotificationConfigsResponse", _V1_CONFIG_IDS),
+    Operation("DeleteTaskPushNotificationConfig", _T, "DeleteTaskPushNotificationConfig",
+              "DeleteTaskPushNotificationConfig",
+              _v1_routes("DELETE", "/tasks/{task_id}/pushNotificationConfigs/{config_id}"), False,
+              _P, "lf.a2a.v1.DeleteTaskPushNotificationConfigRequest", "google.protobuf.Empty",
+              _V1_CONFIG_IDS),
+    Operation("GetExtendedAgentCard", _T, "GetExtendedAgentCard", "GetExtendedAgentCard",
+              _v1_routes("GET", "/extendedAgentCard"), False, _X,
+              "lf.a2a.v1.GetExtendedAgentCardRequest", "lf.a2a.v1.AgentCard"),
+    # ---- v0.3: slash methods, `/v1/` routes, gRPC package a2a.v1; no ListTasks ----
+    Operation("SendMessage", _L, "message/send", "SendMessage",
+              _v03_routes("POST", "/message:send"), False, None,
+              "a2a.v1.SendMessageRequest", "a2a.v1.SendMessageResponse", _SEND_IDS),
+    Operation("SendStreamingMessage", _L, "message/stream", "SendStreamingMessage",
+              _v03_routes("POST", "/message:stream"), True, _S,
+              "a2a.v1.SendMessageRequest", "a2a.v1.StreamResponse", _SEND_IDS),
+    Operation("GetTask", _L, "tasks/get", "GetTask",
+              _v03_routes("GET", "/tasks/{task_id}"), False, None,
+              "a2a.v1.GetTaskRequest", "a2a.v1.Task", _TASK_IDS),
+    Operation("CancelTask", _L, "tasks/cancel", "CancelTask",
+              _v03_routes("POST", "/tasks/{task_id}:cancel"), False, None,
+              "a2a.v1.CancelTaskRequest", "a2a.v1.Task", _TASK_IDS),
+    Operation("SubscribeToTask", _L, "tasks/resubscribe", "TaskSubscription",
+              _v03_routes("GET", "/tasks/{task_id}:subscribe", "POST"), True, _S,
+              "a2a.v1.TaskSubscriptionRequest", "a2a.v1.StreamResponse", _TASK_IDS),
+    Operation("CreateTaskPushNotificationConfig", _L, "tasks/pushNotificationConfig/set",
+              "CreateTaskPushNotificationConfig",
+              _v03_routes("POST", "/tasks/{task_id}/pushNotificationConfigs"), False, _P,
+              "a2a.v1.CreateTaskPushNotificationConfigRequest",
+              "a2a.v1.TaskPushNotificationConfig", _V03_SET_IDS),
+    Operation("GetTaskPushNotificationConfig", _L, "tasks/pushNotificationConfig/get",
+              "GetTaskPushNotificationConfig",
+              _v03_routes("GET", "/tasks/{task_id}/pushNotificationConfigs/{config_id}"), False,
+              _P, "a2a.v1.GetTaskPushNotificationConfigRequest",
+              "a2a.v1.TaskPushNotificationConfig", _V03_CONFIG_IDS),
+    Operation("ListTaskPushNotificationConfigs", _L, "tasks/pushNotificationConfig/list",
+              "ListTaskPushNotificationConfig",
+              _v03_routes("GET", "/tasks/{task_id}/pushNotificationConfigs"), False, _P,
+              "a2a.v1.ListTaskPushNotificationConfigRequest",
+              "a2a.v1.ListTaskPushNotificationConfigResponse", _V03_CONFIG_IDS),
+    Operation("DeleteTaskPushNotificationConfig", _L, "tasks/pushNotificationConfig/delete",
+              "DeleteTaskPushNotificationConfig",
+              _v03_routes("DELETE", "/tasks/{task_id}/pushNotificationConfigs/{config_id}"),
+              False, _P, "a2a.v1.DeleteTaskPushNotificationConfigRequest",
+              "google.protobuf.Empty", _V03_CONFIG_IDS),
+    Operation("GetExtendedAgentCard", _L, "agent/getAuthenticatedExtendedCard", "GetAgentCard",
+              _v03_routes("GET", "/card"), False, _X,
+              "a2a.v1.GetAgentCardRequest", "a2a.v1.AgentCard"),
+)  # fmt: skip
+
+OPERATION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(op.name for op in OPERATIONS))
+
+_BY_JSONRPC: dict[str, Operation] = {op.jsonrpc_method: op for op in OPERATIONS}
+_BY_GRPC_PATH: dict[str, Operation] = {op.grpc_path: op for op in OPERATIONS}
+_BY_NAME: dict[tuple[str, Version], Operation] = {(op.name, op.version): op for op in OPERATIONS}
+# Most specific template first, so `/tasks/{task_id}:cancel` wins over `/tasks/{task_id}`.
+_ROUTES: tuple[tuple[Route, Operation], ...] = tuple(
+    sorted(
+        ((route, op) for op in OPERATIONS for route in op.routes),
+        key=lambda pair: (-pair[0].literal_weight, pair[0].has_tenant),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMatch:
+    """An HTTP+JSON route that matched a request path, with its percent-decoded parameters."""
+
+    operation: Operation
+    route: Route
+    params: Mapping[str, str]
+
+
+def operation_by_jsonrpc_method(method: str) -> Operation | None:
+    """The operation a JSON-RPC `method` names (`SendMessage`, `message/send`), or None."""
+    return _BY_JSONRPC.get(method)
+
+
+def operation_by_grpc_path(path: str) -> Operation | None:
+    """The operation for a gRPC `:path` such as `/lf.a2a.v1.A2AService/GetTask`, or None."""
+    return _BY_GRPC_PATH.get(path)
+
+
+def operation(name: str, version: Version = Version.V1_0) -> Operation | None:
+    """The row for a canonical operation name in a version, or None (e.g. v0.3 ListTasks)."""
+    return _BY_NAME.get((name, version))
+
+
+def match_route(verb: str, path: str) -> RouteMatch | None:
+    """The most specific HTTP+JSON route for `verb` and `path` (no base path, no query).
+
+    >>> m = match_route("POST", "/acme/tasks/abc:cancel")
+    >>> (m.operation.name, dict(m.params))
+    ('CancelTask', {'tenant': 'acme', 'task_id': 'abc'})
+    """
+    return next(iter(match_routes(verb, path)), None)
+
+
+def match_routes(verb: str, path: str) -> tuple[RouteMatch, ...]:
+    """Every HTTP+JSON route that fits, most specific first (for callers that must choose)."""
+    verb = verb.upper()
+    found = []
+    for route, op in _ROUTES:
+        if route.verb != verb:
+            continue
+        params = route.match(path)
+        if params is not None:
+            found.append(RouteMatch(op, route, params))
+    return tuple(found)
+
+
+def route_for(
+    name: str,
+    version: Version = Version.V1_0,
+    *,
+    tenant: str | None = None,
+    task_id: str | None = None,
+    config_id: str | None = None,
+) -> tuple[str, str] | None:
+    """(verb, path) to call an operation over HTTP+JSON, or None if it has no route.
+
+    A tenant picks the `/{tenant}` form (v1.0 only; v0.3 routes have none, and then the
+    result is None).  Subscribe gives POST, which both SDK clients send.  A missing id
+    raises KeyError.
+    """
+    op = _BY_NAME.get((name, version))
+    if op is None:
+        return None
+    want_tenant = bool(tenant)
+    routes = [r for r in op.routes if r.has_tenant == want_tenant]
+    if not routes:
+        return None
+    route = next((r for r in routes if r.verb == "POST"), routes[0])
+    values = {"tenant": tenant, "task_id": task_id, "config_id": config_id}
+    given = {k: v for k, v in values.items() if v is not None}
+    return route.verb, route.expand(**given)

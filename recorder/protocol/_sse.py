@@ -1,0 +1,126 @@
+"""Server-sent event framing, sans-I/O and incremental.
+
+Strategy: the framer splits bytes into lines (CRLF, LF or CR, per the HTML spec's
+event-stream grammar) and groups lines into blocks ended by a blank line.  It keeps every line
+as it was, comments (`: ping`) included, so that `render_events` can give back the exact wire
+bytes.  Chunk boundaries mean nothing: a CR at the end of a chunk waits for the next byte to
+know whether it starts a CRLF.  The first line ending seen is the stream's `newline`; streams
+that mix endings are rare (and re-rendered with the first one).
+
+Decoding is UTF-8 with replacement, as the spec requires of a client ("decode as UTF-8").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+_ENDINGS = ("\r\n", "\n", "\r")
+
+
+class SseFramer:
+    """Turn an event stream's bytes, fed in arbitrary chunks, into event blocks.
+
+    >>> f = SseFramer()
+    >>> f.feed(b"data: a\\r")
+    []
+    >>> f.feed(b"\\n\\r\\n: ping\\r\\n")
+    [('data: a',)]
+    >>> f.newline
+    '\\r\\n'
+    >>> f.close()
+    (': ping',)
+    """
+
+    def __init__(self) -> None:
+        self._pending = b""  # bytes of an unfinished line
+        self._cr = False  # the last chunk ended in CR: a LF now belongs to it
+        self._block: list[str] = []
+        self._newline: str | None = None
+        self._tentative = False  # `_newline` came from a chunk-final CR: may become CRLF
+
+    @property
+    def newline(self) -> str:
+        """The first line ending seen ("\\n" until one is)."""
+        return self._newline or "\n"
+
+    def feed(self, chunk: bytes) -> list[tuple[str, ...]]:
+        """Add bytes; return the blocks they complete, each as its lines without endings."""
+        data = chunk
+        if self._cr and data:
+            if data.startswith(b"\n"):
+                data = data[1:]  # the LF of a CRLF split across chunks
+                if self._tentative:
+                    self._newline = "\r\n"
+            self._cr = self._tentative = False
+        blocks: list[tuple[str, ...]] = []
+        buf = self._pending + data
+        start = 0
+        while (found := _next_ending(buf, start))[0] >= 0:
+            end, width = found
+            if width == 1 and buf[end] == 0x0D and end + 1 == len(buf):
+                # A CR ends the chunk: it ends the line now; a LF next time is its partner.
+                self._cr = True
+                self._tentative = self._newline is None
+            if self._newline is None:
+                self._newline = buf[end : end + width].decode("ascii")
+            self._line(buf[start:end].decode("utf-8", "replace"), blocks)
+            start = end + width
+        self._pending = buf[start:]
+        return blocks
+
+    def close(self) -> tuple[str, ...] | None:
+        """End of stream: the incomplete last block (a truncated stream), or None."""
+        if self._pending:
+            self._block.append(self._pending.decode("utf-8", "replace"))
+            self._pending = b""
+        block, self._block = self._block, []
+        return tuple(block) if block else None
+
+    def _line(self, line: str, blocks: list[tuple[str, ...]]) -> None:
+        if line:
+            self._block.append(line)
+        elif self._block:
+            blocks.append(tuple(self._block))
+            self._block = []
+
+
+def _next_ending(buf: bytes, start: int) -> tuple[int, int]:
+    """Position and width of the next line ending at or after `start`, or (-1, 0)."""
+    cr = buf.find(b"\r", start)
+    lf = buf.find(b"\n", start)
+    if cr < 0 and lf < 0:
+        return -1, 0
+    if cr < 0 or (0 <= lf < cr):
+        return lf, 1
+    if buf[cr + 1 : cr + 2] == b"\n":
+        return cr, 2
+    return cr, 1
+
+
+def event_type(lines: Sequence[str]) -> str:
+    """The event's type: the last `event` field, "message" when there is none or it is empty."""
+    kinds = [value for name, value in map(_field, lines) if name == "event"]
+    return kinds[-1] if kinds and kinds[-1] else "message"
+
+
+def event_data(lines: Sequence[str]) -> str:
+    """The event's data: its `data` field values joined with "\\n" (HTML spec §9.2.6)."""
+    return "\n".join(value for name, value in map(_field, lines) if name == "data")
+
+
+def _field(line: str) -> tuple[str, str]:
+    """(name, value) of one line; comments get the name ""; one leading space is dropped."""
+    if line.startswith(":"):
+        return "", line[1:]
+    name, colon, value = line.partition(":")
+    if colon and value.startswith(" "):
+        value = value[1:]
+    return name, value
+
+
+def render_events(blocks: Iterable[Sequence[str]], newline: str = "\n") -> bytes:
+    """The wire bytes of event blocks: each line then `newline`, each block then a blank line."""
+    if newline not in _ENDINGS:
+        raise ValueError(f"newline must be one of {_ENDINGS!r}, not {newline!r}")
+    out = "".join("".join(line + newline for line in block) + newline for block in blocks)
+    return out.encode("utf-8")
