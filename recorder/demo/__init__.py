@@ -1,0 +1,49 @@
+"""The bundled demo: a real a2a-sdk agent, a webhook receiver and a scripted client session.
+
+Used by ``a2a-recorder demo``, by the recorder's and replayer's integration tests and by the
+benchmarks. Everything binds 127.0.0.1 on free ports and runs in background threads, so sync
+and async callers can both use it.
+
+See also: ``python -m recorder.demo agent`` to run the agent standalone.
+"""
+
+from __future__ import annotations
+
+from recorder.demo._agent import (
+    COMMANDS,
+    DEFAULT_EVENT_DELAY,
+    ERROR_RECIPES,
+    JSONRPC_PATH,
+    REST_PATH,
+    DemoAgent,
+    DemoExecutor,
+    build_agent_card,
+    build_extended_card,
+)
+from recorder.demo._session import (
+    EXPECTED_PUSH_DELIVERIES,
+    SCRIPT,
+    SessionResult,
+    Step,
+    run_session,
+)
+from recorder.demo._webhook import Delivery, WebhookReceiver
+
+__all__ = [
+    "COMMANDS",
+    "DEFAULT_EVENT_DELAY",
+    "Delivery",
+    "DemoAgent",
+    "DemoExecutor",
+    "ERROR_RECIPES",
+    "EXPECTED_PUSH_DELIVERIES",
+    "JSONRPC_PATH",
+    "REST_PATH",
+    "SCRIPT",
+    "SessionResult",
+    "Step",
+    "WebhookReceiver",
+    "build_agent_card",
+    "build_extended_card",
+    "run_session",
+]

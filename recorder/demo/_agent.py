@@ -1,0 +1,445 @@
+"""The bundled demo A2A agent: a real a2a-sdk 1.3.0 server on every binding.
+
+Strategy: one ``DefaultRequestHandler`` (in-memory task store, in-memory push-config store and
+the SDK's ``BasePushNotificationSender``, so pushes really POST) is served three ways:
+JSON-RPC at ``/a2a/jsonrpc`` and ``/a2a/jsonrpc/`` (Starlette routes are exact, and the TCK
+posts to ``<url>/``), HTTP+JSON under ``Mount('/a2a/rest')`` (not ``path_prefix``: the SDK
+mounts ``/{tenant}`` outside the prefix), and gRPC with the v1.0 and v0.3 services on one
+``grpc.aio`` server. v0.3 compat is on everywhere and the card lists both versions.
+
+The executor's behaviour is chosen by the first word of the user's text (``COMMANDS``), so a
+test can provoke each path deterministically. Errors such as TaskNotFound, TaskNotCancelable,
+UnsupportedOperation, invalid params and method-not-found come from the SDK itself (see
+``ERROR_RECIPES``).
+
+``DemoAgent`` runs everything on its own event loop in a daemon thread, on ports it bound
+itself (port 0) before building the card, so the card's URLs carry the real ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+import grpc
+import httpx
+import uvicorn
+from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
+from a2a.types import a2a_pb2_grpc
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount
+
+__all__ = [
+    "COMMANDS",
+    "DEFAULT_EVENT_DELAY",
+    "ERROR_RECIPES",
+    "JSONRPC_PATH",
+    "REST_PATH",
+    "DemoAgent",
+    "DemoExecutor",
+    "build_agent_card",
+    "build_extended_card",
+]
+
+JSONRPC_PATH = "/a2a/jsonrpc"
+REST_PATH = "/a2a/rest"
+CARD_PATH = "/.well-known/agent-card.json"
+DEFAULT_EVENT_DELAY = 0.3
+_BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
+_VERSIONS = ("1.0", "0.3")
+
+# How to make the SDK return each error from this agent (for tests and docs).
+ERROR_RECIPES: dict[str, str] = {
+    "TaskNotFoundError": "GetTask / CancelTask / SubscribeToTask with an unknown id",
+    "TaskNotCancelableError": "CancelTask on a completed task",
+    "UnsupportedOperationError": "SubscribeToTask on a terminal task",
+    "InvalidParamsError": "GetTask with historyLength < 0, or ListTasks with pageSize 0",
+    "MethodNotFoundError": "a JSON-RPC request whose method is not an A2A method",
+    "PushConfigNotFound": "GetTaskPushNotificationConfig with an unknown config id "
+    "(the SDK answers TaskNotFoundError)",
+}
+
+
+# --- executor -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Run:
+    """What one command needs: the updater, the queue, the argument and the pacing."""
+
+    ctx: RequestContext
+    queue: EventQueue
+    updater: TaskUpdater
+    arg: str
+    delay: float
+
+    async def open_task(self, state: TaskState) -> None:
+        """Emit the initial Task (required before status events) unless it already exists."""
+        if self.ctx.current_task is not None:
+            return
+        history = [self.ctx.message] if self.ctx.message is not None else []
+        await self.queue.enqueue_event(Task(
+            id=self.updater.task_id, context_id=self.updater.context_id,
+            status=TaskStatus(state=state), history=history))
+
+
+def _text_part(text: str) -> list[Part]:
+    return [Part(text=text)]
+
+
+def _agent_message(run: _Run, text: str) -> Message:
+    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_AGENT, parts=_text_part(text),
+                   context_id=run.updater.context_id)
+
+
+async def _echo(run: _Run) -> None:
+    await run.open_task(TaskState.TASK_STATE_SUBMITTED)
+    await run.updater.start_work()
+    await run.updater.add_artifact(_text_part(f"echo {run.arg}".rstrip()), name="echo")
+    await run.updater.complete()
+
+
+async def _slow(run: _Run) -> None:
+    count = int(run.arg) if run.arg.strip().isdigit() else 3
+    await run.open_task(TaskState.TASK_STATE_SUBMITTED)
+    await run.updater.start_work()
+    for i in range(1, count + 1):
+        await asyncio.sleep(run.delay)
+        await run.updater.add_artifact(_text_part(f"chunk {i}"), name=f"chunk-{i}")
+    await run.updater.complete()
+
+
+async def _wait(run: _Run) -> None:
+    # Working from the first event, so a return-immediately send sees a stable state.
+    await run.open_task(TaskState.TASK_STATE_WORKING)
+    await asyncio.Event().wait()  # until the framework cancels this coroutine
+
+
+async def _message(run: _Run) -> None:
+    await run.queue.enqueue_event(_agent_message(run, run.arg))
+
+
+async def _fail(run: _Run) -> None:
+    await run.open_task(TaskState.TASK_STATE_SUBMITTED)
+    await run.updater.start_work()
+    await run.updater.failed(run.updater.new_agent_message(_text_part("failed on request")))
+
+
+async def _unknown(run: _Run) -> None:
+    await run.queue.enqueue_event(
+        _agent_message(run, f"unknown command; try one of: {', '.join(COMMANDS)}"))
+
+
+_Command = Callable[[_Run], Awaitable[None]]
+
+# First word of the user's text -> behaviour; the description doubles as the card skill.
+COMMANDS: dict[str, tuple[_Command, str]] = {
+    "echo": (_echo, "echo X: task completes with the artifact 'echo X'"),
+    "slow": (_slow, "slow N: working, N artifact updates spaced by the event delay, completed"),
+    "wait": (_wait, "wait: task stays working until canceled"),
+    "message": (_message, "message X: replies with a Message 'X', no task"),
+    "fail": (_fail, "fail: task ends failed"),
+}
+
+
+class DemoExecutor(AgentExecutor):
+    """Runs the command named by the first word of the user's text (see ``COMMANDS``)."""
+
+    def __init__(self, event_delay: float = DEFAULT_EVENT_DELAY) -> None:
+        self.event_delay = event_delay
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        verb, _, arg = context.get_user_input().strip().partition(" ")
+        command = COMMANDS.get(verb.lower(), (_unknown, ""))[0]
+        updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
+        await command(_Run(context, event_queue, updater, arg.strip(), self.event_delay))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
+
+
+# --- card -----------------------------------------------------------------------------------
+
+
+def _interface_urls(host: str, http_port: int, grpc_port: int | None) -> dict[str, str]:
+    urls = {"JSONRPC": f"http://{host}:{http_port}{JSONRPC_PATH}",
+            "HTTP+JSON": f"http://{host}:{http_port}{REST_PATH}"}
+    if grpc_port is not None:
+        urls["GRPC"] = f"{host}:{grpc_port}"
+    return urls
+
+
+def build_agent_card(host: str, http_port: int, grpc_port: int | None) -> AgentCard:
+    """The public card: every binding in v1.0 then v0.3, streaming, push, extended card."""
+    urls = _interface_urls(host, http_port, grpc_port)
+    interfaces = [AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
+                  for v in _VERSIONS for b in _BINDINGS if b in urls]
+    skills = [AgentSkill(id=name, name=name, description=desc, tags=["demo"])
+              for name, (_, desc) in COMMANDS.items()]
+    return AgentCard(
+        name="a2a-recorder demo agent", description="Deterministic demo agent for a2a-recorder",
+        version="1.0.0", supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True,
+                                       extended_agent_card=True),
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills)
+
+
+def build_extended_card(card: AgentCard) -> AgentCard:
+    """The extended card: the public card plus one extra skill, so a client can tell them apart."""
+    extended = AgentCard()
+    extended.CopyFrom(card)
+    extended.description = card.description + " (extended card)"
+    extended.skills.append(AgentSkill(id="extended", name="extended",
+                                      description="only listed on the extended card",
+                                      tags=["demo", "extended"]))
+    return extended
+
+
+# --- server ---------------------------------------------------------------------------------
+
+
+def _bind_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit this; without it every keep-alive request waits ~40 ms
+    # (Nagle + delayed ACK) when uvicorn is handed a pre-bound socket.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _http_routes(handler: DefaultRequestHandler, card: AgentCard) -> list[BaseRoute]:
+    routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=CARD_PATH))
+    for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
+        routes += create_jsonrpc_routes(handler, rpc_url=path, enable_v0_3_compat=True)
+    routes.append(Mount(REST_PATH, routes=create_rest_routes(handler, enable_v0_3_compat=True)))
+    return routes
+
+
+class _Servers:
+    """The running pieces inside the agent's loop; built and torn down there."""
+
+    def __init__(self, agent: DemoAgent) -> None:
+        host = agent.host
+        self.sock = _bind_socket(host, agent.requested_http_port)
+        self.http_port = int(self.sock.getsockname()[1])
+        self.grpc: grpc.aio.Server | None = grpc.aio.server() if agent.enable_grpc else None
+        self.grpc_port: int | None = None
+        if self.grpc is not None:
+            self.grpc_port = int(self.grpc.add_insecure_port(f"{host}:{agent.requested_grpc_port}"))
+            if not self.grpc_port:  # older grpcio signals a failed bind with 0
+                raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
+        event_delay = agent.event_delay
+        self.card = build_agent_card(host, self.http_port, self.grpc_port)
+        self.push_client = httpx.AsyncClient(timeout=10.0)
+        push_store = InMemoryPushNotificationConfigStore()
+        self.handler = DefaultRequestHandler(
+            agent_executor=DemoExecutor(event_delay), task_store=InMemoryTaskStore(),
+            agent_card=self.card, push_config_store=push_store,
+            push_sender=BasePushNotificationSender(self.push_client, push_store),
+            extended_agent_card=build_extended_card(self.card))
+        app = Starlette(routes=_http_routes(self.handler, self.card))
+        self.uvicorn = uvicorn.Server(uvicorn.Config(
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+        self._serve_task: asyncio.Task[None] | None = None
+
+    async def start(self, timeout: float) -> None:
+        if self.grpc is not None:
+            # /lf.a2a.v1.A2AService/* and the v0.3 /a2a.v1.A2AService/* on one server.
+            a2a_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
+                GrpcHandler(self.handler), self.grpc)
+            a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
+                CompatGrpcHandler(self.handler), self.grpc)
+            await self.grpc.start()
+        self._serve_task = asyncio.create_task(self.uvicorn.serve(sockets=[self.sock]))
+        async with asyncio.timeout(timeout):
+            while not self.uvicorn.started:
+                if self._serve_task.done():
+                    self._serve_task.result()  # surfaces the start-up error
+                    raise RuntimeError("demo agent HTTP server exited during start-up")
+                await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        self.uvicorn.should_exit = True
+        if self._serve_task is not None:
+            await asyncio.wait([self._serve_task], timeout=5)
+        if self.grpc is not None:
+            await self.grpc.stop(grace=0.5)
+        await self.handler.aclose()
+        await self.push_client.aclose()
+        self.sock.close()
+
+
+class DemoAgent:
+    """Run the demo agent on 127.0.0.1 free ports, in a background thread with its own loop.
+
+    Ports default to 0 (free ports chosen by the OS); ``http_port``/``grpc_port`` pin them.
+
+    Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
+    ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
+
+    Raises:
+        RuntimeError: if the agent fails to start within ``startup_timeout`` seconds, or
+            a URL property is read while it is not running.
+
+    Example::
+
+        with DemoAgent(event_delay=0.05) as agent:
+            result = asyncio.run(run_session(agent.base_url, binding="HTTP+JSON"))
+    """
+
+    def __init__(self, *, event_delay: float = DEFAULT_EVENT_DELAY, enable_grpc: bool = True,
+                 host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
+                 startup_timeout: float = 10.0) -> None:
+        self.event_delay = event_delay
+        self.enable_grpc = enable_grpc
+        self.host = host
+        self.requested_http_port = http_port  # 0: a free port
+        self.requested_grpc_port = grpc_port
+        self.startup_timeout = startup_timeout
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._servers: _Servers | None = None
+        self._error: BaseException | None = None
+
+    # --- addresses ---
+    def _running(self) -> _Servers:
+        if self._servers is None:
+            raise RuntimeError("DemoAgent is not running; call start() first")
+        return self._servers
+
+    @property
+    def http_port(self) -> int:
+        return self._running().http_port
+
+    @property
+    def grpc_port(self) -> int | None:
+        return self._running().grpc_port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.http_port}"
+
+    @property
+    def card_url(self) -> str:
+        return self.base_url + CARD_PATH
+
+    @property
+    def jsonrpc_url(self) -> str:
+        return self.base_url + JSONRPC_PATH
+
+    @property
+    def rest_url(self) -> str:
+        return self.base_url + REST_PATH
+
+    @property
+    def grpc_target(self) -> str | None:
+        port = self.grpc_port
+        return None if port is None else f"{self.host}:{port}"
+
+    @property
+    def card(self) -> AgentCard:
+        return self._running().card
+
+    # --- lifecycle ---
+    def start(self) -> Self:
+        if self._thread is not None:
+            raise RuntimeError("DemoAgent already started")
+        self._ready.clear()
+        self._thread = threading.Thread(target=self._thread_main, name="demo-agent", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(self.startup_timeout + 5):
+            self.stop()
+            raise RuntimeError("demo agent did not start in time")
+        if self._error is not None:
+            error, self._error = self._error, None
+            self.stop()
+            raise RuntimeError(f"demo agent failed to start: {error!r}") from error
+        return self
+
+    def stop(self) -> None:
+        loop, stop, thread = self._loop, self._stop, self._thread
+        if loop is not None and stop is not None and not loop.is_closed():
+            # The loop may close between the check and the call.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+        if thread is not None:
+            thread.join(timeout=15)
+        self._thread = self._loop = self._stop = None
+        self._servers = None
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        servers = _Servers(self)
+        try:
+            await servers.start(self.startup_timeout)
+            self._servers = servers
+            self._ready.set()
+            await self._stop.wait()
+        finally:
+            await servers.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def __repr__(self) -> str:
+        state = f"base_url={self.base_url!r}" if self._servers else "stopped"
+        return f"<DemoAgent {state}>"
