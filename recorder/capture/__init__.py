@@ -1,4 +1,11 @@
-"""The capture model and the `.http` file format."""
+"""The capture model and the `.http` file format.
+
+Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
+`parse`, and `CaptureWriter` / `read_capture` / `write_capture`, the only code that touches disk.
+
+Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
+plain `ValueError` from `render*` for values the format cannot hold exactly.
+"""
 
 from recorder.capture._model import (
     FORMAT_VERSION,
@@ -10,14 +17,25 @@ from recorder.capture._model import (
     Response,
     SseEvent,
 )
+from recorder.capture._parse import CaptureParseError, parse
+from recorder.capture._render import render, render_exchange, render_header
+from recorder.capture._writer import CaptureWriter, read_capture, write_capture
 
 __all__ = [
     "FORMAT_VERSION",
     "Capture",
+    "CaptureParseError",
+    "CaptureWriter",
     "Exchange",
     "GrpcMessage",
     "Headers",
     "Request",
     "Response",
     "SseEvent",
+    "parse",
+    "read_capture",
+    "render",
+    "render_exchange",
+    "render_header",
+    "write_capture",
 ]

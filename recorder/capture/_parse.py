@@ -1,0 +1,529 @@
+"""Parse `.http` capture text back into a Capture (sans-I/O).
+
+Strategy: a cursor walks the LF-split lines once.  Body regions are found without reading them:
+a request body runs to the next status line or `###` line, a response body to the next `###`
+line or the end, and each region is its display plus one blank line.  The display is then
+restored by `_bodies`, whose `FormError` carries the line inside the display.
+
+Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is wrong`; any
+other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
+file never crashes a caller and never loses an exchange silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from recorder.capture._bodies import (
+    REQUEST_LINE,
+    STATUS_LINE,
+    FormError,
+    FormLineError,
+    is_section_start,
+    parse_seconds,
+    restore_body,
+    restore_event,
+    restore_message,
+    restore_value,
+)
+from recorder.capture._model import (
+    FORMAT_VERSION,
+    Capture,
+    Exchange,
+    GrpcMessage,
+    Headers,
+    Request,
+    Response,
+    SseEvent,
+)
+from recorder.capture._render import (
+    CLASSIFICATION_KEYS,
+    EMPTY,
+    FORM_EVENT_STREAM,
+    FORM_GRPC,
+    HEADER_LINE,
+    HEADER_RECORDER,
+    HEADER_REDACTED,
+    HEADER_STARTED,
+    HEADER_UPSTREAM,
+    KEY_DURATION,
+    KEY_ERROR,
+    KEY_NOTE,
+    KEY_REQUEST_BODY,
+    KEY_RESPONSE,
+    KEY_RESPONSE_BODY,
+    KEY_SSE_NEWLINE,
+    KEY_STARTED,
+    KEY_STREAMING,
+    NEWLINES,
+    NO_RESPONSE,
+    TRAILER_HEAD,
+    VERSION_PATTERN,
+)
+from recorder.protocol import Binding, Classification, Version
+
+_EXCHANGE_LINE = re.compile(r"### ([0-9]+) (\S+) (\S+) (\S+)")
+_META_LINE = re.compile(r"# ([a-z][a-z0-9-]*):(?: (.*))?")
+_HEADER_FIELD = re.compile(r"# ([A-Za-z0-9][A-Za-z0-9._-]*):(?: (.*))?")
+_EVENT_STREAM_FORM = re.compile(FORM_EVENT_STREAM + r" ([0-9]+) events?")
+_GRPC_FORM = re.compile(FORM_GRPC + r" ([0-9]+) messages?(?: ([0-9]+) trailers?)?")
+_STATUS_ATTEMPT = re.compile(r"HTTP/\S* ")
+_NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
+_CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
+
+
+class CaptureParseError(ValueError):
+    """A capture file that cannot be read; `str()` is `file:line: what is wrong`."""
+
+    def __init__(self, message: str, filename: str, line: int) -> None:
+        super().__init__(f"{filename}:{line}: {message}")
+        self.message = message
+        self.filename = filename
+        self.line = line
+
+
+def parse(text: str, filename: str = "<capture>") -> Capture:
+    """Parse capture text; raises CaptureParseError (with file:line) for any damage.
+
+    See also: `render` (the inverse), `read_capture` (from a path).
+    """
+    cursor = _Cursor(_split(text, filename), filename)
+    try:
+        return _parse_capture(cursor)
+    except CaptureParseError:
+        raise
+    except (ValueError, TypeError, RecursionError) as exc:  # a safety net; see module docstring
+        raise CaptureParseError(str(exc), filename, cursor.lineno) from exc
+
+
+def parse_bytes(data: bytes, filename: str = "<capture>") -> Capture:
+    """Decode UTF-8 and parse; invalid UTF-8 is a CaptureParseError too."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CaptureParseError(f"not UTF-8 ({exc.reason})", filename, line) from exc
+    return parse(text, filename)
+
+
+def _split(text: str, filename: str) -> list[str]:
+    if not text:
+        raise CaptureParseError("empty file: no version line", filename, 1)
+    if "\r" in text:
+        line = text.count("\n", 0, text.index("\r")) + 1
+        raise CaptureParseError("CR found; capture files use LF line endings", filename, line)
+    if not text.endswith("\n"):
+        line = text.count("\n") + 1
+        raise CaptureParseError("file does not end with a newline (truncated?)", filename, line)
+    return text.split("\n")[:-1]
+
+
+class _Cursor:
+    def __init__(self, lines: list[str], filename: str) -> None:
+        self.lines = lines
+        self.pos = 0
+        self.filename = filename
+        self.exchange_line = 1  # where the current exchange's `###` line is
+
+    @property
+    def lineno(self) -> int:
+        return self.pos + 1
+
+    def peek(self) -> str | None:
+        return self.lines[self.pos] if self.pos < len(self.lines) else None
+
+    def take(self) -> str:
+        line = self.peek()
+        if line is None:
+            self.fail("unexpected end of file (truncated?)")
+        self.pos += 1
+        return line
+
+    def fail(self, message: str, lineno: int | None = None) -> NoReturn:
+        raise CaptureParseError(message, self.filename, lineno or self.lineno)
+
+
+@dataclass
+class _Meta:
+    """`# key: value` lines of one block, with their line numbers."""
+
+    values: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    first_line: int = 0
+
+    def many(self, key: str) -> list[str]:
+        return [value for _, value in self.values.get(key, [])]
+
+    def one(self, cursor: _Cursor, key: str) -> str | None:
+        found = self.values.get(key, [])
+        if len(found) > 1:
+            cursor.fail(f"'{key}' given more than once", found[1][0])
+        return found[0][1] if found else None
+
+    def line_of(self, key: str) -> int:
+        return self.values[key][0][0] if key in self.values else self.first_line
+
+
+def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
+    meta = _Meta(first_line=cursor.lineno)
+    while (
+        (line := cursor.peek()) is not None and line.startswith("#") and not line.startswith("###")
+    ):
+        match = pattern.fullmatch(line)
+        if match is None:
+            cursor.fail(f"bad metadata line {line!r}: expected '# key: value'")
+        value = _restored(cursor, match.group(2) or "")
+        meta.values.setdefault(match.group(1), []).append((cursor.lineno, value))
+        cursor.pos += 1
+    return meta
+
+
+def _restored(cursor: _Cursor, text: str) -> str:
+    try:
+        return restore_value(text)
+    except FormError as exc:
+        cursor.fail(str(exc))
+
+
+# --- header --------------------------------------------------------------------------------
+
+
+def _parse_capture(cursor: _Cursor) -> Capture:
+    if not cursor.lines:
+        cursor.fail("empty file: no version line")
+    version_line = cursor.take()
+    match = VERSION_PATTERN.fullmatch(version_line)
+    if match is None:
+        cursor.fail("not an a2a-recorder capture: expected '# a2a-recorder capture format 1'", 1)
+    if int(match.group(1)) != FORMAT_VERSION:
+        cursor.fail(f"unknown capture format version {match.group(1)}; this reader knows 1", 1)
+    meta = _read_meta(cursor, _HEADER_FIELD)
+    if cursor.peek() != "":
+        cursor.fail("the header must end with a blank line (truncated or bad header line?)")
+    cursor.pos += 1
+    exchanges = _parse_exchanges(cursor)
+    return _header_capture(cursor, meta, exchanges)
+
+
+def _header_capture(cursor: _Cursor, meta: _Meta, exchanges: tuple[Exchange, ...]) -> Capture:
+    known = (HEADER_RECORDER, HEADER_STARTED, HEADER_UPSTREAM, HEADER_REDACTED)
+    required = {key: meta.one(cursor, key) for key in (HEADER_RECORDER, HEADER_STARTED)}
+    for key, value in required.items():
+        if value is None:
+            cursor.fail(f"the header has no '# {key}:' line", meta.first_line)
+    extra = [
+        (key, value)
+        for line, key, value in sorted(
+            (line, key, value)
+            for key, found in meta.values.items()
+            if key not in known
+            for line, value in found
+        )
+    ]
+    return Capture(
+        started=required[HEADER_STARTED] or "",
+        recorder_version=required[HEADER_RECORDER] or "",
+        exchanges=exchanges,
+        upstreams=tuple(meta.many(HEADER_UPSTREAM)),
+        redacted=tuple(meta.many(HEADER_REDACTED)),
+        extra=tuple(extra),
+    )
+
+
+# --- exchanges -----------------------------------------------------------------------------
+
+
+def _parse_exchanges(cursor: _Cursor) -> tuple[Exchange, ...]:
+    exchanges: list[Exchange] = []
+    while cursor.peek() is not None:
+        exchange = _parse_exchange(cursor)
+        if exchanges and exchange.number <= exchanges[-1].number:
+            previous = exchanges[-1].number
+            cursor.fail(
+                f"exchange {exchange.number} follows {previous}; numbers must increase",
+                cursor.exchange_line,
+            )
+        exchanges.append(exchange)
+    return tuple(exchanges)
+
+
+def _parse_exchange(cursor: _Cursor) -> Exchange:
+    cursor.exchange_line = cursor.lineno
+    line = cursor.take()
+    match = _EXCHANGE_LINE.fullmatch(line)
+    if match is None:
+        cursor.fail(
+            f"expected '### <number> <operation> <binding> <outcome>', got {line!r}",
+            cursor.exchange_line,
+        )
+    number, operation, binding, _outcome = match.groups()
+    meta = _read_meta(cursor, _META_LINE)
+    classification = _classification(cursor, meta, operation, binding)
+    request, after = _parse_request(cursor, meta)
+    response = _parse_response(cursor, meta, after)
+    return Exchange(
+        number=int(number),
+        classification=classification,
+        request=request,
+        response=response,
+        started_us=_seconds(cursor, meta, KEY_STARTED),
+        duration_us=_seconds(cursor, meta, KEY_DURATION),
+        notes=tuple(meta.many(KEY_NOTE)),
+        error=meta.one(cursor, KEY_ERROR),
+    )
+
+
+def _classification(cursor: _Cursor, meta: _Meta, operation: str, binding: str) -> Classification:
+    fields: dict[str, object] = {}
+    for key, attribute in CLASSIFICATION_KEYS:
+        value = meta.one(cursor, key)
+        if value is not None:
+            fields[attribute] = _convert(cursor, meta, key, value)
+    streaming = meta.one(cursor, KEY_STREAMING)
+    if streaming not in (None, "true"):
+        cursor.fail(
+            f"'streaming' must be 'true' when present, got {streaming!r}",
+            meta.line_of(KEY_STREAMING),
+        )
+    return Classification(
+        binding=None if binding == EMPTY else _binding(cursor, binding),
+        operation=None if operation == EMPTY else operation,
+        streaming=streaming == "true",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _binding(cursor: _Cursor, name: str) -> Binding:
+    try:
+        return Binding(name)
+    except ValueError:
+        known = ", ".join(binding.value for binding in Binding)
+        cursor.fail(f"unknown binding {name!r}; known: {known}", cursor.exchange_line)
+
+
+def _convert(cursor: _Cursor, meta: _Meta, key: str, value: str) -> object:
+    converter = _CONVERTERS.get(key)
+    if converter is None:
+        return value
+    try:
+        return converter(value)
+    except ValueError:
+        cursor.fail(f"bad '{key}' value {value!r}", meta.line_of(key))
+
+
+def _seconds(cursor: _Cursor, meta: _Meta, key: str) -> int:
+    value = meta.one(cursor, key)
+    if value is None:
+        cursor.fail(f"exchange has no '# {key}:' line", meta.first_line)
+    try:
+        return parse_seconds(value)
+    except FormError as exc:
+        cursor.fail(str(exc), meta.line_of(key))
+
+
+# --- request and response ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    body: bytes = b""
+    events: tuple[SseEvent, ...] = ()
+    messages: tuple[GrpcMessage, ...] = ()
+    trailers: Headers = ()
+
+
+def _parse_request(cursor: _Cursor, meta: _Meta) -> tuple[Request, str | None]:
+    line = cursor.peek()
+    if line is None or line == "" or line.startswith("###"):
+        cursor.fail("missing request line (truncated?)")
+    match = REQUEST_LINE.fullmatch(line)
+    if match is None:
+        cursor.fail(f"bad request line {line!r}: expected 'METHOD target HTTP/x'")
+    cursor.pos += 1
+    headers = _parse_headers(cursor)
+    form = meta.one(cursor, KEY_REQUEST_BODY)
+    parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), _REQUEST_FORMS)
+    method, target, version = match.groups()
+    request = Request(method, target, headers, parts.body, version, parts.messages)
+    return request, cursor.peek()
+
+
+def _parse_response(cursor: _Cursor, meta: _Meta, line: str | None) -> Response | None:
+    declared_none = meta.one(cursor, KEY_RESPONSE)
+    if declared_none not in (None, NO_RESPONSE):
+        cursor.fail(
+            f"'response' can only be 'none', got {declared_none!r}", meta.line_of(KEY_RESPONSE)
+        )
+    status = STATUS_LINE.fullmatch(line) if line is not None else None
+    if declared_none is not None:
+        if status is not None or meta.one(cursor, KEY_RESPONSE_BODY) is not None:
+            cursor.fail(
+                "exchange says 'response: none' but has a response", meta.line_of(KEY_RESPONSE)
+            )
+        return None
+    if status is None:
+        cursor.fail("expected a status line 'HTTP/x NNN reason' (truncated or bad status line?)")
+    cursor.pos += 1
+    headers = _parse_headers(cursor)
+    form = meta.one(cursor, KEY_RESPONSE_BODY)
+    parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), _RESPONSE_FORMS)
+    version, code, reason = status.groups()
+    return Response(
+        int(code),
+        reason or "",
+        headers,
+        parts.body,
+        version,
+        parts.events,
+        _newline(cursor, meta),
+        parts.messages,
+        parts.trailers,
+    )
+
+
+def _newline(cursor: _Cursor, meta: _Meta) -> str:
+    name = meta.one(cursor, KEY_SSE_NEWLINE) or "lf"
+    if name not in _NEWLINE_BY_NAME:
+        cursor.fail(
+            f"'sse-newline' must be lf, crlf or cr, got {name!r}", meta.line_of(KEY_SSE_NEWLINE)
+        )
+    return _NEWLINE_BY_NAME[name]
+
+
+def _parse_headers(cursor: _Cursor) -> Headers:
+    headers: list[tuple[str, str]] = []
+    while (line := cursor.peek()) != "":
+        if line is None:
+            cursor.fail("headers not ended by a blank line (truncated?)")
+        if is_section_start(line):
+            cursor.fail(f"missing blank line after headers before {line!r}")
+        match = HEADER_LINE.fullmatch(line)
+        if match is None:
+            cursor.fail(
+                f"bad header line {line!r}: expected 'Name: value' or a blank line "
+                "(missing blank line after headers?)"
+            )
+        value = match.group(2)
+        headers.append((match.group(1), value[1:] if value.startswith(" ") else value))
+        cursor.pos += 1
+    cursor.pos += 1
+    return tuple(headers)
+
+
+def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
+    start = cursor.pos
+    while (line := cursor.peek()) is not None and not is_section_start(line):
+        cursor.pos += 1
+    region = cursor.lines[start : cursor.pos]
+    for index, line in enumerate(region):
+        if _STATUS_ATTEMPT.match(line):  # no display holds such a line; see _bodies
+            cursor.fail(
+                f"bad status line {line!r}: expected 'HTTP/x NNN reason'", start + index + 1
+            )
+    if form is None:
+        if region:
+            cursor.fail("body present but no '# request-body:'/'# response-body:' line", start + 1)
+        return _Parts()
+    if not region or region[-1] != "" or region == [""]:
+        where = start + len(region) if region else form_line
+        cursor.fail(f"body declared as {form!r} is missing or not ended by a blank line", where)
+    restore = forms.get(form.split(" ")[0])
+    if restore is None:
+        cursor.fail(f"unknown body form {form!r}", form_line)
+    try:
+        return restore(form, region[:-1])
+    except FormLineError as exc:
+        cursor.fail(str(exc), form_line)
+    except FormError as exc:
+        cursor.fail(str(exc), start + 1 + exc.offset)
+
+
+def _body_parts(form: str, lines: list[str]) -> _Parts:
+    return _Parts(body=restore_body(form, "\n".join(lines)))
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """Split a display into blank-line separated blocks, each with its 0-based line offset."""
+    blocks: list[tuple[int, list[str]]] = []
+    start = 0
+    for index, line in enumerate([*lines, ""]):
+        if line == "":
+            if index == start:
+                raise FormError("empty block (two blank lines in a row?)", index)
+            blocks.append((start, lines[start:index]))
+            start = index + 1
+    return blocks
+
+
+def _event_parts(form: str, lines: list[str]) -> _Parts:
+    declared = _counts(_EVENT_STREAM_FORM, form)
+    events: list[SseEvent] = []
+    for offset, block in _blocks(lines):
+        try:
+            events.append(restore_event(block))
+        except FormError as exc:
+            raise FormError(str(exc), offset + exc.offset) from exc
+    _check_count(declared[0], len(events), "SSE events")
+    return _Parts(events=tuple(events))
+
+
+def _grpc_parts(form: str, lines: list[str], *, trailers_allowed: bool) -> _Parts:
+    declared = _counts(_GRPC_FORM, form)
+    blocks = _blocks(lines)
+    trailers: Headers = ()
+    if blocks[-1][1][0].startswith(TRAILER_HEAD):
+        if not trailers_allowed:
+            raise FormError("a request has no trailers", blocks[-1][0])
+        trailers = _trailers(*blocks.pop())
+    messages: list[GrpcMessage] = []
+    for offset, block in blocks:
+        try:
+            messages.append(restore_message(block))
+        except FormError as exc:
+            raise FormError(str(exc), offset + exc.offset) from exc
+    _check_count(declared[0], len(messages), "gRPC messages")
+    _check_count(declared[1] or 0, len(trailers), "trailers")
+    return _Parts(messages=tuple(messages), trailers=trailers)
+
+
+def _trailers(offset: int, block: list[str]) -> Headers:
+    trailers: list[tuple[str, str]] = []
+    for index, line in enumerate(block):
+        field = line[len(TRAILER_HEAD) :] if line.startswith(TRAILER_HEAD) else ""
+        match = HEADER_LINE.fullmatch(field)
+        if match is None:
+            raise FormError(
+                f"bad trailer line {line!r}: expected '# trailer name: value'", offset + index
+            )
+        value = match.group(2)
+        trailers.append((match.group(1), value[1:] if value.startswith(" ") else value))
+    return tuple(trailers)
+
+
+def _counts(pattern: re.Pattern[str], form: str) -> tuple[int, int | None]:
+    match = pattern.fullmatch(form)
+    if match is None:
+        raise FormLineError(f"bad body form {form!r}")
+    extra = match.group(2) if match.re.groups > 1 else None
+    return int(match.group(1)), None if extra is None else int(extra)
+
+
+def _check_count(declared: int, found: int, what: str) -> None:
+    if declared != found:
+        raise FormLineError(f"{declared} {what} declared, {found} found (truncated?)")
+
+
+_Forms = dict[str, Callable[[str, list[str]], _Parts]]
+_REQUEST_FORMS: _Forms = {
+    "text": _body_parts,
+    "base64": _body_parts,
+    "json": _body_parts,
+    FORM_GRPC: lambda form, lines: _grpc_parts(form, lines, trailers_allowed=False),
+}
+_RESPONSE_FORMS: _Forms = {
+    **_REQUEST_FORMS,
+    FORM_EVENT_STREAM: _event_parts,
+    FORM_GRPC: lambda form, lines: _grpc_parts(form, lines, trailers_allowed=True),
+}

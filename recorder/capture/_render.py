@@ -1,0 +1,311 @@
+"""Render a Capture to `.http` text (sans-I/O); the layout lives in `templates/*.j2`.
+
+Python decides what each line says (metadata, head lines, body displays from `_bodies`), the
+templates only lay the lines out.  Rendering refuses, with ValueError, any value the parser could
+not give back exactly (a header value with CR/LF, an operation with spaces, ...), so that
+`parse(render(c)) == c` holds for every capture that renders.  See docs/capture-format.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from recorder.capture._bodies import (
+    REQUEST_LINE,
+    STATUS_LINE,
+    format_seconds,
+    show_body,
+    show_event,
+    show_message,
+    show_value,
+)
+from recorder.capture._model import FORMAT_VERSION, Capture, Exchange, Request, Response
+from recorder.protocol import Classification
+
+VERSION_LINE = "# a2a-recorder capture format {version}"
+VERSION_PATTERN = re.compile(r"# a2a-recorder capture format ([0-9]+)")
+
+# File header keys (one `# key: value` line each; upstream and redacted repeat).
+HEADER_RECORDER = "recorder"
+HEADER_STARTED = "started"
+HEADER_UPSTREAM = "upstream"
+HEADER_REDACTED = "redacted"
+HEADER_KEYS = (HEADER_RECORDER, HEADER_STARTED, HEADER_UPSTREAM, HEADER_REDACTED)
+EXTRA_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+# Exchange metadata: Classification string fields and their keys, in file order.
+CLASSIFICATION_KEYS: tuple[tuple[str, str], ...] = (
+    ("method", "method"),
+    ("version", "version"),
+    ("tenant", "tenant"),
+    ("task-id", "task_id"),
+    ("context-id", "context_id"),
+    ("config-id", "config_id"),
+    ("a2a-error", "error"),
+    ("reason", "reason"),
+)
+KEY_STREAMING = "streaming"
+KEY_STARTED = "started"
+KEY_DURATION = "duration"
+KEY_NOTE = "note"
+KEY_ERROR = "error"
+KEY_RESPONSE = "response"  # `none` when no response came
+KEY_REQUEST_BODY = "request-body"
+KEY_RESPONSE_BODY = "response-body"
+KEY_SSE_NEWLINE = "sse-newline"
+
+FORM_EVENT_STREAM = "event-stream"
+FORM_GRPC = "grpc"
+NO_RESPONSE = "none"
+NEWLINES: dict[str, str] = {"\n": "lf", "\r\n": "crlf", "\r": "cr"}
+TRAILER_HEAD = "# trailer "
+EMPTY = "-"
+
+# gRPC status codes by number, for the outcome word (grpc/grpc doc/statuscodes.md).
+GRPC_STATUS_NAMES: dict[str, str] = {
+    str(code): name
+    for code, name in enumerate(
+        (
+            "OK",
+            "CANCELLED",
+            "UNKNOWN",
+            "INVALID_ARGUMENT",
+            "DEADLINE_EXCEEDED",
+            "NOT_FOUND",
+            "ALREADY_EXISTS",
+            "PERMISSION_DENIED",
+            "RESOURCE_EXHAUSTED",
+            "FAILED_PRECONDITION",
+            "ABORTED",
+            "OUT_OF_RANGE",
+            "UNIMPLEMENTED",
+            "INTERNAL",
+            "UNAVAILABLE",
+            "DATA_LOSS",
+            "UNAUTHENTICATED",
+        )
+    )
+}
+
+HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=False,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def render(capture: Capture) -> str:
+    """The whole capture as `.http` text.
+
+    Raises ValueError when a value cannot round-trip (see the module docstring) or when the
+    exchange numbers do not increase strictly.
+    """
+    numbers = [exchange.number for exchange in capture.exchanges]
+    if any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
+        raise ValueError(f"exchange numbers must increase strictly, got {numbers}")
+    return render_header(capture) + "".join(map(render_exchange, capture.exchanges))
+
+
+def render_header(capture: Capture) -> str:
+    """The file header (version line, `# key: value` lines, a blank line); no exchanges."""
+    if capture.format_version != FORMAT_VERSION:
+        raise ValueError(f"can only render format {FORMAT_VERSION}, not {capture.format_version}")
+    fields = [
+        (HEADER_RECORDER, capture.recorder_version),
+        (HEADER_STARTED, capture.started),
+        *((HEADER_UPSTREAM, upstream) for upstream in capture.upstreams),
+        *((HEADER_REDACTED, name) for name in capture.redacted),
+        *(_extra_field(key, value) for key, value in capture.extra),
+    ]
+    shown = [(key, show_value(value)) for key, value in fields]
+    text = _ENV.get_template("header.http.j2").render(version=FORMAT_VERSION, fields=shown)
+    return _checked_utf8(text, "the header")
+
+
+def render_exchange(exchange: Exchange) -> str:
+    """One exchange: its `###` line, metadata, request and response, ending in a blank line."""
+    if exchange.number < 0:
+        raise ValueError(f"exchange number must not be negative, got {exchange.number}")
+    classification = exchange.classification
+    request_form, request_body = _request_body(exchange.request)
+    response_form, response_body = _response_body(exchange.response)
+    context = {
+        "number": exchange.number,
+        "operation": _operation(classification),
+        "binding": classification.binding.value if classification.binding else EMPTY,
+        "outcome": outcome(exchange),
+        "meta": _metadata(exchange, request_form, response_form),
+        "request": _request_context(exchange.request, request_body),
+        "response": _response_context(exchange.response, response_body),
+    }
+    text = _ENV.get_template("exchange.http.j2").render(**context)
+    return _checked_utf8(text, f"exchange {exchange.number}")
+
+
+def outcome(exchange: Exchange) -> str:
+    """The `###` line's last word: the A2A error, else the gRPC status name, else the HTTP
+    status, else `no-response`.  Informational: readers do not parse it back."""
+    if exchange.classification.error:
+        return "".join(exchange.classification.error.split()) or EMPTY
+    response = exchange.response
+    if response is None:
+        return "no-response"
+    grpc_status = _header_value(response.trailers, "grpc-status") or response.header("grpc-status")
+    if grpc_status is not None:
+        return GRPC_STATUS_NAMES.get(grpc_status.strip(), "".join(grpc_status.split()) or EMPTY)
+    return str(response.status)
+
+
+def _header_value(headers: Iterable[tuple[str, str]], name: str) -> str | None:
+    return next((value for key, value in headers if key.lower() == name), None)
+
+
+# --- metadata ------------------------------------------------------------------------------
+
+
+def _metadata(
+    exchange: Exchange, request_form: str | None, response_form: str | None
+) -> list[tuple[str, str]]:
+    response = exchange.response
+    pairs: list[tuple[str, str | None]] = [
+        *_classification_pairs(exchange.classification),
+        (KEY_STARTED, format_seconds(exchange.started_us, signed=True)),
+        (KEY_DURATION, format_seconds(exchange.duration_us, signed=False)),
+        *((KEY_NOTE, note) for note in exchange.notes),
+        (KEY_ERROR, exchange.error),
+        (KEY_RESPONSE, NO_RESPONSE if response is None else None),
+        (KEY_REQUEST_BODY, request_form),
+        (KEY_RESPONSE_BODY, response_form),
+        (KEY_SSE_NEWLINE, _newline_name(response)),
+    ]
+    return [(key, show_value(value)) for key, value in pairs if value is not None]
+
+
+def _classification_pairs(classification: Classification) -> Iterable[tuple[str, str | None]]:
+    for key, attribute in CLASSIFICATION_KEYS:
+        value = getattr(classification, attribute)
+        yield key, None if value is None else str(value)
+    yield KEY_STREAMING, "true" if classification.streaming else None
+
+
+def _operation(classification: Classification) -> str:
+    operation = classification.operation
+    if operation is None:
+        return EMPTY
+    if operation == EMPTY or not _TOKEN.fullmatch(operation):
+        raise ValueError(f"operation {operation!r} must be one token and not '-'")
+    return operation
+
+
+def _newline_name(response: Response | None) -> str | None:
+    if response is None:
+        return None
+    name = NEWLINES.get(response.newline)
+    if name is None:
+        raise ValueError(f"SSE newline must be LF, CRLF or CR, got {response.newline!r}")
+    return None if name == "lf" else name
+
+
+def _extra_field(key: str, value: str) -> tuple[str, str]:
+    if key in HEADER_KEYS or not EXTRA_KEY.fullmatch(key):
+        raise ValueError(f"extra header key {key!r} is reserved or not a plain word")
+    return key, value
+
+
+# --- request and response ------------------------------------------------------------------
+
+
+def _request_context(request: Request, body: str | None) -> dict[str, Any]:
+    start = f"{request.method} {request.target} {request.http_version}"
+    if not REQUEST_LINE.fullmatch(start):
+        raise ValueError(f"cannot write request line {start!r}: method, target or version")
+    return {"start": start, "headers": _header_lines(request.headers), "body": body}
+
+
+def _response_context(response: Response | None, body: str | None) -> dict[str, Any] | None:
+    if response is None:
+        return None
+    reason = f" {response.reason}" if response.reason else ""
+    start = f"{response.http_version} {response.status}{reason}"
+    if not 100 <= response.status <= 999 or not STATUS_LINE.fullmatch(start):
+        raise ValueError(f"cannot write status line {start!r}")
+    return {"start": start, "headers": _header_lines(response.headers), "body": body}
+
+
+def _header_lines(headers: Iterable[tuple[str, str]]) -> list[str]:
+    return [_header_line(name, value) for name, value in headers]
+
+
+def _header_line(name: str, value: str) -> str:
+    if "\r" in value or "\n" in value:
+        raise ValueError(f"header {name!r}: value holds CR or LF")
+    line = f"{name}: {value}" if value else f"{name}:"
+    match = HEADER_LINE.fullmatch(line)
+    if match is None or match.group(1) != name:
+        raise ValueError(f"header name {name!r} is not a token")
+    return line
+
+
+def _request_body(request: Request) -> tuple[str | None, str | None]:
+    if request.messages:
+        if request.body:
+            raise ValueError("a request holds either a body or gRPC messages, not both")
+        form = f"{FORM_GRPC} {count(len(request.messages), 'message')}"
+        return form, _blocks([show_message(message) for message in request.messages])
+    return show_body(request.body) if request.body else (None, None)
+
+
+def _response_body(response: Response | None) -> tuple[str | None, str | None]:
+    if response is None:
+        return None, None
+    kinds = [
+        bool(response.body),
+        bool(response.events),
+        bool(response.messages or response.trailers),
+    ]
+    if sum(kinds) > 1:
+        raise ValueError("a response holds one of a body, SSE events or gRPC messages/trailers")
+    if response.events:
+        form = f"{FORM_EVENT_STREAM} {count(len(response.events), 'event')}"
+        return form, _blocks([show_event(event) for event in response.events])
+    if response.messages or response.trailers:
+        form = f"{FORM_GRPC} {count(len(response.messages), 'message')}"
+        if response.trailers:
+            form += f" {count(len(response.trailers), 'trailer')}"
+        return form, _blocks(_grpc_blocks(response))
+    return show_body(response.body) if response.body else (None, None)
+
+
+def count(number: int, noun: str) -> str:
+    """`1 event`, `5 events`: counts in body forms let a reader notice a cut-off stream."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _grpc_blocks(response: Response) -> list[list[str]]:
+    blocks = [show_message(message) for message in response.messages]
+    if response.trailers:
+        blocks.append([TRAILER_HEAD + _header_line(k, v) for k, v in response.trailers])
+    return blocks
+
+
+def _blocks(blocks: list[list[str]]) -> str:
+    return "\n\n".join("\n".join(block) for block in blocks)
+
+
+def _checked_utf8(text: str, what: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} cannot be written as UTF-8 (lone surrogate?): {exc}") from exc
+    return text
