@@ -1,0 +1,101 @@
+"""Run an asyncio service in a daemon thread with its own loop (the one threading shell).
+
+The CLI, the pytest plugin and the tests are synchronous; the servers are asyncio.  A
+`BackgroundLoop` starts a coroutine-based service in a thread, waits until it says it is ready,
+surfaces a startup failure in the caller's thread, and stops it for real (ports freed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Self
+
+import uvicorn
+
+StartTimeout = 15.0
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; port 0 picks a free one (read it back from getsockname)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit this; without it keep-alive requests wait ~40 ms on delayed ACKs.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+class BackgroundLoop:
+    """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits."""
+
+    def __init__(self, main: Callable[[Callable[[], None], asyncio.Event], Awaitable[None]],
+                 name: str) -> None:
+        self._main = main
+        self._name = name
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            raise RuntimeError(f"{self._name} is not running")
+        return self._loop
+
+    def start(self, timeout: float = StartTimeout) -> Self:
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            self.stop()
+            raise RuntimeError(f"{self._name} did not start within {timeout:.0f} s")
+        if self._error is not None:
+            raise RuntimeError(f"{self._name} failed to start: {self._error}") from self._error
+        return self
+
+    def stop(self, timeout: float = StartTimeout) -> None:
+        loop, stop, thread = self._loop, self._stop, self._thread
+        if loop is not None and stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stop.set)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        self._thread = None
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._amain())
+        except BaseException as exc:  # noqa: BLE001 - handed to the starting thread
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    async def _amain(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        await self._main(self._ready.set, self._stop)
+
+
+async def serve_asgi(app: Any, sock: socket.socket, ready: Callable[[], None],
+                     stop: asyncio.Event) -> None:
+    """Serve `app` with uvicorn on `sock` until `stop` is set."""
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
+                            server_header=False, date_header=False, timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            await task
+            raise RuntimeError("uvicorn stopped while starting")
+        await asyncio.sleep(0.01)
+    ready()
+    await stop.wait()
+    server.should_exit = True
+    await task
+    sock.close()

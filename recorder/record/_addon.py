@@ -1,0 +1,581 @@
+"""The recording addon: classify every A2A exchange and append it to a capture when complete.
+
+Loadable as is (`mitmdump -s recorder/record/addon.py`) and used by `RecordingProxy`.  Options
+share the `a2a_` prefix, are declared in `load()` and validated in `configure()`.
+
+Invariants:
+- What the proxy forwards is never altered, except what it announces in the capture's notes:
+  card interface URLs ("card rewritten", reverse mode), push-config URLs ("push relay"), and a
+  dropped `If-None-Match` on card fetches (so the agent answers with a card to rewrite).
+- An exchange is written once, when it is complete: on `response` (for a stream, its end) or on
+  `error`.  Exchanges are numbered per capture in completion order.
+- The capture holds what the client sent and saw, except the agent card, which is kept as the
+  agent served it.  Secrets are redacted in the capture only.
+
+Push notifications, the choice made here: a **relay**.  In reverse mode the recorder replaces
+each push-config `url` it sees in a request (CreateTaskPushNotificationConfig, v1.0 flat and v0.3
+nested; inline SendMessage `configuration`, both shapes) by a URL of its own,
+`http://<proxy address>/__a2a_recorder/push/<n>`, and remembers the real one.  The agent POSTs
+deliveries there; the addon points each such request at the real webhook, so the client still
+gets it, and records it as a `PushDelivery` exchange in the same capture.  Responses that carry
+the relay URL (create, get, list) are rewritten back, so the client sees the URL it sent.  The
+relay needs nothing from the agent's HTTP client (no proxy settings).  In forward mode no URL is
+replaced; deliveries that pass through the proxy (agent using HTTP_PROXY) are recognised by the
+webhook URLs seen in configs, or by `a2a_webhook_paths`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mitmproxy import ctx, exceptions, http
+from mitmproxy.proxy.mode_specs import ReverseMode
+
+import recorder
+from recorder.capture import (
+    Capture,
+    CaptureWriter,
+    Exchange,
+    Request,
+    Response,
+    read_capture,
+    write_capture,
+)
+from recorder.protocol import (
+    AGENT_CARD,
+    PUSH_DELIVERY,
+    Binding,
+    Classification,
+    classify,
+    interfaces_from_card,
+)
+from recorder.record._cardrewrite import rewrite_card
+from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
+from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
+
+logger = logging.getLogger(__name__)
+OptionsError: Any = exceptions.OptionsError  # untyped in mitmproxy
+
+RELAY_PREFIX = "/__a2a_recorder/push/"
+EXTENDED_CARD = "GetExtendedAgentCard"
+SPLITS = ("none", "upstream", "context")
+
+# Where an extended card sits in its response body, per binding.
+CARD_LOCATION: dict[Binding | None, tuple[str, ...]] = {
+    Binding.JSONRPC: ("result",),
+    Binding.HTTP_JSON: (),
+    Binding.HTTP: (),
+}
+# Operations whose requests may carry push configs, and where their urls sit (relative to the
+# JSON-RPC params or the REST body): v1.0 flat config, v0.3 nested, inline send configuration.
+PUSH_CONFIG_OPERATIONS = frozenset(
+    {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
+)
+PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
+    ("url",),
+    ("pushNotificationConfig", "url"),
+    ("config", "pushNotificationConfig", "url"),
+    ("config", "url"),
+    ("configuration", "taskPushNotificationConfig", "url"),
+    ("configuration", "pushNotificationConfig", "url"),
+)
+
+
+@dataclass
+class _Pending:
+    """What the addon remembers about one live flow."""
+
+    request: Request  # as the client sent it
+    notes: list[str] = field(default_factory=list)
+    tee: SseTee | None = None
+    delivery: bool = False
+
+
+@dataclass
+class _Sink:
+    """One capture file: its writer, redactor and exchange counter."""
+
+    writer: CaptureWriter
+    started: float
+    redactor: Redactor = field(default_factory=Redactor)
+    count: int = 0
+
+
+class PushRelay:
+    """The relay's memory: real webhook URL <-> relay number (pure, no I/O)."""
+
+    def __init__(self) -> None:
+        self._real: dict[int, str] = {}
+        self._number: dict[str, int] = {}
+
+    @property
+    def real_urls(self) -> frozenset[str]:
+        return frozenset(self._number)
+
+    def relay_path(self, real: str) -> str:
+        if real not in self._number:
+            self._number[real] = len(self._number) + 1
+            self._real[self._number[real]] = real
+        return f"{RELAY_PREFIX}{self._number[real]}"
+
+    def real_url(self, path: str) -> str | None:
+        """The real webhook for a relay path (`/__a2a_recorder/push/3`), or None."""
+        match = re.fullmatch(re.escape(RELAY_PREFIX) + r"(\d+)(?:\?.*)?", path)
+        return self._real.get(int(match.group(1))) if match else None
+
+    def to_relay(self, body: bytes, root: tuple[str, ...], origin: str) -> tuple[bytes, int]:
+        """Replace push-config urls in a JSON body by relay URLs; (new body, how many)."""
+        doc = _json(body)
+        base = _find(doc, root)
+        urls = {u for path in PUSH_URL_PATHS if isinstance(u := _find(base, path), str)}
+        urls = {u for u in urls if u.startswith(("http://", "https://"))}
+        pairs = {u: origin + self.relay_path(u) for u in urls if RELAY_PREFIX not in u}
+        return _swap_tokens(body, pairs), len(pairs)
+
+    def to_real(self, body: bytes, origin: str) -> bytes:
+        """Replace relay URLs in a body by the real webhook URLs they stand for."""
+        if RELAY_PREFIX.encode() not in body:
+            return body
+        pairs = {origin + RELAY_PREFIX + str(n): real for n, real in self._real.items()}
+        return _swap_tokens(body, pairs)
+
+
+class Recorder:
+    """The mitmproxy addon.  See the module docstring."""
+
+    def __init__(self) -> None:
+        self.out: Path | None = None
+        self.card_rewrite = True
+        self.keep_secrets = False
+        self.record_all = False
+        self.split = "none"
+        self.webhook_paths: tuple[str, ...] = ()
+        self.relay = PushRelay()
+        self._pending: dict[str, _Pending] = {}
+        self._sinks: dict[Path, _Sink] = {}
+        self._interfaces: dict[str, tuple[Any, ...]] = {}
+        self._cards: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._warned_signed = False
+
+    # -- options ----------------------------------------------------------------------------
+
+    def load(self, loader: Any) -> None:
+        loader.add_option(
+            "a2a_out",
+            str,
+            "",
+            "Capture file to write (split=none), or directory for one file per upstream/context.",
+        )
+        loader.add_option(
+            "a2a_card_rewrite",
+            bool,
+            True,
+            "Reverse mode: point the agent card's interface URLs at the proxy.",
+        )
+        loader.add_option(
+            "a2a_keep_secrets", bool, False, "Write secrets to the capture instead of redacting."
+        )
+        loader.add_option("a2a_all", bool, False, "Also record non-A2A traffic.")
+        loader.add_option(
+            "a2a_split",
+            str,
+            "none",
+            "One capture file (none), one per upstream host:port, or one per A2A context.",
+            choices=SPLITS,
+        )
+        loader.add_option(
+            "a2a_webhook_paths",
+            Sequence[str],
+            [],
+            "Request paths that are push deliveries (for deliveries not sent through the relay).",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        if not updated & {
+            "a2a_out",
+            "a2a_card_rewrite",
+            "a2a_keep_secrets",
+            "a2a_all",
+            "a2a_split",
+            "a2a_webhook_paths",
+        }:
+            return
+        options = ctx.options
+        if options.a2a_split not in SPLITS:
+            raise OptionsError(f"a2a_split must be one of {', '.join(SPLITS)}")
+        out = Path(options.a2a_out).expanduser() if options.a2a_out else None
+        _check_out(out, options.a2a_split)
+        bad = [p for p in options.a2a_webhook_paths if not p.startswith("/")]
+        if bad:
+            raise OptionsError(f"a2a_webhook_paths must start with '/': {bad}")
+        self.out, self.split = out, options.a2a_split
+        self.card_rewrite = options.a2a_card_rewrite
+        self.keep_secrets = options.a2a_keep_secrets
+        self.record_all = options.a2a_all
+        self.webhook_paths = tuple(options.a2a_webhook_paths)
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        captured, notes = to_request(flow.request)
+        pending = _Pending(captured, list(notes))
+        self._pending[flow.id] = pending
+        if self._relay_delivery(flow, pending):
+            return
+        if flow.request.url in self.relay.real_urls or flow.request.path in self.webhook_paths:
+            pending.delivery = True
+            return
+        classification = self._classify(flow, captured)
+        is_card = classification.operation in (AGENT_CARD, EXTENDED_CARD)
+        if is_card and self._rewriting(flow) and flow.request.headers.pop("if-none-match", None):
+            pending.notes.append("If-None-Match dropped")
+        if classification.operation in PUSH_CONFIG_OPERATIONS and _is_reverse(flow):
+            self._substitute_push_urls(flow, classification, pending)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        pending = self._pending.get(flow.id)
+        if pending is None or flow.response is None or not is_event_stream(flow.response):
+            return
+        encoded = flow.response.headers.get("content-encoding", "identity") != "identity"
+        pending.tee = SseTee(compressed=encoded)
+        if encoded:
+            pending.notes.append("compressed event stream not framed")
+        flow.response.stream = pending.tee
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        pending = self._pending.pop(flow.id, None)
+        if pending is None or flow.response is None:
+            return
+        if pending.tee is not None:
+            pending.tee.close()
+            if pending.tee.truncated:
+                pending.notes.append("stream truncated")
+        original, notes = to_response(flow.response, pending.tee)
+        pending.notes.extend(notes)
+        client_view = self._adjust_response(flow, pending, original)
+        self._record(flow, pending, client_view, None)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        pending = self._pending.pop(flow.id, None)
+        if pending is None:
+            return
+        message = flow.error.msg if flow.error else "unknown error"
+        response = None
+        if flow.response is not None:
+            if pending.tee is not None:
+                pending.tee.close()
+            response, notes = to_response(flow.response, pending.tee)
+            pending.notes.extend(notes)
+            pending.notes.append("client closed" if _client_side(message) else "stream truncated")
+        self._record(flow, pending, response, message)
+
+    def done(self) -> None:
+        """Close the captures; on a clean stop the header lists what was actually redacted."""
+        with self._lock:
+            sinks, self._sinks = list(self._sinks.values()), {}
+        for sink in sinks:
+            sink.writer.close()
+            if not self.keep_secrets:
+                _finalise_header(sink)
+
+    # -- request side -------------------------------------------------------------------------
+
+    def _relay_delivery(self, flow: http.HTTPFlow, pending: _Pending) -> bool:
+        if not flow.request.path.startswith(RELAY_PREFIX):
+            return False
+        pending.delivery = True
+        real = self.relay.real_url(flow.request.path)
+        if real is None:
+            flow.response = http.Response.make(
+                404,
+                b'{"error":"unknown a2a-recorder push relay path"}',
+                {"Content-Type": "application/json"},
+            )
+            return True
+        pending.notes.append(f"push relay: {flow.request.path} -> webhook")
+        flow.request.url = real
+        return True
+
+    def _substitute_push_urls(
+        self, flow: http.HTTPFlow, classification: Classification, pending: _Pending
+    ) -> None:
+        root = ("params",) if classification.binding is Binding.JSONRPC else ()
+        body = flow.request.get_content(strict=False) or b""
+        new, count = self.relay.to_relay(body, root, _own_origin(flow))
+        if count:
+            flow.request.content = new
+            pending.notes.append("push relay: webhook URL replaced by the recorder's")
+
+    # -- response side ------------------------------------------------------------------------
+
+    def _adjust_response(
+        self, flow: http.HTTPFlow, pending: _Pending, original: Response
+    ) -> Response:
+        """Rewrite what the client gets (card URLs, relay URLs); return the client's view.
+
+        The agent card is the exception: the capture keeps the agent's original.
+        """
+        assert flow.response is not None
+        if pending.tee is not None or pending.delivery:
+            return original
+        classification = self._classify(flow, pending.request, original)
+        if classification.operation in (AGENT_CARD, EXTENDED_CARD):
+            self._learn_card(flow, classification, original.body)
+            if self._rewriting(flow):
+                self._rewrite_card(flow, classification, original.body, pending)
+            return original
+        body = self.relay.to_real(original.body, _own_origin(flow))
+        if body != original.body:
+            flow.response.content = body
+            pending.notes.append("push relay: relay URL replaced by the webhook's")
+            return to_response(flow.response)[0]  # with the Content-Length the client got
+        return original
+
+    def _rewrite_card(
+        self, flow: http.HTTPFlow, classification: Classification, body: bytes, pending: _Pending
+    ) -> None:
+        assert flow.response is not None
+        at = CARD_LOCATION.get(classification.binding, ())
+        result = rewrite_card(body, _upstream_origin(flow), _own_origin(flow), at=at)
+        if not result.changed:
+            return
+        flow.response.content = result.body
+        flow.response.headers.pop("etag", None)
+        pending.notes.append("card rewritten")
+        if result.signed:
+            pending.notes.append("card signature no longer verifies")
+            if not self._warned_signed:
+                self._warned_signed = True
+                logger.warning(
+                    "the agent card is signed; the rewritten card's signature no longer "
+                    "verifies. Use forward-proxy mode (or a2a_card_rewrite=false) to keep it."
+                )
+
+    def _learn_card(self, flow: http.HTTPFlow, classification: Classification, body: bytes) -> None:
+        card = _find(_json(body), CARD_LOCATION.get(classification.binding, ()))
+        if not isinstance(card, dict):
+            return
+        self._cards.append(card)
+        try:
+            self._interfaces[_upstream_origin(flow)] = tuple(interfaces_from_card(card))
+        except (ValueError, TypeError, KeyError) as exc:
+            logger.warning("agent card interfaces not understood: %s", exc)
+        for sink in self._sinks.values():
+            sink.redactor.learn_card(card)
+
+    # -- recording ------------------------------------------------------------------------------
+
+    def _classify(
+        self,
+        flow: http.HTTPFlow,
+        request: Request,
+        response: Response | None = None,
+        *,
+        webhook_paths: tuple[str, ...] = (),
+    ) -> Classification:
+        interfaces = self._interfaces.get(_upstream_origin(flow), ())
+        webhooks = (*self.webhook_paths, *webhook_paths)
+        try:
+            return classify(request, response, interfaces=interfaces, webhook_paths=webhooks)
+        except Exception as exc:  # a classifier bug must not break the proxy
+            logger.warning("classification failed for %s: %s", request.target, exc)
+            return Classification(reason=f"classification failed: {exc}")
+
+    def _record(
+        self,
+        flow: http.HTTPFlow,
+        pending: _Pending,
+        response: Response | None,
+        error: str | None,
+    ) -> None:
+        if self.out is None:
+            return
+        request = pending.request
+        if pending.delivery:
+            request, _ = to_request(flow.request)  # as the webhook got it
+            webhook = (urlsplit(request.target).path,)
+            found = self._classify(flow, request, response, webhook_paths=webhook)
+            classification = _as_delivery(found, request)
+        else:
+            classification = self._classify(flow, request, response)
+        if not classification.is_a2a and not self.record_all:
+            return
+        path = self._path_for(flow, classification)
+        with self._lock:
+            sink = self._sink(path, flow)
+            sink.count += 1
+            exchange = self._exchange(flow, sink, classification, request, response, error)
+            exchange = replace(exchange, notes=(*pending.notes, *exchange.notes))
+            sink.writer.append(exchange)
+
+    def _exchange(
+        self,
+        flow: http.HTTPFlow,
+        sink: _Sink,
+        classification: Classification,
+        request: Request,
+        response: Response | None,
+        error: str | None,
+    ) -> Exchange:
+        notes: tuple[str, ...] = ()
+        if not self.keep_secrets:
+            sink.redactor.take_hits()
+            request = sink.redactor.request(request)
+            response = sink.redactor.response(response) if response else None
+            hits = sink.redactor.take_hits()
+            notes = (f"redacted: {', '.join(hits)}",) if hits else ()
+        start = flow.request.timestamp_start
+        end = _end_time(flow)
+        return Exchange(
+            number=sink.count,
+            classification=classification,
+            request=request,
+            response=response,
+            started_us=max(0, int((start - sink.started) * 1_000_000)),
+            duration_us=max(0, int((end - start) * 1_000_000)),
+            notes=notes,
+            error=error,
+        )
+
+    def _path_for(self, flow: http.HTTPFlow, classification: Classification) -> Path:
+        assert self.out is not None
+        if self.split == "none":
+            return self.out
+        name = _safe_name(f"{flow.request.host}_{flow.request.port}")
+        if self.split == "context" and classification.context_id:
+            name += "." + _safe_name(classification.context_id)
+        return self.out / f"{name}.http"
+
+    def _sink(self, path: Path, flow: http.HTTPFlow) -> _Sink:
+        sink = self._sinks.get(path)
+        if sink is None:
+            started = time.time()
+            header = Capture(
+                started=_iso(started),
+                recorder_version=recorder.__version__,
+                upstreams=(_upstream_origin(flow),),
+                redacted=_redaction_policy(self.keep_secrets),
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sink = _Sink(CaptureWriter(path, header), started)
+            for card in self._cards:
+                sink.redactor.learn_card(card)
+            self._sinks[path] = sink
+        return sink
+
+    def _rewriting(self, flow: http.HTTPFlow) -> bool:
+        return self.card_rewrite and _is_reverse(flow)
+
+
+# -- small helpers ----------------------------------------------------------------------------
+
+
+def _check_out(out: Path | None, split: str) -> None:
+    if out is None:
+        return
+    if split == "none" and out.is_dir():
+        raise OptionsError(f"a2a_out is a directory, expected a file: {out}")
+    if split != "none" and out.exists() and not out.is_dir():
+        raise OptionsError(f"a2a_out must be a directory with a2a_split={split}")
+    if split == "none" and not out.parent.is_dir():
+        raise OptionsError(f"a2a_out's directory does not exist: {out.parent}")
+
+
+def _redaction_policy(keep_secrets: bool) -> tuple[str, ...]:
+    """The header's list of what this capture redacts (names; exchanges note actual hits)."""
+    if keep_secrets:
+        return ()
+    fields = (".".join(path) for path in SECRET_FIELDS)
+    return (*SECRET_HEADERS, *fields)
+
+
+def _finalise_header(sink: _Sink) -> None:
+    """Rewrite the header's redaction list (the policy while recording) to the names redacted."""
+    path = sink.writer.path
+    try:
+        capture = read_capture(path)
+        if capture.redacted != sink.redactor.redacted:
+            write_capture(path, replace(capture, redacted=sink.redactor.redacted))
+    except (OSError, ValueError) as exc:
+        logger.warning("could not update the redaction list of %s: %s", path, exc)
+
+
+def _is_reverse(flow: http.HTTPFlow) -> bool:
+    return isinstance(flow.client_conn.proxy_mode, ReverseMode)
+
+
+def _own_origin(flow: http.HTTPFlow) -> str:
+    """The proxy's address as this client reached it."""
+    host, port = flow.client_conn.sockname[:2]
+    host = f"[{host}]" if ":" in host else host
+    scheme = "https" if flow.client_conn.tls_established else "http"
+    return f"{scheme}://{host}:{port}"
+
+
+def _upstream_origin(flow: http.HTTPFlow) -> str:
+    host = flow.request.host
+    host = f"[{host}]" if ":" in host else host
+    return f"{flow.request.scheme}://{host}:{flow.request.port}"
+
+
+def _client_side(message: str) -> bool:
+    return "client" in message.lower()
+
+
+def _end_time(flow: http.HTTPFlow) -> float:
+    if flow.response is not None and flow.response.timestamp_end:
+        return flow.response.timestamp_end
+    return time.time()
+
+
+def _iso(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "upstream"
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _find(document: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(document, dict):
+            return None
+        document = document.get(key)
+    return document
+
+
+def _swap_tokens(body: bytes, pairs: dict[str, str]) -> bytes:
+    """Swap JSON string tokens in the raw text, keeping the body's formatting."""
+    if not pairs:
+        return body
+    text = body.decode("utf-8")
+    for old, new in pairs.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    return text.encode("utf-8")
+
+
+def _as_delivery(found: Classification, request: Request) -> Classification:
+    """A request known to be a push delivery, classified as one even if its body is odd."""
+    if found.operation == PUSH_DELIVERY:
+        return found
+    path = urlsplit(request.target).path
+    return Classification(binding=Binding.HTTP, operation=PUSH_DELIVERY, method=f"POST {path}")

@@ -1,0 +1,152 @@
+"""Point an agent card's interface URLs at the recording proxy (pure: bytes in, bytes out).
+
+After reading the card, SDK clients call the URLs it lists and so bypass a reverse proxy.  In
+reverse mode the recorder rewrites every interface URL whose origin is the upstream agent (or a
+127.0.0.1 / localhost / ::1 spelling of it) to the proxy's own origin, keeping path, query and
+tenant.  Nothing else in the card changes.
+
+The agent's JSON style is kept: the rewrite swaps string tokens in the raw text and checks the
+result parses to exactly the intended document; only if that check fails is the card
+re-serialised (compact or indented, whichever the original looked like).
+
+A signed card (`signatures`) no longer verifies once rewritten; `CardRewrite.signed` says so and
+the caller warns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+# Where interface URLs live: (list key or None for the card itself, field).
+# v1.0: supportedInterfaces[].url; v0.3: url and additionalInterfaces[].url.
+INTERFACE_URL_FIELDS: tuple[tuple[str | None, str], ...] = (
+    ("supportedInterfaces", "url"),
+    (None, "url"),
+    ("additionalInterfaces", "url"),
+)
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class CardRewrite:
+    """The outcome of a card rewrite.
+
+    `body` is the card to serve (the original bytes when nothing changed); `replaced` lists
+    (old, new) URL pairs; `signed` is True when the card carries signatures.
+    """
+
+    body: bytes
+    replaced: tuple[tuple[str, str], ...] = ()
+    signed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.replaced)
+
+
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: str) -> Origin | None:
+    """(scheme, host, port) of an http(s) URL, loopback names folded together; else None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    host = "127.0.0.1" if host in LOOPBACK_HOSTS else host
+    return scheme, host, port if port is not None else DEFAULT_PORTS[scheme]
+
+
+def rewrite_url(url: str, upstream: str, proxy: str) -> str | None:
+    """`url` moved to the proxy's origin if it points at the upstream agent, else None."""
+    here, there = origin_of(url), origin_of(upstream)
+    if here is None or there is None or here != there:
+        return None
+    target = urlsplit(proxy)
+    parts = urlsplit(url)
+    return urlunsplit((target.scheme, target.netloc, parts.path, parts.query, parts.fragment))
+
+
+def rewrite_card(
+    body: bytes, upstream: str, proxy: str, *, at: tuple[str, ...] = ()
+) -> CardRewrite:
+    """Rewrite the interface URLs of the card found at key path `at` inside the JSON `body`.
+
+    `at=()` is a card document (well-known card, REST extended card); `at=("result",)` is a
+    JSON-RPC GetExtendedAgentCard response.  A body that is not JSON, or has no card there, comes
+    back unchanged.
+    """
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return CardRewrite(body)
+    card = _find(document, at)
+    if not isinstance(card, dict):
+        return CardRewrite(body)
+    signed = bool(card.get("signatures"))
+    replaced = tuple(_rewrite_in_place(card, upstream, proxy))
+    if not replaced:
+        return CardRewrite(body, signed=signed)
+    return CardRewrite(_reencode(body, document, replaced), replaced, signed)
+
+
+def _find(document: Any, at: tuple[str, ...]) -> Any:
+    for key in at:
+        if not isinstance(document, dict):
+            return None
+        document = document.get(key)
+    return document
+
+
+def _url_holders(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
+    for list_key, field in INTERFACE_URL_FIELDS:
+        if list_key is None:
+            yield card, field
+            continue
+        entries = card.get(list_key)
+        if isinstance(entries, list):
+            yield from ((entry, field) for entry in entries if isinstance(entry, dict))
+
+
+def _rewrite_in_place(card: dict[str, Any], upstream: str, proxy: str) -> Iterator[tuple[str, str]]:
+    for holder, field in _url_holders(card):
+        old = holder.get(field)
+        if not isinstance(old, str):
+            continue
+        new = rewrite_url(old, upstream, proxy)
+        if new is not None and new != old:
+            holder[field] = new
+            yield old, new
+
+
+def _reencode(body: bytes, document: Any, replaced: tuple[tuple[str, str], ...]) -> bytes:
+    text = body.decode("utf-8")
+    for old, new in dict(replaced).items():
+        for ascii_only in (True, False):
+            token = json.dumps(old, ensure_ascii=ascii_only)
+            text = text.replace(token, json.dumps(new, ensure_ascii=ascii_only))
+    try:
+        if json.loads(text) == document:
+            return text.encode("utf-8")
+    except ValueError:
+        pass
+    return _dumps_like(body, document)
+
+
+def _dumps_like(body: bytes, document: Any) -> bytes:
+    """Re-serialise in the original's broad style: indented if it had newlines, else compact."""
+    if b"\n" in body.strip():
+        return json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
+    separators = (", ", ": ") if b'": ' in body else (",", ":")
+    return json.dumps(document, separators=separators, ensure_ascii=False).encode("utf-8")

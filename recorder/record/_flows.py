@@ -1,0 +1,126 @@
+"""mitmproxy flow parts -> capture values, and the SSE tee that watches a live stream.
+
+The capture keeps bodies after content decoding (gzip, deflate, br, zstd), with a note; the
+forwarded bytes are never touched here.  Headers keep their wire order, case and duplicates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mitmproxy import http
+
+from recorder.capture import Headers, Request, Response, SseEvent
+from recorder.protocol import SseFramer
+
+EVENT_STREAM = "text/event-stream"
+
+
+def headers_of(message: http.Message) -> Headers:
+    """The message's headers as (name, value) pairs, in wire order, duplicates kept."""
+    return tuple(
+        (name.decode("latin-1"), value.decode("latin-1")) for name, value in message.headers.fields
+    )
+
+
+def decoded_body(message: http.Message) -> tuple[bytes, tuple[str, ...]]:
+    """The body after content decoding, and a note naming the encoding when one was undone.
+
+    A body that fails to decode is kept raw with a note saying so.
+    """
+    raw = message.raw_content
+    if raw is None:
+        return b"", ()
+    encoding = message.headers.get("content-encoding", "").strip().lower()
+    if not encoding or encoding == "identity" or not raw:
+        return raw, ()
+    try:
+        content = message.get_content(strict=True)
+    except ValueError:
+        return raw, (f"{encoding} body could not be decoded; kept raw",)
+    return (content or b""), (f"{encoding} decoded",)
+
+
+def to_request(request: http.Request) -> tuple[Request, tuple[str, ...]]:
+    """A capture `Request` from a mitmproxy request, with any decoding notes."""
+    body, notes = decoded_body(request)
+    value = Request(
+        method=request.method,
+        target=request.path,
+        headers=headers_of(request),
+        body=body,
+        http_version=request.http_version,
+    )
+    return value, notes
+
+
+def to_response(
+    response: http.Response, tee: SseTee | None = None
+) -> tuple[Response, tuple[str, ...]]:
+    """A capture `Response`; a streamed event stream takes its events from `tee`."""
+    if tee is not None:
+        value = Response(
+            status=response.status_code,
+            reason=response.reason,
+            headers=headers_of(response),
+            http_version=response.http_version,
+            events=tuple(tee.events),
+            newline=tee.newline,
+        )
+        return value, ()
+    body, notes = decoded_body(response)
+    value = Response(
+        status=response.status_code,
+        reason=response.reason,
+        headers=headers_of(response),
+        body=body,
+        http_version=response.http_version,
+    )
+    return value, notes
+
+
+def is_event_stream(response: http.Response) -> bool:
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";")[0].strip().lower() == EVENT_STREAM
+
+
+@dataclass
+class SseTee:
+    """The `flow.response.stream` callable for an event stream.
+
+    Every chunk goes on to the client unchanged and at once; a copy feeds an `SseFramer`, and
+    each completed event block is stamped with its offset from the response headers.  A
+    compressed stream is passed through but not framed (its events are not readable as sent).
+    """
+
+    started: float = field(default_factory=time.monotonic)
+    compressed: bool = False
+    events: list[SseEvent] = field(default_factory=list)
+    truncated: bool = False
+    _framer: SseFramer = field(default_factory=SseFramer)
+    _closed: bool = False
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if chunk and not self.compressed:
+            blocks = self._framer.feed(chunk)
+            offset = self._offset()
+            self.events.extend(SseEvent(offset, block) for block in blocks)
+        return chunk
+
+    @property
+    def newline(self) -> str:
+        return self._framer.newline
+
+    def close(self) -> None:
+        """End of stream: keep a partial last block as an event and mark the stream truncated."""
+        if self._closed:
+            return
+        self._closed = True
+        partial = self._framer.close()
+        if partial is not None:
+            self.truncated = True
+            self.events.append(SseEvent(self._offset(), partial))
+
+    def _offset(self) -> int:
+        return int((time.monotonic() - self.started) * 1_000_000)

@@ -1,0 +1,332 @@
+"""Run mitmproxy in-process with the recording addon: the shell the CLI and the tests use.
+
+Facts this module is built around (mitmproxy 12):
+- `DumpMaster` must be built inside the event loop that runs it, so the proxy is built in
+  `_serve()`, either in the caller's running loop (`async with`) or in a background thread with a
+  loop of its own (`with`, `start()`).
+- A startup error (port taken, bad mode) is logged and then turned into `sys.exit(1)` by the
+  `errorcheck` addon, which would take the caller's loop down; that addon is removed and the
+  logged errors become a `ProxyStartError` instead.
+- Stopping must empty the server set (`servers.update([])`) before `shutdown()`, or the
+  listening port stays bound.
+- `confdir` is always passed (a temporary directory unless given), so nothing is written to the
+  home folder.
+- mitmproxy keeps one global context (`mitmproxy.ctx`), so run one `RecordingProxy` per process
+  at a time.
+
+Exceptions: `ProxyStartError(RuntimeError)` when the proxy cannot start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from mitmproxy import exceptions, options
+from mitmproxy.tools.dump import DumpMaster
+
+from recorder.record._addon import Recorder
+
+STARTUP_TIMEOUT = 10.0
+STOP_TIMEOUT = 10.0
+
+
+class Mode(StrEnum):
+    REVERSE = "reverse"
+    FORWARD = "forward"
+
+
+class ProxyStartError(RuntimeError):
+    """The recording proxy could not start (bad options, address in use, bad upstream)."""
+
+
+class _ErrorLog(logging.Handler):
+    """Collects mitmproxy's error log lines during startup."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+class RecordingProxy:
+    """An in-process mitmproxy that records A2A traffic to capture files.
+
+    Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
+    capture is the file `out`.  Forward mode: clients use `.url` as HTTP_PROXY; `out` is a
+    directory with one capture per upstream (`split="upstream"`, the default) or per A2A
+    context (`split="context"`).
+
+    Example::
+
+        with RecordingProxy(upstream="http://127.0.0.1:8080", out=Path("s.http")) as proxy:
+            run_client(proxy.url)
+
+    `async with` runs the proxy in the caller's loop instead of a thread.  Raises
+    `ProxyStartError` when the proxy cannot start, `ValueError` for bad arguments.
+    """
+
+    def __init__(
+        self,
+        mode: Mode | str = Mode.REVERSE,
+        upstream: str | None = None,
+        listen: tuple[str, int] = ("127.0.0.1", 0),
+        out: Path | str | None = None,
+        *,
+        card_rewrite: bool = True,
+        keep_secrets: bool = False,
+        record_all: bool = False,
+        split: str | None = None,
+        webhook_paths: Sequence[str] = (),
+        confdir: Path | str | None = None,
+        mitm_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.mode = _mode(mode)
+        self.upstream = _check_upstream(self.mode, upstream)
+        self.listen = listen
+        self.out = Path(out) if out is not None else None
+        self.split = split or ("none" if self.mode is Mode.REVERSE else "upstream")
+        self.addon = Recorder()
+        self._addon_options = {
+            "a2a_out": str(self.out) if self.out is not None else "",
+            "a2a_card_rewrite": card_rewrite,
+            "a2a_keep_secrets": keep_secrets,
+            "a2a_all": record_all,
+            "a2a_split": self.split,
+            "a2a_webhook_paths": list(webhook_paths),
+        }
+        self._confdir = Path(confdir) if confdir is not None else None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._mitm_options = dict(mitm_options or {})
+        self._address: tuple[str, int] | None = None
+        self._master: Any = None
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # -- public API -----------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return self._bound()[0]
+
+    @property
+    def port(self) -> int:
+        return self._bound()[1]
+
+    @property
+    def url(self) -> str:
+        """`http://host:port` of the listening proxy (the real port when 0 was asked for)."""
+        host = self.host
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
+        """Start in a background thread; return once listening.  Raises ProxyStartError."""
+        if self._thread is not None:
+            raise RuntimeError("RecordingProxy already started")
+        self._thread = threading.Thread(target=self._thread_main, name="a2a-recorder", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            self.stop()
+            raise ProxyStartError(f"proxy did not start within {timeout} s")
+        if self._failure is not None:
+            self._thread.join(STOP_TIMEOUT)
+            raise ProxyStartError(str(self._failure)) from self._failure
+        return self
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop a proxy started with `start()`, free its port and close its captures."""
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    async def start_async(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
+        """Start in the running loop; return once listening.  Raises ProxyStartError."""
+        self._task = asyncio.create_task(self._serve())
+        ready = asyncio.create_task(asyncio.to_thread(self._ready.wait, timeout))
+        await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if self._task.done() and self._failure is None:
+            self._failure = self._task.exception() or ProxyStartError("proxy stopped at once")
+        if self._failure is not None or not self._ready.is_set():
+            await self.stop_async()
+            raise ProxyStartError(str(self._failure or "proxy did not start")) from self._failure
+        return self
+
+    async def stop_async(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=STOP_TIMEOUT)
+            if self._task.done() and not self._task.cancelled():
+                self._task.exception()  # retrieved here; startup failures are re-raised above
+            self._task = None
+
+    def __enter__(self) -> RecordingProxy:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> RecordingProxy:
+        return await self.start_async()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop_async()
+
+    # -- running --------------------------------------------------------------------------------
+
+    def _bound(self) -> tuple[str, int]:
+        if self._address is None:
+            raise RuntimeError("RecordingProxy is not running")
+        return self._address
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+            self._failure = self._failure or exc
+        finally:
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        errors = _ErrorLog()
+        logging.getLogger("mitmproxy").addHandler(errors)
+        try:
+            master = self._build_master()
+        except (exceptions.OptionsError, ValueError) as exc:
+            logging.getLogger("mitmproxy").removeHandler(errors)
+            self._failure = ProxyStartError(f"bad proxy options: {exc}")
+            self._ready.set()
+            return
+        self._master = master
+        run = asyncio.create_task(master.run())
+        try:
+            await self._await_listening(master, run, errors)
+            logging.getLogger("mitmproxy").removeHandler(errors)
+            self._ready.set()
+            await asyncio.wait(
+                {run, asyncio.create_task(self._stop.wait())},
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            logging.getLogger("mitmproxy").removeHandler(errors)
+            await self._shutdown(master, run)
+            self._ready.set()
+
+    def _build_master(self) -> Any:  # DumpMaster; untyped in mitmproxy
+        opts: Any = options.Options()
+        master: Any = DumpMaster(opts, with_termlog=False, with_dumper=False)
+        errorcheck = master.addons.get("errorcheck")
+        if errorcheck is not None:  # it would sys.exit(1) inside our loop
+            errorcheck.finish()
+            master.addons.remove(errorcheck)
+        master.addons.add(self.addon)
+        opts.update(**self._options())
+        return master
+
+    def _options(self) -> dict[str, Any]:
+        mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else "regular"
+        host, port = self.listen
+        return {
+            "mode": [mode],
+            "listen_host": host,
+            "listen_port": port,
+            "confdir": str(self._confdir_path()),
+            "connection_strategy": "lazy",
+            "anticache": False,
+            "anticomp": False,
+            **self._mitm_options,
+            **self._addon_options,
+        }
+
+    def _confdir_path(self) -> Path:
+        if self._confdir is not None:
+            return self._confdir
+        self._tmp = tempfile.TemporaryDirectory(prefix="a2a-recorder-mitm-")
+        return Path(self._tmp.name)
+
+    async def _await_listening(
+        self, master: Any, run: asyncio.Task[None], errors: _ErrorLog
+    ) -> None:
+        proxyserver = master.addons.get("proxyserver")
+        while not run.done():
+            addresses = proxyserver.listen_addrs()
+            if addresses and proxyserver.is_running:
+                host, port = addresses[0][:2]
+                self._address = (host, port)
+                return
+            if errors.messages:
+                break
+            await asyncio.sleep(0.01)
+        detail = "; ".join(errors.messages) or _task_failure(run) or "proxy stopped"
+        self._failure = ProxyStartError(f"proxy could not start: {detail}")
+        raise self._failure
+
+    async def _shutdown(self, master: Any, run: asyncio.Task[None]) -> None:
+        proxyserver = master.addons.get("proxyserver")
+        try:
+            await asyncio.wait_for(proxyserver.servers.update([]), STOP_TIMEOUT)
+        except (TimeoutError, Exception):  # noqa: BLE001 - still shut the master down
+            logging.getLogger(__name__).warning("proxy servers did not stop cleanly")
+        master.shutdown()
+        await asyncio.wait({run}, timeout=STOP_TIMEOUT)
+        if not run.done():
+            run.cancel()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def _mode(mode: Mode | str) -> Mode:
+    try:
+        return Mode(mode)
+    except ValueError:
+        raise ValueError(
+            f"mode must be one of {', '.join(m.value for m in Mode)}, not {mode!r}"
+        ) from None
+
+
+def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
+    if mode is Mode.FORWARD:
+        return None
+    if not upstream:
+        raise ValueError("reverse mode needs an upstream URL, e.g. http://127.0.0.1:8080")
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"upstream must be an http(s) URL with a host, not {upstream!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _task_failure(task: asyncio.Task[None]) -> str | None:
+    if not task.done() or task.cancelled():
+        return None
+    failure = task.exception()
+    return f"{type(failure).__name__}: {failure}" if failure else None

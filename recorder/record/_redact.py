@@ -1,0 +1,176 @@
+"""Redact secrets from captured requests and responses (pure: values in, values out).
+
+Applied when an exchange is written to the capture, never to what the proxy forwards.  Each
+distinct secret becomes a stable placeholder, `<redacted:1>`, `<redacted:2>` ..., so the same
+token seen in a push-config body and later in a webhook's `Authorization` header reads the same
+in the capture and replay can still match them up.
+
+What counts as a secret, as data:
+- the headers in `SECRET_HEADERS`, plus the API-key header names that the agent card's
+  `securitySchemes` declare (v1.0 `apiKeySecurityScheme{location: header}`, v0.3
+  `{type: apiKey, in: header}`);
+- in JSON bodies, the push-config fields in `SECRET_FIELDS` of any object that also has a `url`
+  (this one rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3 nested
+  `pushNotificationConfig`, inline send configurations, JSON-RPC params and results, REST bodies).
+
+JSON bodies keep their exact formatting: the secret's string token is swapped in the raw text, so
+the capture's byte-form detection (pretty or compact) is unaffected.  `Authorization`-style values
+keep their scheme (`Bearer <redacted:1>`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from recorder.capture import Headers, Request, Response
+
+SECRET_HEADERS: tuple[str, ...] = (
+    "Authorization",
+    "Proxy-Authorization",
+    "Cookie",
+    "Set-Cookie",
+    "X-A2A-Notification-Token",
+)
+# Headers whose value is `<scheme> <credentials>`: only the credentials are secret.
+SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
+
+# Push-config secrets: key paths inside an object that also carries a `url`.
+SECRET_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("token",),
+    ("authentication", "credentials"),
+)
+
+
+def api_key_headers(card: Mapping[str, Any]) -> tuple[str, ...]:
+    """Header names that the card's security schemes put API keys in (v1.0 and v0.3 shapes)."""
+    schemes = card.get("securitySchemes")
+    if not isinstance(schemes, Mapping):
+        return ()
+    return tuple(name for s in schemes.values() if (name := _api_key_header(s)))
+
+
+def _api_key_header(scheme: Any) -> str | None:
+    if not isinstance(scheme, Mapping):
+        return None
+    v1 = scheme.get("apiKeySecurityScheme")
+    if isinstance(v1, Mapping) and str(v1.get("location", "")).lower() == "header":
+        return _str_or_none(v1.get("name"))
+    if scheme.get("type") == "apiKey" and str(scheme.get("in", "")).lower() == "header":
+        return _str_or_none(scheme.get("name"))
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass
+class Redactor:
+    """Turns secrets into stable placeholders across one capture.
+
+    Example::
+
+        r = Redactor()
+        r.request(Request("GET", "/", (("Authorization", "Bearer s3cret"),)))
+        # -> headers (("Authorization", "Bearer <redacted:1>"),); r.redacted == ("Authorization",)
+    """
+
+    extra_headers: set[str] = field(default_factory=set)
+    _placeholders: dict[str, str] = field(default_factory=dict)
+    _names: set[str] = field(default_factory=set)
+    _hits: set[str] = field(default_factory=set)
+
+    @property
+    def redacted(self) -> tuple[str, ...]:
+        """The header and field names redacted so far, sorted."""
+        return tuple(sorted(self._names))
+
+    def take_hits(self) -> tuple[str, ...]:
+        """The names redacted since the last call, sorted (for a per-exchange note)."""
+        hits, self._hits = self._hits, set()
+        return tuple(sorted(hits))
+
+    def _hit(self, name: str) -> None:
+        self._names.add(name)
+        self._hits.add(name)
+
+    def learn_card(self, card: Mapping[str, Any]) -> None:
+        """Also redact the API-key headers this card's security schemes name."""
+        self.extra_headers.update(api_key_headers(card))
+
+    def request(self, request: Request) -> Request:
+        return replace(request, headers=self.headers(request.headers), body=self.body(request.body))
+
+    def response(self, response: Response) -> Response:
+        return replace(
+            response, headers=self.headers(response.headers), body=self.body(response.body)
+        )
+
+    def headers(self, headers: Headers) -> Headers:
+        secret = {name.lower() for name in (*SECRET_HEADERS, *self.extra_headers)}
+        return tuple(
+            (k, self._header_value(k, v)) if k.lower() in secret else (k, v) for k, v in headers
+        )
+
+    def body(self, body: bytes) -> bytes:
+        """`body` with push-config secrets swapped for placeholders; non-JSON comes back as is."""
+        try:
+            document = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return body
+        found = dict(_secrets(document))
+        if not found:
+            return body
+        text = body.decode("utf-8")
+        for secret, name in found.items():
+            self._hit(name)
+            placeholder = json.dumps(self.placeholder(secret))
+            for ascii_only in (True, False):
+                text = text.replace(json.dumps(secret, ensure_ascii=ascii_only), placeholder)
+        return text.encode("utf-8")
+
+    def placeholder(self, secret: str) -> str:
+        """The stable placeholder for `secret` (allocated on first sight)."""
+        if secret not in self._placeholders:
+            self._placeholders[secret] = f"<redacted:{len(self._placeholders) + 1}>"
+        return self._placeholders[secret]
+
+    def _header_value(self, name: str, value: str) -> str:
+        self._hit(_canonical_header(name))
+        scheme, sep, credentials = value.partition(" ")
+        if name.lower() in SCHEMED_HEADERS and sep and credentials.strip():
+            return f"{scheme} {self.placeholder(credentials.strip())}"
+        return self.placeholder(value)
+
+
+def _canonical_header(name: str) -> str:
+    known = {h.lower(): h for h in SECRET_HEADERS}
+    return known.get(name.lower(), name)
+
+
+def _secrets(node: Any) -> Iterator[tuple[str, str]]:
+    """(secret, field name) pairs for push-config secrets anywhere in a JSON document."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _secrets(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if "url" in node:
+        for path in SECRET_FIELDS:
+            value = _at(node, path)
+            if isinstance(value, str) and value:
+                yield value, ".".join(path)
+    for child in node.values():
+        yield from _secrets(child)
+
+
+def _at(node: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node

@@ -1,0 +1,110 @@
+"""Pairing the volatile values of a live request with those of a recorded one (pure).
+
+Strategy.  A live client sends fresh values where the recording has others: message ids,
+client-chosen context ids, the task ids the replayer handed out, webhook URLs and tokens.  Two
+requests *match* when they are equal once every such value is treated as a variable; walking
+them side by side then *pairs* each live value with the recorded value in the same place.  The
+pairs feed a `Conversation`, which maps recorded values to live ones for the responses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+# Keys whose string values are volatile and pair live with recorded (both v1.0 and v0.3).
+PAIRED_KEYS = frozenset(
+    {
+        "id",
+        "taskId",
+        "contextId",
+        "messageId",
+        "artifactId",
+        "referenceTaskIds",
+        "pushNotificationConfigId",
+        "configId",
+        "name",
+        "parent",
+        "url",
+        "token",
+        "credentials",
+    }
+)
+# Keys holding resource names (`tasks/<id>`), whose segments pair one by one.
+RESOURCE_KEYS = frozenset({"name", "parent"})
+# Keys whose values vary on every run and say nothing about the request.
+IGNORED_KEYS = frozenset({"timestamp", "statusTimestampAfter"})
+VARIABLE = "<var>"
+
+Json = Any
+Pair = tuple[str, str]
+
+
+def shape(value: Json, key: str | None = None) -> Json:
+    """The value with every paired string a variable and ignored keys dropped."""
+    if isinstance(value, Mapping):
+        return {k: shape(v, k) for k, v in value.items() if k not in IGNORED_KEYS}
+    if isinstance(value, list):
+        return [shape(v, key) for v in value]
+    if isinstance(value, str) and key in PAIRED_KEYS:
+        return VARIABLE
+    return value
+
+
+def shape_key(value: Json) -> str:
+    """A canonical string of `shape(value)`: equal keys, equal requests up to variables."""
+    return json.dumps(shape(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def pairs(live: Json, recorded: Json, key: str | None = None) -> Iterator[Pair]:
+    """(live, recorded) for each paired string in the same place; call on matching shapes."""
+    if isinstance(live, Mapping) and isinstance(recorded, Mapping):
+        for k, v in live.items():
+            if k in recorded and k not in IGNORED_KEYS:
+                yield from pairs(v, recorded[k], k)
+    elif isinstance(live, list) and isinstance(recorded, list):
+        for lv, rv in zip(live, recorded, strict=False):
+            yield from pairs(lv, rv, key)
+    elif isinstance(live, str) and isinstance(recorded, str) and key in PAIRED_KEYS:
+        yield from _split_pairs(live, recorded, key in RESOURCE_KEYS)
+
+
+def _split_pairs(live: str, recorded: str, resource: bool) -> Iterator[Pair]:
+    # v0.3 resource names (`tasks/<id>/pushNotificationConfigs/<cid>`): pair segment by segment
+    # so that the bare ids map too.
+    live_parts, recorded_parts = live.split("/"), recorded.split("/")
+    if resource and len(live_parts) > 1 and len(live_parts) == len(recorded_parts):
+        for lp, rp in zip(live_parts, recorded_parts, strict=True):
+            if lp != rp:
+                yield lp, rp
+        return
+    if live != recorded:
+        yield live, recorded
+
+
+def differences(live: Json, recorded: Json, path: str = "$") -> list[str]:
+    """Where two request values differ beyond their variables: `path: recorded != live`."""
+    a, b = shape(live), shape(recorded)
+    return list(_differences(a, b, path))
+
+
+def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in sorted(set(a) | set(b)):
+            if k not in a:
+                yield f"{path}.{k}: recorded {_short(b[k])}, live has none"
+            elif k not in b:
+                yield f"{path}.{k}: live {_short(a[k])}, recorded has none"
+            else:
+                yield from _differences(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{path}[{i}]")
+    elif a != b:
+        yield f"{path}: recorded {_short(b)} != live {_short(a)}"
+
+
+def _short(value: Json) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,33 @@
+"""`--timing none|recorded|xN`: how recorded gaps between events become real pauses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """`speed` 0 sends at once; 1 keeps the recorded gaps; 2 halves them (`x2`)."""
+
+    speed: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> Timing:
+        if text == "none":
+            return cls(0.0)
+        if text == "recorded":
+            return cls(1.0)
+        if text.startswith("x"):
+            try:
+                speed = float(text[1:])
+            except ValueError:
+                speed = -1.0
+            if speed > 0:
+                return cls(speed)
+        raise ValueError(f"timing must be none, recorded or xN (N > 0), not {text!r}")
+
+    def delay(self, gap_us: int) -> float:
+        """Seconds to wait for a recorded gap of `gap_us` microseconds."""
+        if self.speed == 0.0 or gap_us <= 0:
+            return 0.0
+        return gap_us / 1_000_000 / self.speed

@@ -1,0 +1,221 @@
+"""Replay end to end: record a real a2a-sdk session, stop the agent, replay, rerun the client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+
+import httpx
+import pytest
+
+from recorder.capture import Capture, read_capture
+from recorder.demo import DemoAgent, SessionResult, WebhookReceiver, run_session
+from recorder.record import RecordingProxy
+from recorder.replay import Replayer
+
+BINDINGS = ["JSONRPC", "HTTP+JSON"]
+
+
+def record_session(tmp: Path, binding: str, event_delay: float = 0.05) -> tuple[Capture,
+                                                                                SessionResult]:
+    out = tmp / f"session-{binding.replace('+', '-')}.http"
+    with (
+        DemoAgent(event_delay=event_delay, enable_grpc=False) as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
+        live = asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
+    return read_capture(out), live
+
+
+@pytest.fixture(scope="module", params=BINDINGS)
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        tuple[str, Capture, SessionResult]]:
+    binding = request.param
+    capture, live = record_session(tmp_path_factory.mktemp("rec"), binding)
+    yield binding, capture, live
+
+
+def test_replayed_session_equals_live(recorded: tuple[str, Capture, SessionResult]) -> None:
+    binding, capture, live = recorded
+    with WebhookReceiver() as hook, Replayer([capture]) as replayer:
+        replayed = asyncio.run(run_session(replayer.url, binding=binding, webhook=hook))
+        assert replayer.report.misses == []
+    assert replayed.step("send").state == "completed"
+    assert replayed.errors == live.errors
+    assert replayed.webhook_deliveries == live.webhook_deliveries == 4
+    assert replayed == live
+
+
+def test_every_exchange_is_served_once_the_session_reruns(
+    recorded: tuple[str, Capture, SessionResult],
+) -> None:
+    binding, capture, _ = recorded
+    with WebhookReceiver() as hook, Replayer([capture]) as replayer:
+        asyncio.run(run_session(replayer.url, binding=binding, webhook=hook))
+        hook.wait_for(4, timeout=5)
+        report = httpx.get(f"{replayer.url}/__a2a_recorder/report", timeout=5).json()
+    assert report == {"unserved": [], "unmatched": [], "clean": True}
+
+
+def test_fifty_concurrent_clients_each_see_the_recorded_session(
+    recorded: tuple[str, Capture, SessionResult],
+) -> None:
+    binding, capture, live = recorded
+    hooks = [WebhookReceiver().start() for _ in range(50)]
+    try:
+        with Replayer([capture]) as replayer:
+
+            async def everyone() -> list[SessionResult]:
+                return await asyncio.gather(*(
+                    run_session(replayer.url, binding=binding, webhook=hook, timeout=60)
+                    for hook in hooks))
+
+            results = asyncio.run(everyone())
+            assert replayer.report.misses == []
+    finally:
+        for hook in hooks:
+            hook.stop()
+    assert all(result == live for result in results), [
+        step.name for result in results for step, want in zip(result.steps, live.steps,
+                                                              strict=True) if step != want][:5]
+
+
+def test_replay_needs_no_agent(recorded: tuple[str, Capture, SessionResult]) -> None:
+    # The agent of the recording is gone: its card URLs must not leak to the client.
+    _, capture, _ = recorded
+    with Replayer([capture]) as replayer:
+        card = httpx.get(f"{replayer.url}/.well-known/agent-card.json", timeout=5).json()
+    urls = [i["url"] for i in card["supportedInterfaces"]]
+    assert urls and all(u.startswith(replayer.url) for u in urls if not u.count("/") < 2)
+
+
+def _jsonrpc(url: str, method: str, params: object) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": "live-1", "method": method, "params": params}
+    return httpx.post(f"{url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"}, timeout=5)
+
+
+def test_a_miss_is_a_jsonrpc_error_naming_the_nearest_exchange(
+    recorded: tuple[str, Capture, SessionResult],
+) -> None:
+    binding, capture, _ = recorded
+    if binding != "JSONRPC":
+        pytest.skip("JSON-RPC shape")
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+               "parts": [{"text": "echo something never recorded"}]}
+    with Replayer([capture]) as replayer:
+        reply = _jsonrpc(replayer.url, "SendMessage", {"message": message})
+        misses = list(replayer.report.misses)
+    assert reply.status_code == 200
+    body = reply.json()
+    assert body["id"] == "live-1"
+    assert body["error"]["code"] == -32603
+    assert "nearest is #" in body["error"]["message"]
+    assert "echo something never recorded" in body["error"]["message"]
+    assert body["error"]["data"][0]["reason"] == "REPLAY_NO_MATCH"
+    assert len(misses) == 1
+
+
+def test_a_miss_over_rest_is_a_google_rpc_status(
+    recorded: tuple[str, Capture, SessionResult],
+) -> None:
+    binding, capture, _ = recorded
+    if binding != "HTTP+JSON":
+        pytest.skip("HTTP+JSON shape")
+    with Replayer([capture]) as replayer:
+        reply = httpx.get(f"{replayer.url}/a2a/rest/tasks?pageSize=7", timeout=5,
+                          headers={"A2A-Version": "1.0"})
+    assert reply.status_code == 500
+    error = reply.json()["error"]
+    assert error["status"] == "INTERNAL"
+    assert error["details"][0]["reason"] == "REPLAY_NO_MATCH"
+    assert "ListTasks" in error["message"] and "pageSize" in error["message"]
+
+
+def test_json_rpc_trailing_slash_is_served(recorded: tuple[str, Capture, SessionResult]) -> None:
+    binding, capture, _ = recorded
+    if binding != "JSONRPC":
+        pytest.skip("JSON-RPC only")
+    with Replayer([capture]) as replayer:
+        body = {"jsonrpc": "2.0", "id": 7, "method": "GetExtendedAgentCard", "params": {}}
+        reply = httpx.post(f"{replayer.url}/a2a/jsonrpc/", json=body, timeout=5,
+                           headers={"A2A-Version": "1.0"})
+    assert reply.status_code == 200
+    assert reply.json()["id"] == 7
+    assert "result" in reply.json()
+
+
+def _stream_arrivals(url: str, text: str) -> list[float]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                    "parts": [{"text": text}]}}}
+    arrivals: list[float] = []
+    with httpx.stream("POST", f"{url}/a2a/jsonrpc", json=body, timeout=20,
+                      headers={"A2A-Version": "1.0", "Accept": "text/event-stream"}) as reply:
+        for line in reply.iter_lines():
+            if line.startswith("data:"):
+                arrivals.append(time.monotonic())
+    return arrivals
+
+
+def test_timing_recorded_keeps_the_gaps_and_none_drops_them(tmp_path: Path) -> None:
+    out = tmp_path / "slow.http"
+    with DemoAgent(event_delay=0.3, enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        live = _stream_arrivals(proxy.url, "slow 3")
+    capture = read_capture(out)
+    events = capture.exchanges[-1].response.events  # type: ignore[union-attr]
+    recorded_gaps = [(b.offset_us - a.offset_us) / 1e6 for a, b in pairwise(events)]
+    with Replayer([capture], timing="recorded") as replayer:
+        paced = _stream_arrivals(replayer.url, "slow 3")
+    with Replayer([capture], timing="none") as replayer:
+        at_once = _stream_arrivals(replayer.url, "slow 3")
+    assert len(paced) == len(live) == len(events)
+    paced_gaps = [b - a for a, b in pairwise(paced)]
+    assert max(recorded_gaps) > 0.25
+    for want, got in zip(recorded_gaps, paced_gaps, strict=True):
+        assert abs(want - got) < 0.05, (recorded_gaps, paced_gaps)
+    assert max(b - a for a, b in pairwise(at_once)) < max(recorded_gaps) / 3
+
+
+def test_polling_client_reaches_a_terminal_state(tmp_path: Path) -> None:
+    out = tmp_path / "poll.http"
+
+    def poll(url: str) -> list[str]:
+        params = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                              "parts": [{"text": "slow 3"}]},
+                  "configuration": {"returnImmediately": True}}
+        task = _jsonrpc(url, "SendMessage", params).json()["result"]["task"]
+        states = [task["status"]["state"]]
+        for _ in range(200):
+            got = _jsonrpc(url, "GetTask", {"id": task["id"]}).json()["result"]
+            states.append(got["status"]["state"])
+            if states[-1] in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED"):
+                break
+            time.sleep(0.05)
+        return states
+
+    with DemoAgent(event_delay=0.1, enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        live = poll(proxy.url)
+    with Replayer([read_capture(out)]) as replayer:
+        replayed = poll(replayer.url)
+    assert live[-1] == "TASK_STATE_COMPLETED"
+    assert replayed == live
+
+
+def test_strict_report_lists_what_was_never_served(
+    recorded: tuple[str, Capture, SessionResult],
+) -> None:
+    _, capture, _ = recorded
+    with Replayer([capture]) as replayer:
+        httpx.get(f"{replayer.url}/.well-known/agent-card.json", timeout=5)
+        report = json.loads(httpx.get(f"{replayer.url}/__a2a_recorder/report", timeout=5).text)
+    assert report["clean"] is False
+    assert "#1 AgentCard" not in report["unserved"]
+    assert len(report["unserved"]) == len(capture.exchanges) - 1
