@@ -98,6 +98,8 @@ def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
     data = render(capture).encode("utf-8")
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
+        # mkstemp makes the file 0600; a capture is an ordinary file, so follow the umask.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -107,6 +109,12 @@ def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
         Path(temporary).unlink(missing_ok=True)
         raise
     _fsync_directory(target.parent)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def _fsync_directory(folder: Path) -> None:
