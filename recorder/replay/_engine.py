@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
-    AGENT_CARD,
     PUSH_DELIVERY,
     Binding,
     Classification,
