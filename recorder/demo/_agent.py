@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
+# a2a-sdk 1.3.0 quirk: importing the v0.3 gRPC handler before `a2a.client` leaves the client
+# factory without its v0.3 gRPC transport, so the client is imported first, on purpose.
+import a2a.client  # noqa: F401
 import grpc
 import httpx
 import uvicorn

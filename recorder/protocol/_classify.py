@@ -594,7 +594,7 @@ def _grpc_error(response: ResponseLike) -> str | None:
     raw = metadata.get("grpc-status", "").strip()
     if not raw:
         return None
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         return unknown_error_name("GRPCError", raw)
     code = int(raw)
     if code == 0:

@@ -6,7 +6,19 @@ stable placeholders).  Shells: `Recorder` (the mitmproxy addon, options `a2a_*`)
 """
 
 from recorder.record._addon import RELAY_PREFIX, PushRelay, Recorder
-from recorder.record._cardrewrite import CardRewrite, rewrite_card, rewrite_url
+from recorder.record._cardrewrite import (
+    CardRewrite,
+    rewrite_card,
+    rewrite_grpc_interfaces,
+    rewrite_url,
+)
+from recorder.record._grpcrecord import (
+    GrpcRecord,
+    GrpcTap,
+    GrpcUpstream,
+    call_exchange,
+    parse_grpc_upstream,
+)
 from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
 from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 
@@ -15,6 +27,9 @@ __all__ = [
     "SECRET_FIELDS",
     "SECRET_HEADERS",
     "CardRewrite",
+    "GrpcRecord",
+    "GrpcTap",
+    "GrpcUpstream",
     "Mode",
     "ProxyStartError",
     "PushRelay",
@@ -22,6 +37,9 @@ __all__ = [
     "RecordingProxy",
     "Redactor",
     "api_key_headers",
+    "call_exchange",
+    "parse_grpc_upstream",
     "rewrite_card",
+    "rewrite_grpc_interfaces",
     "rewrite_url",
 ]

@@ -59,8 +59,9 @@ from recorder.protocol import (
     classify,
     interfaces_from_card,
 )
-from recorder.record._cardrewrite import rewrite_card
+from recorder.record._cardrewrite import rewrite_card, rewrite_grpc_interfaces
 from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
+from recorder.record._grpcrecord import GrpcRecord, redact_messages
 from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
@@ -167,6 +168,8 @@ class Recorder:
         self._cards: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._warned_signed = False
+        # The proxy's own gRPC address (`host:port`); reverse mode points GRPC interfaces at it.
+        self.grpc_target: str | None = None
 
     # -- options ----------------------------------------------------------------------------
 
@@ -348,6 +351,9 @@ class Recorder:
         assert flow.response is not None
         at = CARD_LOCATION.get(classification.binding, ())
         result = rewrite_card(body, _upstream_origin(flow), _own_origin(flow), at=at)
+        if self.grpc_target:
+            grpc = rewrite_grpc_interfaces(result.body, self.grpc_target, at=at)
+            result = replace(grpc, replaced=(*result.replaced, *grpc.replaced))
         if not result.changed:
             return
         flow.response.content = result.body
@@ -447,6 +453,66 @@ class Recorder:
             notes=notes,
             error=error,
         )
+
+    def record_grpc(self, record: GrpcRecord, upstream: str) -> None:
+        """Write one gRPC call observed on the gRPC listener (see `_grpcrecord`).
+
+        `upstream` is its origin as the capture header names it (`grpc://127.0.0.1:50051`).
+        """
+        if self.out is None:
+            return
+        classification = self._classify_values(upstream, record.request, record.response)
+        if not classification.is_a2a and not self.record_all:
+            return
+        path = self.out
+        if self.split != "none":
+            name = _safe_name(upstream.partition("://")[2])
+            if self.split == "context" and classification.context_id:
+                name += "." + _safe_name(classification.context_id)
+            path = self.out / f"{name}.http"
+        with self._lock:
+            sink = self._sinks.get(path) or self._new_sink(path, upstream)
+            sink.count += 1
+            request, response, notes = record.request, record.response, record.notes
+            if not self.keep_secrets:
+                sink.redactor.take_hits()
+                request = sink.redactor.request(request)
+                request = replace(request, messages=redact_messages(request.messages,
+                                                                   sink.redactor.body))
+                if response is not None:
+                    response = sink.redactor.response(response)
+                    response = replace(response, messages=redact_messages(
+                        response.messages, sink.redactor.body))
+                hits = sink.redactor.take_hits()
+                notes = (*notes, f"redacted: {', '.join(hits)}") if hits else notes
+            sink.writer.append(Exchange(
+                number=sink.count, classification=classification, request=request,
+                response=response,
+                started_us=max(0, int((record.started - sink.started) * 1_000_000)),
+                duration_us=max(0, int((record.ended - record.started) * 1_000_000)),
+                notes=notes, error=record.error))
+
+    def _classify_values(
+        self, upstream: str, request: Request, response: Response | None
+    ) -> Classification:
+        # gRPC knows no tenant from its path; the HTTP card of any upstream may name one.
+        interfaces = tuple(i for found in self._interfaces.values() for i in found)
+        try:
+            return classify(request, response, interfaces=interfaces)
+        except Exception as exc:  # a classifier bug must not break the proxy
+            logger.warning("classification failed for %s%s: %s", upstream, request.target, exc)
+            return Classification(reason=f"classification failed: {exc}")
+
+    def _new_sink(self, path: Path, upstream: str) -> _Sink:
+        started = time.time()
+        header = Capture(started=_iso(started), recorder_version=recorder.__version__,
+                         upstreams=(upstream,), redacted=_redaction_policy(self.keep_secrets))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sink = _Sink(CaptureWriter(path, header), started)
+        for card in self._cards:
+            sink.redactor.learn_card(card)
+        self._sinks[path] = sink
+        return sink
 
     def _path_for(self, flow: http.HTTPFlow, classification: Classification) -> Path:
         assert self.out is not None

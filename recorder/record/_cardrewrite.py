@@ -150,3 +150,51 @@ def _dumps_like(body: bytes, document: Any) -> bytes:
         return json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
     separators = (", ", ": ") if b'": ' in body else (",", ":")
     return json.dumps(document, separators=separators, ensure_ascii=False).encode("utf-8")
+
+
+# gRPC interfaces: (list key or None for the card itself, binding field, url field).
+# v1.0 supportedInterfaces[].protocolBinding; v0.3 additionalInterfaces[].transport and the
+# card's own url when its preferredTransport is GRPC.
+GRPC_INTERFACE_FIELDS: tuple[tuple[str | None, str, str], ...] = (
+    ("supportedInterfaces", "protocolBinding", "url"),
+    ("additionalInterfaces", "transport", "url"),
+    (None, "preferredTransport", "url"),
+)
+GRPC_BINDING = "GRPC"
+
+
+def grpc_url(old: str, target: str) -> str:
+    """`old` pointed at `target` (`host:port`), keeping a scheme if `old` had one."""
+    scheme, sep, _ = old.partition("://")
+    return f"{scheme}://{target}" if sep else target
+
+
+def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = ()) -> CardRewrite:
+    """Point every GRPC interface of the card at `target` (the recorder's gRPC `host:port`).
+
+    The recorder has one gRPC upstream, so every gRPC interface the card lists (v1.0 and v0.3
+    entries name the same server) is reached through it; unlike HTTP URLs they are not matched
+    against the upstream (a TLS front or a load balancer may stand between them).
+    """
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return CardRewrite(body)
+    card = _find(document, at)
+    if not isinstance(card, dict):
+        return CardRewrite(body)
+    replaced: list[tuple[str, str]] = []
+    for list_key, binding, field in GRPC_INTERFACE_FIELDS:
+        holders = [card] if list_key is None else card.get(list_key)
+        for holder in holders if isinstance(holders, list) else ():
+            old = holder.get(field) if isinstance(holder, dict) else None
+            if not isinstance(old, str) or str(holder.get(binding, "")).upper() != GRPC_BINDING:
+                continue
+            new = grpc_url(old, target)
+            if new != old:
+                holder[field] = new
+                replaced.append((old, new))
+    signed = bool(card.get("signatures"))
+    if not replaced:
+        return CardRewrite(body, signed=signed)
+    return CardRewrite(_reencode(body, document, tuple(replaced)), tuple(replaced), signed)

@@ -13,6 +13,9 @@ Facts this module is built around (mitmproxy 12):
   home folder.
 - mitmproxy keeps one global context (`mitmproxy.ctx`), so run one `RecordingProxy` per process
   at a time.
+- gRPC (`grpc_upstream`) is a second mode in the same master, `reverse:tcp://` (plaintext) or
+  `reverse:tls://` (TLS), decoded by `GrpcTap` (see `_grpcrecord`).  mitmproxy refuses two modes
+  on the same address, port 0 included, so a requested port 0 is resolved to a free port first.
 
 Exceptions: `ProxyStartError(RuntimeError)` when the proxy cannot start.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -34,6 +38,7 @@ from mitmproxy import exceptions, options
 from mitmproxy.tools.dump import DumpMaster
 
 from recorder.record._addon import Recorder
+from recorder.record._grpcrecord import GrpcRecord, GrpcTap, GrpcUpstream, parse_grpc_upstream
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
@@ -90,8 +95,15 @@ class RecordingProxy:
         webhook_paths: Sequence[str] = (),
         confdir: Path | str | None = None,
         mitm_options: Mapping[str, Any] | None = None,
+        grpc_upstream: str | None = None,
+        grpc_listen: tuple[str, int] | None = None,
     ) -> None:
         self.mode = _mode(mode)
+        self.grpc_upstream: GrpcUpstream | None = (
+            parse_grpc_upstream(grpc_upstream) if grpc_upstream else None)
+        self.grpc_listen = grpc_listen or (listen[0], 0)
+        self._grpc_mode: str | None = None
+        self._grpc_address: tuple[str, int] | None = None
         self.upstream = _check_upstream(self.mode, upstream)
         self.listen = listen
         self.out = Path(out) if out is not None else None
@@ -132,6 +144,16 @@ class RecordingProxy:
         """`http://host:port` of the listening proxy (the real port when 0 was asked for)."""
         host = self.host
         return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def grpc_target(self) -> str | None:
+        """`host:port` of the gRPC listener (None without `grpc_upstream`)."""
+        if self.grpc_upstream is None:
+            return None
+        if self._grpc_address is None:
+            raise RuntimeError("RecordingProxy is not running")
+        host, port = self._grpc_address
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""
@@ -249,14 +271,22 @@ class RecordingProxy:
             errorcheck.finish()
             master.addons.remove(errorcheck)
         master.addons.add(self.addon)
+        if self.grpc_upstream is not None:
+            self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen))
+            master.addons.add(GrpcTap(self._grpc_mode, self._on_grpc_call))
         opts.update(**self._options())
         return master
+
+    def _on_grpc_call(self, record: GrpcRecord) -> None:
+        assert self.grpc_upstream is not None
+        self.addon.record_grpc(record, self.grpc_upstream.origin)
 
     def _options(self) -> dict[str, Any]:
         mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else "regular"
         host, port = self.listen
+        modes = [mode] if self._grpc_mode is None else [mode, self._grpc_mode]
         return {
-            "mode": [mode],
+            "mode": modes,
             "listen_host": host,
             "listen_port": port,
             "confdir": str(self._confdir_path()),
@@ -279,9 +309,12 @@ class RecordingProxy:
         proxyserver = master.addons.get("proxyserver")
         while not run.done():
             addresses = proxyserver.listen_addrs()
-            if addresses and proxyserver.is_running:
-                host, port = addresses[0][:2]
-                self._address = (host, port)
+            if addresses and proxyserver.is_running and self._all_listening(proxyserver):
+                self._address = self._main_address(proxyserver)
+                if self._grpc_mode is not None:
+                    host, port = proxyserver.servers[self._grpc_mode].listen_addrs[0][:2]
+                    self._grpc_address = (host, port)
+                    self.addon.grpc_target = self.grpc_target
                 return
             if errors.messages:
                 break
@@ -289,6 +322,17 @@ class RecordingProxy:
         detail = "; ".join(errors.messages) or _task_failure(run) or "proxy stopped"
         self._failure = ProxyStartError(f"proxy could not start: {detail}")
         raise self._failure
+
+    def _all_listening(self, proxyserver: Any) -> bool:
+        return all(server.listen_addrs for server in proxyserver.servers)
+
+    def _main_address(self, proxyserver: Any) -> tuple[str, int]:
+        for server in proxyserver.servers:
+            if server.mode.full_spec != self._grpc_mode and server.listen_addrs:
+                host, port = server.listen_addrs[0][:2]
+                return host, port
+        host, port = proxyserver.listen_addrs()[0][:2]
+        return host, port
 
     async def _shutdown(self, master: Any, run: asyncio.Task[None]) -> None:
         proxyserver = master.addons.get("proxyserver")
@@ -323,6 +367,17 @@ def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"upstream must be an http(s) URL with a host, not {upstream!r}")
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def _resolved(listen: tuple[str, int]) -> tuple[str, int]:
+    """`listen` with port 0 replaced by a port that is free now (see the module docstring)."""
+    host, port = listen
+    if port:
+        return host, port
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return host, int(sock.getsockname()[1])
 
 
 def _task_failure(task: asyncio.Task[None]) -> str | None:

@@ -8,13 +8,14 @@ spaced), so a Python agent's replay still looks like a Python agent.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from recorder.capture import Headers, Response
-from recorder.capture._bodies import json_form_of
+from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.protocol import Binding
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.
@@ -62,6 +63,16 @@ def substitute_body(body: bytes, mapping: Mapping[str, str]) -> bytes:
     return _Swapper(mapping, _KEEP).body(body)
 
 
+def substitute_json_text(text: str, mapping: Mapping[str, str]) -> str:
+    """JSON text (a gRPC message's proto-JSON) with recorded values swapped, style kept."""
+    return _Swapper(mapping, _KEEP).json_text(text)
+
+
+def substitute_text(text: str, mapping: Mapping[str, str]) -> str:
+    """Plain text (a gRPC status message) with recorded values swapped, as header values are."""
+    return _Swapper(mapping, _KEEP).text(text)
+
+
 def substitute_headers(headers: Iterable[tuple[str, str]], mapping: Mapping[str, str]) -> Headers:
     """Header values with recorded values swapped, inside longer values too (`Bearer <id>`)."""
     swap = _Swapper(mapping, _KEEP)
@@ -73,6 +84,23 @@ def _event_bytes(lines: Iterable[str], newline: str) -> bytes:
 
 
 _KEEP = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def _form_of(text: str) -> JsonForm | None:
+    """The serialisation style of a recorded JSON text (cached: the same texts recur)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return next((f for f in JSON_FORMS.values() if _dumps(f, value) == text), None)
+
+
+def _dumps(form: JsonForm, value: Json) -> str | None:
+    try:
+        return form.dumps(value)
+    except (ValueError, RecursionError):
+        return None
 
 
 class _Swapper:
@@ -102,10 +130,9 @@ class _Swapper:
         return self.json_text(text).encode("utf-8")
 
     def json_text(self, text: str) -> str:
-        found = json_form_of(text)
-        if found is None:
+        form = _form_of(text)
+        if form is None:
             return self.text(text)
-        form, _ = found
         return form.dumps(self._document(json.loads(text)))
 
     def event(self, lines: Iterable[str]) -> list[str]:

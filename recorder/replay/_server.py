@@ -28,8 +28,9 @@ from recorder.protocol import (
     classify,
     interfaces_from_card,
 )
-from recorder.record._cardrewrite import rewrite_card
+from recorder.record._cardrewrite import rewrite_card, rewrite_grpc_interfaces
 from recorder.replay._engine import Engine, Match, Miss
+from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._respond import Answer, answer, substitute_body, substitute_headers
 from recorder.replay._timing import Timing
 
@@ -86,6 +87,7 @@ class ReplayApp:
         self.on_miss = on_miss
         self.deliver = deliver
         self.base_url = ""
+        self.grpc_target: str | None = None  # `host:port` of the gRPC face, when it runs
         self.upstreams = _upstreams(captures)
         self.interfaces = _interfaces(exchanges)
         self.report = Report([e for e in exchanges if e.response is not None], self.engine.served)
@@ -105,9 +107,12 @@ class ReplayApp:
             return
         self.engine.mint_ids(found)
         reply = self._answer(found, request)
+        before, after = _split_deliveries(found) if self.deliver else ((), ())
+        if before:
+            await self._deliver(found, before)
         await self._send(send, reply)
-        if self.deliver and found.recorded.deliveries:
-            self._spawn(self._deliver(found))
+        if after:
+            self._spawn(self._deliver(found, after))
 
     def _answer(self, found: Match, request: Request) -> Answer:
         exchange = found.recorded.exchange
@@ -122,6 +127,8 @@ class ReplayApp:
         body = reply.body
         for upstream in self.upstreams or _host_origin(exchange.request):
             body = rewrite_card(body, upstream, self.base_url, at=location).body
+        if self.grpc_target:
+            body = rewrite_grpc_interfaces(body, self.grpc_target, at=location).body
         return Answer(reply.status, reply.reason, reply.headers, body, reply.events)
 
     async def _send(self, send: Send, reply: Answer) -> None:
@@ -173,11 +180,11 @@ class ReplayApp:
                        upstream.content)
         await self._send(send, reply)
 
-    async def _deliver(self, found: Match) -> None:
+    async def _deliver(self, found: Match, deliveries: tuple[Exchange, ...]) -> None:
         mapping = found.conversation.to_live
         previous = found.recorded.exchange.started_us
         async with httpx.AsyncClient(timeout=10) as client:
-            for delivery in found.recorded.deliveries:
+            for delivery in deliveries:
                 await asyncio.sleep(self.timing.delay(max(0, delivery.started_us - previous)))
                 previous = delivery.started_us
                 await self._post_delivery(client, delivery, mapping)
@@ -204,6 +211,19 @@ class ReplayApp:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _split_deliveries(found: Match) -> tuple[tuple[Exchange, ...], tuple[Exchange, ...]]:
+    """Deliveries that completed before the trigger's response did, and those after.
+
+    A blocking send whose agent delivered every event before answering is replayed the same
+    way: a client that checks its webhook as soon as the send returns sees them all.
+    """
+    trigger = found.recorded.exchange
+    end = trigger.started_us + trigger.duration_us
+    deliveries = found.recorded.deliveries
+    before = tuple(d for d in deliveries if d.started_us + d.duration_us <= end)
+    return before, tuple(d for d in deliveries if d not in before)
 
 
 async def _read_request(scope: Scope, receive: Receive) -> Request:
@@ -265,17 +285,31 @@ def _interfaces(exchanges: list[Exchange]) -> tuple[Interface, ...]:
 
 
 class Replayer:
-    """A replay server on its own thread: `with Replayer([capture]) as r: use(r.url)`."""
+    """A replay server on its own thread: `with Replayer([capture]) as r: use(r.url)`.
+
+    gRPC: a grpc.aio server on `grpc_port` (0 = a free port) runs next to the HTTP one, in the
+    same loop and on the same engine, when `grpc_port` is given or the captures hold any gRPC
+    exchange; `.grpc_target` is its `host:port` (None when it does not run), and the served
+    card's GRPC interfaces point at it.
+    """
 
     def __init__(self, captures: list[Capture], *, host: str = "127.0.0.1", port: int = 0,
-                 timing: Timing | str = "none", on_miss: str | None = None) -> None:
+                 timing: Timing | str = "none", on_miss: str | None = None,
+                 grpc_port: int | None = None) -> None:
         self.app = ReplayApp(captures, timing=Timing.parse(timing) if isinstance(timing, str)
                              else timing, on_miss=on_miss)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host
         self.port: int = self._sock.getsockname()[1]
         self.app.base_url = self.url
+        has_grpc = any(e.classification.binding is Binding.GRPC
+                       for capture in captures for e in capture.exchanges)
+        self._grpc_port = grpc_port if grpc_port is not None else (0 if has_grpc else None)
         self._runner = BackgroundLoop(self._main, name="a2a-replay")
+
+    @property
+    def grpc_target(self) -> str | None:
+        return self.app.grpc_target
 
     @property
     def url(self) -> str:
@@ -287,7 +321,17 @@ class Replayer:
         return self.app.report
 
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
-        await serve_asgi(self.app, self._sock, ready, stop)
+        if self._grpc_port is None:
+            await serve_asgi(self.app, self._sock, ready, stop)
+            return
+        server, port = await start_grpc_server(self.app, self.host, self._grpc_port)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.app.grpc_target = f"{host}:{port}"
+        try:
+            await serve_asgi(self.app, self._sock, ready, stop)
+        finally:
+            await server.stop(grace=0.5)
+            self.app.grpc_target = None
 
     def start(self) -> Self:
         self._runner.start()

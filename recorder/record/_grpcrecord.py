@@ -1,0 +1,304 @@
+"""Recording gRPC: a tap on mitmproxy TCP flows that decodes the HTTP/2 it relays.
+
+Choice made here: **both plaintext and TLS gRPC go through mitmproxy as TCP** and are decoded by
+our own passive `H2Observer`, never by mitmproxy's HTTP/2 stack.
+- Plaintext (`reverse:tcp://HOST:PORT@listen`): mitmproxy kills h2c with prior knowledge, so it
+  must not see HTTP; as TCP it relays the bytes untouched and calls `tcp_message` for each chunk.
+- TLS (`reverse:tls://HOST:PORT@listen`): mitmproxy terminates TLS on both hops (its CA towards
+  the client, the agent's certificate checked upstream, ALPN `h2` passed through) and hands the
+  decrypted bytes to the same hook.  `reverse:https://` would re-encode every frame through
+  mitmproxy's HTTP/2 layer (new HPACK state, new DATA boundaries, buffered bodies unless
+  streamed); the TCP form forwards exactly what each peer sent and shares one decoder with the
+  plaintext path, so both produce identical exchanges.
+This keeps everything inside the one `DumpMaster` (one more `mode` entry), with no relay of our
+own to start, stop and keep in sync with the proxy's lifetime.
+
+`call_exchange` (pure) turns an observed `H2Call` into capture values: the request is
+`POST <:path>` with the metadata (`:authority` kept, other pseudo-headers dropped, `-bin`
+values in canonical unpadded base64) and decoded messages; the response is `HTTP/2 <:status>`
+with its metadata, timed messages (offsets from the call's start) and trailers.  A
+trailers-only response has no headers, only trailers.  A message that does not decode (unknown
+service, unknown compression, bytes a newer peer added) is kept raw, with a note.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from recorder.capture import GrpcMessage, Headers, Request, Response
+from recorder.protocol._grpc import (
+    ENCODING_HEADER,
+    Direction,
+    GrpcFramingError,
+    canonical_binary_header,
+    decode_message,
+    grpc_method,
+    is_binary_header,
+    timed_messages,
+)
+from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
+
+logger = logging.getLogger(__name__)
+
+# grpc_upstream scheme -> mitmproxy reverse scheme.  No scheme means plaintext (h2c).
+UPSTREAM_SCHEMES: dict[str, str] = {
+    "": "tcp",
+    "http": "tcp",
+    "grpc": "tcp",
+    "tcp": "tcp",
+    "https": "tls",
+    "grpcs": "tls",
+    "tls": "tls",
+}
+# Request pseudo-headers that the request line already says; `:authority` is kept as metadata.
+REQUEST_LINE_PSEUDO = frozenset({":method", ":scheme", ":path"})
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcUpstream:
+    """Where the recorder's gRPC listener forwards to, and how (`tcp` plaintext or `tls`)."""
+
+    host: str
+    port: int
+    transport: str  # "tcp" or "tls"
+
+    @property
+    def origin(self) -> str:
+        """The upstream as the capture header names it: `grpc://h:p` or `grpcs://h:p`."""
+        scheme = "grpcs" if self.transport == "tls" else "grpc"
+        return f"{scheme}://{_host_port(self.host, self.port)}"
+
+    def mode(self, listen: tuple[str, int]) -> str:
+        """The mitmproxy mode spec: `reverse:tcp://127.0.0.1:50051@127.0.0.1:6000`."""
+        host, port = listen
+        return f"reverse:{self.transport}://{_host_port(self.host, self.port)}@{host}:{port}"
+
+
+def parse_grpc_upstream(text: str) -> GrpcUpstream:
+    """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS).
+
+    Raises ValueError for anything else.
+    """
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    transport = UPSTREAM_SCHEMES.get(scheme.lower())
+    host, _, port_text = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if transport is None or not host or not _port_ok(port_text):
+        raise ValueError(f"gRPC upstream must be HOST:PORT or https://HOST:PORT, not {text!r}")
+    return GrpcUpstream(host, int(port_text), transport)
+
+
+def _port_ok(text: str) -> bool:
+    return text.isascii() and text.isdigit() and 0 < int(text) < 65536
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+# --- pure: an observed call -> capture values ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcRecord:
+    """One observed gRPC call as capture values; times are epoch seconds."""
+
+    request: Request
+    response: Response | None
+    started: float
+    ended: float
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def metadata_headers(headers: Iterable[tuple[str, str]], drop: frozenset[str]) -> Headers:
+    """HTTP/2 header pairs as capture headers: `drop` names left out, `-bin` values canonical."""
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        if name in drop:
+            continue
+        out.append((name, _binary_text(value) if is_binary_header(name) else value))
+    return tuple(out)
+
+
+def _binary_text(value: str) -> str:
+    try:
+        return canonical_binary_header(value)
+    except ValueError:
+        return value if value.isprintable() else value.encode("latin-1", "replace").hex()
+
+
+def decode_messages(
+    path: str,
+    timed: Iterable[tuple[int, bool, bytes]],
+    direction: Direction,
+    encoding: str | None,
+) -> tuple[tuple[GrpcMessage, ...], tuple[str, ...]]:
+    """Decoded messages (raw where decoding fails) and notes saying what stayed raw."""
+    messages: list[GrpcMessage] = []
+    raw = 0
+    for offset, compressed, data in timed:
+        found = decode_message(path, data, direction, compressed=compressed, encoding=encoding)
+        if found is None:
+            raw += 1
+            messages.append(GrpcMessage(offset, raw=data, compressed=compressed))
+        else:
+            type_name, text = found
+            messages.append(GrpcMessage(offset, json=text, compressed=compressed,
+                                        type_name=type_name))
+    notes: tuple[str, ...] = ()
+    if raw:
+        why = "unknown gRPC service" if grpc_method(path) is None else "not decodable"
+        notes = (f"{direction} gRPC messages kept raw ({raw}): {why}",)
+    return tuple(messages), notes
+
+
+def _frame(
+    path: str, chunks: Iterable[tuple[int, bytes]], direction: Direction, encoding: str | None
+) -> tuple[tuple[GrpcMessage, ...], tuple[str, ...]]:
+    chunks = list(chunks)
+    try:
+        timed, pending = timed_messages(chunks)
+    except GrpcFramingError as err:
+        data = b"".join(chunk for _, chunk in chunks)
+        first = chunks[0][0] if chunks else 0
+        return (GrpcMessage(first, raw=data),), (f"{direction} body is not gRPC framing: {err}",)
+    messages, notes = decode_messages(path, timed, direction, encoding)
+    if pending:
+        notes = (*notes, f"{direction} stream truncated ({pending} bytes of an unfinished message)")
+    return messages, notes
+
+
+def call_exchange(call: H2Call, epoch_us: int = 0) -> GrpcRecord:
+    """Capture values for one observed call; `epoch_us` turns the call's times into epoch ones."""
+    path = call.path or ""
+    method = call.request_header(":method") or "POST"
+    request_messages, notes = _frame(
+        path, [(0, call.request_data)] if call.request_data else [], "request",
+        call.request_header(ENCODING_HEADER))
+    request = Request(method, path, metadata_headers(call.request_headers, REQUEST_LINE_PSEUDO),
+                      http_version="HTTP/2", messages=request_messages)
+    started, ended = (epoch_us + call.started_us) / 1e6, (epoch_us + call.ended_us) / 1e6
+    response, more, error = _response(call, path)
+    return GrpcRecord(request, response, started, ended, (*notes, *more), error)
+
+
+def _response(call: H2Call, path: str) -> tuple[Response | None, tuple[str, ...], str | None]:
+    notes: list[str] = []
+    error = None
+    if call.reset:
+        notes.append(f"stream reset (code {call.reset_code})")
+        error = f"HTTP/2 stream reset, error code {call.reset_code}"
+    if call.truncated:
+        notes.append("stream truncated")
+        error = error or "connection closed before the call ended"
+    if not call.response_headers:
+        return None, tuple(notes), error or "no response"
+    status_text = call.response_header(":status") or "0"
+    status = int(status_text) if status_text.isascii() and status_text.isdigit() else 0
+    chunks = [(at - call.started_us, data) for at, data in call.response_chunks]
+    messages, framing = _frame(path, chunks, "response", call.response_header(ENCODING_HEADER))
+    notes.extend(framing)
+    drop = frozenset({":status"})
+    trailers = metadata_headers(call.trailers, drop)
+    headers = () if call.trailers_only else metadata_headers(call.response_headers, drop)
+    if call.trailers_only:
+        notes.append("trailers-only")
+    response = Response(status, "", headers, http_version="HTTP/2", messages=messages,
+                        trailers=trailers)
+    return response, tuple(notes), error
+
+
+# --- the mitmproxy shell --------------------------------------------------------------------
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+@dataclass
+class _Connection:
+    observer: H2Observer = field(default_factory=H2Observer)
+    failed: bool = False
+
+
+class GrpcTap:
+    """mitmproxy addon: decode the TCP flows of one gRPC listener and hand over each call.
+
+    `sink(record)` is called for every finished call, in the proxy's loop.  Only flows whose
+    proxy mode is `mode_spec` are watched; the bytes are forwarded untouched (the hook reads
+    `flow.messages` and then drops them, so a long connection does not pile up in memory).
+    A connection whose bytes are not HTTP/2 is forwarded and logged, never recorded.
+    """
+
+    def __init__(self, mode_spec: str, sink: Callable[[GrpcRecord], None]) -> None:
+        self.mode_spec = mode_spec
+        self.sink = sink
+        self._connections: dict[str, _Connection] = {}
+
+    def _watched(self, flow: Any) -> bool:
+        mode = getattr(flow.client_conn, "proxy_mode", None)
+        return getattr(mode, "full_spec", None) == self.mode_spec
+
+    def tcp_start(self, flow: Any) -> None:
+        if self._watched(flow):
+            self._connections[flow.id] = _Connection()
+
+    def tcp_message(self, flow: Any) -> None:
+        connection = self._connections.get(flow.id)
+        if connection is None or not flow.messages:
+            return
+        messages: Sequence[Any] = list(flow.messages)
+        flow.messages.clear()
+        if connection.failed:
+            return
+        for message in messages:
+            feed = (connection.observer.client_data if message.from_client
+                    else connection.observer.server_data)
+            try:
+                feed(message.content, _now_us())
+            except H2ProtocolError as err:
+                connection.failed = True
+                logger.warning("gRPC listener: not HTTP/2, forwarded unrecorded: %s", err)
+                return
+        self._drain(connection)
+
+    def tcp_end(self, flow: Any) -> None:
+        connection = self._connections.pop(flow.id, None)
+        if connection is None:
+            return
+        connection.observer.close(_now_us())
+        self._drain(connection)
+
+    tcp_error = tcp_end
+
+    def done(self) -> None:
+        for flow_id in list(self._connections):
+            connection = self._connections.pop(flow_id)
+            connection.observer.close(_now_us())
+            self._drain(connection)
+
+    def _drain(self, connection: _Connection) -> None:
+        for call in connection.observer.completed():
+            try:
+                record = call_exchange(call)
+            except Exception as exc:  # a decoding bug must not break the relay
+                logger.warning("gRPC call on stream %d not recorded: %s", call.stream_id, exc)
+                continue
+            self.sink(record)
+
+
+def redact_messages(
+    messages: tuple[GrpcMessage, ...], redact_body: Callable[[bytes], bytes]
+) -> tuple[GrpcMessage, ...]:
+    """Messages with secrets redacted in their JSON, as bodies are (push-config tokens)."""
+    return tuple(
+        replace(m, json=redact_body(m.json.encode()).decode()) if m.json is not None else m
+        for m in messages
+    )
