@@ -1,0 +1,152 @@
+"""Sequence alignment of two captures' exchanges on their operation keys.
+
+Strategy: Myers' O((N+M)·D) difference algorithm in its linear-space form (find the middle
+snake, split, repeat; an explicit stack instead of recursion), after trimming the common
+prefix and suffix.  Memory stays O(N+M) whatever the captures, and time is near-linear when
+they are nearly the same (one extra GetTask poll costs D=1), which is the case that matters.
+
+A budget bounds the work on captures that have little in common: a sub-problem whose middle
+snake needs more than `max_edits` steps is paired position by position instead (marked
+`approximate`), so the worst case stays O((N+M)·max_edits) time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+DEFAULT_MAX_EDITS = 2000
+
+
+class StepKind(StrEnum):
+    PAIR = "pair"  # same key on both sides
+    REMOVED = "removed"  # only in A
+    INSERTED = "inserted"  # only in B
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of an alignment: indexes into A and B (None on the side that lacks it)."""
+
+    kind: StepKind
+    a: int | None
+    b: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    steps: tuple[Step, ...]
+    approximate: bool = False  # some stretch exceeded the edit budget and was paired by position
+
+
+def align(
+    a: Sequence[Hashable], b: Sequence[Hashable], *, max_edits: int = DEFAULT_MAX_EDITS
+) -> Alignment:
+    """Align two key sequences, minimising inserted plus removed items.
+
+    >>> [s.kind.value for s in align("ABC", "ABXC").steps]
+    ['pair', 'pair', 'inserted', 'pair']
+    """
+    steps: list[Step] = []
+    approximate = False
+    # Work items: a box (a_lo, a_hi, b_lo, b_hi) still to solve, or steps ready to emit.
+    # Boxes are solved left to right, so items are pushed in reverse.
+    stack: list[tuple[int, int, int, int] | list[Step]] = [(0, len(a), 0, len(b))]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            steps.extend(item)
+            continue
+        a_lo, a_hi, b_lo, b_hi, prefix, suffix = _trim(a, b, *item)
+        steps.extend(Step(StepKind.PAIR, i, j) for i, j in prefix)
+        tail = [Step(StepKind.PAIR, i, j) for i, j in suffix]
+        if a_lo == a_hi or b_lo == b_hi:
+            steps.extend(_one_sided(a_lo, a_hi, b_lo, b_hi) + tail)
+            continue
+        split = _middle_snake(a, b, a_lo, a_hi, b_lo, b_hi, max_edits)
+        if split is None or split in ((a_lo, b_lo), (a_hi, b_hi)):
+            approximate = approximate or split is None
+            steps.extend(_by_position(a, b, a_lo, a_hi, b_lo, b_hi) + tail)
+            continue
+        x, y = split
+        stack += [tail, (x, a_hi, y, b_hi), (a_lo, x, b_lo, y)]
+    return Alignment(tuple(steps), approximate)
+
+
+def _trim(
+    a: Sequence[Hashable], b: Sequence[Hashable], a_lo: int, a_hi: int, b_lo: int, b_hi: int
+) -> tuple[int, int, int, int, list[tuple[int, int]], list[tuple[int, int]]]:
+    prefix = []
+    while a_lo < a_hi and b_lo < b_hi and a[a_lo] == b[b_lo]:
+        prefix.append((a_lo, b_lo))
+        a_lo, b_lo = a_lo + 1, b_lo + 1
+    suffix = []
+    while a_lo < a_hi and b_lo < b_hi and a[a_hi - 1] == b[b_hi - 1]:
+        a_hi, b_hi = a_hi - 1, b_hi - 1
+        suffix.append((a_hi, b_hi))
+    suffix.reverse()
+    return a_lo, a_hi, b_lo, b_hi, prefix, suffix
+
+
+def _one_sided(a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[Step]:
+    removed = [Step(StepKind.REMOVED, i, None) for i in range(a_lo, a_hi)]
+    return removed + [Step(StepKind.INSERTED, None, j) for j in range(b_lo, b_hi)]
+
+
+def _by_position(
+    a: Sequence[Hashable], b: Sequence[Hashable], a_lo: int, a_hi: int, b_lo: int, b_hi: int
+) -> list[Step]:
+    """Fallback: walk both sides together, pairing equal keys and splitting unequal ones."""
+    steps = []
+    i, j = a_lo, b_lo
+    while i < a_hi and j < b_hi:
+        if a[i] == b[j]:
+            steps.append(Step(StepKind.PAIR, i, j))
+        else:
+            steps += [Step(StepKind.REMOVED, i, None), Step(StepKind.INSERTED, None, j)]
+        i, j = i + 1, j + 1
+    return steps + _one_sided(i, a_hi, j, b_hi)
+
+
+def _middle_snake(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    a_lo: int,
+    a_hi: int,
+    b_lo: int,
+    b_hi: int,
+    max_edits: int,
+) -> tuple[int, int] | None:
+    """A split point (x, y) on some shortest edit path through the box (Myers 1986, §4b)."""
+    n, m = a_hi - a_lo, b_hi - b_lo
+    delta = n - m
+    odd = delta % 2 != 0
+    limit = (n + m + 1) // 2
+    offset = limit + 1
+    forward = [0] * (2 * offset + 1)  # furthest x reached on diagonal k, forward
+    backward = [0] * (2 * offset + 1)  # furthest x reached on diagonal k, from the end
+    for d in range(min(limit, max_edits) + 1):
+        for k in range(-d, d + 1, 2):
+            x = _forward_x(forward, offset, k, d)
+            y = x - k
+            while x < n and y < m and a[a_lo + x] == b[b_lo + y]:
+                x, y = x + 1, y + 1
+            forward[offset + k] = x
+            if odd and abs(delta - k) <= d - 1 and x + backward[offset + delta - k] >= n:
+                return a_lo + x, b_lo + y
+        for k in range(-d, d + 1, 2):
+            x = _forward_x(backward, offset, k, d)
+            y = x - k
+            while x < n and y < m and a[a_hi - 1 - x] == b[b_hi - 1 - y]:
+                x, y = x + 1, y + 1
+            backward[offset + k] = x
+            if not odd and abs(delta - k) <= d and x + forward[offset + delta - k] >= n:
+                return a_hi - x, b_hi - y
+    return None  # over budget
+
+
+def _forward_x(v: list[int], offset: int, k: int, d: int) -> int:
+    if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
+        return v[offset + k + 1]  # step down: an insertion
+    return v[offset + k - 1] + 1  # step right: a removal

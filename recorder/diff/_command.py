@@ -1,0 +1,144 @@
+"""`a2a-recorder diff A B`: the thin shell that reads files and writes the report.
+
+Exit status: 0 when the captures are the same, 1 when they differ (or a folder has unpaired
+files), 2 on an error (a missing, unreadable or damaged file: `file:line: ...` on stderr,
+or a bad `--ignore` pattern).  For two folders, files are paired by their path relative to
+each folder, and the status is the worst over all pairs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from recorder.capture import Capture, CaptureParseError, read_capture
+from recorder.diff._compare import CaptureDiff, diff_captures, parse_ignores
+from recorder.diff._report import FORMATS, render_report
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+CAPTURE_SUFFIX = ".http"
+
+
+class DiffInputError(Exception):
+    """A diff input that cannot be used; the message is ready to print."""
+
+
+@dataclass
+class _Run:
+    diffs: list[CaptureDiff] = field(default_factory=list)
+    unpaired: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> int:
+        if self.errors:
+            return EXIT_ERROR
+        differ = self.unpaired or any(not d.same for d in self.diffs)
+        return EXIT_DIFFERENT if differ else EXIT_SAME
+
+
+def _read(path: Path) -> Capture:
+    try:
+        return read_capture(path)
+    except CaptureParseError as exc:
+        raise DiffInputError(str(exc)) from exc
+    except OSError as exc:
+        raise DiffInputError(f"{path}: {exc.strerror or exc}") from exc
+
+
+def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    names_a = {p.relative_to(a).as_posix() for p in a.rglob(f"*{CAPTURE_SUFFIX}") if p.is_file()}
+    names_b = {p.relative_to(b).as_posix() for p in b.rglob(f"*{CAPTURE_SUFFIX}") if p.is_file()}
+    unpaired = [("A", n) for n in sorted(names_a - names_b)]
+    unpaired += [("B", n) for n in sorted(names_b - names_a)]
+    return sorted(names_a & names_b), unpaired
+
+
+def _diff_files(run: _Run, a: Path, b: Path, ignore: Sequence[str], timing: bool) -> None:
+    try:
+        ca, cb = _read(a), _read(b)
+    except DiffInputError as exc:
+        run.errors.append(str(exc))
+        return
+    run.diffs.append(
+        diff_captures(ca, cb, ignore=ignore, timing=timing, a_name=str(a), b_name=str(b))
+    )
+
+
+def run_diff(a: Path, b: Path, *, ignore: Sequence[str] = (), timing: bool = False) -> _Run:
+    """Diff two files or two folders; errors are collected, not raised."""
+    run = _Run()
+    if a.is_dir() and b.is_dir():
+        names, run.unpaired = _pair_folders(a, b)
+        for name in names:
+            _diff_files(run, a / name, b / name, ignore, timing)
+    elif a.is_dir() or b.is_dir():
+        run.errors.append(f"{a if a.is_dir() else b}: a folder can only be diffed with a folder")
+    else:
+        _diff_files(run, a, b, ignore, timing)
+    return run
+
+
+@click.command("diff")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="PATH",
+    help="Drop differences at PATH and below: status, header:etag, body.result.metadata, "
+    "$.result.task.metadata, events[*].data, framing, rename:enum. Repeatable.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of standard output.",
+)
+@click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
+def diff_command(
+    a: Path, b: Path, fmt: str, ignore: tuple[str, ...], output: Path | None, timing: bool
+) -> None:
+    """Compare two captures A and B (or two folders of captures) of the same scenario.
+
+    Volatile values (ids, timestamps, ports, tokens) are normalised, exchanges are aligned by
+    operation, and v0.3 -> v1.0 renames are summarised.  Exit status: 0 same, 1 different,
+    2 error.
+    """
+    try:
+        parse_ignores(ignore)
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    run = run_diff(a, b, ignore=ignore, timing=timing)
+    for message in run.errors:
+        click.echo(f"error: {message}", err=True)
+    if run.diffs or run.unpaired:
+        color = output is None and fmt == "text" and sys.stdout.isatty()
+        report = render_report(fmt, run.diffs, unpaired=run.unpaired, color=color)
+        _emit(report, output)
+    sys.exit(run.status)
+
+
+def _emit(report: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(report, nl=False)
+        return
+    try:
+        output.write_text(report, encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"error: {output}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)

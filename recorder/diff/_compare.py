@@ -1,0 +1,610 @@
+"""Compare two captures exchange by exchange, event by event, JSON-aware.
+
+Pipeline (pure): normalise each capture (`_normalise`), align the exchanges on their operation
+keys (`_align`), compare each aligned pair, and, where a pair differs, translate both sides to
+the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
+reported as a real difference.
+
+Paths name what differs; the same syntax selects what `--ignore` drops:
+
+    status                 the response status code
+    request.method         request.target; binding; version; error; response
+    header:NAME            a header on either side (request.header:NAME, response.header:NAME)
+    trailer:NAME           a gRPC trailer
+    body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
+    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events.count
+    messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
+    $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
+    framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
+    timing                 timing.duration_us, events[N].offset_us (only with timing=True)
+    rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
+
+PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
+A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
+a pattern applies to both sides.  Key order is never a difference; it is reported as a note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from recorder.capture import Capture
+from recorder.diff._align import StepKind, align
+from recorder.diff._normalise import (
+    Body,
+    Correspondence,
+    NormalEvent,
+    NormalExchange,
+    NormalGrpc,
+    NormalRequest,
+    NormalResponse,
+    normalise_capture,
+)
+from recorder.diff._renames import RenameNote, to_v1
+
+# Headers that carry A2A meaning; everything else (and the volatile ones) is not compared.
+REQUEST_HEADERS = (
+    "content-type",
+    "accept",
+    "a2a-version",
+    "a2a-extensions",
+    "x-a2a-extensions",
+    "authorization",
+    "x-a2a-notification-token",
+    "content-encoding",
+    "te",
+    "grpc-encoding",
+)
+RESPONSE_HEADERS = (
+    "content-type",
+    "a2a-version",
+    "a2a-extensions",
+    "x-a2a-extensions",
+    "cache-control",
+    "vary",
+    "location",
+    "www-authenticate",
+    "content-encoding",
+    "x-accel-buffering",
+    "grpc-status",
+    "grpc-message",
+    "grpc-encoding",
+)
+TRAILERS = ("grpc-status", "grpc-message", "grpc-status-details")
+# Timing differences below this are scheduling noise, not behaviour.
+TIMING_TOLERANCE_US = 50_000
+NEWLINES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+
+
+class DiffKind(StrEnum):
+    CHANGED = "changed"
+    ADDED = "added"
+    REMOVED = "removed"
+    KEY_ORDER = "key-order"  # a note: never makes two captures differ
+    FRAMING = "framing"
+    TIMING = "timing"
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One raw difference: where (`path`), what kind, the old (A) and new (B) values.
+
+    `json_path` is the part of `path` inside a JSON document ("" for its root), or None when
+    the difference is not inside one; `$.` ignore patterns match against it.
+    """
+
+    kind: DiffKind
+    path: str
+    old: Any = ABSENT
+    new: Any = ABSENT
+    json_path: str | None = None
+
+    @property
+    def counts(self) -> bool:
+        return self.kind is not DiffKind.KEY_ORDER
+
+
+@dataclass(frozen=True, slots=True)
+class RenameSummary:
+    """A group of raw differences explained by one v0.3 <-> v1.0 rename."""
+
+    rule: str
+    text: str
+    old: str
+    new: str
+    count: int
+    reverse: bool  # True when B is the v0.3 side
+    raw: tuple[Difference, ...] = ()
+
+
+class PairKind(StrEnum):
+    SAME = "same"
+    CHANGED = "changed"
+    INSERTED = "inserted"  # only in B
+    REMOVED = "removed"  # only in A
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeDiff:
+    """One step of the alignment: a compared pair, or an exchange on one side only."""
+
+    kind: PairKind
+    operation: str
+    a: int | None  # exchange number in A
+    b: int | None
+    differences: tuple[Difference, ...] = ()  # what remains after renames (notes included)
+    renames: tuple[RenameSummary, ...] = ()
+    raw: tuple[Difference, ...] = ()  # everything, before renames were recognised
+
+    @property
+    def label(self) -> str:
+        a = f"A#{self.a}" if self.a is not None else "A#-"
+        b = f"B#{self.b}" if self.b is not None else "B#-"
+        return f"{a} ~ {b}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureDiff:
+    """The diff of two captures; `same` is True when nothing counted differs."""
+
+    a_name: str
+    b_name: str
+    exchanges: tuple[ExchangeDiff, ...]
+    approximate: bool = False  # alignment fell back to positional pairing somewhere
+
+    def count(self, kind: PairKind) -> int:
+        return sum(1 for e in self.exchanges if e.kind is kind)
+
+    @property
+    def compared(self) -> int:
+        return self.count(PairKind.SAME) + self.count(PairKind.CHANGED)
+
+    @property
+    def renames(self) -> int:
+        return sum(len(e.renames) for e in self.exchanges)
+
+    @property
+    def same(self) -> bool:
+        return all(e.kind is PairKind.SAME for e in self.exchanges)
+
+    def summary(self) -> str:
+        return (
+            f"{self.compared} exchanges compared, {self.count(PairKind.CHANGED)} differ, "
+            f"{self.count(PairKind.INSERTED)} inserted, {self.count(PairKind.REMOVED)} removed, "
+            f"{self.renames} renames"
+        )
+
+
+# -- ignore patterns ----------------------------------------------------------------------------
+
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*")\]')
+
+
+def _segments(path: str) -> list[str]:
+    """Split `a.b[3].c` into ["a", "b", "[3]", "c"]; header names are case-insensitive."""
+    out = []
+    for name, index in _SEGMENT.findall(path):
+        seg = f"[{index}]" if index else name
+        out.append(seg.lower() if seg.startswith(("header:", "trailer:")) else seg)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class IgnorePattern:
+    """A parsed `--ignore` pattern (syntax in the module docstring)."""
+
+    text: str
+    segments: tuple[str, ...]
+    side: str | None  # "request", "response" or None for both
+    json_only: bool  # a `$.` pattern
+
+    @classmethod
+    def parse(cls, text: str) -> IgnorePattern:
+        """Parse a pattern; raise ValueError with a hint when it cannot be one."""
+        raw = text.strip()
+        if not raw or raw.count("[") != raw.count("]") or ".." in raw:
+            raise ValueError(
+                f"bad ignore pattern {text!r}: expected e.g. body.result.metadata, "
+                "header:etag, $.result.task.metadata, events[*].data"
+            )
+        json_only = raw == "$" or raw.startswith(("$.", "$["))
+        if json_only:
+            raw = raw[1:]
+        segments = _segments(raw)
+        side = None
+        if not json_only and segments and segments[0] in ("request", "response"):
+            side, segments = segments[0], segments[1:]
+        return cls(text, tuple(segments), side, json_only)
+
+    def matches(self, diff: Difference) -> bool:
+        if self.json_only:
+            return diff.json_path is not None and _prefix(self.segments, _segments(diff.json_path))
+        segments = _segments(diff.path)
+        on_request = bool(segments) and segments[0] == "request"
+        if on_request:
+            segments = segments[1:]
+        if (self.side == "request" and not on_request) or (self.side == "response" and on_request):
+            return False
+        return _prefix(self.segments, segments)
+
+    def matches_rename(self, summary: RenameSummary) -> bool:
+        return self.segments in ((f"rename:{summary.rule}",), ("rename:*",))
+
+
+def _prefix(pattern: Sequence[str], segments: Sequence[str]) -> bool:
+    if len(pattern) > len(segments):
+        return False
+    return all(_segment_match(p, s) for p, s in zip(pattern, segments, strict=False))
+
+
+def _segment_match(pattern: str, segment: str) -> bool:
+    if pattern == segment:
+        return True
+    if pattern == "[*]":
+        return segment.startswith("[")
+    return pattern == "*" and not segment.startswith("[")
+
+
+def parse_ignores(patterns: Iterable[str]) -> tuple[IgnorePattern, ...]:
+    return tuple(IgnorePattern.parse(p) for p in patterns)
+
+
+def _kept(diffs: Iterable[Difference], ignores: Sequence[IgnorePattern]) -> tuple[Difference, ...]:
+    return tuple(d for d in diffs if not any(p.matches(d) for p in ignores))
+
+
+# -- structural comparison ----------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z_@$][\w\-@$]*\Z")
+
+
+def _join(path: str, key: str) -> str:
+    if _NAME.match(key):
+        return f"{path}.{key}" if path else key
+    return f'{path}["{key}"]'
+
+
+class _Collector:
+    """Accumulates differences for one pair, in document order."""
+
+    def __init__(self, timing: bool, ids: Correspondence) -> None:
+        self.timing = timing
+        self.ids = ids
+        self.out: list[Difference] = []
+
+    def same(self, a: Any, b: Any) -> bool:
+        if isinstance(a, str) and isinstance(b, str):
+            return self.ids.same(a, b)
+        if isinstance(a, bool) or isinstance(b, bool):
+            return a is b
+        if isinstance(a, int | float) and isinstance(b, int | float):
+            return a == b
+        return type(a) is type(b) and a == b
+
+    def add(
+        self,
+        kind: DiffKind,
+        path: str,
+        old: Any = ABSENT,
+        new: Any = ABSENT,
+        json_path: str | None = None,
+    ) -> None:
+        self.out.append(Difference(kind, path, old, new, json_path))
+
+    def value(self, path: str, old: Any, new: Any) -> None:
+        if not self.same(old, new):
+            self.add(_value_kind(old, new), path, old, new)
+
+    def json(self, a: Any, b: Any, path: str, inner: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            self._object(a, b, path, inner)
+        elif isinstance(a, list) and isinstance(b, list):
+            self._array(a, b, path, inner)
+        elif not self.same(a, b):
+            self.add(DiffKind.CHANGED, path, a, b, inner)
+
+    def _object(self, a: dict[str, Any], b: dict[str, Any], path: str, inner: str) -> None:
+        for key, value in a.items():
+            if key in b:
+                self.json(value, b[key], _join(path, key), _join(inner, key))
+            else:
+                self.add(DiffKind.REMOVED, _join(path, key), value, ABSENT, _join(inner, key))
+        for key, value in b.items():
+            if key not in a:
+                self.add(DiffKind.ADDED, _join(path, key), ABSENT, value, _join(inner, key))
+        if a.keys() == b.keys() and list(a) != list(b):
+            self.add(DiffKind.KEY_ORDER, path, list(a), list(b), inner)
+
+    def _array(self, a: list[Any], b: list[Any], path: str, inner: str) -> None:
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            self.json(x, y, f"{path}[{i}]", f"{inner}[{i}]")
+        for i in range(len(b), len(a)):
+            self.add(DiffKind.REMOVED, f"{path}[{i}]", a[i], ABSENT, f"{inner}[{i}]")
+        for i in range(len(a), len(b)):
+            self.add(DiffKind.ADDED, f"{path}[{i}]", ABSENT, b[i], f"{inner}[{i}]")
+
+    def body(self, a: Body, b: Body, path: str) -> None:
+        if a.kind == "json" and b.kind == "json":
+            self.json(a.value, b.value, path, "")
+        elif a.kind != b.kind or not self.same(a.value, b.value):
+            self.add(_value_kind(_shown(a), _shown(b)), path, _shown(a), _shown(b))
+
+    def headers(
+        self,
+        a: Sequence[tuple[str, str]],
+        b: Sequence[tuple[str, str]],
+        names: Sequence[str],
+        prefix: str,
+    ) -> None:
+        ha, hb = _header_map(a), _header_map(b)
+        for name in names:
+            self.value(f"{prefix}:{name}", ha.get(name, ABSENT), hb.get(name, ABSENT))
+
+    def timing_value(self, path: str, old: int, new: int) -> None:
+        if self.timing and abs(old - new) > TIMING_TOLERANCE_US:
+            self.add(DiffKind.TIMING, path, old, new)
+
+
+def _value_kind(old: Any, new: Any) -> DiffKind:
+    if old is ABSENT:
+        return DiffKind.ADDED
+    return DiffKind.REMOVED if new is ABSENT else DiffKind.CHANGED
+
+
+def _shown(body: Body) -> Any:
+    return ABSENT if body.kind == "empty" else body.value
+
+
+def _header_map(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in headers:
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
+
+def compare_exchanges(
+    a: NormalExchange,
+    b: NormalExchange,
+    *,
+    timing: bool = False,
+    ids: Correspondence | None = None,
+) -> tuple[Difference, ...]:
+    """Every raw difference between two normalised exchanges (notes included).
+
+    `ids` carries the placeholder correspondence across the pairs of one capture diff.
+    """
+    c = _Collector(timing, ids if ids is not None else Correspondence())
+    c.value("binding", a.binding, b.binding)
+    c.value("version", a.version, b.version)
+    _compare_request(c, a.request, b.request)
+    c.value("error", a.error or ABSENT, b.error or ABSENT)
+    if a.response is None or b.response is None:
+        c.value("response", _status(a.response), _status(b.response))
+    else:
+        _compare_response(c, a.response, b.response)
+    c.timing_value("timing.duration_us", a.duration_us, b.duration_us)
+    return tuple(c.out)
+
+
+def _status(response: NormalResponse | None) -> Any:
+    return ABSENT if response is None else response.status
+
+
+def _compare_request(c: _Collector, a: NormalRequest, b: NormalRequest) -> None:
+    c.value("request.method", a.method, b.method)
+    c.value("request.target", a.target, b.target)
+    c.headers(a.headers, b.headers, REQUEST_HEADERS, "request.header")
+    c.body(a.body, b.body, "request.body")
+    _compare_messages(c, a.messages, b.messages, "request.messages")
+
+
+def _compare_response(c: _Collector, a: NormalResponse, b: NormalResponse) -> None:
+    c.value("status", a.status, b.status)
+    c.headers(a.headers, b.headers, RESPONSE_HEADERS, "header")
+    c.body(a.body, b.body, "body")
+    _compare_events(c, a.events, b.events)
+    _compare_messages(c, a.messages, b.messages, "messages")
+    c.headers(a.trailers, b.trailers, TRAILERS, "trailer")
+    _compare_framing(c, a, b)
+
+
+def _compare_events(c: _Collector, a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> None:
+    c.value("events.count", len(a), len(b))
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        c.value(f"events[{i}].event", x.event, y.event)
+        c.value(f"events[{i}].id", x.id, y.id)
+        c.body(x.data, y.data, f"events[{i}].data")
+        if x.comments != y.comments:
+            c.add(DiffKind.FRAMING, f"events[{i}].comments", list(x.comments), list(y.comments))
+        c.timing_value(f"events[{i}].offset_us", x.offset_us, y.offset_us)
+    for i in range(len(b), len(a)):
+        c.add(DiffKind.REMOVED, f"events[{i}]", _event_shown(a[i]), ABSENT)
+    for i in range(len(a), len(b)):
+        c.add(DiffKind.ADDED, f"events[{i}]", ABSENT, _event_shown(b[i]))
+
+
+def _event_shown(event: NormalEvent) -> dict[str, Any]:
+    return {"event": event.event, "data": _shown(event.data)}
+
+
+def _compare_messages(
+    c: _Collector, a: Sequence[NormalGrpc], b: Sequence[NormalGrpc], path: str
+) -> None:
+    c.value(f"{path}.count", len(a), len(b))
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        c.body(x.body, y.body, f"{path}[{i}]")
+        c.timing_value(f"{path}[{i}].offset_us", x.offset_us, y.offset_us)
+    for i in range(len(b), len(a)):
+        c.add(DiffKind.REMOVED, f"{path}[{i}]", _shown(a[i].body), ABSENT)
+    for i in range(len(a), len(b)):
+        c.add(DiffKind.ADDED, f"{path}[{i}]", ABSENT, _shown(b[i].body))
+
+
+def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> None:
+    if (a.events or a.comment_blocks) and (b.events or b.comment_blocks) and a.newline != b.newline:
+        c.add(
+            DiffKind.FRAMING,
+            "framing.newline",
+            NEWLINES.get(a.newline, a.newline),
+            NEWLINES.get(b.newline, b.newline),
+        )
+    if a.comment_blocks != b.comment_blocks:
+        c.add(DiffKind.FRAMING, "framing.comments", a.comment_blocks, b.comment_blocks)
+
+
+# -- pairs, renames, whole captures -------------------------------------------------------------
+
+
+def diff_exchanges(
+    a: NormalExchange,
+    b: NormalExchange,
+    *,
+    ignores: Sequence[IgnorePattern] = (),
+    timing: bool = False,
+    ids: Correspondence | None = None,
+) -> ExchangeDiff:
+    """Compare one aligned pair; summarise version renames when the two sides differ in them."""
+    ids = ids if ids is not None else Correspondence()
+    raw = _kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
+    pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, raw, (), raw)
+    if not any(d.counts for d in raw):
+        return pair
+    ta, notes_a = to_v1(a)
+    tb, notes_b = to_v1(b)
+    renames = _summaries(notes_a, notes_b, raw)
+    if not renames:  # no version renames, or the same ones on both sides
+        return _with(pair, PairKind.CHANGED, raw, ())
+    residual = _kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores)
+    renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
+    changed = bool(renames) or any(d.counts for d in residual)
+    return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
+
+
+def _with(
+    pair: ExchangeDiff,
+    kind: PairKind,
+    diffs: tuple[Difference, ...],
+    renames: tuple[RenameSummary, ...],
+) -> ExchangeDiff:
+    return ExchangeDiff(kind, pair.operation, pair.a, pair.b, diffs, renames, pair.raw)
+
+
+def _summaries(
+    notes_a: Sequence[RenameNote],
+    notes_b: Sequence[RenameNote],
+    raw: Sequence[Difference],
+) -> tuple[RenameSummary, ...]:
+    """Renames applied on one side only, grouped by (rule, old, new).
+
+    A rule applied at the same place on both sides (two v0.3 captures) is no rename between
+    them; whatever differs there is reported raw.
+    """
+    only_a, only_b = _one_sided_notes(notes_a, notes_b), _one_sided_notes(notes_b, notes_a)
+    out = []
+    for notes, reverse in ((only_a, False), (only_b, True)):
+        groups: dict[tuple[str, str, str], list[RenameNote]] = {}
+        for note in notes:
+            groups.setdefault(_key(note), []).append(note)
+        for (rule, old, new), same in groups.items():
+            paths = [n.path for n in same]
+            related = tuple(d for d in raw if _related(d.path, paths))
+            text = same[0].describe(reverse=reverse)
+            out.append(RenameSummary(rule, text, old, new, len(same), reverse, related))
+    return tuple(out)
+
+
+def _one_sided_notes(notes: Sequence[RenameNote], others: Sequence[RenameNote]) -> list[RenameNote]:
+    available = Counter((n.rule, n.path) for n in others)
+    out = []
+    for note in notes:
+        if available[(note.rule, note.path)] > 0:
+            available[(note.rule, note.path)] -= 1
+        else:
+            out.append(note)
+    return out
+
+
+def _key(note: RenameNote) -> tuple[str, str, str]:
+    return (note.rule.value, note.old, note.new)
+
+
+def _related(path: str, note_paths: Sequence[str]) -> bool:
+    return any(_under(path, p) or _under(p, path) for p in note_paths)
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + ":"))
+
+
+def diff_normalised(
+    a: Sequence[NormalExchange],
+    b: Sequence[NormalExchange],
+    *,
+    ignore: Iterable[str] = (),
+    timing: bool = False,
+    a_name: str = "A",
+    b_name: str = "B",
+) -> CaptureDiff:
+    """Align and compare two normalised exchange sequences."""
+    ignores = parse_ignores(ignore)
+    alignment = align([e.key for e in a], [e.key for e in b])
+    ids = Correspondence()
+    out = []
+    for step in alignment.steps:
+        if step.kind is StepKind.PAIR:
+            assert step.a is not None and step.b is not None
+            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids)
+            out.append(pair)
+        elif step.kind is StepKind.REMOVED:
+            assert step.a is not None
+            out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
+        else:
+            assert step.b is not None
+            out.append(ExchangeDiff(PairKind.INSERTED, b[step.b].key, None, b[step.b].number))
+    return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate)
+
+
+def diff_captures(
+    a: Capture,
+    b: Capture,
+    *,
+    ignore: Iterable[str] = (),
+    timing: bool = False,
+    a_name: str = "A",
+    b_name: str = "B",
+) -> CaptureDiff:
+    """Diff two captures of the same scenario.
+
+    Volatile values are normalised per capture, exchanges are aligned on their operations
+    (an extra poll is one insertion), and each pair is compared structurally.  `ignore` holds
+    patterns in the syntax of this module's docstring; a bad one raises ValueError.
+
+    Example::
+
+        result = diff_captures(read_capture("py.http"), read_capture("js.http"))
+        result.same       # False
+        result.summary()  # "5 exchanges compared, 2 differ, 0 inserted, 0 removed, 3 renames"
+    """
+    return diff_normalised(
+        normalise_capture(a),
+        normalise_capture(b),
+        ignore=ignore,
+        timing=timing,
+        a_name=a_name,
+        b_name=b_name,
+    )

@@ -1,0 +1,725 @@
+"""Volatile-value normalisation: one capture (or one live session) in, placeholders out.
+
+Strategy.  Every run of the same scenario carries fresh ids, timestamps, ports and tokens
+(a2a-wire.md §8).  A `Normaliser` gives each volatile value a placeholder that is stable *within*
+one capture: the first task id seen becomes `<task-1>`, the second `<task-2>`, and every later
+occurrence of the same value (a URL path, an SSE event, an error message) reads `<task-1>` too.
+So "the task id returned by exchange 2 is used in exchange 3" survives, and compares equal across
+two captures, while two unrelated ids stay distinguishable.
+
+Two passes: `observe_*` discovers ids by *field name* (tables below), in exchange order; the
+substituting calls (`json`, `text`, `target`, `headers`) then replace them *by value* wherever
+they occur.  A live session (the replayer) can interleave the two: observe what it served,
+normalise what comes in.  `normalise_capture()` does both passes for a whole capture and returns
+`NormalExchange` values that the diff compares.
+
+Invariants: pure (no I/O); never raises on odd input (non-JSON bodies become text or a byte
+summary); both v1.0 and v0.3 shapes are covered by the same tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+
+Json = Any
+
+
+class IdKind(StrEnum):
+    """The kinds of volatile id; the value is the placeholder's stem (`<task-1>`)."""
+
+    TASK = "task"
+    CONTEXT = "context"
+    MESSAGE = "message"
+    ARTIFACT = "artifact"
+    CONFIG = "config"
+    JSONRPC_ID = "jsonrpc-id"
+    ORIGIN = "origin"
+    WEBHOOK = "webhook"  # a push config's URL path (often carries a random token)
+
+
+# Id fields whose kind the name alone decides (camelCase proto-JSON; snake_case just in case).
+ID_FIELDS: Mapping[str, IdKind] = {
+    "taskId": IdKind.TASK,
+    "task_id": IdKind.TASK,
+    "referenceTaskIds": IdKind.TASK,
+    "contextId": IdKind.CONTEXT,
+    "context_id": IdKind.CONTEXT,
+    "messageId": IdKind.MESSAGE,
+    "message_id": IdKind.MESSAGE,
+    "artifactId": IdKind.ARTIFACT,
+    "artifact_id": IdKind.ARTIFACT,
+    "pushNotificationConfigId": IdKind.CONFIG,  # v0.3 get/delete params
+    "configId": IdKind.CONFIG,  # v0.3 gRPC CreateTaskPushNotificationConfigRequest
+    "config_id": IdKind.CONFIG,
+}
+
+# Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
+# v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
+_TASK_PARAM_KEYS = frozenset(
+    {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}
+)
+
+
+def _is_envelope(obj: Mapping[str, Any]) -> bool:
+    return "jsonrpc" in obj
+
+
+def _is_push_config(obj: Mapping[str, Any]) -> bool:
+    # v1.0 flat TaskPushNotificationConfig, v0.3 nested pushNotificationConfig, v1.0 get/delete
+    # params `{taskId, id}`: a Task never carries `url` or `taskId`.
+    return "url" in obj or "taskId" in obj
+
+
+def _is_task(obj: Mapping[str, Any]) -> bool:
+    return "status" in obj or "contextId" in obj or obj.get("kind") == "task"
+
+
+def _is_task_params(obj: Mapping[str, Any]) -> bool:
+    return obj.keys() <= _TASK_PARAM_KEYS
+
+
+# Who owns an `id` field, decided by the object's shape; the first predicate that holds wins.
+ID_OWNERS: tuple[tuple[Callable[[Mapping[str, Any]], bool], IdKind], ...] = (
+    (_is_envelope, IdKind.JSONRPC_ID),
+    (_is_push_config, IdKind.CONFIG),
+    (_is_task, IdKind.TASK),
+    (_is_task_params, IdKind.TASK),
+)
+
+# Push configs (v1.0 flat, v0.3 nested, inline): an object with `url` and one of these.
+_PUSH_CONFIG_MARKS = frozenset({"token", "authentication", "taskId", "id"})
+
+
+def _is_webhook_holder(obj: Mapping[str, Any]) -> bool:
+    return "url" in obj and not _PUSH_CONFIG_MARKS.isdisjoint(obj)
+
+
+# v0.3 gRPC resource names (`name: "tasks/{id}"`, `parent`) and REST paths carry ids too.
+RESOURCE_NAME_FIELDS = frozenset({"name", "parent"})
+PATH_IDS: tuple[tuple[re.Pattern[str], IdKind], ...] = (
+    (re.compile(r"(?:^|/)tasks/([^/:?#]+)"), IdKind.TASK),
+    (re.compile(r"/pushNotificationConfigs/([^/:?#]+)"), IdKind.CONFIG),
+)
+QUERY_IDS: Mapping[str, IdKind] = {"contextId": IdKind.CONTEXT, "taskId": IdKind.TASK}
+
+# Fields whose whole value is volatile, and the fixed placeholder each becomes.
+TIMESTAMP_FIELDS = frozenset({"timestamp", "statusTimestampAfter"})
+OPAQUE_FIELDS: Mapping[str, str] = {
+    "token": "<token>",
+    "credentials": "<credentials>",
+    "nextPageToken": "<page-token>",
+    "pageToken": "<page-token>",
+    "signature": "<signature>",
+}
+TIMESTAMP = "<timestamp>"
+REDACTED = "<redacted>"
+
+# HTTP headers and gRPC metadata that change on every run and say nothing about A2A.
+VOLATILE_HEADERS = frozenset(
+    {
+        "date",
+        "content-length",
+        "etag",
+        "host",
+        "user-agent",
+        "keep-alive",
+        "server",
+        ":authority",
+        "grpc-accept-encoding",
+        "x-request-id",
+    }
+)
+# Headers whose value is `<scheme> <credentials>`: keep the scheme.
+SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
+SECRET_HEADERS: Mapping[str, str] = {
+    "x-a2a-notification-token": "<token>",
+    "cookie": "<credentials>",
+    "set-cookie": "<credentials>",
+}
+STATUS_DETAILS_BIN = "grpc-status-details-bin"
+STATUS_DETAILS = "grpc-status-details"  # the decoded, normalised form
+
+_RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})"
+_RFC3339_FULL = re.compile(_RFC3339 + r"\Z")
+_RFC3339_ANY = re.compile(_RFC3339)
+_REDACTED_RE = re.compile(r"<redacted:\d+>")
+_URL_ORIGIN = re.compile(r"\b((?:https?|wss?|grpcs?)://)([^/\s\"'<>?#]+)")
+_HOST_PORT = re.compile(r"\A[\w.\-]+:\d+\Z|\A\[[0-9a-fA-F:]+\]:\d+\Z")
+# Placeholders match whole, so an id spelled like one (`task-1`) is not replaced inside one.
+_TOKEN = re.compile(r"<[a-z-]+-\d+>|[A-Za-z0-9_\-~]+")
+_MIN_TEXT_ID = 4  # shorter ids (or all-digit ones) are only replaced at their own fields
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A body (or event data, or gRPC message) after normalisation.
+
+    `kind` is "json" (value: the parsed, normalised JSON), "text" (value: normalised text),
+    "bytes" (value: a short `<N bytes sha256:…>` summary) or "empty" (value: None).
+    """
+
+    kind: str
+    value: Json = None
+
+
+EMPTY = Body("empty")
+
+
+@dataclass(frozen=True, slots=True)
+class NormalEvent:
+    """One SSE event: `event` type ("message" when absent), data, `id:` field, comment lines."""
+
+    event: str
+    data: Body
+    id: str | None = None
+    comments: tuple[str, ...] = ()
+    offset_us: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NormalGrpc:
+    body: Body
+    type_name: str | None = None
+    compressed: bool = False
+    offset_us: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NormalRequest:
+    method: str
+    target: str
+    headers: Headers  # lower-case names, volatile ones removed, values normalised
+    body: Body = EMPTY
+    messages: tuple[NormalGrpc, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NormalResponse:
+    status: int
+    headers: Headers
+    body: Body = EMPTY
+    events: tuple[NormalEvent, ...] = ()  # comment-only blocks (`: ping`) are counted apart
+    comment_blocks: int = 0
+    newline: str = "\n"
+    messages: tuple[NormalGrpc, ...] = ()
+    trailers: Headers = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NormalExchange:
+    """An exchange with its volatile values replaced; `key` is what alignment compares."""
+
+    number: int
+    key: str
+    binding: str | None
+    version: str | None
+    request: NormalRequest
+    response: NormalResponse | None
+    error: str | None = None
+    started_us: int = 0
+    duration_us: int = 0
+
+
+@dataclass
+class Normaliser:
+    """Volatile values to placeholders, consistently across one capture or one live session.
+
+    Example::
+
+        n = Normaliser()
+        n.observe_json({"jsonrpc": "2.0", "id": 7, "result": {"id": "t-9f2", "status": {}}})
+        n.json({"id": "t-9f2", "status": {"timestamp": "2026-01-01T00:00:00Z"}})
+        # -> {"id": "<task-1>", "status": {"timestamp": "<timestamp>"}}
+        n.text("Task t-9f2 is in terminal state")  # -> "Task <task-1> is in terminal state"
+        n.original("<task-1>")                     # -> "t-9f2"
+    """
+
+    _ids: dict[str | int, str] = field(default_factory=dict)
+    _text_ids: dict[str, str] = field(default_factory=dict)  # ids safe to replace inside text
+    _counts: dict[IdKind, int] = field(default_factory=dict)
+    _originals: dict[str, str | int] = field(default_factory=dict)
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def register(self, kind: IdKind, value: object) -> str | None:
+        """Give `value` a placeholder of `kind` unless it has one; return its placeholder."""
+        if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+            return None
+        known = self._ids.get(value)
+        if known is not None:
+            return known
+        count = self._counts.get(kind, 0) + 1
+        self._counts[kind] = count
+        placeholder = f"<{kind.value}-{count}>"
+        self._ids[value] = placeholder
+        self._originals[placeholder] = value
+        if isinstance(value, str) and len(value) >= _MIN_TEXT_ID and not value.isdigit():
+            self._text_ids[value] = placeholder
+        return placeholder
+
+    def observe_json(self, value: Json) -> None:
+        """Find ids in a JSON document by field name, in document order."""
+        if isinstance(value, dict):
+            self._observe_object(value)
+        elif isinstance(value, list):
+            for item in value:
+                self.observe_json(item)
+
+    def _observe_object(self, obj: dict[str, Any]) -> None:
+        owner = _id_owner(obj) if "id" in obj else None
+        if _is_webhook_holder(obj) and isinstance(obj["url"], str):
+            self._register_webhook(obj["url"])
+        for key, value in obj.items():
+            kind = owner if key == "id" else ID_FIELDS.get(key)
+            if kind is not None:
+                self._register_all(kind, value)
+            elif key in RESOURCE_NAME_FIELDS and isinstance(value, str):
+                self.observe_target("/" + value)
+            elif key == "url" and isinstance(value, str):
+                self._register_origin(value)
+            else:
+                self.observe_json(value)
+
+    def _register_all(self, kind: IdKind, value: object) -> None:
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            self.register(kind, item)
+
+    def _register_origin(self, url: str) -> None:
+        match = _URL_ORIGIN.search(url)
+        if match:
+            self.register(IdKind.ORIGIN, match.group(2))
+        elif _HOST_PORT.match(url):
+            self.register(IdKind.ORIGIN, url)
+
+    def _register_webhook(self, url: str) -> None:
+        match = _URL_ORIGIN.match(url)
+        path = url[match.end() :] if match else ""
+        if path not in ("", "/"):
+            self.register(IdKind.WEBHOOK, path)
+
+    def observe_target(self, target: str) -> None:
+        """Find ids in a request target (REST path, query) or a v0.3 resource name."""
+        path, _, query = target.partition("?")
+        for pattern, kind in PATH_IDS:
+            for match in pattern.finditer(path):
+                self.register(kind, match.group(1))
+        for name, value in _query_pairs(query):
+            if name in QUERY_IDS:
+                self.register(QUERY_IDS[name], value)
+
+    def observe_exchange(self, exchange: Exchange) -> None:
+        """Discover every id in one exchange: request, classification, then response."""
+        request = exchange.request
+        self.observe_target(request.target)
+        self._observe_body(request.body)
+        self._observe_messages(request.messages)
+        c = exchange.classification
+        for kind, value in (
+            (IdKind.TASK, c.task_id),
+            (IdKind.CONTEXT, c.context_id),
+            (IdKind.CONFIG, c.config_id),
+        ):
+            self.register(kind, value)
+        if exchange.response is not None:
+            self._observe_response(exchange.response)
+
+    def _observe_response(self, response: Response) -> None:
+        self._observe_body(response.body)
+        for event in response.events:
+            self._observe_body(_event_data(event.lines)[1].encode())
+        self._observe_messages(response.messages)
+
+    def _observe_body(self, body: bytes) -> None:
+        parsed = _parse_json(body)
+        if parsed is not _NOT_JSON:
+            self.observe_json(parsed)
+
+    def _observe_messages(self, messages: Iterable[GrpcMessage]) -> None:
+        for message in messages:
+            if message.json is not None:
+                self._observe_body(message.json.encode())
+
+    # -- substitution ------------------------------------------------------------------------
+
+    def json(self, value: Json) -> Json:
+        """A copy of a JSON document with every volatile value replaced."""
+        if isinstance(value, dict):
+            return self._object(value)
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+    def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        owner = _id_owner(obj) if "id" in obj else None
+        out = {key: self._field(key, value, owner) for key, value in obj.items()}
+        if _is_webhook_holder(obj) and isinstance(obj["url"], str):
+            out["url"] = self._webhook(obj["url"])
+        return out
+
+    def _webhook(self, url: str) -> str:
+        match = _URL_ORIGIN.match(url)
+        if match is None:
+            return self.text(url)
+        origin = self.register(IdKind.ORIGIN, match.group(2)) or match.group(2)
+        path = url[match.end() :]
+        return match.group(1) + origin + (self._ids.get(path) or self.text(path))
+
+    def _field(self, key: str, value: Json, owner: IdKind | None) -> Json:
+        kind = owner if key == "id" else ID_FIELDS.get(key)
+        if kind is not None:
+            if isinstance(value, list):
+                return [self._id(kind, item) for item in value]
+            return self._id(kind, value)
+        if isinstance(value, str) and value:
+            if key in TIMESTAMP_FIELDS:
+                return TIMESTAMP
+            if key in OPAQUE_FIELDS:
+                return OPAQUE_FIELDS[key]
+            if key == "url" and _HOST_PORT.match(value):
+                return self._id(IdKind.ORIGIN, value)
+            if key in RESOURCE_NAME_FIELDS and value.startswith("tasks/"):
+                return self.text(self._path_ids("/" + value)[1:])
+        return self.json(value)
+
+    def _path_ids(self, path: str) -> str:
+        """Replace ids at their places in a path, whatever their length."""
+        for pattern, kind in PATH_IDS:
+            path = pattern.sub(functools.partial(self._path_id, kind=kind), path)
+        return path
+
+    def _path_id(self, match: re.Match[str], kind: IdKind) -> str:
+        placeholder = self.register(kind, match.group(1)) or match.group(1)
+        start, end = match.span(1)
+        text = match.group(0)
+        return text[: start - match.start()] + placeholder + text[end - match.start() :]
+
+    def _id(self, kind: IdKind, value: Json) -> Json:
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return self.register(kind, value) or value
+        return self.json(value)
+
+    def text(self, value: str) -> str:
+        """Free text (paths, error messages, header values) with known volatile values replaced."""
+        exact = self._ids.get(value)
+        if exact is not None:
+            return exact
+        if _RFC3339_FULL.match(value):
+            return TIMESTAMP
+        if "<redacted:" in value:
+            value = _REDACTED_RE.sub(REDACTED, value)
+        if "://" in value:
+            value = _URL_ORIGIN.sub(self._origin_sub, value)
+        if self._text_ids and len(value) >= _MIN_TEXT_ID:
+            value = _TOKEN.sub(self._token_sub, value)
+        if "T" in value and "-" in value:
+            value = _RFC3339_ANY.sub(TIMESTAMP, value)
+        return value
+
+    def _origin_sub(self, match: re.Match[str]) -> str:
+        return match.group(1) + (self.register(IdKind.ORIGIN, match.group(2)) or "")
+
+    def _token_sub(self, match: re.Match[str]) -> str:
+        token = match.group(0)
+        return self._text_ids.get(token, token)
+
+    def target(self, target: str) -> str:
+        """A request target with ids in the path and volatile query values replaced."""
+        path, sep, query = target.partition("?")
+        self._register_origin(path)  # absolute-form targets (forward proxy, push deliveries)
+        pairs = [self._query_pair(name, value) for name, value in _query_pairs(query)]
+        return self.text(self._path_ids(path)) + sep + "&".join(pairs)
+
+    def _query_pair(self, name: str, value: str) -> str:
+        if name in TIMESTAMP_FIELDS:
+            return f"{name}={TIMESTAMP}"
+        if name in OPAQUE_FIELDS and value:
+            return f"{name}={OPAQUE_FIELDS[name]}"
+        if name in QUERY_IDS:
+            return f"{name}={self.register(QUERY_IDS[name], value) or value}"
+        return f"{name}={self.text(value)}"
+
+    def headers(self, headers: Headers) -> Headers:
+        """Lower-cased names, volatile headers dropped, secrets and ids in values replaced."""
+        out: list[tuple[str, str]] = []
+        for name, value in headers:
+            lower = name.lower()
+            if lower in VOLATILE_HEADERS:
+                continue
+            if lower == STATUS_DETAILS_BIN:
+                decoded = decode_status_details(value)
+                if decoded is not None:
+                    out.append((STATUS_DETAILS, _compact(self.json(decoded))))
+                continue
+            out.append((lower, self._header_value(lower, value)))
+        return tuple(out)
+
+    def _header_value(self, name: str, value: str) -> str:
+        if name in SCHEMED_HEADERS:
+            scheme = value.split(" ", 1)[0] if " " in value else ""
+            return f"{scheme} <credentials>".strip()
+        if name in SECRET_HEADERS:
+            return SECRET_HEADERS[name]
+        return self.text(value)
+
+    # -- the mapping, for a replayer that substitutes live values back -----------------------
+
+    @property
+    def placeholders(self) -> Mapping[str | int, str]:
+        """Original value -> placeholder, in first-seen order."""
+        return dict(self._ids)
+
+    def original(self, placeholder: str) -> str | int | None:
+        """The value a placeholder stands for, or None if this normaliser never saw it."""
+        return self._originals.get(placeholder)
+
+
+_PLACEHOLDER = re.compile(r"<(" + "|".join(k.value for k in IdKind) + r")-(\d+)>")
+
+
+@dataclass
+class Correspondence:
+    """Which placeholder of capture A stands for which of capture B (a one-to-one map).
+
+    Numbering is first-seen per capture, so an extra exchange in B that introduces a new id
+    (a fresh JSON-RPC id for an extra poll) shifts every later number.  Comparing placeholders
+    through a correspondence, built up in alignment order, makes `<jsonrpc-id-7>` in A equal to
+    `<jsonrpc-id-8>` in B when that is their first meeting, and keeps later uses consistent:
+    the task id returned in one exchange must be the one used in the next, on both sides.
+
+    Example::
+
+        ids = Correspondence()
+        ids.same("/tasks/<task-1>", "/tasks/<task-2>")  # True: task-1 (A) is task-2 (B)
+        ids.same("<task-1>", "<task-1>")                # False: task-1 (A) is task-2 (B)
+    """
+
+    _forward: dict[str, str] = field(default_factory=dict)
+    _backward: dict[str, str] = field(default_factory=dict)
+
+    def same(self, a: str, b: str) -> bool:
+        """True when `a` and `b` are equal up to corresponding placeholders (then recorded)."""
+        if "<" not in a and "<" not in b:
+            return a == b
+        parts_a, parts_b = _PLACEHOLDER.split(a), _PLACEHOLDER.split(b)
+        if len(parts_a) != len(parts_b):
+            return False
+        pairs = []
+        # split() gives text, kind, number, text, kind, number, ..., text.
+        for i in range(0, len(parts_a), 3):
+            if parts_a[i] != parts_b[i]:
+                return False
+            if i + 2 < len(parts_a):
+                if parts_a[i + 1] != parts_b[i + 1]:
+                    return False
+                kind = parts_a[i + 1]
+                pairs.append((f"{kind}-{parts_a[i + 2]}", f"{kind}-{parts_b[i + 2]}"))
+        return self._unify(pairs)
+
+    def _unify(self, pairs: list[tuple[str, str]]) -> bool:
+        # Check every pair before recording any, so a failed comparison leaves no trace.
+        new_forward: dict[str, str] = {}
+        new_backward: dict[str, str] = {}
+        for x, y in pairs:
+            if self._forward.get(x, new_forward.setdefault(x, y)) != y:
+                return False
+            if self._backward.get(y, new_backward.setdefault(y, x)) != x:
+                return False
+        self._forward.update(new_forward)
+        self._backward.update(new_backward)
+        return True
+
+
+def _id_owner(obj: Mapping[str, Any]) -> IdKind | None:
+    return next((kind for test, kind in ID_OWNERS if test(obj)), None)
+
+
+def _query_pairs(query: str) -> list[tuple[str, str]]:
+    # Keep the raw (still percent-encoded) text: the diff shows what was on the wire.
+    pairs = []
+    for item in query.split("&"):
+        if item:
+            name, _, value = item.partition("=")
+            pairs.append((name, value))
+    return pairs
+
+
+_NOT_JSON = object()
+
+
+def _parse_json(data: bytes) -> Any:
+    stripped = data.lstrip()
+    if not stripped or stripped[:1] not in b'{["-0123456789tfn':
+        return _NOT_JSON
+    try:
+        return json.loads(data)
+    except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
+        return _NOT_JSON
+
+
+def _compact(value: Json) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_status_details(value: str) -> Json | None:
+    """Decode a `grpc-status-details-bin` value (base64 google.rpc.Status) to proto-JSON.
+
+    Returns None when the value is not valid base64 or not a Status, or when protobuf's
+    well-known types are unavailable.
+    """
+    try:
+        from google.protobuf import json_format
+        from google.rpc import error_details_pb2, status_pb2  # noqa: F401 (registers Any types)
+    except ImportError:  # pragma: no cover - protobuf ships with a2a-sdk
+        return None
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        status = status_pb2.Status.FromString(raw)
+        return json_format.MessageToDict(status)
+    except Exception:  # noqa: BLE001 - any decode failure means "not decodable"
+        return None
+
+
+def _event_data(lines: Iterable[str]) -> tuple[str, str, str | None, tuple[str, ...]]:
+    """Split an SSE block into (event type, data, id, comments) per the SSE field rules."""
+    event, data, event_id, comments = "message", [], None, []
+    for line in lines:
+        if line.startswith(":"):
+            comments.append(line)
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value
+        elif name == "id":
+            event_id = value
+    return event, "\n".join(data), event_id, tuple(comments)
+
+
+# -- whole exchanges ----------------------------------------------------------------------------
+
+
+def exchange_key(exchange: Exchange) -> str:
+    """What alignment compares: the A2A operation (v1.0 name whatever the wire version)."""
+    operation = exchange.classification.operation
+    if operation is not None:
+        return operation
+    return f"(not A2A) {exchange.request.method}"
+
+
+def normalise_body(data: bytes, normaliser: Normaliser) -> Body:
+    """Parse and normalise a body: JSON if it parses, else text, else a byte summary."""
+    if not data:
+        return EMPTY
+    parsed = _parse_json(data)
+    if parsed is not _NOT_JSON:
+        return Body("json", normaliser.json(parsed))
+    try:
+        return Body("text", normaliser.text(data.decode("utf-8")))
+    except UnicodeDecodeError:
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        return Body("bytes", f"<{len(data)} bytes sha256:{digest}>")
+
+
+def _normal_event(event: SseEvent, normaliser: Normaliser) -> NormalEvent:
+    kind, data, event_id, comments = _event_data(event.lines)
+    return NormalEvent(
+        event=kind,
+        data=normalise_body(data.encode(), normaliser),
+        id=normaliser.text(event_id) if event_id is not None else None,
+        comments=comments,
+        offset_us=event.offset_us,
+    )
+
+
+def _normal_grpc(message: GrpcMessage, normaliser: Normaliser) -> NormalGrpc:
+    if message.json is not None:
+        body = normalise_body(message.json.encode(), normaliser)
+    else:
+        body = normalise_body(message.raw or b"", normaliser)
+    return NormalGrpc(body, message.type_name, message.compressed, message.offset_us)
+
+
+def normalise_request(request: Request, normaliser: Normaliser) -> NormalRequest:
+    return NormalRequest(
+        method=request.method,
+        target=normaliser.target(request.target),
+        headers=normaliser.headers(request.headers),
+        body=normalise_body(request.body, normaliser),
+        messages=tuple(_normal_grpc(m, normaliser) for m in request.messages),
+    )
+
+
+def normalise_response(response: Response, normaliser: Normaliser) -> NormalResponse:
+    events = [_normal_event(e, normaliser) for e in response.events]
+    data_events = tuple(e for e in events if not _comment_only(e))
+    return NormalResponse(
+        status=response.status,
+        headers=normaliser.headers(response.headers),
+        body=normalise_body(response.body, normaliser),
+        events=data_events,
+        comment_blocks=len(events) - len(data_events),
+        newline=response.newline,
+        messages=tuple(_normal_grpc(m, normaliser) for m in response.messages),
+        trailers=normaliser.headers(response.trailers),
+    )
+
+
+def _comment_only(event: NormalEvent) -> bool:
+    return bool(event.comments) and event.data is EMPTY and event.id is None
+
+
+def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExchange:
+    """One exchange through a normaliser (which should already have observed it)."""
+    c = exchange.classification
+    response = exchange.response
+    return NormalExchange(
+        number=exchange.number,
+        key=exchange_key(exchange),
+        binding=c.binding.value if c.binding else None,
+        version=c.version.value if c.version else None,
+        request=normalise_request(exchange.request, normaliser),
+        response=normalise_response(response, normaliser) if response is not None else None,
+        error=normaliser.text(exchange.error) if exchange.error else None,
+        started_us=exchange.started_us,
+        duration_us=exchange.duration_us,
+    )
+
+
+def normalise_capture(
+    capture: Capture, normaliser: Normaliser | None = None
+) -> tuple[NormalExchange, ...]:
+    """Every exchange of a capture, normalised with placeholders numbered in first-seen order.
+
+    Discovery runs over the whole capture first, so an id first named inside free text (an
+    error message) before its own field appears is still replaced.
+    """
+    normaliser = normaliser if normaliser is not None else Normaliser()
+    exchanges = in_start_order(capture)
+    for exchange in exchanges:
+        normaliser.observe_exchange(exchange)
+    return tuple(normalise_exchange(e, normaliser) for e in exchanges)
+
+
+def in_start_order(capture: Capture) -> list[Exchange]:
+    """The exchanges in the order they started.
+
+    A capture lists exchanges as they completed, and concurrency makes that order vary from
+    run to run (a push delivery completes inside the send that caused it, a cancel before the
+    subscription it ends).  The order requests were made in is what a scenario fixes.
+    """
+    return sorted(capture.exchanges, key=lambda e: (e.started_us, e.number))
