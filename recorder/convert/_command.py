@@ -1,0 +1,97 @@
+"""`a2a-recorder convert`: mitmproxy flow files and HAR files -> one capture (the shell).
+
+Reads every INPUT (format by extension, else by sniffing: HAR is JSON), converts them in the
+order given, and writes one capture.  Exit status 2 with `file: what is wrong` when an input
+cannot be read or is damaged; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from recorder.capture import write_capture
+from recorder.convert._flows import observed_from_flows, read_flows
+from recorder.convert._har import load_har, observed_from_har
+from recorder.convert._observed import ConvertError, Observed, convert
+
+HAR_SUFFIXES = frozenset({".har"})
+FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
+
+
+def load_observed(path: Path) -> tuple[list[Observed], int]:
+    """The exchanges in one input file, and how many of its flows were not HTTP.
+
+    Raises `ConvertError` (`path: what is wrong`).
+    """
+    if _is_har(path):
+        try:
+            return observed_from_har(load_har(path)), 0
+        except ConvertError as exc:
+            if str(exc).startswith(f"{path}:"):
+                raise
+            raise ConvertError(f"{path}: {exc}") from exc
+    return observed_from_flows(read_flows(path))
+
+
+def _is_har(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
+        return suffix in HAR_SUFFIXES
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False  # the flow reader reports the error
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
+
+
+@click.command("convert")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Capture file to write.",
+)
+@click.option("--all", "include_all", is_flag=True, help="Also keep exchanges that are not A2A.")
+@click.option("--keep-secrets", is_flag=True, help="Write secrets instead of redacting them.")
+def convert_command(
+    inputs: tuple[Path, ...], out: Path, include_all: bool, keep_secrets: bool
+) -> None:
+    """Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a capture.
+
+    Exchanges are classified as the recorder does (an agent card's interfaces help once the
+    card has been seen), secrets are redacted unless --keep-secrets, and exchanges that are
+    not A2A are left out unless --all.
+    """
+    observed: list[Observed] = []
+    not_http = 0
+    try:
+        for path in inputs:
+            items, others = load_observed(path)
+            observed.extend(items)
+            not_http += others
+    except ConvertError as exc:
+        _fail(str(exc))
+    result = convert(observed, keep_secrets=keep_secrets, include_all=include_all)
+    for problem in result.problems:
+        click.echo(f"warning: left out {problem}", err=True)
+    try:
+        write_capture(out, result.capture)
+    except OSError as exc:
+        _fail(f"{out}: {exc.strerror or exc}")
+    skipped = result.skipped + not_http
+    click.echo(
+        f"converted {result.converted} exchange(s) to {out}; "
+        f"skipped {skipped} as non-A2A"
+        + (f"; {len(result.problems)} could not be written" if result.problems else "")
+    )
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)

@@ -1,0 +1,206 @@
+"""HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> `Observed` exchanges.
+
+A HAR entry keeps the request line and headers, the request body as `postData.text`, and the
+response body as `content.text` after content decoding (base64 when `content.encoding` says
+so), which is also what a capture keeps, so a `Content-Encoding` header just earns a note.
+HAR 1.2 has no per-event times for an event stream: its events get offset 0 and a note.
+HTTP/2 pseudo-headers that browsers list among the headers (`:authority`) are not headers on
+the capture's HTTP/1.1-style lines and are left out.
+
+Damage is reported, never skipped: anything that is not a HAR log, or an entry without the
+fields HAR 1.2 requires, raises `ConvertError` naming the entry.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from recorder.capture import Headers, Request, Response
+from recorder.convert._observed import ConvertError, Observed, framed, is_event_stream, origin_of
+
+# Browser spellings of the protocol -> the capture's `HTTP/x` form.
+HTTP_VERSIONS: dict[str, str] = {
+    "h2": "HTTP/2.0",
+    "http/2": "HTTP/2.0",
+    "http/2.0": "HTTP/2.0",
+    "h3": "HTTP/3",
+    "http/3": "HTTP/3",
+    "http/1.0": "HTTP/1.0",
+    "http/1.1": "HTTP/1.1",
+}
+DEFAULT_VERSION = "HTTP/1.1"
+
+
+def observed_from_har(document: object) -> list[Observed]:
+    """Every entry of a HAR document (parsed JSON) as an `Observed` exchange, in file order.
+
+    Raises `ConvertError` when `document` is no HAR log, has no entries, or an entry lacks
+    what HAR 1.2 requires (`entry 3: request.url is missing`).
+    """
+    log = document.get("log") if isinstance(document, Mapping) else None
+    if not isinstance(log, Mapping):
+        raise ConvertError("not a HAR file: no top-level 'log' object")
+    entries = log.get("entries")
+    if not isinstance(entries, list):
+        raise ConvertError("not a HAR file: 'log.entries' is missing or not a list")
+    if not entries:
+        raise ConvertError("HAR file holds no entries: nothing to convert")
+    return [_entry(index, entry) for index, entry in enumerate(entries, 1)]
+
+
+def load_har(path: Path) -> object:
+    """The parsed JSON of a HAR file; `ConvertError` (`path: what is wrong`) if unreadable."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise ConvertError(f"{path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConvertError(f"{path}: not UTF-8 text: {exc.reason}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConvertError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+
+
+def _entry(index: int, entry: object) -> Observed:
+    where = f"entry {index}"
+    if not isinstance(entry, Mapping):
+        raise ConvertError(f"{where}: not an object")
+    request_part = _object(entry, "request", where)
+    url = _string(request_part, "url", f"{where}: request")
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        raise ConvertError(f"{where}: request.url {url!r} is not an absolute URL")
+    request, notes = _request(request_part, where)
+    response, response_notes, error = _response(entry.get("response"), where)
+    return Observed(
+        origin=origin_of(parts.scheme, parts.hostname, parts.port),
+        request=request,
+        response=response,
+        started=_started(entry, where),
+        duration_us=_duration_us(entry.get("time")),
+        notes=(*notes, *response_notes),
+        error=error,
+    )
+
+
+def _request(part: Mapping[str, Any], where: str) -> tuple[Request, tuple[str, ...]]:
+    url = urlsplit(part["url"])
+    target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    post = part.get("postData")
+    text = post.get("text") if isinstance(post, Mapping) else None
+    headers = _headers(part.get("headers"), f"{where}: request")
+    request = Request(
+        method=_string(part, "method", f"{where}: request"),
+        target=target,
+        headers=headers,
+        body=text.encode("utf-8") if isinstance(text, str) else b"",
+        http_version=_version(part.get("httpVersion")),
+    )
+    return request, _decoded_note(headers)
+
+
+def _response(part: object, where: str) -> tuple[Response | None, tuple[str, ...], str | None]:
+    """The response, its notes, and the error when none came (HAR status 0)."""
+    if not isinstance(part, Mapping):
+        raise ConvertError(f"{where}: response is missing or not an object")
+    status = part.get("status")
+    if not isinstance(status, int) or isinstance(status, bool):
+        raise ConvertError(f"{where}: response.status is missing or not a number")
+    if status == 0:
+        error = part.get("_error")
+        return None, (), str(error) if error else "no response"
+    headers = _headers(part.get("headers"), f"{where}: response")
+    reason = part.get("statusText")
+    response = Response(
+        status=status,
+        reason=reason if isinstance(reason, str) else "",
+        headers=headers,
+        body=_content(part.get("content"), where),
+        http_version=_version(part.get("httpVersion")),
+    )
+    notes = _decoded_note(headers)
+    if is_event_stream(headers):
+        response, stream_notes = framed(response)
+        notes = (*notes, *stream_notes)
+    return response, notes, None
+
+
+def _content(content: object, where: str) -> bytes:
+    if not isinstance(content, Mapping):
+        return b""
+    text = content.get("text")
+    if not isinstance(text, str):
+        return b""
+    if content.get("encoding") != "base64":
+        return text.encode("utf-8")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ConvertError(f"{where}: response.content.text is not valid base64") from exc
+
+
+def _headers(value: object, where: str) -> Headers:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConvertError(f"{where}.headers is not a list")
+    pairs = [_header(item, where) for item in value]
+    return tuple(pair for pair in pairs if not pair[0].startswith(":"))
+
+
+def _header(item: object, where: str) -> tuple[str, str]:
+    if not isinstance(item, Mapping):
+        raise ConvertError(f"{where}.headers: an item is not an object")
+    name, value = item.get("name"), item.get("value")
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise ConvertError(f"{where}.headers: an item lacks a string name or value")
+    return name, value
+
+
+def _decoded_note(headers: Headers) -> tuple[str, ...]:
+    """HAR bodies are decoded already; say which encoding the wire used, as the recorder does."""
+    encoding = next((v for k, v in headers if k.lower() == "content-encoding"), "")
+    encoding = encoding.strip().lower()
+    return (f"{encoding} decoded",) if encoding and encoding != "identity" else ()
+
+
+def _started(entry: Mapping[str, Any], where: str) -> float:
+    value = _string(entry, "startedDateTime", where)
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError as exc:
+        raise ConvertError(f"{where}: startedDateTime {value!r} is not ISO 8601") from exc
+
+
+def _duration_us(value: object) -> int:
+    """HAR `time` is milliseconds; -1 or junk means unknown (0)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return int(value * 1000)
+    return 0
+
+
+def _version(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        return DEFAULT_VERSION
+    text = value.strip()
+    return HTTP_VERSIONS.get(text.lower(), text if text.startswith("HTTP/") else DEFAULT_VERSION)
+
+
+def _object(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = parent.get(key)
+    if not isinstance(value, Mapping):
+        raise ConvertError(f"{where}: {key} is missing or not an object")
+    return value
+
+
+def _string(parent: Mapping[str, Any], key: str, where: str) -> str:
+    value = parent.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConvertError(f"{where}: {key} is missing or not a string")
+    return value
