@@ -15,7 +15,7 @@ pytest_plugins = ["pytester"]
 DATA = Path(__file__).parent.parent / "data"
 
 
-@pytest.mark.a2a_capture("../data/demo-session-jsonrpc.http")
+@pytest.mark.a2a_capture("../data/sessions/demo-session-jsonrpc.http")
 def test_the_demo_session_runs_against_its_capture(a2a_replay: A2AEndpoint) -> None:
     with WebhookReceiver() as hook:
         result = asyncio.run(run_session(a2a_replay.url, binding="JSONRPC", webhook=hook))
@@ -74,7 +74,7 @@ def test_record_missing_then_replay_offline(pytester: pytest.Pytester) -> None:
 
 def test_an_unmatched_request_fails_the_test(pytester: pytest.Pytester) -> None:
     (pytester.path / "captures").mkdir()
-    source = (DATA / "demo-session-jsonrpc.http").read_text()
+    source = (DATA / "sessions" / "demo-session-jsonrpc.http").read_text()
     (pytester.path / "captures" / "card.http").write_text(source)
     pytester.makepyfile(MISS_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")

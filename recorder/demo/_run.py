@@ -1,0 +1,75 @@
+"""`a2a-recorder demo`: the whole job on one machine, with nothing but this package.
+
+1. start the bundled a2a-sdk agent and a webhook, record a real client session through the
+   recorder (`live.http`);
+2. stop the agent, replay the capture, run the same client against the replayer while recording
+   that session too (`replayed.http`), and check the client saw the same results;
+3. diff the two captures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from recorder.capture import read_capture
+from recorder.demo._agent import DemoAgent
+from recorder.demo._session import SessionResult, run_session
+from recorder.demo._webhook import WebhookReceiver
+from recorder.show import capture_rows, render_table
+
+Echo = Callable[[str], None]
+DEMO_EVENT_DELAY = 0.1
+
+
+def _session_through_recorder(upstream: str, out: Path, binding: str) -> SessionResult:
+    from recorder.record import RecordingProxy
+
+    with WebhookReceiver() as hook, RecordingProxy(upstream=upstream, out=out) as proxy:
+        return asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
+
+
+def _steps_differing(a: SessionResult, b: SessionResult) -> list[str]:
+    names = [x.name for x, y in zip(a.steps, b.steps, strict=False) if x != y]
+    if len(a.steps) != len(b.steps):
+        names.append("(number of steps)")
+    if a.deliveries != b.deliveries:
+        names.append("(push deliveries)")
+    return names
+
+
+def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
+    """Run the demo; return the exit status (0 when replay and diff agree with the live run)."""
+    from recorder.diff import diff_captures, render_text
+    from recorder.replay import Replayer
+
+    out.mkdir(parents=True, exist_ok=True)
+    live_path, replayed_path = out / "live.http", out / "replayed.http"
+
+    echo(f"1. recording a real a2a-sdk session over {binding} through the recorder")
+    with DemoAgent(event_delay=DEMO_EVENT_DELAY, enable_grpc=False) as agent:
+        live = _session_through_recorder(agent.base_url, live_path, binding)
+    capture = read_capture(live_path)
+    echo(f"   {live_path}: {len(capture.exchanges)} exchanges (the agent is now stopped)\n")
+    echo(render_table(capture_rows(capture)) + "\n")
+
+    echo("2. replaying it with no agent, and rerunning the same client against the replayer")
+    with Replayer([capture]) as replayer:
+        replayed = _session_through_recorder(replayer.url, replayed_path, binding)
+        misses = list(replayer.report.misses)
+    differing = _steps_differing(live, replayed)
+    if differing or misses:
+        echo(f"   the client saw different results in: {', '.join(differing) or '-'}")
+        for miss in misses:
+            echo(f"   unmatched: {miss}")
+    else:
+        echo(f"   the client saw the same results in all {len(live.steps)} steps "
+             f"and {live.webhook_deliveries} push deliveries")
+    echo(f"   {replayed_path}: the replayed session, recorded\n")
+
+    echo(f"3. a2a-recorder diff {live_path} {replayed_path}")
+    result = diff_captures(capture, read_capture(replayed_path), a_name=str(live_path),
+                           b_name=str(replayed_path))
+    echo(render_text([result]))
+    return 0 if not differing and not misses and result.same else 1
