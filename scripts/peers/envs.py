@@ -1,0 +1,172 @@
+"""Build the isolated SDK environments the peer programs run in, under ``<repo>/.peers/``.
+
+Run with any Python >= 3.10 (stdlib only)::
+
+    .venv/bin/python scripts/peers/envs.py            # build every environment
+    .venv/bin/python scripts/peers/envs.py --only a2a-js-1.3.x
+    .venv/bin/python scripts/peers/envs.py --newest   # show what the registries offer now
+
+Each environment is pinned (``ENVS``) so a corpus recorded today can be re-recorded with the
+same SDK versions. A stamp file inside each environment records the exact install spec; a
+second run with the same spec does nothing. A failed install (registry refusal, no network,
+unknown version) stops with a message naming the command and the tail of its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ENVS", "PEERS_DIR", "REPO", "EnvSpec", "build", "is_built"]
+
+REPO = Path(__file__).resolve().parents[2]
+PEERS_DIR = Path(os.environ.get("A2A_PEERS_DIR", REPO / ".peers"))
+_STAMP = ".installed.json"
+_INSTALL_TIMEOUT = 900  # seconds for one pip/npm install
+
+
+@dataclass(frozen=True, slots=True)
+class EnvSpec:
+    """One environment: its SDK family, exact version and what gets installed."""
+
+    key: str  # the SDK name used by run.py (SDKS)
+    kind: str  # "python" or "node"
+    version: str  # exact SDK version installed
+    dirname: str  # folder under .peers/
+    packages: tuple[str, ...]  # pip requirement strings or npm name@version
+
+    @property
+    def path(self) -> Path:
+        return PEERS_DIR / self.dirname
+
+
+_PY_EXTRAS = "http-server,grpc"
+ENVS: dict[str, EnvSpec] = {
+    spec.key: spec
+    for spec in (
+        EnvSpec("a2a-python-1.3.0", "python", "1.3.0", "py-1.3.0",
+                (f"a2a-sdk[{_PY_EXTRAS}]==1.3.0", "uvicorn")),
+        EnvSpec("a2a-python-1.2.x", "python", "1.2.3", "py-1.2.3",
+                (f"a2a-sdk[{_PY_EXTRAS}]==1.2.3", "uvicorn")),
+        EnvSpec("a2a-python-0.3.x", "python", "0.3.26", "py-0.3.26",
+                (f"a2a-sdk[{_PY_EXTRAS}]==0.3.26", "uvicorn")),
+        EnvSpec("a2a-js-1.3.x", "node", "1.3.0", "js-1.3.0",
+                ("@a2a-js/sdk@1.3.0", "express@5.3.0", "@grpc/grpc-js@1.14.7",
+                 "@bufbuild/protobuf@2.17.0")),
+    )
+}
+
+
+class BuildError(RuntimeError):
+    """An install command failed; the message says which and why."""
+
+
+def _stamp(spec: EnvSpec) -> dict[str, object]:
+    return {"key": spec.key, "version": spec.version, "packages": list(spec.packages)}
+
+
+def is_built(spec: EnvSpec) -> bool:
+    """True when the environment exists and was installed with exactly this spec."""
+    stamp = spec.path / _STAMP
+    try:
+        return bool(json.loads(stamp.read_text()) == _stamp(spec))
+    except (OSError, ValueError):
+        return False
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> None:
+    print("  $", " ".join(cmd), flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                              timeout=_INSTALL_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BuildError(f"could not run {cmd[0]}: {exc}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise BuildError(f"command failed (exit {proc.returncode}): {' '.join(cmd)}\n"
+                         f"the registry may have refused the request or the version may not "
+                         f"exist; last output:\n{tail}")
+
+
+def python_of(spec: EnvSpec) -> Path:
+    return spec.path / "bin" / "python"
+
+
+def _build_python(spec: EnvSpec) -> None:
+    if not python_of(spec).exists():
+        print(f"  creating venv {spec.path}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(spec.path)
+    _run([str(python_of(spec)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+          *spec.packages])
+    _run([str(python_of(spec)), "-c", "import a2a, uvicorn, grpc"])
+
+
+def _build_node(spec: EnvSpec) -> None:
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise BuildError("node and npm are needed for the JS peer and were not found on PATH")
+    spec.path.mkdir(parents=True, exist_ok=True)
+    deps = dict(p.rsplit("@", 1) for p in spec.packages)
+    package = {"name": f"a2a-peer-{spec.dirname}", "private": True, "type": "module",
+               "dependencies": deps}
+    (spec.path / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=spec.path)
+
+
+def build(spec: EnvSpec, force: bool = False) -> bool:
+    """Install ``spec`` unless its stamp says it is already there; True if work was done."""
+    if is_built(spec) and not force:
+        print(f"[{spec.key}] up to date in {spec.path}", flush=True)
+        return False
+    print(f"[{spec.key}] installing {', '.join(spec.packages)} into {spec.path}", flush=True)
+    (spec.path / _STAMP).unlink(missing_ok=True)
+    {"python": _build_python, "node": _build_node}[spec.kind](spec)
+    (spec.path / _STAMP).write_text(json.dumps(_stamp(spec), indent=2) + "\n")
+    print(f"[{spec.key}] done", flush=True)
+    return True
+
+
+def _show_newest() -> None:
+    """Print what the registries offer, to decide whether ENVS needs a bump."""
+    pip = [sys.executable, "-m", "pip", "index", "versions", "a2a-sdk"]
+    subprocess.run(pip, check=False, timeout=120)
+    npm = shutil.which("npm")
+    if npm:
+        subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False,
+                       timeout=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=sorted(ENVS),
+                        help="build only this environment (repeatable)")
+    parser.add_argument("--force", action="store_true", help="reinstall even if stamped")
+    parser.add_argument("--newest", action="store_true",
+                        help="show the versions the registries offer and exit")
+    args = parser.parse_args(argv)
+    if args.newest:
+        _show_newest()
+        return 0
+    PEERS_DIR.mkdir(parents=True, exist_ok=True)
+    failed: list[str] = []
+    for key in args.only or list(ENVS):
+        try:
+            build(ENVS[key], force=args.force)
+        except BuildError as exc:
+            print(f"[{key}] FAILED: {exc}", file=sys.stderr, flush=True)
+            failed.append(key)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
