@@ -25,6 +25,7 @@ from recorder.capture._bodies import (
     show_value,
 )
 from recorder.capture._model import FORMAT_VERSION, Capture, Exchange, Request, Response
+from recorder.protocol import GRPC_STATUS_NAMES as STATUS_BY_CODE
 from recorder.protocol import Classification
 
 VERSION_LINE = "# a2a-recorder capture format {version}"
@@ -66,31 +67,8 @@ NEWLINES: dict[str, str] = {"\n": "lf", "\r\n": "crlf", "\r": "cr"}
 TRAILER_HEAD = "# trailer "
 EMPTY = "-"
 
-# gRPC status codes by number, for the outcome word (grpc/grpc doc/statuscodes.md).
-GRPC_STATUS_NAMES: dict[str, str] = {
-    str(code): name
-    for code, name in enumerate(
-        (
-            "OK",
-            "CANCELLED",
-            "UNKNOWN",
-            "INVALID_ARGUMENT",
-            "DEADLINE_EXCEEDED",
-            "NOT_FOUND",
-            "ALREADY_EXISTS",
-            "PERMISSION_DENIED",
-            "RESOURCE_EXHAUSTED",
-            "FAILED_PRECONDITION",
-            "ABORTED",
-            "OUT_OF_RANGE",
-            "UNIMPLEMENTED",
-            "INTERNAL",
-            "UNAVAILABLE",
-            "DATA_LOSS",
-            "UNAUTHENTICATED",
-        )
-    )
-}
+# gRPC status names by the number as written in `grpc-status`, for the outcome word.
+GRPC_STATUS_NAMES: dict[str, str] = {str(code): name for code, name in STATUS_BY_CODE.items()}
 
 HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")

@@ -34,6 +34,8 @@ from typing import Any, Literal
 from google.protobuf import any_pb2, descriptor_pool, json_format, message, message_factory
 from google.rpc import error_details_pb2, status_pb2
 
+from recorder.protocol._errors import GRPC_STATUS_CODES, GRPC_STATUS_NAMES
+
 # Imported for its side effect: it registers google.rpc.ErrorInfo and friends in the default
 # descriptor pool, which json_format needs to turn `Any` details into JSON.
 _ = error_details_pb2
@@ -272,27 +274,9 @@ def encode_message(type_name: str, json_text: str) -> bytes:
 
 # --- status ---------------------------------------------------------------------------------
 
-# gRPC status codes (grpc/doc/statuscodes.md).
-STATUS_NAMES: Mapping[int, str] = {
-    0: "OK",
-    1: "CANCELLED",
-    2: "UNKNOWN",
-    3: "INVALID_ARGUMENT",
-    4: "DEADLINE_EXCEEDED",
-    5: "NOT_FOUND",
-    6: "ALREADY_EXISTS",
-    7: "PERMISSION_DENIED",
-    8: "RESOURCE_EXHAUSTED",
-    9: "FAILED_PRECONDITION",
-    10: "ABORTED",
-    11: "OUT_OF_RANGE",
-    12: "UNIMPLEMENTED",
-    13: "INTERNAL",
-    14: "UNAVAILABLE",
-    15: "DATA_LOSS",
-    16: "UNAUTHENTICATED",
-}
-STATUS_CODES: Mapping[str, int] = {name: code for code, name in STATUS_NAMES.items()}
+# The gRPC status codes live with the error tables; these names are this module's view of them.
+STATUS_NAMES: Mapping[int, str] = GRPC_STATUS_NAMES
+STATUS_CODES: Mapping[str, int] = GRPC_STATUS_CODES
 
 STATUS_HEADER = "grpc-status"
 MESSAGE_HEADER = "grpc-message"
