@@ -11,6 +11,7 @@ from recorder.diff._align import Alignment, Step, StepKind, align
 from recorder.diff._command import DiffInputError, diff_command, run_diff
 from recorder.diff._compare import (
     ABSENT,
+    POLL_OPERATIONS,
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
     TRAILERS,
@@ -25,6 +26,8 @@ from recorder.diff._compare import (
     diff_captures,
     diff_exchanges,
     diff_normalised,
+    group_empty_defaults,
+    last_polls,
     parse_ignores,
 )
 from recorder.diff._normalise import (
@@ -81,6 +84,7 @@ __all__ = [
     "ID_OWNERS",
     "METHOD_RENAMES",
     "OPAQUE_FIELDS",
+    "POLL_OPERATIONS",
     "REQUEST_HEADERS",
     "RESPONSE_HEADERS",
     "ROLES",
@@ -120,6 +124,8 @@ __all__ = [
     "diff_exchanges",
     "diff_normalised",
     "exchange_key",
+    "group_empty_defaults",
+    "last_polls",
     "normalise_body",
     "normalise_capture",
     "normalise_exchange",

@@ -58,28 +58,38 @@ def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
     return sorted(names_a & names_b), unpaired
 
 
-def _diff_files(run: _Run, a: Path, b: Path, ignore: Sequence[str], timing: bool) -> None:
+def _diff_files(
+    run: _Run, a: Path, b: Path, ignore: Sequence[str], timing: bool, collapse_polls: bool
+) -> None:
     try:
         ca, cb = _read(a), _read(b)
     except DiffInputError as exc:
         run.errors.append(str(exc))
         return
     run.diffs.append(
-        diff_captures(ca, cb, ignore=ignore, timing=timing, a_name=str(a), b_name=str(b))
+        diff_captures(ca, cb, ignore=ignore, timing=timing, collapse_polls=collapse_polls,
+                      a_name=str(a), b_name=str(b))
     )
 
 
-def run_diff(a: Path, b: Path, *, ignore: Sequence[str] = (), timing: bool = False) -> _Run:
+def run_diff(
+    a: Path,
+    b: Path,
+    *,
+    ignore: Sequence[str] = (),
+    timing: bool = False,
+    collapse_polls: bool = False,
+) -> _Run:
     """Diff two files or two folders; errors are collected, not raised."""
     run = _Run()
     if a.is_dir() and b.is_dir():
         names, run.unpaired = _pair_folders(a, b)
         for name in names:
-            _diff_files(run, a / name, b / name, ignore, timing)
+            _diff_files(run, a / name, b / name, ignore, timing, collapse_polls)
     elif a.is_dir() or b.is_dir():
         run.errors.append(f"{a if a.is_dir() else b}: a folder can only be diffed with a folder")
     else:
-        _diff_files(run, a, b, ignore, timing)
+        _diff_files(run, a, b, ignore, timing, collapse_polls)
     return run
 
 
@@ -109,8 +119,20 @@ def run_diff(a: Path, b: Path, *, ignore: Sequence[str] = (), timing: bool = Fal
     help="Write the report to FILE instead of standard output.",
 )
 @click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
+@click.option(
+    "--collapse-polls",
+    is_flag=True,
+    help="Compare only the last of each run of identical GetTask/ListTasks polls (how many "
+    "polls a client makes depends on timing).",
+)
 def diff_command(
-    a: Path, b: Path, fmt: str, ignore: tuple[str, ...], output: Path | None, timing: bool
+    a: Path,
+    b: Path,
+    fmt: str,
+    ignore: tuple[str, ...],
+    output: Path | None,
+    timing: bool,
+    collapse_polls: bool,
 ) -> None:
     """Compare two captures A and B (or two folders of captures) of the same scenario.
 
@@ -123,7 +145,7 @@ def diff_command(
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    run = run_diff(a, b, ignore=ignore, timing=timing)
+    run = run_diff(a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls)
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
     if run.diffs or run.unpaired:

@@ -16,12 +16,15 @@ Paths name what differs; the same syntax selects what `--ignore` drops:
     messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
     $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
     framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
+    polls                  a note: the length of a run of identical polls (collapse_polls)
     timing                 timing.duration_us, events[N].offset_us (only with timing=True)
     rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
 
 PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
 A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
 a pattern applies to both sides.  Key order is never a difference; it is reported as a note.
+Neither is a field one side sends as an empty default ({}, [], "") and the other omits:
+proto-JSON reads both the same, so those are folded into one note per exchange.
 """
 
 from __future__ import annotations
@@ -96,8 +99,17 @@ class DiffKind(StrEnum):
     ADDED = "added"
     REMOVED = "removed"
     KEY_ORDER = "key-order"  # a note: never makes two captures differ
+    # A note: a field one side sends as its empty default ({}, [], "") and the other omits;
+    # proto-JSON reads both the same.  Grouped per exchange (old/new: {field name: count}).
+    EMPTY_DEFAULT = "empty-default"
     FRAMING = "framing"
     TIMING = "timing"
+    # A note (collapse_polls only): a run of identical polls has a different length (old/new).
+    POLLS = "polls"
+
+
+NOTES = frozenset({DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
+EMPTY_DEFAULTS_PATH = "(empty defaults)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +128,7 @@ class Difference:
 
     @property
     def counts(self) -> bool:
-        return self.kind is not DiffKind.KEY_ORDER
+        return self.kind not in NOTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,10 +335,12 @@ class _Collector:
             if key in b:
                 self.json(value, b[key], _join(path, key), _join(inner, key))
             else:
-                self.add(DiffKind.REMOVED, _join(path, key), value, ABSENT, _join(inner, key))
+                kind = DiffKind.EMPTY_DEFAULT if _is_empty(value) else DiffKind.REMOVED
+                self.add(kind, _join(path, key), value, ABSENT, _join(inner, key))
         for key, value in b.items():
             if key not in a:
-                self.add(DiffKind.ADDED, _join(path, key), ABSENT, value, _join(inner, key))
+                kind = DiffKind.EMPTY_DEFAULT if _is_empty(value) else DiffKind.ADDED
+                self.add(kind, _join(path, key), ABSENT, value, _join(inner, key))
         if a.keys() == b.keys() and list(a) != list(b):
             self.add(DiffKind.KEY_ORDER, path, list(a), list(b), inner)
 
@@ -358,6 +372,37 @@ class _Collector:
     def timing_value(self, path: str, old: int, new: int) -> None:
         if self.timing and abs(old - new) > TIMING_TOLERANCE_US:
             self.add(DiffKind.TIMING, path, old, new)
+
+
+def _is_empty(value: Any) -> bool:
+    """An empty default that proto-JSON may omit: {}, [] or "" (not false or 0, which some
+    v0.3 fields such as `blocking` give a meaning different from absent)."""
+    return isinstance(value, dict | list | str) and not value
+
+
+def _leaf(path: str) -> str:
+    return _segments(path)[-1] if path else "(root)"
+
+
+def group_empty_defaults(diffs: Sequence[Difference]) -> tuple[Difference, ...]:
+    """Fold the per-field EMPTY_DEFAULT notes into one note per pair, at the first one's place.
+
+    old/new: {field name: how many} sent (as an empty default) only by A / only by B.
+    """
+    empties = [d for d in diffs if d.kind is DiffKind.EMPTY_DEFAULT]
+    if not empties:
+        return tuple(diffs)
+    only_a = Counter(_leaf(d.path) for d in empties if d.new is ABSENT)
+    only_b = Counter(_leaf(d.path) for d in empties if d.old is ABSENT)
+    note = Difference(DiffKind.EMPTY_DEFAULT, EMPTY_DEFAULTS_PATH, dict(sorted(only_a.items())),
+                      dict(sorted(only_b.items())))
+    out: list[Difference] = []
+    for d in diffs:
+        if d.kind is not DiffKind.EMPTY_DEFAULT:
+            out.append(d)
+        elif d is empties[0]:
+            out.append(note)
+    return tuple(out)
 
 
 def _value_kind(old: Any, new: Any) -> DiffKind:
@@ -481,15 +526,17 @@ def diff_exchanges(
     """Compare one aligned pair; summarise version renames when the two sides differ in them."""
     ids = ids if ids is not None else Correspondence()
     raw = _kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
-    pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, raw, (), raw)
+    pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
+                        (), raw)
     if not any(d.counts for d in raw):
         return pair
     ta, notes_a = to_v1(a)
     tb, notes_b = to_v1(b)
     renames = _summaries(notes_a, notes_b, raw)
     if not renames:  # no version renames, or the same ones on both sides
-        return _with(pair, PairKind.CHANGED, raw, ())
-    residual = _kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores)
+        return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
+    residual = group_empty_defaults(
+        _kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores))
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
     return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
@@ -551,17 +598,68 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + ":"))
 
 
+# Read-only operations a client repeats while it waits on a task: a run of them is a poll.
+POLL_OPERATIONS = frozenset({"GetTask", "ListTasks"})
+
+
+def _poll_signature(x: NormalExchange) -> str | None:
+    """What two polls share: operation and request, the JSON-RPC envelope id left out."""
+    if x.key not in POLL_OPERATIONS:
+        return None
+    value = x.request.body.value
+    if x.request.body.kind == "json" and isinstance(value, dict) and "jsonrpc" in value:
+        value = {k: v for k, v in value.items() if k != "id"}
+    messages = [(m.body.kind, m.body.value) for m in x.request.messages]
+    return repr((x.key, x.request.method, x.request.target, value, messages))
+
+
+def last_polls(exchanges: Sequence[NormalExchange]) -> tuple[list[NormalExchange], dict[int, int]]:
+    """Keep only the last of each run of identical consecutive polls.
+
+    How many polls a client makes, and what the middle ones see, depends on timing alone; the
+    last poll shows the state the client waited for.  Returns the kept exchanges and, for each
+    kept last poll (by number), the length of its run.
+    """
+    kept: list[NormalExchange] = []
+    runs: dict[int, int] = {}
+    signature: str | None = None
+    for x in exchanges:
+        current = _poll_signature(x)
+        if current is not None and current == signature and kept:
+            runs[x.number] = runs.pop(kept[-1].number, 1) + 1
+            kept[-1] = x
+        else:
+            kept.append(x)
+        signature = current
+    return kept, runs
+
+
+def _with_polls(pair: ExchangeDiff, old: int, new: int) -> ExchangeDiff:
+    note = Difference(DiffKind.POLLS, "polls", old, new)
+    return ExchangeDiff(pair.kind, pair.operation, pair.a, pair.b, (*pair.differences, note),
+                        pair.renames, pair.raw)
+
+
 def diff_normalised(
     a: Sequence[NormalExchange],
     b: Sequence[NormalExchange],
     *,
     ignore: Iterable[str] = (),
     timing: bool = False,
+    collapse_polls: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
-    """Align and compare two normalised exchange sequences."""
+    """Align and compare two normalised exchange sequences.
+
+    `collapse_polls`: compare only the last of each run of identical consecutive GetTask or
+    ListTasks requests (see `last_polls`); a different run length is a note, not a difference.
+    """
     ignores = parse_ignores(ignore)
+    runs_a: dict[int, int] = {}
+    runs_b: dict[int, int] = {}
+    if collapse_polls:
+        (a, runs_a), (b, runs_b) = last_polls(a), last_polls(b)
     alignment = align([e.key for e in a], [e.key for e in b])
     ids = Correspondence()
     out = []
@@ -569,7 +667,8 @@ def diff_normalised(
         if step.kind is StepKind.PAIR:
             assert step.a is not None and step.b is not None
             pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids)
-            out.append(pair)
+            polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
+            out.append(pair if polls[0] == polls[1] else _with_polls(pair, *polls))
         elif step.kind is StepKind.REMOVED:
             assert step.a is not None
             out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
@@ -585,6 +684,7 @@ def diff_captures(
     *,
     ignore: Iterable[str] = (),
     timing: bool = False,
+    collapse_polls: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
@@ -593,6 +693,7 @@ def diff_captures(
     Volatile values are normalised per capture, exchanges are aligned on their operations
     (an extra poll is one insertion), and each pair is compared structurally.  `ignore` holds
     patterns in the syntax of this module's docstring; a bad one raises ValueError.
+    `collapse_polls` compares only the last poll of each run of identical polls.
 
     Example::
 
@@ -605,6 +706,7 @@ def diff_captures(
         normalise_capture(b),
         ignore=ignore,
         timing=timing,
+        collapse_polls=collapse_polls,
         a_name=a_name,
         b_name=b_name,
     )

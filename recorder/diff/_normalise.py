@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -148,6 +149,9 @@ SECRET_HEADERS: Mapping[str, str] = {
 }
 STATUS_DETAILS_BIN = "grpc-status-details-bin"
 STATUS_DETAILS = "grpc-status-details"  # the decoded, normalised form
+# Values the gRPC spec percent-encodes on the wire (grpc-go and grpc-js encode spaces as %20,
+# grpcio sends plain ASCII): decoded first, so ids inside them are found and both forms compare.
+PERCENT_ENCODED_HEADERS = frozenset({"grpc-message"})
 
 _RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})"
 _RFC3339_FULL = re.compile(_RFC3339 + r"\Z")
@@ -472,6 +476,8 @@ class Normaliser:
             return f"{scheme} <credentials>".strip()
         if name in SECRET_HEADERS:
             return SECRET_HEADERS[name]
+        if name in PERCENT_ENCODED_HEADERS:
+            value = urllib.parse.unquote(value)
         return self.text(value)
 
     # -- the mapping, for a replayer that substitutes live values back -----------------------

@@ -40,6 +40,8 @@ _STYLES: Mapping[str, dict[str, Any]] = {
     DiffKind.FRAMING: {"fg": "magenta"},
     DiffKind.TIMING: {"fg": "blue"},
     DiffKind.KEY_ORDER: {"dim": True},
+    DiffKind.EMPTY_DEFAULT: {"dim": True},
+    DiffKind.POLLS: {"dim": True},
     PairKind.INSERTED: {"fg": "green"},
     PairKind.REMOVED: {"fg": "red"},
     "summary": {"bold": True},
@@ -61,12 +63,31 @@ def describe(diff: Difference) -> str:
     if diff.kind is DiffKind.KEY_ORDER:
         old, new = ", ".join(diff.old), ", ".join(diff.new)
         return f"key order at {diff.path or '(root)'}: {old} → {new}"
+    if diff.kind is DiffKind.EMPTY_DEFAULT:
+        return _describe_empty(diff)
+    if diff.kind is DiffKind.POLLS:
+        return f"polls: {diff.old} → {diff.new} identical polls in a row (only the last compared)"
     if diff.kind is DiffKind.ADDED:
         return f"{diff.path}: added {show(diff.new)}"
     if diff.kind is DiffKind.REMOVED:
         return f"{diff.path}: removed {show(diff.old)}"
     suffix = f" ({diff.kind.value})" if diff.kind in (DiffKind.FRAMING, DiffKind.TIMING) else ""
     return f"{diff.path}: {show(diff.old)} → {show(diff.new)}{suffix}"
+
+
+def _describe_empty(diff: Difference) -> str:
+    """The grouped note: which empty defaults ({}, [], "") only one side sends."""
+    if not isinstance(diff.old, dict) or not isinstance(diff.new, dict):  # one ungrouped field
+        side = "A" if diff.new is ABSENT else "B"
+        value = diff.old if diff.new is ABSENT else diff.new
+        return f"{diff.path}: empty default {show(value)} sent only by {side}"
+    parts = [f"only {side} sends {_counted(names)}"
+             for side, names in (("A", diff.old), ("B", diff.new)) if names]
+    return "empty defaults (proto-JSON reads them as absent): " + "; ".join(parts)
+
+
+def _counted(names: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in names.items())
 
 
 _MARKS: Mapping[DiffKind, str] = {
@@ -76,6 +97,8 @@ _MARKS: Mapping[DiffKind, str] = {
     DiffKind.FRAMING: "~",
     DiffKind.TIMING: "~",
     DiffKind.KEY_ORDER: "·",
+    DiffKind.EMPTY_DEFAULT: "·",
+    DiffKind.POLLS: "·",
 }
 
 
