@@ -19,9 +19,6 @@ itself (port 0) before building the card, so the card's URLs carry the real port
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -65,6 +62,8 @@ from a2a.types.a2a_pb2 import (
 )
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
+
+from recorder._background import BackgroundLoop, bind_socket
 
 __all__ = [
     "COMMANDS",
@@ -235,18 +234,6 @@ def build_extended_card(card: AgentCard) -> AgentCard:
 # --- server ---------------------------------------------------------------------------------
 
 
-def _bind_socket(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Accepted sockets inherit this; without it every keep-alive request waits ~40 ms
-    # (Nagle + delayed ACK) when uvicorn is handed a pre-bound socket.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 def _http_routes(handler: DefaultRequestHandler, card: AgentCard) -> list[BaseRoute]:
     routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=CARD_PATH))
     for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
@@ -260,7 +247,7 @@ class _Servers:
 
     def __init__(self, agent: DemoAgent) -> None:
         host = agent.host
-        self.sock = _bind_socket(host, agent.requested_http_port)
+        self.sock = bind_socket(host, agent.requested_http_port)
         self.http_port = int(self.sock.getsockname()[1])
         self.grpc: grpc.aio.Server | None = grpc.aio.server() if agent.enable_grpc else None
         self.grpc_port: int | None = None
@@ -336,12 +323,8 @@ class DemoAgent:
         self.requested_http_port = http_port  # 0: a free port
         self.requested_grpc_port = grpc_port
         self.startup_timeout = startup_timeout
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
+        self._runner: BackgroundLoop | None = None
         self._servers: _Servers | None = None
-        self._error: BaseException | None = None
 
     # --- addresses ---
     def _running(self) -> _Servers:
@@ -384,48 +367,29 @@ class DemoAgent:
 
     # --- lifecycle ---
     def start(self) -> Self:
-        if self._thread is not None:
+        if self._runner is not None:
             raise RuntimeError("DemoAgent already started")
-        self._ready.clear()
-        self._thread = threading.Thread(target=self._thread_main, name="demo-agent", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(self.startup_timeout + 5):
+        self._runner = BackgroundLoop(self._main, name="demo-agent")
+        try:
+            self._runner.start(self.startup_timeout + 5)
+        except RuntimeError:
             self.stop()
-            raise RuntimeError("demo agent did not start in time")
-        if self._error is not None:
-            error, self._error = self._error, None
-            self.stop()
-            raise RuntimeError(f"demo agent failed to start: {error!r}") from error
+            raise
         return self
 
     def stop(self) -> None:
-        loop, stop, thread = self._loop, self._stop, self._thread
-        if loop is not None and stop is not None and not loop.is_closed():
-            # The loop may close between the check and the call.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(stop.set)
-        if thread is not None:
-            thread.join(timeout=15)
-        self._thread = self._loop = self._stop = None
+        if self._runner is not None:
+            self._runner.stop()
+        self._runner = None
         self._servers = None
 
-    def _thread_main(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
-            self._error = exc
-        finally:
-            self._ready.set()
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+    async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         servers = _Servers(self)
         try:
             await servers.start(self.startup_timeout)
             self._servers = servers
-            self._ready.set()
-            await self._stop.wait()
+            ready()
+            await stop.wait()
         finally:
             await servers.stop()
 
