@@ -89,6 +89,8 @@ PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
     ("config", "url"),
     ("configuration", "taskPushNotificationConfig", "url"),
     ("configuration", "pushNotificationConfig", "url"),
+    # v0.3 REST and gRPC speak the v0.3 proto's JSON: `SendMessageConfiguration.push_notification`.
+    ("configuration", "pushNotification", "url"),
 )
 
 

@@ -40,16 +40,37 @@ VARIABLE = "<var>"
 Json = Any
 Pair = tuple[str, str]
 
+# Members a sender may spell out or leave out with the same meaning.  Empty values are proto3
+# JSON defaults (the JS SDK sends `"metadata": {}`, py leaves it out); a text part's media type
+# is text/plain whether said or not (the JS SDK says it).  key -> (value, sibling it needs).
+DEFAULT_MEMBERS: dict[str, tuple[Json, str]] = {"mediaType": ("text/plain", "text")}
+EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
+
 
 def shape(value: Json, key: str | None = None) -> Json:
-    """The value with every paired string a variable and ignored keys dropped."""
+    """The value with every paired string a variable, ignored keys and defaults dropped."""
     if isinstance(value, Mapping):
-        return {k: shape(v, k) for k, v in value.items() if k not in IGNORED_KEYS}
+        shaped = {k: shape(v, k) for k, v in value.items() if k not in IGNORED_KEYS}
+        # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before (`""` for
+        # an id would otherwise have become a variable).
+        return {k: v for k, v in shaped.items()
+                if not (_default(k, v, shaped) or _is_empty(value[k]))}
     if isinstance(value, list):
         return [shape(v, key) for v in value]
     if isinstance(value, str) and key in PAIRED_KEYS:
         return VARIABLE
     return value
+
+
+def _is_empty(value: Json) -> bool:
+    return any(value == empty and type(value) is type(empty) for empty in EMPTY_VALUES)
+
+
+def _default(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
+    if _is_empty(value):
+        return True
+    implied = DEFAULT_MEMBERS.get(key)
+    return implied is not None and value == implied[0] and implied[1] in siblings
 
 
 def shape_key(value: Json) -> str:
