@@ -86,6 +86,7 @@ async def serve_asgi(app: Any, sock: socket.socket, ready: Callable[[], None],
                      stop: asyncio.Event) -> None:
     """Serve `app` with uvicorn on `sock` until `stop` is set."""
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
+                            proxy_headers=False,
                             server_header=False, date_header=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -18,7 +18,7 @@ import itertools
 import json
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from recorder.capture import Exchange, Request, Response
@@ -69,6 +69,7 @@ class Recorded:
     value: Json
     key: Key
     deliveries: tuple[Exchange, ...] = ()
+    response_ids: tuple[str, ...] = ()  # the ids the recorded answer names, found once
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,8 @@ class Engine:
         served = [e for e in exchanges if e.response is not None]
         attached = _attach_deliveries(served)
         self._recorded = [
-            Recorded(e, value, _key(e.classification, value), attached.get(e.number, ()))
+            Recorded(e, value, _key(e.classification, value), attached.get(e.number, ()),
+                     tuple(dict.fromkeys(_response_ids(e.response))))
             for e in served
             if e.classification.operation != PUSH_DELIVERY
             for value in [request_value(e.request, e.classification)]
@@ -201,7 +203,7 @@ class Engine:
         """Give every server-minted id in the recorded answer a live value of its own."""
         exchange = match.recorded.exchange
         creating = exchange.classification.operation in CREATING_OPERATIONS
-        for recorded in _response_ids(exchange.response):
+        for recorded in match.recorded.response_ids:
             self.live_value(match.conversation, recorded, mint=creating)
 
     def _bind(self, conversation: Conversation, live: str, recorded: str) -> None:
@@ -283,7 +285,7 @@ def _response_texts(response: Response) -> Iterator[str | bytes]:
 
 
 def _ids_in(value: Json, key: str | None) -> Iterator[str]:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         for k, v in value.items():
             if k == "jsonrpc":
                 continue

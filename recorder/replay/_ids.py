@@ -49,7 +49,7 @@ EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
 
 def shape(value: Json, key: str | None = None) -> Json:
     """The value with every paired string a variable, ignored keys and defaults dropped."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         shaped = {k: shape(v, k) for k, v in value.items() if k not in IGNORED_KEYS}
         # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before (`""` for
         # an id would otherwise have become a variable).
@@ -80,7 +80,7 @@ def shape_key(value: Json) -> str:
 
 def pairs(live: Json, recorded: Json, key: str | None = None) -> Iterator[Pair]:
     """(live, recorded) for each paired string in the same place; call on matching shapes."""
-    if isinstance(live, Mapping) and isinstance(recorded, Mapping):
+    if isinstance(live, dict) and isinstance(recorded, dict):
         for k, v in live.items():
             if k in recorded and k not in IGNORED_KEYS:
                 yield from pairs(v, recorded[k], k)
@@ -111,7 +111,7 @@ def differences(live: Json, recorded: Json, path: str = "$") -> list[str]:
 
 
 def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
+    if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
             if k not in a:
                 yield f"{path}.{k}: recorded {_short(b[k])}, live has none"

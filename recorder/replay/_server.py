@@ -8,6 +8,7 @@ requests, writes responses, paces SSE events, and POSTs push deliveries to live 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import socket
@@ -37,6 +38,7 @@ from recorder.replay._timing import Timing
 log = logging.getLogger("a2a_recorder.replay")
 
 ADMIN_PREFIX = "/__a2a_recorder"
+ANSWER_CACHE_SIZE = 4096
 MISS_REASON = "REPLAY_NO_MATCH"
 MISS_DOMAIN = "a2a-recorder"
 # Cards whose interface URLs are rewritten: (operation, where the card sits in the body).
@@ -92,6 +94,9 @@ class ReplayApp:
         self.interfaces = _interfaces(exchanges)
         self.report = Report([e for e in exchanges if e.response is not None], self.engine.served)
         self._tasks: set[asyncio.Task[None]] = set()
+        # Requests are frozen values: the same bytes always classify the same.
+        self._classify = functools.lru_cache(maxsize=ANSWER_CACHE_SIZE)(self._classify_uncached)
+        self._answers: dict[tuple[int, int, int, str], Answer] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -100,19 +105,34 @@ class ReplayApp:
         if request.target.startswith(ADMIN_PREFIX):
             await _send_json(send, 200, self.report.as_json())
             return
-        classification = classify(request, interfaces=self.interfaces)
+        classification = self._classify(request)
         found = self.engine.match(request, classification)
         if isinstance(found, Miss):
             await self._miss(send, request, found)
             return
         self.engine.mint_ids(found)
-        reply = self._answer(found, request)
+        reply = self._cached_answer(found, request)
         before, after = _split_deliveries(found) if self.deliver else ((), ())
         if before:
             await self._deliver(found, before)
         await self._send(send, reply)
         if after:
             self._spawn(self._deliver(found, after))
+
+    def _classify_uncached(self, request: Request) -> Classification:
+        return classify(request, interfaces=self.interfaces)
+
+    def _cached_answer(self, found: Match, request: Request) -> Answer:
+        # A poll asks the same thing again and again; while its conversation has learnt nothing
+        # new (its mapping only grows), the answer is the same bytes.
+        key = (found.recorded.exchange.number, found.conversation.number,
+               len(found.conversation.to_live), json.dumps(_jsonrpc_id(request)))
+        reply = self._answers.get(key)
+        if reply is None:
+            if len(self._answers) >= ANSWER_CACHE_SIZE:
+                self._answers.clear()
+            reply = self._answers[key] = self._answer(found, request)
+        return reply
 
     def _answer(self, found: Match, request: Request) -> Answer:
         exchange = found.recorded.exchange
