@@ -4,6 +4,13 @@ No I/O here: operation and error tables, the exchange classifier, agent-card int
 SSE framing all take values and return values.
 """
 
+from recorder.protocol._cardrewrite import (
+    CardRewrite,
+    origin_of,
+    rewrite_card,
+    rewrite_grpc_interfaces,
+    rewrite_url,
+)
 from recorder.protocol._cards import Interface, interfaces_from_card, parse_version
 from recorder.protocol._classify import (
     BASE_PATH_WORDS,
@@ -67,6 +74,7 @@ __all__ = [
     "V03_SERVICE",
     "V1_SERVICE",
     "Binding",
+    "CardRewrite",
     "Capability",
     "Classification",
     "ErrorRow",
@@ -94,9 +102,13 @@ __all__ = [
     "operation",
     "operation_by_grpc_path",
     "operation_by_jsonrpc_method",
+    "origin_of",
     "parse_version",
     "render_events",
     "response_error",
+    "rewrite_card",
+    "rewrite_grpc_interfaces",
+    "rewrite_url",
     "route_for",
     "unknown_error_name",
 ]

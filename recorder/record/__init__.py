@@ -5,13 +5,13 @@ stable placeholders).  Shells: `Recorder` (the mitmproxy addon, options `a2a_*`)
 `RecordingProxy` (mitmproxy run in-process, reverse or forward mode).
 """
 
-from recorder.record._addon import RELAY_PREFIX, PushRelay, Recorder
-from recorder.record._cardrewrite import (
+from recorder.protocol._cardrewrite import (
     CardRewrite,
     rewrite_card,
     rewrite_grpc_interfaces,
     rewrite_url,
 )
+from recorder.record._addon import RELAY_PREFIX, PushRelay, Recorder
 from recorder.record._grpcrecord import (
     GrpcRecord,
     GrpcTap,

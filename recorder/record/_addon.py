@@ -58,8 +58,9 @@ from recorder.protocol import (
     Classification,
     classify,
     interfaces_from_card,
+    rewrite_card,
+    rewrite_grpc_interfaces,
 )
-from recorder.record._cardrewrite import rewrite_card, rewrite_grpc_interfaces
 from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
 from recorder.record._grpcrecord import GrpcRecord, redact_messages
 from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol import classify
+from recorder.protocol import classify, rewrite_card, rewrite_grpc_interfaces
 from recorder.protocol._grpc import (
     DETAILS_HEADER,
     MESSAGE_HEADER,
@@ -44,7 +44,6 @@ from recorder.protocol._grpc import (
     grpc_method,
     is_binary_header,
 )
-from recorder.record._cardrewrite import rewrite_card, rewrite_grpc_interfaces
 from recorder.replay._engine import Match, Miss
 from recorder.replay._respond import substitute_json_text, substitute_text
 

@@ -28,8 +28,9 @@ from recorder.protocol import (
     Interface,
     classify,
     interfaces_from_card,
+    rewrite_card,
+    rewrite_grpc_interfaces,
 )
-from recorder.record._cardrewrite import rewrite_card, rewrite_grpc_interfaces
 from recorder.replay._engine import Engine, Match, Miss
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._respond import Answer, answer, substitute_body, substitute_headers

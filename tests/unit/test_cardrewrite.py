@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recorder.record._cardrewrite import origin_of, rewrite_card, rewrite_url
+from recorder.protocol._cardrewrite import origin_of, rewrite_card, rewrite_url
 
 UP = "http://127.0.0.1:9999"
 PROXY = "http://127.0.0.1:7777"

@@ -1,4 +1,4 @@
-"""Point an agent card's interface URLs at the recording proxy (pure: bytes in, bytes out).
+"""Point an agent card's interface URLs at a proxy or replayer (pure: bytes in, bytes out).
 
 After reading the card, SDK clients call the URLs it lists and so bypass a reverse proxy.  In
 reverse mode the recorder rewrites every interface URL whose origin is the upstream agent (or a
