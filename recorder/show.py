@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from recorder.capture import Capture, Exchange
+from recorder.capture import Capture, Exchange, Response
+from recorder.protocol import event_data
 
 COLUMNS = ("#", "time", "binding", "operation", "task", "outcome", "events")
 
@@ -25,13 +27,35 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "method": c.method,
         "version": c.version.value if c.version else None,
         "tenant": c.tenant,
-        "task": c.task_id,
+        "task": c.task_id or _answered_task(response),
         "status": response.status if response else None,
         "error": c.error or exchange.error,
         "events": len(response.events) + len(response.messages) if response else 0,
         "notes": list(exchange.notes),
         "reason": c.reason,
     }
+
+
+# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream, v0.3 bare Task.
+TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
+
+
+def _answered_task(response: Response | None) -> str | None:
+    """The task a send created, for rows whose request named none."""
+    if response is None:
+        return None
+    first = response.body or (event_data(response.events[0].lines) if response.events else "")
+    try:
+        document = json.loads(first) if first else None
+    except ValueError:
+        return None
+    for path in TASK_ID_PATHS:
+        value: Any = document
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _outcome(row: dict[str, Any]) -> str:

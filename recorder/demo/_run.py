@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
     from recorder.diff import diff_captures, render_text
     from recorder.replay import Replayer
 
+    # The session provokes four errors on purpose; the agent would log a warning for each.
+    logging.getLogger("a2a").setLevel(logging.ERROR)
     out.mkdir(parents=True, exist_ok=True)
     live_path, replayed_path = out / "live.http", out / "replayed.http"
 

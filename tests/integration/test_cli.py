@@ -1,0 +1,137 @@
+"""The command line as a user runs it: real processes, real signals, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+
+from recorder.capture import read_capture
+from recorder.cli import main
+from recorder.demo import DemoAgent
+
+ROOT = Path(__file__).parent.parent.parent
+DATA = ROOT / "tests" / "data"
+CAPTURES = ROOT / "captures"
+
+
+@contextmanager
+def command(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Run `a2a-recorder ARGS` until it prints its first line on stderr; yield (process, line)."""
+    process = subprocess.Popen([sys.executable, "-m", "recorder", *args], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stderr is not None
+        yield process, process.stderr.readline()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def stop(process: subprocess.Popen[str]) -> tuple[int, str]:
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=20)
+    return process.returncode, err
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def send(url: str, text: str) -> httpx.Response:
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    return httpx.post(f"{url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"}, timeout=10)
+
+
+def test_show_prints_a_table_and_json() -> None:
+    runner = CliRunner()
+    table = runner.invoke(main, ["show", str(DATA / "rest-send.http")])
+    assert table.exit_code == 0
+    assert "SendMessage" in table.output and "HTTP+JSON" in table.output
+    rows = json.loads(runner.invoke(main, ["show", "--json", str(DATA / "rest-send.http")]).output)
+    assert rows[0]["operation"] == "SendMessage"
+    assert rows[0]["status"] == 200
+
+
+def test_show_names_file_and_line_of_a_damaged_capture(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.http"
+    lines = (DATA / "rest-send.http").read_text().splitlines(keepends=True)
+    damaged.write_text("".join(line.replace("HTTP/1.1 200 OK", "HTTP/1.1 2x0 OK")
+                               for line in lines))
+    result = CliRunner().invoke(main, ["show", str(damaged)])
+    assert result.exit_code == 2
+    assert f"{damaged}:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_record_writes_what_crossed_and_stops_on_sigterm(tmp_path: Path) -> None:
+    out = tmp_path / "cli.http"
+    port = free_port()
+    with DemoAgent(enable_grpc=False) as agent, command(
+            "record", "--upstream", agent.base_url, "--listen", f"127.0.0.1:{port}",
+            "--out", str(out)) as (process, first):
+        assert f"http://127.0.0.1:{port}" in first
+        reply = send(f"http://127.0.0.1:{port}", "echo from the cli")
+        code, err = stop(process)
+    assert reply.json()["result"]["task"]["artifacts"][0]["parts"][0]["text"] == "echo from the cli"
+    assert code == 0, err
+    exchanges = read_capture(out).exchanges
+    assert [e.classification.operation for e in exchanges] == ["SendMessage"]
+
+
+def test_replay_strict_exits_1_naming_what_was_never_served() -> None:
+    port = free_port()
+    capture = DATA / "sessions" / "demo-session-jsonrpc.http"
+    with command("replay", str(capture), "--listen", f"127.0.0.1:{port}", "--strict") as (
+            process, first):
+        assert f"http://127.0.0.1:{port}" in first
+        card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=5)
+        code, err = stop(process)
+    assert card.json()["supportedInterfaces"][0]["url"].startswith(f"http://127.0.0.1:{port}")
+    assert code == 1
+    report = json.loads(err[err.index("{"):])
+    assert "#2 SendMessage" in report["unserved"]
+    assert "#1 AgentCard" not in report["unserved"]
+
+
+def test_replay_refuses_a_bad_timing() -> None:
+    result = CliRunner().invoke(main, ["replay", str(DATA / "rest-send.http"), "--timing", "x0"])
+    assert result.exit_code == 2
+    assert "timing" in result.output
+
+
+def test_diff_exit_codes(tmp_path: Path) -> None:
+    runner = CliRunner()
+    same = CAPTURES / "a2a-python-1.3.0" / "03-blocking-task.http"
+    older = CAPTURES / "a2a-python-0.3.26" / "03-blocking-task.http"
+    assert runner.invoke(main, ["diff", str(same), str(same)]).exit_code == 0
+    different = runner.invoke(main, ["diff", str(older), str(same)])
+    assert different.exit_code == 1
+    assert "method renamed: message/send → SendMessage" in different.output
+    missing = runner.invoke(main, ["diff", str(same), str(tmp_path / "nope.http")])
+    assert missing.exit_code == 2
+
+
+def test_demo_records_replays_and_diffs_clean(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "recorder", "demo", "--out", str(tmp_path)],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the client saw the same results in all" in result.stdout
+    assert "0 differ, 0 inserted, 0 removed" in result.stdout
+    assert (tmp_path / "live.http").exists() and (tmp_path / "replayed.http").exists()
