@@ -25,10 +25,10 @@ import recorder
 from recorder.capture import Capture, Exchange, Request, Response, SseEvent, render_exchange
 from recorder.protocol import (
     AGENT_CARD,
-    Binding,
     Classification,
     Interface,
     SseFramer,
+    card_location,
     classify,
     interfaces_from_card,
 )
@@ -36,7 +36,6 @@ from recorder.record._redact import Redactor
 
 EXTENDED_CARD = "GetExtendedAgentCard"
 # Where the card sits in a card exchange's response body, per binding (JSON-RPC wraps it).
-CARD_AT: dict[Binding | None, tuple[str, ...]] = {Binding.JSONRPC: ("result",)}
 EVENT_STREAM = "text/event-stream"
 UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
 
@@ -125,7 +124,7 @@ def _classify(item: Observed, state: _State) -> Classification:
     interfaces = state.interfaces.get(item.origin, ())
     found = classify(item.request, item.response, interfaces=interfaces)
     if found.operation in (AGENT_CARD, EXTENDED_CARD) and item.response is not None:
-        card = _dig(_json(item.response.body), CARD_AT.get(found.binding, ()))
+        card = _dig(_json(item.response.body), card_location(found) or ())
         if isinstance(card, dict):
             state.cards.append(card)
             state.interfaces[item.origin] = interfaces_from_card(card)

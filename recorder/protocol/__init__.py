@@ -5,7 +5,9 @@ SSE framing all take values and return values.
 """
 
 from recorder.protocol._cardrewrite import (
+    CARD_LOCATIONS,
     CardRewrite,
+    card_location,
     origin_of,
     rewrite_card,
     rewrite_grpc_interfaces,
@@ -63,6 +65,7 @@ from recorder.protocol._types import (
 __all__ = [
     "AGENT_CARD",
     "BASE_PATH_WORDS",
+    "CARD_LOCATIONS",
     "ERRORS",
     "ERROR_DOMAIN",
     "ERROR_INFO_TYPE",
@@ -88,6 +91,7 @@ __all__ = [
     "SseEventLike",
     "SseFramer",
     "Version",
+    "card_location",
     "classify",
     "error_by_code",
     "error_by_name",

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from recorder.protocol._types import AGENT_CARD, Binding, Classification
+
 # Where interface URLs live: (list key or None for the card itself, field).
 # v1.0: supportedInterfaces[].url; v0.3: url and additionalInterfaces[].url.
 INTERFACE_URL_FIELDS: tuple[tuple[str | None, str], ...] = (
@@ -28,6 +30,14 @@ INTERFACE_URL_FIELDS: tuple[tuple[str | None, str], ...] = (
     (None, "url"),
     ("additionalInterfaces", "url"),
 )
+
+# Where the card sits in a response body, by how it was fetched: the well-known card and the
+# REST extended card are the whole body; JSON-RPC GetExtendedAgentCard wraps it in `result`.
+CARD_LOCATIONS: dict[tuple[str, Binding], tuple[str, ...]] = {
+    (AGENT_CARD, Binding.HTTP): (),
+    ("GetExtendedAgentCard", Binding.HTTP_JSON): (),
+    ("GetExtendedAgentCard", Binding.JSONRPC): ("result",),
+}
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -51,6 +61,13 @@ class CardRewrite:
 
 
 Origin = tuple[str, str, int]
+
+
+def card_location(classification: Classification) -> tuple[str, ...] | None:
+    """The key path of the card in this exchange's response body; None if it carries none."""
+    if classification.binding is None or classification.operation is None:
+        return None
+    return CARD_LOCATIONS.get((classification.operation, classification.binding))
 
 
 def origin_of(url: str) -> Origin | None:

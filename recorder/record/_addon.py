@@ -56,6 +56,7 @@ from recorder.protocol import (
     PUSH_DELIVERY,
     Binding,
     Classification,
+    card_location,
     classify,
     interfaces_from_card,
     rewrite_card,
@@ -73,11 +74,6 @@ EXTENDED_CARD = "GetExtendedAgentCard"
 SPLITS = ("none", "upstream", "context")
 
 # Where an extended card sits in its response body, per binding.
-CARD_LOCATION: dict[Binding | None, tuple[str, ...]] = {
-    Binding.JSONRPC: ("result",),
-    Binding.HTTP_JSON: (),
-    Binding.HTTP: (),
-}
 # Operations whose requests may carry push configs, and where their urls sit (relative to the
 # JSON-RPC params or the REST body): v1.0 flat config, v0.3 nested, inline send configuration.
 PUSH_CONFIG_OPERATIONS = frozenset(
@@ -352,7 +348,7 @@ class Recorder:
         self, flow: http.HTTPFlow, classification: Classification, body: bytes, pending: _Pending
     ) -> None:
         assert flow.response is not None
-        at = CARD_LOCATION.get(classification.binding, ())
+        at = card_location(classification) or ()
         result = rewrite_card(body, _upstream_origin(flow), _own_origin(flow), at=at)
         if self.grpc_target:
             grpc = rewrite_grpc_interfaces(result.body, self.grpc_target, at=at)
@@ -372,7 +368,7 @@ class Recorder:
                 )
 
     def _learn_card(self, flow: http.HTTPFlow, classification: Classification, body: bytes) -> None:
-        card = _find(_json(body), CARD_LOCATION.get(classification.binding, ()))
+        card = _find(_json(body), card_location(classification) or ())
         if not isinstance(card, dict):
             return
         self._cards.append(card)

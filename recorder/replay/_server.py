@@ -26,6 +26,7 @@ from recorder.protocol import (
     Binding,
     Classification,
     Interface,
+    card_location,
     classify,
     interfaces_from_card,
     rewrite_card,
@@ -42,12 +43,6 @@ ADMIN_PREFIX = "/__a2a_recorder"
 ANSWER_CACHE_SIZE = 4096
 MISS_REASON = "REPLAY_NO_MATCH"
 MISS_DOMAIN = "a2a-recorder"
-# Cards whose interface URLs are rewritten: (operation, where the card sits in the body).
-CARD_LOCATIONS: dict[tuple[str, Binding | None], tuple[str, ...]] = {
-    (AGENT_CARD, Binding.HTTP): (),
-    ("GetExtendedAgentCard", Binding.HTTP_JSON): (),
-    ("GetExtendedAgentCard", Binding.JSONRPC): ("result",),
-}
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 Scope = MutableMapping[str, Any]
@@ -142,7 +137,7 @@ class ReplayApp:
         mapping = found.conversation.to_live
         reply = answer(exchange.response, mapping, binding=c.binding,
                        jsonrpc_id=_jsonrpc_id(request))
-        location = CARD_LOCATIONS.get((c.operation or "", c.binding))
+        location = card_location(c)
         if location is None:
             return reply
         body = reply.body
