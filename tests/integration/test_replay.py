@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -33,12 +33,36 @@ def record_session(tmp: Path, binding: str, event_delay: float = 0.05) -> tuple[
     return read_capture(out), live
 
 
-@pytest.fixture(scope="module", params=BINDINGS)
-def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[str, Capture, SessionResult]]:
-    binding = request.param
-    capture, live = record_session(tmp_path_factory.mktemp("rec"), binding)
-    yield binding, capture, live
+Recorded = tuple[str, Capture, SessionResult]
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Recorded]:
+    """Record each binding's session once per module, when a test first asks for it."""
+    done: dict[str, Recorded] = {}
+
+    def get(binding: str) -> Recorded:
+        if binding not in done:
+            capture, live = record_session(tmp_path_factory.mktemp("rec"), binding)
+            done[binding] = (binding, capture, live)
+        return done[binding]
+
+    return get
+
+
+@pytest.fixture(params=BINDINGS)
+def recorded(request: pytest.FixtureRequest, sessions: Callable[[str], Recorded]) -> Recorded:
+    return sessions(request.param)
+
+
+@pytest.fixture
+def jsonrpc_recorded(sessions: Callable[[str], Recorded]) -> Recorded:
+    return sessions("JSONRPC")
+
+
+@pytest.fixture
+def rest_recorded(sessions: Callable[[str], Recorded]) -> Recorded:
+    return sessions("HTTP+JSON")
 
 
 def test_replayed_session_equals_live(recorded: tuple[str, Capture, SessionResult]) -> None:
@@ -101,11 +125,9 @@ def _jsonrpc(url: str, method: str, params: object) -> httpx.Response:
 
 
 def test_a_miss_is_a_jsonrpc_error_naming_the_nearest_exchange(
-    recorded: tuple[str, Capture, SessionResult],
+    jsonrpc_recorded: Recorded,
 ) -> None:
-    binding, capture, _ = recorded
-    if binding != "JSONRPC":
-        pytest.skip("JSON-RPC shape")
+    _, capture, _ = jsonrpc_recorded
     message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
                "parts": [{"text": "echo something never recorded"}]}
     with Replayer([capture]) as replayer:
@@ -122,11 +144,9 @@ def test_a_miss_is_a_jsonrpc_error_naming_the_nearest_exchange(
 
 
 def test_a_miss_over_rest_is_a_google_rpc_status(
-    recorded: tuple[str, Capture, SessionResult],
+    rest_recorded: Recorded,
 ) -> None:
-    binding, capture, _ = recorded
-    if binding != "HTTP+JSON":
-        pytest.skip("HTTP+JSON shape")
+    _, capture, _ = rest_recorded
     with Replayer([capture]) as replayer:
         reply = httpx.get(f"{replayer.url}/a2a/rest/tasks?pageSize=7", timeout=5,
                           headers={"A2A-Version": "1.0"})
@@ -137,10 +157,8 @@ def test_a_miss_over_rest_is_a_google_rpc_status(
     assert "ListTasks" in error["message"] and "pageSize" in error["message"]
 
 
-def test_json_rpc_trailing_slash_is_served(recorded: tuple[str, Capture, SessionResult]) -> None:
-    binding, capture, _ = recorded
-    if binding != "JSONRPC":
-        pytest.skip("JSON-RPC only")
+def test_json_rpc_trailing_slash_is_served(jsonrpc_recorded: Recorded) -> None:
+    _, capture, _ = jsonrpc_recorded
     with Replayer([capture]) as replayer:
         body = {"jsonrpc": "2.0", "id": 7, "method": "GetExtendedAgentCard", "params": {}}
         reply = httpx.post(f"{replayer.url}/a2a/jsonrpc/", json=body, timeout=5,
@@ -219,3 +237,18 @@ def test_strict_report_lists_what_was_never_served(
     assert report["clean"] is False
     assert "#1 AgentCard" not in report["unserved"]
     assert len(report["unserved"]) == len(capture.exchanges) - 1
+
+
+def test_on_miss_forward_sends_the_unmatched_request_to_a_live_agent(
+    jsonrpc_recorded: Recorded,
+) -> None:
+    _, capture, _ = jsonrpc_recorded
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+               "parts": [{"text": "echo never recorded"}]}
+    with DemoAgent(enable_grpc=False) as agent, Replayer([capture],
+                                                          on_miss=agent.base_url) as replayer:
+        reply = _jsonrpc(replayer.url, "SendMessage", {"message": message})
+        misses = list(replayer.report.misses)
+    task = reply.json()["result"]["task"]
+    assert task["artifacts"][0]["parts"][0]["text"] == "echo never recorded"
+    assert len(misses) == 1 and "SendMessage" in misses[0]
