@@ -31,14 +31,10 @@ from recorder.diff._compare import (
     parse_ignores,
 )
 from recorder.diff._normalise import (
-    ID_FIELDS,
     ID_OWNERS,
-    OPAQUE_FIELDS,
-    TIMESTAMP_FIELDS,
     VOLATILE_HEADERS,
     Body,
     Correspondence,
-    IdKind,
     NormalEvent,
     NormalExchange,
     NormalGrpc,
@@ -74,6 +70,7 @@ from recorder.diff._report import (
     render_text,
     report_dict,
 )
+from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
     "ABSENT",

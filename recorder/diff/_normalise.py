@@ -27,42 +27,20 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.protocol import (
+    ID_FIELDS,
+    OPAQUE_FIELDS,
+    RESOURCE_NAME_FIELDS,
+    TIMESTAMP_FIELDS,
+    IdKind,
+)
 
 Json = Any
 
 
-class IdKind(StrEnum):
-    """The kinds of volatile id; the value is the placeholder's stem (`<task-1>`)."""
-
-    TASK = "task"
-    CONTEXT = "context"
-    MESSAGE = "message"
-    ARTIFACT = "artifact"
-    CONFIG = "config"
-    JSONRPC_ID = "jsonrpc-id"
-    ORIGIN = "origin"
-    WEBHOOK = "webhook"  # a push config's URL path (often carries a random token)
-
-
-# Id fields whose kind the name alone decides (camelCase proto-JSON; snake_case just in case).
-ID_FIELDS: Mapping[str, IdKind] = {
-    "taskId": IdKind.TASK,
-    "task_id": IdKind.TASK,
-    "referenceTaskIds": IdKind.TASK,
-    "contextId": IdKind.CONTEXT,
-    "context_id": IdKind.CONTEXT,
-    "messageId": IdKind.MESSAGE,
-    "message_id": IdKind.MESSAGE,
-    "artifactId": IdKind.ARTIFACT,
-    "artifact_id": IdKind.ARTIFACT,
-    "pushNotificationConfigId": IdKind.CONFIG,  # v0.3 get/delete params
-    "configId": IdKind.CONFIG,  # v0.3 gRPC CreateTaskPushNotificationConfigRequest
-    "config_id": IdKind.CONFIG,
-}
 
 # Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
 # v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
@@ -105,23 +83,12 @@ def _is_webhook_holder(obj: Mapping[str, Any]) -> bool:
     return "url" in obj and not _PUSH_CONFIG_MARKS.isdisjoint(obj)
 
 
-# v0.3 gRPC resource names (`name: "tasks/{id}"`, `parent`) and REST paths carry ids too.
-RESOURCE_NAME_FIELDS = frozenset({"name", "parent"})
 PATH_IDS: tuple[tuple[re.Pattern[str], IdKind], ...] = (
     (re.compile(r"(?:^|/)tasks/([^/:?#]+)"), IdKind.TASK),
     (re.compile(r"/pushNotificationConfigs/([^/:?#]+)"), IdKind.CONFIG),
 )
 QUERY_IDS: Mapping[str, IdKind] = {"contextId": IdKind.CONTEXT, "taskId": IdKind.TASK}
 
-# Fields whose whole value is volatile, and the fixed placeholder each becomes.
-TIMESTAMP_FIELDS = frozenset({"timestamp", "statusTimestampAfter"})
-OPAQUE_FIELDS: Mapping[str, str] = {
-    "token": "<token>",
-    "credentials": "<credentials>",
-    "nextPageToken": "<page-token>",
-    "pageToken": "<page-token>",
-    "signature": "<signature>",
-}
 TIMESTAMP = "<timestamp>"
 REDACTED = "<redacted>"
 

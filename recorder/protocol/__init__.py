@@ -61,6 +61,13 @@ from recorder.protocol._types import (
     Classification,
     Version,
 )
+from recorder.protocol._volatile import (
+    ID_FIELDS,
+    OPAQUE_FIELDS,
+    RESOURCE_NAME_FIELDS,
+    TIMESTAMP_FIELDS,
+    IdKind,
+)
 
 __all__ = [
     "AGENT_CARD",
@@ -71,9 +78,13 @@ __all__ = [
     "ERROR_INFO_TYPE",
     "GRPC_STATUS_CODES",
     "GRPC_STATUS_NAMES",
+    "ID_FIELDS",
+    "OPAQUE_FIELDS",
     "OPERATIONS",
     "OPERATION_NAMES",
     "PUSH_DELIVERY",
+    "RESOURCE_NAME_FIELDS",
+    "TIMESTAMP_FIELDS",
     "V03_SERVICE",
     "V1_SERVICE",
     "Binding",
@@ -82,6 +93,7 @@ __all__ = [
     "Classification",
     "ErrorRow",
     "GrpcMessageLike",
+    "IdKind",
     "Interface",
     "Operation",
     "RequestLike",

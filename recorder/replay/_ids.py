@@ -13,28 +13,17 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-# Keys whose string values are volatile and pair live with recorded (both v1.0 and v0.3).
-PAIRED_KEYS = frozenset(
-    {
-        "id",
-        "taskId",
-        "contextId",
-        "messageId",
-        "artifactId",
-        "referenceTaskIds",
-        "pushNotificationConfigId",
-        "configId",
-        "name",
-        "parent",
-        "url",
-        "token",
-        "credentials",
-    }
+from recorder.protocol import ID_FIELDS, RESOURCE_NAME_FIELDS, TIMESTAMP_FIELDS
+
+# Keys whose string values are volatile and pair live with recorded (both v1.0 and v0.3): the
+# shared id fields, a bare `id`, resource names, and a push config's webhook and secrets.
+PAIRED_KEYS = (
+    frozenset(ID_FIELDS) | {"id", "url", "token", "credentials"} | RESOURCE_NAME_FIELDS
 )
 # Keys holding resource names (`tasks/<id>`), whose segments pair one by one.
-RESOURCE_KEYS = frozenset({"name", "parent"})
+RESOURCE_KEYS = RESOURCE_NAME_FIELDS
 # Keys whose values vary on every run and say nothing about the request.
-IGNORED_KEYS = frozenset({"timestamp", "statusTimestampAfter"})
+IGNORED_KEYS = TIMESTAMP_FIELDS
 VARIABLE = "<var>"
 
 Json = Any
