@@ -87,10 +87,13 @@ def show(file: Path, as_json: bool) -> None:
               help="Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).")
 @click.option("--grpc-listen", metavar="HOST:PORT",
               help="Where to take gRPC (default: a free port).")
+@click.option("--push-proxy", metavar="HOST:PORT",
+              help="Also listen here as a forward proxy for the agent's push deliveries "
+                   "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).")
 def record(upstream: str | None, forward: bool, listen: str, out: Path, split: str | None,
            no_card_rewrite: bool, keep_secrets: bool, record_all: bool,
            webhook_paths: tuple[str, ...], grpc_upstream: str | None,
-           grpc_listen: str | None) -> None:
+           grpc_listen: str | None, push_proxy: str | None) -> None:
     """Record A2A traffic between clients and agents into .http captures."""
     from recorder.record import ProxyStartError, RecordingProxy
 
@@ -100,7 +103,8 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
                            out, card_rewrite=not no_card_rewrite, keep_secrets=keep_secrets,
                            record_all=record_all, split=split, webhook_paths=webhook_paths,
                            grpc_upstream=grpc_upstream,
-                           grpc_listen=parse_listen(grpc_listen) if grpc_listen else None)
+                           grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
+                           push_proxy=parse_listen(push_proxy) if push_proxy else None)
     try:
         proxy.start()
     except (ProxyStartError, ValueError) as exc:
@@ -110,6 +114,9 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
     click.echo(f"recording to {out}: {how} (Ctrl-C to stop)", err=True)
     if proxy.grpc_target:
         click.echo(f"recording gRPC: point gRPC clients at {proxy.grpc_target}", err=True)
+    if proxy.push_proxy_url:
+        click.echo(f"recording push deliveries: start the agent with "
+                   f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)", err=True)
     try:
         wait_for_signal()
     finally:

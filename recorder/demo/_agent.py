@@ -257,7 +257,8 @@ class _Servers:
                 raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
         event_delay = agent.event_delay
         self.card = build_agent_card(host, self.http_port, self.grpc_port)
-        self.push_client = httpx.AsyncClient(timeout=10.0)
+        # An explicit proxy wins over HTTP_PROXY/NO_PROXY from the environment.
+        self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
             agent_executor=DemoExecutor(event_delay), task_store=InMemoryTaskStore(),
@@ -300,6 +301,8 @@ class DemoAgent:
     """Run the demo agent on 127.0.0.1 free ports, in a background thread with its own loop.
 
     Ports default to 0 (free ports chosen by the OS); ``http_port``/``grpc_port`` pin them.
+    ``push_proxy`` (``http://host:port``) sends the agent's push deliveries through that HTTP
+    proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -316,8 +319,9 @@ class DemoAgent:
 
     def __init__(self, *, event_delay: float = DEFAULT_EVENT_DELAY, enable_grpc: bool = True,
                  host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
-                 startup_timeout: float = 10.0) -> None:
+                 startup_timeout: float = 10.0, push_proxy: str | None = None) -> None:
         self.event_delay = event_delay
+        self.push_proxy = push_proxy
         self.enable_grpc = enable_grpc
         self.host = host
         self.requested_http_port = http_port  # 0: a free port

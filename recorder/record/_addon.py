@@ -22,6 +22,16 @@ the relay URL (create, get, list) are rewritten back, so the client sees the URL
 relay needs nothing from the agent's HTTP client (no proxy settings).  In forward mode no URL is
 replaced; deliveries that pass through the proxy (agent using HTTP_PROXY) are recognised by the
 webhook URLs seen in configs, or by `a2a_webhook_paths`.
+
+gRPC push configs cannot be relayed (the gRPC bytes pass untouched), so their deliveries are
+recorded through a **push proxy**: a forward-proxy mode (`push_proxy_mode`, set by
+`RecordingProxy(push_proxy=...)`) that the agent uses as HTTP_PROXY.  A flow arriving there is a
+delivery when its URL is a webhook seen in a push config (gRPC messages or HTTP bodies), its path
+is in `a2a_webhook_paths`, or the classifier's heuristic calls it one (POST of a StreamResponse
+with `X-A2A-Notification-Token`; an inline config's stream may still be open when its deliveries
+go out, so its URL is not known yet).  Deliveries go to the capture of the upstream whose config
+named the webhook and share its redactor, so tokens read as the config's placeholders.  Other
+traffic through the push proxy is forwarded and, unless `a2a_all`, not recorded.
 """
 
 from __future__ import annotations
@@ -99,6 +109,7 @@ class _Pending:
     notes: list[str] = field(default_factory=list)
     tee: SseTee | None = None
     delivery: bool = False
+    pushed: bool = False  # arrived through the push proxy
 
 
 @dataclass
@@ -169,6 +180,12 @@ class Recorder:
         self._warned_signed = False
         # The proxy's own gRPC address (`host:port`); reverse mode points GRPC interfaces at it.
         self.grpc_target: str | None = None
+        # The push proxy's mode spec (`regular@127.0.0.1:8081`), and the upstream a capture
+        # opened by one of its deliveries names in its header.
+        self.push_proxy_mode: str | None = None
+        self.push_upstream: str | None = None
+        # Webhook URLs seen in push configs (`url_key`) -> the upstream whose config named them.
+        self._webhooks: dict[str, str] = {}
 
     # -- options ----------------------------------------------------------------------------
 
@@ -233,12 +250,21 @@ class Recorder:
         captured, notes = to_request(flow.request)
         pending = _Pending(captured, list(notes))
         self._pending[flow.id] = pending
+        if self._via_push_proxy(flow):
+            # A relay URL is served here: mitmproxy will not connect to its own listener.
+            pending.pushed = True
+            pending.delivery = (self._relay_delivery(flow, pending)
+                                or self._is_delivery(flow, captured))
+            return
         if self._relay_delivery(flow, pending):
             return
-        if flow.request.url in self.relay.real_urls or flow.request.path in self.webhook_paths:
+        if self._known_webhook(flow):
             pending.delivery = True
             return
         classification = self._classify(flow, captured)
+        if classification.operation in PUSH_CONFIG_OPERATIONS:
+            root = ("params",) if classification.binding is Binding.JSONRPC else ()
+            self._learn_webhooks(_json(captured.body), root, _upstream_origin(flow))
         is_card = classification.operation in (AGENT_CARD, EXTENDED_CARD)
         if is_card and self._rewriting(flow) and flow.request.headers.pop("if-none-match", None):
             pending.notes.append("If-None-Match dropped")
@@ -293,6 +319,29 @@ class Recorder:
 
     # -- request side -------------------------------------------------------------------------
 
+    def _via_push_proxy(self, flow: http.HTTPFlow) -> bool:
+        mode = getattr(flow.client_conn, "proxy_mode", None)
+        return self.push_proxy_mode is not None and (
+            getattr(mode, "full_spec", None) == self.push_proxy_mode)
+
+    def _known_webhook(self, flow: http.HTTPFlow) -> bool:
+        url = flow.request.url
+        return (url in self.relay.real_urls or _url_key(url) in self._webhooks
+                or flow.request.path in self.webhook_paths)
+
+    def _is_delivery(self, flow: http.HTTPFlow, request: Request) -> bool:
+        if self._known_webhook(flow):
+            return True
+        return self._classify(flow, request).operation == PUSH_DELIVERY
+
+    def _learn_webhooks(self, document: Any, root: tuple[str, ...], upstream: str) -> None:
+        """Remember the webhook URLs a push-config request names, and whose config it is."""
+        base = _find(document, root)
+        for path in PUSH_URL_PATHS:
+            url = _find(base, path)
+            if isinstance(url, str) and url.startswith(("http://", "https://")):
+                self._webhooks.setdefault(_url_key(url), upstream)
+
     def _relay_delivery(self, flow: http.HTTPFlow, pending: _Pending) -> bool:
         if not flow.request.path.startswith(RELAY_PREFIX):
             return False
@@ -329,7 +378,7 @@ class Recorder:
         The agent card is the exception: the capture keeps the agent's original.
         """
         assert flow.response is not None
-        if pending.tee is not None or pending.delivery:
+        if pending.tee is not None or pending.delivery or pending.pushed:
             return original
         classification = self._classify(flow, pending.request, original)
         if classification.operation in (AGENT_CARD, EXTENDED_CARD):
@@ -414,11 +463,14 @@ class Recorder:
             classification = _as_delivery(found, request)
         else:
             classification = self._classify(flow, request, response)
+        if pending.pushed and not pending.delivery and not self.record_all:
+            return  # the agent's other outgoing traffic
         if not classification.is_a2a and not self.record_all:
             return
-        path = self._path_for(flow, classification)
+        upstream = self._sink_upstream(flow, pending)
+        path = self._path_named(upstream, classification)
         with self._lock:
-            sink = self._sink(path, flow)
+            sink = self._sinks.get(path) or self._new_sink(path, upstream)
             sink.count += 1
             exchange = self._exchange(flow, sink, classification, request, response, error)
             exchange = replace(exchange, notes=(*pending.notes, *exchange.notes))
@@ -461,14 +513,12 @@ class Recorder:
         if self.out is None:
             return
         classification = self._classify_values(upstream, record.request, record.response)
+        if classification.operation in PUSH_CONFIG_OPERATIONS:
+            for message in record.request.messages:
+                self._learn_webhooks(_json((message.json or "").encode()), (), upstream)
         if not classification.is_a2a and not self.record_all:
             return
-        path = self.out
-        if self.split != "none":
-            name = _safe_name(upstream.partition("://")[2])
-            if self.split == "context" and classification.context_id:
-                name += "." + _safe_name(classification.context_id)
-            path = self.out / f"{name}.http"
+        path = self._path_named(upstream, classification)
         with self._lock:
             sink = self._sinks.get(path) or self._new_sink(path, upstream)
             sink.count += 1
@@ -513,31 +563,23 @@ class Recorder:
         self._sinks[path] = sink
         return sink
 
-    def _path_for(self, flow: http.HTTPFlow, classification: Classification) -> Path:
+    def _sink_upstream(self, flow: http.HTTPFlow, pending: _Pending) -> str:
+        """The upstream an exchange belongs to; a pushed delivery, that of its config."""
+        if pending.pushed:
+            known = self._webhooks.get(_url_key(flow.request.url)) or self.push_upstream
+            if known:
+                return known
+        return _upstream_origin(flow)
+
+    def _path_named(self, upstream: str, classification: Classification) -> Path:
+        """The capture file for an exchange with `upstream` (`scheme://host:port`)."""
         assert self.out is not None
         if self.split == "none":
             return self.out
-        name = _safe_name(f"{flow.request.host}_{flow.request.port}")
+        name = _safe_name(upstream.partition("://")[2])
         if self.split == "context" and classification.context_id:
             name += "." + _safe_name(classification.context_id)
         return self.out / f"{name}.http"
-
-    def _sink(self, path: Path, flow: http.HTTPFlow) -> _Sink:
-        sink = self._sinks.get(path)
-        if sink is None:
-            started = time.time()
-            header = Capture(
-                started=_iso(started),
-                recorder_version=recorder.__version__,
-                upstreams=(_upstream_origin(flow),),
-                redacted=_redaction_policy(self.keep_secrets),
-            )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            sink = _Sink(CaptureWriter(path, header), started)
-            for card in self._cards:
-                sink.redactor.learn_card(card)
-            self._sinks[path] = sink
-        return sink
 
     def _rewriting(self, flow: http.HTTPFlow) -> bool:
         return self.card_rewrite and _is_reverse(flow)
@@ -607,6 +649,19 @@ def _end_time(flow: http.HTTPFlow) -> float:
 def _iso(timestamp: float) -> str:
     moment = datetime.fromtimestamp(timestamp, UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _url_key(url: str) -> str:
+    """A URL compared loosely: host case and a default port do not matter."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return url
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
 
 
 def _safe_name(text: str) -> str:

@@ -16,6 +16,12 @@ Facts this module is built around (mitmproxy 12):
 - gRPC (`grpc_upstream`) is a second mode in the same master, `reverse:tcp://` (plaintext) or
   `reverse:tls://` (TLS), decoded by `GrpcTap` (see `_grpcrecord`).  mitmproxy refuses two modes
   on the same address, port 0 included, so a requested port 0 is resolved to a free port first.
+- Push deliveries that cannot go through the relay (gRPC push configs pass untouched, so the
+  agent POSTs straight to the webhook) are recorded with `push_proxy`: a third mode,
+  `regular@host:port`, a forward HTTP proxy the agent is started with as HTTP_PROXY /
+  HTTPS_PROXY (NO_PROXY must not exclude the webhook host; `localhost` and `127.0.0.1` are
+  often in it).  Its port 0 is resolved first too.  Flows through it are deliveries or, unless
+  `record_all`, left out of the capture (see `Recorder.push_proxy_mode`).
 
 Exceptions: `ProxyStartError(RuntimeError)` when the proxy cannot start.
 """
@@ -70,7 +76,8 @@ class RecordingProxy:
     Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
     capture is the file `out`.  Forward mode: clients use `.url` as HTTP_PROXY; `out` is a
     directory with one capture per upstream (`split="upstream"`, the default) or per A2A
-    context (`split="context"`).
+    context (`split="context"`).  `push_proxy=(host, port)` also listens there as a forward
+    proxy for the agent's push deliveries (`.push_proxy_url`, to give the agent as HTTP_PROXY).
 
     Example::
 
@@ -97,6 +104,7 @@ class RecordingProxy:
         mitm_options: Mapping[str, Any] | None = None,
         grpc_upstream: str | None = None,
         grpc_listen: tuple[str, int] | None = None,
+        push_proxy: tuple[str, int] | None = None,
     ) -> None:
         self.mode = _mode(mode)
         self.grpc_upstream: GrpcUpstream | None = (
@@ -104,6 +112,9 @@ class RecordingProxy:
         self.grpc_listen = grpc_listen or (listen[0], 0)
         self._grpc_mode: str | None = None
         self._grpc_address: tuple[str, int] | None = None
+        self.push_proxy = push_proxy
+        self._push_mode: str | None = None
+        self._push_address: tuple[str, int] | None = None
         self.upstream = _check_upstream(self.mode, upstream)
         self.listen = listen
         self.out = Path(out) if out is not None else None
@@ -154,6 +165,17 @@ class RecordingProxy:
             raise RuntimeError("RecordingProxy is not running")
         host, port = self._grpc_address
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    @property
+    def push_proxy_url(self) -> str | None:
+        """`http://host:port` of the forward proxy for the agent's deliveries (None without
+        `push_proxy`); the real port when 0 was asked for."""
+        if self.push_proxy is None:
+            return None
+        if self._push_address is None:
+            raise RuntimeError("RecordingProxy is not running")
+        host, port = self._push_address
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""
@@ -274,6 +296,13 @@ class RecordingProxy:
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen))
             master.addons.add(GrpcTap(self._grpc_mode, self._on_grpc_call))
+        if self.push_proxy is not None:
+            host, port = _resolved(self.push_proxy)
+            self._push_mode = f"regular@{host}:{port}"
+            self.addon.push_proxy_mode = self._push_mode
+            # The upstream a capture names if a delivery happens to open it.
+            self.addon.push_upstream = (
+                self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream)
         opts.update(**self._options())
         return master
 
@@ -284,7 +313,7 @@ class RecordingProxy:
     def _options(self) -> dict[str, Any]:
         mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else "regular"
         host, port = self.listen
-        modes = [mode] if self._grpc_mode is None else [mode, self._grpc_mode]
+        modes = [m for m in (mode, self._grpc_mode, self._push_mode) if m is not None]
         return {
             "mode": modes,
             "listen_host": host,
@@ -315,6 +344,9 @@ class RecordingProxy:
                     host, port = proxyserver.servers[self._grpc_mode].listen_addrs[0][:2]
                     self._grpc_address = (host, port)
                     self.addon.grpc_target = self.grpc_target
+                if self._push_mode is not None:
+                    host, port = proxyserver.servers[self._push_mode].listen_addrs[0][:2]
+                    self._push_address = (host, port)
                 return
             if errors.messages:
                 break
@@ -328,7 +360,8 @@ class RecordingProxy:
 
     def _main_address(self, proxyserver: Any) -> tuple[str, int]:
         for server in proxyserver.servers:
-            if server.mode.full_spec != self._grpc_mode and server.listen_addrs:
+            extra = server.mode.full_spec in (self._grpc_mode, self._push_mode)
+            if not extra and server.listen_addrs:
                 host, port = server.listen_addrs[0][:2]
                 return host, port
         host, port = proxyserver.listen_addrs()[0][:2]

@@ -4,9 +4,10 @@ Plaintext and TLS gRPC are recorded through the in-process `RecordingProxy`, dec
 capture values, and replayed by the `Replayer`'s gRPC face.  Everything binds 127.0.0.1 on free
 ports and is stopped at the end of its test.
 
-Known limit, asserted below: in reverse mode the agent POSTs push deliveries straight to the
-webhook, and a gRPC push config cannot be rewritten to the recorder's relay (the bytes pass
-through untouched), so a gRPC session's deliveries are not in the capture and not replayed.
+A gRPC push config cannot be rewritten to the recorder's relay (the bytes pass through
+untouched), so the agent POSTs its deliveries straight to the webhook: without `push_proxy` they
+are not in the capture and not replayed (asserted below); with the agent's deliveries sent
+through the recorder's push proxy they are recorded, and replayed to the new client's webhook.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import datetime
 import ipaddress
 import json
+import socket
 import ssl
 import threading
 import uuid
@@ -38,7 +40,7 @@ from cryptography.x509.oid import NameOID
 
 from recorder.capture import Capture, Exchange, read_capture
 from recorder.demo import DemoAgent, SessionResult, WebhookReceiver, run_session
-from recorder.protocol import Binding
+from recorder.protocol import PUSH_DELIVERY, Binding
 from recorder.protocol._grpc import decode_status_details
 from recorder.record import RecordingProxy
 from recorder.replay import Replayer
@@ -56,6 +58,12 @@ def grpc_exchanges(capture: Capture) -> list[Exchange]:
 
 def without_deliveries(result: SessionResult) -> SessionResult:
     return replace(result, webhook_deliveries=None, deliveries=())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 # --- plaintext: live, recorded, replayed ---------------------------------------------------------
@@ -442,3 +450,118 @@ def test_bad_grpc_upstream_is_refused() -> None:
             RecordingProxy(upstream="http://127.0.0.1:9", grpc_upstream=bad)
 
 
+
+
+# --- push deliveries through the push proxy -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pushed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        tuple[SessionResult, SessionResult, Capture, int]]:
+    """A gRPC session recorded with the agent's deliveries sent through the push proxy.
+
+    The agent needs the proxy's address before the proxy (which needs the agent's) starts, so
+    the push proxy's port is picked first.
+    """
+    out = tmp_path_factory.mktemp("grpc-push") / "push.http"
+    port = free_port()
+    with DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent, \
+            WebhookReceiver() as hook:
+        assert agent.grpc_target is not None
+        with RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target,
+                            push_proxy=("127.0.0.1", port)) as proxy:
+            assert proxy.push_proxy_url == f"http://127.0.0.1:{port}"
+            recorded = asyncio.run(run_session(proxy.url, binding="GRPC", webhook=hook))
+        received = len(hook.deliveries)
+    yield recorded, without_deliveries(recorded), read_capture(out), received
+
+
+def test_push_proxy_session_equals_live_and_the_webhook_gets_them(
+    plaintext: tuple[SessionResult, SessionResult, Capture, str],
+    pushed: tuple[SessionResult, SessionResult, Capture, int],
+) -> None:
+    live = plaintext[0]
+    recorded, _, _, received = pushed
+    assert recorded == live
+    assert recorded.webhook_deliveries == 4 and received == 4
+
+
+def test_push_proxy_deliveries_are_in_the_capture_decoded_and_redacted(
+    pushed: tuple[SessionResult, SessionResult, Capture, int],
+) -> None:
+    _, _, capture, _ = pushed
+    deliveries = [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
+    assert len(deliveries) == 4
+    assert capture.upstreams[0].startswith("http://")  # the card fetch opened it
+    send = next(e for e in grpc_exchanges(capture)
+                if e.classification.operation == "SendMessage"
+                and "taskPushNotificationConfig" in (e.request.messages[0].json or ""))
+    config = json.loads(send.request.messages[0].json or "{}")[
+        "configuration"]["taskPushNotificationConfig"]
+    assert config["token"].startswith("<redacted:")
+    kinds = []
+    for delivery in deliveries:
+        body = json.loads(delivery.request.body)
+        kinds.append(next(iter(body)))
+        assert delivery.classification.task_id
+        assert delivery.request.header("X-A2A-Notification-Token") == config["token"]
+        assert f"http://{delivery.request.header('host')}{delivery.request.target}" == (
+            config["url"])
+        assert delivery.response is not None and delivery.response.status == 200
+    assert set(kinds) <= {"task", "statusUpdate", "artifactUpdate"} and "task" in kinds
+    assert not [e for e in capture.exchanges if e.classification.operation is None]
+
+
+def test_push_proxy_capture_replays_deliveries_to_the_new_webhook(
+    plaintext: tuple[SessionResult, SessionResult, Capture, str],
+    pushed: tuple[SessionResult, SessionResult, Capture, int],
+) -> None:
+    live = plaintext[0]
+    _, _, capture, _ = pushed
+    with WebhookReceiver() as hook, Replayer([capture]) as replayer:
+        replayed = asyncio.run(run_session(replayer.url, binding="GRPC", webhook=hook))
+        assert replayer.report.misses == []
+    assert replayed == live
+    assert replayed.webhook_deliveries == 4
+
+
+def test_push_proxy_forwards_other_traffic_unrecorded(tmp_path: Path) -> None:
+    """Port 0 is resolved; a POST that is no delivery is forwarded but not recorded."""
+    out = tmp_path / "other.http"
+    with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
+        assert agent.grpc_target is not None
+        with RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target,
+                            push_proxy=("127.0.0.1", 0)) as proxy:
+            url = proxy.push_proxy_url
+            assert url is not None and not url.endswith(":0")
+            assert proxy.port != int(url.rpartition(":")[2])
+            with httpx.Client(proxy=url, timeout=TIMEOUT) as client:
+                other = client.post(hook.url, json={"hello": "world"})
+                delivery = client.post(hook.url, headers={"X-A2A-Notification-Token": "t0k"},
+                                       json={"statusUpdate": {"taskId": "t-1", "contextId": "c"}})
+        assert other.status_code == delivery.status_code == 200
+        assert hook.wait_for(2, timeout=TIMEOUT)
+    capture = read_capture(out)
+    assert [e.classification.operation for e in capture.exchanges] == [PUSH_DELIVERY]
+    only = capture.exchanges[0]
+    assert only.classification.task_id == "t-1"
+    assert only.request.header("X-A2A-Notification-Token") == "<redacted:1>"
+
+
+def test_push_proxy_serves_relay_urls_itself_so_http_deliveries_are_recorded_once(
+    tmp_path: Path,
+) -> None:
+    """An agent using the push proxy for every POST also sends relay deliveries through it."""
+    out = tmp_path / "rest.http"
+    port = free_port()
+    with DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent, \
+            WebhookReceiver() as hook, \
+            RecordingProxy(upstream=agent.base_url, out=out,
+                           push_proxy=("127.0.0.1", port)) as proxy:
+        result = asyncio.run(run_session(proxy.url, binding="HTTP+JSON", webhook=hook))
+    assert result.webhook_deliveries == 4
+    deliveries = [e for e in read_capture(out).exchanges
+                  if e.classification.operation == PUSH_DELIVERY]
+    assert len(deliveries) == 4
+    assert all(any(n.startswith("push relay: /__a2a_recorder/push/") for n in e.notes)
+               for e in deliveries)
