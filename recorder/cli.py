@@ -6,6 +6,7 @@ Heavy imports (mitmproxy, a2a-sdk, uvicorn) happen inside the commands that need
 
 from __future__ import annotations
 
+import importlib
 import json
 import signal
 import sys
@@ -21,7 +22,26 @@ from recorder.show import capture_rows, render_table
 EXIT_ERROR = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Commands defined here, plus those that live in their own packages, imported on use.
+
+    `convert` brings in mitmproxy and `diff` its reports; `show` should not wait for either.
+    """
+
+    PACKAGED = {"convert": "recorder.convert:convert_command", "diff": "recorder.diff:diff_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.PACKAGED})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.PACKAGED:
+            module, _, attribute = self.PACKAGED[cmd_name].partition(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="a2a-recorder")
 def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
@@ -189,15 +209,3 @@ def demo(out: Path, binding: str) -> None:
     from recorder.demo._run import run_demo
 
     sys.exit(run_demo(out, binding, echo=click.echo))
-
-
-def _register_packaged_commands() -> None:
-    # Commands that live in their own packages, beside the code they drive.
-    from recorder.convert import convert_command
-    from recorder.diff import diff_command
-
-    main.add_command(convert_command, "convert")
-    main.add_command(diff_command, "diff")
-
-
-_register_packaged_commands()
