@@ -28,7 +28,6 @@ from recorder.capture._model import FORMAT_VERSION, Capture, Exchange, Request, 
 from recorder.protocol import GRPC_STATUS_NAMES as STATUS_BY_CODE
 from recorder.protocol import Classification
 
-VERSION_LINE = "# a2a-recorder capture format {version}"
 VERSION_PATTERN = re.compile(r"# a2a-recorder capture format ([0-9]+)")
 
 # File header keys (one `# key: value` line each; upstream and redacted repeat).

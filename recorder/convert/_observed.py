@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,8 +27,8 @@ from recorder.protocol import (
     Classification,
     Interface,
     SseFramer,
-    card_location,
     classify,
+    find_card,
     interfaces_from_card,
 )
 from recorder.record._redact import Redactor
@@ -124,8 +123,8 @@ def _classify(item: Observed, state: _State) -> Classification:
     interfaces = state.interfaces.get(item.origin, ())
     found = classify(item.request, item.response, interfaces=interfaces)
     if found.operation in (AGENT_CARD, EXTENDED_CARD) and item.response is not None:
-        card = _dig(_json(item.response.body), card_location(found) or ())
-        if isinstance(card, dict):
+        card = find_card(item.response.body, found)
+        if card is not None:
             state.cards.append(card)
             state.interfaces[item.origin] = interfaces_from_card(card)
     return found
@@ -193,18 +192,3 @@ def origin_of(scheme: str, host: str, port: int | None) -> str:
 
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def _dig(document: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(document, dict):
-            return None
-        document = document.get(key)
-    return document

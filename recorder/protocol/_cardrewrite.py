@@ -70,6 +70,18 @@ def card_location(classification: Classification) -> tuple[str, ...] | None:
     return CARD_LOCATIONS.get((classification.operation, classification.binding))
 
 
+def find_card(body: bytes, classification: Classification) -> dict[str, Any] | None:
+    """The agent card a response body carries, if this exchange is a card fetch."""
+    at = card_location(classification)
+    if at is None:
+        return None
+    try:
+        card = _find(json.loads(body), at)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return card if isinstance(card, dict) else None
+
+
 def origin_of(url: str) -> Origin | None:
     """(scheme, host, port) of an http(s) URL, loopback names folded together; else None."""
     try:

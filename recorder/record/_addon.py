@@ -68,6 +68,7 @@ from recorder.protocol import (
     Classification,
     card_location,
     classify,
+    find_card,
     interfaces_from_card,
     rewrite_card,
     rewrite_grpc_interfaces,
@@ -417,8 +418,8 @@ class Recorder:
                 )
 
     def _learn_card(self, flow: http.HTTPFlow, classification: Classification, body: bytes) -> None:
-        card = _find(_json(body), card_location(classification) or ())
-        if not isinstance(card, dict):
+        card = find_card(body, classification)
+        if card is None:
             return
         self._cards.append(card)
         try:

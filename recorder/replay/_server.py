@@ -15,7 +15,6 @@ import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -361,12 +360,3 @@ class Replayer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def classification_label(c: Classification) -> str:
-    return f"{c.operation or '-'} {c.binding or '-'}"
-
-
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
