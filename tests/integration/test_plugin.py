@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from recorder.demo import DemoAgent, WebhookReceiver, run_session
-from recorder.replay._plugin import A2AEndpoint
+from recorder.pytest_plugin import A2AEndpoint
 
 pytest_plugins = ["pytester"]
 

@@ -16,11 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from recorder.capture import CaptureParseError, read_capture
-from recorder.replay._server import Replayer, Report
+if TYPE_CHECKING:
+    from recorder.replay import Report
+
+# pytest loads this module in every session of every project that has a2a-recorder installed;
+# the replayer (uvicorn, grpcio, the capture parser) and the recorder (mitmproxy) load only in
+# tests that use the fixture.
 
 
 class RecordMode(StrEnum):
@@ -68,6 +73,9 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
 
 
 def _replay(path: Path, timing: str) -> Iterator[A2AEndpoint]:
+    from recorder.capture import CaptureParseError, read_capture
+    from recorder.replay import Replayer
+
     if not path.exists():
         pytest.fail(f"capture {path} is missing: record it with "
                     "--a2a-record=missing --a2a-upstream URL", pytrace=False)
