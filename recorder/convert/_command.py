@@ -2,12 +2,15 @@
 
 Reads every INPUT (format by extension, else by sniffing: HAR is JSON), converts them in the
 order given, and writes one capture.  Exit status 2 with `file: what is wrong` when an input
-cannot be read or is damaged; nothing is written then.
+cannot be read or is damaged; nothing is written then.  The exception is a flow file cut short
+after some complete flows (mitmdump killed while writing): those flows are converted, with a
+warning naming where the file breaks off, so nothing that was recorded is lost.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -21,19 +24,27 @@ HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
 
 
-def load_observed(path: Path) -> tuple[list[Observed], int]:
-    """The exchanges in one input file, and how many of its flows were not HTTP.
+@dataclass(frozen=True)
+class Loaded:
+    """One input's exchanges, how many of its flows were not HTTP, and any damage at its end."""
 
-    Raises `ConvertError` (`path: what is wrong`).
-    """
+    observed: list[Observed]
+    not_http: int = 0
+    damage: str | None = None
+
+
+def load_observed(path: Path) -> Loaded:
+    """The exchanges in one input file.  Raises `ConvertError` (`path: what is wrong`)."""
     if _is_har(path):
         try:
-            return observed_from_har(load_har(path)), 0
+            return Loaded(observed_from_har(load_har(path)))
         except ConvertError as exc:
             if str(exc).startswith(f"{path}:"):
                 raise
             raise ConvertError(f"{path}: {exc}") from exc
-    return observed_from_flows(read_flows(path))
+    read = read_flows(path)
+    observed, not_http = observed_from_flows(read.flows)
+    return Loaded(observed, not_http, read.damage)
 
 
 def _is_har(path: Path) -> bool:
@@ -72,9 +83,11 @@ def convert_command(
     not_http = 0
     try:
         for path in inputs:
-            items, others = load_observed(path)
-            observed.extend(items)
-            not_http += others
+            loaded = load_observed(path)
+            observed.extend(loaded.observed)
+            not_http += loaded.not_http
+            if loaded.damage:
+                click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
     except ConvertError as exc:
         _fail(str(exc))
     result = convert(observed, keep_secrets=keep_secrets, include_all=include_all)

@@ -7,12 +7,14 @@ friends, with a note); an event stream, buffered whole by mitmproxy unless an ad
 it, is framed into events here, with offsets 0 since the file keeps no arrival times.
 Non-HTTP flows (TCP, UDP, DNS) have no A2A meaning here and are skipped.
 
-The only I/O is `read_flows`, which reads a flow file with `mitmproxy.io.FlowReader`.
+The only I/O is `read_flows`, which reads a flow file with `mitmproxy.io.FlowReader` and keeps
+the complete flows of a file that was cut short.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mitmproxy import exceptions, http, io
@@ -59,11 +61,20 @@ def observed_from_flows(flows: Iterable[Flow]) -> tuple[list[Observed], int]:
     return kept, len(found) - len(kept)
 
 
-def read_flows(path: Path) -> list[Flow]:
-    """Every flow in a mitmproxy flow file.
+@dataclass(frozen=True)
+class FlowFile:
+    """The flows read from a flow file, and what stopped the reading early, if anything."""
 
-    Raises `ConvertError` (`path: what is wrong`) when the file cannot be read or is damaged,
-    naming how many flows were read before the damage.
+    flows: list[Flow]
+    damage: str | None = None
+
+
+def read_flows(path: Path) -> FlowFile:
+    """Every complete flow in a mitmproxy flow file.
+
+    A file cut short (mitmdump killed while writing) keeps the flows before the cut, and
+    `damage` says where reading stopped.  Raises `ConvertError` (`path: what is wrong`) when
+    the file cannot be read, or when not even its first flow is whole.
     """
     flows: list[Flow] = []
     try:
@@ -73,10 +84,11 @@ def read_flows(path: Path) -> list[Flow]:
         raise ConvertError(f"{path}: {exc.strerror or exc}") from exc
     except (exceptions.FlowReadException, KeyError, AttributeError) as exc:
         # KeyError/AttributeError: a well-framed record that is no flow state mitmproxy knows.
-        raise ConvertError(
-            f"{path}: damaged or not a mitmproxy flow file after {len(flows)} flow(s): {exc}"
-        ) from exc
-    return flows
+        damage = f"{path}: damaged or not a mitmproxy flow file after {len(flows)} flow(s): {exc}"
+        if not flows:
+            raise ConvertError(damage) from exc
+        return FlowFile(flows, damage)
+    return FlowFile(flows)
 
 
 def _end(flow: http.HTTPFlow) -> float:

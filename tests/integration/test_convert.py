@@ -1,6 +1,7 @@
 """`a2a-recorder convert` with real parts: a real `mitmdump` between raw httpx calls and a real
 a2a-sdk agent, writing a flow file (`-w`) and a HAR (`hardump`, mitmproxy's savehar) of the same
-traffic; both are converted and checked, and damaged inputs must fail cleanly (exit 2).
+traffic; both are converted and checked.  Damaged inputs fail cleanly (exit 2), except a flow
+file cut short, whose complete flows are kept with a warning.
 
 Everything binds 127.0.0.1 on free ports; mitmdump runs with a timeout and is stopped (SIGINT,
 so it writes the HAR) at the end of the module.
@@ -249,13 +250,58 @@ def assert_clean_failure(result: Result, path: Path, words: str) -> None:
     assert "Traceback" not in result.output
 
 
-def test_truncated_flow_file(recording: Recording, tmp_path: Path) -> None:
-    damaged = tmp_path / "cut.mitm"
+def record_ends(data: bytes) -> list[int]:
+    """Where each record of a flow file ends: they are tnetstrings, `<length>:<payload><type>`."""
+    ends, at = [], 0
+    while at < len(data):
+        colon = data.index(b":", at)
+        at = colon + 1 + int(data[at:colon]) + 1
+        ends.append(at)
+    return ends
+
+
+def test_flow_file_cut_inside_a_flow_keeps_the_complete_ones(
+    recording: Recording, tmp_path: Path
+) -> None:
     data = recording.flows.read_bytes()
-    damaged.write_bytes(data[: len(data) * 2 // 3])
+    ends = record_ends(data)
+    assert len(ends) == len(EXPECTED) + 1 and ends[-1] == len(data)
+    for whole in (3, len(ends) - 1):  # cut inside the 4th flow, and inside the last one
+        damaged = tmp_path / f"cut{whole}.mitm"
+        damaged.write_bytes(data[: ends[whole - 1] + 7])
+        out = tmp_path / f"out{whole}.http"
+        result = run(str(damaged), "--out", str(out))
+        assert result.exit_code == 0, result.output
+        warning = f"warning: {damaged}: damaged or not a mitmproxy flow file after {whole} flow(s)"
+        assert warning in result.output
+        assert summary(read_capture(out)) == EXPECTED[:whole]
+
+
+def test_flow_file_cut_between_flows_is_a_shorter_flow_file(
+    recording: Recording, tmp_path: Path
+) -> None:
+    data = recording.flows.read_bytes()
+    shorter = tmp_path / "shorter.mitm"
+    shorter.write_bytes(data[: record_ends(data)[2]])
+    capture, _, result = converted(tmp_path, shorter)
+    assert summary(capture) == EXPECTED[:3] and "warning" not in result.output
+
+
+def test_flow_file_damaged_in_its_first_flow_fails(recording: Recording, tmp_path: Path) -> None:
+    data = recording.flows.read_bytes()
+    damaged = tmp_path / "cut.mitm"
+    damaged.write_bytes(data[: record_ends(data)[0] // 2])
     out = tmp_path / "out.http"
     result = run(str(damaged), "--out", str(out))
-    assert_clean_failure(result, damaged, "damaged or not a mitmproxy flow file")
+    assert_clean_failure(result, damaged, "damaged or not a mitmproxy flow file after 0 flow(s)")
+    assert not out.exists()
+
+
+def test_a_file_that_is_no_flow_file_fails(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.mitm"
+    junk.write_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    out = tmp_path / "out.http"
+    assert_clean_failure(run(str(junk), "--out", str(out)), junk, "not a mitmproxy flow file")
     assert not out.exists()
 
 
