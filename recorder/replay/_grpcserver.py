@@ -17,7 +17,6 @@ A miss ends the call with INTERNAL, the `Miss.describe()` text and an ErrorInfo 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import logging
@@ -46,6 +45,7 @@ from recorder.protocol._grpc import (
 )
 from recorder.replay._engine import Match, Miss
 from recorder.replay._respond import substitute_json_text, substitute_text
+from recorder.replay._timing import Pacer
 
 if TYPE_CHECKING:
     from recorder.replay._server import ReplayApp
@@ -190,7 +190,7 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         await self._start(reply, context)
         first = b""
         for offset, message in reply.messages[:1]:
-            await asyncio.sleep(self.app.timing.delay(offset))
+            await Pacer(self.app.timing).until(offset)
             first = message
         await self._finish(reply, context)
         return first
@@ -198,10 +198,9 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
     async def _stream(self, path: str, data: bytes, context: Any) -> AsyncIterator[bytes]:
         reply = self._reply(path, data, context)
         await self._start(reply, context)
-        previous = 0
+        pacer = Pacer(self.app.timing)
         for offset, message in reply.messages:
-            await asyncio.sleep(self.app.timing.delay(offset - previous))
-            previous = offset
+            await pacer.until(offset)
             yield message
         await self._finish(reply, context)
 

@@ -34,7 +34,7 @@ from recorder.protocol import (
 from recorder.replay._engine import Engine, Match, Miss
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._respond import Answer, answer, substitute_body, substitute_headers
-from recorder.replay._timing import Timing
+from recorder.replay._timing import Pacer, Timing
 
 log = logging.getLogger("a2a_recorder.replay")
 
@@ -155,10 +155,9 @@ class ReplayApp:
         if not reply.events:
             await send({"type": "http.response.body", "body": reply.body})
             return
-        previous = 0
+        pacer = Pacer(self.timing)
         for offset, data in reply.events:
-            await asyncio.sleep(self.timing.delay(offset - previous))
-            previous = offset
+            await pacer.until(offset)
             await send({"type": "http.response.body", "body": data, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
@@ -197,11 +196,11 @@ class ReplayApp:
 
     async def _deliver(self, found: Match, deliveries: tuple[Exchange, ...]) -> None:
         mapping = found.conversation.to_live
-        previous = found.recorded.exchange.started_us
+        started = found.recorded.exchange.started_us
+        pacer = Pacer(self.timing)
         async with httpx.AsyncClient(timeout=10) as client:
             for delivery in deliveries:
-                await asyncio.sleep(self.timing.delay(max(0, delivery.started_us - previous)))
-                previous = delivery.started_us
+                await pacer.until(delivery.started_us - started)
                 await self._post_delivery(client, delivery, mapping)
 
     async def _post_delivery(self, client: httpx.AsyncClient, delivery: Exchange,

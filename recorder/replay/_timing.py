@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import time
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +33,23 @@ class Timing:
         if self.speed == 0.0 or gap_us <= 0:
             return 0.0
         return gap_us / 1_000_000 / self.speed
+
+
+@dataclass(slots=True)
+class Pacer:
+    """Waits for recorded offsets counted from the pacer's creation.
+
+    Each wait aims at the absolute due time rather than sleeping the gap, so that late
+    wake-ups and send times do not add up along a long stream.
+    """
+
+    timing: Timing
+    # A lambda, so the clock is looked up when a pacer is made (tests replace it).
+    start: float = field(default_factory=lambda: time.monotonic())
+
+    async def until(self, offset_us: int) -> None:
+        if self.timing.speed == 0.0:
+            return
+        wait = self.start + self.timing.delay(offset_us) - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
