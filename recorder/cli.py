@@ -145,19 +145,19 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--listen", default="127.0.0.1:8490", show_default=True, metavar="HOST:PORT")
 @click.option("--timing", default="none", show_default=True,
               help="none, recorded, or xN (N times faster than recorded).")
-@click.option("--on-miss", default="error", show_default=True, metavar="error|forward=URL",
-              help="Answer an unmatched request with an error, or forward it to URL.")
+@click.option("--on-miss", default="error", show_default=True, metavar="error|forward URL",
+              help="Answer an unmatched request with an error, or forward it to URL "
+                   "(also written forward=URL).")
 @click.option("--grpc-listen", metavar="HOST:PORT",
               help="Where to serve gRPC (default: a free port when the captures hold gRPC).")
 @click.option("--strict", is_flag=True,
               help="At exit, report exchanges never served and requests never matched; "
                    "exit 1 if there are any.")
-def replay(files: tuple[Path, ...], listen: str, timing: str, on_miss: str,
+def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
            grpc_listen: str | None, strict: bool) -> None:
     """Serve captures as a fake A2A agent, offline."""
     from recorder.replay import Replayer, Timing
@@ -166,8 +166,8 @@ def replay(files: tuple[Path, ...], listen: str, timing: str, on_miss: str,
         pace = Timing.parse(timing)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--timing") from exc
-    forward = _forward_url(on_miss)
-    captures = [load_capture(path) for path in files]
+    paths, forward = _forward_url(on_miss, files)
+    captures = [load_capture(Path(path)) for path in paths]
     host, port = parse_listen(listen)
     grpc_port = parse_listen(grpc_listen)[1] if grpc_listen else None
     try:
@@ -190,13 +190,26 @@ def replay(files: tuple[Path, ...], listen: str, timing: str, on_miss: str,
         sys.exit(1)
 
 
-def _forward_url(on_miss: str) -> str | None:
+def _forward_url(on_miss: str, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """The capture files and the URL to forward misses to, if any.
+
+    `--on-miss forward URL` takes two words; click hands the URL over among the FILE arguments
+    (a capture's path never starts with http:// or https://), so it is taken back from there.
+    """
     if on_miss == "error":
-        return None
-    url = on_miss.removeprefix("forward=").removeprefix("forward:")
-    if not url.startswith(("http://", "https://")):
-        raise click.BadParameter("expected 'error' or 'forward=URL'", param_hint="--on-miss")
-    return url
+        return files, None
+    url = on_miss.removeprefix("forward").lstrip("=: ")
+    if not url and files and _is_url(files[0]):
+        url, files = files[0], files[1:]
+    if not _is_url(url):
+        raise click.BadParameter("expected 'error' or 'forward URL'", param_hint="--on-miss")
+    if not files:
+        raise click.UsageError("no capture FILE given")
+    return files, url
+
+
+def _is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
 
 
 @main.command()

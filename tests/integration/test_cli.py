@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from recorder.capture import read_capture
@@ -114,6 +115,32 @@ def test_replay_refuses_a_bad_timing() -> None:
     result = CliRunner().invoke(main, ["replay", str(DATA / "rest-send.http"), "--timing", "x0"])
     assert result.exit_code == 2
     assert "timing" in result.output
+
+
+@pytest.mark.parametrize("spelling", ["two words", "forward=URL"])
+def test_replay_forwards_a_miss_to_the_url_given(spelling: str) -> None:
+    port = free_port()
+    capture = DATA / "sessions" / "demo-session-jsonrpc.http"
+    with DemoAgent(enable_grpc=False) as agent:
+        on_miss = (["--on-miss", "forward", agent.base_url] if spelling == "two words"
+                   else ["--on-miss", f"forward={agent.base_url}"])
+        with command("replay", *on_miss, str(capture), "--listen", f"127.0.0.1:{port}") as (
+                process, first):
+            assert f"http://127.0.0.1:{port}" in first, process.stderr
+            reply = send(f"http://127.0.0.1:{port}", "echo never recorded")
+            code, err = stop(process)
+    artifact = reply.json()["result"]["task"]["artifacts"][0]
+    assert artifact["parts"][0]["text"] == "echo never recorded"  # the live agent answered
+    assert code == 0, err
+    assert "replay miss" in err
+
+
+@pytest.mark.parametrize("words", [["forward"], ["forward", "not-a-url"], ["sideways"]])
+def test_replay_refuses_a_bad_on_miss(words: list[str]) -> None:
+    capture = str(DATA / "rest-send.http")
+    result = CliRunner().invoke(main, ["replay", "--on-miss", *words, capture])
+    assert result.exit_code == 2
+    assert "--on-miss" in result.output and "forward URL" in result.output
 
 
 def test_diff_exit_codes(tmp_path: Path) -> None:
