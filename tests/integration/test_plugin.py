@@ -52,6 +52,14 @@ def test_asks_for_something_unrecorded(a2a_replay):
 """
 
 
+@pytest.fixture(autouse=True)
+def inner_ini(request: pytest.FixtureRequest) -> None:
+    """The inner runs get the project's own asyncio setting, so they warn about nothing."""
+    if "pytester" in request.fixturenames:
+        pester: pytest.Pytester = request.getfixturevalue("pytester")
+        pester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
 def test_a_missing_capture_fails_with_how_to_record_it(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(CLIENT_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")
