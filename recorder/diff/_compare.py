@@ -21,6 +21,7 @@ Paths name what differs; the same syntax selects what `--ignore` drops:
     rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
 
 PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
+Members of the lists in KEYED_LISTS are named, not numbered: `skills[id=echo]`.
 A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
 a pattern applies to both sides.  Key order is never a difference; it is reported as a note.
 Neither is a field one side sends as an empty default ({}, [], "") and the other omits:
@@ -79,6 +80,10 @@ RESPONSE_HEADERS = (
     "grpc-encoding",
 )
 TRAILERS = ("grpc-status", "grpc-message", "grpc-status-details")
+# Lists whose members name themselves by one field and whose order means nothing: compared
+# member by member under that name (`additionalInterfaces[transport=GRPC]`), so one member
+# more on one side does not shift every later index.  Their order is only a note.
+KEYED_LISTS = {"additionalInterfaces": "transport", "skills": "id"}
 # Timing differences below this are scheduling noise, not behaviour.
 TIMING_TOLERANCE_US = 50_000
 NEWLINES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
@@ -204,7 +209,7 @@ class CaptureDiff:
 
 # -- ignore patterns ----------------------------------------------------------------------------
 
-_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*")\]')
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
 
 
 def _segments(path: str) -> list[str]:
@@ -345,12 +350,34 @@ class _Collector:
             self.add(DiffKind.KEY_ORDER, path, list(a), list(b), inner)
 
     def _array(self, a: list[Any], b: list[Any], path: str, inner: str) -> None:
+        field = KEYED_LISTS.get(_leaf(path))
+        if field and _names(a, field) is not None and _names(b, field) is not None:
+            self._keyed(a, b, field, path, inner)
+            return
         for i, (x, y) in enumerate(zip(a, b, strict=False)):
             self.json(x, y, f"{path}[{i}]", f"{inner}[{i}]")
         for i in range(len(b), len(a)):
             self.add(DiffKind.REMOVED, f"{path}[{i}]", a[i], ABSENT, f"{inner}[{i}]")
         for i in range(len(a), len(b)):
             self.add(DiffKind.ADDED, f"{path}[{i}]", ABSENT, b[i], f"{inner}[{i}]")
+
+    def _keyed(self, a: list[Any], b: list[Any], field: str, path: str, inner: str) -> None:
+        old = {x[field]: x for x in a}
+        new = {y[field]: y for y in b}
+        for name, x in old.items():
+            here = f"[{field}={name}]"
+            if name in new:
+                self.json(x, new[name], path + here, inner + here)
+            else:
+                self.add(DiffKind.REMOVED, path + here, x, ABSENT, inner + here)
+        for name, y in new.items():
+            if name not in old:
+                here = f"[{field}={name}]"
+                self.add(DiffKind.ADDED, path + here, ABSENT, y, inner + here)
+        shared_old = [name for name in old if name in new]
+        shared_new = [name for name in new if name in old]
+        if shared_old != shared_new:
+            self.add(DiffKind.KEY_ORDER, path, shared_old, shared_new, inner)
 
     def body(self, a: Body, b: Body, path: str) -> None:
         if a.kind == "json" and b.kind == "json":
@@ -382,6 +409,14 @@ def _is_empty(value: Any) -> bool:
 
 def _leaf(path: str) -> str:
     return _segments(path)[-1] if path else "(root)"
+
+
+def _names(members: list[Any], field: str) -> list[str] | None:
+    """Each member's name under `field`, or None unless every member has a distinct one."""
+    names = [m.get(field) if isinstance(m, dict) else None for m in members]
+    if all(isinstance(n, str) and "]" not in n for n in names) and len(set(names)) == len(names):
+        return names  # type: ignore[return-value]
+    return None
 
 
 def group_empty_defaults(diffs: Sequence[Difference]) -> tuple[Difference, ...]:

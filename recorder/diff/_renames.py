@@ -87,6 +87,16 @@ FILE_FIELDS: Mapping[str, str] = {
 WRAPPED_OPERATIONS = frozenset(
     {"SendMessage", "SendStreamingMessage", "SubscribeToTask", PUSH_DELIVERY}
 )
+# §6: v0.3 push-config get/list/delete params name the task `id` and the config
+# `pushNotificationConfigId`; v1.0 calls them `taskId` and `id`.
+PUSH_CONFIG_PARAMS: Mapping[str, str] = {"id": "taskId", "pushNotificationConfigId": "id"}
+PUSH_CONFIG_PARAM_OPERATIONS = frozenset(
+    {
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    }
+)
 # §6, §7: the send configuration's push config member.
 SEND_CONFIG_RENAMES: Mapping[str, str] = {"pushNotificationConfig": "taskPushNotificationConfig"}
 # §2: legacy card fields folded into `supportedInterfaces`, and plain renames.
@@ -284,10 +294,22 @@ class _Translator:
         if isinstance(method, str) and method in METHOD_RENAMES:
             self.note(Rule.METHOD, method, METHOD_RENAMES[method], f"{path}.method")
             out["method"] = METHOD_RENAMES[method]
+        params = out.get("params")
+        if isinstance(params, dict) and self.operation in PUSH_CONFIG_PARAM_OPERATIONS:
+            out["params"] = self.push_config_params(params, f"{path}.params")
         for key in ("params", "result", "error"):
             if key in out:
                 out[key] = self.value(out[key], f"{path}.{key}", wrap=wrap_root and key == "result")
         return out
+
+    def push_config_params(self, params: dict[str, Any], path: str) -> dict[str, Any]:
+        if "taskId" in params or "id" not in params:
+            return params  # already v1.0
+        renamed = [key for key in params if key in PUSH_CONFIG_PARAMS]
+        old = "{" + ", ".join(renamed) + "}"
+        new = "{" + ", ".join(PUSH_CONFIG_PARAMS[key] for key in renamed) + "}"
+        self.note(Rule.PUSH_CONFIG, old, new, path)
+        return {PUSH_CONFIG_PARAMS.get(key, key): value for key, value in params.items()}
 
     def value(self, value: Any, path: str, *, wrap: bool = False, part: bool = False) -> Any:
         if isinstance(value, list):

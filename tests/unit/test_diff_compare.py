@@ -460,3 +460,69 @@ def test_a_recorded_session_against_itself_with_fresh_volatile_values() -> None:
     assert renamed != text
     result = diff_captures(parse(text, "a.http"), parse(renamed, "b.http"))
     assert [(e.label, e.operation, [d.path for d in e.differences]) for e in changed(result)] == []
+
+
+def push_get_exchange(seed: str, version: str) -> Exchange:
+    t, cfg, url = ident(seed, "task"), ident(seed, "cfg"), "http://127.0.0.1:9/webhook"
+    if version == "0.3":
+        method = "tasks/pushNotificationConfig/get"
+        params = {"id": t, "pushNotificationConfigId": cfg}
+        result: dict[str, Any] = {"taskId": t, "pushNotificationConfig": {"id": cfg, "url": url}}
+    else:
+        method, params = "GetTaskPushNotificationConfig", {"taskId": t, "id": cfg}
+        result = {"taskId": t, "id": cfg, "url": url}
+    rpc = ident(seed, "rpc")
+    request = {"jsonrpc": "2.0", "id": rpc, "method": method, "params": params}
+    return exchange(
+        1,
+        classification("GetTaskPushNotificationConfig", version=version, method=method),
+        Request("POST", "/a2a/jsonrpc", (("Content-Type", "application/json"),), body(request)),
+        Response(200, "OK", (("Content-Type", "application/json"),),
+                 body({"jsonrpc": "2.0", "id": rpc, "result": result})),
+    )  # fmt: skip
+
+
+def test_v03_push_config_get_params_are_a_rename() -> None:
+    pair = one(push_get_exchange("a", "0.3"), push_get_exchange("b", "1.0"))
+    texts = {r.text for r in pair.renames}
+    assert "push config: {id, pushNotificationConfigId} → {taskId, id} (v0.3 → v1.0)" in texts
+    assert paths(pair) == []
+
+
+def test_v10_push_config_params_are_left_alone() -> None:
+    pair = one(push_get_exchange("a", "1.0"), push_get_exchange("b", "1.0"))
+    assert pair.kind is PairKind.SAME and pair.renames == ()
+
+
+def card_with(**fields: Any) -> Exchange:
+    a = card_exchange(1, "py", 8080)
+    return replace(a, response=replace(a.response, body=body(card(8080) | fields)))  # type: ignore[arg-type]
+
+
+JSONRPC_EXTRA = {"transport": "JSONRPC", "url": "http://127.0.0.1:8080/a2a/jsonrpc"}
+REST_EXTRA = {"transport": "HTTP+JSON", "url": "http://127.0.0.1:8080/a2a/rest"}
+GRPC_EXTRA = {"transport": "GRPC", "url": "127.0.0.1:8081"}
+
+
+def test_additional_interfaces_compare_by_transport_not_index() -> None:
+    pair = one(card_with(additionalInterfaces=[JSONRPC_EXTRA, REST_EXTRA, GRPC_EXTRA]),
+               card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]))  # fmt: skip
+    assert [(d.kind, d.path) for d in pair.differences] == [
+        (DiffKind.REMOVED, "body.additionalInterfaces[transport=JSONRPC]")
+    ]
+
+
+def test_keyed_list_members_compare_under_their_name_and_order_is_a_note() -> None:
+    moved = {**REST_EXTRA, "url": "http://127.0.0.1:8080/a2a/v2"}
+    pair = one(card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]),
+               card_with(additionalInterfaces=[GRPC_EXTRA, moved]))  # fmt: skip
+    assert paths(pair, DiffKind.CHANGED) == ["body.additionalInterfaces[transport=HTTP+JSON].url"]
+    assert paths(pair, DiffKind.KEY_ORDER) == ["body.additionalInterfaces"]
+    assert IgnorePattern.parse("body.additionalInterfaces[*].url").matches(pair.differences[0])
+
+
+def test_lists_without_distinct_names_compare_by_index() -> None:
+    twice = [REST_EXTRA, {**REST_EXTRA, "url": "http://127.0.0.1:8080/other"}]
+    pair = one(card_with(additionalInterfaces=twice),
+               card_with(additionalInterfaces=[REST_EXTRA]))  # fmt: skip
+    assert paths(pair) == ["body.additionalInterfaces[1]"]
