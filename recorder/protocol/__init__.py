@@ -54,6 +54,7 @@ from recorder.protocol._operations import (
     operation_by_jsonrpc_method,
     route_for,
 )
+from recorder.protocol._paths import value_at
 from recorder.protocol._sse import SseFramer, event_data, event_type, render_events
 from recorder.protocol._types import (
     AGENT_CARD,
@@ -129,4 +130,5 @@ __all__ = [
     "rewrite_url",
     "route_for",
     "unknown_error_name",
+    "value_at",
 ]

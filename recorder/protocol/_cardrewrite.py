@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from recorder.protocol._paths import value_at
 from recorder.protocol._types import AGENT_CARD, Binding, Classification
 
 # Where interface URLs live: (list key or None for the card itself, field).
@@ -76,7 +77,7 @@ def find_card(body: bytes, classification: Classification) -> dict[str, Any] | N
     if at is None:
         return None
     try:
-        card = _find(json.loads(body), at)
+        card = value_at(json.loads(body), at)
     except (ValueError, UnicodeDecodeError):
         return None
     return card if isinstance(card, dict) else None
@@ -120,7 +121,7 @@ def rewrite_card(
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return CardRewrite(body)
-    card = _find(document, at)
+    card = value_at(document, at)
     if not isinstance(card, dict):
         return CardRewrite(body)
     signed = bool(card.get("signatures"))
@@ -128,14 +129,6 @@ def rewrite_card(
     if not replaced:
         return CardRewrite(body, signed=signed)
     return CardRewrite(_reencode(body, document, replaced), replaced, signed)
-
-
-def _find(document: Any, at: tuple[str, ...]) -> Any:
-    for key in at:
-        if not isinstance(document, dict):
-            return None
-        document = document.get(key)
-    return document
 
 
 def _url_holders(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
@@ -209,7 +202,7 @@ def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = (
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return CardRewrite(body)
-    card = _find(document, at)
+    card = value_at(document, at)
     if not isinstance(card, dict):
         return CardRewrite(body)
     replaced: list[tuple[str, str]] = []

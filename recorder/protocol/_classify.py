@@ -67,6 +67,7 @@ from recorder.protocol._operations import (
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
 )
+from recorder.protocol._paths import value_at
 from recorder.protocol._sse import event_data, event_type
 from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
 
@@ -230,19 +231,6 @@ def _loads(body: bytes | str | None) -> object:
 # ---- field extraction ----
 
 
-def _dig(obj: object, path: Sequence[str]) -> object:
-    """Follow keys (camelCase, else snake_case) through nested objects; None if absent."""
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key, obj.get(_snake(key)))
-    return obj
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
-
-
 def _text(value: object) -> str | None:
     """A non-empty id as a string; numbers are accepted (some clients send them)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
@@ -256,7 +244,7 @@ def _ids(op: Operation, *sources: object) -> dict[str, str]:
     for kind in ("task_id", "context_id", "config_id"):
         for source in sources:
             for path in op.id_paths(kind):
-                value = _text(_dig(source, path))
+                value = _text(value_at(source, path, snake_case=True))
                 if value is not None:
                     found.setdefault(kind, value)
     return found
@@ -265,7 +253,7 @@ def _ids(op: Operation, *sources: object) -> dict[str, str]:
 def _resource_ids(message: object) -> dict[str, str]:
     """v0.3 gRPC resource names: `tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{cid}`."""
     for key in ("name", "parent"):
-        value = _dig(message, (key,))
+        value = value_at(message, (key,), snake_case=True)
         matched = _RESOURCE.fullmatch(value) if isinstance(value, str) else None
         if matched:
             ids = {"task_id": matched.group(1)}
@@ -276,7 +264,7 @@ def _resource_ids(message: object) -> dict[str, str]:
 
 
 def _tenant(source: object) -> str | None:
-    value = _dig(source, ("tenant",))
+    value = value_at(source, ("tenant",), snake_case=True)
     return value if isinstance(value, str) and value else None
 
 
@@ -479,8 +467,8 @@ def _push(req: _Req) -> Classification | None:
         operation=PUSH_DELIVERY,
         method=f"POST {req.path}",
         version=version,
-        task_id=_text(_dig(event, (task_key,))),
-        context_id=_text(_dig(event, ("contextId",))),
+        task_id=_text(value_at(event, (task_key,), snake_case=True)),
+        context_id=_text(value_at(event, ("contextId",), snake_case=True)),
     )
 
 
@@ -533,7 +521,7 @@ def response_error(binding: Binding | None, response: ResponseLike) -> str | Non
 
 def _jsonrpc_error(response: ResponseLike) -> str | None:
     for document in _documents(response):
-        error = _dig(document, ("error",))
+        error = value_at(document, ("error",), snake_case=True)
         if isinstance(error, Mapping) and "code" in error:
             return _name_jsonrpc_code(error.get("code"))
     return None
@@ -546,7 +534,7 @@ def _name_jsonrpc_code(code: object) -> str:
 
 def _rest_error(response: ResponseLike) -> str | None:
     for document in _documents(response):
-        status = _dig(document, ("error",))
+        status = value_at(document, ("error",), snake_case=True)
         if isinstance(status, Mapping) and ("status" in status or "code" in status):
             return _name_rest_status(status, response.status)
     return None
