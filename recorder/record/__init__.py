@@ -11,7 +11,7 @@ from recorder.protocol._cardrewrite import (
     rewrite_grpc_interfaces,
     rewrite_url,
 )
-from recorder.record._addon import RELAY_PREFIX, PushRelay, Recorder
+from recorder.record._addon import Recorder
 from recorder.record._grpcrecord import (
     GrpcRecord,
     GrpcTap,
@@ -20,6 +20,7 @@ from recorder.record._grpcrecord import (
     parse_grpc_upstream,
 )
 from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
+from recorder.record._push import RELAY_PREFIX, PushRelay
 from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 
 __all__ = [

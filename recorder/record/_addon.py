@@ -12,14 +12,14 @@ Invariants:
 - The capture holds what the client sent and saw, except the agent card, which is kept as the
   agent served it.  Secrets are redacted in the capture only.
 
-Push notifications, the choice made here: a **relay**.  In reverse mode the recorder replaces
-each push-config `url` it sees in a request (CreateTaskPushNotificationConfig, v1.0 flat and v0.3
-nested; inline SendMessage `configuration`, both shapes) by a URL of its own,
-`http://<proxy address>/__a2a_recorder/push/<n>`, and remembers the real one.  The agent POSTs
-deliveries there; the addon points each such request at the real webhook, so the client still
-gets it, and records it as a `PushDelivery` exchange in the same capture.  Responses that carry
-the relay URL (create, get, list) are rewritten back, so the client sees the URL it sent.  The
-relay needs nothing from the agent's HTTP client (no proxy settings).  In forward mode no URL is
+Push notifications, the choice made here: a **relay** (`_push`).  In reverse mode the recorder
+replaces each push-config `url` it sees in a request (CreateTaskPushNotificationConfig, v1.0 flat
+and v0.3 nested; inline SendMessage `configuration`, both shapes) by a URL of its own,
+`http://<proxy address>/__a2a_recorder/push/<n>`.  The agent POSTs deliveries there; the addon
+points each such request at the real webhook, so the client still gets it, and records it as a
+`PushDelivery` exchange in the same capture.  Responses that carry the relay URL (create, get,
+list) are rewritten back, so the client sees the URL it sent.  The relay needs nothing from the
+agent's HTTP client (no proxy settings).  In forward mode no URL is
 replaced; deliveries that pass through the proxy (agent using HTTP_PROXY) are recognised by the
 webhook URLs seen in configs, or by `a2a_webhook_paths`.
 
@@ -36,14 +36,11 @@ traffic through the push proxy is forwarded and, unless `a2a_all`, not recorded.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,20 +48,10 @@ from urllib.parse import urlsplit
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
-import recorder
-from recorder.capture import (
-    Capture,
-    CaptureWriter,
-    Exchange,
-    Request,
-    Response,
-    read_capture,
-    write_capture,
-)
+from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
     PUSH_DELIVERY,
-    Binding,
     Classification,
     card_location,
     classify,
@@ -75,32 +62,22 @@ from recorder.protocol import (
 )
 from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
 from recorder.record._grpcrecord import GrpcRecord, redact_messages
-from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
+from recorder.record._push import (
+    PUSH_CONFIG_OPERATIONS,
+    RELAY_PREFIX,
+    PushRelay,
+    as_delivery,
+    config_root,
+    parse_json,
+    url_key,
+    webhook_urls,
+)
+from recorder.record._sinks import SPLITS, Sink, capture_path, out_problem
 
 logger = logging.getLogger(__name__)
 OptionsError: Any = exceptions.OptionsError  # untyped in mitmproxy
 
-RELAY_PREFIX = "/__a2a_recorder/push/"
 EXTENDED_CARD = "GetExtendedAgentCard"
-SPLITS = ("none", "upstream", "context")
-
-# Where an extended card sits in its response body, per binding.
-# Operations whose requests may carry push configs, and where their urls sit (relative to the
-# JSON-RPC params or the REST body): v1.0 flat config, v0.3 nested, inline send configuration.
-PUSH_CONFIG_OPERATIONS = frozenset(
-    {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
-)
-PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
-    ("url",),
-    ("pushNotificationConfig", "url"),
-    ("config", "pushNotificationConfig", "url"),
-    ("config", "url"),
-    ("configuration", "taskPushNotificationConfig", "url"),
-    ("configuration", "pushNotificationConfig", "url"),
-    # v0.3 REST and gRPC speak the v0.3 proto's JSON: `SendMessageConfiguration.push_notification`.
-    ("configuration", "pushNotification", "url"),
-)
-
 
 @dataclass
 class _Pending:
@@ -111,55 +88,6 @@ class _Pending:
     tee: SseTee | None = None
     delivery: bool = False
     pushed: bool = False  # arrived through the push proxy
-
-
-@dataclass
-class _Sink:
-    """One capture file: its writer, redactor and exchange counter."""
-
-    writer: CaptureWriter
-    started: float
-    redactor: Redactor = field(default_factory=Redactor)
-    count: int = 0
-
-
-class PushRelay:
-    """The relay's memory: real webhook URL <-> relay number (pure, no I/O)."""
-
-    def __init__(self) -> None:
-        self._real: dict[int, str] = {}
-        self._number: dict[str, int] = {}
-
-    @property
-    def real_urls(self) -> frozenset[str]:
-        return frozenset(self._number)
-
-    def relay_path(self, real: str) -> str:
-        if real not in self._number:
-            self._number[real] = len(self._number) + 1
-            self._real[self._number[real]] = real
-        return f"{RELAY_PREFIX}{self._number[real]}"
-
-    def real_url(self, path: str) -> str | None:
-        """The real webhook for a relay path (`/__a2a_recorder/push/3`), or None."""
-        match = re.fullmatch(re.escape(RELAY_PREFIX) + r"(\d+)(?:\?.*)?", path)
-        return self._real.get(int(match.group(1))) if match else None
-
-    def to_relay(self, body: bytes, root: tuple[str, ...], origin: str) -> tuple[bytes, int]:
-        """Replace push-config urls in a JSON body by relay URLs; (new body, how many)."""
-        doc = _json(body)
-        base = _find(doc, root)
-        urls = {u for path in PUSH_URL_PATHS if isinstance(u := _find(base, path), str)}
-        urls = {u for u in urls if u.startswith(("http://", "https://"))}
-        pairs = {u: origin + self.relay_path(u) for u in urls if RELAY_PREFIX not in u}
-        return _swap_tokens(body, pairs), len(pairs)
-
-    def to_real(self, body: bytes, origin: str) -> bytes:
-        """Replace relay URLs in a body by the real webhook URLs they stand for."""
-        if RELAY_PREFIX.encode() not in body:
-            return body
-        pairs = {origin + RELAY_PREFIX + str(n): real for n, real in self._real.items()}
-        return _swap_tokens(body, pairs)
 
 
 class Recorder:
@@ -174,7 +102,7 @@ class Recorder:
         self.webhook_paths: tuple[str, ...] = ()
         self.relay = PushRelay()
         self._pending: dict[str, _Pending] = {}
-        self._sinks: dict[Path, _Sink] = {}
+        self._sinks: dict[Path, Sink] = {}
         self._interfaces: dict[str, tuple[Any, ...]] = {}
         self._cards: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -235,7 +163,8 @@ class Recorder:
         if options.a2a_split not in SPLITS:
             raise OptionsError(f"a2a_split must be one of {', '.join(SPLITS)}")
         out = Path(options.a2a_out).expanduser() if options.a2a_out else None
-        _check_out(out, options.a2a_split)
+        if problem := out_problem(out, options.a2a_split):
+            raise OptionsError(problem)
         bad = [p for p in options.a2a_webhook_paths if not p.startswith("/")]
         if bad:
             raise OptionsError(f"a2a_webhook_paths must start with '/': {bad}")
@@ -264,8 +193,8 @@ class Recorder:
             return
         classification = self._classify(flow, captured)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
-            root = ("params",) if classification.binding is Binding.JSONRPC else ()
-            self._learn_webhooks(_json(captured.body), root, _upstream_origin(flow))
+            root = config_root(classification)
+            self._learn_webhooks(parse_json(captured.body), root, _upstream_origin(flow))
         is_card = classification.operation in (AGENT_CARD, EXTENDED_CARD)
         if is_card and self._rewriting(flow) and flow.request.headers.pop("if-none-match", None):
             pending.notes.append("If-None-Match dropped")
@@ -314,9 +243,7 @@ class Recorder:
         with self._lock:
             sinks, self._sinks = list(self._sinks.values()), {}
         for sink in sinks:
-            sink.writer.close()
-            if not self.keep_secrets:
-                _finalise_header(sink)
+            sink.close(keep_secrets=self.keep_secrets)
 
     # -- request side -------------------------------------------------------------------------
 
@@ -326,9 +253,12 @@ class Recorder:
             getattr(mode, "full_spec", None) == self.push_proxy_mode)
 
     def _known_webhook(self, flow: http.HTTPFlow) -> bool:
+        """A POST to a webhook named in a push config or by `a2a_webhook_paths`."""
+        if flow.request.method != "POST":
+            return False  # deliveries are POSTs; a GET to the same URL is something else
         url = flow.request.url
-        return (url in self.relay.real_urls or _url_key(url) in self._webhooks
-                or flow.request.path in self.webhook_paths)
+        return (url in self.relay.real_urls or url_key(url) in self._webhooks
+                or urlsplit(flow.request.path).path in self.webhook_paths)
 
     def _is_delivery(self, flow: http.HTTPFlow, request: Request) -> bool:
         if self._known_webhook(flow):
@@ -337,11 +267,8 @@ class Recorder:
 
     def _learn_webhooks(self, document: Any, root: tuple[str, ...], upstream: str) -> None:
         """Remember the webhook URLs a push-config request names, and whose config it is."""
-        base = _find(document, root)
-        for path in PUSH_URL_PATHS:
-            url = _find(base, path)
-            if isinstance(url, str) and url.startswith(("http://", "https://")):
-                self._webhooks.setdefault(_url_key(url), upstream)
+        for url in webhook_urls(document, root):
+            self._webhooks.setdefault(url_key(url), upstream)
 
     def _relay_delivery(self, flow: http.HTTPFlow, pending: _Pending) -> bool:
         if not flow.request.path.startswith(RELAY_PREFIX):
@@ -362,9 +289,8 @@ class Recorder:
     def _substitute_push_urls(
         self, flow: http.HTTPFlow, classification: Classification, pending: _Pending
     ) -> None:
-        root = ("params",) if classification.binding is Binding.JSONRPC else ()
         body = flow.request.get_content(strict=False) or b""
-        new, count = self.relay.to_relay(body, root, _own_origin(flow))
+        new, count = self.relay.to_relay(body, config_root(classification), _own_origin(flow))
         if count:
             flow.request.content = new
             pending.notes.append("push relay: webhook URL replaced by the recorder's")
@@ -461,50 +387,16 @@ class Recorder:
             request, _ = to_request(flow.request)  # as the webhook got it
             webhook = (urlsplit(request.target).path,)
             found = self._classify(flow, request, response, webhook_paths=webhook)
-            classification = _as_delivery(found, request)
+            classification = as_delivery(found, request)
         else:
             classification = self._classify(flow, request, response)
         if pending.pushed and not pending.delivery and not self.record_all:
             return  # the agent's other outgoing traffic
         if not classification.is_a2a and not self.record_all:
             return
-        upstream = self._sink_upstream(flow, pending)
-        path = self._path_named(upstream, classification)
-        with self._lock:
-            sink = self._sinks.get(path) or self._new_sink(path, upstream)
-            sink.count += 1
-            exchange = self._exchange(flow, sink, classification, request, response, error)
-            exchange = replace(exchange, notes=(*pending.notes, *exchange.notes))
-            sink.writer.append(exchange)
-
-    def _exchange(
-        self,
-        flow: http.HTTPFlow,
-        sink: _Sink,
-        classification: Classification,
-        request: Request,
-        response: Response | None,
-        error: str | None,
-    ) -> Exchange:
-        notes: tuple[str, ...] = ()
-        if not self.keep_secrets:
-            sink.redactor.take_hits()
-            request = sink.redactor.request(request)
-            response = sink.redactor.response(response) if response else None
-            hits = sink.redactor.take_hits()
-            notes = (f"redacted: {', '.join(hits)}",) if hits else ()
-        start = flow.request.timestamp_start
-        end = _end_time(flow)
-        return Exchange(
-            number=sink.count,
-            classification=classification,
-            request=request,
-            response=response,
-            started_us=max(0, int((start - sink.started) * 1_000_000)),
-            duration_us=max(0, int((end - start) * 1_000_000)),
-            notes=notes,
-            error=error,
-        )
+        self._append(self._sink_upstream(flow, pending), classification, request, response,
+                     notes=pending.notes, started=flow.request.timestamp_start,
+                     ended=_end_time(flow), error=error)
 
     def record_grpc(self, record: GrpcRecord, upstream: str) -> None:
         """Write one gRPC call observed on the gRPC listener (see `_grpcrecord`).
@@ -516,31 +408,45 @@ class Recorder:
         classification = self._classify_values(upstream, record.request, record.response)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
-                self._learn_webhooks(_json((message.json or "").encode()), (), upstream)
+                self._learn_webhooks(parse_json((message.json or "").encode()), (), upstream)
         if not classification.is_a2a and not self.record_all:
             return
-        path = self._path_named(upstream, classification)
+        self._append(upstream, classification, record.request, record.response,
+                     notes=record.notes, started=record.started, ended=record.ended,
+                     error=record.error)
+
+    def _append(
+        self, upstream: str, classification: Classification, request: Request,
+        response: Response | None, *, notes: Sequence[str], started: float, ended: float,
+        error: str | None,
+    ) -> None:
+        """Number the exchange in its capture, redact it and append it (times: epoch seconds)."""
         with self._lock:
-            sink = self._sinks.get(path) or self._new_sink(path, upstream)
+            sink = self._sink(upstream, classification)
+            request, response, kept_notes = self._redacted(sink, request, response, notes)
             sink.count += 1
-            request, response, notes = record.request, record.response, record.notes
-            if not self.keep_secrets:
-                sink.redactor.take_hits()
-                request = sink.redactor.request(request)
-                request = replace(request, messages=redact_messages(request.messages,
-                                                                   sink.redactor.body))
-                if response is not None:
-                    response = sink.redactor.response(response)
-                    response = replace(response, messages=redact_messages(
-                        response.messages, sink.redactor.body))
-                hits = sink.redactor.take_hits()
-                notes = (*notes, f"redacted: {', '.join(hits)}") if hits else notes
             sink.writer.append(Exchange(
                 number=sink.count, classification=classification, request=request,
-                response=response,
-                started_us=max(0, int((record.started - sink.started) * 1_000_000)),
-                duration_us=max(0, int((record.ended - record.started) * 1_000_000)),
-                notes=notes, error=record.error))
+                response=response, started_us=max(0, int((started - sink.started) * 1_000_000)),
+                duration_us=max(0, int((ended - started) * 1_000_000)),
+                notes=kept_notes, error=error))
+
+    def _redacted(
+        self, sink: Sink, request: Request, response: Response | None, notes: Sequence[str]
+    ) -> tuple[Request, Response | None, tuple[str, ...]]:
+        """The exchange as the capture keeps it: secrets redacted (gRPC messages too), noted."""
+        if self.keep_secrets:
+            return request, response, tuple(notes)
+        redactor = sink.redactor
+        redactor.take_hits()
+        request = redactor.request(request)
+        request = replace(request, messages=redact_messages(request.messages, redactor.body))
+        if response is not None:
+            response = redactor.response(response)
+            response = replace(response,
+                               messages=redact_messages(response.messages, redactor.body))
+        hits = redactor.take_hits()
+        return request, response, (*notes, f"redacted: {', '.join(hits)}") if hits else tuple(notes)
 
     def _classify_values(
         self, upstream: str, request: Request, response: Response | None
@@ -553,70 +459,28 @@ class Recorder:
             logger.warning("classification failed for %s%s: %s", upstream, request.target, exc)
             return Classification(reason=f"classification failed: {exc}")
 
-    def _new_sink(self, path: Path, upstream: str) -> _Sink:
-        started = time.time()
-        header = Capture(started=_iso(started), recorder_version=recorder.__version__,
-                         upstreams=(upstream,), redacted=_redaction_policy(self.keep_secrets))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sink = _Sink(CaptureWriter(path, header), started)
-        for card in self._cards:
-            sink.redactor.learn_card(card)
-        self._sinks[path] = sink
-        return sink
+    def _sink(self, upstream: str, classification: Classification) -> Sink:
+        """The open capture for an exchange (opened on first use); call with the lock held."""
+        assert self.out is not None
+        path = capture_path(self.out, self.split, upstream, classification.context_id)
+        if path not in self._sinks:
+            self._sinks[path] = Sink.open(path, upstream, keep_secrets=self.keep_secrets,
+                                          cards=self._cards)
+        return self._sinks[path]
 
     def _sink_upstream(self, flow: http.HTTPFlow, pending: _Pending) -> str:
         """The upstream an exchange belongs to; a pushed delivery, that of its config."""
         if pending.pushed:
-            known = self._webhooks.get(_url_key(flow.request.url)) or self.push_upstream
+            known = self._webhooks.get(url_key(flow.request.url)) or self.push_upstream
             if known:
                 return known
         return _upstream_origin(flow)
-
-    def _path_named(self, upstream: str, classification: Classification) -> Path:
-        """The capture file for an exchange with `upstream` (`scheme://host:port`)."""
-        assert self.out is not None
-        if self.split == "none":
-            return self.out
-        name = _safe_name(upstream.partition("://")[2])
-        if self.split == "context" and classification.context_id:
-            name += "." + _safe_name(classification.context_id)
-        return self.out / f"{name}.http"
 
     def _rewriting(self, flow: http.HTTPFlow) -> bool:
         return self.card_rewrite and _is_reverse(flow)
 
 
 # -- small helpers ----------------------------------------------------------------------------
-
-
-def _check_out(out: Path | None, split: str) -> None:
-    if out is None:
-        return
-    if split == "none" and out.is_dir():
-        raise OptionsError(f"a2a_out is a directory, expected a file: {out}")
-    if split != "none" and out.exists() and not out.is_dir():
-        raise OptionsError(f"a2a_out must be a directory with a2a_split={split}")
-    if split == "none" and not out.parent.is_dir():
-        raise OptionsError(f"a2a_out's directory does not exist: {out.parent}")
-
-
-def _redaction_policy(keep_secrets: bool) -> tuple[str, ...]:
-    """The header's list of what this capture redacts (names; exchanges note actual hits)."""
-    if keep_secrets:
-        return ()
-    fields = (".".join(path) for path in SECRET_FIELDS)
-    return (*SECRET_HEADERS, *fields)
-
-
-def _finalise_header(sink: _Sink) -> None:
-    """Rewrite the header's redaction list (the policy while recording) to the names redacted."""
-    path = sink.writer.path
-    try:
-        capture = read_capture(path)
-        if capture.redacted != sink.redactor.redacted:
-            write_capture(path, replace(capture, redacted=sink.redactor.redacted))
-    except (OSError, ValueError) as exc:
-        logger.warning("could not update the redaction list of %s: %s", path, exc)
 
 
 def _is_reverse(flow: http.HTTPFlow) -> bool:
@@ -645,58 +509,3 @@ def _end_time(flow: http.HTTPFlow) -> float:
     if flow.response is not None and flow.response.timestamp_end:
         return flow.response.timestamp_end
     return time.time()
-
-
-def _iso(timestamp: float) -> str:
-    moment = datetime.fromtimestamp(timestamp, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _url_key(url: str) -> str:
-    """A URL compared loosely: host case and a default port do not matter."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-    except ValueError:
-        return url
-    host = (parts.hostname or "").lower()
-    host = f"[{host}]" if ":" in host else host
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "upstream"
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def _find(document: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(document, dict):
-            return None
-        document = document.get(key)
-    return document
-
-
-def _swap_tokens(body: bytes, pairs: dict[str, str]) -> bytes:
-    """Swap JSON string tokens in the raw text, keeping the body's formatting."""
-    if not pairs:
-        return body
-    text = body.decode("utf-8")
-    for old, new in pairs.items():
-        text = text.replace(json.dumps(old), json.dumps(new))
-    return text.encode("utf-8")
-
-
-def _as_delivery(found: Classification, request: Request) -> Classification:
-    """A request known to be a push delivery, classified as one even if its body is odd."""
-    if found.operation == PUSH_DELIVERY:
-        return found
-    path = urlsplit(request.target).path
-    return Classification(binding=Binding.HTTP, operation=PUSH_DELIVERY, method=f"POST {path}")

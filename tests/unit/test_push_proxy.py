@@ -11,7 +11,7 @@ from mitmproxy.test import tflow
 
 from recorder.capture import GrpcMessage, Request, read_capture
 from recorder.record import GrpcRecord, Recorder
-from recorder.record._addon import _url_key
+from recorder.record._push import url_key
 
 PUSH_MODE = "regular@127.0.0.1:8482"
 HOOK = "http://127.0.0.1:7000/hook/1"
@@ -44,9 +44,9 @@ def v03_create_config(url: str, token: str) -> GrpcRecord:
 
 
 def test_url_key_ignores_default_port_and_host_case() -> None:
-    assert _url_key("http://LOCALHOST/hook") == _url_key("http://localhost:80/hook")
-    assert _url_key("https://h/x?a=1") == _url_key("https://h:443/x?a=1")
-    assert _url_key("http://h/x") != _url_key("http://h/y")
+    assert url_key("http://LOCALHOST/hook") == url_key("http://localhost:80/hook")
+    assert url_key("https://h/x?a=1") == url_key("https://h:443/x?a=1")
+    assert url_key("http://h/x") != url_key("http://h/y")
 
 
 def test_webhook_learnt_from_a_grpc_config_marks_any_post_to_it(tmp_path: Path) -> None:

@@ -1,0 +1,126 @@
+"""Push notifications while recording: where push configs name webhooks, and the relay.
+
+The recorder's choice for HTTP push configs is a **relay**: in reverse mode it replaces each
+push-config `url` it sees in a request by a URL of its own (`<proxy>/__a2a_recorder/push/<n>`)
+and remembers the real one; the agent POSTs deliveries there and the addon forwards each to the
+real webhook, recording it.  `PushRelay` is that memory; it and the helpers here are pure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from recorder.capture import Request
+from recorder.protocol import PUSH_DELIVERY, Binding, Classification, value_at
+
+RELAY_PREFIX = "/__a2a_recorder/push/"
+
+# Operations whose requests may carry push configs, and where their urls sit (relative to the
+# JSON-RPC params or the REST body): v1.0 flat config, v0.3 nested, inline send configuration.
+PUSH_CONFIG_OPERATIONS = frozenset(
+    {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
+)
+PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
+    ("url",),
+    ("pushNotificationConfig", "url"),
+    ("config", "pushNotificationConfig", "url"),
+    ("config", "url"),
+    ("configuration", "taskPushNotificationConfig", "url"),
+    ("configuration", "pushNotificationConfig", "url"),
+    # v0.3 REST and gRPC speak the v0.3 proto's JSON: `SendMessageConfiguration.push_notification`.
+    ("configuration", "pushNotification", "url"),
+)
+
+
+class PushRelay:
+    """The relay's memory: real webhook URL <-> relay number."""
+
+    def __init__(self) -> None:
+        self._real: dict[int, str] = {}
+        self._number: dict[str, int] = {}
+
+    @property
+    def real_urls(self) -> frozenset[str]:
+        return frozenset(self._number)
+
+    def relay_path(self, real: str) -> str:
+        if real not in self._number:
+            self._number[real] = len(self._number) + 1
+            self._real[self._number[real]] = real
+        return f"{RELAY_PREFIX}{self._number[real]}"
+
+    def real_url(self, path: str) -> str | None:
+        """The real webhook for a relay path (`/__a2a_recorder/push/3`), or None."""
+        match = re.fullmatch(re.escape(RELAY_PREFIX) + r"(\d+)(?:\?.*)?", path)
+        return self._real.get(int(match.group(1))) if match else None
+
+    def to_relay(self, body: bytes, root: tuple[str, ...], origin: str) -> tuple[bytes, int]:
+        """Replace push-config urls in a JSON body by relay URLs; (new body, how many)."""
+        urls = set(webhook_urls(parse_json(body), root))
+        pairs = {u: origin + self.relay_path(u) for u in urls if RELAY_PREFIX not in u}
+        return swap_json_strings(body, pairs), len(pairs)
+
+    def to_real(self, body: bytes, origin: str) -> bytes:
+        """Replace relay URLs in a body by the real webhook URLs they stand for."""
+        if RELAY_PREFIX.encode() not in body:
+            return body
+        pairs = {origin + RELAY_PREFIX + str(n): real for n, real in self._real.items()}
+        return swap_json_strings(body, pairs)
+
+
+def webhook_urls(document: Any, root: tuple[str, ...]) -> Iterator[str]:
+    """The http(s) webhook URLs that the push configs in a request document name."""
+    base = value_at(document, root)
+    for path in PUSH_URL_PATHS:
+        url = value_at(base, path)
+        if isinstance(url, str) and url.startswith(("http://", "https://")):
+            yield url
+
+
+def config_root(classification: Classification) -> tuple[str, ...]:
+    """Where a push-config request's own fields start: JSON-RPC `params`, else the body."""
+    return ("params",) if classification.binding is Binding.JSONRPC else ()
+
+
+def url_key(url: str) -> str:
+    """A URL compared loosely: host case and a default port do not matter."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return url
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
+
+
+def as_delivery(found: Classification, request: Request) -> Classification:
+    """A request known to be a push delivery, classified as one even if its body is odd."""
+    if found.operation == PUSH_DELIVERY:
+        return found
+    path = urlsplit(request.target).path
+    method = f"{request.method} {path}"
+    return Classification(binding=Binding.HTTP, operation=PUSH_DELIVERY, method=method)
+
+
+def parse_json(body: bytes) -> Any:
+    """The parsed body, or None when it is not JSON."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def swap_json_strings(body: bytes, pairs: dict[str, str]) -> bytes:
+    """Swap JSON string tokens in the raw text, keeping the body's formatting."""
+    if not pairs:
+        return body
+    text = body.decode("utf-8")
+    for old, new in pairs.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    return text.encode("utf-8")
