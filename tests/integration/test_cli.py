@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _helpers import free_port
 from click.testing import CliRunner
 
 from recorder.capture import read_capture
@@ -44,14 +45,6 @@ def stop(process: subprocess.Popen[str]) -> tuple[int, str]:
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=20)
     return process.returncode, err
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def send(url: str, text: str) -> httpx.Response:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _helpers import free_port
 from click.testing import CliRunner, Result
 
 from recorder.capture import Capture, read_capture
@@ -45,13 +46,6 @@ EXPECTED = [
     ("SendStreamingMessage", Binding.HTTP_JSON),
     ("GetTask", Binding.JSONRPC),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def message(text: str, message_id: str) -> dict[str, object]:

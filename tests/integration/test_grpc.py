@@ -16,7 +16,6 @@ import asyncio
 import datetime
 import ipaddress
 import json
-import socket
 import ssl
 import threading
 import uuid
@@ -28,6 +27,7 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from _helpers import free_port
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.compat.v0_3 import a2a_v0_3_pb2 as v03
 from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
@@ -58,12 +58,6 @@ def grpc_exchanges(capture: Capture) -> list[Exchange]:
 
 def without_deliveries(result: SessionResult) -> SessionResult:
     return replace(result, webhook_deliveries=None, deliveries=())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- plaintext: live, recorded, replayed ---------------------------------------------------------
@@ -448,8 +442,6 @@ def test_bad_grpc_upstream_is_refused() -> None:
     for bad in ("nohost", "ftp://127.0.0.1:5", "127.0.0.1:0", "127.0.0.1:x"):
         with pytest.raises(ValueError):
             RecordingProxy(upstream="http://127.0.0.1:9", grpc_upstream=bad)
-
-
 
 
 # --- push deliveries through the push proxy -------------------------------------------------------

@@ -18,11 +18,12 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from _helpers import exchanges, free_port, wait_for
 
 from recorder.capture import Capture, Exchange, read_capture
 from recorder.demo import DemoAgent, WebhookReceiver, run_session
@@ -31,27 +32,6 @@ from recorder.record import ProxyStartError, RecordingProxy
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
-def exchanges(path: Path) -> tuple[Exchange, ...]:
-    """The exchanges recorded so far; none while the capture file does not exist yet."""
-    return read_capture(path).exchanges if path.exists() else ()
 
 
 def operations(capture: Capture) -> list[str | None]:
