@@ -10,26 +10,16 @@ shell only) for a file that cannot be read.
 from recorder.diff._align import Alignment, Step, StepKind, align
 from recorder.diff._command import DiffInputError, diff_command, run_diff
 from recorder.diff._compare import (
-    ABSENT,
-    POLL_OPERATIONS,
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
     TRAILERS,
-    CaptureDiff,
-    Difference,
-    DiffKind,
-    ExchangeDiff,
-    IgnorePattern,
-    PairKind,
-    RenameSummary,
     compare_exchanges,
     diff_captures,
     diff_exchanges,
     diff_normalised,
     group_empty_defaults,
-    last_polls,
-    parse_ignores,
 )
+from recorder.diff._ignore import IgnorePattern, parse_ignores
 from recorder.diff._normalise import (
     ID_OWNERS,
     VOLATILE_HEADERS,
@@ -49,6 +39,7 @@ from recorder.diff._normalise import (
     normalise_request,
     normalise_response,
 )
+from recorder.diff._polls import POLL_OPERATIONS, last_polls
 from recorder.diff._renames import (
     GRPC_RPC_RENAMES,
     GRPC_SERVICE_RENAMES,
@@ -69,6 +60,15 @@ from recorder.diff._report import (
     render_report,
     render_text,
     report_dict,
+)
+from recorder.diff._result import (
+    ABSENT,
+    CaptureDiff,
+    Difference,
+    DiffKind,
+    ExchangeDiff,
+    PairKind,
+    RenameSummary,
 )
 from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 

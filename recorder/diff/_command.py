@@ -16,8 +16,10 @@ from pathlib import Path
 import click
 
 from recorder.capture import Capture, CaptureParseError, read_capture
-from recorder.diff._compare import CaptureDiff, diff_captures, parse_ignores
+from recorder.diff._compare import diff_captures
+from recorder.diff._ignore import parse_ignores
 from recorder.diff._report import FORMATS, render_report
+from recorder.diff._result import CaptureDiff
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 CAPTURE_SUFFIX = ".http"

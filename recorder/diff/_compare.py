@@ -5,27 +5,10 @@ keys (`_align`), compare each aligned pair, and, where a pair differs, translate
 the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
 reported as a real difference.
 
-Paths name what differs; the same syntax selects what `--ignore` drops:
-
-    status                 the response status code
-    request.method         request.target; binding; version; error; response
-    header:NAME            a header on either side (request.header:NAME, response.header:NAME)
-    trailer:NAME           a gRPC trailer
-    body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
-    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events.count
-    messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
-    $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
-    framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
-    polls                  a note: the length of a run of identical polls (collapse_polls)
-    timing                 timing.duration_us, events[N].offset_us (only with timing=True)
-    rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
-
-PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
-Members of the lists in KEYED_LISTS are named, not numbered: `skills[id=echo]`.
-A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
-a pattern applies to both sides.  Key order is never a difference; it is reported as a note.
-Neither is a field one side sends as an empty default ({}, [], "") and the other omits:
-proto-JSON reads both the same, so those are folded into one note per exchange.
+Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Key order is never a
+difference; it is reported as a note.  Neither is a field one side sends as an empty default
+({}, [], "") and the other omits: proto-JSON reads both the same, so those are folded into one
+note per exchange.
 """
 
 from __future__ import annotations
@@ -33,12 +16,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from recorder.capture import Capture
 from recorder.diff._align import StepKind, align
+from recorder.diff._ignore import IgnorePattern, kept, parse_ignores, segments
 from recorder.diff._normalise import (
     Body,
     Correspondence,
@@ -49,7 +31,18 @@ from recorder.diff._normalise import (
     NormalResponse,
     normalise_capture,
 )
+from recorder.diff._polls import last_polls, with_polls
 from recorder.diff._renames import RenameNote, to_v1
+from recorder.diff._result import (
+    ABSENT,
+    EMPTY_DEFAULTS_PATH,
+    CaptureDiff,
+    Difference,
+    DiffKind,
+    ExchangeDiff,
+    PairKind,
+    RenameSummary,
+)
 
 # Headers that carry A2A meaning; everything else (and the volatile ones) is not compared.
 REQUEST_HEADERS = (
@@ -87,202 +80,6 @@ KEYED_LISTS = {"additionalInterfaces": "transport", "skills": "id"}
 # Timing differences below this are scheduling noise, not behaviour.
 TIMING_TOLERANCE_US = 50_000
 NEWLINES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
-
-
-class _Absent:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT: Any = _Absent()
-
-
-class DiffKind(StrEnum):
-    CHANGED = "changed"
-    ADDED = "added"
-    REMOVED = "removed"
-    KEY_ORDER = "key-order"  # a note: never makes two captures differ
-    # A note: a field one side sends as its empty default ({}, [], "") and the other omits;
-    # proto-JSON reads both the same.  Grouped per exchange (old/new: {field name: count}).
-    EMPTY_DEFAULT = "empty-default"
-    FRAMING = "framing"
-    TIMING = "timing"
-    # A note (collapse_polls only): a run of identical polls has a different length (old/new).
-    POLLS = "polls"
-
-
-NOTES = frozenset({DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
-EMPTY_DEFAULTS_PATH = "(empty defaults)"
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One raw difference: where (`path`), what kind, the old (A) and new (B) values.
-
-    `json_path` is the part of `path` inside a JSON document ("" for its root), or None when
-    the difference is not inside one; `$.` ignore patterns match against it.
-    """
-
-    kind: DiffKind
-    path: str
-    old: Any = ABSENT
-    new: Any = ABSENT
-    json_path: str | None = None
-
-    @property
-    def counts(self) -> bool:
-        return self.kind not in NOTES
-
-
-@dataclass(frozen=True, slots=True)
-class RenameSummary:
-    """A group of raw differences explained by one v0.3 <-> v1.0 rename."""
-
-    rule: str
-    text: str
-    old: str
-    new: str
-    count: int
-    reverse: bool  # True when B is the v0.3 side
-    raw: tuple[Difference, ...] = ()
-
-
-class PairKind(StrEnum):
-    SAME = "same"
-    CHANGED = "changed"
-    INSERTED = "inserted"  # only in B
-    REMOVED = "removed"  # only in A
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeDiff:
-    """One step of the alignment: a compared pair, or an exchange on one side only."""
-
-    kind: PairKind
-    operation: str
-    a: int | None  # exchange number in A
-    b: int | None
-    differences: tuple[Difference, ...] = ()  # what remains after renames (notes included)
-    renames: tuple[RenameSummary, ...] = ()
-    raw: tuple[Difference, ...] = ()  # everything, before renames were recognised
-
-    @property
-    def label(self) -> str:
-        a = f"A#{self.a}" if self.a is not None else "A#-"
-        b = f"B#{self.b}" if self.b is not None else "B#-"
-        return f"{a} ~ {b}"
-
-
-@dataclass(frozen=True, slots=True)
-class CaptureDiff:
-    """The diff of two captures; `same` is True when nothing counted differs."""
-
-    a_name: str
-    b_name: str
-    exchanges: tuple[ExchangeDiff, ...]
-    approximate: bool = False  # alignment fell back to positional pairing somewhere
-
-    def count(self, kind: PairKind) -> int:
-        return sum(1 for e in self.exchanges if e.kind is kind)
-
-    @property
-    def compared(self) -> int:
-        return self.count(PairKind.SAME) + self.count(PairKind.CHANGED)
-
-    @property
-    def renames(self) -> int:
-        return sum(len(e.renames) for e in self.exchanges)
-
-    @property
-    def same(self) -> bool:
-        return all(e.kind is PairKind.SAME for e in self.exchanges)
-
-    def summary(self) -> str:
-        return (
-            f"{self.compared} exchanges compared, {self.count(PairKind.CHANGED)} differ, "
-            f"{self.count(PairKind.INSERTED)} inserted, {self.count(PairKind.REMOVED)} removed, "
-            f"{self.renames} renames"
-        )
-
-
-# -- ignore patterns ----------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
-
-
-def _segments(path: str) -> list[str]:
-    """Split `a.b[3].c` into ["a", "b", "[3]", "c"]; header names are case-insensitive."""
-    out = []
-    for name, index in _SEGMENT.findall(path):
-        seg = f"[{index}]" if index else name
-        out.append(seg.lower() if seg.startswith(("header:", "trailer:")) else seg)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class IgnorePattern:
-    """A parsed `--ignore` pattern (syntax in the module docstring)."""
-
-    text: str
-    segments: tuple[str, ...]
-    side: str | None  # "request", "response" or None for both
-    json_only: bool  # a `$.` pattern
-
-    @classmethod
-    def parse(cls, text: str) -> IgnorePattern:
-        """Parse a pattern; raise ValueError with a hint when it cannot be one."""
-        raw = text.strip()
-        if not raw or raw.count("[") != raw.count("]") or ".." in raw:
-            raise ValueError(
-                f"bad ignore pattern {text!r}: expected e.g. body.result.metadata, "
-                "header:etag, $.result.task.metadata, events[*].data"
-            )
-        json_only = raw == "$" or raw.startswith(("$.", "$["))
-        if json_only:
-            raw = raw[1:]
-        segments = _segments(raw)
-        side = None
-        if not json_only and segments and segments[0] in ("request", "response"):
-            side, segments = segments[0], segments[1:]
-        return cls(text, tuple(segments), side, json_only)
-
-    def matches(self, diff: Difference) -> bool:
-        if self.json_only:
-            return diff.json_path is not None and _prefix(self.segments, _segments(diff.json_path))
-        segments = _segments(diff.path)
-        on_request = bool(segments) and segments[0] == "request"
-        if on_request:
-            segments = segments[1:]
-        if (self.side == "request" and not on_request) or (self.side == "response" and on_request):
-            return False
-        return _prefix(self.segments, segments)
-
-    def matches_rename(self, summary: RenameSummary) -> bool:
-        return self.segments in ((f"rename:{summary.rule}",), ("rename:*",))
-
-
-def _prefix(pattern: Sequence[str], segments: Sequence[str]) -> bool:
-    if len(pattern) > len(segments):
-        return False
-    return all(_segment_match(p, s) for p, s in zip(pattern, segments, strict=False))
-
-
-def _segment_match(pattern: str, segment: str) -> bool:
-    if pattern == segment:
-        return True
-    if pattern == "[*]":
-        return segment.startswith("[")
-    return pattern == "*" and not segment.startswith("[")
-
-
-def parse_ignores(patterns: Iterable[str]) -> tuple[IgnorePattern, ...]:
-    return tuple(IgnorePattern.parse(p) for p in patterns)
-
-
-def _kept(diffs: Iterable[Difference], ignores: Sequence[IgnorePattern]) -> tuple[Difference, ...]:
-    return tuple(d for d in diffs if not any(p.matches(d) for p in ignores))
 
 
 # -- structural comparison ----------------------------------------------------------------------
@@ -408,7 +205,7 @@ def _is_empty(value: Any) -> bool:
 
 
 def _leaf(path: str) -> str:
-    return _segments(path)[-1] if path else "(root)"
+    return segments(path)[-1] if path else "(root)"
 
 
 def _names(members: list[Any], field: str) -> list[str] | None:
@@ -560,7 +357,7 @@ def diff_exchanges(
 ) -> ExchangeDiff:
     """Compare one aligned pair; summarise version renames when the two sides differ in them."""
     ids = ids if ids is not None else Correspondence()
-    raw = _kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
+    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
     pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
                         (), raw)
     if not any(d.counts for d in raw):
@@ -571,7 +368,7 @@ def diff_exchanges(
     if not renames:  # no version renames, or the same ones on both sides
         return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
     residual = group_empty_defaults(
-        _kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores))
+        kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores))
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
     return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
@@ -633,48 +430,6 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + ":"))
 
 
-# Read-only operations a client repeats while it waits on a task: a run of them is a poll.
-POLL_OPERATIONS = frozenset({"GetTask", "ListTasks"})
-
-
-def _poll_signature(x: NormalExchange) -> str | None:
-    """What two polls share: operation and request, the JSON-RPC envelope id left out."""
-    if x.key not in POLL_OPERATIONS:
-        return None
-    value = x.request.body.value
-    if x.request.body.kind == "json" and isinstance(value, dict) and "jsonrpc" in value:
-        value = {k: v for k, v in value.items() if k != "id"}
-    messages = [(m.body.kind, m.body.value) for m in x.request.messages]
-    return repr((x.key, x.request.method, x.request.target, value, messages))
-
-
-def last_polls(exchanges: Sequence[NormalExchange]) -> tuple[list[NormalExchange], dict[int, int]]:
-    """Keep only the last of each run of identical consecutive polls.
-
-    How many polls a client makes, and what the middle ones see, depends on timing alone; the
-    last poll shows the state the client waited for.  Returns the kept exchanges and, for each
-    kept last poll (by number), the length of its run.
-    """
-    kept: list[NormalExchange] = []
-    runs: dict[int, int] = {}
-    signature: str | None = None
-    for x in exchanges:
-        current = _poll_signature(x)
-        if current is not None and current == signature and kept:
-            runs[x.number] = runs.pop(kept[-1].number, 1) + 1
-            kept[-1] = x
-        else:
-            kept.append(x)
-        signature = current
-    return kept, runs
-
-
-def _with_polls(pair: ExchangeDiff, old: int, new: int) -> ExchangeDiff:
-    note = Difference(DiffKind.POLLS, "polls", old, new)
-    return ExchangeDiff(pair.kind, pair.operation, pair.a, pair.b, (*pair.differences, note),
-                        pair.renames, pair.raw)
-
-
 def diff_normalised(
     a: Sequence[NormalExchange],
     b: Sequence[NormalExchange],
@@ -703,7 +458,7 @@ def diff_normalised(
             assert step.a is not None and step.b is not None
             pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids)
             polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
-            out.append(pair if polls[0] == polls[1] else _with_polls(pair, *polls))
+            out.append(pair if polls[0] == polls[1] else with_polls(pair, *polls))
         elif step.kind is StepKind.REMOVED:
             assert step.a is not None
             out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
@@ -727,7 +482,7 @@ def diff_captures(
 
     Volatile values are normalised per capture, exchanges are aligned on their operations
     (an extra poll is one insertion), and each pair is compared structurally.  `ignore` holds
-    patterns in the syntax of this module's docstring; a bad one raises ValueError.
+    patterns in the syntax of `_ignore`'s docstring; a bad one raises ValueError.
     `collapse_polls` compares only the last poll of each run of identical polls.
 
     Example::

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from recorder.diff._compare import (
+from recorder.diff._result import (
     ABSENT,
     CaptureDiff,
     Difference,

@@ -1,0 +1,105 @@
+"""`--ignore` patterns: the path syntax that names a difference, and what a pattern drops.
+
+Paths name what differs; the same syntax selects what `--ignore` drops:
+
+    status                 the response status code
+    request.method         request.target; binding; version; error; response
+    header:NAME            a header on either side (request.header:NAME, response.header:NAME)
+    trailer:NAME           a gRPC trailer
+    body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
+    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events.count
+    messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
+    $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
+    framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
+    polls                  a note: the length of a run of identical polls (collapse_polls)
+    timing                 timing.duration_us, events[N].offset_us (only with timing=True)
+    rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
+
+PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
+Members of the lists in KEYED_LISTS (`_compare`) are named, not numbered: `skills[id=echo]`.
+A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
+a pattern applies to both sides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from recorder.diff._result import Difference, RenameSummary
+
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
+
+
+def segments(path: str) -> list[str]:
+    """Split `a.b[3].c` into ["a", "b", "[3]", "c"]; header names are case-insensitive."""
+    out = []
+    for name, index in _SEGMENT.findall(path):
+        seg = f"[{index}]" if index else name
+        out.append(seg.lower() if seg.startswith(("header:", "trailer:")) else seg)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class IgnorePattern:
+    """A parsed `--ignore` pattern (syntax in the module docstring)."""
+
+    text: str
+    segments: tuple[str, ...]
+    side: str | None  # "request", "response" or None for both
+    json_only: bool  # a `$.` pattern
+
+    @classmethod
+    def parse(cls, text: str) -> IgnorePattern:
+        """Parse a pattern; raise ValueError with a hint when it cannot be one."""
+        raw = text.strip()
+        if not raw or raw.count("[") != raw.count("]") or ".." in raw:
+            raise ValueError(
+                f"bad ignore pattern {text!r}: expected e.g. body.result.metadata, "
+                "header:etag, $.result.task.metadata, events[*].data"
+            )
+        json_only = raw == "$" or raw.startswith(("$.", "$["))
+        if json_only:
+            raw = raw[1:]
+        parts = segments(raw)
+        side = None
+        if not json_only and parts and parts[0] in ("request", "response"):
+            side, parts = parts[0], parts[1:]
+        return cls(text, tuple(parts), side, json_only)
+
+    def matches(self, diff: Difference) -> bool:
+        if self.json_only:
+            return diff.json_path is not None and _prefix(self.segments, segments(diff.json_path))
+        parts = segments(diff.path)
+        on_request = bool(parts) and parts[0] == "request"
+        if on_request:
+            parts = parts[1:]
+        if (self.side == "request" and not on_request) or (self.side == "response" and on_request):
+            return False
+        return _prefix(self.segments, parts)
+
+    def matches_rename(self, summary: RenameSummary) -> bool:
+        return self.segments in ((f"rename:{summary.rule}",), ("rename:*",))
+
+
+def _prefix(pattern: Sequence[str], segments: Sequence[str]) -> bool:
+    if len(pattern) > len(segments):
+        return False
+    return all(_segment_match(p, s) for p, s in zip(pattern, segments, strict=False))
+
+
+def _segment_match(pattern: str, segment: str) -> bool:
+    if pattern == segment:
+        return True
+    if pattern == "[*]":
+        return segment.startswith("[")
+    return pattern == "*" and not segment.startswith("[")
+
+
+def parse_ignores(patterns: Iterable[str]) -> tuple[IgnorePattern, ...]:
+    return tuple(IgnorePattern.parse(p) for p in patterns)
+
+
+def kept(diffs: Iterable[Difference], ignores: Sequence[IgnorePattern]) -> tuple[Difference, ...]:
+    return tuple(d for d in diffs if not any(p.matches(d) for p in ignores))

@@ -1,0 +1,53 @@
+"""Polls: runs of identical GetTask/ListTasks requests, whose length depends on timing alone.
+
+`last_polls` keeps the last poll of each run (for `collapse_polls`); `with_polls` notes a
+different run length on a compared pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from recorder.diff._normalise import NormalExchange
+from recorder.diff._result import Difference, DiffKind, ExchangeDiff
+
+# Read-only operations a client repeats while it waits on a task: a run of them is a poll.
+POLL_OPERATIONS = frozenset({"GetTask", "ListTasks"})
+
+
+def _poll_signature(x: NormalExchange) -> str | None:
+    """What two polls share: operation and request, the JSON-RPC envelope id left out."""
+    if x.key not in POLL_OPERATIONS:
+        return None
+    value = x.request.body.value
+    if x.request.body.kind == "json" and isinstance(value, dict) and "jsonrpc" in value:
+        value = {k: v for k, v in value.items() if k != "id"}
+    messages = [(m.body.kind, m.body.value) for m in x.request.messages]
+    return repr((x.key, x.request.method, x.request.target, value, messages))
+
+
+def last_polls(exchanges: Sequence[NormalExchange]) -> tuple[list[NormalExchange], dict[int, int]]:
+    """Keep only the last of each run of identical consecutive polls.
+
+    How many polls a client makes, and what the middle ones see, depends on timing alone; the
+    last poll shows the state the client waited for.  Returns the kept exchanges and, for each
+    kept last poll (by number), the length of its run.
+    """
+    kept: list[NormalExchange] = []
+    runs: dict[int, int] = {}
+    signature: str | None = None
+    for x in exchanges:
+        current = _poll_signature(x)
+        if current is not None and current == signature and kept:
+            runs[x.number] = runs.pop(kept[-1].number, 1) + 1
+            kept[-1] = x
+        else:
+            kept.append(x)
+        signature = current
+    return kept, runs
+
+
+def with_polls(pair: ExchangeDiff, old: int, new: int) -> ExchangeDiff:
+    note = Difference(DiffKind.POLLS, "polls", old, new)
+    return ExchangeDiff(pair.kind, pair.operation, pair.a, pair.b, (*pair.differences, note),
+                        pair.renames, pair.raw)

@@ -1,0 +1,128 @@
+"""The diff result model: raw differences, rename summaries, compared pairs, capture diffs.
+
+Plain frozen values, built by `_compare` and read by `_report`; `ABSENT` marks a missing side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+
+
+class DiffKind(StrEnum):
+    CHANGED = "changed"
+    ADDED = "added"
+    REMOVED = "removed"
+    KEY_ORDER = "key-order"  # a note: never makes two captures differ
+    # A note: a field one side sends as its empty default ({}, [], "") and the other omits;
+    # proto-JSON reads both the same.  Grouped per exchange (old/new: {field name: count}).
+    EMPTY_DEFAULT = "empty-default"
+    FRAMING = "framing"
+    TIMING = "timing"
+    # A note (collapse_polls only): a run of identical polls has a different length (old/new).
+    POLLS = "polls"
+
+
+NOTES = frozenset({DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
+EMPTY_DEFAULTS_PATH = "(empty defaults)"
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One raw difference: where (`path`), what kind, the old (A) and new (B) values.
+
+    `json_path` is the part of `path` inside a JSON document ("" for its root), or None when
+    the difference is not inside one; `$.` ignore patterns match against it.
+    """
+
+    kind: DiffKind
+    path: str
+    old: Any = ABSENT
+    new: Any = ABSENT
+    json_path: str | None = None
+
+    @property
+    def counts(self) -> bool:
+        return self.kind not in NOTES
+
+
+@dataclass(frozen=True, slots=True)
+class RenameSummary:
+    """A group of raw differences explained by one v0.3 <-> v1.0 rename."""
+
+    rule: str
+    text: str
+    old: str
+    new: str
+    count: int
+    reverse: bool  # True when B is the v0.3 side
+    raw: tuple[Difference, ...] = ()
+
+
+class PairKind(StrEnum):
+    SAME = "same"
+    CHANGED = "changed"
+    INSERTED = "inserted"  # only in B
+    REMOVED = "removed"  # only in A
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeDiff:
+    """One step of the alignment: a compared pair, or an exchange on one side only."""
+
+    kind: PairKind
+    operation: str
+    a: int | None  # exchange number in A
+    b: int | None
+    differences: tuple[Difference, ...] = ()  # what remains after renames (notes included)
+    renames: tuple[RenameSummary, ...] = ()
+    raw: tuple[Difference, ...] = ()  # everything, before renames were recognised
+
+    @property
+    def label(self) -> str:
+        a = f"A#{self.a}" if self.a is not None else "A#-"
+        b = f"B#{self.b}" if self.b is not None else "B#-"
+        return f"{a} ~ {b}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureDiff:
+    """The diff of two captures; `same` is True when nothing counted differs."""
+
+    a_name: str
+    b_name: str
+    exchanges: tuple[ExchangeDiff, ...]
+    approximate: bool = False  # alignment fell back to positional pairing somewhere
+
+    def count(self, kind: PairKind) -> int:
+        return sum(1 for e in self.exchanges if e.kind is kind)
+
+    @property
+    def compared(self) -> int:
+        return self.count(PairKind.SAME) + self.count(PairKind.CHANGED)
+
+    @property
+    def renames(self) -> int:
+        return sum(len(e.renames) for e in self.exchanges)
+
+    @property
+    def same(self) -> bool:
+        return all(e.kind is PairKind.SAME for e in self.exchanges)
+
+    def summary(self) -> str:
+        return (
+            f"{self.compared} exchanges compared, {self.count(PairKind.CHANGED)} differ, "
+            f"{self.count(PairKind.INSERTED)} inserted, {self.count(PairKind.REMOVED)} removed, "
+            f"{self.renames} renames"
+        )
