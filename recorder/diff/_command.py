@@ -80,7 +80,7 @@ def run_diff(
     *,
     ignore: Sequence[str] = (),
     timing: bool = False,
-    collapse_polls: bool = False,
+    collapse_polls: bool = True,
 ) -> _Run:
     """Diff two files or two folders; errors are collected, not raised."""
     run = _Run()
@@ -122,10 +122,11 @@ def run_diff(
 )
 @click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
 @click.option(
-    "--collapse-polls",
-    is_flag=True,
+    "--collapse-polls/--keep-polls",
+    default=True,
+    show_default=True,
     help="Compare only the last of each run of identical GetTask/ListTasks polls (how many "
-    "polls a client makes depends on timing).",
+    "polls a client makes depends on timing; a different count is a note), or every poll.",
 )
 def diff_command(
     a: Path,

@@ -51,9 +51,9 @@ def test_round_trip_through_the_file_keeps_the_diff_clean(files: dict[str, Path]
 
 
 def test_different_captures_exit_1(files: dict[str, Path]) -> None:
-    code, out, _ = run(files["a"], files["poll"])
+    code, out, _ = run(files["py"], files["js"])
     assert code == 1
-    assert "A#- ~ B#4  GetTask  inserted" in out
+    assert "status: 200 → 201" in out
 
 
 def test_version_renames_through_files(files: dict[str, Path]) -> None:
@@ -150,3 +150,11 @@ def test_folder_against_file_is_an_error(tmp_path: Path, files: dict[str, Path])
 
 def test_timing_flag_is_accepted(files: dict[str, Path]) -> None:
     assert run(files["a"], files["b"], "--timing")[0] == 0
+
+
+def test_a_different_poll_count_is_a_note_unless_polls_are_kept(files: dict[str, Path]) -> None:
+    code, out, _ = run(files["a"], files["poll"])
+    assert code == 0, out
+    code, out, _ = run(files["a"], files["poll"], "--keep-polls")
+    assert code == 1
+    assert "A#- ~ B#4  GetTask  inserted" in out
