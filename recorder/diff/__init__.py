@@ -19,19 +19,8 @@ from recorder.diff._compare import (
     diff_normalised,
     group_empty_defaults,
 )
-from recorder.diff._ignore import IgnorePattern, parse_ignores
-from recorder.diff._normalise import (
-    ID_OWNERS,
-    VOLATILE_HEADERS,
-    Body,
-    Correspondence,
-    NormalEvent,
-    NormalExchange,
-    NormalGrpc,
-    Normaliser,
-    NormalRequest,
-    NormalResponse,
-    decode_status_details,
+from recorder.diff._correspondence import Correspondence
+from recorder.diff._exchanges import (
     exchange_key,
     normalise_body,
     normalise_capture,
@@ -39,6 +28,16 @@ from recorder.diff._normalise import (
     normalise_request,
     normalise_response,
 )
+from recorder.diff._ignore import IgnorePattern, parse_ignores
+from recorder.diff._normal import (
+    Body,
+    NormalEvent,
+    NormalExchange,
+    NormalGrpc,
+    NormalRequest,
+    NormalResponse,
+)
+from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser, decode_status_details
 from recorder.diff._polls import POLL_OPERATIONS, last_polls
 from recorder.diff._renames import (
     GRPC_RPC_RENAMES,

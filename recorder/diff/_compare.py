@@ -20,16 +20,16 @@ from typing import Any
 
 from recorder.capture import Capture
 from recorder.diff._align import StepKind, align
+from recorder.diff._correspondence import Correspondence
+from recorder.diff._exchanges import normalise_capture
 from recorder.diff._ignore import IgnorePattern, kept, parse_ignores, segments
-from recorder.diff._normalise import (
+from recorder.diff._normal import (
     Body,
-    Correspondence,
     NormalEvent,
     NormalExchange,
     NormalGrpc,
     NormalRequest,
     NormalResponse,
-    normalise_capture,
 )
 from recorder.diff._polls import last_polls, with_polls
 from recorder.diff._renames import RenameNote, to_v1

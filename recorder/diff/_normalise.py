@@ -10,8 +10,8 @@ two captures, while two unrelated ids stay distinguishable.
 Two passes: `observe_*` discovers ids by *field name* (tables below), in exchange order; the
 substituting calls (`json`, `text`, `target`, `headers`) then replace them *by value* wherever
 they occur.  A live session (the replayer) can interleave the two: observe what it served,
-normalise what comes in.  `normalise_capture()` does both passes for a whole capture and returns
-`NormalExchange` values that the diff compares.
+normalise what comes in.  `normalise_capture()` (`_exchanges`) does both passes for a whole
+capture and returns the `NormalExchange` values (`_normal`) that the diff compares.
 
 Invariants: pure (no I/O); never raises on odd input (non-JSON bodies become text or a byte
 summary); both v1.0 and v0.3 shapes are covered by the same tables.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import json
 import re
 import urllib.parse
@@ -29,7 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.capture import Exchange, GrpcMessage, Headers, Response
+from recorder.diff._normal import Json
 from recorder.protocol import (
     ID_FIELDS,
     OPAQUE_FIELDS,
@@ -37,10 +37,6 @@ from recorder.protocol import (
     TIMESTAMP_FIELDS,
     IdKind,
 )
-
-Json = Any
-
-
 
 # Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
 # v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
@@ -129,76 +125,6 @@ _HOST_PORT = re.compile(r"\A[\w.\-]+:\d+\Z|\A\[[0-9a-fA-F:]+\]:\d+\Z")
 # Placeholders match whole, so an id spelled like one (`task-1`) is not replaced inside one.
 _TOKEN = re.compile(r"<[a-z-]+-\d+>|[A-Za-z0-9_\-~]+")
 _MIN_TEXT_ID = 4  # shorter ids (or all-digit ones) are only replaced at their own fields
-
-
-@dataclass(frozen=True, slots=True)
-class Body:
-    """A body (or event data, or gRPC message) after normalisation.
-
-    `kind` is "json" (value: the parsed, normalised JSON), "text" (value: normalised text),
-    "bytes" (value: a short `<N bytes sha256:…>` summary) or "empty" (value: None).
-    """
-
-    kind: str
-    value: Json = None
-
-
-EMPTY = Body("empty")
-
-
-@dataclass(frozen=True, slots=True)
-class NormalEvent:
-    """One SSE event: `event` type ("message" when absent), data, `id:` field, comment lines."""
-
-    event: str
-    data: Body
-    id: str | None = None
-    comments: tuple[str, ...] = ()
-    offset_us: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class NormalGrpc:
-    body: Body
-    type_name: str | None = None
-    compressed: bool = False
-    offset_us: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class NormalRequest:
-    method: str
-    target: str
-    headers: Headers  # lower-case names, volatile ones removed, values normalised
-    body: Body = EMPTY
-    messages: tuple[NormalGrpc, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class NormalResponse:
-    status: int
-    headers: Headers
-    body: Body = EMPTY
-    events: tuple[NormalEvent, ...] = ()  # comment-only blocks (`: ping`) are counted apart
-    comment_blocks: int = 0
-    newline: str = "\n"
-    messages: tuple[NormalGrpc, ...] = ()
-    trailers: Headers = ()
-
-
-@dataclass(frozen=True, slots=True)
-class NormalExchange:
-    """An exchange with its volatile values replaced; `key` is what alignment compares."""
-
-    number: int
-    key: str
-    binding: str | None
-    version: str | None
-    request: NormalRequest
-    response: NormalResponse | None
-    error: str | None = None
-    started_us: int = 0
-    duration_us: int = 0
 
 
 @dataclass
@@ -308,12 +234,12 @@ class Normaliser:
     def _observe_response(self, response: Response) -> None:
         self._observe_body(response.body)
         for event in response.events:
-            self._observe_body(_event_data(event.lines)[1].encode())
+            self._observe_body(event_data(event.lines)[1].encode())
         self._observe_messages(response.messages)
 
     def _observe_body(self, body: bytes) -> None:
-        parsed = _parse_json(body)
-        if parsed is not _NOT_JSON:
+        parsed = parse_json(body)
+        if parsed is not NOT_JSON:
             self.observe_json(parsed)
 
     def _observe_messages(self, messages: Iterable[GrpcMessage]) -> None:
@@ -459,62 +385,6 @@ class Normaliser:
         return self._originals.get(placeholder)
 
 
-_PLACEHOLDER = re.compile(r"<(" + "|".join(k.value for k in IdKind) + r")-(\d+)>")
-
-
-@dataclass
-class Correspondence:
-    """Which placeholder of capture A stands for which of capture B (a one-to-one map).
-
-    Numbering is first-seen per capture, so an extra exchange in B that introduces a new id
-    (a fresh JSON-RPC id for an extra poll) shifts every later number.  Comparing placeholders
-    through a correspondence, built up in alignment order, makes `<jsonrpc-id-7>` in A equal to
-    `<jsonrpc-id-8>` in B when that is their first meeting, and keeps later uses consistent:
-    the task id returned in one exchange must be the one used in the next, on both sides.
-
-    Example::
-
-        ids = Correspondence()
-        ids.same("/tasks/<task-1>", "/tasks/<task-2>")  # True: task-1 (A) is task-2 (B)
-        ids.same("<task-1>", "<task-1>")                # False: task-1 (A) is task-2 (B)
-    """
-
-    _forward: dict[str, str] = field(default_factory=dict)
-    _backward: dict[str, str] = field(default_factory=dict)
-
-    def same(self, a: str, b: str) -> bool:
-        """True when `a` and `b` are equal up to corresponding placeholders (then recorded)."""
-        if "<" not in a and "<" not in b:
-            return a == b
-        parts_a, parts_b = _PLACEHOLDER.split(a), _PLACEHOLDER.split(b)
-        if len(parts_a) != len(parts_b):
-            return False
-        pairs = []
-        # split() gives text, kind, number, text, kind, number, ..., text.
-        for i in range(0, len(parts_a), 3):
-            if parts_a[i] != parts_b[i]:
-                return False
-            if i + 2 < len(parts_a):
-                if parts_a[i + 1] != parts_b[i + 1]:
-                    return False
-                kind = parts_a[i + 1]
-                pairs.append((f"{kind}-{parts_a[i + 2]}", f"{kind}-{parts_b[i + 2]}"))
-        return self._unify(pairs)
-
-    def _unify(self, pairs: list[tuple[str, str]]) -> bool:
-        # Check every pair before recording any, so a failed comparison leaves no trace.
-        new_forward: dict[str, str] = {}
-        new_backward: dict[str, str] = {}
-        for x, y in pairs:
-            if self._forward.get(x, new_forward.setdefault(x, y)) != y:
-                return False
-            if self._backward.get(y, new_backward.setdefault(y, x)) != x:
-                return False
-        self._forward.update(new_forward)
-        self._backward.update(new_backward)
-        return True
-
-
 def _id_owner(obj: Mapping[str, Any]) -> IdKind | None:
     return next((kind for test, kind in ID_OWNERS if test(obj)), None)
 
@@ -529,17 +399,17 @@ def _query_pairs(query: str) -> list[tuple[str, str]]:
     return pairs
 
 
-_NOT_JSON = object()
+NOT_JSON = object()  # what parse_json returns for "not JSON" (None is JSON null)
 
 
-def _parse_json(data: bytes) -> Any:
+def parse_json(data: bytes) -> Any:
     stripped = data.lstrip()
     if not stripped or stripped[:1] not in b'{["-0123456789tfn':
-        return _NOT_JSON
+        return NOT_JSON
     try:
         return json.loads(data)
     except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
-        return _NOT_JSON
+        return NOT_JSON
 
 
 def _compact(value: Json) -> str:
@@ -565,7 +435,7 @@ def decode_status_details(value: str) -> Json | None:
         return None
 
 
-def _event_data(lines: Iterable[str]) -> tuple[str, str, str | None, tuple[str, ...]]:
+def event_data(lines: Iterable[str]) -> tuple[str, str, str | None, tuple[str, ...]]:
     """Split an SSE block into (event type, data, id, comments) per the SSE field rules."""
     event, data, event_id, comments = "message", [], None, []
     for line in lines:
@@ -581,118 +451,3 @@ def _event_data(lines: Iterable[str]) -> tuple[str, str, str | None, tuple[str, 
         elif name == "id":
             event_id = value
     return event, "\n".join(data), event_id, tuple(comments)
-
-
-# -- whole exchanges ----------------------------------------------------------------------------
-
-
-def exchange_key(exchange: Exchange) -> str:
-    """What alignment compares: the A2A operation (v1.0 name whatever the wire version)."""
-    operation = exchange.classification.operation
-    if operation is not None:
-        return operation
-    return f"(not A2A) {exchange.request.method}"
-
-
-def normalise_body(data: bytes, normaliser: Normaliser) -> Body:
-    """Parse and normalise a body: JSON if it parses, else text, else a byte summary."""
-    if not data:
-        return EMPTY
-    parsed = _parse_json(data)
-    if parsed is not _NOT_JSON:
-        return Body("json", normaliser.json(parsed))
-    try:
-        return Body("text", normaliser.text(data.decode("utf-8")))
-    except UnicodeDecodeError:
-        digest = hashlib.sha256(data).hexdigest()[:12]
-        return Body("bytes", f"<{len(data)} bytes sha256:{digest}>")
-
-
-def _normal_event(event: SseEvent, normaliser: Normaliser) -> NormalEvent:
-    kind, data, event_id, comments = _event_data(event.lines)
-    return NormalEvent(
-        event=kind,
-        data=normalise_body(data.encode(), normaliser),
-        id=normaliser.text(event_id) if event_id is not None else None,
-        comments=comments,
-        offset_us=event.offset_us,
-    )
-
-
-def _normal_grpc(message: GrpcMessage, normaliser: Normaliser) -> NormalGrpc:
-    if message.json is not None:
-        body = normalise_body(message.json.encode(), normaliser)
-    else:
-        body = normalise_body(message.raw or b"", normaliser)
-    return NormalGrpc(body, message.type_name, message.compressed, message.offset_us)
-
-
-def normalise_request(request: Request, normaliser: Normaliser) -> NormalRequest:
-    return NormalRequest(
-        method=request.method,
-        target=normaliser.target(request.target),
-        headers=normaliser.headers(request.headers),
-        body=normalise_body(request.body, normaliser),
-        messages=tuple(_normal_grpc(m, normaliser) for m in request.messages),
-    )
-
-
-def normalise_response(response: Response, normaliser: Normaliser) -> NormalResponse:
-    events = [_normal_event(e, normaliser) for e in response.events]
-    data_events = tuple(e for e in events if not _comment_only(e))
-    return NormalResponse(
-        status=response.status,
-        headers=normaliser.headers(response.headers),
-        body=normalise_body(response.body, normaliser),
-        events=data_events,
-        comment_blocks=len(events) - len(data_events),
-        newline=response.newline,
-        messages=tuple(_normal_grpc(m, normaliser) for m in response.messages),
-        trailers=normaliser.headers(response.trailers),
-    )
-
-
-def _comment_only(event: NormalEvent) -> bool:
-    return bool(event.comments) and event.data is EMPTY and event.id is None
-
-
-def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExchange:
-    """One exchange through a normaliser (which should already have observed it)."""
-    c = exchange.classification
-    response = exchange.response
-    return NormalExchange(
-        number=exchange.number,
-        key=exchange_key(exchange),
-        binding=c.binding.value if c.binding else None,
-        version=c.version.value if c.version else None,
-        request=normalise_request(exchange.request, normaliser),
-        response=normalise_response(response, normaliser) if response is not None else None,
-        error=normaliser.text(exchange.error) if exchange.error else None,
-        started_us=exchange.started_us,
-        duration_us=exchange.duration_us,
-    )
-
-
-def normalise_capture(
-    capture: Capture, normaliser: Normaliser | None = None
-) -> tuple[NormalExchange, ...]:
-    """Every exchange of a capture, normalised with placeholders numbered in first-seen order.
-
-    Discovery runs over the whole capture first, so an id first named inside free text (an
-    error message) before its own field appears is still replaced.
-    """
-    normaliser = normaliser if normaliser is not None else Normaliser()
-    exchanges = in_start_order(capture)
-    for exchange in exchanges:
-        normaliser.observe_exchange(exchange)
-    return tuple(normalise_exchange(e, normaliser) for e in exchanges)
-
-
-def in_start_order(capture: Capture) -> list[Exchange]:
-    """The exchanges in the order they started.
-
-    A capture lists exchanges as they completed, and concurrency makes that order vary from
-    run to run (a push delivery completes inside the send that caused it, a cancel before the
-    subscription it ends).  The order requests were made in is what a scenario fixes.
-    """
-    return sorted(capture.exchanges, key=lambda e: (e.started_us, e.number))

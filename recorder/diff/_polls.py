@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recorder.diff._normalise import NormalExchange
+from recorder.diff._normal import NormalExchange
 from recorder.diff._result import Difference, DiffKind, ExchangeDiff
 
 # Read-only operations a client repeats while it waits on a task: a run of them is a poll.

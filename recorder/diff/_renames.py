@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from recorder.diff._normalise import (
+from recorder.diff._normal import (
     Body,
     NormalEvent,
     NormalExchange,
