@@ -39,6 +39,8 @@ MINTED_KEYS = PAIRED_KEYS - {"url", "token", "credentials", "name", "parent"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 Key = tuple[str, str, str]
+# A key and the A2A-Version header value its candidates were recorded with (None: any).
+Lane = tuple[Key, str | None]
 
 
 @dataclass
@@ -48,7 +50,7 @@ class Conversation:
     number: int
     to_live: dict[str, str] = field(default_factory=dict)
     to_recorded: dict[str, str] = field(default_factory=dict)
-    cursors: dict[Key, int] = field(default_factory=dict)
+    cursors: dict[Lane, int] = field(default_factory=dict)  # the next candidate to try
 
     def bind(self, live: str, recorded: str) -> None:
         self.to_live.setdefault(recorded, live)
@@ -148,8 +150,11 @@ class Engine:
             for value in [request_value(e.request, e.classification)]
         ]
         self._index: dict[Key, list[Recorded]] = {}
+        self._by_version: dict[Lane, list[Recorded]] = {}
         for recorded in self._recorded:
             self._index.setdefault(recorded.key, []).append(recorded)
+            lane = (recorded.key, recorded.exchange.request.header("a2a-version"))
+            self._by_version.setdefault(lane, []).append(recorded)
         self._conversations = itertools.count(1)
         self._by_live: dict[str, Conversation] = {}
         self._latest: dict[str, str] = {}
@@ -165,13 +170,16 @@ class Engine:
     def match(self, request: Request, classification: Classification) -> Match | Miss:
         value = request_value(request, classification)
         key = _key(classification, value)
-        candidates = self._index.get(key, [])
-        if not candidates:
+        if key not in self._index:
             return self._miss(classification, value)
-        candidates = _same_version(candidates, request) or candidates
+        # Some agents answer by the A2A-Version header (the JS SDK's card): prefer what was
+        # recorded for the same header, and fall back to any version rather than miss.
+        lane: Lane = (key, request.header("a2a-version"))
+        if lane not in self._by_version:
+            lane = (key, None)
+        candidates = self._by_version.get(lane) or self._index[key]
         conversation = self._find_conversation(value, candidates)
-        agreeing = [r for r in candidates if self._agrees(conversation, pairs(value, r.value))]
-        chosen = self._next(conversation, key, agreeing or candidates)
+        chosen = self._next(conversation, lane, value, candidates)
         if conversation is self._global and _names_values(value, chosen.value):
             conversation = Conversation(next(self._conversations))
         for live, recorded in pairs(value, chosen.value):
@@ -219,10 +227,24 @@ class Engine:
                 return found
         return self._global
 
-    def _next(self, conversation: Conversation, key: Key, options: list[Recorded]) -> Recorded:
-        position = conversation.cursors.get(key, 0)
-        conversation.cursors[key] = position + 1
-        return options[min(position, len(options) - 1)]
+    def _next(
+        self, conversation: Conversation, lane: Lane, value: Json, candidates: list[Recorded]
+    ) -> Recorded:
+        """The next candidate, in recorded order, whose ids agree with the conversation.
+
+        The search starts after the one served last, so a session of N identical requests
+        costs N checks, not N squared.  Past the end, the last agreeing one repeats; when none
+        agrees, candidates are served in order regardless.
+        """
+        start = conversation.cursors.get(lane, 0)
+        after = range(start, len(candidates))
+        before = range(min(start, len(candidates)) - 1, -1, -1)
+        index = next((i for i in itertools.chain(after, before)
+                      if self._agrees(conversation, pairs(value, candidates[i].value))), None)
+        if index is None:
+            index = min(start, len(candidates) - 1)
+        conversation.cursors[lane] = max(start, index + 1)
+        return candidates[index]
 
     def _miss(self, classification: Classification, value: Json) -> Miss:
         same = [r for r in self._recorded if r.exchange.classification.operation
@@ -237,13 +259,6 @@ class Engine:
         if nearest.exchange.classification.operation != classification.operation:
             found.insert(0, f"operation: recorded {nearest.exchange.classification.operation}")
         return Miss(classification, nearest.exchange, tuple(found[:8]))
-
-
-def _same_version(candidates: list[Recorded], request: Request) -> list[Recorded]:
-    # Some agents answer by the A2A-Version header (the JS SDK's card): prefer what was recorded
-    # for the same header, and fall back to any version rather than miss.
-    wanted = request.header("a2a-version")
-    return [r for r in candidates if r.exchange.request.header("a2a-version") == wanted]
 
 
 def _fresh(recorded: str) -> str:

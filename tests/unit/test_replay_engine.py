@@ -1,0 +1,70 @@
+"""The replay engine's choice among identical requests: recorded order, then the last repeats,
+and the cost of a long session grows with its length, not with its square.  Exchanges are
+built in memory and classified by the real classifier; no sockets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+import pytest
+
+from recorder.capture import Exchange, Request, Response
+from recorder.protocol import classify
+from recorder.replay import _engine
+from recorder.replay._engine import Engine, Match
+from recorder.replay._ids import Json, Pair
+
+HEADERS = (("Content-Type", "application/json"), ("A2A-Version", "1.0"))
+
+
+def send(message_id: str, rpc_id: int) -> Request:
+    params = {"message": {"messageId": message_id, "role": "ROLE_USER",
+                          "parts": [{"text": "echo bench"}]}}
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": "SendMessage", "params": params}
+    return Request("POST", "/a2a/jsonrpc", HEADERS, json.dumps(body).encode())
+
+
+def recorded_sends(count: int) -> list[Exchange]:
+    out = []
+    for n in range(1, count + 1):
+        request = send(f"m-{n}", n)
+        task = {"id": f"t-{n}", "contextId": f"c-{n}", "status": {"state": "TASK_STATE_COMPLETED"}}
+        body = json.dumps({"jsonrpc": "2.0", "id": n, "result": {"task": task}}).encode()
+        response = Response(200, "OK", HEADERS, body)
+        out.append(Exchange(n, classify(request, response), request, response))
+    return out
+
+
+def serve(engine: Engine, count: int) -> list[int]:
+    numbers = []
+    for n in range(count):
+        request = send(f"live-{n}", 1000 + n)
+        found = engine.match(request, classify(request))
+        assert isinstance(found, Match)
+        numbers.append(found.recorded.exchange.number)
+    return numbers
+
+
+def test_identical_requests_are_served_in_order_then_the_last_repeats() -> None:
+    engine = Engine(recorded_sends(5))
+    assert serve(engine, 7) == [1, 2, 3, 4, 5, 5, 5]
+
+
+@pytest.mark.parametrize("count", [50, 200])
+def test_a_long_session_checks_each_candidate_about_once(
+    monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    calls = 0
+    real = _engine.pairs
+
+    def counted(live: Json, recorded: Json) -> Iterator[Pair]:
+        nonlocal calls
+        calls += 1
+        found: Iterable[Pair] = real(live, recorded)
+        yield from found
+
+    monkeypatch.setattr(_engine, "pairs", counted)
+    engine = Engine(recorded_sends(count))
+    assert serve(engine, count) == list(range(1, count + 1))
+    assert calls <= 4 * count  # a quadratic scan would make count * count / 2 checks
