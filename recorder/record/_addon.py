@@ -443,8 +443,8 @@ class Recorder:
         request = replace(request, messages=redact_messages(request.messages, redactor.body))
         if response is not None:
             response = redactor.response(response)
-            response = replace(response,
-                               messages=redact_messages(response.messages, redactor.body))
+            response = replace(response, messages=redact_messages(response.messages,
+                                                                  redactor.response_body))
         hits = redactor.take_hits()
         return request, response, (*notes, f"redacted: {', '.join(hits)}") if hits else tuple(notes)
 

@@ -6,12 +6,17 @@ token seen in a push-config body and later in a webhook's `Authorization` header
 in the capture and replay can still match them up.
 
 What counts as a secret, as data:
-- the headers in `SECRET_HEADERS`, plus the API-key header names that the agent card's
-  `securitySchemes` declare (v1.0 `apiKeySecurityScheme{location: header}`, v0.3
-  `{type: apiKey, in: header}`);
-- in JSON bodies, the push-config fields in `SECRET_FIELDS` of any object that also has a `url`
-  (this one rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3 nested
-  `pushNotificationConfig`, inline send configurations, JSON-RPC params and results, REST bodies).
+- the headers in `SECRET_HEADERS`, plus the API keys that the agent card's `securitySchemes`
+  declare: headers and query parameters (v1.0 `apiKeySecurityScheme{location, name}`, v0.3
+  `{type: apiKey, in, name}`);
+- in JSON bodies and SSE event data, the push-config fields in `SECRET_FIELDS` of any object
+  that also has a `url` (this one rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3
+  nested `pushNotificationConfig`, inline send configurations, JSON-RPC params and results, REST
+  bodies, stream events).
+
+A secret once seen is also swept from every later *response* (body, events), wherever it
+appears: an agent that echoes a token in an error message must not leak it.  Requests are not
+swept: the replayer matches on their content, and a client's own text stays the client's.
 
 JSON bodies keep their exact formatting: the secret's string token is swapped in the raw text, so
 the capture's byte-form detection (pretty or compact) is unaffected.  `Authorization`-style values
@@ -24,8 +29,9 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import unquote_plus
 
-from recorder.capture import Headers, Request, Response
+from recorder.capture import Headers, Request, Response, SseEvent
 
 SECRET_HEADERS: tuple[str, ...] = (
     "Authorization",
@@ -44,21 +50,31 @@ SECRET_FIELDS: tuple[tuple[str, ...], ...] = (
 )
 
 
+# Sweeping a known secret out of responses replaces every occurrence of its text; shorter
+# values are too likely to be ordinary words or numbers.
+MIN_SWEPT_LENGTH = 8
+
+
 def api_key_headers(card: Mapping[str, Any]) -> tuple[str, ...]:
     """Header names that the card's security schemes put API keys in (v1.0 and v0.3 shapes)."""
+    return api_key_names(card, "header")
+
+
+def api_key_names(card: Mapping[str, Any], location: str) -> tuple[str, ...]:
+    """Names of the API keys the card's security schemes put in `location` (header, query)."""
     schemes = card.get("securitySchemes")
     if not isinstance(schemes, Mapping):
         return ()
-    return tuple(name for s in schemes.values() if (name := _api_key_header(s)))
+    return tuple(name for s in schemes.values() if (name := _api_key_name(s, location)))
 
 
-def _api_key_header(scheme: Any) -> str | None:
+def _api_key_name(scheme: Any, location: str) -> str | None:
     if not isinstance(scheme, Mapping):
         return None
     v1 = scheme.get("apiKeySecurityScheme")
-    if isinstance(v1, Mapping) and str(v1.get("location", "")).lower() == "header":
+    if isinstance(v1, Mapping) and str(v1.get("location", "")).lower() == location:
         return _str_or_none(v1.get("name"))
-    if scheme.get("type") == "apiKey" and str(scheme.get("in", "")).lower() == "header":
+    if scheme.get("type") == "apiKey" and str(scheme.get("in", "")).lower() == location:
         return _str_or_none(scheme.get("name"))
     return None
 
@@ -79,8 +95,10 @@ class Redactor:
     """
 
     extra_headers: set[str] = field(default_factory=set)
+    query_keys: set[str] = field(default_factory=set)
     _placeholders: dict[str, str] = field(default_factory=dict)
     _names: set[str] = field(default_factory=set)
+    _secret_names: dict[str, str] = field(default_factory=dict)  # secret -> where first seen
     _hits: set[str] = field(default_factory=set)
 
     @property
@@ -98,16 +116,37 @@ class Redactor:
         self._hits.add(name)
 
     def learn_card(self, card: Mapping[str, Any]) -> None:
-        """Also redact the API-key headers this card's security schemes name."""
+        """Also redact the API keys (headers, query parameters) this card's schemes name."""
         self.extra_headers.update(api_key_headers(card))
+        self.query_keys.update(api_key_names(card, "query"))
 
     def request(self, request: Request) -> Request:
-        return replace(request, headers=self.headers(request.headers), body=self.body(request.body))
+        return replace(request, target=self.target(request.target),
+                       headers=self.headers(request.headers), body=self.body(request.body))
 
     def response(self, response: Response) -> Response:
         return replace(
-            response, headers=self.headers(response.headers), body=self.body(response.body)
+            response,
+            headers=self.headers(response.headers),
+            body=self.response_body(response.body),
+            events=tuple(self.event(e) for e in response.events),
         )
+
+    def response_body(self, body: bytes) -> bytes:
+        """A response body (or gRPC response message): push-config secrets, then known ones."""
+        return self.sweep(self.body(body))
+
+    def target(self, target: str) -> str:
+        """The request target with the values of API-key query parameters redacted."""
+        path, sep, query = target.partition("?")
+        if not sep or not self.query_keys:
+            return target
+        return path + sep + "&".join(self._query_item(item) for item in query.split("&"))
+
+    def event(self, event: SseEvent) -> SseEvent:
+        """An SSE event with push-config secrets in its data, and known secrets, redacted."""
+        lines = tuple(self._event_line(line) for line in event.lines)
+        return event if lines == event.lines else replace(event, lines=lines)
 
     def headers(self, headers: Headers) -> Headers:
         secret = {name.lower() for name in (*SECRET_HEADERS, *self.extra_headers)}
@@ -127,10 +166,49 @@ class Redactor:
         text = body.decode("utf-8")
         for secret, name in found.items():
             self._hit(name)
+            self._secret_names.setdefault(secret, name)
             placeholder = json.dumps(self.placeholder(secret))
             for ascii_only in (True, False):
                 text = text.replace(json.dumps(secret, ensure_ascii=ascii_only), placeholder)
         return text.encode("utf-8")
+
+    def sweep(self, body: bytes) -> bytes:
+        """`body` with every known secret (of MIN_SWEPT_LENGTH or more) replaced, as text."""
+        if not self._placeholders or not body:
+            return body
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+        swept = self._sweep_text(text)
+        return body if swept == text else swept.encode("utf-8")
+
+    def _sweep_text(self, text: str) -> str:
+        for secret, placeholder in self._placeholders.items():
+            if len(secret) < MIN_SWEPT_LENGTH:
+                continue
+            escaped = json.dumps(secret)[1:-1]  # as it reads inside a JSON string
+            for form in dict.fromkeys((secret, escaped)):
+                if form in text:
+                    text = text.replace(form, placeholder)
+                    self._hit(self._secret_names.get(secret, "secret"))
+        return text
+
+    def _event_line(self, line: str) -> str:
+        field_name, sep, value = line.partition(":")
+        if field_name != "data" or not sep:
+            return self._sweep_text(line)
+        lead = " " if value.startswith(" ") else ""
+        data = self.body(value[len(lead):].encode("utf-8")).decode("utf-8")
+        return self._sweep_text(f"data:{lead}{data}")
+
+    def _query_item(self, item: str) -> str:
+        name, sep, value = item.partition("=")
+        if not sep or unquote_plus(name) not in self.query_keys or not value:
+            return item
+        self._hit(f"query:{unquote_plus(name)}")
+        # Left unescaped so that it reads (and diffs) like every other placeholder.
+        return f"{name}={self.placeholder(unquote_plus(value))}"
 
     def placeholder(self, secret: str) -> str:
         """The stable placeholder for `secret` (allocated on first sight)."""
@@ -139,11 +217,15 @@ class Redactor:
         return self._placeholders[secret]
 
     def _header_value(self, name: str, value: str) -> str:
-        self._hit(_canonical_header(name))
+        canonical = _canonical_header(name)
+        self._hit(canonical)
         scheme, sep, credentials = value.partition(" ")
         if name.lower() in SCHEMED_HEADERS and sep and credentials.strip():
-            return f"{scheme} {self.placeholder(credentials.strip())}"
-        return self.placeholder(value)
+            scheme, secret = f"{scheme} ", credentials.strip()
+        else:
+            scheme, secret = "", value
+        self._secret_names.setdefault(secret, canonical)
+        return scheme + self.placeholder(secret)
 
 
 def _canonical_header(name: str) -> str:

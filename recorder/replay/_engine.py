@@ -20,6 +20,7 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
 
 from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
@@ -36,6 +37,7 @@ CREATING_OPERATIONS = frozenset(
 )
 # Of the paired keys, those a server mints (the rest are the client's: urls, tokens).
 MINTED_KEYS = PAIRED_KEYS - {"url", "token", "credentials", "name", "parent"}
+_REDACTED = re.compile(r"<redacted:\d+>")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 Key = tuple[str, str, str]
@@ -100,20 +102,33 @@ class Miss:
         )
 
 
-def request_value(request: Request, classification: Classification) -> Json:
-    """What is compared of a request: its A2A content, not its framing."""
+def request_value(
+    request: Request, classification: Classification, secret_params: frozenset[str] = frozenset()
+) -> Json:
+    """What is compared of a request: its A2A content, not its framing.
+
+    `secret_params` are query parameters the recording redacted (API keys): left out, since a
+    live client sends its own key where the capture has a placeholder.
+    """
     value: dict[str, Json] = {"tenant": classification.tenant}
     if classification.binding is Binding.HTTP_JSON:
         value["path"] = {"taskId": classification.task_id, "configId": classification.config_id}
-        value["query"] = _query(request.target)
+        query = _query(request.target)
+        value["query"] = {k: v for k, v in query.items() if k not in secret_params}
     value["body"] = _body_value(request, classification)
     return value
 
 
 def _query(target: str) -> dict[str, list[str]]:
-    from urllib.parse import parse_qs, urlsplit
-
     return {k: sorted(v) for k, v in sorted(parse_qs(urlsplit(target).query).items())}
+
+
+def redacted_params(requests: Iterable[Request]) -> frozenset[str]:
+    """The query parameters that hold a redaction placeholder in any of these requests."""
+    return frozenset(
+        name for request in requests for name, values in _query(request.target).items()
+        if any(_REDACTED.fullmatch(v) for v in values)
+    )
 
 
 def _body_value(request: Request, classification: Classification) -> Json:
@@ -142,12 +157,13 @@ class Engine:
     def __init__(self, exchanges: Iterable[Exchange]) -> None:
         served = [e for e in exchanges if e.response is not None]
         attached = _attach_deliveries(served)
+        self._secret_params = redacted_params(e.request for e in served)
         self._recorded = [
             Recorded(e, value, _key(e.classification, value), attached.get(e.number, ()),
                      tuple(dict.fromkeys(_response_ids(e.response))))
             for e in served
             if e.classification.operation != PUSH_DELIVERY
-            for value in [request_value(e.request, e.classification)]
+            for value in [request_value(e.request, e.classification, self._secret_params)]
         ]
         self._index: dict[Key, list[Recorded]] = {}
         self._by_version: dict[Lane, list[Recorded]] = {}
@@ -168,7 +184,7 @@ class Engine:
         return tuple(self._recorded)
 
     def match(self, request: Request, classification: Classification) -> Match | Miss:
-        value = request_value(request, classification)
+        value = request_value(request, classification, self._secret_params)
         key = _key(classification, value)
         if key not in self._index:
             return self._miss(classification, value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from recorder.capture import Request, Response
+from recorder.capture import Request, Response, SseEvent
 from recorder.record._redact import Redactor, api_key_headers
 
 V1_CREATE: dict[str, Any] = {
@@ -133,3 +133,57 @@ def test_take_hits_per_exchange() -> None:
     assert r.take_hits() == ()
     r.headers((("Authorization", "Bearer a"),))
     assert r.take_hits() == ("Authorization",)
+
+
+QUERY_CARD = {
+    "securitySchemes": {
+        "v1": {"apiKeySecurityScheme": {"location": "query", "name": "key"}},
+        "v03": {"type": "apiKey", "in": "query", "name": "api_key"},
+    }
+}
+
+
+def test_api_key_query_parameters_from_card_both_versions() -> None:
+    r = Redactor()
+    r.learn_card(QUERY_CARD)
+    first = r.request(Request("GET", "/a2a/rest/tasks/t-1?key=k-secret-1&historyLength=2"))
+    assert first.target == "/a2a/rest/tasks/t-1?key=<redacted:1>&historyLength=2"
+    second = r.request(Request("GET", "/v1/tasks/t-1?api_key=k%2Fsecret&key=k-secret-1"))
+    assert second.target == "/v1/tasks/t-1?api_key=<redacted:2>&key=<redacted:1>"
+    assert r.redacted == ("query:api_key", "query:key")
+    untouched = "/a2a/rest/tasks?pageSize=5&key="
+    assert r.request(Request("GET", untouched)).target == untouched
+
+
+def test_a_secret_seen_once_is_swept_from_later_responses_only() -> None:
+    r = Redactor()
+    r.request(Request("POST", "/", (("Authorization", "Bearer tok-0123456789"),)))
+    r.take_hits()
+    echoed = b'{"error": {"message": "token tok-0123456789 expired"}}'
+    assert r.response(Response(401, body=echoed)).body == (
+        b'{"error": {"message": "token <redacted:1> expired"}}'
+    )
+    assert r.take_hits() == ("Authorization",)
+    # A request's own content is left alone: the replayer matches on it.
+    text = b'{"message": {"parts": [{"text": "tok-0123456789"}]}}'
+    assert r.request(Request("POST", "/", body=text)).body == text
+    # Short secrets are not swept (too likely to be an ordinary word).
+    r.request(Request("POST", "/", (("Authorization", "Bearer abc"),)))
+    assert r.response(Response(200, body=b'{"text": "abc"}')).body == b'{"text": "abc"}'
+
+
+def test_sse_event_data_is_redacted() -> None:
+    r = Redactor()
+    r.body(json.dumps(V1_CREATE).encode())  # learns tok-123 and cred-456 (too short to sweep)
+    config = {"url": "http://127.0.0.1:1/hook", "token": "stream-token-77"}
+    events = (
+        SseEvent(0, (": ping",)),
+        SseEvent(5, ("event: config", f"data: {json.dumps({'result': config})}")),
+        SseEvent(9, ("data: {\"note\": \"stream-token-77 again\"}",)),
+    )
+    out = r.response(Response(200, events=events))
+    assert out.events[0] == events[0]
+    assert out.events[1].lines[0] == "event: config"
+    assert json.loads(out.events[1].lines[1][len("data: "):])["result"]["token"] == "<redacted:3>"
+    assert out.events[2].lines == ('data: {"note": "<redacted:3> again"}',)
+    assert out.events[1].offset_us == 5

@@ -68,3 +68,20 @@ def test_a_long_session_checks_each_candidate_about_once(
     engine = Engine(recorded_sends(count))
     assert serve(engine, count) == list(range(1, count + 1))
     assert calls <= 4 * count  # a quadratic scan would make count * count / 2 checks
+
+
+def get_task(target: str) -> tuple[Request, Response]:
+    body = json.dumps({"id": "t-1", "contextId": "c-1",
+                       "status": {"state": "TASK_STATE_COMPLETED"}}).encode()
+    return Request("GET", target, HEADERS), Response(200, "OK", HEADERS, body)
+
+
+def test_a_redacted_api_key_in_the_query_matches_any_live_key() -> None:
+    request, response = get_task("/tasks/t-1?key=<redacted:1>&historyLength=2")
+    recorded = Exchange(1, classify(request, response), request, response)
+    assert recorded.classification.operation == "GetTask"
+    engine = Engine([recorded])
+    live, _ = get_task("/tasks/t-1?historyLength=2&key=the-real-key")
+    assert isinstance(engine.match(live, classify(live)), Match)
+    other, _ = get_task("/tasks/t-1?historyLength=5&key=the-real-key")
+    assert not isinstance(engine.match(other, classify(other)), Match)
