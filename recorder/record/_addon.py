@@ -72,6 +72,7 @@ from recorder.record._push import (
     url_key,
     webhook_urls,
 )
+from recorder.record._scan import scan_exchange
 from recorder.record._sinks import SPLITS, Sink, capture_path, out_problem
 
 logger = logging.getLogger(__name__)
@@ -107,6 +108,7 @@ class Recorder:
         self._cards: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._warned_signed = False
+        self._warned_suspects: set[str] = set()
         # The proxy's own gRPC address (`host:port`); reverse mode points GRPC interfaces at it.
         self.grpc_target: str | None = None
         # The push proxy's mode spec (`regular@127.0.0.1:8081`), and the upstream a capture
@@ -446,7 +448,13 @@ class Recorder:
             response = replace(response, messages=redact_messages(response.messages,
                                                                   redactor.response_body))
         hits = redactor.take_hits()
-        return request, response, (*notes, f"redacted: {', '.join(hits)}") if hits else tuple(notes)
+        redacted = (f"redacted: {', '.join(hits)}",) if hits else ()
+        suspects = scan_exchange(request, response)
+        for suspect in suspects:
+            if suspect not in self._warned_suspects:
+                self._warned_suspects.add(suspect)
+                logger.warning("%s (left as is; check the capture before sharing it)", suspect)
+        return request, response, (*notes, *redacted, *suspects)
 
     def _classify_values(
         self, upstream: str, request: Request, response: Response | None

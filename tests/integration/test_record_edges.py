@@ -1,5 +1,8 @@
 """Recorder edge paths with real parts: a signed agent card, and forward-mode `webhook_paths`.
 
+Also: secrets through a real a2a-sdk agent: an echoed Authorization token is swept from the
+response, and a token of a well-known format that no rule names is noted and warned about.
+
 1. Reverse mode rewrites the card's interface URLs; a card with `signatures` then no longer
    verifies.  The recorder warns once, notes it on every such exchange, and keeps the agent's
    original (signed) card in the capture.  With the rewrite off the card passes untouched.
@@ -27,7 +30,7 @@ from _helpers import exchanges, wait_for
 
 from recorder._background import BackgroundLoop, bind_socket, serve_asgi
 from recorder.capture import Request, read_capture
-from recorder.demo import WebhookReceiver
+from recorder.demo import DemoAgent, WebhookReceiver
 from recorder.protocol import AGENT_CARD, PUSH_DELIVERY, classify
 from recorder.record import RecordingProxy
 
@@ -317,3 +320,45 @@ def test_forward_mode_get_to_a_webhook_path_is_no_delivery(tmp_path: Path) -> No
     assert exchange.request.method == "GET"
     # The classifier itself says a webhook path means a POST; the recorder should agree.
     assert exchange.classification.operation != PUSH_DELIVERY
+
+
+# -- secrets that no header or field rule names ---------------------------------------------------
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZW1vIn0"
+       ".c2lnbmF0dXJlLWJ1dC1ub3QtYS1yZWFsLW9uZQ")
+BEARER = "bearer-token-0123456789"
+
+
+def _send(url: str, text: str) -> httpx.Response:
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": text}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    return httpx.post(url + "/a2a/jsonrpc", json=body, timeout=TIMEOUT,
+                      headers={"A2A-Version": "1.0", "Authorization": f"Bearer {BEARER}"})
+
+
+def test_echoed_token_is_swept_and_unknown_formats_are_flagged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger=ADDON_LOGGER)
+    out = tmp_path / "secrets.http"
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        echoed = _send(proxy.url, f"echo {BEARER}")
+        flagged = _send(proxy.url, f"echo {JWT}")
+        assert wait_for(lambda: len(exchanges(out)) == 2)
+    # The client saw everything as the agent sent it.
+    assert BEARER in echoed.text and JWT in flagged.text
+    first, second = read_capture(out).exchanges
+    text = out.read_text(encoding="utf-8")
+    # The bearer token was redacted in the header and swept from the echoing response; the
+    # request's own text is the client's and stays (the replayer matches on it).
+    assert first.request.header("Authorization") == "Bearer <redacted:1>"
+    assert first.response is not None and BEARER not in first.response.body.decode()
+    assert "<redacted:1>" in first.response.body.decode()
+    assert BEARER in first.request.body.decode() and text.count(BEARER) == 1
+    # The JWT matches no rule: kept, but noted where it sits, and warned about once.
+    assert JWT in text
+    assert "possible secret: JWT in request body" in second.notes
+    assert "possible secret: JWT in response body" in second.notes
+    warned = [r for r in caplog.records if "possible secret: JWT" in r.getMessage()]
+    assert len(warned) == 2  # request body, response body; once each

@@ -1,0 +1,58 @@
+"""A last look for secrets that redaction did not know to look for (pure).
+
+Redaction replaces what A2A and the card say is secret.  Tokens of well-known formats can still
+sit elsewhere: a JWT in a message, a cloud key in an artifact.  Those are not replaced (a
+client's own content may be what a test replays), but each exchange that holds one gets a note
+naming the kind and where, and the recorder warns, so nobody commits one unawares.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from recorder.capture import Request, Response
+
+# Well-known token formats: (kind, pattern).  Anchored on prefixes their issuers document, so
+# that ordinary ids and hashes do not trip them.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
+)
+# Bodies larger than this are not scanned: a capture's big bodies are files, not credentials,
+# and the recorder must not stall on them.
+MAX_SCANNED_BYTES = 1 << 20
+
+
+def scan_exchange(request: Request, response: Response | None) -> tuple[str, ...]:
+    """Notes (`possible secret: JWT in request body`) for what the patterns find."""
+    found: dict[str, None] = {}
+    for where, text in _texts(request, response):
+        for kind, pattern in SECRET_PATTERNS:
+            if pattern.search(text):
+                found[f"possible secret: {kind} in {where}"] = None
+    return tuple(found)
+
+
+def _texts(request: Request, response: Response | None) -> Iterator[tuple[str, str]]:
+    yield "request target", request.target
+    yield "request headers", "\n".join(f"{k}: {v}" for k, v in request.headers)
+    yield "request body", _text(request.body)
+    yield "request messages", "\n".join(m.json or "" for m in request.messages)
+    if response is None:
+        return
+    yield "response headers", "\n".join(f"{k}: {v}" for k, v in response.headers)
+    yield "response body", _text(response.body)
+    yield "response events", "\n".join(line for e in response.events for line in e.lines)
+    yield "response messages", "\n".join(m.json or "" for m in response.messages)
+
+
+def _text(body: bytes) -> str:
+    if not body or len(body) > MAX_SCANNED_BYTES:
+        return ""
+    return body.decode("utf-8", errors="ignore")
