@@ -53,9 +53,11 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    APIKeySecurityScheme,
     Message,
     Part,
     Role,
+    SecurityScheme,
     Task,
     TaskState,
     TaskStatus,
@@ -205,8 +207,13 @@ def _interface_urls(host: str, http_port: int, grpc_port: int | None) -> dict[st
     return urls
 
 
-def build_agent_card(host: str, http_port: int, grpc_port: int | None) -> AgentCard:
-    """The public card: every binding in v1.0 then v0.3, streaming, push, extended card."""
+def build_agent_card(host: str, http_port: int, grpc_port: int | None,
+                     api_key_query: str | None = None) -> AgentCard:
+    """The public card: every binding in v1.0 then v0.3, streaming, push, extended card.
+
+    `api_key_query` declares an API key passed in that query parameter (not enforced: the
+    demo accepts any), so that recordings show what the recorder does with one.
+    """
     urls = _interface_urls(host, http_port, grpc_port)
     interfaces = [AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
                   for v in _VERSIONS for b in _BINDINGS if b in urls]
@@ -217,7 +224,16 @@ def build_agent_card(host: str, http_port: int, grpc_port: int | None) -> AgentC
         version="1.0.0", supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True, push_notifications=True,
                                        extended_agent_card=True),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills)
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills,
+        security_schemes=_api_key_scheme(api_key_query))
+
+
+def _api_key_scheme(query_name: str | None) -> dict[str, SecurityScheme]:
+    if query_name is None:
+        return {}
+    key = APIKeySecurityScheme(location="query", name=query_name,
+                               description="demo API key (any value is accepted)")
+    return {"apiKey": SecurityScheme(api_key_security_scheme=key)}
 
 
 def build_extended_card(card: AgentCard) -> AgentCard:
@@ -256,7 +272,7 @@ class _Servers:
             if not self.grpc_port:  # older grpcio signals a failed bind with 0
                 raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
         event_delay = agent.event_delay
-        self.card = build_agent_card(host, self.http_port, self.grpc_port)
+        self.card = build_agent_card(host, self.http_port, self.grpc_port, agent.api_key_query)
         # An explicit proxy wins over HTTP_PROXY/NO_PROXY from the environment.
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
@@ -303,6 +319,7 @@ class DemoAgent:
     Ports default to 0 (free ports chosen by the OS); ``http_port``/``grpc_port`` pin them.
     ``push_proxy`` (``http://host:port``) sends the agent's push deliveries through that HTTP
     proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
+    ``api_key_query`` makes the card declare an API key in that query parameter.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -319,9 +336,11 @@ class DemoAgent:
 
     def __init__(self, *, event_delay: float = DEFAULT_EVENT_DELAY, enable_grpc: bool = True,
                  host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
-                 startup_timeout: float = 10.0, push_proxy: str | None = None) -> None:
+                 startup_timeout: float = 10.0, push_proxy: str | None = None,
+                 api_key_query: str | None = None) -> None:
         self.event_delay = event_delay
         self.push_proxy = push_proxy
+        self.api_key_query = api_key_query
         self.enable_grpc = enable_grpc
         self.host = host
         self.requested_http_port = http_port  # 0: a free port

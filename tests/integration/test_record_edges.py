@@ -1,7 +1,8 @@
 """Recorder edge paths with real parts: a signed agent card, and forward-mode `webhook_paths`.
 
 Also: secrets through a real a2a-sdk agent: an echoed Authorization token is swept from the
-response, and a token of a well-known format that no rule names is noted and warned about.
+response, a token of a well-known format that no rule names is noted and warned about, and an
+API key the card declares in the query is redacted and still matches on replay.
 
 1. Reverse mode rewrites the card's interface URLs; a card with `signatures` then no longer
    verifies.  The recorder warns once, notes it on every such exchange, and keeps the agent's
@@ -33,6 +34,7 @@ from recorder.capture import Request, read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
 from recorder.protocol import AGENT_CARD, PUSH_DELIVERY, classify
 from recorder.record import RecordingProxy
+from recorder.replay import Replayer
 
 TIMEOUT = 10.0
 CARD_PATH = "/.well-known/agent-card.json"
@@ -362,3 +364,39 @@ def test_echoed_token_is_swept_and_unknown_formats_are_flagged(
     assert "possible secret: JWT in response body" in second.notes
     warned = [r for r in caplog.records if "possible secret: JWT" in r.getMessage()]
     assert len(warned) == 2  # request body, response body; once each
+
+
+API_KEY = "query-api-key-0123456789"
+
+
+def _rest_session(base: str, key: str) -> tuple[str, dict[str, Any]]:
+    """Card, a send and a get of its task, each with `?key=`; (task id, the task got)."""
+    with httpx.Client(base_url=base, timeout=TIMEOUT, headers={"A2A-Version": "1.0"}) as client:
+        assert client.get("/.well-known/agent-card.json").status_code == 200
+        message = {"messageId": "m-q", "role": "ROLE_USER", "parts": [{"text": "echo q"}]}
+        sent = client.post(f"/a2a/rest/message:send?key={key}", json={"message": message})
+        task_id = sent.json()["task"]["id"]
+        got = client.get(f"/a2a/rest/tasks/{task_id}?key={key}&historyLength=1")
+        assert got.status_code == 200, got.text
+        return task_id, got.json()
+
+
+def test_an_api_key_in_the_query_is_redacted_and_replays(tmp_path: Path) -> None:
+    out = tmp_path / "query-key.http"
+    with DemoAgent(enable_grpc=False, api_key_query="key") as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        _, live = _rest_session(proxy.url, API_KEY)
+        assert wait_for(lambda: len(exchanges(out)) == 3)
+    capture = read_capture(out)
+    assert API_KEY not in out.read_text(encoding="utf-8")
+    send, get = capture.exchanges[1:]
+    assert send.request.target == "/a2a/rest/message:send?key=<redacted:1>"
+    assert get.request.target.startswith("/a2a/rest/tasks/")
+    assert get.request.target.endswith("?key=<redacted:1>&historyLength=1")
+    assert "query:key" in capture.redacted
+    # A client with its own key replays the session; nothing misses.
+    with Replayer([capture]) as replayer:
+        task_id, replayed = _rest_session(replayer.url, "another-clients-key")
+        assert replayer.report.misses == []
+    assert replayed["id"] == task_id
+    assert replayed["status"]["state"] == live["status"]["state"] == "TASK_STATE_COMPLETED"
