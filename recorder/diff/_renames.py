@@ -99,9 +99,19 @@ PUSH_CONFIG_PARAM_OPERATIONS = frozenset(
 )
 # §6, §7: the send configuration's push config member.
 SEND_CONFIG_RENAMES: Mapping[str, str] = {"pushNotificationConfig": "taskPushNotificationConfig"}
-# §2: legacy card fields folded into `supportedInterfaces`, and plain renames.
+# §2: legacy card fields folded into `supportedInterfaces`.
 CARD_LEGACY_FIELDS = ("url", "preferredTransport", "additionalInterfaces", "protocolVersion")
-CARD_RENAMES: Mapping[str, str] = {"security": "securityRequirements"}
+# §2: v0.3 security schemes carry a `type` discriminator (and apiKey's `in`); v1.0 wraps each
+# in a oneof member.  v0.3 requirements `[{name: [scopes]}]` (on the card and on skills) are
+# v1.0 `securityRequirements: [{schemes: {name: {list: [scopes]}}}]`.
+SECURITY_SCHEME_MEMBERS: Mapping[str, str] = {
+    "apiKey": "apiKeySecurityScheme",
+    "http": "httpAuthSecurityScheme",
+    "oauth2": "oauth2SecurityScheme",
+    "openIdConnect": "openIdConnectSecurityScheme",
+    "mutualTLS": "mtlsSecurityScheme",
+}
+SECURITY_SCHEME_FIELDS: Mapping[str, str] = {"in": "location"}
 CARD_EXTENDED_FLAG = ("supportsAuthenticatedExtendedCard", "capabilities.extendedAgentCard")
 # §3: header names.
 HEADER_RENAMES: Mapping[str, str] = {"x-a2a-extensions": "a2a-extensions"}
@@ -408,11 +418,43 @@ class _Translator:
             if flag:
                 capabilities.setdefault("extendedAgentCard", flag)
             card["capabilities"] = capabilities
-        for old, new in CARD_RENAMES.items():
-            if old in card and new not in card:
-                self.note(Rule.CARD_FIELD, old, new, f"{path}.{old}")
-                card[new] = card.pop(old)
+        schemes = card.get("securitySchemes")
+        if isinstance(schemes, dict):
+            card["securitySchemes"] = {
+                name: self.security_scheme(scheme, f"{path}.securitySchemes.{name}")
+                for name, scheme in schemes.items()
+            }
+        self.requirements(card, path)
+        if isinstance(card.get("skills"), list):
+            card["skills"] = [
+                self.requirements(dict(skill), f"{path}.skills[{i}]")
+                if isinstance(skill, dict) else skill
+                for i, skill in enumerate(card["skills"])
+            ]
         return card
+
+    def security_scheme(self, scheme: Any, path: str) -> Any:
+        kind = scheme.get("type") if isinstance(scheme, dict) else None
+        if not isinstance(kind, str) or kind not in SECURITY_SCHEME_MEMBERS:
+            return scheme
+        member = SECURITY_SCHEME_MEMBERS[kind]
+        self.note(Rule.CARD_FIELD, f'"type":"{kind}"', member, path)
+        fields = {SECURITY_SCHEME_FIELDS.get(k, k): v for k, v in scheme.items() if k != "type"}
+        return {member: fields}
+
+    def requirements(self, holder: dict[str, Any], path: str) -> dict[str, Any]:
+        """v0.3 `security` on a card or skill -> v1.0 `securityRequirements`, in place."""
+        legacy = holder.get("security")
+        if not isinstance(legacy, list) or "securityRequirements" in holder:
+            return holder
+        del holder["security"]
+        self.note(Rule.CARD_FIELD, "security", "securityRequirements", f"{path}.security")
+        holder["securityRequirements"] = [
+            {"schemes": {name: {"list": scopes} for name, scopes in entry.items()}}
+            if isinstance(entry, dict) else entry
+            for entry in legacy
+        ]
+        return holder
 
 
 def _push_config(config: dict[str, Any]) -> dict[str, Any]:

@@ -526,3 +526,41 @@ def test_lists_without_distinct_names_compare_by_index() -> None:
     pair = one(card_with(additionalInterfaces=twice),
                card_with(additionalInterfaces=[REST_EXTRA]))  # fmt: skip
     assert paths(pair) == ["body.additionalInterfaces[1]"]
+
+
+def test_v03_security_schemes_and_requirements_are_renames() -> None:
+    v03 = {
+        "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+        },
+        "security": [{"bearer": []}, {"key": ["read"]}],
+        "skills": [{"id": "e", "name": "e", "description": "e", "tags": ["e"],
+                    "security": [{"key": ["read"]}]}],
+    }
+    v10 = {
+        "securitySchemes": {
+            "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearerFormat": "JWT"}},
+            "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}},
+        },
+        "securityRequirements": [{"schemes": {"bearer": {"list": []}}},
+                                 {"schemes": {"key": {"list": ["read"]}}}],
+        "skills": [{"id": "e", "name": "e", "description": "e", "tags": ["e"],
+                    "securityRequirements": [{"schemes": {"key": {"list": ["read"]}}}]}],
+    }
+    pair = one(card_with(**v03), card_with(**v10))
+    texts = {r.text for r in pair.renames}
+    assert 'card field: "type":"http" → httpAuthSecurityScheme (v0.3 → v1.0)' in texts
+    assert 'card field: "type":"apiKey" → apiKeySecurityScheme (v0.3 → v1.0)' in texts
+    assert "card field: security → securityRequirements (v0.3 → v1.0)" in texts
+    assert paths(pair) == []
+
+
+def test_a_real_security_change_survives_the_translation() -> None:
+    v03 = {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "k"}}}
+    v10 = {"securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header",
+                                                                "name": "k"}}}}
+    pair = one(card_with(**v03), card_with(**v10))
+    (difference,) = pair.differences
+    assert difference.path == "body.securitySchemes.key.apiKeySecurityScheme.location"
+    assert (difference.old, difference.new) == ("query", "header")
