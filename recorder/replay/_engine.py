@@ -9,7 +9,10 @@ the last one repeats (a poll must not hang, nor go back to the first answer).
 A *conversation* is the set of values one client has been handed.  Each answer to a request
 that creates a task (a send, a push-config create) mints fresh ids for the recorded ones, so 50
 clients replaying the same session at once get 50 disjoint sets of ids; a later request naming
-one of them finds its conversation, and its own cursors, again.
+one of them finds its conversation, and its own cursors, again.  A request that names no id
+(ListTasks without a filter) is answered in a *view* of every conversation seen on the same
+connection (else in the one active last), so its answer names that client's ids, not the
+recorded ones nor another client's.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ Key = tuple[str, str, str]
 Lane = tuple[Key, str | None]
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity
 class Conversation:
     """What one client has been told: recorded value -> live value, and its cursors."""
 
@@ -177,13 +180,25 @@ class Engine:
         # Recorded ids the replayer minted live values for, with those values.
         self._handed: dict[str, set[str]] = {}
         self._global = Conversation(0)
+        # Per connection: the conversations used on it (an ordered set), and the view that
+        # requests naming no id are answered in.
+        self._by_client: dict[str, dict[Conversation, None]] = {}
+        self._views: dict[str, Conversation] = {}
+        self._active = self._global  # the conversation that last matched a request
         self.served: set[int] = set()
 
     @property
     def recorded(self) -> tuple[Recorded, ...]:
         return tuple(self._recorded)
 
-    def match(self, request: Request, classification: Classification) -> Match | Miss:
+    def match(
+        self, request: Request, classification: Classification, *, client: str | None = None
+    ) -> Match | Miss:
+        """The recorded exchange answering `request`, or a Miss saying why none does.
+
+        `client` names the connection the request came on (`host:port`, a gRPC peer); it lets a
+        request that names no id find its client's conversation.
+        """
         value = request_value(request, classification, self._secret_params)
         key = _key(classification, value)
         if key not in self._index:
@@ -195,13 +210,31 @@ class Engine:
             lane = (key, None)
         candidates = self._by_version.get(lane) or self._index[key]
         conversation = self._find_conversation(value, candidates)
+        if conversation is self._global and not _names_values(value, candidates[0].value):
+            conversation = self._client_view(client) or self._active
         chosen = self._next(conversation, lane, value, candidates)
         if conversation is self._global and _names_values(value, chosen.value):
             conversation = Conversation(next(self._conversations))
         for live, recorded in pairs(value, chosen.value):
             self._bind(conversation, live, recorded)
+        if conversation is not self._global and conversation not in self._views.values():
+            self._active = conversation
+            if client:
+                self._by_client.setdefault(client, {})[conversation] = None
         self.served.add(chosen.exchange.number)
         return Match(chosen, conversation)
+
+    def _client_view(self, client: str | None) -> Conversation | None:
+        """What one connection's client has been handed, across its conversations."""
+        used = self._by_client.get(client or "")
+        if not used:
+            return None
+        assert client is not None
+        view = self._views.setdefault(client, Conversation(next(self._conversations)))
+        for conversation in used:
+            for recorded, live in conversation.to_live.items():
+                view.bind(live, recorded)  # first binding wins: the view only grows
+        return view
 
     def live_value(self, conversation: Conversation, recorded: str, *, mint: bool) -> str:
         """The live value for a recorded one, minting a fresh one when `mint` allows."""

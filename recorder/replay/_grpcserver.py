@@ -207,7 +207,7 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
     def _reply(self, path: str, data: bytes, context: Any) -> Reply:
         request = live_request(path, data, context.invocation_metadata() or ())
         classification = classify(request, interfaces=self.app.interfaces)
-        found = self.app.engine.match(request, classification)
+        found = self.app.engine.match(request, classification, client=str(context.peer()))
         if isinstance(found, Miss):
             text = found.describe()
             self.app.report.misses.append(f"POST {path}: {text}")

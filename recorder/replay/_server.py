@@ -101,7 +101,7 @@ class ReplayApp:
             await _send_json(send, 200, self.report.as_json())
             return
         classification = self._classify(request)
-        found = self.engine.match(request, classification)
+        found = self.engine.match(request, classification, client=_client(scope))
         if isinstance(found, Miss):
             await self._miss(send, request, found)
             return
@@ -261,6 +261,12 @@ async def _send_json(send: Send, status: int, body: Any) -> None:
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(data)).encode())]})
     await send({"type": "http.response.body", "body": data})
+
+
+def _client(scope: Scope) -> str | None:
+    """The connection a request came on (`host:port`), so an id-less request finds its client."""
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else None
 
 
 def _jsonrpc_id(request: Request) -> Any:

@@ -258,3 +258,35 @@ def test_on_miss_forward_sends_the_unmatched_request_to_a_live_agent(
     task = reply.json()["result"]["task"]
     assert task["artifacts"][0]["parts"][0]["text"] == "echo never recorded"
     assert len(misses) == 1 and "SendMessage" in misses[0]
+
+
+async def _send_then_list(url: str) -> tuple[list[str], list[str]]:
+    """A real a2a-sdk client: two sends, then ListTasks with no filter; (sent ids, listed ids)."""
+    from a2a.client import ClientConfig, create_client
+    from a2a.types.a2a_pb2 import ListTasksRequest, Message, Part, Role, SendMessageRequest
+
+    client = await create_client(url, client_config=ClientConfig(streaming=False))
+    try:
+        sent = []
+        for text in ("echo one", "echo two"):
+            request = SendMessageRequest(message=Message(
+                message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)]))
+            async for event in client.send_message(request):
+                sent.append(event.task.id)
+        page = await client.list_tasks(ListTasksRequest())
+        return sent, [task.id for task in page.tasks]
+    finally:
+        await client.close()
+
+
+def test_listing_without_a_filter_names_the_tasks_this_client_was_handed(tmp_path: Path) -> None:
+    out = tmp_path / "list.http"
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        live_sent, live_listed = asyncio.run(_send_then_list(proxy.url))
+    assert sorted(live_listed) == sorted(live_sent)
+    with Replayer([read_capture(out)]) as replayer:
+        for _ in range(2):  # a second client gets ids of its own, and lists those
+            sent, listed = asyncio.run(_send_then_list(replayer.url))
+            assert sorted(listed) == sorted(sent)
+            assert not set(sent) & set(live_sent)

@@ -67,7 +67,7 @@ def test_a_long_session_checks_each_candidate_about_once(
     monkeypatch.setattr(_engine, "pairs", counted)
     engine = Engine(recorded_sends(count))
     assert serve(engine, count) == list(range(1, count + 1))
-    assert calls <= 4 * count  # a quadratic scan would make count * count / 2 checks
+    assert calls <= 6 * count  # a few per request; a quadratic scan makes count * count / 2
 
 
 def get_task(target: str) -> tuple[Request, Response]:
@@ -85,3 +85,34 @@ def test_a_redacted_api_key_in_the_query_matches_any_live_key() -> None:
     assert isinstance(engine.match(live, classify(live)), Match)
     other, _ = get_task("/tasks/t-1?historyLength=5&key=the-real-key")
     assert not isinstance(engine.match(other, classify(other)), Match)
+
+
+def list_tasks(rpc_id: int) -> Request:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": "ListTasks", "params": {}}
+    return Request("POST", "/a2a/jsonrpc", HEADERS, json.dumps(body).encode())
+
+
+def test_a_request_naming_no_id_gets_its_own_clients_ids() -> None:
+    send_exchange = recorded_sends(1)[0]
+    listing = list_tasks(2)
+    listed = {"jsonrpc": "2.0", "id": 2, "result": {"tasks": [{"id": "t-1", "contextId": "c-1"}]}}
+    response = Response(200, "OK", HEADERS, json.dumps(listed).encode())
+    engine = Engine([send_exchange, Exchange(2, classify(listing, response), listing, response)])
+    handed = {}
+    for client in ("127.0.0.1:5001", "127.0.0.1:5002"):  # two clients, one connection each
+        request = send(f"live-{client}", 7)
+        found = engine.match(request, classify(request), client=client)
+        assert isinstance(found, Match)
+        engine.mint_ids(found)
+        handed[client] = found.conversation.to_live["t-1"]
+    assert handed["127.0.0.1:5001"] != handed["127.0.0.1:5002"]
+    for client in ("127.0.0.1:5001", "127.0.0.1:5002", "127.0.0.1:5001"):
+        request = list_tasks(9)
+        found = engine.match(request, classify(request), client=client)
+        assert isinstance(found, Match)
+        assert found.conversation.to_live["t-1"] == handed[client]
+    # On a connection never seen, the conversation that last sent something answers.
+    request = list_tasks(10)
+    found = engine.match(request, classify(request), client="127.0.0.1:5003")
+    assert isinstance(found, Match)
+    assert found.conversation.to_live["t-1"] == handed["127.0.0.1:5002"]
