@@ -12,6 +12,10 @@ our own passive `H2Observer`, never by mitmproxy's HTTP/2 stack.
   plaintext path, so both produce identical exchanges.
 This keeps everything inside the one `DumpMaster` (one more `mode` entry), with no relay of our
 own to start, stop and keep in sync with the proxy's lifetime.
+- Forward mode: a gRPC client with a proxy (`grpc.http_proxy`, `grpc_proxy`/`http_proxy`) opens a
+  CONNECT tunnel and speaks h2c inside it, which mitmproxy's HTTP layer would break.
+  `H2cTunnels` sees the HTTP/2 preface as the tunnel's first bytes and makes it a TCP flow, which
+  the same tap decodes; its upstream is the tunnel's target.
 
 `call_exchange` (pure) turns an observed `H2Call` into capture values: the request is
 `POST <:path>` with the metadata (`:authority` kept, other pseudo-headers dropped, `-bin`
@@ -28,6 +32,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from mitmproxy.proxy import layers
 
 from recorder.capture import GrpcMessage, Headers, Request, Response
 from recorder.protocol._grpc import (
@@ -224,31 +230,73 @@ def _now_us() -> int:
 
 @dataclass
 class _Connection:
+    upstream: str
     observer: H2Observer = field(default_factory=H2Observer)
     failed: bool = False
 
 
-class GrpcTap:
-    """mitmproxy addon: decode the TCP flows of one gRPC listener and hand over each call.
+# What an HTTP/2 connection with prior knowledge starts with (RFC 9113 §3.4); its request
+# line part is enough to tell h2c from HTTP/1, which never sends a `PRI` request.
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+H2_PREFACE_LINE = b"PRI * HTTP/2.0\r\n"
 
-    `sink(record)` is called for every finished call, in the proxy's loop.  Only flows whose
-    proxy mode is `mode_spec` are watched; the bytes are forwarded untouched (the hook reads
+
+def mode_spec(flow_or_context_client: Any) -> str | None:
+    """The full mode spec (`regular`, `reverse:tcp://...@...`) a client connection came in on."""
+    mode = getattr(flow_or_context_client, "proxy_mode", None)
+    return getattr(mode, "full_spec", None)
+
+
+class H2cTunnels:
+    """mitmproxy addon: CONNECT tunnels of one forward-proxy mode that carry h2c become TCP.
+
+    mitmproxy would read the tunnel's `PRI * HTTP/2.0` as an HTTP/1 request and close it.  As a
+    TCP flow the bytes pass untouched and `GrpcTap` decodes them (`origin` tells it which).
+    """
+
+    def __init__(self, forward_spec: str) -> None:
+        self.forward_spec = forward_spec
+        self._origins: dict[str, str] = {}  # client connection id -> grpc://host:port
+
+    def next_layer(self, nextlayer: Any) -> None:
+        context = nextlayer.context
+        address = context.server.address
+        if (address is None or mode_spec(context.client) != self.forward_spec
+                or not nextlayer.data_client().startswith(H2_PREFACE_LINE)):
+            return
+        nextlayer.layer = layers.TCPLayer(context)  # overrides mitmproxy's HTTP guess
+        self._origins[context.client.id] = f"grpc://{_host_port(address[0], address[1])}"
+
+    def origin(self, flow: Any) -> str | None:
+        """The tunnel's upstream for a TCP flow this addon made, else None."""
+        return self._origins.get(flow.client_conn.id)
+
+    def tcp_end(self, flow: Any) -> None:
+        self._origins.pop(flow.client_conn.id, None)
+
+    tcp_error = tcp_end
+
+
+class GrpcTap:
+    """mitmproxy addon: decode the TCP flows that carry gRPC and hand over each call.
+
+    `origin(flow)` says whether a TCP flow is gRPC to record, and for which upstream
+    (`grpc://host:port`); None leaves the flow alone.  `sink(record, upstream)` is called for
+    every finished call, in the proxy's loop.  The bytes are forwarded untouched (the hook reads
     `flow.messages` and then drops them, so a long connection does not pile up in memory).
     A connection whose bytes are not HTTP/2 is forwarded and logged, never recorded.
     """
 
-    def __init__(self, mode_spec: str, sink: Callable[[GrpcRecord], None]) -> None:
-        self.mode_spec = mode_spec
+    def __init__(self, origin: Callable[[Any], str | None],
+                 sink: Callable[[GrpcRecord, str], None]) -> None:
+        self.origin = origin
         self.sink = sink
         self._connections: dict[str, _Connection] = {}
 
-    def _watched(self, flow: Any) -> bool:
-        mode = getattr(flow.client_conn, "proxy_mode", None)
-        return getattr(mode, "full_spec", None) == self.mode_spec
-
     def tcp_start(self, flow: Any) -> None:
-        if self._watched(flow):
-            self._connections[flow.id] = _Connection()
+        upstream = self.origin(flow)
+        if upstream is not None:
+            self._connections[flow.id] = _Connection(upstream=upstream)
 
     def tcp_message(self, flow: Any) -> None:
         connection = self._connections.get(flow.id)
@@ -291,7 +339,7 @@ class GrpcTap:
             except Exception as exc:  # a decoding bug must not break the relay
                 logger.warning("gRPC call on stream %d not recorded: %s", call.stream_id, exc)
                 continue
-            self.sink(record)
+            self.sink(record, connection.upstream)
 
 
 def redact_messages(

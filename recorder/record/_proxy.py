@@ -14,8 +14,10 @@ Facts this module is built around (mitmproxy 12):
 - mitmproxy keeps one global context (`mitmproxy.ctx`), so run one `RecordingProxy` per process
   at a time.
 - gRPC (`grpc_upstream`) is a second mode in the same master, `reverse:tcp://` (plaintext) or
-  `reverse:tls://` (TLS), decoded by `GrpcTap` (see `_grpcrecord`).  mitmproxy refuses two modes
-  on the same address, port 0 included, so a requested port 0 is resolved to a free port first.
+  `reverse:tls://` (TLS), decoded by `GrpcTap` (see `_grpcrecord`).  mitmproxy refuses two
+  modes on the same address, port 0 included, so a requested port 0 is resolved to a free port
+  first.  In forward mode, gRPC clients that use the proxy tunnel h2c through CONNECT;
+  `H2cTunnels` hands those tunnels to the tap.
 - Push deliveries that cannot go through the relay (gRPC push configs pass untouched, so the
   agent POSTs straight to the webhook) are recorded with `push_proxy`: a third mode,
   `regular@host:port`, a forward HTTP proxy the agent is started with as HTTP_PROXY /
@@ -44,10 +46,18 @@ from mitmproxy import exceptions, options
 from mitmproxy.tools.dump import DumpMaster
 
 from recorder.record._addon import Recorder
-from recorder.record._grpcrecord import GrpcRecord, GrpcTap, GrpcUpstream, parse_grpc_upstream
+from recorder.record._grpcrecord import (
+    GrpcRecord,
+    GrpcTap,
+    GrpcUpstream,
+    H2cTunnels,
+    mode_spec,
+    parse_grpc_upstream,
+)
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
+FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
 
 
 class Mode(StrEnum):
@@ -295,7 +305,10 @@ class RecordingProxy:
         master.addons.add(self.addon)
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen))
-            master.addons.add(GrpcTap(self._grpc_mode, self._on_grpc_call))
+            master.addons.add(GrpcTap(self._grpc_listener_origin, self._on_grpc_call))
+        if self.mode is Mode.FORWARD:
+            tunnels = H2cTunnels(FORWARD_SPEC)
+            master.addons.add(tunnels, GrpcTap(tunnels.origin, self._on_grpc_call))
         if self.push_proxy is not None:
             host, port = _resolved(self.push_proxy)
             self._push_mode = f"regular@{host}:{port}"
@@ -306,12 +319,16 @@ class RecordingProxy:
         opts.update(**self._options())
         return master
 
-    def _on_grpc_call(self, record: GrpcRecord) -> None:
-        assert self.grpc_upstream is not None
-        self.addon.record_grpc(record, self.grpc_upstream.origin)
+    def _grpc_listener_origin(self, flow: Any) -> str | None:
+        if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:
+            return None
+        return self.grpc_upstream.origin
+
+    def _on_grpc_call(self, record: GrpcRecord, upstream: str) -> None:
+        self.addon.record_grpc(record, upstream)
 
     def _options(self) -> dict[str, Any]:
-        mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else "regular"
+        mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else FORWARD_SPEC
         host, port = self.listen
         modes = [m for m in (mode, self._grpc_mode, self._push_mode) if m is not None]
         return {

@@ -438,6 +438,33 @@ def test_raw_v03_stub_against_the_replayer(tmp_path: Path) -> None:
         p.text for a in live.task.artifacts for p in a.parts]
 
 
+def test_forward_mode_records_grpc_tunnelled_through_connect(tmp_path: Path) -> None:
+    """A gRPC client using the recorder as its proxy (`grpc.http_proxy`) tunnels h2c through
+    CONNECT; the calls pass untouched and land in the capture of their upstream."""
+    out = tmp_path / "forward"
+    with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
+        assert agent.grpc_target is not None
+        live = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook))
+        with RecordingProxy(mode="forward", out=out) as proxy:
+            def channel(url: str) -> grpc.aio.Channel:
+                return grpc.aio.insecure_channel(url, options=[("grpc.http_proxy", proxy.url)])
+
+            through = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook,
+                                              grpc_channel_factory=channel))
+        target = agent.grpc_target
+    assert through == live
+    capture = read_capture(out / f"{target.replace(':', '_')}.http")
+    assert capture.upstreams == (f"grpc://{target}",)
+    calls = grpc_exchanges(capture)
+    assert len(calls) == len(capture.exchanges)
+    assert {e.classification.operation for e in calls} >= {
+        "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask",
+        "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetExtendedAgentCard"}
+    errors = {e.classification.error for e in calls if e.classification.error}
+    assert errors >= set(ERRORS.values())
+    assert all(m.json is not None for e in calls for m in e.request.messages)
+
+
 def test_bad_grpc_upstream_is_refused() -> None:
     for bad in ("nohost", "ftp://127.0.0.1:5", "127.0.0.1:0", "127.0.0.1:x"):
         with pytest.raises(ValueError):
