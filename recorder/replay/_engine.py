@@ -56,6 +56,7 @@ class Conversation:
     to_live: dict[str, str] = field(default_factory=dict)
     to_recorded: dict[str, str] = field(default_factory=dict)
     cursors: dict[Lane, int] = field(default_factory=dict)  # the next candidate to try
+    view: bool = False  # a client's view over its conversations (see Engine._client_view)
 
     def bind(self, live: str, recorded: str) -> None:
         self.to_live.setdefault(recorded, live)
@@ -217,7 +218,7 @@ class Engine:
             conversation = Conversation(next(self._conversations))
         for live, recorded in pairs(value, chosen.value):
             self._bind(conversation, live, recorded)
-        if conversation is not self._global and conversation not in self._views.values():
+        if conversation is not self._global and not conversation.view:
             self._active = conversation
             if client:
                 self._by_client.setdefault(client, {})[conversation] = None
@@ -230,7 +231,9 @@ class Engine:
         if not used:
             return None
         assert client is not None
-        view = self._views.setdefault(client, Conversation(next(self._conversations)))
+        view = self._views.get(client)
+        if view is None:
+            view = self._views[client] = Conversation(next(self._conversations), view=True)
         for conversation in used:
             for recorded, live in conversation.to_live.items():
                 view.bind(live, recorded)  # first binding wins: the view only grows
