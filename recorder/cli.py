@@ -91,7 +91,8 @@ def show(file: Path, as_json: bool) -> None:
 @main.command()
 @click.option("--upstream", metavar="URL", help="Reverse mode: the agent's base URL.")
 @click.option("--forward", is_flag=True,
-              help="Forward mode: clients use the recorder as HTTP_PROXY.")
+              help="Forward mode: clients use the recorder as HTTP_PROXY "
+                   "(gRPC clients: grpc.http_proxy).")
 @click.option("--listen", default="127.0.0.1:8480", show_default=True, metavar="HOST:PORT")
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Capture file (reverse) or folder (forward).")
