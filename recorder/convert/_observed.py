@@ -32,6 +32,7 @@ from recorder.protocol import (
     interfaces_from_card,
 )
 from recorder.record._redact import Redactor
+from recorder.record._scan import scan_exchange
 
 EXTENDED_CARD = "GetExtendedAgentCard"
 # Where the card sits in a card exchange's response body, per binding (JSON-RPC wraps it).
@@ -139,11 +140,8 @@ def _exchange(
 ) -> Exchange:
     request, response, notes = item.request, item.response, item.notes
     if redactor is not None:
-        redactor.take_hits()
-        request = redactor.request(request)
-        response = redactor.response(response) if response is not None else None
-        hits = redactor.take_hits()
-        notes = (*notes, f"redacted: {', '.join(hits)}") if hits else notes
+        request, response, redacted = redactor.exchange(request, response)
+        notes = (*notes, *redacted, *scan_exchange(request, response))
     return Exchange(
         number=number,
         classification=classification,

@@ -61,7 +61,7 @@ from recorder.protocol import (
     rewrite_grpc_interfaces,
 )
 from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
-from recorder.record._grpcrecord import GrpcRecord, redact_messages
+from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
     RELAY_PREFIX,
@@ -439,16 +439,7 @@ class Recorder:
         """The exchange as the capture keeps it: secrets redacted (gRPC messages too), noted."""
         if self.keep_secrets:
             return request, response, tuple(notes)
-        redactor = sink.redactor
-        redactor.take_hits()
-        request = redactor.request(request)
-        request = replace(request, messages=redact_messages(request.messages, redactor.body))
-        if response is not None:
-            response = redactor.response(response)
-            response = replace(response, messages=redact_messages(response.messages,
-                                                                  redactor.response_body))
-        hits = redactor.take_hits()
-        redacted = (f"redacted: {', '.join(hits)}",) if hits else ()
+        request, response, redacted = sink.redactor.exchange(request, response)
         suspects = scan_exchange(request, response)
         for suspect in suspects:
             if suspect not in self._warned_suspects:

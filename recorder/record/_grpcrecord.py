@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mitmproxy.proxy import layers
@@ -340,13 +340,3 @@ class GrpcTap:
                 logger.warning("gRPC call on stream %d not recorded: %s", call.stream_id, exc)
                 continue
             self.sink(record, connection.upstream)
-
-
-def redact_messages(
-    messages: tuple[GrpcMessage, ...], redact_body: Callable[[bytes], bytes]
-) -> tuple[GrpcMessage, ...]:
-    """Messages with secrets redacted in their JSON, as bodies are (push-config tokens)."""
-    return tuple(
-        replace(m, json=redact_body(m.json.encode()).decode()) if m.json is not None else m
-        for m in messages
-    )

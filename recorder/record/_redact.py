@@ -9,7 +9,7 @@ What counts as a secret, as data:
 - the headers in `SECRET_HEADERS`, plus the API keys that the agent card's `securitySchemes`
   declare: headers and query parameters (v1.0 `apiKeySecurityScheme{location, name}`, v0.3
   `{type: apiKey, in, name}`);
-- in JSON bodies and SSE event data, the push-config fields in `SECRET_FIELDS` of any object
+- in JSON bodies, SSE event data and decoded gRPC messages, the push-config fields in `SECRET_FIELDS` of any object
   that also has a `url` (this one rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3
   nested `pushNotificationConfig`, inline send configurations, JSON-RPC params and results, REST
   bodies, stream events).
@@ -26,12 +26,12 @@ keep their scheme (`Bearer <redacted:1>`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote_plus
 
-from recorder.capture import Headers, Request, Response, SseEvent
+from recorder.capture import GrpcMessage, Headers, Request, Response, SseEvent
 
 SECRET_HEADERS: tuple[str, ...] = (
     "Authorization",
@@ -120,9 +120,20 @@ class Redactor:
         self.extra_headers.update(api_key_headers(card))
         self.query_keys.update(api_key_names(card, "query"))
 
+    def exchange(
+        self, request: Request, response: Response | None
+    ) -> tuple[Request, Response | None, tuple[str, ...]]:
+        """Both sides redacted, and the note naming what was (`redacted: Authorization`)."""
+        self.take_hits()
+        request = self.request(request)
+        response = self.response(response) if response is not None else None
+        hits = self.take_hits()
+        return request, response, (f"redacted: {', '.join(hits)}",) if hits else ()
+
     def request(self, request: Request) -> Request:
         return replace(request, target=self.target(request.target),
-                       headers=self.headers(request.headers), body=self.body(request.body))
+                       headers=self.headers(request.headers), body=self.body(request.body),
+                       messages=_messages(request.messages, self.body))
 
     def response(self, response: Response) -> Response:
         return replace(
@@ -130,6 +141,7 @@ class Redactor:
             headers=self.headers(response.headers),
             body=self.response_body(response.body),
             events=tuple(self.event(e) for e in response.events),
+            messages=_messages(response.messages, self.response_body),
         )
 
     def response_body(self, body: bytes) -> bytes:
@@ -226,6 +238,16 @@ class Redactor:
             scheme, secret = "", value
         self._secret_names.setdefault(secret, canonical)
         return scheme + self.placeholder(secret)
+
+
+def _messages(
+    messages: tuple[GrpcMessage, ...], redact_body: Callable[[bytes], bytes]
+) -> tuple[GrpcMessage, ...]:
+    """gRPC messages with secrets redacted in their JSON, as bodies are."""
+    return tuple(
+        replace(m, json=redact_body(m.json.encode()).decode()) if m.json is not None else m
+        for m in messages
+    )
 
 
 def _canonical_header(name: str) -> str:
