@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from recorder.capture import Capture, Exchange, Response
-from recorder.protocol import event_data
+from recorder.protocol import event_data, value_at
 
 COLUMNS = ("#", "time", "binding", "operation", "task", "outcome", "events")
 
@@ -36,26 +36,27 @@ def _row(exchange: Exchange) -> dict[str, Any]:
     }
 
 
-# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream, v0.3 bare Task.
+# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
+# Task.
 TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
+# Notes worth a line under the table, by how they start.
+FLAGGED_NOTES = ("possible secret:", "stream truncated", "client closed",
+                 "card signature no longer verifies")
 
 
 def _answered_task(response: Response | None) -> str | None:
     """The task a send created, for rows whose request named none."""
     if response is None:
         return None
-    first = response.body or (event_data(response.events[0].lines) if response.events else "")
+    first = (response.body.decode("utf-8", "replace")
+             or (event_data(response.events[0].lines) if response.events else "")
+             or next((m.json for m in response.messages if m.json), ""))
     try:
         document = json.loads(first) if first else None
     except ValueError:
         return None
-    for path in TASK_ID_PATHS:
-        value: Any = document
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, str):
-            return value
-    return None
+    found = (value_at(document, path) for path in TASK_ID_PATHS)
+    return next((value for value in found if isinstance(value, str)), None)
 
 
 def _outcome(row: dict[str, Any]) -> str:
@@ -80,9 +81,14 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
-    """Fixed-width text table; widths follow the widest cell of each column."""
+    """Fixed-width text table; widths follow the widest cell of each column.
+
+    Notes a reader should not miss (possible secrets, cut streams) follow the table.
+    """
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
              for line in table]
-    return "\n".join(lines)
+    flagged = [f"#{row['number']}: {note}" for row in rows for note in row["notes"]
+               if note.startswith(FLAGGED_NOTES)]
+    return "\n".join(lines + ([""] + flagged if flagged else []))

@@ -9,10 +9,10 @@ What counts as a secret, as data:
 - the headers in `SECRET_HEADERS`, plus the API keys that the agent card's `securitySchemes`
   declare: headers and query parameters (v1.0 `apiKeySecurityScheme{location, name}`, v0.3
   `{type: apiKey, in, name}`);
-- in JSON bodies, SSE event data and decoded gRPC messages, the push-config fields in `SECRET_FIELDS` of any object
-  that also has a `url` (this one rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3
-  nested `pushNotificationConfig`, inline send configurations, JSON-RPC params and results, REST
-  bodies, stream events).
+- in JSON bodies, SSE event data and decoded gRPC messages, the push-config fields in
+  `SECRET_FIELDS` of any object that also has a `url` (this one rule covers v1.0 flat
+  `TaskPushNotificationConfig`, v0.3 nested `pushNotificationConfig`, inline send
+  configurations, JSON-RPC params and results, REST bodies, stream events).
 
 A secret once seen is also swept from every later *response* (body, events), wherever it
 appears: an agent that echoes a token in an error message must not leak it.  Requests are not
