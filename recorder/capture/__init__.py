@@ -16,6 +16,8 @@ from recorder.capture._model import (
     Request,
     Response,
     SseEvent,
+    header_value,
+    started_at,
 )
 from recorder.capture._parse import CaptureParseError, parse
 from recorder.capture._render import render, render_exchange, render_header
@@ -32,10 +34,12 @@ __all__ = [
     "Request",
     "Response",
     "SseEvent",
+    "header_value",
     "parse",
     "read_capture",
     "render",
     "render_exchange",
     "render_header",
+    "started_at",
     "write_capture",
 ]

@@ -9,12 +9,18 @@ Times are integer microseconds so that a value survives a round trip through the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from recorder.protocol import Classification
 
 FORMAT_VERSION = 1
 
 Headers = tuple[tuple[str, str], ...]
+
+
+def started_at(timestamp: float) -> str:
+    """`Capture.started` for a Unix time: ISO 8601, UTC, microseconds."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +66,7 @@ class Request:
     messages: tuple[GrpcMessage, ...] = ()
 
     def header(self, name: str) -> str | None:
-        return _header(self.headers, name)
+        return header_value(self.headers, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +82,7 @@ class Response:
     trailers: Headers = ()
 
     def header(self, name: str) -> str | None:
-        return _header(self.headers, name)
+        return header_value(self.headers, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,7 @@ class Capture:
     extra: tuple[tuple[str, str], ...] = field(default=())  # header keys this version ignores
 
 
-def _header(headers: Headers, name: str) -> str | None:
+def header_value(headers: Headers, name: str) -> str | None:
+    """The first value of header `name` (any case), or None."""
     wanted = name.lower()
     return next((value for key, value in headers if key.lower() == wanted), None)

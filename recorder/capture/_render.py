@@ -24,7 +24,14 @@ from recorder.capture._bodies import (
     show_message,
     show_value,
 )
-from recorder.capture._model import FORMAT_VERSION, Capture, Exchange, Request, Response
+from recorder.capture._model import (
+    FORMAT_VERSION,
+    Capture,
+    Exchange,
+    Request,
+    Response,
+    header_value,
+)
 from recorder.protocol import GRPC_STATUS_NAMES as STATUS_BY_CODE
 from recorder.protocol import Classification
 
@@ -138,14 +145,10 @@ def outcome(exchange: Exchange) -> str:
     response = exchange.response
     if response is None:
         return "no-response"
-    grpc_status = _header_value(response.trailers, "grpc-status") or response.header("grpc-status")
+    grpc_status = header_value(response.trailers, "grpc-status") or response.header("grpc-status")
     if grpc_status is not None:
         return GRPC_STATUS_NAMES.get(grpc_status.strip(), "".join(grpc_status.split()) or EMPTY)
     return str(response.status)
-
-
-def _header_value(headers: Iterable[tuple[str, str]], name: str) -> str | None:
-    return next((value for key, value in headers if key.lower() == name), None)
 
 
 # --- metadata ------------------------------------------------------------------------------

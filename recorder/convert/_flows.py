@@ -20,7 +20,8 @@ from pathlib import Path
 from mitmproxy import exceptions, http, io
 from mitmproxy.flow import Flow
 
-from recorder.convert._observed import ConvertError, Observed, framed, is_event_stream, origin_of
+from recorder.convert._observed import ConvertError, Observed, framed, origin_of
+from recorder.protocol import is_event_stream
 from recorder.record._flows import to_request, to_response
 
 NOT_STORED = "body not stored in the flow file (streamed through)"
@@ -39,7 +40,7 @@ def observed_from_flow(flow: Flow) -> Observed | None:
         notes = (*notes, *response_notes)
         if flow.response.raw_content is None:
             notes = (*notes, f"response {NOT_STORED}")
-        if is_event_stream(response.headers):
+        if is_event_stream(response.header("content-type")):
             response, stream_notes = framed(response)
             notes = (*notes, *stream_notes)
     start = flow.request.timestamp_start

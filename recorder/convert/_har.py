@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from recorder.capture import Headers, Request, Response
-from recorder.convert._observed import ConvertError, Observed, framed, is_event_stream, origin_of
+from recorder.capture import Headers, Request, Response, header_value
+from recorder.convert._observed import ConvertError, Observed, framed, origin_of
+from recorder.protocol import is_event_stream
 
 # Browser spellings of the protocol -> the capture's `HTTP/x` form.
 HTTP_VERSIONS: dict[str, str] = {
@@ -125,7 +126,7 @@ def _response(part: object, where: str) -> tuple[Response | None, tuple[str, ...
         http_version=_version(part.get("httpVersion")),
     )
     notes = _decoded_note(headers)
-    if is_event_stream(headers):
+    if is_event_stream(response.header("content-type")):
         response, stream_notes = framed(response)
         notes = (*notes, *stream_notes)
     return response, notes, None
@@ -165,8 +166,7 @@ def _header(item: object, where: str) -> tuple[str, str]:
 
 def _decoded_note(headers: Headers) -> tuple[str, ...]:
     """HAR bodies are decoded already; say which encoding the wire used, as the recorder does."""
-    encoding = next((v for k, v in headers if k.lower() == "content-encoding"), "")
-    encoding = encoding.strip().lower()
+    encoding = (header_value(headers, "content-encoding") or "").strip().lower()
     return (f"{encoding} decoded",) if encoding and encoding != "identity" else ()
 
 

@@ -17,11 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any
 
 import recorder
-from recorder.capture import Capture, Exchange, Request, Response, SseEvent, render_exchange
+from recorder.capture import (
+    Capture,
+    Exchange,
+    Request,
+    Response,
+    SseEvent,
+    render_exchange,
+    started_at,
+)
 from recorder.protocol import (
     AGENT_CARD,
     Classification,
@@ -36,7 +43,6 @@ from recorder.record._scan import scan_exchange
 
 EXTENDED_CARD = "GetExtendedAgentCard"
 # Where the card sits in a card exchange's response body, per binding (JSON-RPC wraps it).
-EVENT_STREAM = "text/event-stream"
 UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
 
 
@@ -111,7 +117,7 @@ def convert(
             continue
         exchanges.append(exchange)
     capture = Capture(
-        started=_iso(t0),
+        started=started_at(t0),
         recorder_version=recorder.__version__,
         exchanges=tuple(exchanges),
         upstreams=tuple(dict.fromkeys(o.origin for o, _ in kept)),
@@ -157,11 +163,6 @@ def _exchange(
 # -- helpers shared by the formats -------------------------------------------------------------
 
 
-def is_event_stream(headers: Sequence[tuple[str, str]]) -> bool:
-    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    return content_type.split(";")[0].strip().lower() == EVENT_STREAM
-
-
 def framed(response: Response, offsets_us: Sequence[int] = ()) -> tuple[Response, tuple[str, ...]]:
     """`response` with its buffered event-stream body framed into events, and notes.
 
@@ -187,6 +188,3 @@ def origin_of(scheme: str, host: str, port: int | None) -> str:
     port = port or {"https": 443}.get(scheme, 80)
     return f"{scheme}://{host}:{port}"
 
-
-def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

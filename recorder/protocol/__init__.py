@@ -55,7 +55,13 @@ from recorder.protocol._operations import (
     route_for,
 )
 from recorder.protocol._paths import value_at
-from recorder.protocol._sse import SseFramer, event_data, event_type, render_events
+from recorder.protocol._sse import (
+    SseFramer,
+    event_data,
+    event_type,
+    is_event_stream,
+    render_events,
+)
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -131,4 +137,5 @@ __all__ = [
     "route_for",
     "unknown_error_name",
     "value_at",
+    "is_event_stream",
 ]

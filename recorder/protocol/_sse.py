@@ -15,6 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 _ENDINGS = ("\r\n", "\n", "\r")
+EVENT_STREAM = "text/event-stream"
+
+
+def is_event_stream(content_type: str | None) -> bool:
+    """Whether a `Content-Type` value names an event stream (parameters and case aside)."""
+    return (content_type or "").split(";")[0].strip().lower() == EVENT_STREAM
 
 
 class SseFramer:

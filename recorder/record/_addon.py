@@ -57,10 +57,11 @@ from recorder.protocol import (
     classify,
     find_card,
     interfaces_from_card,
+    is_event_stream,
     rewrite_card,
     rewrite_grpc_interfaces,
 )
-from recorder.record._flows import SseTee, is_event_stream, to_request, to_response
+from recorder.record._flows import SseTee, to_request, to_response
 from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
@@ -205,13 +206,15 @@ class Recorder:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         pending = self._pending.get(flow.id)
-        if pending is None or flow.response is None or not is_event_stream(flow.response):
+        response = flow.response
+        if pending is None or response is None or not is_event_stream(
+                response.headers.get("content-type")):
             return
-        encoded = flow.response.headers.get("content-encoding", "identity") != "identity"
+        encoded = response.headers.get("content-encoding", "identity") != "identity"
         pending.tee = SseTee(compressed=encoded)
         if encoded:
             pending.notes.append("compressed event stream not framed")
-        flow.response.stream = pending.tee
+        response.stream = pending.tee
 
     def response(self, flow: http.HTTPFlow) -> None:
         pending = self._pending.pop(flow.id, None)

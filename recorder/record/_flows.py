@@ -14,8 +14,6 @@ from mitmproxy import http
 from recorder.capture import Headers, Request, Response, SseEvent
 from recorder.protocol import SseFramer
 
-EVENT_STREAM = "text/event-stream"
-
 
 def headers_of(message: http.Message) -> Headers:
     """The message's headers as (name, value) pairs, in wire order, duplicates kept."""
@@ -78,11 +76,6 @@ def to_response(
         http_version=response.http_version,
     )
     return value, notes
-
-
-def is_event_stream(response: http.Response) -> bool:
-    content_type: str = response.headers.get("content-type", "")
-    return content_type.split(";")[0].strip().lower() == EVENT_STREAM
 
 
 @dataclass

@@ -6,12 +6,11 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import recorder
-from recorder.capture import Capture, CaptureWriter, read_capture, write_capture
+from recorder.capture import Capture, CaptureWriter, read_capture, started_at, write_capture
 from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ class Sink:
              cards: list[dict[str, Any]]) -> Sink:
         """Start a capture at `path` for `upstream`; the redactor learns the cards seen so far."""
         started = time.time()
-        header = Capture(started=iso(started), recorder_version=recorder.__version__,
+        header = Capture(started=started_at(started), recorder_version=recorder.__version__,
                          upstreams=(upstream,), redacted=redaction_policy(keep_secrets))
         path.parent.mkdir(parents=True, exist_ok=True)
         sink = cls(CaptureWriter(path, header), started)
@@ -89,7 +88,3 @@ def redaction_policy(keep_secrets: bool) -> tuple[str, ...]:
 def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "upstream"
 
-
-def iso(timestamp: float) -> str:
-    moment = datetime.fromtimestamp(timestamp, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
