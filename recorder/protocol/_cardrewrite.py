@@ -16,7 +16,7 @@ the caller warns.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -117,6 +117,14 @@ def rewrite_card(
     JSON-RPC GetExtendedAgentCard response.  A body that is not JSON, or has no card there, comes
     back unchanged.
     """
+    return _rewrite(body, at, lambda card: _rewrite_in_place(card, upstream, proxy))
+
+
+def _rewrite(
+    body: bytes, at: tuple[str, ...], edit: Callable[[dict[str, Any]], Iterable[tuple[str, str]]]
+) -> CardRewrite:
+    """Apply `edit` (which changes the card in place, yielding (old, new) URLs) to the card at
+    `at` in `body`; the body is re-encoded only if something changed."""
     try:
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -125,20 +133,21 @@ def rewrite_card(
     if not isinstance(card, dict):
         return CardRewrite(body)
     signed = bool(card.get("signatures"))
-    replaced = tuple(_rewrite_in_place(card, upstream, proxy))
+    replaced = tuple(edit(card))
     if not replaced:
         return CardRewrite(body, signed=signed)
     return CardRewrite(_reencode(body, document, replaced), replaced, signed)
 
 
+def _entries(card: dict[str, Any], list_key: str | None) -> list[dict[str, Any]]:
+    """The card itself (`list_key` None) or the objects in its list `list_key`."""
+    holders = [card] if list_key is None else card.get(list_key)
+    return [h for h in holders if isinstance(h, dict)] if isinstance(holders, list) else []
+
+
 def _url_holders(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
     for list_key, field in INTERFACE_URL_FIELDS:
-        if list_key is None:
-            yield card, field
-            continue
-        entries = card.get(list_key)
-        if isinstance(entries, list):
-            yield from ((entry, field) for entry in entries if isinstance(entry, dict))
+        yield from ((entry, field) for entry in _entries(card, list_key))
 
 
 def _rewrite_in_place(card: dict[str, Any], upstream: str, proxy: str) -> Iterator[tuple[str, str]]:
@@ -198,25 +207,16 @@ def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = (
     entries name the same server) is reached through it; unlike HTTP URLs they are not matched
     against the upstream (a TLS front or a load balancer may stand between them).
     """
-    try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return CardRewrite(body)
-    card = value_at(document, at)
-    if not isinstance(card, dict):
-        return CardRewrite(body)
-    replaced: list[tuple[str, str]] = []
+    return _rewrite(body, at, lambda card: _point_grpc_at(card, target))
+
+
+def _point_grpc_at(card: dict[str, Any], target: str) -> Iterator[tuple[str, str]]:
     for list_key, binding, field in GRPC_INTERFACE_FIELDS:
-        holders = [card] if list_key is None else card.get(list_key)
-        for holder in holders if isinstance(holders, list) else ():
-            old = holder.get(field) if isinstance(holder, dict) else None
+        for holder in _entries(card, list_key):
+            old = holder.get(field)
             if not isinstance(old, str) or str(holder.get(binding, "")).upper() != GRPC_BINDING:
                 continue
             new = grpc_url(old, target)
             if new != old:
                 holder[field] = new
-                replaced.append((old, new))
-    signed = bool(card.get("signatures"))
-    if not replaced:
-        return CardRewrite(body, signed=signed)
-    return CardRewrite(_reencode(body, document, tuple(replaced)), tuple(replaced), signed)
+                yield old, new
