@@ -20,9 +20,9 @@ from pathlib import Path
 from mitmproxy import exceptions, http, io
 from mitmproxy.flow import Flow
 
-from recorder.convert._observed import ConvertError, Observed, framed, origin_of
+from recorder.convert._observed import ConvertError, Observed, framed
 from recorder.protocol import is_event_stream
-from recorder.record._flows import to_request, to_response
+from recorder.record._flows import origin, to_request, to_response
 
 NOT_STORED = "body not stored in the flow file (streamed through)"
 
@@ -45,7 +45,7 @@ def observed_from_flow(flow: Flow) -> Observed | None:
             notes = (*notes, *stream_notes)
     start = flow.request.timestamp_start
     return Observed(
-        origin=origin_of(flow.request.scheme, flow.request.host, flow.request.port),
+        origin=origin(flow.request.scheme, flow.request.host, flow.request.port),
         request=request,
         response=response,
         started=start,

@@ -23,8 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from recorder.capture import Headers, Request, Response, header_value
-from recorder.convert._observed import ConvertError, Observed, framed, origin_of
+from recorder.convert._observed import ConvertError, Observed, framed
 from recorder.protocol import is_event_stream
+from recorder.record._flows import origin
 
 # Browser spellings of the protocol -> the capture's `HTTP/x` form.
 HTTP_VERSIONS: dict[str, str] = {
@@ -80,7 +81,7 @@ def _entry(index: int, entry: object) -> Observed:
     request, notes = _request(request_part, where)
     response, response_notes, error = _response(entry.get("response"), where)
     return Observed(
-        origin=origin_of(parts.scheme, parts.hostname, parts.port),
+        origin=origin(parts.scheme, parts.hostname, parts.port),
         request=request,
         response=response,
         started=_started(entry, where),

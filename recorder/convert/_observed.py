@@ -181,10 +181,3 @@ def framed(response: Response, offsets_us: Sequence[int] = ()) -> tuple[Response
     )
     value = replace(response, body=b"", events=events, newline=framer.newline)
     return value, tuple(notes)
-
-
-def origin_of(scheme: str, host: str, port: int | None) -> str:
-    host = f"[{host}]" if ":" in host else host
-    port = port or {"https": 443}.get(scheme, 80)
-    return f"{scheme}://{host}:{port}"
-

@@ -61,7 +61,7 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
-from recorder.record._flows import SseTee, to_request, to_response
+from recorder.record._flows import SseTee, origin, to_request, to_response
 from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
@@ -492,15 +492,11 @@ def _is_reverse(flow: http.HTTPFlow) -> bool:
 def _own_origin(flow: http.HTTPFlow) -> str:
     """The proxy's address as this client reached it."""
     host, port = flow.client_conn.sockname[:2]
-    host = f"[{host}]" if ":" in host else host
-    scheme = "https" if flow.client_conn.tls_established else "http"
-    return f"{scheme}://{host}:{port}"
+    return origin("https" if flow.client_conn.tls_established else "http", host, port)
 
 
 def _upstream_origin(flow: http.HTTPFlow) -> str:
-    host = flow.request.host
-    host = f"[{host}]" if ":" in host else host
-    return f"{flow.request.scheme}://{host}:{flow.request.port}"
+    return origin(flow.request.scheme, flow.request.host, flow.request.port)
 
 
 def _client_side(message: str) -> bool:

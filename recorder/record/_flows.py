@@ -7,7 +7,7 @@ forwarded bytes are never touched here.  Headers keep their wire order, case and
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mitmproxy import http
 
@@ -40,6 +40,16 @@ def decoded_body(message: http.Message) -> tuple[bytes, tuple[str, ...]]:
     return (content or b""), (f"{encoding} decoded",)
 
 
+def host_port(host: str, port: int) -> str:
+    """`host:port`, with an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def origin(scheme: str, host: str, port: int | None = None) -> str:
+    """`scheme://host:port`, as capture headers name upstreams; no port: the scheme's default."""
+    return f"{scheme}://{host_port(host, port or {'https': 443}.get(scheme, 80))}"
+
+
 def to_request(request: http.Request) -> tuple[Request, tuple[str, ...]]:
     """A capture `Request` from a mitmproxy request, with any decoding notes."""
     body, notes = decoded_body(request)
@@ -57,25 +67,16 @@ def to_response(
     response: http.Response, tee: SseTee | None = None
 ) -> tuple[Response, tuple[str, ...]]:
     """A capture `Response`; a streamed event stream takes its events from `tee`."""
-    if tee is not None:
-        value = Response(
-            status=response.status_code,
-            reason=response.reason,
-            headers=headers_of(response),
-            http_version=response.http_version,
-            events=tuple(tee.events),
-            newline=tee.newline,
-        )
-        return value, ()
-    body, notes = decoded_body(response)
     value = Response(
         status=response.status_code,
         reason=response.reason,
         headers=headers_of(response),
-        body=body,
         http_version=response.http_version,
     )
-    return value, notes
+    if tee is not None:
+        return replace(value, events=tuple(tee.events), newline=tee.newline), ()
+    body, notes = decoded_body(response)
+    return replace(value, body=body), notes
 
 
 @dataclass

@@ -46,6 +46,7 @@ from recorder.protocol._grpc import (
     is_binary_header,
     timed_messages,
 )
+from recorder.record._flows import host_port
 from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
 
 logger = logging.getLogger(__name__)
@@ -76,12 +77,12 @@ class GrpcUpstream:
     def origin(self) -> str:
         """The upstream as the capture header names it: `grpc://h:p` or `grpcs://h:p`."""
         scheme = "grpcs" if self.transport == "tls" else "grpc"
-        return f"{scheme}://{_host_port(self.host, self.port)}"
+        return f"{scheme}://{host_port(self.host, self.port)}"
 
     def mode(self, listen: tuple[str, int]) -> str:
         """The mitmproxy mode spec: `reverse:tcp://127.0.0.1:50051@127.0.0.1:6000`."""
         host, port = listen
-        return f"reverse:{self.transport}://{_host_port(self.host, self.port)}@{host}:{port}"
+        return f"reverse:{self.transport}://{host_port(self.host, self.port)}@{host}:{port}"
 
 
 def parse_grpc_upstream(text: str) -> GrpcUpstream:
@@ -102,10 +103,6 @@ def parse_grpc_upstream(text: str) -> GrpcUpstream:
 
 def _port_ok(text: str) -> bool:
     return text.isascii() and text.isdigit() and 0 < int(text) < 65536
-
-
-def _host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 # --- pure: an observed call -> capture values ---------------------------------------------------
@@ -265,7 +262,7 @@ class H2cTunnels:
                 or not nextlayer.data_client().startswith(H2_PREFACE_LINE)):
             return
         nextlayer.layer = layers.TCPLayer(context)  # overrides mitmproxy's HTTP guess
-        self._origins[context.client.id] = f"grpc://{_host_port(address[0], address[1])}"
+        self._origins[context.client.id] = f"grpc://{host_port(address[0], address[1])}"
 
     def origin(self, flow: Any) -> str | None:
         """The tunnel's upstream for a TCP flow this addon made, else None."""
