@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from recorder.capture import Capture, Exchange, Response
-from recorder.protocol import event_data, value_at
+from recorder.protocol import event_data, parse_json, value_at
 
 COLUMNS = ("#", "time", "binding", "operation", "task", "outcome", "events")
 
@@ -51,10 +50,7 @@ def _answered_task(response: Response | None) -> str | None:
     first = (response.body.decode("utf-8", "replace")
              or (event_data(response.events[0].lines) if response.events else "")
              or next((m.json for m in response.messages if m.json), ""))
-    try:
-        document = json.loads(first) if first else None
-    except ValueError:
-        return None
+    document = parse_json(first)
     found = (value_at(document, path) for path in TASK_ID_PATHS)
     return next((value for value in found if isinstance(value, str)), None)
 

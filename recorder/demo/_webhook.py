@@ -9,13 +9,14 @@ closes its socket, so the port is free again.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+from recorder.protocol import NOT_JSON, parse_json
 
 __all__ = ["Delivery", "WebhookReceiver"]
 
@@ -44,8 +45,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.server.owner._record(Delivery(self.path, headers, body, _json_or_none(body),
-                                           time.monotonic()))
+        parsed = parse_json(body)
+        document = None if parsed is NOT_JSON else parsed
+        self.server.owner._record(Delivery(self.path, headers, body, document, time.monotonic()))
         self._answer(200)
 
     def do_GET(self) -> None:  # noqa: N802
@@ -66,13 +68,6 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     owner: WebhookReceiver
-
-
-def _json_or_none(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        return None
 
 
 class WebhookReceiver:

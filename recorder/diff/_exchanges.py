@@ -18,7 +18,8 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.diff._normalise import NOT_JSON, Normaliser, event_data, parse_json
+from recorder.diff._normalise import Normaliser, event_data, parse_json
+from recorder.protocol import NOT_JSON
 
 
 def exchange_key(exchange: Exchange) -> str:

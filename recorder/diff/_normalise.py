@@ -32,11 +32,13 @@ from recorder.capture import Exchange, GrpcMessage, Headers, Response
 from recorder.diff._normal import Json
 from recorder.protocol import (
     ID_FIELDS,
+    NOT_JSON,
     OPAQUE_FIELDS,
     RESOURCE_NAME_FIELDS,
     TIMESTAMP_FIELDS,
     IdKind,
 )
+from recorder.protocol import parse_json as parse_protocol_json
 
 # Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
 # v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
@@ -399,17 +401,13 @@ def _query_pairs(query: str) -> list[tuple[str, str]]:
     return pairs
 
 
-NOT_JSON = object()  # what parse_json returns for "not JSON" (None is JSON null)
-
-
 def parse_json(data: bytes) -> Any:
+    """`recorder.protocol.parse_json`, after a cheap look at the first byte: the diff meets
+    large non-JSON bodies, and most of them are told apart without a parse attempt."""
     stripped = data.lstrip()
     if not stripped or stripped[:1] not in b'{["-0123456789tfn':
         return NOT_JSON
-    try:
-        return json.loads(data)
-    except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
-        return NOT_JSON
+    return parse_protocol_json(data)
 
 
 def _compact(value: Json) -> str:

@@ -54,7 +54,7 @@ from recorder.protocol._operations import (
     operation_by_jsonrpc_method,
     route_for,
 )
-from recorder.protocol._paths import value_at
+from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import (
     SseFramer,
     event_data,
@@ -138,4 +138,6 @@ __all__ = [
     "unknown_error_name",
     "value_at",
     "is_event_stream",
+    "NOT_JSON",
+    "parse_json",
 ]

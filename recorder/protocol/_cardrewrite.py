@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from recorder.protocol._paths import value_at
+from recorder.protocol._paths import parse_json, value_at
 from recorder.protocol._types import AGENT_CARD, Binding, Classification
 
 # Where interface URLs live: (list key or None for the card itself, field).
@@ -76,10 +76,7 @@ def find_card(body: bytes, classification: Classification) -> dict[str, Any] | N
     at = card_location(classification)
     if at is None:
         return None
-    try:
-        card = value_at(json.loads(body), at)
-    except (ValueError, UnicodeDecodeError):
-        return None
+    card = value_at(parse_json(body), at)
     return card if isinstance(card, dict) else None
 
 
@@ -125,10 +122,7 @@ def _rewrite(
 ) -> CardRewrite:
     """Apply `edit` (which changes the card in place, yielding (old, new) URLs) to the card at
     `at` in `body`; the body is re-encoded only if something changed."""
-    try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return CardRewrite(body)
+    document = parse_json(body)
     card = value_at(document, at)
     if not isinstance(card, dict):
         return CardRewrite(body)

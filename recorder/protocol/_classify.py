@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -67,7 +66,7 @@ from recorder.protocol._operations import (
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
 )
-from recorder.protocol._paths import value_at
+from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data, event_type
 from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
 
@@ -81,7 +80,6 @@ NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token"
 STREAM_RESPONSE_MEMBERS: tuple[str, ...] = ("task", "message", "statusUpdate", "artifactUpdate")
 V03_EVENT_KINDS: frozenset[str] = frozenset({"task", "message", "status-update", "artifact-update"})
 _RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
-_NOT_JSON = object()
 
 
 # ---- what the classifier reads (recorder.capture's Request/Response fit these) ----
@@ -133,8 +131,8 @@ class _Req:
     path: str
     query: Mapping[str, str]
     headers: Mapping[str, str]
-    body: object  # parsed JSON, or _NOT_JSON
-    grpc_json: object  # the first gRPC message's JSON, or _NOT_JSON
+    body: object  # parsed JSON, or NOT_JSON
+    grpc_json: object  # the first gRPC message's JSON, or NOT_JSON
 
     def header_version(self) -> Version | None:
         return parse_version(self.headers.get("a2a-version"))
@@ -193,7 +191,7 @@ def _classify_request(
 
 def _not_a2a_reason(req: _Req) -> str:
     reason = f"no A2A route for {req.verb} {req.path}"
-    if req.verb == "POST" and req.body is _NOT_JSON:
+    if req.verb == "POST" and req.body is NOT_JSON:
         reason += " (body is not JSON)"
     return reason
 
@@ -207,8 +205,9 @@ def _parse_request(request: RequestLike) -> _Req:
     for name, value in request.headers:
         headers.setdefault(str(name).lower(), str(value))
     messages = list(request.messages)
-    grpc_json = _loads(messages[0].json) if messages and messages[0].json else _NOT_JSON
-    return _Req(str(request.method).upper(), path, query, headers, _loads(request.body), grpc_json)
+    grpc_json = parse_json(messages[0].json) if messages and messages[0].json else NOT_JSON
+    body = parse_json(request.body)
+    return _Req(str(request.method).upper(), path, query, headers, body, grpc_json)
 
 
 def _split_target(target: str) -> tuple[str, dict[str, str]]:
@@ -217,15 +216,6 @@ def _split_target(target: str) -> tuple[str, dict[str, str]]:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     path, _, query = target.partition("?")
     return path, dict(parse_qsl(query, keep_blank_values=True))
-
-
-def _loads(body: bytes | str | None) -> object:
-    if not body:
-        return _NOT_JSON
-    try:
-        return json.loads(body)
-    except (ValueError, TypeError, RecursionError):
-        return _NOT_JSON
 
 
 # ---- field extraction ----
@@ -391,7 +381,7 @@ def _jsonrpc_junk(req: _Req) -> Classification:
         return Classification(
             binding=Binding.JSONRPC, reason="JSON-RPC batch request (A2A has no batches)"
         )
-    what = "body is not JSON" if req.body is _NOT_JSON else "body is not a JSON-RPC request"
+    what = "body is not JSON" if req.body is NOT_JSON else "body is not a JSON-RPC request"
     return Classification(binding=Binding.JSONRPC, reason=what)
 
 
@@ -568,10 +558,10 @@ def _row_by_reason(details: object) -> ErrorRow | None:
 
 def _documents(response: ResponseLike) -> list[object]:
     """The body's JSON, then each SSE event's data as JSON (error events first)."""
-    documents = [_loads(response.body)]
+    documents = [parse_json(response.body)]
     events = [tuple(event.lines) for event in response.events]
     events.sort(key=lambda lines: event_type(lines) != "error")
-    documents += [_loads(event_data(lines).encode("utf-8")) for lines in events]
+    documents += [parse_json(event_data(lines).encode("utf-8")) for lines in events]
     return [d for d in documents if isinstance(d, Mapping)]
 
 

@@ -1,10 +1,26 @@
-"""Following a key path into parsed JSON, shared by the classifier and the card and push code."""
+"""Reading JSON without raising: parsing a body, and following a key path into the result.
+
+Shared by the classifier, the card rewrite, the recorder's push code and the diff.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+NOT_JSON: Any = object()  # what parse_json answers for "not JSON" (None is JSON null)
+
+
+def parse_json(data: bytes | str | None) -> Any:
+    """The parsed document, or NOT_JSON for an empty body or anything that is not JSON."""
+    if not data:
+        return NOT_JSON
+    try:
+        return json.loads(data)
+    except (ValueError, TypeError, RecursionError):  # ValueError covers UnicodeDecodeError
+        return NOT_JSON
 
 
 def value_at(document: Any, path: Sequence[str], *, snake_case: bool = False) -> Any:

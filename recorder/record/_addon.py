@@ -58,6 +58,7 @@ from recorder.protocol import (
     find_card,
     interfaces_from_card,
     is_event_stream,
+    parse_json,
     rewrite_card,
     rewrite_grpc_interfaces,
 )
@@ -69,7 +70,6 @@ from recorder.record._push import (
     PushRelay,
     as_delivery,
     config_root,
-    parse_json,
     url_key,
     webhook_urls,
 )
@@ -413,7 +413,7 @@ class Recorder:
         classification = self._classify_values(upstream, record.request, record.response)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
-                self._learn_webhooks(parse_json((message.json or "").encode()), (), upstream)
+                self._learn_webhooks(parse_json(message.json), (), upstream)
         if not classification.is_a2a and not self.record_all:
             return
         self._append(upstream, classification, record.request, record.response,

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from recorder.capture import Request
-from recorder.protocol import PUSH_DELIVERY, Binding, Classification, value_at
+from recorder.protocol import PUSH_DELIVERY, Binding, Classification, parse_json, value_at
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
 
@@ -106,14 +106,6 @@ def as_delivery(found: Classification, request: Request) -> Classification:
     path = urlsplit(request.target).path
     method = f"{request.method} {path}"
     return Classification(binding=Binding.HTTP, operation=PUSH_DELIVERY, method=method)
-
-
-def parse_json(body: bytes) -> Any:
-    """The parsed body, or None when it is not JSON."""
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
 
 
 def swap_json_strings(body: bytes, pairs: dict[str, str]) -> bytes:

@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from recorder.capture import GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.protocol import parse_json
 
 SECRET_HEADERS: tuple[str, ...] = (
     "Authorization",
@@ -168,11 +169,7 @@ class Redactor:
 
     def body(self, body: bytes) -> bytes:
         """`body` with push-config secrets swapped for placeholders; non-JSON comes back as is."""
-        try:
-            document = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return body
-        found = dict(_secrets(document))
+        found = dict(_secrets(parse_json(body)))
         if not found:
             return body
         text = body.decode("utf-8")

@@ -27,10 +27,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
+    NOT_JSON,
     PUSH_DELIVERY,
     Binding,
     Classification,
     event_data,
+    parse_json,
 )
 from recorder.replay._ids import PAIRED_KEYS, Json, Pair, differences, pairs, shape_key
 
@@ -141,9 +143,8 @@ def _body_value(request: Request, classification: Classification) -> Json:
                 for m in request.messages]
     if not request.body:
         return None
-    try:
-        parsed = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
+    parsed = parse_json(request.body)
+    if parsed is NOT_JSON:
         return {"raw": request.body.hex()}
     if classification.binding is Binding.JSONRPC and isinstance(parsed, dict):
         return parsed.get("params")
@@ -329,14 +330,10 @@ def _names_values(live: Json, recorded: Json) -> bool:
 def _response_ids(response: Response | None) -> Iterator[str]:
     if response is None:
         return
-    documents: list[Json] = []
     for text in _response_texts(response):
-        try:
-            documents.append(json.loads(text))
-        except ValueError:
-            continue
-    for document in documents:
-        yield from _ids_in(document, None)
+        document = parse_json(text)
+        if document is not NOT_JSON:
+            yield from _ids_in(document, None)
 
 
 def _response_texts(response: Response) -> Iterator[str | bytes]:

@@ -27,7 +27,9 @@ from recorder.protocol import (
     Interface,
     card_location,
     classify,
+    find_card,
     interfaces_from_card,
+    parse_json,
     rewrite_card,
     rewrite_grpc_interfaces,
 )
@@ -270,10 +272,7 @@ def _client(scope: Scope) -> str | None:
 
 
 def _jsonrpc_id(request: Request) -> Any:
-    try:
-        document = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        return None
+    document = parse_json(request.body)
     return document.get("id") if isinstance(document, dict) else None
 
 
@@ -296,11 +295,8 @@ def _interfaces(exchanges: list[Exchange]) -> tuple[Interface, ...]:
     for exchange in exchanges:
         if exchange.classification.operation != AGENT_CARD or exchange.response is None:
             continue
-        try:
-            card = json.loads(exchange.response.body)
-        except (ValueError, UnicodeDecodeError):
-            continue
-        found.extend(interfaces_from_card(card) if isinstance(card, dict) else ())
+        card = find_card(exchange.response.body, exchange.classification)
+        found.extend(interfaces_from_card(card) if card is not None else ())
     return tuple(dict.fromkeys(found))
 
 
