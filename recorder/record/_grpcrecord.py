@@ -232,9 +232,8 @@ class _Connection:
     failed: bool = False
 
 
-# What an HTTP/2 connection with prior knowledge starts with (RFC 9113 §3.4); its request
-# line part is enough to tell h2c from HTTP/1, which never sends a `PRI` request.
-H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+# The first line of what an HTTP/2 connection with prior knowledge starts with (RFC 9113
+# §3.4, `PRI * HTTP/2.0␍␊␍␊SM␍␊␍␊`): enough to tell h2c from HTTP/1, which never sends `PRI`.
 H2_PREFACE_LINE = b"PRI * HTTP/2.0\r\n"
 
 

@@ -142,7 +142,6 @@ class RecordingProxy:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._mitm_options = dict(mitm_options or {})
         self._address: tuple[str, int] | None = None
-        self._master: Any = None
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -280,7 +279,6 @@ class RecordingProxy:
             self._failure = ProxyStartError(f"bad proxy options: {exc}")
             self._ready.set()
             return
-        self._master = master
         run = asyncio.create_task(master.run())
         try:
             await self._await_listening(master, run, errors)
