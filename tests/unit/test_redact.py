@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from recorder.capture import Request, Response, SseEvent
+from recorder.capture import GrpcMessage, Request, Response, SseEvent
 from recorder.record._redact import Redactor, api_key_headers
 
 V1_CREATE: dict[str, Any] = {
@@ -187,3 +187,19 @@ def test_sse_event_data_is_redacted() -> None:
     assert json.loads(out.events[1].lines[1][len("data: "):])["result"]["token"] == "<redacted:3>"
     assert out.events[2].lines == ('data: {"note": "<redacted:3> again"}',)
     assert out.events[1].offset_us == 5
+
+
+def test_grpc_messages_are_redacted_and_swept_in_one_exchange_step() -> None:
+    r = Redactor()
+    config = {"taskId": "t", "url": "http://127.0.0.1:1/hook", "token": "grpc-token-123456"}
+    request = Request("POST", "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+                      messages=(GrpcMessage(0, json=json.dumps(config)),))
+    echoed = {"id": "c", "note": "stored grpc-token-123456"}
+    response = Response(200, messages=(GrpcMessage(5, json=json.dumps(echoed)),
+                                       GrpcMessage(6, raw=b"\x00raw")))
+    request, redacted_response, notes = r.exchange(request, response)
+    assert json.loads(request.messages[0].json or "")["token"] == "<redacted:1>"
+    assert redacted_response is not None
+    assert json.loads(redacted_response.messages[0].json or "")["note"] == "stored <redacted:1>"
+    assert redacted_response.messages[1] == response.messages[1]  # raw bytes left alone
+    assert notes == ("redacted: token",)
