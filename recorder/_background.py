@@ -18,6 +18,11 @@ import uvicorn
 StartTimeout = 15.0
 
 
+def host_port(host: str, port: int) -> str:
+    """`host:port`, with an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket; port 0 picks a free one (read it back from getsockname)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from mitmproxy import http
 
+from recorder._background import host_port
 from recorder.capture import Headers, Request, Response, SseEvent
 from recorder.protocol import SseFramer
 
@@ -38,11 +39,6 @@ def decoded_body(message: http.Message) -> tuple[bytes, tuple[str, ...]]:
     except ValueError:
         return raw, (f"{encoding} body could not be decoded; kept raw",)
     return (content or b""), (f"{encoding} decoded",)
-
-
-def host_port(host: str, port: int) -> str:
-    """`host:port`, with an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def origin(scheme: str, host: str, port: int | None = None) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 
 from mitmproxy.proxy import layers
 
+from recorder._background import host_port
 from recorder.capture import GrpcMessage, Headers, Request, Response
 from recorder.protocol._grpc import (
     ENCODING_HEADER,
@@ -46,7 +47,6 @@ from recorder.protocol._grpc import (
     is_binary_header,
     timed_messages,
 )
-from recorder.record._flows import host_port
 from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
 
 logger = logging.getLogger(__name__)

@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 from mitmproxy import exceptions, options
 from mitmproxy.tools.dump import DumpMaster
 
+from recorder._background import host_port
 from recorder.record._addon import Recorder
 from recorder.record._grpcrecord import (
     GrpcRecord,
@@ -162,8 +163,7 @@ class RecordingProxy:
     @property
     def url(self) -> str:
         """`http://host:port` of the listening proxy (the real port when 0 was asked for)."""
-        host = self.host
-        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        return f"http://{host_port(self.host, self.port)}"
 
     @property
     def grpc_target(self) -> str | None:
@@ -172,8 +172,7 @@ class RecordingProxy:
             return None
         if self._grpc_address is None:
             raise RuntimeError("RecordingProxy is not running")
-        host, port = self._grpc_address
-        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return host_port(*self._grpc_address)
 
     @property
     def push_proxy_url(self) -> str | None:
@@ -183,8 +182,7 @@ class RecordingProxy:
             return None
         if self._push_address is None:
             raise RuntimeError("RecordingProxy is not running")
-        host, port = self._push_address
-        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        return f"http://{host_port(*self._push_address)}"
 
     def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""

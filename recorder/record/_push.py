@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from recorder._background import host_port
 from recorder.capture import Request
 from recorder.protocol import PUSH_DELIVERY, Binding, Classification, parse_json, value_at
 
@@ -93,10 +94,9 @@ def url_key(url: str) -> str:
         port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
     except ValueError:
         return url
-    host = (parts.hostname or "").lower()
-    host = f"[{host}]" if ":" in host else host
     query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
+    where = host_port((parts.hostname or "").lower(), port)
+    return f"{parts.scheme.lower()}://{where}{parts.path or '/'}{query}"
 
 
 def as_delivery(found: Classification, request: Request) -> Classification:

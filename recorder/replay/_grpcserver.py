@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from recorder._background import host_port
 from recorder.capture import GrpcMessage, Headers, Request, Response
 from recorder.protocol import classify, rewrite_card, rewrite_grpc_interfaces
 from recorder.protocol._grpc import (
@@ -250,7 +251,7 @@ async def start_grpc_server(app: ReplayApp, host: str, port: int) -> tuple[grpc.
     """Start the gRPC replay server in the running loop; returns it and its bound port."""
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((GrpcReplayHandler(app),))
-    bound = server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    bound = server.add_insecure_port(host_port(host, port))
     if not bound:
         raise OSError(f"cannot bind the gRPC replay port {host}:{port}")
     await server.start()

@@ -18,7 +18,7 @@ from typing import Any, Self
 
 import httpx
 
-from recorder._background import BackgroundLoop, bind_socket, serve_asgi
+from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder.capture import Capture, Exchange, Request
 from recorder.protocol import (
     AGENT_CARD,
@@ -329,8 +329,7 @@ class Replayer:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"http://{host_port(self.host, self.port)}"
 
     @property
     def report(self) -> Report:
@@ -341,8 +340,7 @@ class Replayer:
             await serve_asgi(self.app, self._sock, ready, stop)
             return
         server, port = await start_grpc_server(self.app, self.host, self._grpc_port)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.app.grpc_target = f"{host}:{port}"
+        self.app.grpc_target = host_port(self.host, port)
         try:
             await serve_asgi(self.app, self._sock, ready, stop)
         finally:
