@@ -89,6 +89,28 @@ def show(file: Path, as_json: bool) -> None:
 
 
 @main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+def migrate(files: tuple[Path, ...]) -> None:
+    """Rewrite capture FILES in the current format, in place (the content is kept exactly)."""
+    from dataclasses import replace
+
+    from recorder.capture import FORMAT_VERSION, parse, render, write_capture
+
+    for path in files:
+        capture = load_capture(path)
+        if capture.format_version == FORMAT_VERSION:
+            click.echo(f"{path}: already format {FORMAT_VERSION}")
+            continue
+        # Checked in memory before the file is replaced: the new text must read back the same.
+        current = replace(capture, format_version=FORMAT_VERSION)
+        if parse(render(current), str(path)) != current:
+            click.echo(f"error: {path}: would not read back the same; left as it was", err=True)
+            sys.exit(EXIT_ERROR)
+        write_capture(path, current)
+        click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
+
+
+@main.command()
 @click.option("--upstream", metavar="URL", help="Reverse mode: the agent's base URL.")
 @click.option("--forward", is_flag=True,
               help="Forward mode: clients use the recorder as HTTP_PROXY "

@@ -21,11 +21,13 @@ from typing import Any
 
 from recorder.capture._model import GrpcMessage, SseEvent
 
-# Characters a verbatim line may not hold: C0 and C1 controls except tab, and lone surrogates
-# (which UTF-8 cannot encode).  LF is allowed only where a display spans several lines.
-_UNSAFE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_IN_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
-_NEEDS_QUOTES = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters a verbatim line may not hold: C0 and C1 controls except tab, the separators that
+# some editors take for line ends (U+2028, U+2029), and lone surrogates (which UTF-8 cannot
+# encode).  LF is allowed only where a display spans several lines.
+_UNSAFE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNSAFE_IN_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NEEDS_QUOTES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 STATUS_LINE = re.compile(r"(HTTP/[0-9.]+) ([0-9]{3})(?: (.*))?")
 REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) (HTTP/[0-9.]+)")
@@ -95,7 +97,7 @@ def show_value(value: str) -> str:
         and not value.startswith('"')
         and not _NEEDS_QUOTES.search(value)
     )
-    return value if plain else json.dumps(value, ensure_ascii=_has_surrogate(value))
+    return value if plain else json.dumps(value, ensure_ascii=has_surrogate(value))
 
 
 def restore_value(text: str) -> str:
@@ -110,8 +112,9 @@ def restore_value(text: str) -> str:
     return value
 
 
-def _has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+def has_surrogate(text: str) -> bool:
+    """True when `text` holds a lone surrogate, which UTF-8 cannot encode."""
+    return _SURROGATE.search(text) is not None
 
 
 # --- JSON forms ----------------------------------------------------------------------------
@@ -195,7 +198,7 @@ def _pretty(value: Any) -> str | None:
         text = json.dumps(value, indent=2, ensure_ascii=False)
     except (ValueError, RecursionError):
         return None
-    return json.dumps(value, indent=2, ensure_ascii=True) if _has_surrogate(text) else text
+    return json.dumps(value, indent=2, ensure_ascii=True) if has_surrogate(text) else text
 
 
 def _restores(display: str, form: JsonForm, text: str) -> bool:

@@ -13,7 +13,10 @@ from datetime import UTC, datetime
 
 from recorder.protocol import Classification
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Versions a reader accepts.  Version 1 wrote framing headers and every value on its line;
+# the model is the same, so a version-1 file reads as is and `migrate` rewrites it.
+READABLE_VERSIONS = (1, 2)
 
 Headers = tuple[tuple[str, str], ...]
 

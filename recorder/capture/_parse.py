@@ -29,8 +29,9 @@ from recorder.capture._bodies import (
     restore_message,
     restore_value,
 )
+from recorder.capture._heads import KEY_EXACT, KEY_WIRE_HEADER, REASON, TARGET, Aside
 from recorder.capture._model import (
-    FORMAT_VERSION,
+    READABLE_VERSIONS,
     Capture,
     Exchange,
     GrpcMessage,
@@ -197,17 +198,22 @@ def _parse_capture(cursor: _Cursor) -> Capture:
     match = VERSION_PATTERN.fullmatch(version_line)
     if match is None:
         cursor.fail("not an a2a-recorder capture: expected '# a2a-recorder capture format 1'", 1)
-    if int(match.group(1)) != FORMAT_VERSION:
-        cursor.fail(f"unknown capture format version {match.group(1)}; this reader knows 1", 1)
+    version = int(match.group(1))
+    if version not in READABLE_VERSIONS:
+        known = " and ".join(map(str, READABLE_VERSIONS))
+        cursor.fail(f"unknown capture format version {match.group(1)}; this reader knows {known}",
+                    1)
     meta = _read_meta(cursor, _HEADER_FIELD)
     if cursor.peek() != "":
         cursor.fail("the header must end with a blank line (truncated or bad header line?)")
     cursor.pos += 1
     exchanges = _parse_exchanges(cursor)
-    return _header_capture(cursor, meta, exchanges)
+    return _header_capture(cursor, meta, exchanges, version)
 
 
-def _header_capture(cursor: _Cursor, meta: _Meta, exchanges: tuple[Exchange, ...]) -> Capture:
+def _header_capture(
+    cursor: _Cursor, meta: _Meta, exchanges: tuple[Exchange, ...], version: int
+) -> Capture:
     known = (HEADER_RECORDER, HEADER_STARTED, HEADER_UPSTREAM, HEADER_REDACTED)
     required = {key: meta.one(cursor, key) for key in (HEADER_RECORDER, HEADER_STARTED)}
     for key, value in required.items():
@@ -228,6 +234,7 @@ def _header_capture(cursor: _Cursor, meta: _Meta, exchanges: tuple[Exchange, ...
         exchanges=exchanges,
         upstreams=tuple(meta.many(HEADER_UPSTREAM)),
         redacted=tuple(meta.many(HEADER_REDACTED)),
+        format_version=version,
         extra=tuple(extra),
     )
 
@@ -261,8 +268,9 @@ def _parse_exchange(cursor: _Cursor) -> Exchange:
     number, operation, binding, _outcome = match.groups()
     meta = _read_meta(cursor, _META_LINE)
     classification = _classification(cursor, meta, operation, binding)
-    request, after = _parse_request(cursor, meta)
-    response = _parse_response(cursor, meta, after)
+    aside = _aside(cursor, meta)
+    request, after = _parse_request(cursor, meta, aside)
+    response = _parse_response(cursor, meta, after, aside)
     return Exchange(
         number=int(number),
         classification=classification,
@@ -273,6 +281,25 @@ def _parse_exchange(cursor: _Cursor) -> Exchange:
         notes=tuple(meta.many(KEY_NOTE)),
         error=meta.one(cursor, KEY_ERROR),
     )
+
+
+def _aside(cursor: _Cursor, meta: _Meta) -> Aside:
+    aside = Aside()
+    for key, add in ((KEY_WIRE_HEADER, aside.add_wire_header), (KEY_EXACT, aside.add_exact)):
+        for line, text in meta.values.get(key, []):
+            try:
+                add(text)
+            except FormError as exc:
+                cursor.fail(str(exc), line)
+    return aside
+
+
+def _restored_head[T](cursor: _Cursor, restore: Callable[[], T]) -> T:
+    # An index that does not fit the head is reported at the exchange line.
+    try:
+        return restore()
+    except FormError as exc:
+        cursor.fail(str(exc), cursor.exchange_line)
 
 
 def _classification(cursor: _Cursor, meta: _Meta, operation: str, binding: str) -> Classification:
@@ -334,7 +361,7 @@ class _Parts:
     trailers: Headers = ()
 
 
-def _parse_request(cursor: _Cursor, meta: _Meta) -> tuple[Request, str | None]:
+def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request, str | None]:
     line = cursor.peek()
     if line is None or line == "" or line.startswith("###"):
         cursor.fail("missing request line (truncated?)")
@@ -346,11 +373,15 @@ def _parse_request(cursor: _Cursor, meta: _Meta) -> tuple[Request, str | None]:
     form = meta.one(cursor, KEY_REQUEST_BODY)
     parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), _REQUEST_FORMS)
     method, target, version = match.groups()
-    request = Request(method, target, headers, parts.body, version, parts.messages)
+    headers = _restored_head(cursor, lambda: aside.headers("request", headers))
+    request = Request(method, aside.value(TARGET, target), headers, parts.body, version,
+                      parts.messages)
     return request, cursor.peek()
 
 
-def _parse_response(cursor: _Cursor, meta: _Meta, line: str | None) -> Response | None:
+def _parse_response(
+    cursor: _Cursor, meta: _Meta, line: str | None, aside: Aside
+) -> Response | None:
     declared_none = meta.one(cursor, KEY_RESPONSE)
     if declared_none not in (None, NO_RESPONSE):
         cursor.fail(
@@ -370,16 +401,18 @@ def _parse_response(cursor: _Cursor, meta: _Meta, line: str | None) -> Response 
     form = meta.one(cursor, KEY_RESPONSE_BODY)
     parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), _RESPONSE_FORMS)
     version, code, reason = status.groups()
+    headers = _restored_head(cursor, lambda: aside.headers("response", headers))
+    trailers = _restored_head(cursor, lambda: aside.trailers(parts.trailers))
     return Response(
         int(code),
-        reason or "",
+        aside.value(REASON, reason or ""),
         headers,
         parts.body,
         version,
         parts.events,
         _newline(cursor, meta),
         parts.messages,
-        parts.trailers,
+        trailers,
     )
 
 

@@ -24,6 +24,14 @@ from recorder.capture._bodies import (
     show_message,
     show_value,
 )
+from recorder.capture._heads import (
+    REASON,
+    TRAILER,
+    Aside,
+    set_aside_headers,
+    set_aside_target,
+    set_aside_value,
+)
 from recorder.capture._model import (
     FORMAT_VERSION,
     Capture,
@@ -78,6 +86,7 @@ GRPC_STATUS_NAMES: dict[str, str] = {str(code): name for code, name in STATUS_BY
 
 HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -102,9 +111,11 @@ def render(capture: Capture) -> str:
 
 
 def render_header(capture: Capture) -> str:
-    """The file header (version line, `# key: value` lines, a blank line); no exchanges."""
-    if capture.format_version != FORMAT_VERSION:
-        raise ValueError(f"can only render format {FORMAT_VERSION}, not {capture.format_version}")
+    """The file header (version line, `# key: value` lines, a blank line); no exchanges.
+
+    Always in the current format (`FORMAT_VERSION`), whatever version a parsed capture came
+    from: that is how `migrate` works.
+    """
     fields = [
         (HEADER_RECORDER, capture.recorder_version),
         (HEADER_STARTED, capture.started),
@@ -122,16 +133,19 @@ def render_exchange(exchange: Exchange) -> str:
     if exchange.number < 0:
         raise ValueError(f"exchange number must not be negative, got {exchange.number}")
     classification = exchange.classification
+    aside = Aside()
     request_form, request_body = _request_body(exchange.request)
-    response_form, response_body = _response_body(exchange.response)
+    response_form, response_body = _response_body(exchange.response, aside)
+    request = _request_context(exchange.request, request_body, aside)
+    response = _response_context(exchange.response, response_body, aside)
     context = {
         "number": exchange.number,
         "operation": _operation(classification),
         "binding": classification.binding.value if classification.binding else EMPTY,
         "outcome": outcome(exchange),
-        "meta": _metadata(exchange, request_form, response_form),
-        "request": _request_context(exchange.request, request_body),
-        "response": _response_context(exchange.response, response_body),
+        "meta": _metadata(exchange, request_form, response_form, aside),
+        "request": request,
+        "response": response,
     }
     text = _ENV.get_template("exchange.http.j2").render(**context)
     return _checked_utf8(text, f"exchange {exchange.number}")
@@ -141,21 +155,25 @@ def outcome(exchange: Exchange) -> str:
     """The `###` line's last word: the A2A error, else the gRPC status name, else the HTTP
     status, else `no-response`.  Informational: readers do not parse it back."""
     if exchange.classification.error:
-        return "".join(exchange.classification.error.split()) or EMPTY
+        return _word(exchange.classification.error)
     response = exchange.response
     if response is None:
         return "no-response"
     grpc_status = header_value(response.trailers, "grpc-status") or response.header("grpc-status")
     if grpc_status is not None:
-        return GRPC_STATUS_NAMES.get(grpc_status.strip(), "".join(grpc_status.split()) or EMPTY)
+        return GRPC_STATUS_NAMES.get(grpc_status.strip(), _word(grpc_status))
     return str(response.status)
+
+
+def _word(text: str) -> str:
+    return _UNSAFE_IN_WORD.sub("?", "".join(text.split())) or EMPTY
 
 
 # --- metadata ------------------------------------------------------------------------------
 
 
 def _metadata(
-    exchange: Exchange, request_form: str | None, response_form: str | None
+    exchange: Exchange, request_form: str | None, response_form: str | None, aside: Aside
 ) -> list[tuple[str, str]]:
     response = exchange.response
     pairs: list[tuple[str, str | None]] = [
@@ -168,6 +186,7 @@ def _metadata(
         (KEY_REQUEST_BODY, request_form),
         (KEY_RESPONSE_BODY, response_form),
         (KEY_SSE_NEWLINE, _newline_name(response)),
+        *aside.pairs(),
     ]
     return [(key, show_value(value)) for key, value in pairs if value is not None]
 
@@ -206,21 +225,26 @@ def _extra_field(key: str, value: str) -> tuple[str, str]:
 # --- request and response ------------------------------------------------------------------
 
 
-def _request_context(request: Request, body: str | None) -> dict[str, Any]:
-    start = f"{request.method} {request.target} {request.http_version}"
+def _request_context(request: Request, body: str | None, aside: Aside) -> dict[str, Any]:
+    start = f"{request.method} {set_aside_target(aside, request.target)} {request.http_version}"
     if not REQUEST_LINE.fullmatch(start):
-        raise ValueError(f"cannot write request line {start!r}: method, target or version")
-    return {"start": start, "headers": _header_lines(request.headers), "body": body}
+        raise ValueError(f"cannot write request line {start!r}: method or version")
+    headers = set_aside_headers(aside, "request", request.headers, has_body=body is not None)
+    return {"start": start, "headers": _header_lines(headers), "body": body}
 
 
-def _response_context(response: Response | None, body: str | None) -> dict[str, Any] | None:
+def _response_context(
+    response: Response | None, body: str | None, aside: Aside
+) -> dict[str, Any] | None:
     if response is None:
         return None
-    reason = f" {response.reason}" if response.reason else ""
+    shown = set_aside_value(aside, REASON, response.reason)
+    reason = f" {shown}" if shown else ""
     start = f"{response.http_version} {response.status}{reason}"
     if not 100 <= response.status <= 999 or not STATUS_LINE.fullmatch(start):
         raise ValueError(f"cannot write status line {start!r}")
-    return {"start": start, "headers": _header_lines(response.headers), "body": body}
+    headers = set_aside_headers(aside, "response", response.headers, has_body=body is not None)
+    return {"start": start, "headers": _header_lines(headers), "body": body}
 
 
 def _header_lines(headers: Iterable[tuple[str, str]]) -> list[str]:
@@ -246,7 +270,7 @@ def _request_body(request: Request) -> tuple[str | None, str | None]:
     return show_body(request.body) if request.body else (None, None)
 
 
-def _response_body(response: Response | None) -> tuple[str | None, str | None]:
+def _response_body(response: Response | None, aside: Aside) -> tuple[str | None, str | None]:
     if response is None:
         return None, None
     kinds = [
@@ -263,7 +287,7 @@ def _response_body(response: Response | None) -> tuple[str | None, str | None]:
         form = f"{FORM_GRPC} {count(len(response.messages), 'message')}"
         if response.trailers:
             form += f" {count(len(response.trailers), 'trailer')}"
-        return form, _blocks(_grpc_blocks(response))
+        return form, _blocks(_grpc_blocks(response, aside))
     return show_body(response.body) if response.body else (None, None)
 
 
@@ -272,10 +296,11 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _grpc_blocks(response: Response) -> list[list[str]]:
+def _grpc_blocks(response: Response, aside: Aside) -> list[list[str]]:
     blocks = [show_message(message) for message in response.messages]
     if response.trailers:
-        blocks.append([TRAILER_HEAD + _header_line(k, v) for k, v in response.trailers])
+        blocks.append([TRAILER_HEAD + _header_line(k, set_aside_value(aside, TRAILER, v, i))
+                       for i, (k, v) in enumerate(response.trailers)])
     return blocks
 
 

@@ -80,12 +80,14 @@ class Route:
                 continue
             if not part.endswith(literal) or len(part) == len(literal):
                 return None
-            params[name] = unquote(part[: len(part) - len(literal)])
+            # surrogateescape: `%FF` is the byte 0xFF, as the target keeps it, not U+FFFD.
+            params[name] = unquote(part[: len(part) - len(literal)], errors="surrogateescape")
         return params
 
     def expand(self, **params: str) -> str:
         """The path for these parameter values (percent-encoded); KeyError if one is missing."""
-        return _PARAM.sub(lambda m: quote(params[m.group(1)], safe=""), self.template)
+        return _PARAM.sub(lambda m: quote(params[m.group(1)], safe="", errors="surrogateescape"),
+                          self.template)
 
 
 def _compile(template: str) -> list[tuple[str | None, str]]:

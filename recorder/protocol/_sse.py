@@ -7,7 +7,9 @@ bytes.  Chunk boundaries mean nothing: a CR at the end of a chunk waits for the 
 know whether it starts a CRLF.  The first line ending seen is the stream's `newline`; streams
 that mix endings are rare (and re-rendered with the first one).
 
-Decoding is UTF-8 with replacement, as the spec requires of a client ("decode as UTF-8").
+Decoding is UTF-8 with surrogateescape, not the replacement a client does ("decode as UTF-8"):
+a recorder keeps what the wire said, so a byte that is not UTF-8 becomes a lone surrogate
+(0xFF is U+DCFF) and `render_events` turns it back into the same byte.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class SseFramer:
                 self._tentative = self._newline is None
             if self._newline is None:
                 self._newline = buf[end : end + width].decode("ascii")
-            self._line(buf[start:end].decode("utf-8", "replace"), blocks)
+            self._line(buf[start:end].decode("utf-8", "surrogateescape"), blocks)
             start = end + width
         self._pending = buf[start:]
         return blocks
@@ -77,7 +79,7 @@ class SseFramer:
     def close(self) -> tuple[str, ...] | None:
         """End of stream: the incomplete last block (a truncated stream), or None."""
         if self._pending:
-            self._block.append(self._pending.decode("utf-8", "replace"))
+            self._block.append(self._pending.decode("utf-8", "surrogateescape"))
             self._pending = b""
         block, self._block = self._block, []
         return tuple(block) if block else None
@@ -129,4 +131,13 @@ def render_events(blocks: Iterable[Sequence[str]], newline: str = "\n") -> bytes
     if newline not in _ENDINGS:
         raise ValueError(f"newline must be one of {_ENDINGS!r}, not {newline!r}")
     out = "".join("".join(line + newline for line in block) + newline for block in blocks)
-    return out.encode("utf-8")
+    return encode_lines(out)
+
+
+def encode_lines(text: str) -> bytes:
+    """Event text back to bytes: a surrogateescape'd byte is itself again; any other lone
+    surrogate (from a hand-edited capture) is encoded as is rather than refused."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")

@@ -155,3 +155,20 @@ def test_demo_records_replays_and_diffs_clean(tmp_path: Path) -> None:
     assert "the client saw the same results in all" in result.stdout
     assert "0 differ, 0 inserted, 0 removed" in result.stdout
     assert (tmp_path / "live.http").exists() and (tmp_path / "replayed.http").exists()
+
+
+def test_migrate_rewrites_version_1_captures_in_place(tmp_path: Path) -> None:
+    old = tmp_path / "old.http"
+    old.write_bytes((DATA / "v1" / "jsonrpc-stream.http").read_bytes())
+    damaged = tmp_path / "damaged.http"
+    damaged.write_text("# a2a-recorder capture format 1\n# recorder: x\n")
+    runner = CliRunner()
+    first = runner.invoke(main, ["migrate", str(old)])
+    assert first.exit_code == 0 and "format 1 -> 2" in first.output
+    assert old.read_bytes() == (DATA / "jsonrpc-stream.http").read_bytes()
+    again = runner.invoke(main, ["migrate", str(old)])
+    assert again.exit_code == 0 and "already format 2" in again.output
+    before = damaged.read_bytes()
+    bad = runner.invoke(main, ["migrate", str(damaged)])
+    assert bad.exit_code == 2 and f"{damaged}:" in bad.output
+    assert damaged.read_bytes() == before

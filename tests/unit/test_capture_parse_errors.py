@@ -192,7 +192,7 @@ def test_bad_base64() -> None:
 
 
 def test_unknown_format_version() -> None:
-    _expect(_replace("capture format 1", "capture format 2"), 1, "unknown capture format version 2")
+    _expect(_replace("capture format 2", "capture format 3"), 1, "unknown capture format version 3")
 
 
 def test_not_a_capture() -> None:
@@ -317,3 +317,39 @@ def test_property_damage_raises_only_capture_parse_error(
     except CaptureParseError:
         return
     assert isinstance(parsed, Capture)
+
+
+def _with_meta(line: str) -> str:
+    # An extra metadata line for exchange 1, right after its `duration` line.
+    anchor = next(x for x in LINES if x.startswith("# duration:"))
+    return _replace(anchor, f"{anchor}\n{line}")
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("# exact: target not-json", "bad exact value"),
+        ("# exact: target 42", "bad exact value"),
+        ('# exact: nowhere "x"', "bad exact value"),
+        ('# exact: request-header "x"', "needs index"),
+        ('# exact: target 3 "x"', "takes no index"),
+        ('# exact: target "\\x"', "bad exact value"),
+        ("# wire-header: request x Content-Length: 1", "bad wire-header"),
+        ("# wire-header: sideways 1 Content-Length: 1", "bad wire-header"),
+    ],
+)
+def test_bad_head_metadata(line: str, fragment: str) -> None:
+    _expect(_with_meta(line), _line_of("# duration:") + 1, fragment)
+
+
+def test_a_repeated_exact_value() -> None:
+    text = _with_meta('# exact: target "/a"\n# exact: target "/b"')
+    _expect(text, _line_of("# duration:") + 2, "twice")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['# exact: request-header 7 "x"', "# wire-header: request 9 Content-Length: 1"],
+)
+def test_a_head_index_that_does_not_fit(line: str) -> None:
+    _expect(_with_meta(line), _line_of("### 1 "), "header")

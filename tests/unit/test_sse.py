@@ -80,9 +80,10 @@ def test_close_returns_a_truncated_block(stream: bytes, expected: tuple[str, ...
     assert framer.close() == expected
 
 
-def test_invalid_utf8_is_replaced_not_raised() -> None:
-    blocks, _, _ = frame([b"data: \xff\xfe\n\n"])
-    assert blocks == [("data: \ufffd\ufffd",)]
+def test_invalid_utf8_is_kept_byte_for_byte() -> None:
+    blocks, _, _ = frame([b"data: \xff\xfe \xc3\xa9\n\n"])
+    assert blocks == [("data: \udcff\udcfe \u00e9",)]
+    assert render_events(blocks) == b"data: \xff\xfe \xc3\xa9\n\n"
 
 
 @pytest.mark.parametrize(
@@ -157,3 +158,7 @@ def test_arbitrary_bytes_frame_the_same_in_any_chunks(data: bytes, cuts: list[in
     whole = frame([data])
     pieces = frame(_split(data, sorted(c for c in cuts if c <= len(data))))
     assert pieces == whole
+    # Lossless: every line is the wire's bytes again, whatever they were.
+    for block in whole[0]:
+        for line in block:
+            assert line.encode("utf-8", "surrogateescape") in data
