@@ -65,15 +65,30 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def wait_for_signal() -> None:
-    """Block until Ctrl-C or SIGTERM."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        while not stop.wait(0.5):
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP all ask for one orderly stop.
+
+    Installed before a server starts and kept until it has stopped, so that a second Ctrl-C
+    (or a signal during start-up) can never interrupt the stop half-way: it is only answered
+    with a word that the stop is under way.
+    """
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        for number in STOP_SIGNALS:
+            signal.signal(number, self._handle)
+
+    def _handle(self, number: int, frame: object) -> None:
+        if self.requested.is_set():
+            click.echo("stopping: finishing the capture, please wait", err=True)
+        self.requested.set()
+
+    def wait(self) -> None:
+        while not self.requested.wait(0.5):
             pass
-    except KeyboardInterrupt:
-        pass
 
 
 @main.command()
@@ -133,21 +148,48 @@ def migrate(files: tuple[Path, ...]) -> None:
 @click.option("--push-proxy", metavar="HOST:PORT",
               help="Also listen here as a forward proxy for the agent's push deliveries "
                    "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).")
+@click.option("--append", is_flag=True,
+              help="Add to a capture that already holds exchanges (numbering goes on).")
+@click.option("--force", is_flag=True, help="Overwrite a capture that already holds exchanges.")
+@click.option("--redact-header", "redact_headers", multiple=True, metavar="NAME",
+              help="Also redact this header (known credentials and names with token, secret, "
+                   "api-key, password are redacted anyway).")
+@click.option("--redact-param", "redact_params", multiple=True, metavar="NAME",
+              help="Also redact this query parameter.")
+@click.option("--read-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
+              help="Close a connection whose request head or body is not complete in time.")
+@click.option("--max-request-size", default="100m", show_default=True, metavar="SIZE",
+              help="Answer larger request bodies with 413 (k, m, g suffixes).")
+@click.option("--quiet", "-q", is_flag=True, help="No line per recorded exchange.")
 def record(upstream: str | None, forward: bool, listen: str, out: Path, split: str | None,
            no_card_rewrite: bool, keep_secrets: bool, record_all: bool,
            webhook_paths: tuple[str, ...], grpc_upstream: str | None,
-           grpc_listen: str | None, push_proxy: str | None) -> None:
-    """Record A2A traffic between clients and agents into .http captures."""
+           grpc_listen: str | None, push_proxy: str | None, append: bool, force: bool,
+           redact_headers: tuple[str, ...], redact_params: tuple[str, ...],
+           read_timeout: float, max_request_size: str, quiet: bool) -> None:
+    """Record A2A traffic between clients and agents into .http captures.
+
+    A capture that already holds exchanges is never overwritten unless --force is given;
+    --append adds to it.  Ctrl-C, SIGTERM and SIGHUP stop the recorder; every exchange that
+    completed is kept, and those still in flight are written as cut by the shutdown.
+    """
     from recorder.record import ProxyStartError, RecordingProxy
 
     if forward == bool(upstream):
         raise click.UsageError("give exactly one of --upstream URL (reverse) and --forward")
+    if append and force:
+        raise click.UsageError("give at most one of --append and --force")
+    signals = StopSignals()
     proxy = RecordingProxy("forward" if forward else "reverse", upstream, parse_listen(listen),
                            out, card_rewrite=not no_card_rewrite, keep_secrets=keep_secrets,
                            record_all=record_all, split=split, webhook_paths=webhook_paths,
                            grpc_upstream=grpc_upstream,
                            grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
-                           push_proxy=parse_listen(push_proxy) if push_proxy else None)
+                           push_proxy=parse_listen(push_proxy) if push_proxy else None,
+                           existing="append" if append else "overwrite" if force else "refuse",
+                           console=None if quiet else lambda line: click.echo(line, err=True),
+                           redact_headers=redact_headers, redact_params=redact_params,
+                           read_timeout=read_timeout, max_request_size=max_request_size)
     try:
         proxy.start()
     except (ProxyStartError, ValueError) as exc:
@@ -161,7 +203,7 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
         click.echo(f"recording push deliveries: start the agent with "
                    f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)", err=True)
     try:
-        wait_for_signal()
+        signals.wait()
     finally:
         proxy.stop()
         click.echo(f"capture written: {out}", err=True)
@@ -191,6 +233,7 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
         raise click.BadParameter(str(exc), param_hint="--timing") from exc
     paths, forward = _forward_url(on_miss, files)
     captures = [load_capture(Path(path)) for path in paths]
+    signals = StopSignals()
     host, port = parse_listen(listen)
     grpc_port = parse_listen(grpc_listen)[1] if grpc_listen else None
     try:
@@ -204,7 +247,7 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
     if replayer.grpc_target:
         click.echo(f"replaying gRPC at {replayer.grpc_target}", err=True)
     try:
-        wait_for_signal()
+        signals.wait()
     finally:
         replayer.stop()
     report = replayer.report

@@ -9,6 +9,7 @@ plain `ValueError` from `render*` for values the format cannot hold exactly.
 
 from recorder.capture._model import (
     FORMAT_VERSION,
+    READABLE_VERSIONS,
     Capture,
     Exchange,
     GrpcMessage,
@@ -21,11 +22,19 @@ from recorder.capture._model import (
 )
 from recorder.capture._parse import CaptureParseError, parse
 from recorder.capture._render import render, render_exchange, render_header
-from recorder.capture._writer import CaptureWriter, read_capture, write_capture
+from recorder.capture._writer import (
+    CaptureExistsError,
+    CaptureWriter,
+    holds_exchanges,
+    read_capture,
+    write_capture,
+)
 
 __all__ = [
     "FORMAT_VERSION",
+    "READABLE_VERSIONS",
     "Capture",
+    "CaptureExistsError",
     "CaptureParseError",
     "CaptureWriter",
     "Exchange",
@@ -35,6 +44,7 @@ __all__ = [
     "Response",
     "SseEvent",
     "header_value",
+    "holds_exchanges",
     "parse",
     "read_capture",
     "render",

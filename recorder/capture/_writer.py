@@ -1,13 +1,22 @@
 """The only code that touches disk for captures: an append-only writer, read and write.
 
-Invariant of `CaptureWriter`: after `__init__` and after every `append` returns, the file on
-disk is a complete, parseable capture (header plus whole exchanges), flushed and fsynced.  An
-exchange is rendered before the lock is taken and written with one `write` under it, so a crash
-(`kill -9`) can only lose exchanges whose `append` had not returned.
+Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
+- `append` renders the exchange before taking the lock, then writes it with one `write` and a
+  flush under the lock.  When `append` returns, the exchange is in the operating system's page
+  cache: a killed process (`kill -9`, a crash) loses no exchange whose `append` returned, and
+  the file on disk is always a complete, parseable capture.
+- `fsync` happens off the caller's thread: one shared syncer thread syncs every writer with
+  unsynced data, as soon as it can, and batches what arrived meanwhile (group commit).  A power
+  loss or kernel crash can lose the exchanges appended since the last sync, usually the last
+  few milliseconds.  `sync()` waits until everything appended so far is on disk; `close()` does
+  that too.
+- A writer never truncates a file that holds exchanges: it creates a new capture (`create`)
+  only where there is none, or continues one (`resume`), numbering after its last exchange.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
@@ -20,14 +29,19 @@ from recorder.capture._parse import parse_bytes
 from recorder.capture._render import render, render_exchange, render_header
 
 
+class CaptureExistsError(FileExistsError):
+    """A capture with exchanges is already at the path, and nobody said to add to it."""
+
+
 class CaptureWriter:
     """Append exchanges to a `.http` capture as they complete; thread-safe.
 
-    `CaptureWriter(path, header)` creates (or truncates) the file and writes the header of
-    `header`, then any exchanges it already holds.  `append(exchange)` adds one; numbers must
-    increase strictly (ValueError otherwise, and ValueError for values that cannot be rendered;
-    the file is untouched in both cases).  `close()` is idempotent; the writer is a context
-    manager.
+    `CaptureWriter(path, header)` starts a new capture: it writes the header of `header`, then
+    any exchanges it already holds.  It refuses (`CaptureExistsError`) a path that already
+    holds a capture with exchanges, unless `overwrite=True`.  `CaptureWriter.resume(path)`
+    continues an existing capture instead.  `append(exchange)` adds one; numbers must increase
+    strictly (ValueError otherwise, and ValueError for values that cannot be rendered; the file
+    is untouched in both cases).  `close()` is idempotent; the writer is a context manager.
 
     Example::
 
@@ -35,20 +49,46 @@ class CaptureWriter:
             w.append(exchange)
     """
 
-    def __init__(self, path: str | os.PathLike[str], capture_header: Capture) -> None:
+    def __init__(self, path: str | os.PathLike[str], capture_header: Capture, *,
+                 overwrite: bool = False) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._last_number: int | None = None
-        header = render_header(capture_header)
-        self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        self._write(header)
+        if not overwrite and holds_exchanges(self.path):
+            raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
+        self._setup(open(self.path, "wb"), None)  # noqa: SIM115 - closed in close()
+        self._write(render_header(capture_header).encode("utf-8"))
         _fsync_directory(self.path.parent)
         for exchange in capture_header.exchanges:
             self.append(exchange)
 
-    def append(self, exchange: Exchange) -> None:
-        """Render one exchange and append it durably (write, flush, fsync)."""
-        text = render_exchange(exchange)
+    @classmethod
+    def resume(cls, path: str | os.PathLike[str]) -> CaptureWriter:
+        """Continue the capture at `path`: later exchanges are appended after its last one.
+
+        Raises CaptureParseError when the file is damaged (it is left as it is).
+        """
+        existing = read_capture(path)
+        writer = cls.__new__(cls)
+        writer.path = Path(path)
+        last = existing.exchanges[-1].number if existing.exchanges else None
+        writer._setup(open(writer.path, "ab"), last)  # noqa: SIM115 - closed in close()
+        return writer
+
+    def _setup(self, file: BinaryIO, last_number: int | None) -> None:
+        self._lock = threading.Lock()
+        self._file: BinaryIO | None = file
+        self._last_number = last_number
+        self._written = 0  # appends so far; the syncer catches up with it
+        self._synced = 0
+        self._synced_changed = threading.Condition()
+
+    @property
+    def last_number(self) -> int | None:
+        return self._last_number
+
+    def append(self, exchange: Exchange) -> int:
+        """Render one exchange and append it (write and flush now, fsync soon); the number of
+        bytes written."""
+        data = render_exchange(exchange).encode("utf-8")
         with self._lock:
             if self._file is None:
                 raise ValueError(f"{self.path}: capture writer is closed")
@@ -56,14 +96,26 @@ class CaptureWriter:
                 raise ValueError(
                     f"exchange {exchange.number} after {self._last_number}: numbers must increase"
                 )
-            self._write(text)
+            self._write(data)
             self._last_number = exchange.number
+        _SYNCER.want(self)
+        return len(data)
+
+    def sync(self, timeout: float | None = 10.0) -> bool:
+        """Wait until everything appended so far is on disk; False if `timeout` passed."""
+        target = self._written
+        with self._synced_changed:
+            return self._synced_changed.wait_for(lambda: self._synced >= target, timeout)
 
     def close(self) -> None:
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            if self._file is None:
+                return
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+            self._mark_synced(self._written)
 
     @property
     def closed(self) -> bool:
@@ -80,11 +132,72 @@ class CaptureWriter:
     ) -> None:
         self.close()
 
-    def _write(self, text: str) -> None:
+    def _write(self, data: bytes) -> None:
         assert self._file is not None
-        self._file.write(text.encode("utf-8"))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._file.write(data)
+        self._file.flush()  # into the page cache now: a killed process loses nothing written
+        self._written += 1
+
+    def _sync_now(self) -> None:
+        """Called by the syncer thread: fsync what was written so far.
+
+        The fsync runs on a duplicate descriptor, outside the lock, so appends go on while the
+        disk syncs (and close() cannot pull the descriptor away meanwhile)."""
+        with self._lock:
+            if self._file is None:
+                return
+            target, fd = self._written, os.dup(self._file.fileno())
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._mark_synced(target)
+
+    def _mark_synced(self, count: int) -> None:
+        with self._synced_changed:
+            self._synced = max(self._synced, count)
+            self._synced_changed.notify_all()
+
+
+class _Syncer:
+    """One daemon thread that fsyncs every writer with unsynced data (group commit)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[int, CaptureWriter] = {}
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def want(self, writer: CaptureWriter) -> None:
+        with self._wake:
+            self._pending[id(writer)] = writer
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="a2a-capture-sync",
+                                                daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: bool(self._pending))
+                batch, self._pending = list(self._pending.values()), {}
+            for writer in batch:
+                # A full or vanished disk: the next write says so to its caller.
+                with contextlib.suppress(OSError):
+                    writer._sync_now()
+
+
+_SYNCER = _Syncer()
+
+
+def holds_exchanges(path: Path) -> bool:
+    """Whether `path` is a file with more than a capture header (anything that may be data)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return False
+    return b"\n###" in head or (bool(head) and not head.startswith(b"# a2a-recorder capture"))
 
 
 def read_capture(path: str | os.PathLike[str]) -> Capture:

@@ -250,8 +250,10 @@ def build_extended_card(card: AgentCard) -> AgentCard:
 # --- server ---------------------------------------------------------------------------------
 
 
-def _http_routes(handler: DefaultRequestHandler, card: AgentCard) -> list[BaseRoute]:
-    routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=CARD_PATH))
+def _http_routes(handler: DefaultRequestHandler, card: AgentCard,
+                 cache_control: str | None) -> list[BaseRoute]:
+    routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=CARD_PATH,
+                                                            cache_control=cache_control))
     for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
         routes += create_jsonrpc_routes(handler, rpc_url=path, enable_v0_3_compat=True)
     routes.append(Mount(REST_PATH, routes=create_rest_routes(handler, enable_v0_3_compat=True)))
@@ -281,7 +283,7 @@ class _Servers:
             agent_card=self.card, push_config_store=push_store,
             push_sender=BasePushNotificationSender(self.push_client, push_store),
             extended_agent_card=build_extended_card(self.card))
-        app = Starlette(routes=_http_routes(self.handler, self.card))
+        app = Starlette(routes=_http_routes(self.handler, self.card, agent.card_cache_control))
         self.uvicorn = uvicorn.Server(uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
         self._serve_task: asyncio.Task[None] | None = None
@@ -320,6 +322,7 @@ class DemoAgent:
     ``push_proxy`` (``http://host:port``) sends the agent's push deliveries through that HTTP
     proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
     ``api_key_query`` makes the card declare an API key in that query parameter.
+    ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -337,8 +340,10 @@ class DemoAgent:
     def __init__(self, *, event_delay: float = DEFAULT_EVENT_DELAY, enable_grpc: bool = True,
                  host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
                  startup_timeout: float = 10.0, push_proxy: str | None = None,
-                 api_key_query: str | None = None) -> None:
+                 api_key_query: str | None = None,
+                 card_cache_control: str | None = None) -> None:
         self.event_delay = event_delay
+        self.card_cache_control = card_cache_control
         self.push_proxy = push_proxy
         self.api_key_query = api_key_query
         self.enable_grpc = enable_grpc

@@ -4,10 +4,13 @@ No I/O here: operation and error tables, the exchange classifier, agent-card int
 SSE framing all take values and return values.
 """
 
+from recorder.protocol._answers import MESSAGE_KIND, answered_state
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
     CardRewrite,
+    card_etag,
     card_location,
+    etag_matches,
     find_card,
     origin_of,
     rewrite_card,
@@ -72,12 +75,15 @@ from recorder.protocol._types import (
 from recorder.protocol._volatile import (
     ID_FIELDS,
     OPAQUE_FIELDS,
+    PAGINATION_FIELDS,
     RESOURCE_NAME_FIELDS,
     TIMESTAMP_FIELDS,
     IdKind,
 )
 
 __all__ = [
+    "MESSAGE_KIND",
+    "answered_state",
     "AGENT_CARD",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
@@ -90,6 +96,7 @@ __all__ = [
     "OPAQUE_FIELDS",
     "OPERATIONS",
     "OPERATION_NAMES",
+    "PAGINATION_FIELDS",
     "PUSH_DELIVERY",
     "RESOURCE_NAME_FIELDS",
     "TIMESTAMP_FIELDS",
@@ -111,6 +118,7 @@ __all__ = [
     "SseEventLike",
     "SseFramer",
     "Version",
+    "card_etag",
     "card_location",
     "classify",
     "error_by_code",
@@ -118,6 +126,7 @@ __all__ = [
     "error_by_reason",
     "errors_by_grpc_status",
     "errors_by_http",
+    "etag_matches",
     "event_data",
     "event_type",
     "find_card",

@@ -15,6 +15,7 @@ the caller warns.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -214,3 +215,21 @@ def _point_grpc_at(card: dict[str, Any], target: str) -> Iterator[tuple[str, str
             if new != old:
                 holder[field] = new
                 yield old, new
+
+
+# --- caching (A2A spec §8.6: agents SHOULD send ETag and Cache-Control) ---------------------
+# A rewritten card is another representation, so it needs its own validator: the agent's ETag
+# names bytes the client never receives.  Weak stays weak (RFC 9110 §8.8.3).
+
+
+def card_etag(served: bytes, agents: str) -> str:
+    """An ETag for the card bytes a client receives, as weak or strong as the agent's."""
+    digest = hashlib.sha256(served).hexdigest()[:32]
+    return f'W/"{digest}"' if agents.strip().startswith("W/") else f'"{digest}"'
+
+
+def etag_matches(if_none_match: str, etag: str) -> bool:
+    """RFC 9110 §13.1.2: does `If-None-Match` match `etag`?  (Weak comparison; `*` matches.)"""
+    wanted = etag.strip().removeprefix("W/")
+    tags = (tag.strip() for tag in if_none_match.split(","))
+    return any(tag == "*" or tag.removeprefix("W/") == wanted for tag in tags)

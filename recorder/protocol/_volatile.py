@@ -46,6 +46,8 @@ RESOURCE_NAME_FIELDS = frozenset({"name", "parent"})
 
 # Fields whose whole value is volatile, and the fixed placeholder each becomes.
 TIMESTAMP_FIELDS = frozenset({"timestamp", "statusTimestampAfter"})
+# Pagination cursors: opaque and volatile, but never credentials, whatever their name says.
+PAGINATION_FIELDS = frozenset({"pageToken", "nextPageToken"})
 OPAQUE_FIELDS: Mapping[str, str] = {
     "token": "<token>",
     "credentials": "<credentials>",

@@ -1,8 +1,9 @@
-"""Recording real A2A sessions: the mitmproxy addon and the in-process proxy around it.
+"""Recording real A2A sessions: the mitmproxy addons and the in-process proxy around them.
 
-Pure parts: `rewrite_card` (card interface URLs -> the proxy) and `Redactor` (secrets ->
-stable placeholders).  Shells: `Recorder` (the mitmproxy addon, options `a2a_*`) and
-`RecordingProxy` (mitmproxy run in-process, reverse or forward mode).
+Pure parts: `rewrite_card` (card interface URLs -> the proxy), `Redactor` (secrets -> stable
+placeholders), `exchange_line` (the console's line).  Shells: the addons, one job each
+(`recording_addons()`, options `a2a_*`; see `_addons`) and `RecordingProxy` (mitmproxy run
+in-process, reverse or forward mode).
 """
 
 from recorder.protocol._cardrewrite import (
@@ -11,7 +12,8 @@ from recorder.protocol._cardrewrite import (
     rewrite_grpc_interfaces,
     rewrite_url,
 )
-from recorder.record._addon import Recorder
+from recorder.record._addons import RecordingAddons, recording_addons
+from recorder.record._console import exchange_line
 from recorder.record._grpcrecord import (
     GrpcRecord,
     GrpcTap,
@@ -34,12 +36,14 @@ __all__ = [
     "Mode",
     "ProxyStartError",
     "PushRelay",
-    "Recorder",
+    "RecordingAddons",
     "RecordingProxy",
     "Redactor",
     "api_key_headers",
     "call_exchange",
+    "exchange_line",
     "parse_grpc_upstream",
+    "recording_addons",
     "rewrite_card",
     "rewrite_grpc_interfaces",
     "rewrite_url",

@@ -23,7 +23,11 @@ Facts this module is built around (mitmproxy 12):
   `regular@host:port`, a forward HTTP proxy the agent is started with as HTTP_PROXY /
   HTTPS_PROXY (NO_PROXY must not exclude the webhook host; `localhost` and `127.0.0.1` are
   often in it).  Its port 0 is resolved first too.  Flows through it are deliveries or, unless
-  `record_all`, left out of the capture (see `Recorder.push_proxy_mode`).
+  `record_all`, left out of the capture (see `PushAddon`).
+- Stopping keeps every exchange: the listeners close, every exchange still in flight is cut
+  and written as such (noted `cut by recorder shutdown`), the client connections are closed
+  here (so nothing is left for the loop's teardown to cancel), and only then does the master
+  shut down, which finalises the captures (`Save`).
 
 Exceptions: `ProxyStartError(RuntimeError)` when the proxy cannot start.
 """
@@ -35,7 +39,7 @@ import logging
 import socket
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
@@ -46,9 +50,8 @@ from mitmproxy import exceptions, options
 from mitmproxy.tools.dump import DumpMaster
 
 from recorder._background import host_port
-from recorder.record._addon import Recorder
+from recorder.record._addons import recording_addons
 from recorder.record._grpcrecord import (
-    GrpcRecord,
     GrpcTap,
     GrpcUpstream,
     H2cTunnels,
@@ -58,6 +61,7 @@ from recorder.record._grpcrecord import (
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
+DRAIN_TIMEOUT = 3.0  # for the cut connections to wind down at stop
 FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
 
 
@@ -97,6 +101,10 @@ class RecordingProxy:
 
     `async with` runs the proxy in the caller's loop instead of a thread.  Raises
     `ProxyStartError` when the proxy cannot start, `ValueError` for bad arguments.
+
+    `existing` says what to do with a capture that already holds exchanges: `refuse` (the
+    default: start fails), `append` or `overwrite`.  `console` receives one line per exchange
+    written, warnings and a summary at stop (default: nothing is printed).
     """
 
     def __init__(
@@ -116,6 +124,12 @@ class RecordingProxy:
         grpc_upstream: str | None = None,
         grpc_listen: tuple[str, int] | None = None,
         push_proxy: tuple[str, int] | None = None,
+        existing: str = "refuse",
+        console: Callable[[str], None] | None = None,
+        redact_headers: Sequence[str] = (),
+        redact_params: Sequence[str] = (),
+        read_timeout: float = 10.0,
+        max_request_size: str = "100m",
     ) -> None:
         self.mode = _mode(mode)
         self.grpc_upstream: GrpcUpstream | None = (
@@ -130,7 +144,7 @@ class RecordingProxy:
         self.listen = listen
         self.out = Path(out) if out is not None else None
         self.split = split or ("none" if self.mode is Mode.REVERSE else "upstream")
-        self.addon = Recorder()
+        self.addons = recording_addons(console)
         self._addon_options = {
             "a2a_out": str(self.out) if self.out is not None else "",
             "a2a_card_rewrite": card_rewrite,
@@ -138,6 +152,12 @@ class RecordingProxy:
             "a2a_all": record_all,
             "a2a_split": self.split,
             "a2a_webhook_paths": list(webhook_paths),
+            "a2a_existing": existing,
+            "a2a_quiet": console is None,
+            "a2a_redact_headers": list(redact_headers),
+            "a2a_redact_params": list(redact_params),
+            "a2a_read_timeout": read_timeout,
+            "a2a_max_request_size": max_request_size,
         }
         self._confdir = Path(confdir) if confdir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -298,19 +318,21 @@ class RecordingProxy:
         if errorcheck is not None:  # it would sys.exit(1) inside our loop
             errorcheck.finish()
             master.addons.remove(errorcheck)
-        master.addons.add(self.addon)
+        # The gRPC taps go first: at stop, their calls in flight reach the save addon before
+        # it finalises the captures.
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen))
-            master.addons.add(GrpcTap(self._grpc_listener_origin, self._on_grpc_call))
+            master.addons.add(GrpcTap(self._grpc_listener_origin, self.addons.record_grpc))
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
-            master.addons.add(tunnels, GrpcTap(tunnels.origin, self._on_grpc_call))
+            master.addons.add(tunnels, GrpcTap(tunnels.origin, self.addons.record_grpc))
+        master.addons.add(*self.addons.chain())
         if self.push_proxy is not None:
             host, port = _resolved(self.push_proxy)
             self._push_mode = f"regular@{host}:{port}"
-            self.addon.push_proxy_mode = self._push_mode
+            self.addons.push.push_proxy_mode = self._push_mode
             # The upstream a capture names if a delivery happens to open it.
-            self.addon.push_upstream = (
+            self.addons.push.push_upstream = (
                 self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream)
         opts.update(**self._options())
         return master
@@ -319,9 +341,6 @@ class RecordingProxy:
         if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:
             return None
         return self.grpc_upstream.origin
-
-    def _on_grpc_call(self, record: GrpcRecord, upstream: str) -> None:
-        self.addon.record_grpc(record, upstream)
 
     def _options(self) -> dict[str, Any]:
         mode = f"reverse:{self.upstream}" if self.mode is Mode.REVERSE else FORWARD_SPEC
@@ -356,7 +375,7 @@ class RecordingProxy:
                 if self._grpc_mode is not None:
                     host, port = proxyserver.servers[self._grpc_mode].listen_addrs[0][:2]
                     self._grpc_address = (host, port)
-                    self.addon.grpc_target = self.grpc_target
+                    self.addons.cards.grpc_target = self.grpc_target
                 if self._push_mode is not None:
                     host, port = proxyserver.servers[self._push_mode].listen_addrs[0][:2]
                     self._push_address = (host, port)
@@ -386,6 +405,8 @@ class RecordingProxy:
             await asyncio.wait_for(proxyserver.servers.update([]), STOP_TIMEOUT)
         except (TimeoutError, Exception):  # noqa: BLE001 - still shut the master down
             logging.getLogger(__name__).warning("proxy servers did not stop cleanly")
+        self.addons.save.begin_stop()
+        await _close_connections(proxyserver)
         master.shutdown()
         await asyncio.wait({run}, timeout=STOP_TIMEOUT)
         if not run.done():
@@ -393,6 +414,18 @@ class RecordingProxy:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+async def _close_connections(proxyserver: Any) -> None:
+    """Cancel every client connection's handler, as mitmproxy's idle timeout does, and give
+    them a moment to wind down (their flows end in `error`, written as cut)."""
+    for handler in list(proxyserver.connections.values()):
+        io = handler.transports.get(handler.client)
+        if io is not None and io.handler is not None:
+            io.handler.cancel("the recorder is shutting down")
+    deadline = asyncio.get_running_loop().time() + DRAIN_TIMEOUT
+    while proxyserver.connections and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def _mode(mode: Mode | str) -> Mode:

@@ -6,9 +6,11 @@ token seen in a push-config body and later in a webhook's `Authorization` header
 in the capture and replay can still match them up.
 
 What counts as a secret, as data:
-- the headers in `SECRET_HEADERS`, plus the API keys that the agent card's `securitySchemes`
-  declare: headers and query parameters (v1.0 `apiKeySecurityScheme{location, name}`, v0.3
-  `{type: apiKey, in, name}`);
+- the headers in `SECRET_HEADERS`; headers and query parameters whose name says they carry a
+  credential (`CREDENTIAL_NAME`: `*token*`, `*secret*`, `*api-key*`, `*password*`,
+  `x-*-auth*` ..., but never A2A's own pagination cursors); the names a user adds; and the API
+  keys that an agent card's `securitySchemes` declare (v1.0 `apiKeySecurityScheme{location,
+  name}`, v0.3 `{type: apiKey, in, name}`);
 - in JSON bodies, SSE event data and decoded gRPC messages, the push-config fields in
   `SECRET_FIELDS` of any object that also has a `url` (this one rule covers v1.0 flat
   `TaskPushNotificationConfig`, v0.3 nested `pushNotificationConfig`, inline send
@@ -18,6 +20,10 @@ A secret once seen is also swept from every later *response* (body, events), whe
 appears: an agent that echoes a token in an error message must not leak it.  Requests are not
 swept: the replayer matches on their content, and a client's own text stays the client's.
 
+Redacting is idempotent (a placeholder is never a secret), so a capture can be redacted again
+once more is known: `generation` counts what the redactor learnt (a name from a card, a secret
+long enough to sweep), and `rework` redacts an exchange written earlier with today's knowledge.
+
 JSON bodies keep their exact formatting: the secret's string token is swapped in the raw text, so
 the capture's byte-form detection (pretty or compact) is unaffected.  `Authorization`-style values
 keep their scheme (`Bearer <redacted:1>`).
@@ -26,13 +32,14 @@ keep their scheme (`Bearer <redacted:1>`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote_plus
 
-from recorder.capture import GrpcMessage, Headers, Request, Response, SseEvent
-from recorder.protocol import parse_json
+from recorder.capture import Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.protocol import PAGINATION_FIELDS, parse_json
 
 SECRET_HEADERS: tuple[str, ...] = (
     "Authorization",
@@ -41,6 +48,11 @@ SECRET_HEADERS: tuple[str, ...] = (
     "Set-Cookie",
     "X-A2A-Notification-Token",
 )
+# Header and query parameter names that say they carry a credential, whatever the card says.
+CREDENTIAL_NAME = re.compile(r"token|secret|api[-_]?key|passw(?:or)?d|^x-.+-auth", re.IGNORECASE)
+NOT_CREDENTIALS = frozenset(name.lower() for name in PAGINATION_FIELDS)
+PLACEHOLDER = re.compile(r"<redacted:\d+>")
+REDACTED_NOTE = "redacted: "
 # Headers whose value is `<scheme> <credentials>`: only the credentials are secret.
 SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 
@@ -84,6 +96,11 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def is_credential_name(name: str) -> bool:
+    """Whether a header or query parameter's name says it holds a credential."""
+    return name.lower() not in NOT_CREDENTIALS and CREDENTIAL_NAME.search(name) is not None
+
+
 @dataclass
 class Redactor:
     """Turns secrets into stable placeholders across one capture.
@@ -97,7 +114,9 @@ class Redactor:
 
     extra_headers: set[str] = field(default_factory=set)
     query_keys: set[str] = field(default_factory=set)
+    generation: int = 0  # grows whenever the redactor learns a name or a sweepable secret
     _placeholders: dict[str, str] = field(default_factory=dict)
+    _skipped: int = 0  # placeholder numbers an earlier recording of the same file used
     _names: set[str] = field(default_factory=set)
     _secret_names: dict[str, str] = field(default_factory=dict)  # secret -> where first seen
     _hits: set[str] = field(default_factory=set)
@@ -118,8 +137,25 @@ class Redactor:
 
     def learn_card(self, card: Mapping[str, Any]) -> None:
         """Also redact the API keys (headers, query parameters) this card's schemes name."""
-        self.extra_headers.update(api_key_headers(card))
-        self.query_keys.update(api_key_names(card, "query"))
+        self.learn_names(api_key_headers(card), api_key_names(card, "query"))
+
+    def learn_names(self, headers: Iterable[str] = (), params: Iterable[str] = ()) -> None:
+        """Also redact these headers and query parameters (any case for headers)."""
+        new_headers = {name.lower() for name in headers} - self.extra_headers
+        new_params = set(params) - self.query_keys
+        if new_headers or new_params:
+            self.extra_headers |= new_headers
+            self.query_keys |= new_params
+            self.generation += 1
+
+    def rework(self, exchange: Exchange) -> Exchange:
+        """An exchange written earlier, redacted again with what is known now; its redaction
+        note names everything redacted in it, then and now."""
+        request, response, note = self.exchange(exchange.request, exchange.response)
+        names = {name for n in (*exchange.notes, *note) if n.startswith(REDACTED_NOTE)
+                 for name in n[len(REDACTED_NOTE):].split(", ")}
+        notes = _with_redaction_note(exchange.notes, names)
+        return replace(exchange, request=request, response=response, notes=notes)
 
     def exchange(
         self, request: Request, response: Response | None
@@ -150,9 +186,9 @@ class Redactor:
         return self.sweep(self.body(body))
 
     def target(self, target: str) -> str:
-        """The request target with the values of API-key query parameters redacted."""
+        """The request target with the values of credential query parameters redacted."""
         path, sep, query = target.partition("?")
-        if not sep or not self.query_keys:
+        if not sep:
             return target
         return path + sep + "&".join(self._query_item(item) for item in query.split("&"))
 
@@ -162,24 +198,30 @@ class Redactor:
         return event if lines == event.lines else replace(event, lines=lines)
 
     def headers(self, headers: Headers) -> Headers:
-        secret = {name.lower() for name in (*SECRET_HEADERS, *self.extra_headers)}
         return tuple(
-            (k, self._header_value(k, v)) if k.lower() in secret else (k, v) for k, v in headers
+            (k, self._header_value(k, v)) if self._secret_header(k) else (k, v) for k, v in headers
         )
+
+    def _secret_header(self, name: str) -> bool:
+        lower = name.lower()
+        return lower in _SECRET_HEADER_NAMES or lower in self.extra_headers or (
+            is_credential_name(name))
 
     def body(self, body: bytes) -> bytes:
         """`body` with push-config secrets swapped for placeholders; non-JSON comes back as is."""
         found = dict(_secrets(parse_json(body)))
         if not found:
             return body
-        text = body.decode("utf-8")
+        text = body.decode("utf-8", "surrogatepass")
         for secret, name in found.items():
             self._hit(name)
+            if PLACEHOLDER.fullmatch(secret):
+                continue  # redacted already
             self._secret_names.setdefault(secret, name)
             placeholder = json.dumps(self.placeholder(secret))
             for ascii_only in (True, False):
                 text = text.replace(json.dumps(secret, ensure_ascii=ascii_only), placeholder)
-        return text.encode("utf-8")
+        return text.encode("utf-8", "surrogatepass")
 
     def sweep(self, body: bytes) -> bytes:
         """`body` with every known secret (of MIN_SWEPT_LENGTH or more) replaced, as text."""
@@ -213,16 +255,26 @@ class Redactor:
 
     def _query_item(self, item: str) -> str:
         name, sep, value = item.partition("=")
-        if not sep or unquote_plus(name) not in self.query_keys or not value:
+        key = unquote_plus(name)
+        if not sep or not value or not (key in self.query_keys or is_credential_name(key)):
             return item
-        self._hit(f"query:{unquote_plus(name)}")
+        self._hit(f"query:{key}")
+        if PLACEHOLDER.fullmatch(value):
+            return item
         # Left unescaped so that it reads (and diffs) like every other placeholder.
         return f"{name}={self.placeholder(unquote_plus(value))}"
+
+    def skip_placeholders(self, count: int) -> None:
+        """Number new placeholders after `count` (a capture continued from an earlier run)."""
+        self._skipped = max(self._skipped, count - len(self._placeholders))
 
     def placeholder(self, secret: str) -> str:
         """The stable placeholder for `secret` (allocated on first sight)."""
         if secret not in self._placeholders:
-            self._placeholders[secret] = f"<redacted:{len(self._placeholders) + 1}>"
+            number = self._skipped + len(self._placeholders) + 1
+            self._placeholders[secret] = f"<redacted:{number}>"
+            if len(secret) >= MIN_SWEPT_LENGTH:
+                self.generation += 1  # earlier responses may hold it
         return self._placeholders[secret]
 
     def _header_value(self, name: str, value: str) -> str:
@@ -233,6 +285,8 @@ class Redactor:
             scheme, secret = f"{scheme} ", credentials.strip()
         else:
             scheme, secret = "", value
+        if not secret or PLACEHOLDER.fullmatch(secret):
+            return value
         self._secret_names.setdefault(secret, canonical)
         return scheme + self.placeholder(secret)
 
@@ -247,9 +301,21 @@ def _messages(
     )
 
 
+_SECRET_HEADER_NAMES = {h.lower(): h for h in SECRET_HEADERS}
+
+
 def _canonical_header(name: str) -> str:
-    known = {h.lower(): h for h in SECRET_HEADERS}
-    return known.get(name.lower(), name)
+    return _SECRET_HEADER_NAMES.get(name.lower(), name)
+
+
+def _with_redaction_note(notes: tuple[str, ...], names: set[str]) -> tuple[str, ...]:
+    """`notes` with one redaction note naming `names`, where the old one stood (else last)."""
+    if not names:
+        return notes
+    note = f"{REDACTED_NOTE}{', '.join(sorted(names))}"
+    kept = [n for n in notes if not n.startswith(REDACTED_NOTE)]
+    at = next((i for i, n in enumerate(notes) if n.startswith(REDACTED_NOTE)), len(notes))
+    return (*kept[:at], note, *kept[at:])
 
 
 def _secrets(node: Any) -> Iterator[tuple[str, str]]:

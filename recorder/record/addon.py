@@ -1,4 +1,4 @@
-"""Entry point for `mitmdump -s recorder/record/addon.py` (and `mitmweb -s`).
+"""Entry point for `mitmdump -s recorder/record/addon.py` (and `mitmweb -s`): the whole set.
 
 Example::
 
@@ -16,6 +16,6 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from recorder.record._addon import Recorder  # noqa: E402
+from recorder.record._addons import recording_addons  # noqa: E402
 
-addons = [Recorder()]
+addons = recording_addons().chain()

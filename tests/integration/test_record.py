@@ -18,7 +18,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -437,23 +437,41 @@ def test_truncated_upstream_stream(tmp_path: Path) -> None:
 # -- card handling ------------------------------------------------------------------------------
 
 
-def test_card_fresh_without_etag_and_rewrite_off(agent: DemoAgent, tmp_path: Path) -> None:
+def test_rewritten_card_has_its_own_etag_and_answers_if_none_match(
+    make_demo_agent: Callable[..., DemoAgent], tmp_path: Path
+) -> None:
+    agent = make_demo_agent(enable_grpc=False, card_cache_control="public, max-age=60")
     direct = httpx.get(agent.card_url, timeout=TIMEOUT)
-    etag = direct.headers.get("etag")
+    agents_etag = direct.headers["etag"]
     path = httpx.URL(agent.card_url).path
     with RecordingProxy(upstream=agent.base_url, out=tmp_path / "a.http") as proxy:
-        headers = {"If-None-Match": etag} if etag else {}
-        served = httpx.get(proxy.url + path, headers=headers, timeout=TIMEOUT)
+        # The agent's validator names a card this client never gets: a full answer.
+        served = httpx.get(proxy.url + path, headers={"If-None-Match": agents_etag},
+                           timeout=TIMEOUT)
         assert served.status_code == 200
-        assert "etag" not in served.headers
+        etag = served.headers["etag"]
+        assert etag != agents_etag and etag.startswith('W/"')  # weak, as the agent's
+        assert served.headers["cache-control"] == "public, max-age=60"
         urls = [i["url"] for i in served.json()["supportedInterfaces"]]
         assert all(u.startswith(proxy.url) for u in urls)
         assert int(served.headers["content-length"]) == len(served.content)
+        # Its own validator: 304, as the agent would answer for its card.
+        again = httpx.get(proxy.url + path, headers={"If-None-Match": etag}, timeout=TIMEOUT)
+        assert (again.status_code, again.content) == (304, b"")
+        assert again.headers["etag"] == etag
+        assert again.headers["cache-control"] == "public, max-age=60"
+        same = httpx.get(proxy.url + path, timeout=TIMEOUT)
+        assert same.headers["etag"] == etag and same.content == served.content
+    captured = read_capture(tmp_path / "a.http").exchanges
+    assert [e.response.status for e in captured if e.response] == [200, 200, 200]
+    assert "answered 304: If-None-Match matched the card the client holds" in captured[1].notes
+    assert captured[1].request.header("If-None-Match") == etag  # what the client sent
     with RecordingProxy(
         upstream=agent.base_url, out=tmp_path / "b.http", card_rewrite=False
     ) as proxy:
         served = httpx.get(proxy.url + path, timeout=TIMEOUT)
         assert served.content == direct.content
+        assert served.headers["etag"] == agents_etag
     capture = read_capture(tmp_path / "b.http")
     assert "card rewritten" not in capture.exchanges[0].notes
 

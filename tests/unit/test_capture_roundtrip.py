@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import recorder.capture as capture_pkg
 from recorder.capture import (
     Capture,
+    CaptureExistsError,
     CaptureParseError,
     CaptureWriter,
     Exchange,
@@ -344,6 +345,53 @@ def test_writer_is_thread_safe(tmp_path: Path) -> None:
     writer.close()
     numbers = [exchange.number for exchange in read_capture(path).exchanges]
     assert numbers == list(range(1, 201))
+
+
+def test_writer_never_truncates_a_capture_with_exchanges(tmp_path: Path) -> None:
+    path = tmp_path / "kept.http"
+    first = Exchange(1, SEND, _post(b"{}"), Response(200, "OK"))
+    with CaptureWriter(path, HEADER) as writer:
+        writer.append(first)
+    before = path.read_bytes()
+    with pytest.raises(CaptureExistsError):
+        CaptureWriter(path, HEADER)
+    assert path.read_bytes() == before
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a capture\n")
+    with pytest.raises(CaptureExistsError):
+        CaptureWriter(notes, HEADER)
+    header_only = tmp_path / "header-only.http"
+    CaptureWriter(header_only, HEADER).close()
+    CaptureWriter(header_only, HEADER).close()  # nothing recorded yet: fine to start again
+    with CaptureWriter(path, HEADER, overwrite=True):
+        pass
+    assert read_capture(path).exchanges == ()
+
+
+def test_writer_resumes_after_the_last_exchange(tmp_path: Path) -> None:
+    path = tmp_path / "resumed.http"
+    with CaptureWriter(path, HEADER) as writer:
+        writer.append(Exchange(4, SEND, _post(b"{}"), None))
+    with CaptureWriter.resume(path) as writer:
+        assert writer.last_number == 4
+        with pytest.raises(ValueError, match="increase"):
+            writer.append(Exchange(4, SEND, _post(b"{}"), None))
+        writer.append(Exchange(5, SEND, _post(b'{"n":5}'), None))
+        assert writer.sync(timeout=10)
+    assert [e.number for e in read_capture(path).exchanges] == [4, 5]
+    damaged = tmp_path / "damaged.http"
+    damaged.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(CaptureParseError):
+        CaptureWriter.resume(damaged)
+
+
+def test_writer_syncs_off_the_appending_thread(tmp_path: Path) -> None:
+    path = tmp_path / "synced.http"
+    with CaptureWriter(path, HEADER) as writer:
+        for number in range(1, 51):
+            writer.append(Exchange(number, SEND, _post(b"{}"), None))
+        assert writer.sync(timeout=10)
+        assert writer._synced == writer._written == 51  # the header, then 50 exchanges
 
 
 def test_write_and_read_capture(tmp_path: Path) -> None:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from mitmproxy import http
 from mitmproxy.proxy.mode_specs import ProxyMode
-from mitmproxy.test import tflow
+from mitmproxy.test import taddons, tflow
 
 from recorder.capture import GrpcMessage, Request, read_capture
-from recorder.record import GrpcRecord, Recorder
+from recorder.record import GrpcRecord, RecordingAddons, recording_addons
 from recorder.record._push import url_key
 
 PUSH_MODE = "regular@127.0.0.1:8482"
@@ -18,11 +20,24 @@ HOOK = "http://127.0.0.1:7000/hook/1"
 GRPC_UPSTREAM = "grpc://127.0.0.1:50051"
 
 
-def recorder(out: Path) -> Recorder:
-    addon = Recorder()
-    addon.out = out
-    addon.push_proxy_mode = PUSH_MODE
-    return addon
+@contextmanager
+def recorder(out: Path, **options: object) -> Iterator[RecordingAddons]:
+    """The recording addons with mitmproxy's test context, writing to `out`."""
+    addons = recording_addons()
+    addons.push.push_proxy_mode = PUSH_MODE
+    with taddons.context(*addons.chain()) as tctx:
+        tctx.configure(addons.save, a2a_out=str(out), a2a_quiet=True, **options)
+        yield addons
+        addons.save.done()
+
+
+def through(addons: RecordingAddons, flow: http.HTTPFlow, response: http.Response) -> None:
+    """Run a flow's request and response hooks through every addon, as mitmproxy does."""
+    for addon in addons.chain():
+        getattr(addon, "request", lambda _: None)(flow)
+    flow.response = response
+    for addon in addons.chain():
+        getattr(addon, "response", lambda _: None)(flow)
 
 
 def pushed_flow(url: str, body: bytes, headers: dict[str | bytes, str | bytes] | None = None,
@@ -50,16 +65,13 @@ def test_url_key_ignores_default_port_and_host_case() -> None:
 
 
 def test_webhook_learnt_from_a_grpc_config_marks_any_post_to_it(tmp_path: Path) -> None:
-    addon = recorder(tmp_path / "c.http")
-    addon.record_grpc(v03_create_config(HOOK, "s3cret"), GRPC_UPSTREAM)
-    to_hook = pushed_flow("http://127.0.0.1:7000/hook/1", b"not json",
-                          {"X-A2A-Notification-Token": "s3cret"})
-    elsewhere = pushed_flow("http://127.0.0.1:7000/other", b"not json")
-    for flow in (to_hook, elsewhere):
-        addon.request(flow)
-        flow.response = http.Response.make(200, b"{}")
-        addon.response(flow)
-    addon.done()
+    with recorder(tmp_path / "c.http") as addons:
+        addons.record_grpc(v03_create_config(HOOK, "s3cret"), GRPC_UPSTREAM)
+        to_hook = pushed_flow("http://127.0.0.1:7000/hook/1", b"not json",
+                              {"X-A2A-Notification-Token": "s3cret"})
+        elsewhere = pushed_flow("http://127.0.0.1:7000/other", b"not json")
+        for flow in (to_hook, elsewhere):
+            through(addons, flow, http.Response.make(200, b"{}"))
     capture = read_capture(tmp_path / "c.http")
     assert capture.upstreams == (GRPC_UPSTREAM,)
     create, delivery = capture.exchanges  # the other POST is forwarded, not recorded
@@ -71,25 +83,18 @@ def test_webhook_learnt_from_a_grpc_config_marks_any_post_to_it(tmp_path: Path) 
 
 
 def test_heuristic_delivery_without_a_known_config(tmp_path: Path) -> None:
-    addon = recorder(tmp_path / "h.http")
-    body = json.dumps({"statusUpdate": {"taskId": "t-9", "contextId": "c"}}).encode()
-    flow = pushed_flow(HOOK, body, {"X-A2A-Notification-Token": "abc"})
-    addon.request(flow)
-    flow.response = http.Response.make(204, b"")
-    addon.response(flow)
-    addon.done()
+    with recorder(tmp_path / "h.http") as addons:
+        body = json.dumps({"statusUpdate": {"taskId": "t-9", "contextId": "c"}}).encode()
+        flow = pushed_flow(HOOK, body, {"X-A2A-Notification-Token": "abc"})
+        through(addons, flow, http.Response.make(204, b""))
     (only,) = read_capture(tmp_path / "h.http").exchanges
     assert only.classification.operation == "PushDelivery"
     assert only.classification.task_id == "t-9"
 
 
 def test_other_traffic_through_the_push_proxy_is_kept_with_record_all(tmp_path: Path) -> None:
-    addon = recorder(tmp_path / "a.http")
-    addon.record_all = True
-    flow = pushed_flow("http://127.0.0.1:7000/metrics", b"x=1")
-    addon.request(flow)
-    flow.response = http.Response.make(200, b"ok")
-    addon.response(flow)
-    addon.done()
+    with recorder(tmp_path / "a.http", a2a_all=True) as addons:
+        flow = pushed_flow("http://127.0.0.1:7000/metrics", b"x=1")
+        through(addons, flow, http.Response.make(200, b"ok"))
     (only,) = read_capture(tmp_path / "a.http").exchanges
     assert only.classification.operation is None

@@ -1,0 +1,150 @@
+"""The classifier addon, first in line: keep each request as the client sent it, and say what
+every exchange is (binding, operation, ids, error), once per flow.
+
+It learns each upstream's agent card (its interface URLs decide a binding and a tenant), and
+classifies an exchange twice only: from the request when it is complete (the other addons
+need to know a card fetch or a push-config request before forwarding it), and again with the
+response, which adds the error the answer carried.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from mitmproxy import ctx, http
+
+from recorder.capture import Request, Response
+from recorder.protocol import (
+    AGENT_CARD,
+    Classification,
+    Interface,
+    classify,
+    find_card,
+    interfaces_from_card,
+    is_event_stream,
+)
+from recorder.record._flows import SseTee, to_request, to_response
+from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._push import as_delivery
+from recorder.record._state import FlowState, attach, state_of, upstream_origin
+
+logger = logging.getLogger(__name__)
+
+EXTENDED_CARD = "GetExtendedAgentCard"
+CARD_OPERATIONS = frozenset({AGENT_CARD, EXTENDED_CARD})
+
+OPTIONS = (
+    Option("a2a_webhook_paths", Sequence[str], [],
+           "Request paths that are push deliveries (deliveries not sent through the relay)."),
+)
+
+
+class Classifier:
+    """mitmproxy addon; see the module docstring."""
+
+    name = "a2a_classifier"  # mitmproxy names addons by class; ours carry the a2a_ prefix
+
+    def __init__(self) -> None:
+        self.webhook_paths: tuple[str, ...] = ()
+        self._interfaces: dict[str, tuple[Interface, ...]] = {}  # upstream origin -> card's
+
+    def load(self, loader: Any) -> None:
+        declare(loader, OPTIONS)
+
+    def configure(self, updated: set[str]) -> None:
+        if not touched(updated, OPTIONS):
+            return
+        paths = tuple(ctx.options.a2a_webhook_paths)
+        if bad := [p for p in paths if not p.startswith("/")]:
+            raise OptionsError(f"a2a_webhook_paths must start with '/': {bad}")
+        self.webhook_paths = paths
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        captured, notes = to_request(flow.request)
+        upstream = upstream_origin(flow)
+        attach(flow, FlowState(captured, self.classify(upstream, captured), upstream,
+                               list(notes)))
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """An event stream goes on to the client live; a tee keeps a copy of each event."""
+        state = state_of(flow)
+        response = flow.response
+        if state is None or response is None or not is_event_stream(
+                response.headers.get("content-type")):
+            return
+        encoded = response.headers.get("content-encoding", "identity") != "identity"
+        state.tee = SseTee(compressed=encoded)
+        if encoded:
+            state.notes.append("compressed event stream not framed")
+        response.stream = state.tee
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        state = state_of(flow)
+        if state is None or flow.response is None:
+            return
+        self._take_response(flow, state)
+        if state.tee is not None and state.tee.truncated:
+            state.notes.append("stream truncated")
+        self.refine(flow, state)
+        if state.classification.operation in CARD_OPERATIONS and not state.delivery:
+            self._learn_card(upstream_origin(flow), state)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """A flow that failed: keep what came back before it did (a cut stream's events)."""
+        state = state_of(flow)
+        if state is None or state.saved:
+            return
+        if flow.response is not None:
+            self._take_response(flow, state)
+        self.refine(flow, state)
+
+    @staticmethod
+    def _take_response(flow: http.HTTPFlow, state: FlowState) -> None:
+        assert flow.response is not None
+        if state.tee is not None:
+            state.tee.close()
+        state.response, notes = to_response(flow.response, state.tee)
+        state.notes.extend(notes)
+
+    # -- shared ---------------------------------------------------------------------------------
+
+    def refine(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        """The classification with what came back (none for a flow that failed)."""
+        upstream = upstream_origin(flow)
+        if state.delivery:
+            own = (urlsplit(state.request.target).path,)
+            found = self.classify(upstream, state.request, state.response, webhook_paths=own)
+            state.classification = as_delivery(found, state.request)
+        else:
+            state.classification = self.classify(upstream, state.request, state.response)
+
+    def classify(self, upstream: str | None, request: Request, response: Response | None = None,
+                 *, webhook_paths: tuple[str, ...] = ()) -> Classification:
+        """Classify with the card of `upstream`; None uses every card seen (gRPC knows no
+        tenant from its path, and its card came over HTTP)."""
+        if upstream is None:
+            interfaces = tuple(i for found in self._interfaces.values() for i in found)
+        else:
+            interfaces = self._interfaces.get(upstream, ())
+        try:
+            return classify(request, response, interfaces=interfaces,
+                            webhook_paths=(*self.webhook_paths, *webhook_paths))
+        except Exception as exc:  # a classifier bug must not break the proxy
+            logger.warning("classification failed for %s: %s", request.target, exc)
+            return Classification(reason=f"classification failed: {exc}")
+
+    def _learn_card(self, upstream: str, state: FlowState) -> None:
+        assert state.response is not None
+        card = find_card(state.response.body, state.classification)
+        if card is None:
+            return
+        state.card = card
+        try:
+            self._interfaces[upstream] = tuple(interfaces_from_card(card))
+        except (ValueError, TypeError, KeyError) as exc:
+            logger.warning("agent card interfaces not understood: %s", exc)

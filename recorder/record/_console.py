@@ -1,0 +1,105 @@
+"""The console addon: what a person watching the recorder sees.
+
+- one line per exchange written, like mitmdump's flow log:
+  `#12 JSONRPC SendMessage task 3f2a1b0c… TASK_STATE_COMPLETED 14 ms`;
+- a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
+- a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
+
+`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  The text of a
+line is pure (`exchange_line`), so tests and other shells can use it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import ctx
+
+from recorder._background import host_port
+from recorder.capture import Exchange
+from recorder.capture._render import outcome
+from recorder.protocol import answered_state
+from recorder.record._options import Option, declare, touched
+from recorder.record._save import Save
+
+logger = logging.getLogger(__name__)
+
+OPTIONS = (Option("a2a_quiet", bool, False, "Print no line per recorded exchange."),)
+SHORT_ID = 8
+
+
+def exchange_line(exchange: Exchange) -> str:
+    """`#12 JSONRPC SendMessage task 3f2a1b0c… TASK_STATE_COMPLETED 14 ms`."""
+    c = exchange.classification
+    words = [f"#{exchange.number}", c.binding.value if c.binding else "-",
+             c.operation or "(not A2A)"]
+    answered, state = answered_state(exchange.response) or (None, None)
+    task = c.task_id or answered
+    if task:
+        words.append(f"task {task[:SHORT_ID]}{'…' if len(task) > SHORT_ID else ''}")
+    words.append(c.error or state or outcome(exchange))
+    words.append(f"{exchange.duration_us // 1000} ms")
+    flagged = [n for n in exchange.notes if n.startswith(("cut by", "stream truncated",
+                                                          "client closed", "possible secret"))]
+    return " ".join(words) + (f" ({'; '.join(flagged)})" if flagged else "")
+
+
+class Console:
+    """mitmproxy addon; see the module docstring."""
+
+    name = "a2a_console"  # mitmproxy names addons by class; ours carry the a2a_ prefix
+
+    def __init__(self, save: Save, echo: Callable[[str], None] | None = None) -> None:
+        self.save = save
+        self.quiet = False
+        self._echo = echo or _stderr
+        self._warned: set[str] = set()
+        save.listeners.append(self._exchange_written)
+
+    def load(self, loader: Any) -> None:
+        declare(loader, OPTIONS)
+
+    def configure(self, updated: set[str]) -> None:
+        if touched(updated, OPTIONS):
+            self.quiet = ctx.options.a2a_quiet
+
+    def server_connect_error(self, data: Any) -> None:
+        address = data.server.address
+        where = host_port(*address[:2]) if address else "the upstream"
+        if where in self._warned:
+            return
+        self._warned.add(where)
+        self._say(f"warning: cannot reach {where}: {data.server.error or 'connection failed'}; "
+                  "clients get 502 until it is up", level=logging.WARNING)
+
+    def done(self) -> None:
+        t = self.save.totals
+        files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
+        self._say(f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
+                  f"{t.redactions} with redactions) to {files}")
+
+    def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
+        if not self.quiet:
+            self._echo(exchange_line(exchange))
+
+    def _say(self, text: str, level: int = logging.INFO) -> None:
+        if self.quiet:
+            logger.log(level, text)
+        else:
+            self._echo(text)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _size(count: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if count < 1024 or unit == "MiB":
+            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    return f"{count} bytes"

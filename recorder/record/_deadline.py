@@ -1,0 +1,149 @@
+"""The deadline addon: a slow or stalled client cannot hold a connection open for ever.
+
+mitmproxy closes a connection only after `tcp_timeout` (600 s) of silence, and every byte of a
+slowloris client resets that clock.  So this addon gives each HTTP request a deadline:
+- the request head must be complete `a2a_read_timeout` seconds after the connection opened,
+  or (HTTP/1 keep-alive) after the previous response ended;
+- a request body must be complete the same time after its head (a `Content-Length` larger
+  than what is sent is one way to stall).
+A connection that misses its deadline is closed, as mitmproxy's own inactivity timeout closes
+one, and the recorder logs it.  A request whose `Content-Length` exceeds
+`a2a_max_request_size` is answered `413` at once and never forwarded.
+
+Streams the agent sends are not limited (a long SSE stream is normal), nor gRPC connections,
+which are TCP flows here (`tcp_start` lifts the deadline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from mitmproxy import ctx, http
+from mitmproxy.proxy.mode_specs import RegularMode, ReverseMode
+from mitmproxy.utils import human
+
+from recorder.record._options import Option, OptionsError, declare, touched
+
+logger = logging.getLogger(__name__)
+
+OPTIONS = (
+    Option("a2a_read_timeout", float, 10.0,
+           "Seconds a client has to send a request's head, and then its body (0: no limit)."),
+    Option("a2a_max_request_size", str, "100m",
+           "Largest request body accepted (k, m, g suffixes); larger ones get 413."),
+)
+HTTP_SCHEMES = frozenset({"http", "https"})
+_TOO_LARGE = b'{"error":"request body larger than the recorder accepts (a2a_max_request_size)"}'
+
+
+@dataclass
+class _Deadline:
+    handle: asyncio.TimerHandle | None = None
+    what: str = ""
+
+
+class Deadlines:
+    """mitmproxy addon; see the module docstring."""
+
+    name = "a2a_deadlines"  # mitmproxy names addons by class; ours carry the a2a_ prefix
+
+    def __init__(self) -> None:
+        self.timeout = 10.0
+        self.max_request = 100 << 20
+        self._deadlines: dict[str, _Deadline] = {}  # client connection id -> its deadline
+
+    def load(self, loader: Any) -> None:
+        declare(loader, OPTIONS)
+
+    def configure(self, updated: set[str]) -> None:
+        if not touched(updated, OPTIONS):
+            return
+        if ctx.options.a2a_read_timeout < 0:
+            raise OptionsError("a2a_read_timeout must not be negative")
+        try:
+            size = human.parse_size(ctx.options.a2a_max_request_size)
+        except ValueError as exc:
+            raise OptionsError(f"a2a_max_request_size: {exc}") from exc
+        self.timeout = float(ctx.options.a2a_read_timeout)
+        self.max_request = size if size is not None else 0
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def client_connected(self, client: Any) -> None:
+        if _speaks_http(client):
+            self._arm(client.id, "request head")
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        self._disarm(flow.client_conn.id)
+        length = flow.request.headers.get("content-length", "")
+        if self.max_request and length.isdigit() and int(length) > self.max_request:
+            flow.response = http.Response.make(413, _TOO_LARGE,
+                                               {"Content-Type": "application/json"})
+            return
+        if length not in ("", "0") or "chunked" in flow.request.headers.get(
+                "transfer-encoding", "").lower():
+            self._arm(flow.client_conn.id, "request body")
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        self._disarm(flow.client_conn.id)
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        self._disarm(flow.client_conn.id)  # a tunnel: what it carries has deadlines of its own
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        # HTTP/1 keep-alive: the next request's head is due in time too.  Not after CONNECT or
+        # an upgrade, where the connection stops carrying HTTP requests.
+        if (flow.request.http_version.startswith("HTTP/1") and flow.request.method != "CONNECT"
+                and flow.websocket is None and flow.response is not None
+                and flow.response.status_code != 101):
+            self._arm(flow.client_conn.id, "next request head")
+
+    def tcp_start(self, flow: Any) -> None:
+        self._disarm(flow.client_conn.id)
+
+    def client_disconnected(self, client: Any) -> None:
+        self._disarm(client.id)
+        self._deadlines.pop(client.id, None)
+
+    # -- deadlines ------------------------------------------------------------------------------
+
+    def _arm(self, connection: str, what: str) -> None:
+        if not self.timeout:
+            return
+        deadline = self._deadlines.setdefault(connection, _Deadline())
+        self._disarm(connection)
+        loop: asyncio.AbstractEventLoop = ctx.master.event_loop
+        deadline.what = what
+        deadline.handle = loop.call_later(self.timeout, self._expire, connection)
+
+    def _disarm(self, connection: str) -> None:
+        deadline = self._deadlines.get(connection)
+        if deadline is not None and deadline.handle is not None:
+            deadline.handle.cancel()
+            deadline.handle = None
+
+    def _expire(self, connection: str) -> None:
+        deadline = self._deadlines.get(connection)
+        if deadline is None or deadline.handle is None:
+            return
+        deadline.handle = None
+        proxyserver: Any = ctx.master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
+        handler = proxyserver.connections.get(connection)
+        if handler is None:
+            return
+        # As mitmproxy's own inactivity timeout does: cancel the client's connection handler.
+        io = handler.transports.get(handler.client)
+        if io is not None and io.handler is not None:
+            logger.info("closing %s: no %s within %.1f s", handler.client.peername,
+                        deadline.what, self.timeout)
+            io.handler.cancel("a2a read timeout")
+
+
+def _speaks_http(client: Any) -> bool:
+    mode = getattr(client, "proxy_mode", None)
+    if isinstance(mode, RegularMode):
+        return True
+    return isinstance(mode, ReverseMode) and mode.scheme in HTTP_SCHEMES

@@ -1,0 +1,242 @@
+"""The save addon, last in line: write each exchange to its capture when it is complete.
+
+Invariants:
+- An exchange is written once, when it is complete: on `response` (for a stream, its end) or
+  on `error`.  Exchanges are numbered per capture in completion order; a number is used only
+  by an exchange that is in the file (one that cannot be written as recorded is written as a
+  marked stand-in, and the error is logged with its number).
+- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy is shut down from
+  the inside): every exchange still in flight is written at once with what it got so far,
+  noted `cut by recorder shutdown`; then each capture is finalised (`Sink.finalise`).  A flow
+  that fails afterwards is not written again, and a late exchange continues its capture.
+- The capture holds what the client sent and saw, except the agent card, which is kept as the
+  agent served it (the card addon leaves the agent's answer in the flow's state).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import command, ctx, http
+
+from recorder.capture import Exchange, Request, Response
+from recorder.protocol import Classification
+from recorder.record._classifier import Classifier
+from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._redaction import Redaction
+from recorder.record._sinks import EXISTING, SPLITS, Sink, capture_path, out_problem
+from recorder.record._stand_in import stand_in
+from recorder.record._state import state_of
+
+logger = logging.getLogger(__name__)
+
+OPTIONS = (
+    Option("a2a_out", str, "",
+           "Capture file to write (split=none), or directory for one file per upstream/context."),
+    Option("a2a_split", str, "none",
+           "One capture file (none), one per upstream host:port, or one per A2A context.",
+           choices=SPLITS),
+    Option("a2a_all", bool, False, "Also record non-A2A traffic."),
+    Option("a2a_existing", str, "refuse",
+           "A capture that already holds exchanges: refuse to start, append to it, or "
+           "overwrite it.", choices=EXISTING),
+)
+CUT_NOTE = "cut by recorder shutdown"
+CUT_ERROR = "cut: the recorder shut down before the exchange ended"
+
+Listener = Callable[[Path, Exchange, int], None]  # capture, exchange, bytes written
+
+
+@dataclass
+class Totals:
+    """What the recording wrote, for the summary at stop and `a2a.stats`."""
+
+    exchanges: int = 0
+    errors: int = 0
+    bytes: int = 0
+    redactions: int = 0
+    captures: set[Path] = field(default_factory=set)
+
+    def add(self, path: Path, exchange: Exchange, size: int) -> None:
+        self.exchanges += 1
+        self.bytes += size
+        self.captures.add(path)
+        failed = exchange.response is None or exchange.error or exchange.classification.error
+        self.errors += bool(failed)
+        self.redactions += any(note.startswith("redacted: ") for note in exchange.notes)
+
+
+class Save:
+    """mitmproxy addon; see the module docstring."""
+
+    name = "a2a_save"  # mitmproxy names addons by class; ours carry the a2a_ prefix
+
+    def __init__(self, classifier: Classifier, redaction: Redaction) -> None:
+        self.classifier = classifier
+        self.redaction = redaction
+        self.out: Path | None = None
+        self.split = "none"
+        self.record_all = False
+        self.existing = "refuse"
+        self.listeners: list[Listener] = []
+        self.totals = Totals()
+        self._sinks: dict[Path, Sink] = {}
+        self._finalised: set[Path] = set()
+        self._inflight: dict[str, http.HTTPFlow] = {}
+        self._stopping = False
+        self._lock = threading.RLock()
+
+    def load(self, loader: Any) -> None:
+        declare(loader, OPTIONS)
+
+    def configure(self, updated: set[str]) -> None:
+        if not touched(updated, OPTIONS):
+            return
+        options = ctx.options
+        out = Path(options.a2a_out).expanduser() if options.a2a_out else None
+        if out != self.out and (problem := out_problem(out, options.a2a_split,
+                                                        options.a2a_existing)):
+            raise OptionsError(problem)
+        self.out, self.split = out, options.a2a_split
+        self.record_all = options.a2a_all
+        self.existing = options.a2a_existing
+
+    # -- hooks ----------------------------------------------------------------------------------
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if state_of(flow) is not None:
+            self._inflight[flow.id] = flow
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._save(flow, None)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._save(flow, flow.error.msg if flow.error else "unknown error")
+
+    def done(self) -> None:
+        self.begin_stop()
+        self.finish()
+
+    # -- stopping -------------------------------------------------------------------------------
+
+    def begin_stop(self) -> None:
+        """From now on, an exchange that ends in an error was cut by this shutdown."""
+        self._stopping = True
+
+    def finish(self) -> None:
+        """Write what is still in flight as cut, then finalise every capture."""
+        self._stopping = True
+        for flow in list(self._inflight.values()):
+            state = state_of(flow)
+            if state is not None and not state.saved:
+                self.classifier.error(flow)  # takes what came back so far
+                self._save(flow, CUT_ERROR)
+        with self._lock:
+            sinks = [s for path, s in self._sinks.items() if path not in self._finalised]
+            self._finalised.update(s.path for s in sinks)
+        for sink in sinks:
+            self._finalise(sink)
+
+    # -- commands -------------------------------------------------------------------------------
+
+    @command.command("a2a.flush")  # type: ignore[untyped-decorator]
+    def flush(self) -> None:
+        """Sync every open capture to disk now."""
+        for sink in list(self._sinks.values()):
+            sink.writer.sync()
+
+    @command.command("a2a.stats")  # type: ignore[untyped-decorator]
+    def stats(self) -> str:
+        """Exchanges, errors, bytes and redactions written so far, and the captures."""
+        t = self.totals
+        files = ", ".join(str(path) for path in sorted(t.captures)) or "none yet"
+        return (f"{t.exchanges} exchanges, {t.errors} errors, {t.bytes} bytes, "
+                f"{t.redactions} redacted; captures: {files}")
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _save(self, flow: http.HTTPFlow, error: str | None) -> None:
+        state = state_of(flow)
+        if state is None or state.saved:
+            return
+        state.saved = True
+        self._inflight.pop(flow.id, None)
+        if state.pushed and not state.delivery and not self.record_all:
+            return  # the agent's other outgoing traffic, through the push proxy
+        notes = list(state.notes)
+        if error is not None and state.response is not None and not self._stopping:
+            notes.append("client closed" if "client" in error.lower() else "stream truncated")
+        self.record(state.upstream, state.classification, state.request, state.response,
+                    notes=notes, started=flow.request.timestamp_start, ended=_end_time(flow),
+                    error=error)
+
+    def record(
+        self, upstream: str, classification: Classification, request: Request,
+        response: Response | None, *, notes: Sequence[str], started: float, ended: float,
+        error: str | None,
+    ) -> None:
+        """Write one exchange (HTTP here, gRPC from the tap); times are epoch seconds."""
+        if self.out is None or not (classification.is_a2a or self.record_all):
+            return
+        if error is not None and self._stopping:
+            notes, error = [*notes, CUT_NOTE], CUT_ERROR
+        with self._lock:
+            sink = self._sink(upstream, classification)
+            request, response, found = self.redaction.redact(sink.path, request, response)
+            exchange = Exchange(
+                number=sink.count + 1, classification=classification, request=request,
+                response=response, started_us=max(0, int((started - sink.started) * 1e6)),
+                duration_us=max(0, int((ended - started) * 1e6)), notes=(*notes, *found),
+                error=error)
+            exchange, size = self._append(sink, exchange)
+        self.totals.add(sink.path, exchange, size)
+        for listener in self.listeners:
+            listener(sink.path, exchange, size)
+
+    def _append(self, sink: Sink, exchange: Exchange) -> tuple[Exchange, int]:
+        try:
+            size = sink.writer.append(exchange)
+        except ValueError as exc:
+            logger.error("exchange #%d of %s could not be written as recorded (%s); "
+                         "it is written marked instead", exchange.number, sink.path, exc)
+            exchange = stand_in(exchange, str(exc))
+            size = sink.writer.append(exchange)
+        sink.count = exchange.number
+        generation = self.redaction.redactor(sink.path).generation
+        sink.stale = sink.stale or (sink.count > 1 + sink.resumed_after
+                                    and generation > sink.written_at)
+        sink.written_at = generation
+        return exchange, size
+
+    def _sink(self, upstream: str, classification: Classification) -> Sink:
+        """The open capture for an exchange (opened on first use); call with the lock held."""
+        assert self.out is not None
+        path = capture_path(self.out, self.split, upstream, classification.context_id)
+        sink = self._sinks.get(path)
+        if sink is not None and not sink.writer.closed:
+            return sink
+        if sink is not None:  # finalised already (an exchange after stop): continue the file
+            sink = replace(sink, writer=type(sink.writer).resume(path))
+            self._finalised.discard(path)
+        else:
+            sink = Sink.open(path, upstream, existing=self.existing,
+                             keep_secrets=self.redaction.keep_secrets)
+            sink.prepare(self.redaction.redactor(path))
+        self._sinks[path] = sink
+        return sink
+
+    def _finalise(self, sink: Sink) -> None:
+        redactor = None if self.redaction.keep_secrets else self.redaction.redactor(sink.path)
+        sink.finalise(redactor, lambda e: self.redaction.rework(sink.path, e))
+
+
+def _end_time(flow: http.HTTPFlow) -> float:
+    if flow.response is not None and flow.response.timestamp_end:
+        return flow.response.timestamp_end
+    return time.time()
