@@ -158,15 +158,16 @@ def migrate(files: tuple[Path, ...]) -> None:
               help="Also redact this query parameter.")
 @click.option("--read-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
               help="Close a connection whose request head or body is not complete in time.")
-@click.option("--max-request-size", default="100m", show_default=True, metavar="SIZE",
-              help="Answer larger request bodies with 413 (k, m, g suffixes).")
+@click.option("--max-body-size", default="100m", show_default=True, metavar="SIZE",
+              help="Largest request or response body (k, m, g suffixes; streams are not "
+                   "bounded): a larger request gets 413, a larger response 502.")
 @click.option("--quiet", "-q", is_flag=True, help="No line per recorded exchange.")
 def record(upstream: str | None, forward: bool, listen: str, out: Path, split: str | None,
            no_card_rewrite: bool, keep_secrets: bool, record_all: bool,
            webhook_paths: tuple[str, ...], grpc_upstream: str | None,
            grpc_listen: str | None, push_proxy: str | None, append: bool, force: bool,
            redact_headers: tuple[str, ...], redact_params: tuple[str, ...],
-           read_timeout: float, max_request_size: str, quiet: bool) -> None:
+           read_timeout: float, max_body_size: str, quiet: bool) -> None:
     """Record A2A traffic between clients and agents into .http captures.
 
     A capture that already holds exchanges is never overwritten unless --force is given;
@@ -189,7 +190,7 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
                            existing="append" if append else "overwrite" if force else "refuse",
                            console=None if quiet else lambda line: click.echo(line, err=True),
                            redact_headers=redact_headers, redact_params=redact_params,
-                           read_timeout=read_timeout, max_request_size=max_request_size)
+                           read_timeout=read_timeout, max_body_size=max_body_size)
     try:
         proxy.start()
     except (ProxyStartError, ValueError) as exc:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 # a2a-sdk 1.3.0 quirk: importing the v0.3 gRPC handler before `a2a.client` leaves the client
 # factory without its v0.3 gRPC transport, so the client is imported first, on purpose.
@@ -163,6 +164,19 @@ async def _fail(run: _Run) -> None:
     await run.updater.failed(run.updater.new_agent_message(_text_part("failed on request")))
 
 
+async def _whoami(run: _Run) -> None:
+    # Says back what the request carried, credentials included: the recorder must keep them
+    # out of the capture even when an agent echoes them.
+    state = run.ctx.call_context.state if run.ctx.call_context is not None else {}
+    headers = state.get("headers") or {}
+    lines = [f"{name}: {value}" for name, value in sorted(headers.items())]
+    lines.append(f"query: {_REQUEST_QUERY.get()}")
+    await run.open_task(TaskState.TASK_STATE_SUBMITTED)
+    await run.updater.start_work()
+    await run.updater.add_artifact(_text_part("\n".join(lines)), name="whoami")
+    await run.updater.complete()
+
+
 async def _unknown(run: _Run) -> None:
     await run.queue.enqueue_event(
         _agent_message(run, f"unknown command; try one of: {', '.join(COMMANDS)}"))
@@ -177,7 +191,28 @@ COMMANDS: dict[str, tuple[_Command, str]] = {
     "wait": (_wait, "wait: task stays working until canceled"),
     "message": (_message, "message X: replies with a Message 'X', no task"),
     "fail": (_fail, "fail: task ends failed"),
+    "whoami": (_whoami, "whoami: task completes with the request's headers and query"),
 }
+
+# The request's query string, for `whoami` (the SDK's call context has the headers only).
+_REQUEST_QUERY: ContextVar[str] = ContextVar("a2a_demo_query", default="")
+
+
+class _QueryKeeper:
+    """ASGI middleware: the query string of the request being served, for the executor."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        token = _REQUEST_QUERY.set(scope.get("query_string", b"").decode("latin-1"))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _REQUEST_QUERY.reset(token)
 
 
 class DemoExecutor(AgentExecutor):
@@ -208,11 +243,13 @@ def _interface_urls(host: str, http_port: int, grpc_port: int | None) -> dict[st
 
 
 def build_agent_card(host: str, http_port: int, grpc_port: int | None,
-                     api_key_query: str | None = None) -> AgentCard:
+                     api_key_query: str | None = None,
+                     api_key_headers: tuple[str, ...] = ()) -> AgentCard:
     """The public card: every binding in v1.0 then v0.3, streaming, push, extended card.
 
-    `api_key_query` declares an API key passed in that query parameter (not enforced: the
-    demo accepts any), so that recordings show what the recorder does with one.
+    `api_key_query` declares an API key passed in that query parameter, `api_key_headers`
+    keys passed in those headers (not enforced: the demo accepts any), so that recordings show
+    what the recorder does with them.
     """
     urls = _interface_urls(host, http_port, grpc_port)
     interfaces = [AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
@@ -225,15 +262,20 @@ def build_agent_card(host: str, http_port: int, grpc_port: int | None,
         capabilities=AgentCapabilities(streaming=True, push_notifications=True,
                                        extended_agent_card=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills,
-        security_schemes=_api_key_scheme(api_key_query))
+        security_schemes=_api_key_schemes(api_key_query, api_key_headers))
 
 
-def _api_key_scheme(query_name: str | None) -> dict[str, SecurityScheme]:
-    if query_name is None:
-        return {}
-    key = APIKeySecurityScheme(location="query", name=query_name,
-                               description="demo API key (any value is accepted)")
-    return {"apiKey": SecurityScheme(api_key_security_scheme=key)}
+def _api_key_schemes(query_name: str | None,
+                     header_names: tuple[str, ...]) -> dict[str, SecurityScheme]:
+    places = [("query", query_name)] if query_name else []
+    places += [("header", name) for name in header_names]
+    schemes = {}
+    for index, (location, name) in enumerate(places):
+        key = APIKeySecurityScheme(location=location, name=name,
+                                   description="demo API key (any value is accepted)")
+        schemes["apiKey" if index == 0 else f"apiKey{index + 1}"] = SecurityScheme(
+            api_key_security_scheme=key)
+    return schemes
 
 
 def build_extended_card(card: AgentCard) -> AgentCard:
@@ -274,7 +316,8 @@ class _Servers:
             if not self.grpc_port:  # older grpcio signals a failed bind with 0
                 raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
         event_delay = agent.event_delay
-        self.card = build_agent_card(host, self.http_port, self.grpc_port, agent.api_key_query)
+        self.card = build_agent_card(host, self.http_port, self.grpc_port, agent.api_key_query,
+                                     agent.api_key_headers)
         # An explicit proxy wins over HTTP_PROXY/NO_PROXY from the environment.
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
@@ -283,7 +326,8 @@ class _Servers:
             agent_card=self.card, push_config_store=push_store,
             push_sender=BasePushNotificationSender(self.push_client, push_store),
             extended_agent_card=build_extended_card(self.card))
-        app = Starlette(routes=_http_routes(self.handler, self.card, agent.card_cache_control))
+        app = _QueryKeeper(Starlette(routes=_http_routes(self.handler, self.card,
+                                                         agent.card_cache_control)))
         self.uvicorn = uvicorn.Server(uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
         self._serve_task: asyncio.Task[None] | None = None
@@ -323,6 +367,7 @@ class DemoAgent:
     proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
     ``api_key_query`` makes the card declare an API key in that query parameter.
     ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
+    ``api_key_headers`` makes the card declare API keys in those headers.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -341,9 +386,11 @@ class DemoAgent:
                  host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
                  startup_timeout: float = 10.0, push_proxy: str | None = None,
                  api_key_query: str | None = None,
-                 card_cache_control: str | None = None) -> None:
+                 card_cache_control: str | None = None,
+                 api_key_headers: tuple[str, ...] = ()) -> None:
         self.event_delay = event_delay
         self.card_cache_control = card_cache_control
+        self.api_key_headers = api_key_headers
         self.push_proxy = push_proxy
         self.api_key_query = api_key_query
         self.enable_grpc = enable_grpc

@@ -76,6 +76,12 @@ class Console:
         self._say(f"warning: cannot reach {where}: {data.server.error or 'connection failed'}; "
                   "clients get 502 until it is up", level=logging.WARNING)
 
+    def error(self, flow: Any) -> None:
+        message = flow.error.msg if flow.error else ""
+        if "body_size_limit" in message:
+            self._say(f"warning: {message} ({flow.request.method} {flow.request.path}); "
+                      "raise it with --max-body-size", level=logging.WARNING)
+
     def done(self) -> None:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"

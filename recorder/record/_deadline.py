@@ -7,8 +7,8 @@ slowloris client resets that clock.  So this addon gives each HTTP request a dea
 - a request body must be complete the same time after its head (a `Content-Length` larger
   than what is sent is one way to stall).
 A connection that misses its deadline is closed, as mitmproxy's own inactivity timeout closes
-one, and the recorder logs it.  A request whose `Content-Length` exceeds
-`a2a_max_request_size` is answered `413` at once and never forwarded.
+one, and the recorder logs it.  (The size of a request is bounded by mitmproxy's own
+`body_size_limit`, which answers 413 without reading the body; `RecordingProxy` sets it.)
 
 Streams the agent sends are not limited (a long SSE stream is normal), nor gRPC connections,
 which are TCP flows here (`tcp_start` lifts the deadline).
@@ -23,7 +23,6 @@ from typing import Any
 
 from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import RegularMode, ReverseMode
-from mitmproxy.utils import human
 
 from recorder.record._options import Option, OptionsError, declare, touched
 
@@ -32,11 +31,8 @@ logger = logging.getLogger(__name__)
 OPTIONS = (
     Option("a2a_read_timeout", float, 10.0,
            "Seconds a client has to send a request's head, and then its body (0: no limit)."),
-    Option("a2a_max_request_size", str, "100m",
-           "Largest request body accepted (k, m, g suffixes); larger ones get 413."),
 )
 HTTP_SCHEMES = frozenset({"http", "https"})
-_TOO_LARGE = b'{"error":"request body larger than the recorder accepts (a2a_max_request_size)"}'
 
 
 @dataclass
@@ -52,7 +48,6 @@ class Deadlines:
 
     def __init__(self) -> None:
         self.timeout = 10.0
-        self.max_request = 100 << 20
         self._deadlines: dict[str, _Deadline] = {}  # client connection id -> its deadline
 
     def load(self, loader: Any) -> None:
@@ -63,12 +58,7 @@ class Deadlines:
             return
         if ctx.options.a2a_read_timeout < 0:
             raise OptionsError("a2a_read_timeout must not be negative")
-        try:
-            size = human.parse_size(ctx.options.a2a_max_request_size)
-        except ValueError as exc:
-            raise OptionsError(f"a2a_max_request_size: {exc}") from exc
         self.timeout = float(ctx.options.a2a_read_timeout)
-        self.max_request = size if size is not None else 0
 
     # -- hooks --------------------------------------------------------------------------------
 
@@ -79,10 +69,6 @@ class Deadlines:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         self._disarm(flow.client_conn.id)
         length = flow.request.headers.get("content-length", "")
-        if self.max_request and length.isdigit() and int(length) > self.max_request:
-            flow.response = http.Response.make(413, _TOO_LARGE,
-                                               {"Content-Type": "application/json"})
-            return
         if length not in ("", "0") or "chunked" in flow.request.headers.get(
                 "transfer-encoding", "").lower():
             self._arm(flow.client_conn.id, "request body")

@@ -103,7 +103,9 @@ class RecordingProxy:
     `ProxyStartError` when the proxy cannot start, `ValueError` for bad arguments.
 
     `existing` says what to do with a capture that already holds exchanges: `refuse` (the
-    default: start fails), `append` or `overwrite`.  `console` receives one line per exchange
+    default: start fails), `append` or `overwrite`.  `read_timeout` (seconds) cuts off a
+    client that does not send a request's head or body in time; `max_body_size` bounds
+    request and response bodies (streams aside).  `console` receives one line per exchange
     written, warnings and a summary at stop (default: nothing is printed).
     """
 
@@ -129,7 +131,7 @@ class RecordingProxy:
         redact_headers: Sequence[str] = (),
         redact_params: Sequence[str] = (),
         read_timeout: float = 10.0,
-        max_request_size: str = "100m",
+        max_body_size: str = "100m",
     ) -> None:
         self.mode = _mode(mode)
         self.grpc_upstream: GrpcUpstream | None = (
@@ -157,7 +159,9 @@ class RecordingProxy:
             "a2a_redact_headers": list(redact_headers),
             "a2a_redact_params": list(redact_params),
             "a2a_read_timeout": read_timeout,
-            "a2a_max_request_size": max_request_size,
+            # mitmproxy's own bound: a larger request gets 413 unread, a larger response (not a
+            # stream) 502.  Streams are never bounded.
+            "body_size_limit": max_body_size,
         }
         self._confdir = Path(confdir) if confdir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None

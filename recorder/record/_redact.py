@@ -261,8 +261,10 @@ class Redactor:
         self._hit(f"query:{key}")
         if PLACEHOLDER.fullmatch(value):
             return item
+        secret = unquote_plus(value)
+        self._secret_names.setdefault(secret, f"query:{key}")
         # Left unescaped so that it reads (and diffs) like every other placeholder.
-        return f"{name}={self.placeholder(unquote_plus(value))}"
+        return f"{name}={self.placeholder(secret)}"
 
     def skip_placeholders(self, count: int) -> None:
         """Number new placeholders after `count` (a capture continued from an earlier run)."""

@@ -87,6 +87,21 @@ def test_record_writes_what_crossed_and_stops_on_sigterm(tmp_path: Path) -> None
     assert code == 0, err
     exchanges = read_capture(out).exchanges
     assert [e.classification.operation for e in exchanges] == ["SendMessage"]
+    assert "#1 JSONRPC SendMessage task " in err and "TASK_STATE_COMPLETED" in err
+    assert "recorded 1 exchanges (0 errors" in err
+    # The capture now holds an exchange: starting again over it is refused, and --append
+    # goes on numbering after it.
+    with command("record", "--upstream", "http://127.0.0.1:9", "--listen",
+                 f"127.0.0.1:{free_port()}", "--out", str(out)) as (refused, line):
+        assert refused.wait(30) == 2
+        assert "already holds recorded exchanges" in line + refused.communicate()[1]
+    with DemoAgent(enable_grpc=False) as agent, command(
+            "record", "--upstream", agent.base_url, "--listen", f"127.0.0.1:{port}",
+            "--out", str(out), "--append", "--quiet") as (process, first):
+        send(f"http://127.0.0.1:{port}", "echo again")
+        code, err = stop(process)
+    assert code == 0 and "#2" not in err
+    assert [e.number for e in read_capture(out).exchanges] == [1, 2]
 
 
 def test_replay_strict_exits_1_naming_what_was_never_served() -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from recorder.capture import GrpcMessage, Request, Response, SseEvent
-from recorder.record._redact import Redactor, api_key_headers
+import pytest
+
+from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
+from recorder.protocol import Classification
+from recorder.record._redact import Redactor, api_key_headers, is_credential_name
 
 V1_CREATE: dict[str, Any] = {
     "jsonrpc": "2.0",
@@ -203,3 +206,43 @@ def test_grpc_messages_are_redacted_and_swept_in_one_exchange_step() -> None:
     assert json.loads(redacted_response.messages[0].json or "")["note"] == "stored <redacted:1>"
     assert redacted_response.messages[1] == response.messages[1]  # raw bytes left alone
     assert notes == ("redacted: token",)
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("X-Service-Token", True), ("x-api-key", True), ("ApiKey", True), ("api_key", True),
+     ("X-Client-Secret", True), ("password", True), ("X-Goog-Auth-User", True),
+     ("access_token", True), ("pageToken", False), ("nextPageToken", False),
+     ("A2A-Version", False), ("X-Request-Id", False), ("Accept", False), ("Author", False)],
+)
+def test_names_that_say_they_carry_a_credential(name: str, secret: bool) -> None:
+    assert is_credential_name(name) is secret
+    r = Redactor()
+    out = r.request(Request("GET", f"/tasks?{name}=value-123456", ((name, "value-123456"),)))
+    assert ("value-123456" not in out.target) is secret
+    assert (out.headers[0][1] != "value-123456") is secret
+
+
+def test_redaction_is_idempotent_and_a_rework_uses_what_was_learnt_later() -> None:
+    r = Redactor()
+    early = Exchange(1, Classification(), Request("GET", "/", (("X-Partner", "p-secret-1"),)),
+                     Response(200, "OK", (), b'{"echo":"p-secret-1"}'), notes=("card rewritten",))
+    first, _, notes = r.exchange(early.request, early.response)
+    assert first.headers == (("X-Partner", "p-secret-1"),) and notes == ()  # not known yet
+    before = r.generation
+    r.learn_card({"securitySchemes": {"k": {"apiKeySecurityScheme": {
+        "location": "header", "name": "X-Partner"}}}})
+    assert r.generation > before
+    reworked = r.rework(early)
+    assert reworked.request.headers == (("X-Partner", "<redacted:1>"),)
+    assert reworked.response is not None and reworked.response.body == b'{"echo":"<redacted:1>"}'
+    assert reworked.notes == ("card rewritten", "redacted: X-Partner")
+    again = r.rework(reworked)  # nothing new: the same exchange, one note
+    assert again == reworked
+
+
+def test_placeholders_go_on_after_an_earlier_recording() -> None:
+    r = Redactor()
+    r.skip_placeholders(4)
+    out = r.request(Request("GET", "/", (("Authorization", "Bearer abcdefgh"),)))
+    assert out.headers == (("Authorization", "Bearer <redacted:5>"),)

@@ -1,0 +1,61 @@
+"""What a person watching the recorder sees: a line per exchange, warnings, a summary."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from _helpers import free_port
+
+from recorder.demo import DemoAgent
+from recorder.record import RecordingProxy
+
+
+def _send(url: str, text: str) -> httpx.Response:
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+    body = {"jsonrpc": "2.0", "id": "1", "method": "SendMessage", "params": {"message": message}}
+    return httpx.post(f"{url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"},
+                      timeout=10)
+
+
+def test_a_line_per_exchange_and_a_summary(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=tmp_path / "c.http", console=lines.append) as proxy:
+        httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10)
+        task = _send(proxy.url, "echo hi").json()["result"]["task"]["id"]
+        failed = _send(proxy.url, "fail").json()["result"]["task"]["id"]
+        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
+                  timeout=10)
+    card, sent, fail, missing, summary = lines
+    assert re.fullmatch(r"#1 HTTP AgentCard 200 \d+ ms", card), card
+    assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… TASK_STATE_COMPLETED \d+ ms",
+                        sent), sent
+    assert fail.startswith(f"#3 JSONRPC SendMessage task {failed[:8]}… TASK_STATE_FAILED ")
+    assert missing.startswith("#4 HTTP+JSON GetTask task nonexist… TaskNotFoundError ")
+    assert summary.startswith("recorded 4 exchanges (1 errors, ")
+    assert summary.endswith(f"to {tmp_path / 'c.http'}")
+
+
+def test_an_unreachable_upstream_is_a_warning_once(tmp_path: Path) -> None:
+    lines: list[str] = []
+    port = free_port()  # nothing listens there
+    with RecordingProxy(upstream=f"http://127.0.0.1:{port}", out=tmp_path / "down.http",
+                        console=lines.append) as proxy:
+        answers = [httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10)
+                   for _ in range(3)]
+    assert [a.status_code for a in answers] == [502] * 3
+    warnings = [line for line in lines if line.startswith("warning:")]
+    assert len(warnings) == 1, lines
+    assert f"cannot reach 127.0.0.1:{port}" in warnings[0]
+
+
+def test_no_console_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=tmp_path / "q.http") as proxy:
+        assert httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10).status_code == 200
+    out, err = capfd.readouterr()
+    assert "AgentCard" not in out + err and "recorded 1 exchanges" not in out + err

@@ -1,0 +1,98 @@
+"""An authenticated session leaves no credential in the capture, and still replays.
+
+The demo agent's card declares two API-key headers (`X-API-Key`, and `X-Partner-Key`, whose
+name says nothing); the client also sends an undeclared `X-Service-Token` header and an
+`access_token` query parameter, some requests before it has fetched the card; and the agent
+echoes every header and the query back (`whoami`), in a body and in an SSE event.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from recorder.capture import read_capture
+from recorder.demo import DemoAgent
+from recorder.record import RecordingProxy
+from recorder.replay import Replayer
+
+TIMEOUT = 15.0
+SECRETS = {
+    "X-API-Key": "api-key-value-0123456789",
+    "X-Partner-Key": "partner-key-value-4242",
+    "X-Service-Token": "service-token-value-7777",
+    "access_token": "query-token-value-31337",
+}
+
+
+def _credentials(values: dict[str, str]) -> tuple[dict[str, str], str]:
+    headers = {"A2A-Version": "1.0", **{k: v for k, v in values.items() if k.startswith("X-")}}
+    return headers, f"access_token={values['access_token']}"
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+def _session(base: str, values: dict[str, str]) -> list[tuple[str, int, str]]:
+    """JSON-RPC send and stream before the card, then the card, then REST send and stream."""
+    headers, query = _credentials(values)
+    seen: list[tuple[str, int, str]] = []
+    with httpx.Client(base_url=base, headers=headers, timeout=TIMEOUT) as client:
+        for method in ("SendMessage", "SendStreamingMessage"):
+            body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method,
+                    "params": {"message": _message("whoami")}}
+            answer = client.post(f"/a2a/jsonrpc?{query}", json=body)
+            seen.append((method, answer.status_code, _last_state(answer)))
+        card = client.get("/.well-known/agent-card.json")
+        seen.append(("card", card.status_code, ""))
+        for route in ("message:send", "message:stream"):
+            answer = client.post(f"/a2a/rest/{route}?{query}", json={"message": _message("whoami")})
+            seen.append((route, answer.status_code, _last_state(answer)))
+    return seen
+
+
+def _last_state(answer: httpx.Response) -> str:
+    text = answer.text
+    documents = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    last = documents[-1] if documents else answer.json()
+    last = last.get("result", last)
+    for key in ("task", "statusUpdate"):
+        if key in last:
+            return str(last[key]["status"]["state"])
+    return ""
+
+
+def test_no_credential_is_left_and_the_capture_replays(tmp_path: Path) -> None:
+    out = tmp_path / "authenticated.http"
+    with DemoAgent(enable_grpc=False, api_key_headers=("X-API-Key", "X-Partner-Key")) as agent:
+        direct = httpx.post(agent.rest_url + "/message:send", timeout=TIMEOUT,
+                            headers=_credentials(SECRETS)[0],
+                            json={"message": _message("whoami")})
+        echoed = json.dumps(direct.json())
+        assert all(value in echoed for name, value in SECRETS.items() if name != "access_token")
+        with RecordingProxy(upstream=agent.base_url, out=out) as proxy:
+            live = _session(proxy.url, SECRETS)
+    text = out.read_text(encoding="utf-8")
+    for name, value in SECRETS.items():
+        assert value not in text, f"{name} left in the capture"
+    capture = read_capture(out)
+    assert len(capture.exchanges) == 5
+    assert {"X-API-Key", "X-Partner-Key", "X-Service-Token", "query:access_token"} <= set(
+        capture.redacted)
+    # Sent before the card declared it, redacted when the capture was finalised.
+    before_card = capture.exchanges[0]
+    assert (before_card.request.header("X-Partner-Key") or "").startswith("<redacted:")
+    stream = capture.exchanges[1].response
+    assert stream is not None and any("<redacted:" in "".join(e.lines) for e in stream.events)
+    assert all(s == "TASK_STATE_COMPLETED" for op, _, s in live if op != "card")
+
+    others = {name: f"another-{name.lower()}-value" for name in SECRETS}
+    with Replayer([capture]) as replayer:
+        replayed = _session(replayer.url, others)
+        assert replayer.report.misses == []
+    assert replayed == live
