@@ -99,7 +99,8 @@ def _crlf(data: bytes, rng: random.Random) -> bytes:
 
 def _not_utf8(data: bytes, rng: random.Random) -> bytes:
     at = rng.randrange(len(data) + 1)
-    return data[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"]) + data[at:]
+    bad = rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"])
+    return data[:at] + bad + data[at:]
 
 
 def _surrogate(data: bytes, rng: random.Random) -> bytes:
