@@ -22,12 +22,12 @@ def duration_text(us: int) -> str:
 
 
 def axis_step(span_us: int, wanted: int = 6) -> int:
-    """A round step (1, 2 or 5 times a power of ten microseconds) giving about `wanted` marks."""
-    target = max(span_us // wanted, 1)
+    """The smallest round step (1, 2 or 5 times a power of ten microseconds) that gives at
+    most `wanted` marks after 0 over `span_us`."""
     step = 1
     while True:
         for factor in (1, 2, 5):
-            if step * factor >= target:
+            if span_us // (step * factor) <= wanted:
                 return step * factor
         step *= 10
 
