@@ -75,8 +75,9 @@ def timeline(facts: Sequence[ExchangeFacts]) -> Timeline:
     return Timeline(span, scale, marks)
 
 
-def in_time_order(facts: Sequence[ExchangeFacts]) -> list[ExchangeFacts]:
-    return sorted(facts, key=lambda f: (f.started_us, f.number))
+def start_order(facts: ExchangeFacts) -> tuple[int, int]:
+    """The rows' sort key: start time, then number."""
+    return facts.started_us, facts.number
 
 
 def place(facts: ExchangeFacts, axis: Timeline) -> Row:

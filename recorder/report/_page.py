@@ -40,8 +40,8 @@ from recorder.report._layout import (
     TIMELINE_WIDTH,
     Row,
     Timeline,
-    in_time_order,
     place,
+    start_order,
     timeline,
 )
 from recorder.report._units import duration_text, offset_text
@@ -105,9 +105,11 @@ def render_report(capture: Capture, *, name: str = "capture", marks: Marks | Non
     too, never dropped.  Never raises on a capture's content.
     """
     marks = marks or {}
-    facts = in_time_order([exchange_facts(x) for x in capture.exchanges])
+    pairs = sorted(((exchange_facts(x), x) for x in capture.exchanges),
+                   key=lambda pair: start_order(pair[0]))
+    facts = [f for f, _ in pairs]
     axis = timeline(facts)
-    views = _views(capture, facts, axis, marks)
+    views = _views(pairs, axis, marks)
     page = _ENV.get_template("report.html.j2").render(
         name=name, capture=capture, views=views, axis=axis, lanes=_lanes(capture, views),
         counts=_counts(facts), notables=_notables(views, marks),
@@ -128,13 +130,11 @@ def _assets() -> dict[str, str]:
             "script": Markup(script), "script_hash": digest}
 
 
-def _views(capture: Capture, facts: Sequence[ExchangeFacts], axis: Timeline,
+def _views(pairs: Sequence[tuple[ExchangeFacts, Exchange]], axis: Timeline,
            marks: Marks) -> list[ExchangeView]:
-    by_number = {x.number: x for x in capture.exchanges}
-    numbers = [f.number for f in facts]
+    numbers = [f.number for f, _ in pairs]
     views = []
-    for i, f in enumerate(facts):
-        exchange = by_number[f.number]
+    for i, (f, exchange) in enumerate(pairs):
         views.append(ExchangeView(
             place(f, axis), exchange, request_side(exchange.request),
             response_side(exchange.response, f.ticks),

@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,36 @@ def test_the_demo_capture_is_all_there(demo_capture: Capture) -> None:
     _no_network(html, page)
 
 
+@pytest.fixture(scope="module")
+def three_bindings(tmp_path_factory: pytest.TempPathFactory) -> Capture:
+    """The scripted session over JSON-RPC, HTTP+JSON and gRPC, recorded into one capture."""
+    out = tmp_path_factory.mktemp("report") / "mixed.http"
+    with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook, \
+            RecordingProxy(upstream=agent.base_url, out=out,
+                           grpc_upstream=agent.grpc_target) as proxy:
+        for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
+            asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
+    return read_capture(out)
+
+
+def test_a_capture_of_three_bindings_is_all_there(three_bindings: Capture) -> None:
+    html, page = _page(three_bindings)
+    assert missing_from(page, three_bindings) == []
+    bindings = {x.classification.binding for x in three_bindings.exchanges}
+    assert bindings == {Binding.JSONRPC, Binding.HTTP_JSON, Binding.GRPC, Binding.HTTP}
+    for binding in bindings:
+        rows = [x.number for x in three_bindings.exchanges if x.classification.binding == binding]
+        assert all(binding.value in page.row_text[n] for n in rows)
+    grpc_stream = next(x for x in three_bindings.exchanges
+                       if x.classification.binding == Binding.GRPC
+                       and x.classification.operation == "SendStreamingMessage")
+    assert grpc_stream.response is not None and len(grpc_stream.response.messages) == 6
+    assert "6 messages" in page.row_text[grpc_stream.number]
+    errors = {n for n, row in page.rows.items() if "tone-error" in row["class"].split()}
+    assert len(errors) == 12  # the session's four errors, on each binding
+    _no_network(html, page)
+
+
 def test_rows_follow_start_time_and_link_to_their_detail(demo_capture: Capture) -> None:
     html, page = _page(demo_capture)
     order = [int(n) for n in re.findall(r'<a class="row[^"]*" id="r(\d+)"', html)]
@@ -149,6 +180,21 @@ def test_rows_follow_start_time_and_link_to_their_detail(demo_capture: Capture) 
     assert order == sorted(started, key=lambda n: (started[n], n))
     for number, row in page.rows.items():
         assert row["href"] == f"#x{number}"
+
+
+def test_three_hundred_exchanges_scroll_at_full_size() -> None:
+    one = read_capture(CAPTURES / "a2a-python-1.3.0/08-push-configs.http")
+    span = max(x.started_us + x.duration_us for x in one.exchanges)
+    many = tuple(replace(x, number=round_ * 100 + x.number, started_us=x.started_us + round_ * span)
+                 for round_ in range(25) for x in one.exchanges)
+    big = replace(one, exchanges=many)
+    html, page = _page(big)
+    assert len(page.rows) == 300 and missing_from(page, big) == []
+    heights = re.findall(r'<svg class="seq" width="\d+" height="(\d+)"', html)
+    assert len(heights) == 301 and len(set(heights[1:])) == 1  # the head, then equal rows
+    few = re.findall(r'<svg class="seq" width="\d+" height="(\d+)"',
+                     render_report(replace(one, exchanges=one.exchanges[:3])))
+    assert few[1:] == heights[1:4]  # 3 rows are as tall as 300 rows
 
 
 # ---- hostile content ----

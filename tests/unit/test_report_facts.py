@@ -188,3 +188,10 @@ def test_units() -> None:
     assert [axis_text(us) for us in (0, 250_000, 1_500_000, 120_000_000)] == [
         "0", "250 ms", "1.5 s", "2 min"]
     assert short_id(TASK_ID) == "3f2a9c1e…" and short_id("abc") == "abc" and short_id(None) == ""
+
+
+def test_exports_are_complete_and_sorted() -> None:
+    import recorder.report
+
+    assert recorder.report.__all__ == sorted(recorder.report.__all__)
+    assert all(hasattr(recorder.report, name) for name in recorder.report.__all__)

@@ -19,8 +19,16 @@
     selected = number ? document.getElementById("r" + number) : null;
     if (selected) {
       selected.classList.add("selected");
-      selected.scrollIntoView({ block: "nearest" });
+      reveal(selected);
     }
+  }
+
+  // Scroll the page up or down (never sideways) until the row is below the sticky head.
+  function reveal(row) {
+    var box = row.getBoundingClientRect();
+    var head = document.querySelector(".sticky").getBoundingClientRect().bottom;
+    if (box.top < head) { window.scrollBy(0, box.top - head); }
+    else if (box.bottom > window.innerHeight) { window.scrollBy(0, box.bottom - window.innerHeight); }
   }
 
   function close() {
