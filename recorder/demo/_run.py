@@ -4,7 +4,8 @@
    recorder (`live.http`);
 2. stop the agent, replay the capture, run the same client against the replayer while recording
    that session too (`replayed.http`), and check the client saw the same results;
-3. diff the two captures.
+3. diff the two captures;
+4. draw the live capture as a page (`report.html`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from recorder.capture import read_capture
+from recorder.capture import Capture, read_capture
 from recorder.demo._agent import DemoAgent
 from recorder.demo._session import SessionResult, run_session
 from recorder.demo._webhook import WebhookReceiver
@@ -38,6 +39,13 @@ def _steps_differing(a: SessionResult, b: SessionResult) -> list[str]:
     if a.deliveries != b.deliveries:
         names.append("(push deliveries)")
     return names
+
+
+def _write_report(capture: Capture, path: Path, name: str) -> Path:
+    from recorder.report import render_report
+
+    path.write_text(render_report(capture, name=name), encoding="utf-8")
+    return path
 
 
 def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
@@ -75,4 +83,8 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
     result = diff_captures(capture, read_capture(replayed_path), a_name=str(live_path),
                            b_name=str(replayed_path))
     echo(render_text([result]))
+
+    report_path = _write_report(capture, out / "report.html", live_path.name)
+    echo(f"4. a picture of the live session: {report_path}")
+    echo(f"   open it in a browser: {report_path.resolve().as_uri()}")
     return 0 if not differing and not misses and result.same else 1

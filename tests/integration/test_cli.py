@@ -170,6 +170,10 @@ def test_demo_records_replays_and_diffs_clean(tmp_path: Path) -> None:
     assert "the client saw the same results in all" in result.stdout
     assert "0 differ, 0 inserted, 0 removed" in result.stdout
     assert (tmp_path / "live.http").exists() and (tmp_path / "replayed.http").exists()
+    report = tmp_path / "report.html"
+    assert f"a picture of the live session: {report}" in result.stdout
+    rows = report.read_text("utf-8").count('<a class="row ')
+    assert rows == len(read_capture(tmp_path / "live.http").exchanges) > 20
 
 
 def test_migrate_rewrites_version_1_captures_in_place(tmp_path: Path) -> None:

@@ -1,0 +1,106 @@
+"""What one A2A answer says: the kind of object it carries and the task state it reports.
+
+An answer is a response body, one stream event's data, one gRPC message or one push delivery.
+It is unwrapped in a fixed order, and the first rule that applies names it:
+
+1. a JSON-RPC envelope: its `error` makes the answer an error, its `result` is the answer
+   (spec §9.4: every streamed `data:` line is a whole envelope);
+2. a v1.0 `StreamResponse` / `SendMessageResponse` member (`task`, `message`, `statusUpdate`,
+   `artifactUpdate`; the member name decides, spec §3.2 and the proto's oneof `payload`);
+3. a v0.3 `kind` (`task`, `message`, `status-update`, `artifact-update`);
+4. an HTTP+JSON `{"error": google.rpc.Status}` (spec §11.6);
+5. a bare Task (`id` and `status`): GetTask and CancelTask answers outside JSON-RPC.
+
+The state is the object's `status.state`, written the v1.0 way without its prefix: v1.0
+`TASK_STATE_INPUT_REQUIRED` and v0.3 `input-required` both read `INPUT_REQUIRED`.  The
+report only shows these names; matching and diffing keep the wire's spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from recorder.protocol import NOT_JSON, parse_json, value_at
+
+# The v1.0 oneof members, in the proto's order.
+V1_MEMBERS = ("task", "message", "statusUpdate", "artifactUpdate")
+# v0.3 `kind` discriminators, named by their v1.0 member.
+V03_KINDS: Mapping[str, str] = {
+    "task": "task",
+    "message": "message",
+    "status-update": "statusUpdate",
+    "artifact-update": "artifactUpdate",
+}
+_STATE_PREFIX = "TASK_STATE_"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
+
+    `state` is the task state the object reports (`COMPLETED`), `task_id` the task it names,
+    and `detail` a few words on what it holds (an artifact's name, an error's code).
+    """
+
+    kind: str | None = None
+    state: str | None = None
+    task_id: str | None = None
+    detail: str | None = None
+
+
+NOTHING = Answer()
+
+
+def read_answer(text: str | bytes | None) -> Answer:
+    """Name the A2A object in a JSON text; NOTHING for text that is not JSON or not A2A."""
+    document = parse_json(text)
+    if document is NOT_JSON or not isinstance(document, Mapping):
+        return NOTHING
+    return answer_of(document)
+
+
+def answer_of(document: Mapping[str, Any]) -> Answer:
+    if "jsonrpc" in document:
+        if isinstance(document.get("error"), Mapping):
+            return _error(document["error"])
+        result = document.get("result")
+        return answer_of(result) if isinstance(result, Mapping) else NOTHING
+    for member in V1_MEMBERS:
+        if isinstance(document.get(member), Mapping):
+            return _named(member, document[member])
+    kind = document.get("kind")
+    if isinstance(kind, str) and kind in V03_KINDS:
+        return _named(V03_KINDS[kind], document)
+    if isinstance(document.get("error"), Mapping):
+        return _error(document["error"])
+    if "id" in document and isinstance(document.get("status"), Mapping):
+        return _named("task", document)
+    return NOTHING
+
+
+def state_name(state: object) -> str | None:
+    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED`."""
+    if not isinstance(state, str) or not state:
+        return None
+    return state.removeprefix(_STATE_PREFIX).replace("-", "_").upper()
+
+
+def _named(kind: str, body: Mapping[str, Any]) -> Answer:
+    task_id = body.get("id") if kind == "task" else body.get("taskId")
+    return Answer(kind=kind, state=state_name(value_at(body, ("status", "state"))),
+                  task_id=task_id if isinstance(task_id, str) else None,
+                  detail=_detail(kind, body))
+
+
+def _detail(kind: str, body: Mapping[str, Any]) -> str | None:
+    if kind == "artifactUpdate":
+        name = value_at(body, ("artifact", "name"))
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _error(error: Mapping[str, Any]) -> Answer:
+    code = error.get("status", error.get("code"))
+    return Answer(kind="error", detail=None if code is None else str(code))
