@@ -19,16 +19,18 @@ from recorder.capture import Capture, read_capture
 from recorder.demo._agent import DemoAgent
 from recorder.demo._session import SessionResult, run_session
 from recorder.demo._webhook import WebhookReceiver
-from recorder.show import capture_rows, render_table
 
 Echo = Callable[[str], None]
 DEMO_EVENT_DELAY = 0.1
 
 
-def _session_through_recorder(upstream: str, out: Path, binding: str) -> SessionResult:
+def _session_through_recorder(upstream: str, out: Path, binding: str,
+                              console: Echo | None = None) -> SessionResult:
     from recorder.record import RecordingProxy
 
-    with WebhookReceiver() as hook, RecordingProxy(upstream=upstream, out=out) as proxy:
+    # The demo's captures are made again on every run: overwriting them is the point.
+    with WebhookReceiver() as hook, RecordingProxy(upstream=upstream, out=out,
+                                                   existing="overwrite", console=console) as proxy:
         return asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
 
 
@@ -60,10 +62,10 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
 
     echo(f"1. recording a real a2a-sdk session over {binding} through the recorder")
     with DemoAgent(event_delay=DEMO_EVENT_DELAY, enable_grpc=False) as agent:
-        live = _session_through_recorder(agent.base_url, live_path, binding)
+        live = _session_through_recorder(agent.base_url, live_path, binding,
+                                         console=lambda line: echo(f"   {line}"))
     capture = read_capture(live_path)
     echo(f"   {live_path}: {len(capture.exchanges)} exchanges (the agent is now stopped)\n")
-    echo(render_table(capture_rows(capture)) + "\n")
 
     echo("2. replaying it with no agent, and rerunning the same client against the replayer")
     with Replayer([capture]) as replayer:
