@@ -4,7 +4,7 @@ No I/O here: operation and error tables, the exchange classifier, agent-card int
 SSE framing all take values and return values.
 """
 
-from recorder.protocol._answers import MESSAGE_KIND, answered_state
+from recorder.protocol._answers import Answer, answer_of, answered_state, read_answer, state_name
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
     CardRewrite,
@@ -82,8 +82,11 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
-    "MESSAGE_KIND",
+    "Answer",
+    "answer_of",
     "answered_state",
+    "read_answer",
+    "state_name",
     "AGENT_CARD",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",

@@ -1,93 +1,134 @@
-"""What an answer says of its task: the task it names and the state it leaves it in (pure).
+"""What one A2A answer says: the kind of object it carries and the task state it reports.
 
-An A2A answer carries a Task, a Message or a stream of StreamResponses (A2A spec §3.1, §4.1).
-`answered_state` reads them in every shape the wire uses: v1.0 wrappers (`{"task": ...}`,
-`{"statusUpdate": ...}`, the oneof members of `SendMessageResponse` and `StreamResponse`), a
-bare Task (GetTask, CancelTask), v0.3 objects with a `kind`, inside a JSON-RPC `result` or not,
-as a body, as SSE events or as gRPC messages.  For a stream the last state wins.  A Message
-answer is reported as the kind `message`.
+An answer is a response body, one stream event's data, one gRPC message or one push delivery.
+It is unwrapped in a fixed order, and the first rule that applies names it:
+
+1. a JSON-RPC envelope: its `error` makes the answer an error, its `result` is the answer
+   (spec §9.4: every streamed `data:` line is a whole envelope);
+2. a v1.0 `StreamResponse` / `SendMessageResponse` member (`task`, `message`, `statusUpdate`,
+   `artifactUpdate`; the member name decides, spec §3.2 and the proto's oneof `payload`);
+3. a v0.3 `kind` (`task`, `message`, `status-update`, `artifact-update`);
+4. an HTTP+JSON `{"error": google.rpc.Status}` (spec §11.6);
+5. a bare Task (`id` and `status`): GetTask and CancelTask answers outside JSON-RPC.
+
+The state is the object's `status.state`, written the v1.0 way without its prefix: v1.0
+`TASK_STATE_INPUT_REQUIRED` and v0.3 `input-required` both read `INPUT_REQUIRED`.  These names
+are for people (the report, `show`, the recorder's console); matching and diffing keep the
+wire's spelling.
+
+`answered_state` reads a whole response (a body, every SSE event, every gRPC message): the
+task it names first and the last state it reports, as a stream leaves it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from recorder.protocol._paths import NOT_JSON, parse_json
+from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data
 
-MESSAGE_KIND = "message"
-# v0.3 `kind` values and the v1.0 member names they correspond to.
-_V03_KINDS: Mapping[str, str] = {"task": "task", "message": "message",
-                                 "status-update": "statusUpdate",
-                                 "artifact-update": "artifactUpdate"}
+# The v1.0 oneof members, in the proto's order.
+V1_MEMBERS = ("task", "message", "statusUpdate", "artifactUpdate")
+# v0.3 `kind` discriminators, named by their v1.0 member.
+V03_KINDS: Mapping[str, str] = {
+    "task": "task",
+    "message": "message",
+    "status-update": "statusUpdate",
+    "artifact-update": "artifactUpdate",
+}
+_STATE_PREFIX = "TASK_STATE_"
 
 
-def answered_state(response: Any) -> tuple[str | None, str | None] | None:
-    """(task id, last task state or `message`) an answer carries, or None if it names none.
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
 
-    `response` is a capture `Response` (anything with `body`, `events`, `messages`).
+    `state` is the task state the object reports (`COMPLETED`), `task_id` the task it names,
+    and `detail` a few words on what it holds (an artifact's name, an error's code).
     """
-    if response is None:
-        return None
-    task_id: str | None = None
+
+    kind: str | None = None
     state: str | None = None
-    for document in _documents(response):
-        found = _read(document)
-        if found is None:
-            continue
-        task_id = task_id or found[0]
-        state = found[1] or state
-    return (task_id, state) if task_id or state else None
+    task_id: str | None = None
+    detail: str | None = None
 
 
-def _documents(response: Any) -> Iterator[Any]:
-    if response.body:
-        yield parse_json(response.body)
-    for event in response.events:
-        yield parse_json(event_data(event.lines))
-    for message in response.messages:
-        if message.json:
-            yield parse_json(message.json)
+NOTHING = Answer()
 
 
-def _read(document: Any) -> tuple[str | None, str | None] | None:
-    if document is NOT_JSON or not isinstance(document, dict):
-        return None
+def read_answer(text: str | bytes | None) -> Answer:
+    """Name the A2A object in a JSON text; NOTHING for text that is not JSON or not A2A."""
+    document = parse_json(text)
+    if document is NOT_JSON or not isinstance(document, Mapping):
+        return NOTHING
+    return answer_of(document)
+
+
+def answer_of(document: Mapping[str, Any]) -> Answer:
     if "jsonrpc" in document:
-        document = document.get("result")
-        if not isinstance(document, dict):
-            return None
-    member, value = _member(document)
-    if member == "message":
-        return _str(value.get("taskId")), MESSAGE_KIND
-    if member == "task":
-        return _str(value.get("id")), _state(value)
-    if member == "statusUpdate":
-        return _str(value.get("taskId")), _state(value)
-    if member == "artifactUpdate":
-        return _str(value.get("taskId")), None
+        if isinstance(document.get("error"), Mapping):
+            return _error(document["error"])
+        result = document.get("result")
+        return answer_of(result) if isinstance(result, Mapping) else NOTHING
+    for member in V1_MEMBERS:
+        if isinstance(document.get(member), Mapping):
+            return _named(member, document[member])
+    kind = document.get("kind")
+    if isinstance(kind, str) and kind in V03_KINDS:
+        return _named(V03_KINDS[kind], document)
+    if isinstance(document.get("error"), Mapping):
+        return _error(document["error"])
+    if "id" in document and isinstance(document.get("status"), Mapping):
+        return _named("task", document)
+    return NOTHING
+
+
+def state_name(state: object) -> str | None:
+    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED`."""
+    if not isinstance(state, str) or not state:
+        return None
+    return state.removeprefix(_STATE_PREFIX).replace("-", "_").upper()
+
+
+def _named(kind: str, body: Mapping[str, Any]) -> Answer:
+    task_id = body.get("id") if kind == "task" else body.get("taskId")
+    return Answer(kind=kind, state=state_name(value_at(body, ("status", "state"))),
+                  task_id=task_id if isinstance(task_id, str) else None,
+                  detail=_detail(kind, body))
+
+
+def _detail(kind: str, body: Mapping[str, Any]) -> str | None:
+    if kind == "artifactUpdate":
+        name = value_at(body, ("artifact", "name"))
+        return name if isinstance(name, str) else None
     return None
 
 
-def _member(document: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """Which StreamResponse member a document is, and its object."""
-    kind = document.get("kind")
-    if isinstance(kind, str) and kind in _V03_KINDS:  # v0.3: the object itself, with `kind`
-        return _V03_KINDS[kind], document
-    for member in ("task", "message", "statusUpdate", "artifactUpdate"):
-        value = document.get(member)
-        if isinstance(value, dict):
-            return member, value
-    if isinstance(document.get("status"), dict) and "id" in document:
-        return "task", document  # a bare Task: GetTask, CancelTask
-    return None, document
+def _error(error: Mapping[str, Any]) -> Answer:
+    code = error.get("status", error.get("code"))
+    return Answer(kind="error", detail=None if code is None else str(code))
 
 
-def _state(holder: dict[str, Any]) -> str | None:
-    status = holder.get("status")
-    return _str(status.get("state")) if isinstance(status, dict) else None
+def answered_state(response: Any) -> Answer | None:
+    """What a whole response says of its task (a capture `Response`: body, events, messages):
+    the first task id named and the last state reported; None when it names neither."""
+    if response is None:
+        return None
+    task_id = state = kind = None
+    for text in _texts(response):
+        found = read_answer(text)
+        task_id = task_id or found.task_id
+        state = found.state or state
+        kind = kind or found.kind
+    if task_id is None and state is None and kind != "message":
+        return None
+    return Answer(kind=kind, state=state, task_id=task_id)
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def _texts(response: Any) -> list[str | bytes]:
+    texts: list[str | bytes] = [response.body] if response.body else []
+    texts += [event_data(event.lines) for event in response.events]
+    texts += [message.json for message in response.messages if message.json]
+    return texts

@@ -1,7 +1,7 @@
 """The console addon: what a person watching the recorder sees.
 
 - one line per exchange written, like mitmdump's flow log:
-  `#12 JSONRPC SendMessage task 3f2a1b0c… TASK_STATE_COMPLETED 14 ms`;
+  `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
 - a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
 
@@ -33,15 +33,16 @@ SHORT_ID = 8
 
 
 def exchange_line(exchange: Exchange) -> str:
-    """`#12 JSONRPC SendMessage task 3f2a1b0c… TASK_STATE_COMPLETED 14 ms`."""
+    """`#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`."""
     c = exchange.classification
     words = [f"#{exchange.number}", c.binding.value if c.binding else "-",
              c.operation or "(not A2A)"]
-    answered, state = answered_state(exchange.response) or (None, None)
-    task = c.task_id or answered
+    answer = answered_state(exchange.response)
+    task = c.task_id or (answer.task_id if answer else None)
     if task:
         words.append(f"task {task[:SHORT_ID]}{'…' if len(task) > SHORT_ID else ''}")
-    words.append(c.error or state or outcome(exchange))
+    said = (answer.state or ("message" if answer.kind == "message" else None)) if answer else None
+    words.append(c.error or said or outcome(exchange))
     words.append(f"{exchange.duration_us // 1000} ms")
     flagged = [n for n in exchange.notes if n.startswith(("cut by", "stream truncated",
                                                           "client closed", "possible secret"))]

@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from recorder.capture import Exchange, GrpcMessage, Response, SseEvent
 from recorder.protocol import GRPC_STATUS_NAMES, PUSH_DELIVERY, event_data, event_type
-from recorder.report._answers import NOTHING, Answer, read_answer
+from recorder.protocol._answers import NOTHING, Answer, read_answer
 
 
 class Lane(StrEnum):

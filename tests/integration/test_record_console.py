@@ -32,9 +32,9 @@ def test_a_line_per_exchange_and_a_summary(tmp_path: Path) -> None:
                   timeout=10)
     card, sent, fail, missing, summary = lines
     assert re.fullmatch(r"#1 HTTP AgentCard 200 \d+ ms", card), card
-    assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… TASK_STATE_COMPLETED \d+ ms",
+    assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… COMPLETED \d+ ms",
                         sent), sent
-    assert fail.startswith(f"#3 JSONRPC SendMessage task {failed[:8]}… TASK_STATE_FAILED ")
+    assert fail.startswith(f"#3 JSONRPC SendMessage task {failed[:8]}… FAILED ")
     assert missing.startswith("#4 HTTP+JSON GetTask task nonexist… TaskNotFoundError ")
     assert summary.startswith("recorded 4 exchanges (1 errors, ")
     assert summary.endswith(f"to {tmp_path / 'c.http'}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from recorder.capture import GrpcMessage, Response, SseEvent, read_capture
-from recorder.protocol import answered_state
+from recorder.protocol import Answer, answered_state
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 TASK = {"id": "t-1", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}
@@ -21,14 +21,14 @@ def _body(document: object) -> Response:
 @pytest.mark.parametrize(
     ("response", "expected"),
     [
-        (_body({"jsonrpc": "2.0", "id": 1, "result": {"task": TASK}}),
-         ("t-1", "TASK_STATE_WORKING")),
-        (_body({"task": TASK}), ("t-1", "TASK_STATE_WORKING")),
-        (_body(TASK), ("t-1", "TASK_STATE_WORKING")),  # GetTask over HTTP+JSON
-        (_body({"message": {"messageId": "m", "taskId": "t-2"}}), ("t-2", "message")),
+        (_body({"jsonrpc": "2.0", "id": 1, "result": {"task": TASK}}), ("t-1", "WORKING")),
+        (_body({"task": TASK}), ("t-1", "WORKING")),
+        (_body(TASK), ("t-1", "WORKING")),  # GetTask over HTTP+JSON
+        (_body({"message": {"messageId": "m", "taskId": "t-2"}}), ("t-2", None)),
+        (_body({"message": {"messageId": "m"}}), (None, None)),
         (_body({"jsonrpc": "2.0", "id": 1, "result": {"kind": "task", "id": "t-3",
-                                                     "status": {"state": "completed"}}}),
-         ("t-3", "completed")),  # v0.3
+                                                     "status": {"state": "input-required"}}}),
+         ("t-3", "INPUT_REQUIRED")),  # v0.3
         (_body({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001}}), None),
         (Response(200, events=(
             SseEvent(0, ("data: " + json.dumps({"task": TASK}),)),
@@ -36,15 +36,17 @@ def _body(document: object) -> Response:
             SseEvent(2, ("data: " + json.dumps({"statusUpdate": {
                 "taskId": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}}),)),
             SseEvent(3, ("data: " + json.dumps({"artifactUpdate": {"taskId": "t-1"}}),)),
-        )), ("t-1", "TASK_STATE_COMPLETED")),
+        )), ("t-1", "COMPLETED")),
         (Response(200, messages=(GrpcMessage(0, json=json.dumps({"task": TASK})),),
-                  trailers=(("grpc-status", "0"),)), ("t-1", "TASK_STATE_WORKING")),
+                  trailers=(("grpc-status", "0"),)), ("t-1", "WORKING")),
         (Response(200, body=b"\xff not json"), None),
         (None, None),
     ],
 )
-def test_shapes(response: Response | None, expected: tuple[str, str] | None) -> None:
-    assert answered_state(response) == expected
+def test_shapes(response: Response | None,
+                expected: tuple[str | None, str | None] | None) -> None:
+    found = answered_state(response)
+    assert (None if found is None else (found.task_id, found.state)) == expected
 
 
 def test_every_corpus_send_names_its_task_and_state() -> None:
@@ -53,5 +55,5 @@ def test_every_corpus_send_names_its_task_and_state() -> None:
                  if e.classification.operation == "SendMessage"]
         assert sends, path
         found = answered_state(sends[0].response)
-        assert found is not None and found[0] and found[1], (path, found)
-        assert found[1].lower().endswith("completed"), (path, found)
+        assert isinstance(found, Answer) and found.task_id, (path, found)
+        assert found.state == "COMPLETED", (path, found)
