@@ -160,10 +160,19 @@ def json_form_of(text: str) -> tuple[JsonForm, str] | None:
     for form in JSON_FORMS.values():
         if form.newline == text.endswith("\n") and _dumps(form, value) == text:
             pretty = _pretty(value)
-            if pretty is not None and lines_safe(pretty) and _restores(pretty, form, text):
+            if pretty is not None and _display_safe(value, pretty) and _restores(
+                    pretty, form, text):
                 return form, pretty
             return None
     return None
+
+
+def _display_safe(value: Any, pretty: str) -> bool:
+    # Inside an object or array every line starts with indentation or a bracket, so none can
+    # pass for a `###`, status or request line; only characters can make it unsafe.
+    if isinstance(value, dict | list):
+        return _UNSAFE_IN_TEXT.search(pretty) is None
+    return lines_safe(pretty)
 
 
 def restore_json(display: str, form: JsonForm) -> str:
@@ -194,11 +203,62 @@ def _dumps(form: JsonForm, value: Any) -> str | None:
 
 
 def _pretty(value: Any) -> str | None:
+    """`json.dumps(value, indent=2, ensure_ascii=False)` for a value `json.loads` made, in
+    ASCII when it holds a lone surrogate; built by `_Indented`, which is faster (this runs for
+    every body the recorder writes)."""
     try:
-        text = json.dumps(value, indent=2, ensure_ascii=False)
+        text = _Indented(ascii_only=False).text(value)
+        return _Indented(ascii_only=True).text(value) if has_surrogate(text) else text
     except (ValueError, RecursionError):
         return None
-    return json.dumps(value, indent=2, ensure_ascii=True) if has_surrogate(text) else text
+
+
+_SCALARS: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+class _Indented:
+    """Indent-2 JSON with `json.dumps`'s exact output, for the types `json.loads` returns."""
+
+    def __init__(self, *, ascii_only: bool) -> None:
+        self._string = json.encoder.encode_basestring_ascii if ascii_only else (
+            json.encoder.encode_basestring)
+        self._out: list[str] = []
+
+    def text(self, value: Any) -> str:
+        self._emit(value, "\n")
+        return "".join(self._out)
+
+    def _emit(self, value: Any, newline: str) -> None:
+        out = self._out
+        kind = type(value)
+        if kind is str:
+            out.append(self._string(value))
+        elif kind is dict:
+            self._container(value.items(), "{", "}", newline, pairs=True)
+        elif kind is list:
+            self._container(value, "[", "]", newline, pairs=False)
+        else:
+            out.append(_SCALARS.get(value, "") if kind is bool or value is None
+                       else int.__repr__(value) if kind is int else json.dumps(value))
+
+    def _container(self, items: Any, opening: str, closing: str, newline: str, *,
+                   pairs: bool) -> None:
+        out = self._out
+        inner = newline + "  "
+        out.append(opening)
+        separator = inner
+        empty = True
+        for item in items:
+            empty = False
+            out.append(separator)
+            separator = "," + inner
+            if pairs:
+                out.append(self._string(item[0]))
+                out.append(": ")
+                self._emit(item[1], inner)
+            else:
+                self._emit(item, inner)
+        out.append(closing if empty else newline + closing)
 
 
 def _restores(display: str, form: JsonForm, text: str) -> bool:

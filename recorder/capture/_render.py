@@ -1,24 +1,27 @@
-"""Render a Capture to `.http` text (sans-I/O); the layout lives in `templates/*.j2`.
+"""Render a Capture to `.http` text (sans-I/O).
 
-Python decides what each line says (metadata, head lines, body displays from `_bodies`), the
-templates only lay the lines out.  Rendering refuses, with ValueError, any value the parser could
-not give back exactly (a header value with CR/LF, an operation with spaces, ...), so that
-`parse(render(c)) == c` holds for every capture that renders.  See docs/capture-format.md.
+An exchange is a list of lines: its `###` line, its metadata, then each part's start line,
+headers, a blank line and (when there is one) its body display and one more blank line
+(docs/capture-format.md, "Grammar").  What each line says comes from `_heads` (what stays
+sendable) and `_bodies` (how a body is shown).  This runs once per recorded exchange, on the
+recorder's hot path, so it is plain string building.
+
+Rendering refuses, with ValueError, the few values the parser could not give back exactly (a
+header name that is not a token, an operation with spaces, ...), so that `parse(render(c)) ==
+c` holds for every capture that renders.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
-
-import jinja2
 
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
     format_seconds,
+    has_surrogate,
     show_body,
     show_event,
     show_message,
@@ -88,14 +91,6 @@ HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=False,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=jinja2.StrictUndefined,
-)
 
 
 def render(capture: Capture) -> str:
@@ -123,9 +118,9 @@ def render_header(capture: Capture) -> str:
         *((HEADER_REDACTED, name) for name in capture.redacted),
         *(_extra_field(key, value) for key, value in capture.extra),
     ]
-    shown = [(key, show_value(value)) for key, value in fields]
-    text = _ENV.get_template("header.http.j2").render(version=FORMAT_VERSION, fields=shown)
-    return _checked_utf8(text, "the header")
+    lines = [f"# a2a-recorder capture format {FORMAT_VERSION}",
+             *(f"# {key}: {show_value(value)}" for key, value in fields), ""]
+    return _checked_utf8("\n".join(lines) + "\n", "the header")
 
 
 def render_exchange(exchange: Exchange) -> str:
@@ -138,17 +133,16 @@ def render_exchange(exchange: Exchange) -> str:
     response_form, response_body = _response_body(exchange.response, aside)
     request = _request_context(exchange.request, request_body, aside)
     response = _response_context(exchange.response, response_body, aside)
-    context = {
-        "number": exchange.number,
-        "operation": _operation(classification),
-        "binding": classification.binding.value if classification.binding else EMPTY,
-        "outcome": outcome(exchange),
-        "meta": _metadata(exchange, request_form, response_form, aside),
-        "request": request,
-        "response": response,
-    }
-    text = _ENV.get_template("exchange.http.j2").render(**context)
-    return _checked_utf8(text, f"exchange {exchange.number}")
+    binding = classification.binding.value if classification.binding else EMPTY
+    lines = [f"### {exchange.number} {_operation(classification)} {binding} {outcome(exchange)}",
+             *(f"# {key}: {value}" for key, value in
+               _metadata(exchange, request_form, response_form, aside))]
+    for part in (request, response):
+        if part is not None:
+            lines += [part["start"], *part["headers"], ""]
+            if part["body"] is not None:
+                lines += [part["body"], ""]
+    return _checked_utf8("\n".join(lines) + "\n", f"exchange {exchange.number}")
 
 
 def outcome(exchange: Exchange) -> str:
@@ -309,8 +303,6 @@ def _blocks(blocks: list[list[str]]) -> str:
 
 
 def _checked_utf8(text: str, what: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} cannot be written as UTF-8 (lone surrogate?): {exc}") from exc
+    if has_surrogate(text):  # every display escapes them; this is the last safety net
+        raise ValueError(f"{what} cannot be written as UTF-8: it holds a lone surrogate")
     return text

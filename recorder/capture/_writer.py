@@ -5,10 +5,12 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
   flush under the lock.  When `append` returns, the exchange is in the operating system's page
   cache: a killed process (`kill -9`, a crash) loses no exchange whose `append` returned, and
   the file on disk is always a complete, parseable capture.
-- `fsync` happens off the caller's thread: one shared syncer thread syncs every writer with
-  unsynced data, as soon as it can, and batches what arrived meanwhile (group commit).  A power
-  loss or kernel crash can lose the exchanges appended since the last sync, usually the last
-  few milliseconds.  `sync()` waits until everything appended so far is on disk; `close()` does
+- `fsync` happens off the caller's thread: one shared syncer thread, woken by the first
+  append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and then syncs
+  every writer with unsynced data at once (group commit); under a steady load it syncs about
+  every `GROUP_COMMIT` seconds and the appending thread never waits for it.  A power loss or
+  kernel crash can lose the exchanges appended in the last `GROUP_COMMIT` seconds plus one
+  fsync's time.  `sync()` waits until everything appended so far is on disk; `close()` does
   that too.
 - A writer never truncates a file that holds exchanges: it creates a new capture (`create`)
   only where there is none, or continues one (`resume`), numbering after its last exchange.
@@ -20,6 +22,7 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -159,28 +162,42 @@ class CaptureWriter:
             self._synced_changed.notify_all()
 
 
+GROUP_COMMIT = 0.005  # seconds the syncer lets appends gather before one fsync for them all
+
+
 class _Syncer:
-    """One daemon thread that fsyncs every writer with unsynced data (group commit)."""
+    """One daemon thread that fsyncs every writer with unsynced data (group commit).
+
+    `want` is on the appending thread's path, so it only records the writer and, when the
+    syncer is idle, wakes it: no lock is taken and no thread switch forced per append.
+    """
 
     def __init__(self) -> None:
         self._pending: dict[int, CaptureWriter] = {}
-        self._wake = threading.Condition()
+        self._wake = threading.Event()
+        self._start = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def want(self, writer: CaptureWriter) -> None:
-        with self._wake:
-            self._pending[id(writer)] = writer
-            if self._thread is None or not self._thread.is_alive():
+        self._pending[id(writer)] = writer  # one dict store: atomic under the GIL
+        if not self._wake.is_set():
+            self._wake.set()
+        if self._thread is None:
+            self._started()
+
+    def _started(self) -> None:
+        with self._start:
+            if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="a2a-capture-sync",
                                                 daemon=True)
                 self._thread.start()
-            self._wake.notify()
 
     def _run(self) -> None:
         while True:
-            with self._wake:
-                self._wake.wait_for(lambda: bool(self._pending))
-                batch, self._pending = list(self._pending.values()), {}
+            self._wake.wait()
+            time.sleep(GROUP_COMMIT)
+            self._wake.clear()  # before taking the batch: a later want() wakes us again
+            batch = [self._pending.pop(key) for key in list(self._pending)]
             for writer in batch:
                 # A full or vanished disk: the next write says so to its caller.
                 with contextlib.suppress(OSError):

@@ -561,7 +561,7 @@ def _documents(response: ResponseLike) -> list[object]:
     documents = [parse_json(response.body)]
     events = [tuple(event.lines) for event in response.events]
     events.sort(key=lambda lines: event_type(lines) != "error")
-    documents += [parse_json(event_data(lines).encode("utf-8")) for lines in events]
+    documents += [parse_json(event_data(lines)) for lines in events]
     return [d for d in documents if isinstance(d, Mapping)]
 
 

@@ -272,6 +272,11 @@ _ROUTES: tuple[tuple[Route, Operation], ...] = tuple(
         key=lambda pair: (-pair[0].literal_weight, pair[0].has_tenant),
     )
 )
+# The same, by verb and number of slashes: a path can only fit templates of its own shape.
+_ROUTES_BY_SHAPE: dict[tuple[str, int], tuple[tuple[Route, Operation], ...]] = {}
+for _pair in _ROUTES:
+    _shape = (_pair[0].verb, _pair[0].template.count("/"))
+    _ROUTES_BY_SHAPE[_shape] = (*_ROUTES_BY_SHAPE.get(_shape, ()), _pair)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,11 +315,8 @@ def match_route(verb: str, path: str) -> RouteMatch | None:
 
 def match_routes(verb: str, path: str) -> tuple[RouteMatch, ...]:
     """Every HTTP+JSON route that fits, most specific first (for callers that must choose)."""
-    verb = verb.upper()
     found = []
-    for route, op in _ROUTES:
-        if route.verb != verb:
-            continue
+    for route, op in _ROUTES_BY_SHAPE.get((verb.upper(), path.count("/")), ()):
         params = route.match(path)
         if params is not None:
             found.append(RouteMatch(op, route, params))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from recorder.protocol import (
     find_card,
     interfaces_from_card,
     is_event_stream,
+    response_error,
 )
 from recorder.record._flows import SseTee, to_request, to_response
 from recorder.record._options import Option, OptionsError, declare, touched
@@ -114,14 +116,17 @@ class Classifier:
     # -- shared ---------------------------------------------------------------------------------
 
     def refine(self, flow: http.HTTPFlow, state: FlowState) -> None:
-        """The classification with what came back (none for a flow that failed)."""
-        upstream = upstream_origin(flow)
+        """The classification with what came back: the request's, plus the error the answer
+        carried (the request is not classified again).  A delivery is classified as one now
+        that the push addon has said it is."""
         if state.delivery:
             own = (urlsplit(state.request.target).path,)
-            found = self.classify(upstream, state.request, state.response, webhook_paths=own)
+            found = self.classify(upstream_origin(flow), state.request, state.response,
+                                  webhook_paths=own)
             state.classification = as_delivery(found, state.request)
-        else:
-            state.classification = self.classify(upstream, state.request, state.response)
+        elif state.response is not None:
+            error = response_error(state.classification.binding, state.response)
+            state.classification = replace(state.classification, error=error)
 
     def classify(self, upstream: str | None, request: Request, response: Response | None = None,
                  *, webhook_paths: tuple[str, ...] = ()) -> Classification:

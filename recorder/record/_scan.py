@@ -13,16 +13,20 @@ from collections.abc import Iterator
 
 from recorder.capture import Request, Response
 
-# Well-known token formats: (kind, pattern).  Anchored on prefixes their issuers document, so
-# that ordinary ids and hashes do not trip them.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
+# Well-known token formats: (kind, the literal every such token holds, pattern).  Anchored on
+# prefixes their issuers document, so that ordinary ids and hashes do not trip them.  The
+# literal is looked for first (a plain substring search), so the patterns run only on the rare
+# text that could hold a match: this scan sees every exchange the recorder writes.
+SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    ("JWT", ("eyJ",),
+     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("private key", ("PRIVATE KEY-----",),
+     re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    ("AWS access key", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", ("gh",), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("Slack token", ("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("OpenAI-style key", ("sk-",), re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
 )
 # Bodies larger than this are not scanned: a capture's big bodies are files, not credentials,
 # and the recorder must not stall on them.
@@ -33,8 +37,10 @@ def scan_exchange(request: Request, response: Response | None) -> tuple[str, ...
     """Notes (`possible secret: JWT in request body`) for what the patterns find."""
     found: dict[str, None] = {}
     for where, text in _texts(request, response):
-        for kind, pattern in SECRET_PATTERNS:
-            if pattern.search(text):
+        if not text:
+            continue
+        for kind, literals, pattern in SECRET_PATTERNS:
+            if any(literal in text for literal in literals) and pattern.search(text):
                 found[f"possible secret: {kind} in {where}"] = None
     return tuple(found)
 

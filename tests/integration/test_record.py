@@ -625,5 +625,8 @@ def test_mitmdump_loads_the_addon_script(agent: DemoAgent, tmp_path: Path) -> No
         process.terminate()
         process.wait(TIMEOUT)
     capture = read_capture(out)
-    assert operations(capture)[0] == "AgentCard"
-    assert "card rewritten" in capture.exchanges[0].notes
+    # A probe that timed out while mitmdump was starting may be there too, with no answer.
+    answered_cards = [e for e in capture.exchanges if e.response is not None]
+    assert answered_cards and {e.classification.operation for e in capture.exchanges} == {
+        "AgentCard"}
+    assert "card rewritten" in answered_cards[0].notes

@@ -596,3 +596,15 @@ def test_property_every_body_restores_exactly(body: bytes) -> None:
     assert parsed.exchanges[0].request.body == body
     assert parsed.exchanges[0].response is not None
     assert parsed.exchanges[0].response.body == body
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, st.booleans())
+def test_property_the_fast_pretty_display_is_json_dumps_indent_2(
+    value: Any, ascii_only: bool
+) -> None:
+    from recorder.capture._bodies import _Indented
+
+    document = json.loads(json.dumps(value))  # only what json.loads gives
+    expected = json.dumps(document, indent=2, ensure_ascii=ascii_only)
+    assert _Indented(ascii_only=ascii_only).text(document) == expected
