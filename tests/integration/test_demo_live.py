@@ -37,7 +37,7 @@ EXPECTED_STEPS = (
     Step("card", fields=(
         ("capabilities", "streaming=True push=True extended=True"),
         ("interfaces", "GRPC@0.3 GRPC@1.0 HTTP+JSON@0.3 HTTP+JSON@1.0 JSONRPC@0.3 JSONRPC@1.0"),
-        ("name", "a2a-recorder demo agent"), ("skills", "echo slow wait message fail"))),
+        ("name", "a2a-recorder demo agent"), ("skills", "echo slow wait message fail whoami"))),
     Step("send", task="TASK-1", state="completed", artifacts=("echo hello",), fields=_CTX),
     Step("stream", task="TASK-2", events=(
         "task:submitted", "status_update:working", "artifact_update:chunk 1",
@@ -63,7 +63,7 @@ EXPECTED_STEPS = (
     Step("error_push_get_unknown", error="TaskNotFoundError"),
     Step("extended_card", fields=(
         ("description", "Deterministic demo agent for a2a-recorder (extended card)"),
-        ("skills", "echo slow wait message fail extended"))),
+        ("skills", "echo slow wait message fail whoami extended"))),
 )
 
 EXPECTED_DELIVERIES = (
