@@ -70,6 +70,14 @@ class Finding:
             return f"exchange {self.exchange}"
         return f"{self.file}:{self.line}" if self.line else self.file
 
+    @property
+    def brief(self) -> str:
+        """One line for a console: `MUST error.mapping: ... (expected X, got Y)`."""
+        return (
+            f"{self.severity.value} {self.rule}: {self.message} "
+            f"(expected {self.expected}, got {self.actual})"
+        )
+
     def as_json(self) -> dict[str, Any]:
         return {
             "rule": self.rule, "severity": self.severity.value, "citation": self.citation,

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from recorder import __version__
@@ -127,11 +127,17 @@ def _sarif_result(f: Finding, index: Mapping[str, int]) -> dict[str, Any]:
     if f.rule in index:
         result["ruleIndex"] = index[f.rule]
     if f.file is not None:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": PurePath(f.file).as_posix()}}
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(f.file)}}
         if f.line:
             physical["region"] = {"startLine": f.line}
         result["locations"] = [{"physicalLocation": physical}]
     return result
+
+
+def _uri(file: str) -> str:
+    """A relative path as a relative URI reference (what code scanning maps to the repo)."""
+    path = PurePath(file)
+    return Path(path).as_uri() if path.is_absolute() else path.as_posix()
 
 
 FORMATS: Mapping[str, Callable[[LintRun], str]] = {

@@ -112,11 +112,12 @@ def _drop_defaults(value: Mapping[str, Any], message: Descriptor) -> dict[str, A
 
 
 def _known_only(value: Mapping[str, Any], message: Descriptor) -> dict[str, Any]:
+    """What a proto round trip keeps: known fields, defaults only where presence is explicit."""
     keys = fields_by_key(message)
     return {
         key: _inner(item, keys[key], _known_only)
         for key, item in value.items()
-        if key in keys and not _is_default(item, keys[key])
+        if key in keys and (keys[key].has_presence or not _is_default(item, keys[key]))
     }
 
 

@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.lint import Finding, lint_capture
@@ -32,11 +31,11 @@ A2A_TYPE = ("Content-Type", "application/a2a+json")
 VERSION = ("A2A-Version", "1.0")
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
-_KEY = ec.generate_private_key(ec.SECP256R1())
-_NUMBERS = _KEY.public_key().public_numbers()
+# Ed25519 signs deterministically, so the rendered test captures are stable byte for byte.
+_KEY = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 JWK = {
-    "kty": "EC", "crv": "P-256", "kid": "card-key", "alg": "ES256",
-    "x": b64url(_NUMBERS.x.to_bytes(32, "big")), "y": b64url(_NUMBERS.y.to_bytes(32, "big")),
+    "kty": "OKP", "crv": "Ed25519", "kid": "card-key", "alg": "EdDSA",
+    "x": b64url(_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)),
 }  # fmt: skip
 KEYS = {"card-key": JWK}
 
@@ -50,12 +49,10 @@ def sign(
     header: dict[str, Any] | None = None,
     canonical: Callable[[dict[str, Any]], str] = spec_payload,
 ) -> dict[str, Any]:
-    """The card with one ES256 signature over its canonical form (the spec's, §8.4.1)."""
-    protected = b64url(body(header or {"alg": "ES256", "typ": "JOSE", "kid": "card-key"}))
+    """The card with one EdDSA signature over its canonical form (the spec's, §8.4.1)."""
+    protected = b64url(body(header or {"alg": "EdDSA", "typ": "JOSE", "kid": "card-key"}))
     payload = b64url(canonical(card).encode())
-    der = _KEY.sign(f"{protected}.{payload}".encode(), ec.ECDSA(hashes.SHA256()))
-    r, s = decode_dss_signature(der)
-    signature = b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+    signature = b64url(_KEY.sign(f"{protected}.{payload}".encode()))
     return {**card, "signatures": [{"protected": protected, "signature": signature}]}
 
 
