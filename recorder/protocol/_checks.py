@@ -52,6 +52,13 @@ def _payload_binding(view: ExchangeView) -> Binding | None:
 
 # ---- content types (§9.1, §11.1, §14.1, §4.3.3, §9.4.2, §11.7) ----
 
+_BODY_SECTIONS = {Binding.JSONRPC: "§9.1", Binding.HTTP_JSON: "§11.1"}
+_STREAM_SECTIONS = {Binding.JSONRPC: "§9.4.2", Binding.HTTP_JSON: "§11.7"}
+
+
+def _cite(spec: SpecVersion, section: str) -> str:
+    return f"A2A {spec.value} {section}"
+
 
 def request_media_type(
     view: ExchangeView, session: Session, spec: SpecVersion
@@ -63,12 +70,14 @@ def request_media_type(
     if allowed is None:
         return
     raw = view.request_headers.get("content-type")
+    section = "§4.3.3, §11.1" if view.is_delivery else _BODY_SECTIONS[binding]
     if media_type(raw) not in allowed:
         yield Violation(
             f"{_label(view)} request body sent as {media_type(raw) or 'untyped'}",
             " or ".join(allowed),
             raw or "(no Content-Type)",
             "request",
+            _cite(spec, section),
         )
 
 
@@ -81,16 +90,18 @@ def response_media_type(
     raw = view.response_headers.get("content-type")
     if view.events or (view.stream and view.status == 200 and not view.response_body):
         allowed: tuple[str, ...] | None = (EVENT_STREAM,)
-        what = "stream"
+        what, section = "stream", _STREAM_SECTIONS.get(binding)
     else:
         allowed = BODY_MEDIA_TYPES.get((binding, spec)) if view.response_body else None
         what = "error body" if error_row(view) or view.status >= 400 else "body"
+        section = _BODY_SECTIONS.get(binding)
     if allowed is not None and media_type(raw) not in allowed:
         yield Violation(
             f"{_label(view)} response {what} sent as {media_type(raw) or 'untyped'}",
             " or ".join(allowed),
             raw or "(no Content-Type)",
             "response",
+            _cite(spec, section) if section else None,
         )
 
 

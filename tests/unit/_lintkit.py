@@ -19,7 +19,13 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.lint import Finding, lint_capture
-from recorder.protocol import Classification, classify, interfaces_from_card, spec_payload
+from recorder.protocol import (
+    Classification,
+    classify,
+    interfaces_from_card,
+    parse_json,
+    spec_payload,
+)
 from recorder.protocol._grpc import encode_status_details
 from recorder.protocol._jws import b64url
 
@@ -320,7 +326,7 @@ def assemble(exchanges: Sequence[Exchange]) -> Capture:
             )
         )
         if found.operation == "AgentCard" and exchange.response is not None:
-            interfaces = interfaces_from_card(json.loads(exchange.response.body))
+            interfaces = interfaces_from_card(parse_json(exchange.response.body))
     return Capture("2026-12-01T00:00:00.000000Z", "0.1.0", tuple(done))
 
 
