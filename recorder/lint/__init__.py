@@ -31,6 +31,7 @@ from recorder.lint._report import (
     fails,
     render,
     render_json,
+    render_rules,
     render_sarif,
     render_text,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "lint_file",
     "render",
     "render_json",
+    "render_rules",
     "render_sarif",
     "render_text",
 ]

@@ -17,7 +17,7 @@ import click
 
 from recorder.capture import CaptureParseError, parse
 from recorder.lint._engine import Finding, lint_capture
-from recorder.lint._report import FORMATS, LintRun, fails, render
+from recorder.lint._report import FORMATS, LintRun, fails, render, render_rules
 from recorder.protocol import (
     LATEST_SPEC,
     Severity,
@@ -85,7 +85,7 @@ def _split(values: Sequence[str]) -> list[str]:
 
 
 @click.command("lint")
-@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--spec",
     "spec",
@@ -130,6 +130,7 @@ def _split(values: Sequence[str]) -> list[str]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the report to FILE instead of standard output.",
 )
+@click.option("--list-rules", is_flag=True, help="Print the rules (those --select leaves).")
 def lint_command(
     captures: tuple[Path, ...],
     spec: str,
@@ -139,6 +140,7 @@ def lint_command(
     fail_on: str,
     jwks: tuple[Path, ...],
     output: Path | None,
+    list_rules: bool,
 ) -> None:
     """Check captures against the A2A spec: one finding per violated rule per exchange.
 
@@ -149,6 +151,11 @@ def lint_command(
         rules = select_rules(_split(select), _split(ignore))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
+    if list_rules:
+        click.echo(render_rules(rules), nl=False)
+        return
+    if not captures:
+        raise click.UsageError("give at least one CAPTURE (a .http file or a folder)")
     try:
         files = capture_files(captures)
         keys = load_keys(jwks)

@@ -153,6 +153,25 @@ def render(run: LintRun, fmt: str) -> str:
         raise ValueError(f"unknown lint format {fmt!r}; use one of {', '.join(FORMATS)}") from None
 
 
+def render_rules(rules: Sequence[Rule]) -> str:
+    """The rule table as markdown: id, severity and section in each spec version, summary."""
+    head = "| rule | v1.0.0 | v1.0.1 | speaks | what the spec asks |\n|---|---|---|---|---|\n"
+    rows = [
+        f"| `{rule.id}` | {_level(rule, SpecVersion.V1_0_0)} | {_level(rule, SpecVersion.V1_0_1)}"
+        f" | {', '.join(sorted(v.value for v in rule.speaks))} | {rule.summary} |"
+        for rule in rules
+    ]
+    return head + "\n".join(rows) + "\n"
+
+
+def _level(rule: Rule, spec: SpecVersion) -> str:
+    level = rule.level(spec)
+    if level is None:
+        return "-"
+    where = f"guide: {level.section}" if rule.source == "guide" else level.section
+    return f"{level.severity.value} {where}"
+
+
 def fails(findings: Sequence[Finding], threshold: Severity) -> bool:
     """Whether any finding is at least as strong as `threshold` (`--fail-on`)."""
     return any(f.severity.rank >= threshold.rank for f in findings)

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from recorder.capture import render
 from recorder.cli import main
 from recorder.lint import SARIF_SCHEMA
+from recorder.protocol import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -179,3 +180,21 @@ def test_the_schema_rejects_a_broken_document() -> None:
     del document["runs"][0]["results"][0]["message"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(schema).validate(document)
+
+
+def test_list_rules_prints_the_table_docs_lint_md_holds() -> None:
+    code, out, _ = run("--list-rules")
+    assert code == 0 and out.count("\n| `") == len(RULES)
+    docs = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    table = docs.split("checks it -->\n", 1)[1].split("<!-- /rules -->", 1)[0]
+    if UPDATE:
+        (ROOT / "docs" / "lint.md").write_text(docs.replace(table, out), encoding="utf-8")
+        table = out
+    assert table == out
+    _, some, _ = run("--list-rules", "--select", "error.mapping")
+    assert some.splitlines()[2].startswith("| `error.mapping` | MUST §5.4 | MUST §5.4 |")
+
+
+def test_no_capture_is_a_usage_error() -> None:
+    code, _, err = run()
+    assert code == 2 and "give at least one CAPTURE" in err

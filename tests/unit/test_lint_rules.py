@@ -414,6 +414,8 @@ CASES: tuple[Case, ...] = (
          card_at(sign(card(), {"alg": "EdDSA", "typ": "JOSE"})), expect="kid"),
     Case("card.signature-typ", "a protected header without typ",
          card_at(sign(card(), {"alg": "EdDSA", "kid": "card-key"})), expect="typ"),
+    Case("card.signature-verifies", "a card the recorder rewrote is judged as the agent sent it",
+         at(0, replace(card_fetch(), notes=("card rewritten",))), fires=False),
     Case("card.signature-verifies", "a card changed after signing",
          card_at(_tampered()), expect="does not verify"),
     Case("card.signature-verifies", "a card signed as the SDKs sign (empty values dropped)",
@@ -481,6 +483,15 @@ def test_rule(case: Case) -> None:
 def test_the_good_session_is_clean_under_both_specs() -> None:
     for spec in ("1.0.0", "1.0.1"):
         assert lint(good_session(), spec) == []
+
+
+def test_the_exports_are_complete_and_sorted() -> None:
+    import recorder.lint as lint_pkg
+
+    names = list(lint_pkg.__all__)
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n))
+    assert all(hasattr(lint_pkg, name) for name in names)
+    assert {"Finding", "LintContext", "Linter", "lint_capture", "lint_exchange"} <= set(names)
 
 
 def test_every_rule_has_cases() -> None:
