@@ -166,7 +166,11 @@ def lint_command(
     run = LintRun(SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings))
     report = render(run, fmt)
     if output is not None:
-        output.write_text(report, encoding="utf-8")
+        try:
+            output.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"error: {output}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_ERROR)
     else:
         click.echo(report, nl=False)
     sys.exit(EXIT_FINDINGS if fails(findings, Severity(fail_on)) else EXIT_CLEAN)

@@ -91,7 +91,6 @@ def render_sarif(run: LintRun) -> str:
             "tool": {"driver": {
                 "name": "a2a-recorder lint",
                 "version": __version__,
-                "informationUri": SPEC_URL,
                 "rules": [_sarif_rule(rule, run.spec) for rule in run.rules],
             }},
             "results": [_sarif_result(f, index) for f in run.findings],

@@ -24,6 +24,7 @@ from recorder.protocol._schema import (
     V1_PACKAGE,
     Node,
     enum_names,
+    field_value,
     fields_by_key,
     is_repeated,
     legacy_keys,
@@ -80,34 +81,27 @@ def _nodes(view: ExchangeView, scope: frozenset[str] = frozenset()) -> Iterator[
 
 
 def required(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
-    grpc = " (gRPC leaves empty values out, so it was empty or unset)"
     for node in _nodes(view, REQUIRED_FIELD_SCOPE):
-        if not node.in_scope:
-            continue
-        for field in required_fields(node.message):
-            value = next(
-                (
-                    node.value[k]
-                    for k in (field.json_name, field.name)
-                    if node.value.get(k) is not None
-                ),
-                None,
+        if node.in_scope:
+            yield from _missing(node, grpc=view.binding is Binding.GRPC)
+
+
+def _missing(node: Node, *, grpc: bool) -> Iterator[Violation]:
+    note = " (gRPC leaves empty values out, so it was empty or unset)" if grpc else ""
+    name = node.message.name
+    for field in required_fields(node.message):
+        value = field_value(node.value, field)
+        if value is None:
+            yield Violation(
+                f"{name} has no {field.json_name}{note}",
+                f"{field.json_name} set",
+                "(absent)",
+                node.path,
             )
-            if value is None:
-                note = grpc if view.binding is Binding.GRPC else ""
-                yield Violation(
-                    f"{node.message.name} has no {field.json_name}{note}",
-                    f"{field.json_name} set",
-                    "(absent)",
-                    node.path,
-                )
-            elif is_repeated(field) and value == []:
-                yield Violation(
-                    f"{node.message.name}.{field.json_name} is empty",
-                    "at least one element",
-                    "[]",
-                    node.path,
-                )
+        elif is_repeated(field) and value == []:
+            yield Violation(
+                f"{name}.{field.json_name} is empty", "at least one element", "[]", node.path
+            )
 
 
 def oneof(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
@@ -181,7 +175,7 @@ def _v03_jsonrpc_enums(view: ExchangeView) -> Iterator[Violation]:
         documents = [Payload("request", view.request_json)]
     for payload in documents:
         for path, key, value in _keyed(payload.value, payload.where):
-            if value not in _V03_FORMS[key]:
+            if not (isinstance(value, str) and value in _V03_FORMS[key]):
                 yield Violation(
                     f"{key} {value!r} is not a v0.3 JSON-RPC form",
                     "one of " + ", ".join(sorted(_V03_FORMS[key])),

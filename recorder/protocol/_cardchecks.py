@@ -44,19 +44,27 @@ def _entries(card: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]
 
 
 def interface_url(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
-    card = _card(view)
-    for where, entry in _entries(card or {}):
+    for where, entry in _entries(_card(view) or {}):
         url, binding = entry.get("url"), entry.get("protocolBinding")
-        if not isinstance(url, str) or not url:
-            continue  # a missing url is `fields.required`'s finding
-        parts = urlsplit(url)
-        absolute = parts.scheme in ("http", "https") and bool(parts.netloc)
-        host_port = binding == Binding.GRPC.value and bool(re.fullmatch(r"[^/\s]+:[0-9]+", url))
-        if not (absolute or host_port or (binding not in CORE_BINDINGS and parts.scheme)):
-            wanted = "an absolute URL" + (" or host:port" if binding == "GRPC" else "")
+        if isinstance(url, str) and url and not _usable(url, binding):
+            wanted = "an absolute http(s) URL" if binding in _HTTP_BINDINGS else "an absolute URL"
+            wanted += " or host:port" if binding == Binding.GRPC.value else ""
             yield Violation(
                 f"the {binding} interface URL is not usable as declared", wanted, url, where
             )
+
+
+_HTTP_BINDINGS = (Binding.JSONRPC.value, Binding.HTTP_JSON.value)
+
+
+def _usable(url: str, binding: object) -> bool:
+    """An absolute URL (http or https for the HTTP bindings); host:port also for gRPC."""
+    parts = urlsplit(url)
+    if binding == Binding.GRPC.value and re.fullmatch(r"[^/\s]+:[0-9]+", url):
+        return True
+    if binding in _HTTP_BINDINGS:
+        return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return bool(parts.scheme and (parts.netloc or parts.path))
 
 
 def binding_name(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:

@@ -129,9 +129,15 @@ def oneofs(message: Descriptor) -> tuple[tuple[str, tuple[FieldDescriptor, ...]]
     )
 
 
+def field_value(value: Mapping[str, Any], field: FieldDescriptor) -> Any:
+    """The value of `field` in a JSON object (under either key), or None (absent or null)."""
+    found = value.get(field.json_name)
+    return found if found is not None else value.get(field.name)
+
+
 def present(value: Mapping[str, Any], field: FieldDescriptor) -> bool:
     """Whether a JSON object holds `field` (under either key) with a non-null value."""
-    return any(value.get(key) is not None for key in {field.json_name, field.name})
+    return field_value(value, field) is not None
 
 
 @cache

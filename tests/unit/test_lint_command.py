@@ -198,3 +198,9 @@ def test_list_rules_prints_the_table_docs_lint_md_holds() -> None:
 def test_no_capture_is_a_usage_error() -> None:
     code, _, err = run()
     assert code == 2 and "give at least one CAPTURE" in err
+
+
+def test_an_output_that_cannot_be_written_exits_2(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "folder" / "report.txt"
+    code, out, err = run(CLEAN, "-o", target)
+    assert code == 2 and out == "" and err.startswith(f"error: {target}:")

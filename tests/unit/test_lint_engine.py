@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,8 @@ TARGETS = [
     ("POST", "/a2a/jsonrpc"), ("POST", "/a2a/rest/message:send"),
     ("POST", "/a2a/rest/message:stream"), ("GET", "/a2a/rest/tasks/t1"),
     ("GET", "/.well-known/agent-card.json"), ("POST", "/webhook"),
-    ("POST", "/lf.a2a.v1.A2AService/SendStreamingMessage"),
+    ("POST", "/lf.a2a.v1.A2AService/SendStreamingMessage"), ("POST", "/a2a/rest/v1/message:send"),
+    ("POST", "/a2a.v1.A2AService/SendMessage"), ("GET", "/a2a/rest/tasks?status=working"),
 ]  # fmt: skip
 
 
@@ -141,7 +141,7 @@ def test_no_check_fails_on_any_json(
     grpc_status: str,
 ) -> None:
     verb, path = target
-    grpc = path.startswith("/lf.")
+    grpc = path.startswith(("/lf.", "/a2a.v1."))
     if path == "/a2a/jsonrpc":
         request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": request}
     headers = (("content-type", "application/grpc"),) if grpc else (("A2A-Version", "x"),)
@@ -161,6 +161,7 @@ def test_no_check_fails_on_any_json(
         messages=tuple(GrpcMessage(0, json=json.dumps(e)) for e in events) if grpc else (),
         trailers=(("grpc-status", grpc_status),),
     )
-    capture = assemble([good_session()[0], replace(Exchange(0, Classification(), req, resp))])
+    card, push_config = good_session()[0], good_session()[9]
+    capture = assemble([card, push_config, Exchange(0, Classification(), req, resp)])
     found = lint_capture(capture, keys=KEYS)
     assert not [f for f in found if f.message.startswith("the check failed")], found

@@ -384,6 +384,11 @@ CASES: tuple[Case, ...] = (
              {"url": "/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
              *card()["supportedInterfaces"][1:]]))),  # type: ignore[index]
          expect="/a2a/jsonrpc"),
+    Case("card.interface-url", "gRPC as an absolute URL of another scheme",
+         card_at(sign(card(supportedInterfaces=[
+             *card()["supportedInterfaces"][:2],  # type: ignore[index]
+             {"url": "grpcs://grpc.example.com:443", "protocolBinding": "GRPC",
+              "protocolVersion": "1.0"}]))), fires=False),
     Case("card.binding-name", "a custom binding that is no URI",
          card_at(sign(card(supportedInterfaces=[
              *card()["supportedInterfaces"],  # type: ignore[misc]
