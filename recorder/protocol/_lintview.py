@@ -274,8 +274,9 @@ class PushConfig:
 class Session:
     """What a lint of one exchange may know from the others.
 
-    `card` is the last public agent card's body (the original), `card_version` the version
-    it was read as, `keys` the JWKs (by `kid`) that can verify card signatures.
+    `card` is the last public agent card's body (the original, not a rewrite) and
+    `interfaces` what it declares; `push_configs` are the configs requests have set, in order;
+    `keys` are the JWKs (by `kid`) that can verify card signatures.
     """
 
     card: Mapping[str, Any] | None = None

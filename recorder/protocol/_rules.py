@@ -29,7 +29,7 @@ from recorder.protocol._types import Binding, Version
 
 Check = Callable[[ExchangeView, Session, SpecVersion], Iterable[Violation]]
 
-GUIDE = "guide"  # a rule from the A2A guide's takeaways (/work/shared/seeds), not the spec
+GUIDE = "guide"  # a rule from the takeaways of the A2A guide (its HTTP+JSON section), not the spec
 
 
 @dataclass(frozen=True, slots=True)
