@@ -155,14 +155,20 @@ def _finding(
         severity=level.severity if level else Severity.MAY,
         citation=violation.citation or rule.citation(spec),
         summary=rule.summary,
-        message=violation.message,
-        expected=violation.expected,
-        actual=violation.actual,
+        message=_printable(violation.message),
+        expected=_printable(violation.expected),
+        actual=_printable(violation.actual),
         exchange=exchange.number,
         operation=c.operation,
         binding=c.binding.value if c.binding else None,
-        where=violation.where,
+        where=_printable(violation.where),
     )
+
+
+def _printable(text: str) -> str:
+    """Text any report can write: a byte the wire held that is not UTF-8 (kept by the capture
+    as a lone surrogate) is shown as its escape, `\\udcff`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class TimedExchange(ExchangeLike, Protocol):

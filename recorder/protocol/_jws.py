@@ -43,7 +43,7 @@ CARD_TYPE = "lf.a2a.v1.AgentCard"
 def canonical_json(value: Any) -> str:
     """JCS: sorted keys (by UTF-16 code units), no whitespace, ECMAScript number forms."""
     if isinstance(value, Mapping):
-        keys = sorted(value, key=lambda k: str(k).encode("utf-16-be"))
+        keys = sorted(value, key=lambda k: str(k).encode("utf-16-be", "surrogatepass"))
         inner = ",".join(f"{_string(str(k))}:{canonical_json(value[k])}" for k in keys)
         return "{" + inner + "}"
     if isinstance(value, list):

@@ -235,7 +235,7 @@ def _events(response: ResponseLike) -> tuple[Event, ...]:
         if all(line.startswith(":") for line in lines):
             continue
         data = event_data(lines)
-        found.append(Event(index, event_type(lines), data, parse_json(data.encode("utf-8"))))
+        found.append(Event(index, event_type(lines), data, parse_json(data)))
     return tuple(found)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,42 @@ def test_no_check_fails_on_any_json(
     capture = assemble([card, push_config, Exchange(0, Classification(), req, resp)])
     found = lint_capture(capture, keys=KEYS)
     assert not [f for f in found if f.message.startswith("the check failed")], found
+
+
+def test_bytes_that_are_not_utf_8_neither_crash_a_check_nor_a_report() -> None:
+    # A capture keeps a byte that is not UTF-8 as a lone surrogate (surrogateescape), and JSON
+    # may escape one ("\udcff"); checks and every report must cope with both.
+    from recorder.lint import LintRun, render
+    from recorder.protocol import LATEST_SPEC
+
+    session = good_session()
+    weird_card = {
+        "name": "\udcff",
+        "\udcfe": 1,
+        "signatures": [{"protected": "e30", "signature": "AA"}],
+    }
+    card = session[0]
+    assert card.response is not None
+    session[0] = replace(
+        card,
+        response=replace(
+            card.response,
+            body=json.dumps(weird_card).encode(),
+            headers=(("Content-Type", "application/json; x=\udcff"),),
+        ),
+    )
+    stream = session[4]
+    assert stream.response is not None
+    session[4] = replace(
+        stream,
+        response=replace(
+            stream.response,
+            headers=(("Content-Type", "text/\udcffevent-stream"),),
+            events=(SseEvent(0, ("data: {\udcff",)),),
+        ),
+    )
+    found = lint_capture(assemble(session), keys={"": {}})
+    assert found and not [f for f in found if f.message.startswith("the check failed")]
+    run = LintRun(LATEST_SPEC, RULES, ("x.http",), tuple(found))
+    for fmt in ("text", "json", "sarif"):
+        render(run, fmt).encode("utf-8")  # no lone surrogate left to refuse
