@@ -100,17 +100,21 @@ def test_a_failing_check_is_a_may_finding_not_a_crash() -> None:
     assert finding.severity is Severity.MAY and "KeyError" in finding.message
 
 
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-    | st.sampled_from(["TASK_STATE_WORKING", "completed", "ROLE_USER", "task"]),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from([
-        "task", "message", "status", "state", "role", "parts", "id", "contextId", "kind",
-        "statusUpdate", "error", "code", "data", "details", "result", "jsonrpc", "@type",
-        "reason", "supportedInterfaces", "signatures", "protected", "url", "text",
-    ]), inner, max_size=5),
-    max_leaves=12,
-)  # fmt: skip
+_KEYS = st.sampled_from([
+    "task", "message", "status", "state", "role", "parts", "id", "contextId", "kind",
+    "statusUpdate", "error", "code", "data", "details", "result", "jsonrpc", "@type",
+    "reason", "supportedInterfaces", "signatures", "protected", "url", "text",
+])  # fmt: skip
+_LEAVES = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(
+    ["TASK_STATE_WORKING", "completed", "ROLE_USER", "task"]
+)
+
+
+def _nest(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5)
+
+
+JSON = st.recursive(_LEAVES, _nest, max_leaves=12)
 TARGETS = [
     ("POST", "/a2a/jsonrpc"), ("POST", "/a2a/rest/message:send"),
     ("POST", "/a2a/rest/message:stream"), ("GET", "/a2a/rest/tasks/t1"),
