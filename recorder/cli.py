@@ -28,8 +28,12 @@ class _Commands(click.Group):
     `convert` brings in mitmproxy and `diff` its reports; `show` should not wait for either.
     """
 
-    PACKAGED = {"convert": "recorder.convert:convert_command", "diff": "recorder.diff:diff_command",
-                "report": "recorder.report:report_command"}
+    PACKAGED = {
+        "convert": "recorder.convert:convert_command",
+        "diff": "recorder.diff:diff_command",
+        "lint": "recorder.lint:lint_command",
+        "report": "recorder.report:report_command",
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.PACKAGED})

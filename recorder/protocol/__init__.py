@@ -1,7 +1,8 @@
 """A2A protocol knowledge as data and pure functions.
 
-No I/O here: operation and error tables, the exchange classifier, agent-card interfaces and
-SSE framing all take values and return values.
+No I/O here: operation and error tables, the exchange classifier, agent-card interfaces,
+SSE framing and the lint rule table (`RULES`, with the checks it names) all take values and
+return values.
 """
 
 from recorder.protocol._answers import Answer, answer_of, answered_state, read_answer, state_name
@@ -41,6 +42,17 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
+from recorder.protocol._lintview import (
+    ExchangeLike,
+    ExchangeView,
+    PushConfig,
+    Session,
+    Violation,
+    jwks_keys,
+    major_minor,
+    view_exchange,
+)
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
@@ -58,6 +70,16 @@ from recorder.protocol._operations import (
     route_for,
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
+from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
+from recorder.protocol._spec import (
+    BODY_MEDIA_TYPES,
+    INTERRUPTED_STATES,
+    LATEST_SPEC,
+    TERMINAL_STATES,
+    Severity,
+    SpecVersion,
+    media_type,
+)
 from recorder.protocol._sse import (
     SseFramer,
     event_data,
@@ -88,6 +110,30 @@ __all__ = [
     "read_answer",
     "state_name",
     "AGENT_CARD",
+    "BODY_MEDIA_TYPES",
+    "INTERRUPTED_STATES",
+    "LATEST_SPEC",
+    "RULES",
+    "RULE_IDS",
+    "TERMINAL_STATES",
+    "ExchangeLike",
+    "ExchangeView",
+    "Level",
+    "PushConfig",
+    "Rule",
+    "Session",
+    "Severity",
+    "SpecVersion",
+    "Violation",
+    "canonical_json",
+    "jwks_keys",
+    "major_minor",
+    "media_type",
+    "rule_by_id",
+    "sdk_payload",
+    "select_rules",
+    "spec_payload",
+    "view_exchange",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
     "ERRORS",

@@ -1,0 +1,275 @@
+"""The lint engine: run the rule table over exchanges, one at a time or a whole capture.
+
+Strategy: the rules and their checks are protocol knowledge and live in
+`recorder.protocol` (`RULES`); this module only filters the rows that apply to an exchange and
+turns what their checks return into `Finding`s.  State across exchanges (the card seen so far,
+the push configs asked for, the keys that verify a card) is a `LintContext`, a value: feed it
+exchange by exchange as they complete (`context.saw_request(x)`, `context.saw_response(x)`),
+or let `lint_capture` do it for a recorded file.
+
+**Order.**  A capture lists exchanges as they completed, but a push config set inline in a
+blocking send is on the wire before the deliveries it causes, which complete first.  So
+`lint_capture` learns each request when it started and each response when it completed, and
+lints an exchange when it completes; a live caller does the same with `Linter.saw_request`
+at the start and `Linter.feed` at the end.  Findings come out ordered by exchange number, then
+by the table's order.
+
+Invariant: linting never raises on what a capture holds.  A check that fails on an odd
+exchange gives a MAY finding that says so instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from recorder.protocol import (
+    LATEST_SPEC,
+    RULES,
+    ExchangeLike,
+    Rule,
+    Session,
+    Severity,
+    SpecVersion,
+    Violation,
+    view_exchange,
+)
+
+_EXCHANGE_LINE = re.compile(r"### ([0-9]+) ")  # docs/capture-format.md
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violated rule in one exchange.
+
+    `message` says what this exchange did, `expected` what the spec asks for, `actual` what
+    the wire held.  `file` and `line` locate the exchange's `###` line when known.
+    """
+
+    rule: str
+    severity: Severity
+    citation: str
+    summary: str
+    message: str
+    expected: str
+    actual: str
+    exchange: int
+    operation: str | None = None
+    binding: str | None = None
+    where: str = ""
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def location(self) -> str:
+        """`file:line` of the exchange, or `exchange N` when the file is unknown."""
+        if self.file is None:
+            return f"exchange {self.exchange}"
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    @property
+    def brief(self) -> str:
+        """One line for a console: `MUST error.mapping: ... (expected X, got Y)`."""
+        return (
+            f"{self.severity.value} {self.rule}: {self.message} "
+            f"(expected {self.expected}, got {self.actual})"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "severity": self.severity.value, "citation": self.citation,
+            "file": self.file, "line": self.line, "exchange": self.exchange,
+            "operation": self.operation, "binding": self.binding, "where": self.where,
+            "message": self.message, "expected": self.expected, "actual": self.actual,
+            "summary": self.summary,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LintContext:
+    """What linting one exchange may know: the spec version, the rules, the session so far."""
+
+    spec: SpecVersion = LATEST_SPEC
+    rules: tuple[Rule, ...] = RULES
+    session: Session = field(default_factory=Session)
+
+    @classmethod
+    def create(
+        cls,
+        spec: SpecVersion | str = LATEST_SPEC,
+        rules: Sequence[Rule] = RULES,
+        keys: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> LintContext:
+        """A fresh context; `keys` are JWKs by `kid` that may verify card signatures."""
+        return cls(SpecVersion(spec), tuple(rules), Session(keys=dict(keys or {})))
+
+    def saw_request(self, exchange: ExchangeLike) -> LintContext:
+        """The context once `exchange`'s request was sent (push configs it set)."""
+        return replace(self, session=self.session.learn_request(view_exchange(exchange)))
+
+    def saw_response(self, exchange: ExchangeLike) -> LintContext:
+        """The context once `exchange`'s response came (the card, a JWK Set)."""
+        return replace(self, session=self.session.learn_response(view_exchange(exchange)))
+
+
+def lint_exchange(exchange: ExchangeLike, context: LintContext) -> list[Finding]:
+    """The findings of every rule in `context` that applies to `exchange`.
+
+    Pure: `context` is not changed (call `saw_request` / `saw_response` to move it on).
+    Exchanges that are not A2A (no operation) give no findings.
+    """
+    if not exchange.classification.is_a2a:
+        return []
+    view = view_exchange(exchange)
+    found: list[Finding] = []
+    for rule in context.rules:
+        if rule.applies(view, context.spec):
+            found += _run(rule, view, context, exchange)
+    return found
+
+
+def _run(rule: Rule, view: Any, context: LintContext, exchange: ExchangeLike) -> list[Finding]:
+    try:
+        violations = list(rule.check(view, context.session, context.spec))
+    except Exception as exc:  # noqa: BLE001 - a lint must not stop on one odd exchange
+        failed = Violation(
+            f"the check failed on this exchange ({type(exc).__name__}: {exc})",
+            "a check that completes",
+            "an error",
+            "",
+        )
+        return [replace(_finding(rule, failed, context.spec, exchange), severity=Severity.MAY)]
+    return [_finding(rule, v, context.spec, exchange) for v in violations]
+
+
+def _finding(
+    rule: Rule, violation: Violation, spec: SpecVersion, exchange: ExchangeLike
+) -> Finding:
+    level = rule.level(spec)
+    c = exchange.classification
+    return Finding(
+        rule=rule.id,
+        severity=level.severity if level else Severity.MAY,
+        citation=violation.citation or rule.citation(spec),
+        summary=rule.summary,
+        message=_printable(violation.message),
+        expected=_printable(violation.expected),
+        actual=_printable(violation.actual),
+        exchange=exchange.number,
+        operation=c.operation,
+        binding=c.binding.value if c.binding else None,
+        where=_printable(violation.where),
+    )
+
+
+def _printable(text: str) -> str:
+    """Text any report can write: a byte the wire held that is not UTF-8 (kept by the capture
+    as a lone surrogate) is shown as its escape, `\\udcff`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class TimedExchange(ExchangeLike, Protocol):
+    """An exchange with its timing; `recorder.capture.Exchange` fits."""
+
+    @property
+    def started_us(self) -> int: ...
+    @property
+    def duration_us(self) -> int: ...
+
+
+class CaptureLike(Protocol):
+    @property
+    def exchanges(self) -> Sequence[TimedExchange]: ...
+
+
+def lint_capture(
+    capture: CaptureLike,
+    *,
+    spec: SpecVersion | str = LATEST_SPEC,
+    rules: Sequence[Rule] = RULES,
+    keys: Mapping[str, Mapping[str, Any]] | None = None,
+    file: str | None = None,
+    text: str | None = None,
+) -> list[Finding]:
+    """Lint every exchange of a capture, in the order the session ran.
+
+    Requests are learned in the order they started and responses in the order they
+    completed (see the module docstring).  `keys` are JWKs by `kid` for card signatures.
+    `file` and `text` (the capture's text, for the `###` line numbers) locate each finding
+    as `file:line`.
+    """
+    context = LintContext.create(spec, rules, keys)
+    found: list[Finding] = []
+    for is_end, exchange in _timeline(capture.exchanges):
+        if is_end:
+            found += lint_exchange(exchange, context)
+            context = context.saw_response(exchange)
+        else:
+            context = context.saw_request(exchange)
+    order = {rule.id: index for index, rule in enumerate(context.rules)}
+    found.sort(key=lambda f: (f.exchange, order.get(f.rule, len(order))))
+    lines = exchange_lines(text) if text is not None else {}
+    return [replace(f, file=file, line=lines.get(f.exchange)) for f in found]
+
+
+def _timeline(exchanges: Sequence[TimedExchange]) -> list[tuple[int, TimedExchange]]:
+    """(0 for a start or 1 for an end, exchange), in the order things happened."""
+    points = [(x.started_us, 0, i) for i, x in enumerate(exchanges)]
+    points += [(x.started_us + x.duration_us, 1, i) for i, x in enumerate(exchanges)]
+    points.sort()
+    return [(kind, exchanges[i]) for _, kind, i in points]
+
+
+def exchange_lines(text: str) -> dict[int, int]:
+    """The line of each exchange's `### <number> ...` header, by exchange number."""
+    found: dict[int, int] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        match = _EXCHANGE_LINE.match(line)
+        if match:
+            found.setdefault(int(match.group(1)), number)
+    return found
+
+
+class Linter:
+    """A live linter for one capture: feed it exchanges as they complete.
+
+    >>> linter = Linter(spec="1.0.1")       # doctest: +SKIP
+    >>> linter.saw_request(exchange)        # optional, when the request starts
+    >>> findings = linter.feed(exchange)    # when the exchange completes
+
+    `feed` learns the request too if `saw_request` was not called for it.  Thread-safe.
+    """
+
+    def __init__(
+        self,
+        spec: SpecVersion | str = LATEST_SPEC,
+        rules: Sequence[Rule] = RULES,
+        keys: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self._context = LintContext.create(spec, rules, keys)
+        self._requests_seen: set[int] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def context(self) -> LintContext:
+        return self._context
+
+    def saw_request(self, exchange: ExchangeLike) -> None:
+        with self._lock:
+            self._learn_request(exchange)
+
+    def feed(self, exchange: ExchangeLike) -> list[Finding]:
+        """Lint a completed exchange and remember what it taught."""
+        with self._lock:
+            self._learn_request(exchange)
+            found = lint_exchange(exchange, self._context)
+            self._context = self._context.saw_response(exchange)
+            return found
+
+    def _learn_request(self, exchange: ExchangeLike) -> None:
+        if exchange.number not in self._requests_seen:
+            self._requests_seen.add(exchange.number)
+            self._context = self._context.saw_request(exchange)

@@ -1,0 +1,393 @@
+"""What the lint rules read: one exchange parsed once, and what the session has shown so far.
+
+Strategy: `view_exchange` turns a recorded exchange (anything shaped like
+`recorder.capture.Exchange`) into an `ExchangeView` whose JSON is parsed exactly once, so that
+twenty small checks do not parse a body twenty times.  A `Session` is the state the rules
+need across exchanges (the agent card seen last, the push configs the client asked for, the
+keys that can verify a card signature); it is a value, and `learn_request` /
+`learn_response` return a new one.  Nothing here raises on junk: a body that is not JSON is
+`NOT_JSON`, a card that is no object teaches nothing.
+
+Invariant: a view only reads the exchange; the bytes the rules see are the recorded ones (the
+agent's original card, even where the recorder served the client a rewritten one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit
+
+from recorder.protocol._cards import Interface, interfaces_from_card, parse_version
+from recorder.protocol._classify import RequestLike, ResponseLike
+from recorder.protocol._operations import Operation, operation
+from recorder.protocol._paths import NOT_JSON, parse_json, value_at
+from recorder.protocol._sse import event_data, event_type
+from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
+
+VERSION_HEADER = "a2a-version"  # §3.2.6; gRPC metadata keys are lower case (§10.2)
+_MAJOR_MINOR = re.compile(r"\s*([0-9]+)\.([0-9]+)(?:\.[0-9]+)?\s*")
+
+
+def major_minor(value: object) -> str | None:
+    """`1.0`, `1.0.0` -> `1.0` (negotiation ignores patch numbers, §3.6); else None."""
+    found = _MAJOR_MINOR.fullmatch(value) if isinstance(value, str) else None
+    return f"{int(found.group(1))}.{int(found.group(2))}" if found else None
+
+
+class ExchangeLike(Protocol):
+    """What a view is built from; `recorder.capture.Exchange` fits."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def classification(self) -> Classification: ...
+    @property
+    def request(self) -> RequestLike: ...
+    @property
+    def response(self) -> ResponseLike | None: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One SSE event block that carries data (comment-only blocks are left out)."""
+
+    index: int  # 1-based position among the response's event blocks
+    type: str  # "message" unless an `event:` line says otherwise
+    data: str
+    json: Any  # parsed data, or NOT_JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One A2A document of an exchange with where it sits (`response event 3`)."""
+
+    where: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeView:
+    """One exchange, parsed once.  Headers are lower-cased (first value wins)."""
+
+    number: int
+    classification: Classification
+    notes: tuple[str, ...]
+    verb: str
+    path: str
+    query: Mapping[str, str]
+    request_headers: Mapping[str, str]
+    request_body: bytes
+    request_json: Any
+    request_messages: tuple[Any, ...]
+    has_response: bool = False
+    status: int = 0
+    response_headers: Mapping[str, str] = field(default_factory=dict)
+    response_body: bytes = b""
+    response_json: Any = NOT_JSON
+    events: tuple[Event, ...] = ()
+    response_messages: tuple[Any, ...] = ()
+    trailers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def binding(self) -> Binding | None:
+        return self.classification.binding
+
+    @property
+    def name(self) -> str | None:
+        return self.classification.operation
+
+    @property
+    def operation(self) -> Operation | None:
+        """The operation table's row for this exchange (None for cards, deliveries, junk)."""
+        version = self.classification.version
+        return operation(self.name, version) if self.name and version else None
+
+    @property
+    def is_card(self) -> bool:
+        return self.name == AGENT_CARD
+
+    @property
+    def is_delivery(self) -> bool:
+        return self.name == PUSH_DELIVERY
+
+    @property
+    def asked_version(self) -> str | None:
+        """The `A2A-Version` the request sent (header, or query parameter, §3.6.1), or None."""
+        value = self.request_headers.get(VERSION_HEADER)
+        if value is None:
+            value = next((v for k, v in self.query.items() if k.lower() == VERSION_HEADER), None)
+        return value.strip() if value is not None else None
+
+    @property
+    def speaks(self) -> Version | None:
+        """The protocol version the exchange speaks.
+
+        Operations: their names decide (the classifier's rule).  A card fetch: the version the
+        client asked for; with none asked, 1.0 if the card lists `supportedInterfaces`, else 0.3.
+        """
+        if not self.is_card:
+            return self.classification.version
+        asked = parse_version(self.asked_version)
+        if asked is not None:
+            return asked
+        card = self.response_json
+        return (
+            Version.V1_0
+            if isinstance(card, Mapping) and "supportedInterfaces" in card
+            else (Version.V0_3)
+        )
+
+    @property
+    def stream(self) -> bool:
+        return self.classification.streaming or bool(self.events)
+
+    @property
+    def grpc_status(self) -> str | None:
+        return self.trailers.get("grpc-status")
+
+    def request_payload(self) -> Any:
+        """The request message: JSON-RPC `params`, the HTTP body, or the first gRPC message."""
+        if self.binding is Binding.GRPC:
+            return self.request_messages[0] if self.request_messages else NOT_JSON
+        if self.binding is Binding.JSONRPC:
+            return value_at(self.request_json, ("params",))
+        return self.request_json
+
+    def response_payload(self) -> Any:
+        """The non-streamed response message: JSON-RPC `result`, the body, or gRPC message 1."""
+        if self.binding is Binding.GRPC:
+            return self.response_messages[0] if self.response_messages else NOT_JSON
+        if self.binding is Binding.JSONRPC:
+            return value_at(self.response_json, ("result",))
+        return self.response_json
+
+    def stream_payloads(self) -> list[Payload]:
+        """Each streamed StreamResponse, in order, unwrapped from its JSON-RPC envelope."""
+        if self.binding is Binding.GRPC:
+            return [
+                Payload(f"response message {i}", m) for i, m in enumerate(self.response_messages, 1)
+            ]
+        found = []
+        for event in self.events:
+            if event.type != "message":
+                continue
+            value = event.json
+            if self.binding is Binding.JSONRPC:
+                value = value_at(value, ("result",))
+            found.append(Payload(f"response event {event.index}", value))
+        return found
+
+    def wire_tenant(self) -> str | None:
+        """The tenant the request itself carried (not one the classifier took from the card)."""
+        if self.binding is Binding.HTTP_JSON and "{tenant}" in (self.classification.method or ""):
+            return self.classification.tenant
+        value = value_at(self.request_payload(), ("tenant",))
+        return value if isinstance(value, str) and value else None
+
+
+def view_exchange(exchange: ExchangeLike) -> ExchangeView:
+    """Parse one exchange for the rules; never raises on what the wire held."""
+    request = exchange.request
+    path, query = _split_target(str(request.target))
+    view = ExchangeView(
+        number=exchange.number,
+        classification=exchange.classification,
+        notes=tuple(exchange.notes),
+        verb=str(request.method).upper(),
+        path=path,
+        query=query,
+        request_headers=_lower(request.headers),
+        request_body=bytes(request.body),
+        request_json=parse_json(request.body),
+        request_messages=tuple(parse_json(m.json) for m in request.messages),
+    )
+    response = exchange.response
+    return view if response is None else _with_response(view, response)
+
+
+def _with_response(view: ExchangeView, response: ResponseLike) -> ExchangeView:
+    headers = _lower(response.headers)
+    trailers = _lower(response.trailers)
+    if "grpc-status" not in trailers and "grpc-status" in headers:
+        trailers = headers  # a trailers-only gRPC answer
+    return replace(
+        view,
+        has_response=True,
+        status=response.status,
+        response_headers=headers,
+        response_body=bytes(response.body),
+        response_json=parse_json(response.body),
+        events=_events(response),
+        response_messages=tuple(parse_json(m.json) for m in response.messages),
+        trailers=trailers,
+    )
+
+
+def _events(response: ResponseLike) -> tuple[Event, ...]:
+    found = []
+    for index, event in enumerate(response.events, 1):
+        lines = tuple(event.lines)
+        if all(line.startswith(":") for line in lines):
+            continue
+        data = event_data(lines)
+        found.append(Event(index, event_type(lines), data, parse_json(data)))
+    return tuple(found)
+
+
+def _lower(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name, value in headers:
+        found.setdefault(str(name).lower(), str(value))
+    return found
+
+
+def _split_target(target: str) -> tuple[str, dict[str, str]]:
+    if not target.startswith("/"):
+        parts = urlsplit(target)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    path, _, query = target.partition("?")
+    return path, dict(parse_qsl(query, keep_blank_values=True))
+
+
+# ---- the session: what earlier exchanges taught ----
+
+
+@dataclass(frozen=True, slots=True)
+class PushConfig:
+    """A push config a client asked for: where deliveries go and how they authenticate.
+
+    `schemes` holds the v1.0 `authentication.scheme` (one) or the v0.3 `schemes` list.
+    """
+
+    url: str
+    task_id: str | None = None
+    schemes: tuple[str, ...] = ()
+    credentials: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """What a lint of one exchange may know from the others.
+
+    `card` is the last public agent card's body (the original, not a rewrite) and
+    `interfaces` what it declares; `push_configs` are the configs requests have set, in order;
+    `keys` are the JWKs (by `kid`) that can verify card signatures.
+    """
+
+    card: Mapping[str, Any] | None = None
+    interfaces: tuple[Interface, ...] = ()
+    push_configs: tuple[PushConfig, ...] = ()
+    keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def declared_versions(self, binding: Binding) -> frozenset[str]:
+        """Major.Minor versions the card declares for a binding: v1.0 entries, v0.3 fields."""
+        card = self.card or {}
+        found = set()
+        entries = card.get("supportedInterfaces")
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, Mapping) and entry.get("protocolBinding") == binding.value:
+                found.add(major_minor(entry.get("protocolVersion")))
+        legacy = major_minor(card.get("protocolVersion"))
+        if legacy is not None and binding in _v03_bindings(card):
+            found.add(legacy)
+        return frozenset(v for v in found if v is not None)
+
+    def learn_request(self, view: ExchangeView) -> Session:
+        """The session once `view`'s request has been sent (push configs it set)."""
+        found = tuple(_push_configs(view))
+        return replace(self, push_configs=self.push_configs + found) if found else self
+
+    def learn_response(self, view: ExchangeView) -> Session:
+        """The session once `view`'s response has come (a card, a JWKS document)."""
+        learned = self
+        body = view.response_json
+        if view.is_card and isinstance(body, Mapping):
+            learned = replace(learned, card=body, interfaces=interfaces_from_card(body))
+        keys = jwks_keys(body)
+        if keys:
+            learned = replace(learned, keys={**learned.keys, **keys})
+        return learned
+
+
+def _v03_bindings(card: Mapping[str, Any]) -> set[Binding]:
+    names = [card.get("preferredTransport") or "JSONRPC"] if card.get("url") else []
+    extra = card.get("additionalInterfaces")
+    names += (
+        [e.get("transport") for e in extra if isinstance(e, Mapping)]
+        if isinstance(extra, list)
+        else []
+    )
+    return {Binding(n) for n in names if n in {"JSONRPC", "HTTP+JSON", "GRPC"}}
+
+
+def jwks_keys(document: Any) -> dict[str, Mapping[str, Any]]:
+    """The keys of a JWK Set (`{"keys": [...]}`) or a single JWK, by `kid`."""
+    if not isinstance(document, Mapping):
+        return {}
+    keys = document.get("keys") if "keys" in document else [document]
+    if not isinstance(keys, list):
+        return {}
+    return {
+        key["kid"]: key
+        for key in keys
+        if isinstance(key, Mapping) and isinstance(key.get("kid"), str) and "kty" in key
+    }
+
+
+def _push_configs(view: ExchangeView) -> list[PushConfig]:
+    name, payload = view.name, view.request_payload()
+    if not isinstance(payload, Mapping):
+        return []
+    if name == "CreateTaskPushNotificationConfig":
+        # v1.0: the TaskPushNotificationConfig itself; v0.3: {taskId, pushNotificationConfig}.
+        nested = payload.get("pushNotificationConfig") or value_at(
+            payload, ("config", "pushNotificationConfig")
+        )
+        config = _push_config(nested if isinstance(nested, Mapping) else payload)
+        task_id = payload.get("taskId") or view.classification.task_id
+        return [replace(config, task_id=str(task_id))] if config and task_id else []
+    if name in ("SendMessage", "SendStreamingMessage"):
+        for key in ("taskPushNotificationConfig", "pushNotificationConfig"):
+            config = _push_config(value_at(payload, ("configuration", key)))
+            if config is not None:
+                return [config]
+    return []
+
+
+def _push_config(value: Any) -> PushConfig | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("url"), str):
+        return None
+    auth = value.get("authentication")
+    auth = auth if isinstance(auth, Mapping) else {}
+    schemes = auth.get("schemes") if "schemes" in auth else [auth.get("scheme")]
+    names = tuple(s for s in schemes or () if isinstance(s, str) and s)
+    credentials = auth.get("credentials")
+    task_id = value.get("taskId")
+    return PushConfig(
+        url=value["url"],
+        task_id=task_id if isinstance(task_id, str) and task_id else None,
+        schemes=names,
+        credentials=credentials if isinstance(credentials, str) and credentials else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """What a check found wrong in one exchange.
+
+    `message` says what happened in this exchange, `expected` what the spec asks for and
+    `actual` what the wire held (what the SDK did).  `where` names the part (`request`,
+    `response event 3`, `card.supportedInterfaces[1]`).  `citation` replaces the rule's
+    section when a finding cites another text (a v0.3 rule in a v0.3 exchange).
+    """
+
+    message: str
+    expected: str
+    actual: str
+    where: str = ""
+    citation: str | None = None

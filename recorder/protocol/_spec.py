@@ -1,0 +1,101 @@
+"""Facts of the A2A spec versions a capture is checked against, as data.
+
+The lint rules (`_rules.py`) read these tables instead of writing the facts into their code.
+Sources: a2aproject/A2A `docs/specification.md` at tags v1.0.0 and v1.0.1, and
+`specification/json/a2a.json` at v0.3.0 for the v0.3 JSON-RPC forms.
+
+- **Severity** follows the spec's RFC 2119 keyword.  Where the spec states a requirement with
+  no keyword (§9.1 and §11.1 list content types as bare "protocol requirements"), a rule uses
+  SHOULD, so that MUST findings always point at a MUST in the text.
+- **Media types** (§9.1, §11.1, §14.1): JSON-RPC bodies are `application/json` in both
+  versions.  HTTP+JSON bodies are `application/json` in v1.0.0 §11.1 and SHOULD be
+  `application/a2a+json` in v1.0.1 §11.1; v1.0.0 §14.1 already registered
+  `application/a2a+json` for that binding, so v1.0.0 accepts either.  Push deliveries use the
+  HTTP+JSON payloads whatever the binding (§3.5.1), so they follow the HTTP+JSON row.
+- **Task states** (§3.1.2, §3.1.6, §11.7): terminal states close a stream; interrupted states
+  (input or auth required) may close it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from recorder.protocol._types import Binding
+
+
+class SpecVersion(StrEnum):
+    """A released A2A spec text a capture can be checked against."""
+
+    V1_0_0 = "1.0.0"
+    V1_0_1 = "1.0.1"
+
+
+LATEST_SPEC = SpecVersion.V1_0_1
+BOTH_SPECS: frozenset[SpecVersion] = frozenset(SpecVersion)
+
+
+class Severity(StrEnum):
+    """A rule's RFC 2119 strength; `rank` orders them (MUST is the strongest)."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+    @property
+    def rank(self) -> int:
+        return _RANKS[self]
+
+
+_RANKS: Mapping[Severity, int] = {Severity.MUST: 3, Severity.SHOULD: 2, Severity.MAY: 1}
+
+JSON = "application/json"
+A2A_JSON = "application/a2a+json"
+
+# What a JSON body's Content-Type should be, by binding and spec version (first = preferred).
+BODY_MEDIA_TYPES: Mapping[tuple[Binding, SpecVersion], tuple[str, ...]] = {
+    (Binding.JSONRPC, SpecVersion.V1_0_0): (JSON,),
+    (Binding.JSONRPC, SpecVersion.V1_0_1): (JSON,),
+    (Binding.HTTP_JSON, SpecVersion.V1_0_0): (JSON, A2A_JSON),
+    (Binding.HTTP_JSON, SpecVersion.V1_0_1): (A2A_JSON,),
+}
+
+
+def media_type(value: str | None) -> str:
+    """The bare media type of a Content-Type value: lower case, parameters dropped."""
+    return (value or "").split(";", 1)[0].strip().lower()
+
+
+TERMINAL_STATES: frozenset[str] = frozenset(
+    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+)
+INTERRUPTED_STATES: frozenset[str] = frozenset(
+    {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
+)
+
+# v0.3 JSON-RPC enum forms (schema-0.3 `TaskState`, `Message.role`).  v0.3 REST and gRPC used
+# the v0.3 proto's names instead, which the descriptors give.
+V03_JSONRPC_TASK_STATES: frozenset[str] = frozenset(
+    {"submitted", "working", "input-required", "completed", "canceled", "failed", "rejected",
+     "auth-required", "unknown"}
+)  # fmt: skip
+V03_JSONRPC_ROLES: frozenset[str] = frozenset({"user", "agent"})
+
+# The v0.3 JSON-RPC discriminator that v1.0 removed (Appendix A.2.1); no proto carries it.
+V03_DISCRIMINATOR = "kind"
+
+# Message types whose REQUIRED fields the lint checks, with everything nested in them
+# (issue scope: Task, Message, the StreamResponse variants and the agent card).
+REQUIRED_FIELD_SCOPE: frozenset[str] = frozenset(
+    {"Task", "Message", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "AgentCard"}
+)
+# Oneofs that must hold exactly one member (§3.2.3, §4.3.3, §9.4.1), not just at most one.
+EXACTLY_ONE: frozenset[str] = frozenset({"StreamResponse", "SendMessageResponse"})
+
+# The A2A core binding names a card may declare (§5.3; custom ones SHOULD be URIs, §5.8).
+CORE_BINDINGS: frozenset[str] = frozenset(b.value for b in Binding if b is not Binding.HTTP)
+# v1.0 types whose v0.3 JSON-RPC form carried `kind` (schema-0.3: Task, Message, the two
+# update events, and the text/file/data parts).
+V03_KIND_TYPES: frozenset[str] = frozenset(
+    {"Task", "Message", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "Part"}
+)
