@@ -167,12 +167,17 @@ def migrate(files: tuple[Path, ...]) -> None:
               help="Largest request or response body (k, m, g suffixes; streams are not "
                    "bounded): a larger request gets 413, a larger response 502.")
 @click.option("--quiet", "-q", is_flag=True, help="No line per recorded exchange.")
+@click.option("--lint", "lint_spec", is_flag=False, flag_value="1.0.1", default=None,
+              metavar="[SPEC]",
+              help="Lint each exchange as it is recorded (A2A spec 1.0.1, or 1.0.0) and print "
+                   "what breaks a rule under its line.")
 def record(upstream: str | None, forward: bool, listen: str, out: Path, split: str | None,
            no_card_rewrite: bool, keep_secrets: bool, record_all: bool,
            webhook_paths: tuple[str, ...], grpc_upstream: str | None,
            grpc_listen: str | None, push_proxy: str | None, append: bool, force: bool,
            redact_headers: tuple[str, ...], redact_params: tuple[str, ...],
-           read_timeout: float, max_body_size: str, quiet: bool) -> None:
+           read_timeout: float, max_body_size: str, quiet: bool,
+           lint_spec: str | None) -> None:
     """Record A2A traffic between clients and agents into .http captures.
 
     A capture that already holds exchanges is never overwritten unless --force is given;
@@ -195,7 +200,8 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
                            existing="append" if append else "overwrite" if force else "refuse",
                            console=None if quiet else lambda line: click.echo(line, err=True),
                            redact_headers=redact_headers, redact_params=redact_params,
-                           read_timeout=read_timeout, max_body_size=max_body_size)
+                           read_timeout=read_timeout, max_body_size=max_body_size,
+                           lint=lint_spec)
     try:
         proxy.start()
     except (ProxyStartError, ValueError) as exc:

@@ -5,8 +5,12 @@
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
 - a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
 
-`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  The text of a
-line is pure (`exchange_line`), so tests and other shells can use it.
+`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
+`a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
+(`recorder.lint.Linter`, one per capture) and its findings follow its line, quiet or not.
+Linting sees exchanges as they complete, so a push delivery that arrives before the send that
+configured it inline is not judged.  The text of a line is pure (`exchange_line`), so tests
+and other shells can use it.
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ from recorder._background import host_port
 from recorder.capture import Exchange
 from recorder.capture._render import outcome
 from recorder.protocol import answered_state
-from recorder.record._options import Option, declare, touched
+from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._save import Save
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (Option("a2a_quiet", bool, False, "Print no line per recorded exchange."),)
+OPTIONS = (
+    Option("a2a_quiet", bool, False, "Print no line per recorded exchange."),
+    Option("a2a_lint", str, "", "Lint each exchange as it is recorded against this A2A spec "
+           "version (1.0.1, 1.0.0); empty: no linting."),
+)
 SHORT_ID = 8
 
 
@@ -57,6 +65,8 @@ class Console:
     def __init__(self, save: Save, echo: Callable[[str], None] | None = None) -> None:
         self.save = save
         self.quiet = False
+        self.lint_spec = ""
+        self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
         self._echo = echo or _stderr
         self._warned: set[str] = set()
         save.listeners.append(self._exchange_written)
@@ -65,8 +75,19 @@ class Console:
         declare(loader, OPTIONS)
 
     def configure(self, updated: set[str]) -> None:
-        if touched(updated, OPTIONS):
-            self.quiet = ctx.options.a2a_quiet
+        if not touched(updated, OPTIONS):
+            return
+        self.quiet = ctx.options.a2a_quiet
+        spec = ctx.options.a2a_lint
+        if spec:
+            from recorder.protocol import SpecVersion
+
+            try:
+                SpecVersion(spec)
+            except ValueError as exc:
+                known = ", ".join(v.value for v in SpecVersion)
+                raise OptionsError(f"a2a_lint must be one of {known}, not {spec!r}") from exc
+        self.lint_spec = spec
 
     def server_connect_error(self, data: Any) -> None:
         address = data.server.address
@@ -90,8 +111,21 @@ class Console:
                   f"{t.redactions} with redactions) to {files}")
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
-        if not self.quiet:
+        findings = self._lint(capture, exchange)
+        if not self.quiet or findings:
             self._echo(exchange_line(exchange))
+        for finding in findings:
+            self._echo(f"  ! {finding}")
+
+    def _lint(self, capture: Path, exchange: Exchange) -> list[str]:
+        if not self.lint_spec:
+            return []
+        linter = self._linters.get(capture)
+        if linter is None:
+            from recorder.lint import Linter
+
+            linter = self._linters[capture] = Linter(spec=self.lint_spec)
+        return [finding.brief for finding in linter.feed(exchange)]
 
     def _say(self, text: str, level: int = logging.INFO) -> None:
         if self.quiet:

@@ -105,8 +105,9 @@ class RecordingProxy:
     `existing` says what to do with a capture that already holds exchanges: `refuse` (the
     default: start fails), `append` or `overwrite`.  `read_timeout` (seconds) cuts off a
     client that does not send a request's head or body in time; `max_body_size` bounds
-    request and response bodies (streams aside).  `console` receives one line per exchange
-    written, warnings and a summary at stop (default: nothing is printed).
+    request and response bodies (streams aside).  `lint` (a spec version) lints each exchange
+    as it is written and prints its findings on the console.  `console` receives one line per
+    exchange written, warnings and a summary at stop (default: nothing is printed).
     """
 
     def __init__(
@@ -132,6 +133,7 @@ class RecordingProxy:
         redact_params: Sequence[str] = (),
         read_timeout: float = 10.0,
         max_body_size: str = "100m",
+        lint: str | None = None,
     ) -> None:
         self.mode = _mode(mode)
         self.grpc_upstream: GrpcUpstream | None = (
@@ -156,6 +158,7 @@ class RecordingProxy:
             "a2a_webhook_paths": list(webhook_paths),
             "a2a_existing": existing,
             "a2a_quiet": console is None,
+            "a2a_lint": lint or "",
             "a2a_redact_headers": list(redact_headers),
             "a2a_redact_params": list(redact_params),
             "a2a_read_timeout": read_timeout,

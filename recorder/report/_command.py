@@ -13,15 +13,26 @@ from recorder.report._page import render_report
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--html", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page (one self-contained HTML file).")
-def report_command(file: Path, out: Path) -> None:
+@click.option("--lint", "lint_spec", is_flag=False, flag_value="1.0.1", default=None,
+              metavar="[SPEC]",
+              help="Mark each exchange with what `lint` finds in it (spec 1.0.1, or 1.0.0).")
+def report_command(file: Path, out: Path, lint_spec: str | None) -> None:
     """Draw a capture FILE as a sequence diagram and timeline in one HTML page.
 
     Open OUT in any browser; it loads nothing from the network.  Click an arrow for the
-    exchange's request and response.
+    exchange's request and response.  With --lint, the exchanges that break an A2A rule carry
+    a mark and the finding.
     """
     from recorder.cli import EXIT_ERROR, load_capture
 
-    page = render_report(load_capture(file), name=file.name)
+    capture = load_capture(file)
+    marks: dict[int, list[str]] = {}
+    if lint_spec is not None:
+        from recorder.lint import lint_capture
+
+        for finding in lint_capture(capture, spec=lint_spec):
+            marks.setdefault(finding.exchange, []).append(finding.brief)
+    page = render_report(capture, name=file.name, marks=marks)
     try:
         out.write_text(page, encoding="utf-8")
     except OSError as exc:

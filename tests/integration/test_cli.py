@@ -191,3 +191,14 @@ def test_migrate_rewrites_version_1_captures_in_place(tmp_path: Path) -> None:
     bad = runner.invoke(main, ["migrate", str(damaged)])
     assert bad.exit_code == 2 and f"{damaged}:" in bad.output
     assert damaged.read_bytes() == before
+
+
+def test_report_marks_what_lint_finds(tmp_path: Path) -> None:
+    capture = CAPTURES / "a2a-python-1.3.0" / "http-json" / "11-errors.http"
+    plain, marked = tmp_path / "plain.html", tmp_path / "marked.html"
+    runner = CliRunner()
+    assert runner.invoke(main, ["report", str(capture), "--html", str(plain)]).exit_code == 0
+    result = runner.invoke(main, ["report", str(capture), "--html", str(marked), "--lint"])
+    assert result.exit_code == 0, result.output
+    assert "content-type.response" in marked.read_text("utf-8")
+    assert "content-type.response" not in plain.read_text("utf-8")

@@ -59,3 +59,18 @@ def test_no_console_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[
         assert httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10).status_code == 200
     out, err = capfd.readouterr()
     assert "AgentCard" not in out + err and "recorded 1 exchanges" not in out + err
+
+
+def test_lint_prints_findings_under_their_exchange(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=tmp_path / "l.http", console=lines.append,
+            lint="1.0.1") as proxy:
+        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
+                  timeout=10)
+        _send(proxy.url, "echo fine")
+    missing = lines.index(next(line for line in lines if line.startswith("#1 ")))
+    # a2a-sdk sends HTTP+JSON errors as application/json (A2A §11.1 says application/a2a+json)
+    assert lines[missing + 1].startswith("  ! SHOULD content-type.response: ")
+    sent = next(i for i, line in enumerate(lines) if line.startswith("#2 "))
+    assert not lines[sent + 1].startswith("  !")  # a clean exchange has no finding
