@@ -60,6 +60,9 @@ ENVS: dict[str, EnvSpec] = {
         EnvSpec("a2a-js-1.3.x", "node", "1.3.0", "js-1.3.0",
                 ("@a2a-js/sdk@1.3.0", "express@5.3.0", "@grpc/grpc-js@1.14.7",
                  "@bufbuild/protobuf@2.17.0")),
+        # Not an SDK: the editor HTTP client that runs .http files as VS Code and JetBrains
+        # do; the tests send captures' requests with it.
+        EnvSpec("httpyac", "node", "6.16.7", "httpyac-6.16.7", ("httpyac@6.16.7",)),
     )
 }
 
