@@ -74,3 +74,17 @@ def test_lint_prints_findings_under_their_exchange(tmp_path: Path) -> None:
     assert lines[missing + 1].startswith("  ! SHOULD content-type.response: ")
     sent = next(i for i, line in enumerate(lines) if line.startswith("#2 "))
     assert not lines[sent + 1].startswith("  !")  # a clean exchange has no finding
+
+
+def test_the_flush_and_stats_commands(tmp_path: Path) -> None:
+    out = tmp_path / "s.http"
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        _send(proxy.url, "echo one")
+        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
+                  timeout=10)
+        save = proxy.addons.save
+        save.flush()  # returns once every open capture is on disk
+        assert save.stats() == (f"2 exchanges, 1 errors, {save.totals.bytes} bytes, 0 redacted; "
+                                f"captures: {out}")
+        assert save.totals.bytes == out.stat().st_size - len(out.read_text().split("\n\n")[0]) - 2
