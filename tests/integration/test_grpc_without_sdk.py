@@ -10,6 +10,7 @@ codec; the upstream agent of the recording test is a replayer of a real a2a-sdk 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -197,6 +198,16 @@ def test_grpc_is_recorded_through_the_recorder(tmp_path: Path) -> None:
     assert exchange.response is not None
     response = json.loads(exchange.response.messages[0].json or "{}")
     assert response["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_recorder_is_imported_from_the_environment_under_test() -> None:
+    """test_install.py runs this file in other environments: it must test their install."""
+    import recorder
+
+    expected = os.environ.get("A2A_EXPECT_RECORDER_UNDER")
+    if expected is None:
+        pytest.skip("run by test_install.py, which sets A2A_EXPECT_RECORDER_UNDER")
+    assert Path(recorder.__file__).resolve().is_relative_to(Path(expected).resolve())
 
 
 def test_the_version_names_the_shipped_descriptors() -> None:
