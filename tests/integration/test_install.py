@@ -210,6 +210,10 @@ def test_the_demo_without_its_extra_says_what_to_install(tmp_path: Path) -> None
                 check=False)
     assert proc.returncode == 2
     assert "pip install 'a2a-recorder[demo]'" in proc.stderr
+    module = _run([str(env.python), "-m", "recorder.demo", "agent"], tmp_path, check=False)
+    assert module.returncode != 0
+    assert "recorder.demo needs a2a-sdk (a2a is missing): pip install 'a2a-recorder[demo]'" in (
+        module.stderr)
 
 
 @pytest.mark.parametrize("key", SDK_ENVS)
