@@ -38,6 +38,7 @@ import contextlib
 import dataclasses
 import os
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -257,7 +258,10 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
         if not passed():
             return  # the old capture (if any) stays as it was
         recorded = _complete_recording(temporary)
-        if recorded is not None:
+        if recorded is None:
+            warnings.warn(f"{settings.path}: the test made no A2A request, nothing recorded",
+                          stacklevel=1)
+        else:
             os.replace(temporary, settings.path)
     finally:
         temporary.unlink(missing_ok=True)
@@ -300,9 +304,36 @@ def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, Grpc
         if grpc_upstream is None:
             refuser = stack.enter_context(GrpcRefuser())
             grpc_upstream = refuser.target
-        proxy = stack.enter_context(RecordingProxy(upstream=settings.upstream, out=temporary,
-                                                   grpc_upstream=grpc_upstream))
+        proxy = stack.enter_context(_started(lambda: RecordingProxy(
+            upstream=settings.upstream, out=temporary, grpc_upstream=grpc_upstream)))
         yield proxy, refuser
+
+
+BIND_ATTEMPTS = 3
+
+
+@contextmanager
+def _started(make: Callable[[], Any]) -> Iterator[Any]:
+    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
+
+    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
+    another process can take one in between ("address already in use"); a new pick is free.
+    """
+    from recorder.record import ProxyStartError
+
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        proxy = make()
+        try:
+            proxy.start()
+        except ProxyStartError as exc:
+            if attempt == BIND_ATTEMPTS or "already in use" not in str(exc):
+                raise
+            continue
+        try:
+            yield proxy
+        finally:
+            proxy.stop()
+        return
 
 
 def _check_refused(refuser: GrpcRefuser | None) -> None:

@@ -32,6 +32,7 @@ import sys
 import tomllib
 import venv
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ INSTALLS_DIR = Path(os.environ.get("A2A_INSTALLS_DIR", REPO / ".installs"))
 WHEEL_DIR = INSTALLS_DIR / "wheel"
 _STAMP = ".installed.json"
 _SDK = "a2a-sdk"
+PARALLEL = 2  # environments built at once
 _PY_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6.100")  # for the SDK-free tests
 # The files a wheel is built from (their hash decides a rebuild).
 _SOURCES = ("pyproject.toml", "README.md", "recorder")
@@ -100,9 +102,20 @@ def wheel_path() -> Path | None:
     return found[-1] if found else None
 
 
+_SOURCE_STAMP = WHEEL_DIR / "source.sha256"
+
+
+def wheel_is_current() -> bool:
+    """True when the built wheel was made from the sources as they are now."""
+    try:
+        return wheel_path() is not None and _SOURCE_STAMP.read_text() == source_hash()
+    except OSError:
+        return False
+
+
 def build_wheel() -> Path:
     """`python -m build --wheel` unless the sources are those of the wheel already built."""
-    stamp = WHEEL_DIR / "source.sha256"
+    stamp = _SOURCE_STAMP
     wanted = source_hash()
     built = wheel_path()
     if built is not None and stamp.exists() and stamp.read_text() == wanted:
@@ -191,10 +204,20 @@ def is_built(env: InstallEnv) -> bool:
     return bool(_read_stamp(env).get("wheel")) and env.python.exists()
 
 
+def installed_wheel(env: InstallEnv) -> str | None:
+    """The sha256 of the wheel last installed into `env`."""
+    found = _read_stamp(env).get("wheel")
+    return str(found) if found else None
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def build_env(env: InstallEnv, wheel: Path) -> None:
     stamp = _read_stamp(env)
     spec = _spec(env, wheel)
-    wheel_hash = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    wheel_hash = file_hash(wheel)
     if stamp.get("spec") == spec and stamp.get("wheel") == wheel_hash:
         print(f"[{env.key}] up to date in {env.path}", flush=True)
         return
@@ -231,6 +254,15 @@ def _install_all(env: InstallEnv, wheel: Path) -> None:
                          f"from {before} to {after}")
 
 
+def _build_reporting(key: str, wheel: Path) -> bool:
+    try:
+        build_env(ENVS[key], wheel)
+    except BuildError as exc:
+        print(f"[{key}] FAILED: {exc}", file=sys.stderr, flush=True)
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=sorted(ENVS),
@@ -241,13 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as exc:
         print(f"[wheel] FAILED: {exc}", file=sys.stderr, flush=True)
         return 1
-    failed = []
-    for key in args.only or list(ENVS):
-        try:
-            build_env(ENVS[key], wheel)
-        except BuildError as exc:
-            print(f"[{key}] FAILED: {exc}", file=sys.stderr, flush=True)
-            failed.append(key)
+    keys = args.only or list(ENVS)
+    # Two at a time: installing is half downloads and unpacking, half CPU.
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        results = list(pool.map(lambda key: _build_reporting(key, wheel), keys))
+    failed = [key for key, ok in zip(keys, results, strict=True) if not ok]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ import pytest
 import recorder.record  # noqa: F401
 from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver, run_session
-from recorder.pytest_plugin import A2AEndpoint
+from recorder.pytest_plugin import A2AEndpoint, RecordMode, parse_mode
 
 pytest_plugins = ["pytester"]
 # The inner runs are in-process and pytester drops the modules they imported afterwards; a
@@ -248,9 +248,17 @@ def test_a_binding_the_capture_never_recorded_is_a_miss_naming_it(
     assert _tasks_on(agent) == before
 
 
-@pytest.mark.parametrize("mode", ["all", "rewrite"])
+def test_the_modes_are_pytest_recordings_with_two_aliases() -> None:
+    assert [m.value for m in RecordMode] == ["none", "once", "new_episodes", "all"]
+    assert parse_mode("missing") is RecordMode.ONCE
+    assert parse_mode("rewrite") is RecordMode.ALL
+    with pytest.raises(ValueError):
+        parse_mode("sometimes")
+
+
 def test_a_failed_re_record_keeps_the_old_capture_byte_for_byte(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent], mode: str) -> None:
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    mode = "rewrite"  # the same as "all" (test_the_modes_...)
     agent = make_demo_agent()
     _client(pytester, GRPC_TEST)
     grpc_upstream = f"--a2a-grpc-upstream={agent.grpc_target}"
