@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fnmatch
 import hashlib
 import json
 import os
@@ -48,8 +49,8 @@ _PY_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6.100")  # for th
 # The files a wheel is built from (their hash decides a rebuild).
 _SOURCES = ("pyproject.toml", "README.md", "recorder")
 # Files the wheel must carry besides the modules, or it does not work outside the repo.
-WHEEL_DATA = ("recorder/py.typed", "recorder/protocol/descriptors/a2a.binpb",
-              "recorder/protocol/descriptors/a2a.json", "recorder/capture/templates/")
+DESCRIPTOR_FILES = ("recorder/protocol/descriptors/a2a.binpb",
+                    "recorder/protocol/descriptors/a2a.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +135,19 @@ def build_wheel() -> Path:
     return built
 
 
+def package_data() -> list[str]:
+    """pyproject.toml's package-data patterns, as paths in the wheel (`recorder/py.typed`)."""
+    tool = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return [f"{package}/{pattern}" for package, patterns in tool["package-data"].items()
+            for pattern in patterns]
+
+
 def check_wheel(path: Path) -> None:
-    """The wheel carries its package data (templates, descriptor set, py.typed)."""
+    """The wheel carries its package data: each pattern matches a file, and the descriptors."""
     with zipfile.ZipFile(path) as wheel:
         names = wheel.namelist()
-    missing = [d for d in WHEEL_DATA if not any(n.startswith(d) for n in names)]
+    wanted = [*package_data(), *DESCRIPTOR_FILES]
+    missing = [p for p in wanted if not any(fnmatch.fnmatch(n, p) for n in names)]
     if missing:
         raise BuildError(f"{path.name} lacks {', '.join(missing)}")
 
