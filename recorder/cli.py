@@ -7,6 +7,7 @@ Heavy imports (mitmproxy, a2a-sdk, uvicorn) happen inside the commands that need
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import signal
 import sys
@@ -20,6 +21,8 @@ from recorder.capture import Capture, CaptureParseError, read_capture
 from recorder.show import capture_rows, render_table
 
 EXIT_ERROR = 2
+# What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
+DEMO_MODULES = frozenset({"a2a", "starlette", "sse_starlette"})
 
 
 class _Commands(click.Group):
@@ -46,8 +49,27 @@ class _Commands(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+def version_text() -> str:
+    """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
+    from recorder.protocol._grpc import descriptor_source
+
+    try:
+        mitmproxy = importlib.metadata.version("mitmproxy")
+    except importlib.metadata.PackageNotFoundError:
+        mitmproxy = "not installed"
+    return (f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\n"
+            f"A2A descriptors: {descriptor_source()}")
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="a2a-recorder")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the versions and exit.")
 def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
@@ -296,7 +318,17 @@ def _is_url(text: str) -> bool:
 @click.option("--binding", type=click.Choice(["JSONRPC", "HTTP+JSON"]), default="JSONRPC",
               show_default=True)
 def demo(out: Path, binding: str) -> None:
-    """Record a real session against the bundled demo agent, replay it, and diff the two."""
-    from recorder.demo._run import run_demo
+    """Record a real session against the bundled demo agent, replay it, and diff the two.
+
+    Needs the `demo` extra (a2a-sdk): pip install 'a2a-recorder[demo]'.
+    """
+    try:
+        from recorder.demo._run import run_demo
+    except ImportError as exc:
+        if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
+            raise
+        click.echo(f"error: the demo needs a2a-sdk ({exc.name} is missing): "
+                   "pip install 'a2a-recorder[demo]'", err=True)
+        sys.exit(EXIT_ERROR)
 
     sys.exit(run_demo(out, binding, echo=click.echo))

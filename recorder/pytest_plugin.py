@@ -1,101 +1,436 @@
-"""The pytest plugin: replay a capture for one test, or record it when it is missing.
+"""The pytest plugin: replay a capture for one test, or record it through the recorder.
 
     @pytest.mark.a2a_capture("captures/echo.http")
     def test_client(a2a_replay):
-        run_my_client(a2a_replay.url)
+        run_my_client(a2a_replay.card_url)
 
-The capture path is relative to the test file.  `--a2a-record=none` (the default) fails a test
-whose capture is missing; `missing` records it through the recorder from `--a2a-upstream URL`;
-`all` records every capture again.  A request the capture cannot answer fails the test at
-teardown, with the nearest recorded exchange named.
+The capture path is relative to the test file.  `--a2a-record` takes pytest-recording's mode
+names, with their meanings:
+
+- `none` (default): replay only; a missing capture fails the test and says how to record it;
+- `once` (alias `missing`): record the captures that do not exist yet, replay the others;
+- `new_episodes`: replay the capture; a request it cannot answer goes to the live agent
+  through the recorder and is appended to the capture (HTTP only: a gRPC miss fails);
+- `all` (alias `rewrite`): record every capture again from scratch, as pytest-recording's
+  `rewrite` does (vcrpy's `all` keeps old interactions; ours never mixes two sessions).
+
+Invariants:
+- Recording goes to a temporary file beside the capture.  The capture is replaced (renamed
+  over, atomically) only when the test passed and the recording holds every exchange the test
+  made: each with its response, and no call that the recorder could not follow.  A failed
+  re-record leaves the old capture byte for byte.
+- A test never reaches a live agent by accident.  When recording, the card's GRPC interface
+  points at the recorder's gRPC listener: towards `--a2a-grpc-upstream`, or, without it, towards
+  a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
+  replayer's gRPC face always runs (even for a capture with no gRPC exchange) and the card's
+  GRPC interface points at it, so a binding the capture cannot answer is a miss that names it.
+- A request the capture cannot answer fails the test at teardown, with the nearest recorded
+  exchange named.
+
+pytest loads this module in every session of every project that has a2a-recorder installed:
+the replayer (uvicorn, grpcio, the capture parser) and the recorder (mitmproxy) load only in
+tests that use the fixture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import contextlib
+import dataclasses
+import os
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from recorder.replay import Report
-
-# pytest loads this module in every session of every project that has a2a-recorder installed;
-# the replayer (uvicorn, grpcio, the capture parser) and the recorder (mitmproxy) load only in
-# tests that use the fixture.
+    from recorder.capture import Capture
+    from recorder.replay import Replayer, Report
 
 
 class RecordMode(StrEnum):
     NONE = "none"
-    MISSING = "missing"
+    ONCE = "once"
+    NEW_EPISODES = "new_episodes"
     ALL = "all"
+
+
+MODE_ALIASES = {"missing": RecordMode.ONCE, "rewrite": RecordMode.ALL}
+MODE_CHOICES = [*(m.value for m in RecordMode), *MODE_ALIASES]
+HOW_TO_RECORD = "--a2a-record=missing --a2a-upstream URL [--a2a-grpc-upstream HOST:PORT]"
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+def parse_mode(text: str) -> RecordMode:
+    return MODE_ALIASES.get(text) or RecordMode(text)
 
 
 @dataclass(frozen=True, slots=True)
 class A2AEndpoint:
-    """What a test talks to: `url` is the base URL to give the A2A client."""
+    """What a test talks to.
+
+    `url` is the agent's base URL to give the A2A client (`card_url` its card); `grpc_target`
+    is the `host:port` the card's GRPC interface names (the replayer's or the recorder's).
+    """
 
     url: str
     capture: Path
     recording: bool
     report: Report | None = None
+    grpc_target: str | None = None
+    mode: RecordMode = RecordMode.NONE
+    _replayer: Replayer | None = field(default=None, repr=False)
+
+    @property
+    def card_url(self) -> str:
+        return self.url + "/.well-known/agent-card.json"
+
+    # The request journal (issue 11): the replay service exposes it on `Replayer`; until it
+    # does, both are empty.  Recording runs have no journal.
+    @property
+    def requests(self) -> Sequence[Any]:
+        """Each live request the replayer received, its classification and its answer."""
+        return tuple(getattr(self._replayer, "requests", ()))
+
+    @property
+    def deliveries(self) -> Sequence[Any]:
+        """Each push delivery the replayer made to the client's webhook, with its response."""
+        return tuple(getattr(self._replayer, "deliveries", ()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """One test's capture and how to get it."""
+
+    path: Path
+    mode: RecordMode
+    timing: str
+    upstream: str | None
+    grpc_upstream: str | None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("a2a-recorder", "A2A capture replay")
-    group.addoption("--a2a-record", choices=[m.value for m in RecordMode], default="none",
-                    help="record captures: none (replay only), missing, or all")
+    group.addoption("--a2a-record", choices=MODE_CHOICES, default="none",
+                    help="none (replay only), once (record missing captures; alias missing), "
+                         "new_episodes (append what the capture cannot answer), "
+                         "all (record every capture again; alias rewrite)")
     group.addoption("--a2a-upstream", default=None, metavar="URL",
-                    help="the live agent to record from when recording")
+                    help="the live agent to record from (its base URL)")
+    group.addoption("--a2a-grpc-upstream", default=None, metavar="HOST:PORT",
+                    help="the live agent's gRPC address, to record gRPC too "
+                         "(tls://HOST:PORT for TLS gRPC)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "a2a_capture(path, timing='none'): the capture the a2a_replay fixture serves"
-    )
+        "markers",
+        "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None): the capture the "
+        "a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream and "
+        "--a2a-grpc-upstream for this test")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """Keep each phase's report, so the fixture's teardown knows whether the test passed."""
+    outcome: Any = yield
+    report: pytest.TestReport = outcome.get_result()
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+
+
+def _passed(node: pytest.Item) -> bool:
+    reports = node.stash.get(_REPORTS, {})
+    return all(reports[p].passed for p in ("setup", "call") if p in reports) and "call" in reports
 
 
 @pytest.fixture
 def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
-    """A replayer of the test's capture on a free port (or a recorder when recording)."""
+    """A replayer of the test's capture on free ports (or a recorder when recording)."""
+    settings = _settings(request)
+    node = request.node
+    assert isinstance(node, pytest.Item)
+    exists = settings.path.exists()
+    if settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
+        yield from _record(settings, lambda: _passed(node))
+    elif settings.mode is RecordMode.NEW_EPISODES:
+        yield from _new_episodes(settings, lambda: _passed(node))
+    else:
+        yield from _replay(settings)
+
+
+def _settings(request: pytest.FixtureRequest) -> _Settings:
     marker = request.node.get_closest_marker("a2a_capture")
     if marker is None or not marker.args:
         pytest.fail("a2a_replay needs @pytest.mark.a2a_capture('path/to/capture.http')")
-    path = Path(request.path).parent / str(marker.args[0])
-    mode = RecordMode(request.config.getoption("--a2a-record"))
-    if mode is RecordMode.ALL or (mode is RecordMode.MISSING and not path.exists()):
-        yield from _record(path, request.config.getoption("--a2a-upstream"))
-        return
-    yield from _replay(path, str(marker.kwargs.get("timing", "none")))
+    option = request.config.getoption
+    return _Settings(
+        path=Path(request.path).parent / str(marker.args[0]),
+        mode=parse_mode(str(option("--a2a-record"))),
+        timing=str(marker.kwargs.get("timing", "none")),
+        upstream=marker.kwargs.get("upstream") or option("--a2a-upstream"),
+        grpc_upstream=marker.kwargs.get("grpc_upstream") or option("--a2a-grpc-upstream"),
+    )
 
 
-def _replay(path: Path, timing: str) -> Iterator[A2AEndpoint]:
+# --- replay -------------------------------------------------------------------------------------
+
+
+def _load(path: Path) -> Capture:
     from recorder.capture import CaptureParseError, read_capture
-    from recorder.replay import Replayer
 
     if not path.exists():
-        pytest.fail(f"capture {path} is missing: record it with "
-                    "--a2a-record=missing --a2a-upstream URL", pytrace=False)
+        pytest.fail(f"capture {path} is missing: record it with {HOW_TO_RECORD}", pytrace=False)
     try:
-        capture = read_capture(path)
+        return read_capture(path)
     except CaptureParseError as exc:
         pytest.fail(f"capture is damaged: {exc}", pytrace=False)
-    with Replayer([capture], timing=timing) as replayer:
-        yield A2AEndpoint(replayer.url, path, recording=False, report=replayer.report)
+
+
+def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
+    from recorder.replay import Replayer
+
+    capture = _load(settings.path)
+    # grpc_port=0: the gRPC face runs even for a capture without gRPC, so that the card never
+    # sends a client to the live agent's gRPC port.
+    with Replayer([capture], timing=settings.timing, grpc_port=0) as replayer:
+        yield _replay_endpoint(settings, replayer)
         misses = list(replayer.report.misses)
     if misses:
-        pytest.fail("requests the capture could not answer:\n  " + "\n  ".join(misses),
+        pytest.fail(miss_message(misses, capture), pytrace=False)
+
+
+def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
+    return A2AEndpoint(replayer.url, settings.path, recording=False, report=replayer.report,
+                       grpc_target=replayer.grpc_target, mode=settings.mode,
+                       _replayer=replayer)
+
+
+def recorded_bindings(capture: Capture) -> list[str]:
+    """The bindings of a capture's A2A exchanges (the card aside), in the order first seen."""
+    from recorder.protocol import AGENT_CARD
+
+    seen = (e.classification for e in capture.exchanges if e.classification.is_a2a
+            and e.classification.operation != AGENT_CARD)
+    return list(dict.fromkeys(c.binding.value for c in seen if c.binding is not None))
+
+
+def is_grpc_miss(line: str) -> bool:
+    """A report line (`POST /lf.a2a.v1.A2AService/GetTask: ...`) of a gRPC call."""
+    from recorder.protocol._grpc import grpc_method
+
+    target = line.split(" ", 2)[1].rstrip(":") if line.count(" ") >= 1 else ""
+    return grpc_method(target) is not None
+
+
+def miss_message(misses: list[str], capture: Capture) -> str:
+    """The teardown failure: each miss, and a word on bindings the capture never recorded."""
+    text = "requests the capture could not answer:\n  " + "\n  ".join(misses)
+    bindings = recorded_bindings(capture)
+    if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
+        held = ", ".join(bindings) or "no binding"
+        text += (f"\nthe capture holds no GRPC exchange (it holds {held}): this test called "
+                 f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
+                 f"--a2a-grpc-upstream HOST:PORT")
+    return text
+
+
+# --- record -------------------------------------------------------------------------------------
+
+
+def _temporary_beside(path: Path) -> Path:
+    """A fresh name in the capture's folder (so the final rename is atomic)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
+
+
+def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+    settings.path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _temporary_beside(settings.path)
+    try:
+        with _recording(settings, temporary) as (proxy, refused):
+            yield A2AEndpoint(proxy.url, settings.path, recording=True,
+                              grpc_target=proxy.grpc_target, mode=settings.mode)
+        _check_refused(refused)
+        if not passed():
+            return  # the old capture (if any) stays as it was
+        recorded = _complete_recording(temporary)
+        if recorded is None:
+            warnings.warn(f"{settings.path}: the test made no A2A request, nothing recorded",
+                          stacklevel=1)
+        else:
+            os.replace(temporary, settings.path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+    from recorder.replay import Replayer
+
+    capture = _load(settings.path)
+    temporary = _temporary_beside(settings.path)
+    try:
+        with _recording(settings, temporary) as (proxy, refused), Replayer(
+                [capture], timing=settings.timing, grpc_port=0, on_miss=proxy.url) as replayer:
+            yield _replay_endpoint(settings, replayer)
+            misses = list(replayer.report.misses)
+        _check_refused(refused)
+        grpc_misses = [m for m in misses if is_grpc_miss(m)]
+        if grpc_misses:
+            pytest.fail("new_episodes appends HTTP exchanges only; these gRPC calls were not "
+                        "in the capture (record it again with --a2a-record=all):\n  "
+                        + "\n  ".join(grpc_misses), pytrace=False)
+        new = _complete_recording(temporary) if passed() else None
+        if new is not None and new.exchanges:
+            _write_appended(settings.path, capture, new)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+@contextmanager
+def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, GrpcRefuser | None]]:
+    """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser."""
+    from recorder.record import RecordingProxy
+
+    if not settings.upstream:
+        pytest.fail(f"recording needs --a2a-upstream URL ({settings.path} is to be recorded)",
                     pytrace=False)
+    with contextlib.ExitStack() as stack:
+        refuser = None
+        grpc_upstream = settings.grpc_upstream
+        if grpc_upstream is None:
+            refuser = stack.enter_context(GrpcRefuser())
+            grpc_upstream = refuser.target
+        proxy = stack.enter_context(_started(lambda: RecordingProxy(
+            upstream=settings.upstream, out=temporary, grpc_upstream=grpc_upstream)))
+        yield proxy, refuser
 
 
-def _record(path: Path, upstream: str | None) -> Iterator[A2AEndpoint]:
-    from recorder.record import RecordingProxy  # mitmproxy loads only when recording
+BIND_ATTEMPTS = 3
 
-    if not upstream:
-        pytest.fail("recording needs --a2a-upstream URL", pytrace=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with RecordingProxy(upstream=upstream, out=path) as proxy:
-        yield A2AEndpoint(proxy.url, path, recording=True)
+
+@contextmanager
+def _started(make: Callable[[], Any]) -> Iterator[Any]:
+    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
+
+    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
+    another process can take one in between ("address already in use"); a new pick is free.
+    """
+    from recorder.record import ProxyStartError
+
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        proxy = make()
+        try:
+            proxy.start()
+        except ProxyStartError as exc:
+            if attempt == BIND_ATTEMPTS or "already in use" not in str(exc):
+                raise
+            continue
+        try:
+            yield proxy
+        finally:
+            proxy.stop()
+        return
+
+
+def _check_refused(refuser: GrpcRefuser | None) -> None:
+    if refuser is not None and refuser.calls:
+        pytest.fail(
+            "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
+            "recording without a gRPC upstream: the calls were refused and are not in the "
+            "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))", pytrace=False)
+
+
+def _complete_recording(temporary: Path) -> Capture | None:
+    """The recording, when it holds every exchange whole; fails the test when it does not.
+
+    None when nothing was recorded (the test made no A2A request): nothing to write.
+    """
+    from recorder.capture import CaptureParseError, read_capture
+
+    if not temporary.exists():
+        return None
+    try:
+        capture = read_capture(temporary)
+    except CaptureParseError as exc:
+        pytest.fail(f"the recording is damaged, capture left as it was: {exc}", pytrace=False)
+    unanswered = [f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
+                  for e in capture.exchanges if e.response is None]
+    if unanswered:
+        pytest.fail("the recording is incomplete, capture left as it was; no response for "
+                    + ", ".join(unanswered), pytrace=False)
+    return capture
+
+
+def _write_appended(path: Path, old: Capture, new: Capture) -> None:
+    """`old` with `new`'s exchanges after its own, renumbered and timed after its end."""
+    from recorder.capture import write_capture
+
+    end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
+    added = tuple(dataclasses.replace(e, number=len(old.exchanges) + i,
+                                      started_us=end + e.started_us)
+                  for i, e in enumerate(new.exchanges, start=1))
+    merged = dataclasses.replace(
+        old, exchanges=old.exchanges + added,
+        upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
+        redacted=tuple(dict.fromkeys(old.redacted + new.redacted)))
+    write_capture(path, merged)
+
+
+# --- the gRPC refuser ---------------------------------------------------------------------------
+
+REFUSAL = ("a2a-recorder is recording without a gRPC upstream: pass --a2a-grpc-upstream "
+           "HOST:PORT to record gRPC")
+
+
+class GrpcRefuser:
+    """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
+
+    Recording without a gRPC upstream points the card's GRPC interface here, through the
+    recorder, so that a gRPC client fails at once instead of reaching the live agent unseen.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.target = ""
+        self._server: Any = None
+
+    def start(self) -> GrpcRefuser:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+
+        refuser = self
+
+        class Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
+            def service(self, details: grpc.HandlerCallDetails) -> Any:
+                refuser.calls.append(str(details.method))
+                return grpc.unary_unary_rpc_method_handler(refuser.refuse)
+
+        self._server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        self._server.add_generic_rpc_handlers((Handler(),))
+        port = self._server.add_insecure_port("127.0.0.1:0")
+        self._server.start()
+        self.target = f"127.0.0.1:{port}"
+        return self
+
+    @staticmethod
+    def refuse(_request: bytes, context: Any) -> bytes:
+        import grpc
+
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, REFUSAL)
+        return b""
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None)
+
+    def __enter__(self) -> GrpcRefuser:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -4,29 +4,34 @@ Used by ``a2a-recorder demo``, by the recorder's and replayer's integration test
 benchmarks. Everything binds 127.0.0.1 on free ports and runs in background threads, so sync
 and async callers can both use it.
 
-See also: ``python -m recorder.demo agent`` to run the agent standalone.
+See also: ``python -m recorder.demo agent`` to run the agent standalone.  Needs the ``demo``
+extra (a2a-sdk 1.3.x): ``pip install 'a2a-recorder[demo]'``.
 """
 
 from __future__ import annotations
 
-from recorder.demo._agent import (
-    COMMANDS,
-    DEFAULT_EVENT_DELAY,
-    ERROR_RECIPES,
-    JSONRPC_PATH,
-    REST_PATH,
-    DemoAgent,
-    DemoExecutor,
-    build_agent_card,
-    build_extended_card,
-)
-from recorder.demo._session import (
-    EXPECTED_PUSH_DELIVERIES,
-    SCRIPT,
-    SessionResult,
-    Step,
-    run_session,
-)
+try:
+    from recorder.demo._agent import (
+        COMMANDS,
+        DEFAULT_EVENT_DELAY,
+        ERROR_RECIPES,
+        JSONRPC_PATH,
+        REST_PATH,
+        DemoAgent,
+        DemoExecutor,
+        build_agent_card,
+        build_extended_card,
+    )
+    from recorder.demo._session import (
+        EXPECTED_PUSH_DELIVERIES,
+        SCRIPT,
+        SessionResult,
+        Step,
+        run_session,
+    )
+except ImportError as exc:  # the runtime has no a2a-sdk; the demo extra brings it
+    raise ImportError(f"recorder.demo needs a2a-sdk ({exc.name} is missing): "
+                      "pip install 'a2a-recorder[demo]'", name=exc.name) from exc
 from recorder.demo._webhook import Delivery, WebhookReceiver
 
 __all__ = [

@@ -4,12 +4,18 @@ Strategy:
 - Framing: a gRPC body is a run of length-prefixed messages (1 flag byte, 4-byte big-endian
   length, the message).  HTTP/2 DATA boundaries are not message boundaries, so `GrpcFramer`
   re-frames incrementally and says how many bytes are left over when a stream stops early.
-- Codec: the rpc table is not written by hand.  It is read from the service descriptors that
-  a2a-sdk ships (`DESCRIPTOR.services_by_name` of each module in `DESCRIPTOR_MODULES`), keyed by
-  the HTTP/2 `:path` (`/lf.a2a.v1.A2AService/SendMessage`).  A message is shown as compact
-  proto-JSON (camelCase names, as on the A2A JSON wire) only when that JSON turns back into
-  the same message; otherwise (unknown fields from a newer peer, garbage) the caller keeps the
-  raw bytes.  Invariant: `encode_message(*decode_message(...))` gives an equal message.
+- Descriptors: the package ships the A2A proto files (`descriptors/a2a.binpb`, a serialized
+  `FileDescriptorSet` copied from a2a-sdk 1.3.0 by `scripts/descriptors`, with every file they
+  import and google.rpc) and loads them into a private `DescriptorPool`, never the default
+  one.  So no a2a-sdk is needed at runtime, and a user's own a2a-sdk (any version, whose
+  modules register `a2a.proto` in the default pool) neither conflicts with them nor changes
+  what is decoded: the shipped set is always the one used (`descriptor_source()` says which).
+- Codec: the rpc table is not written by hand.  It is read from the services of the files in
+  `DESCRIPTOR_FILES`, keyed by the HTTP/2 `:path` (`/lf.a2a.v1.A2AService/SendMessage`).
+  A message is shown as compact proto-JSON (camelCase names, as on the A2A JSON wire) only
+  when that JSON turns back into the same message; otherwise (unknown fields from a newer
+  peer, garbage) the caller keeps the raw bytes.
+  Invariant: `encode_message(*decode_message(...))` gives an equal message.
 - Status: `grpc-status` numbers and names as a table; `grpc-status-details-bin` is a base64
   `google.rpc.Status` (a2a-wire.md §5: its details hold a `google.rpc.ErrorInfo`).
   `grpc-message` is percent-encoded (gRPC PROTOCOL-HTTP2.md "Responses").
@@ -23,22 +29,17 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-import importlib
 import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from typing import Any, Literal
 
-from google.protobuf import any_pb2, descriptor_pool, json_format, message, message_factory
-from google.rpc import error_details_pb2, status_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message, message_factory
 
 from recorder.protocol._errors import GRPC_STATUS_CODES, GRPC_STATUS_NAMES
-
-# Imported for its side effect: it registers google.rpc.ErrorInfo and friends in the default
-# descriptor pool, which json_format needs to turn `Any` details into JSON.
-_ = error_details_pb2
 
 Direction = Literal["request", "response"]
 Metadata = tuple[tuple[str, str], ...]
@@ -123,10 +124,47 @@ def timed_messages(
     return out, framer.pending
 
 
-# --- the A2A rpc table, read from descriptors ---------------------------------------------
+# --- the shipped descriptors ---------------------------------------------------------------
 
-# Modules whose services we know; v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
-DESCRIPTOR_MODULES = ("a2a.types.a2a_pb2", "a2a.compat.v0_3.a2a_v0_3_pb2")
+# Package data written by scripts/descriptors: the set, and where each of its files came from.
+DESCRIPTOR_SET = "descriptors/a2a.binpb"
+DESCRIPTOR_MANIFEST = "descriptors/a2a.json"
+# Files whose services we know; v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
+DESCRIPTOR_FILES = ("a2a.proto", "a2a_v0_3.proto")
+STATUS_TYPE = "google.rpc.Status"
+ANY_TYPE = "google.protobuf.Any"
+
+
+def _package_data(name: str) -> bytes:
+    return resources.files("recorder.protocol").joinpath(name).read_bytes()
+
+
+@cache
+def a2a_pool() -> descriptor_pool.DescriptorPool:
+    """A private pool holding the shipped files; built once, on first use.
+
+    The set lists every file after the files it imports, so adding in order always resolves.
+    """
+    shipped = descriptor_pb2.FileDescriptorSet.FromString(_package_data(DESCRIPTOR_SET))
+    pool = descriptor_pool.DescriptorPool()
+    for file in shipped.file:
+        pool.AddSerializedFile(file.SerializeToString())
+    return pool
+
+
+@cache
+def descriptor_manifest() -> Mapping[str, Any]:
+    """`{"source": "a2a-sdk 1.3.0", "files": {name: "dist version"}}` of the shipped set."""
+    found: dict[str, Any] = json.loads(_package_data(DESCRIPTOR_MANIFEST))
+    return found
+
+
+def descriptor_source() -> str:
+    """Where the descriptors in use come from, for `--version` and `show`."""
+    return f"shipped with a2a-recorder (protos of {descriptor_manifest()['source']})"
+
+
+# --- the A2A rpc table, read from descriptors ---------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +187,9 @@ class GrpcMethod:
 def grpc_methods() -> Mapping[str, GrpcMethod]:
     """Every rpc of the A2A services, keyed by its HTTP/2 `:path`."""
     table: dict[str, GrpcMethod] = {}
-    for module_name in DESCRIPTOR_MODULES:
-        module = importlib.import_module(module_name)
-        for service in module.DESCRIPTOR.services_by_name.values():
+    pool = a2a_pool()
+    for file_name in DESCRIPTOR_FILES:
+        for service in pool.FindFileByName(file_name).services_by_name.values():
             for rpc in service.methods:
                 found = _method(service.full_name, rpc)
                 table[found.path] = found
@@ -177,10 +215,13 @@ def grpc_method(path: str) -> GrpcMethod | None:
 
 @cache
 def message_class(type_name: str) -> type[message.Message] | None:
-    """The generated class for a full message name (`lf.a2a.v1.Task`), or None."""
-    grpc_methods()  # make sure the A2A descriptors are in the default pool
+    """The class for a full message name (`lf.a2a.v1.Task`) from the shipped pool, or None.
+
+    It is not a2a-sdk's generated class (that one lives in the default pool), but it reads and
+    writes the same bytes and the same proto-JSON.
+    """
     try:
-        descriptor = descriptor_pool.Default().FindMessageTypeByName(type_name)
+        descriptor = a2a_pool().FindMessageTypeByName(type_name)
     except KeyError:
         return None
     cls: type[message.Message] = message_factory.GetMessageClass(descriptor)
@@ -242,7 +283,7 @@ def decode_as(type_name: str, data: bytes) -> tuple[str, str] | None:
     try:
         parsed.ParseFromString(data)
         text = message_json(parsed)
-        again = json_format.Parse(text, cls())
+        again = json_format.Parse(text, cls(), descriptor_pool=a2a_pool())
     except (message.DecodeError, json_format.Error, ValueError, TypeError):
         return None
     if again.SerializeToString(deterministic=True) != parsed.SerializeToString(deterministic=True):
@@ -252,7 +293,8 @@ def decode_as(type_name: str, data: bytes) -> tuple[str, str] | None:
 
 def message_json(msg: message.Message) -> str:
     """Compact proto-JSON with camelCase names, as A2A's JSON bindings write them."""
-    as_dict = json_format.MessageToDict(msg, preserving_proto_field_name=False)
+    as_dict = json_format.MessageToDict(msg, preserving_proto_field_name=False,
+                                        descriptor_pool=a2a_pool())
     return json.dumps(as_dict, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -265,7 +307,7 @@ def encode_message(type_name: str, json_text: str) -> bytes:
     if cls is None:
         raise GrpcCodecError(f"unknown protobuf message type {type_name!r}")
     try:
-        parsed = json_format.Parse(json_text, cls())
+        parsed = json_format.Parse(json_text, cls(), descriptor_pool=a2a_pool())
     except (json_format.ParseError, ValueError, TypeError) as err:
         raise GrpcCodecError(f"JSON does not fit {type_name}: {err}") from err
     data: bytes = parsed.SerializeToString()
@@ -302,7 +344,7 @@ def decode_status_details(value: str | bytes) -> dict[str, Any] | None:
     """
     try:
         raw = value if isinstance(value, bytes) else decode_binary_header(value)
-        status = status_pb2.Status()
+        status: Any = _shipped(STATUS_TYPE)()
         status.ParseFromString(raw)
     except (ValueError, message.DecodeError):
         return None
@@ -313,9 +355,16 @@ def decode_status_details(value: str | bytes) -> dict[str, Any] | None:
     }
 
 
-def _detail_dict(detail: any_pb2.Any) -> dict[str, Any]:
+def _shipped(type_name: str) -> type[message.Message]:
+    """A class the shipped set always holds (google.rpc.Status, google.protobuf.Any)."""
+    cls = message_class(type_name)
+    assert cls is not None, f"{type_name} is missing from {DESCRIPTOR_SET}"
+    return cls
+
+
+def _detail_dict(detail: Any) -> dict[str, Any]:
     try:
-        known: dict[str, Any] = json_format.MessageToDict(detail)
+        known: dict[str, Any] = json_format.MessageToDict(detail, descriptor_pool=a2a_pool())
         return known
     except (json_format.Error, TypeError, KeyError):
         return {"@type": detail.type_url, "value": base64.b64encode(detail.value).decode()}
@@ -326,22 +375,22 @@ def encode_status_details(status: Mapping[str, Any]) -> str:
 
     Raises `GrpcCodecError` when a detail does not fit its `@type`.
     """
-    built = status_pb2.Status(code=int(status.get("code", 0)), message=status.get("message", ""))
+    built: Any = _shipped(STATUS_TYPE)(
+        code=int(status.get("code", 0)), message=status.get("message", ""))
     for detail in status.get("details", ()):
         built.details.append(_detail_any(detail))
     return encode_binary_header(built.SerializeToString())
 
 
-def _detail_any(detail: Mapping[str, Any]) -> any_pb2.Any:
+def _detail_any(detail: Mapping[str, Any]) -> message.Message:
+    any_class = _shipped(ANY_TYPE)
     if set(detail) == {"@type", "value"} and isinstance(detail["value"], str):
         try:
-            return any_pb2.Any(
-                type_url=detail["@type"], value=decode_binary_header(detail["value"])
-            )
+            return any_class(type_url=detail["@type"], value=decode_binary_header(detail["value"]))
         except ValueError:
             pass  # not base64: let json_format say what is wrong
     try:
-        return json_format.ParseDict(dict(detail), any_pb2.Any())
+        return json_format.ParseDict(dict(detail), any_class(), descriptor_pool=a2a_pool())
     except (json_format.ParseError, ValueError, TypeError, KeyError) as err:
         raise GrpcCodecError(f"status detail does not fit its @type: {err}") from err
 

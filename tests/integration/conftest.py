@@ -8,11 +8,12 @@ options and stops them at teardown. Everything binds 127.0.0.1 only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from recorder.demo import DemoAgent, WebhookReceiver
+if TYPE_CHECKING:  # imported in the fixtures: tests without a2a-sdk (the [demo] extra) run too
+    from recorder.demo import DemoAgent, WebhookReceiver
 
 # Short pacing for "slow N" so the suite stays fast; timing tests pass their own.
 FAST_EVENT_DELAY = 0.05
@@ -21,6 +22,8 @@ FAST_EVENT_DELAY = 0.05
 @pytest.fixture(scope="session")
 def demo_agent() -> Iterator[DemoAgent]:
     """A demo agent on every binding (JSON-RPC, HTTP+JSON, gRPC), shared by the session."""
+    from recorder.demo import DemoAgent
+
     with DemoAgent(event_delay=FAST_EVENT_DELAY) as agent:
         yield agent
 
@@ -28,6 +31,8 @@ def demo_agent() -> Iterator[DemoAgent]:
 @pytest.fixture
 def make_demo_agent() -> Iterator[Callable[..., DemoAgent]]:
     """Factory: ``make_demo_agent(event_delay=0.3, enable_grpc=False)``; stopped at teardown."""
+    from recorder.demo import DemoAgent
+
     started: list[DemoAgent] = []
 
     def make(**options: Any) -> DemoAgent:
@@ -44,5 +49,7 @@ def make_demo_agent() -> Iterator[Callable[..., DemoAgent]]:
 @pytest.fixture
 def webhook_receiver() -> Iterator[WebhookReceiver]:
     """A fresh webhook receiver that records every POST and answers 200."""
+    from recorder.demo import WebhookReceiver
+
     with WebhookReceiver() as receiver:
         yield receiver

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
+import a2a.client  # noqa: F401
+import httpx
 import pytest
 
+import recorder.record  # noqa: F401
+from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver, run_session
-from recorder.pytest_plugin import A2AEndpoint
+from recorder.pytest_plugin import A2AEndpoint, RecordMode, parse_mode
 
 pytest_plugins = ["pytester"]
+# The inner runs are in-process and pytester drops the modules they imported afterwards; a
+# second import of cryptography (under mitmproxy) breaks its Rust bindings, so mitmproxy and
+# the SDK client are imported here, once, and stay.
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -91,3 +99,213 @@ def test_an_unmatched_request_fails_the_test(pytester: pytest.Pytester) -> None:
         "*requests the capture could not answer:*",
         "*SendMessage*nearest is #2 SendMessage*\"echo hello\" != live \"never recorded\"*",
     ])
+
+
+# --- gRPC, isolation and safe re-recording (issue 11) -------------------------------------------
+
+SDK_CLIENT = '''
+import asyncio, uuid
+import grpc, httpx, pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
+
+
+async def send(url, binding, text):
+    async with httpx.AsyncClient(timeout=10) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding],
+                          grpc_channel_factory=grpc.aio.insecure_channel)
+    client = ClientFactory(config).create(card)
+    message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
+    try:
+        events = [e async for e in client.send_message(SendMessageRequest(message=message))]
+    finally:
+        await client.close()
+    return next(e.task for e in events if e.HasField("task"))
+'''
+
+GRPC_TEST = SDK_CLIENT + '''
+
+@pytest.mark.a2a_capture("captures/grpc.http")
+def test_over_grpc(a2a_replay):
+    task = asyncio.run(send(a2a_replay.url, "GRPC", "echo hello"))
+    assert [p.text for a in task.artifacts for p in a.parts] == ["echo hello"]
+'''
+
+JSONRPC_TEST = SDK_CLIENT + '''
+
+@pytest.mark.a2a_capture("captures/grpc.http")
+def test_over_jsonrpc(a2a_replay):
+    task = asyncio.run(send(a2a_replay.url, "JSONRPC", "echo hello"))
+    assert [p.text for a in task.artifacts for p in a.parts] == ["echo hello"]
+'''
+
+FAILING_GRPC_TEST = GRPC_TEST + '''
+    raise AssertionError("the client saw something new")
+'''
+
+TWO_MESSAGES_TEST = SDK_CLIENT + '''
+
+@pytest.mark.a2a_capture("captures/grpc.http")
+def test_two_messages(a2a_replay):
+    for text in ("echo hello", "echo again"):
+        task = asyncio.run(send(a2a_replay.url, "JSONRPC", text))
+        assert [p.text for a in task.artifacts for p in a.parts] == [text]
+'''
+
+NO_OUTPUT = ("-p", "no:cacheprovider")
+
+
+def _client(pester: pytest.Pytester, source: str) -> None:
+    """The one test file of the inner runs (each call replaces it)."""
+    (pester.path / "test_client.py").write_text(source)
+
+
+def _record(pester: pytest.Pytester, agent: DemoAgent, *extra: str,
+            mode: str = "missing") -> pytest.RunResult:
+    return pester.runpytest(*NO_OUTPUT, f"--a2a-record={mode}",
+                            f"--a2a-upstream={agent.base_url}", *extra)
+
+
+def _tasks_on(agent: DemoAgent) -> int:
+    """How many tasks the live agent holds, asked directly (not through any recorder)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
+    reply = httpx.post(agent.jsonrpc_url, json=body, headers={"A2A-Version": "1.0"}, timeout=5)
+    return len(reply.json()["result"].get("tasks", []))
+
+
+def _capture_of(pester: pytest.Pytester) -> Path:
+    return pester.path / "captures" / "grpc.http"
+
+
+def test_grpc_records_through_the_recorder_and_replays_offline(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    agent = make_demo_agent()
+    _client(pytester, GRPC_TEST)
+    recorded = _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}")
+    recorded.assert_outcomes(passed=1)
+    text = _capture_of(pytester).read_text()
+    assert "/lf.a2a.v1.A2AService/SendMessage" in text
+    assert "SendMessage GRPC" in text
+    agent.stop()
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
+
+
+def test_grpc_upstream_can_come_from_the_marker(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    agent = make_demo_agent()
+    _client(pytester, GRPC_TEST.replace(
+        '"captures/grpc.http"', f'"captures/grpc.http", grpc_upstream="{agent.grpc_target}"'))
+    _record(pytester, agent).assert_outcomes(passed=1)
+    assert "SendMessage GRPC" in _capture_of(pytester).read_text()
+
+
+def test_recording_grpc_without_a_grpc_upstream_fails_and_writes_nothing(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    """Issue 11: this used to write a card-only capture and say nothing."""
+    agent = make_demo_agent()
+    before = _tasks_on(agent)
+    _client(pytester, GRPC_TEST)
+    result = _record(pytester, agent)
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*this test called gRPC (/lf.a2a.v1.A2AService/SendMessage) while recording without "
+        "a gRPC upstream*--a2a-grpc-upstream HOST:PORT*"])
+    assert not _capture_of(pytester).exists()
+    assert _tasks_on(agent) == before  # the call never reached the live agent
+    assert not list((pytester.path / "captures").glob(".*recording"))
+
+
+def test_replay_serves_grpc_while_the_live_agent_runs(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    """Issue 11: replay used to reach the live agent's gRPC port through the recorded card."""
+    agent = make_demo_agent()
+    _client(pytester, GRPC_TEST)
+    _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}").assert_outcomes(
+        passed=1)
+    before = _tasks_on(agent)
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
+    assert _tasks_on(agent) == before
+
+
+def test_a_binding_the_capture_never_recorded_is_a_miss_naming_it(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    """A JSON-RPC-only capture whose card lists gRPC: a gRPC client must not reach the agent."""
+    agent = make_demo_agent()
+    _client(pytester, JSONRPC_TEST)
+    _record(pytester, agent).assert_outcomes(passed=1)
+    assert "GRPC" not in [line.split()[3] for line in _capture_of(pytester).read_text()
+                          .splitlines() if line.startswith("### ")]
+    _client(pytester, GRPC_TEST)
+    before = _tasks_on(agent)
+    result = pytester.runpytest(*NO_OUTPUT)
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*requests the capture could not answer:*",
+        "*/lf.a2a.v1.A2AService/SendMessage*GRPC*",
+        "*the capture holds no GRPC exchange (it holds JSONRPC): this test called gRPC*"])
+    assert _tasks_on(agent) == before
+
+
+def test_the_modes_are_pytest_recordings_with_two_aliases() -> None:
+    assert [m.value for m in RecordMode] == ["none", "once", "new_episodes", "all"]
+    assert parse_mode("missing") is RecordMode.ONCE
+    assert parse_mode("rewrite") is RecordMode.ALL
+    with pytest.raises(ValueError):
+        parse_mode("sometimes")
+
+
+def test_a_failed_re_record_keeps_the_old_capture_byte_for_byte(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    mode = "rewrite"  # the same as "all" (test_the_modes_...)
+    agent = make_demo_agent()
+    _client(pytester, GRPC_TEST)
+    grpc_upstream = f"--a2a-grpc-upstream={agent.grpc_target}"
+    _record(pytester, agent, grpc_upstream).assert_outcomes(passed=1)
+    good = _capture_of(pytester).read_bytes()
+    # The test fails after a complete exchange: nothing replaces the good capture.
+    _client(pytester, FAILING_GRPC_TEST)
+    _record(pytester, agent, grpc_upstream, mode=mode).assert_outcomes(failed=1)
+    assert _capture_of(pytester).read_bytes() == good
+    # Issue 11: `all` without a gRPC upstream used to overwrite it with a card-only capture.
+    _client(pytester, GRPC_TEST)
+    _record(pytester, agent, mode=mode).assert_outcomes(failed=1, errors=1)
+    assert _capture_of(pytester).read_bytes() == good
+    # A passing re-record does replace it, with a fresh session.
+    _record(pytester, agent, grpc_upstream, mode=mode).assert_outcomes(passed=1)
+    fresh = _capture_of(pytester).read_bytes()
+    assert fresh != good and b"SendMessage GRPC" in fresh
+    assert not list((pytester.path / "captures").glob(".*recording"))
+
+
+def test_once_replays_an_existing_capture_without_the_agent(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    agent = make_demo_agent()
+    _client(pytester, JSONRPC_TEST)
+    _record(pytester, agent, mode="once").assert_outcomes(passed=1)
+    recorded = _capture_of(pytester).read_bytes()
+    upstream = agent.base_url
+    agent.stop()
+    pytester.runpytest(*NO_OUTPUT, "--a2a-record=once", f"--a2a-upstream={upstream}",
+                       ).assert_outcomes(passed=1)
+    assert _capture_of(pytester).read_bytes() == recorded
+
+
+def test_new_episodes_appends_what_the_capture_could_not_answer(
+        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    agent = make_demo_agent()
+    _client(pytester, JSONRPC_TEST)
+    _record(pytester, agent).assert_outcomes(passed=1)
+    first = read_capture(_capture_of(pytester))
+    _client(pytester, TWO_MESSAGES_TEST)
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(failed=1, errors=1)  # a miss, offline
+    _record(pytester, agent, mode="new_episodes").assert_outcomes(passed=1)
+    grown = read_capture(_capture_of(pytester))
+    assert grown.exchanges[: len(first.exchanges)] == first.exchanges
+    added = grown.exchanges[len(first.exchanges):]
+    assert [e.classification.operation for e in added] == ["SendMessage"]
+    assert b"echo again" in added[0].request.body
+    assert [e.number for e in grown.exchanges] == list(range(1, len(grown.exchanges) + 1))
+    agent.stop()
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
