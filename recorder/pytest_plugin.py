@@ -18,7 +18,10 @@ Invariants:
 - Recording goes to a temporary file beside the capture.  The capture is replaced (renamed
   over, atomically) only when the test passed and the recording holds every exchange the test
   made: each with its response, and no call that the recorder could not follow.  A failed
-  re-record leaves the old capture byte for byte.
+  re-record leaves the old capture byte for byte.  Nothing recorded is thrown away either: a
+  recording that does not replace the capture is kept beside it as `<name>.rejected.http`
+  (what the recorder wrote, exchanges cut at teardown marked as such), and the failure says
+  so; the next run that records that capture replaces or removes it.
 - A test never reaches a live agent by accident.  When recording, the card's GRPC interface
   points at the recorder's gRPC listener: towards `--a2a-grpc-upstream`, or, without it, towards
   a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
@@ -247,17 +250,33 @@ def _temporary_beside(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
 
 
+def rejected_beside(path: Path) -> Path:
+    """Where a recording that did not replace the capture is kept: `echo.rejected.http`."""
+    return path.with_name(f"{path.stem}.rejected{path.suffix}")
+
+
+def _keep_rejected(temporary: Path, path: Path) -> Path | None:
+    """Keep a recording that will not replace the capture; None when there is none."""
+    if not temporary.exists():
+        return None
+    kept = rejected_beside(path)
+    os.replace(temporary, kept)
+    return kept
+
+
 def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
     settings.path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary_beside(settings.path)
+    rejected_beside(settings.path).unlink(missing_ok=True)  # an earlier run's, now stale
     try:
         with _recording(settings, temporary) as (proxy, refused):
             yield A2AEndpoint(proxy.url, settings.path, recording=True,
                               grpc_target=proxy.grpc_target, mode=settings.mode)
-        _check_refused(refused)
+        _check_refused(refused, temporary, settings.path)
         if not passed():
-            return  # the old capture (if any) stays as it was
-        recorded = _complete_recording(temporary)
+            _keep_rejected(temporary, settings.path)  # the old capture stays as it was
+            return
+        recorded = _complete_recording(temporary, settings.path)
         if recorded is None:
             warnings.warn(f"{settings.path}: the test made no A2A request, nothing recorded",
                           stacklevel=1)
@@ -277,13 +296,13 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
                 [capture], timing=settings.timing, grpc_port=0, on_miss=proxy.url) as replayer:
             yield _replay_endpoint(settings, replayer)
             misses = list(replayer.report.misses)
-        _check_refused(refused)
+        _check_refused(refused, temporary, settings.path)
         grpc_misses = [m for m in misses if is_grpc_miss(m)]
         if grpc_misses:
             pytest.fail("new_episodes appends HTTP exchanges only; these gRPC calls were not "
                         "in the capture (record it again with --a2a-record=all):\n  "
                         + "\n  ".join(grpc_misses), pytrace=False)
-        new = _complete_recording(temporary) if passed() else None
+        new = _complete_recording(temporary, settings.path) if passed() else None
         if new is not None and new.exchanges:
             _write_appended(settings.path, capture, new)
     finally:
@@ -336,17 +355,23 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
         return
 
 
-def _check_refused(refuser: GrpcRefuser | None) -> None:
+def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> None:
     if refuser is not None and refuser.calls:
+        kept = _keep_rejected(temporary, path)
         pytest.fail(
             "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
             "recording without a gRPC upstream: the calls were refused and are not in the "
             "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
-            "a2a_capture(..., grpc_upstream='HOST:PORT'))", pytrace=False)
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept), pytrace=False)
 
 
-def _complete_recording(temporary: Path) -> Capture | None:
-    """The recording, when it holds every exchange whole; fails the test when it does not.
+def _kept_text(kept: Path | None) -> str:
+    return f"; what was recorded is kept in {kept}" if kept is not None else ""
+
+
+def _complete_recording(temporary: Path, path: Path) -> Capture | None:
+    """The recording, when it holds every exchange whole; fails the test when it does not
+    (the recording is then kept beside the capture).
 
     None when nothing was recorded (the test made no A2A request): nothing to write.
     """
@@ -357,12 +382,15 @@ def _complete_recording(temporary: Path) -> Capture | None:
     try:
         capture = read_capture(temporary)
     except CaptureParseError as exc:
-        pytest.fail(f"the recording is damaged, capture left as it was: {exc}", pytrace=False)
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(f"the recording is damaged, capture left as it was: {exc}"
+                    + _kept_text(kept), pytrace=False)
     unanswered = [f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
                   for e in capture.exchanges if e.response is None]
     if unanswered:
+        kept = _keep_rejected(temporary, path)
         pytest.fail("the recording is incomplete, capture left as it was; no response for "
-                    + ", ".join(unanswered), pytrace=False)
+                    + ", ".join(unanswered) + _kept_text(kept), pytrace=False)
     return capture
 
 

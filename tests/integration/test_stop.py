@@ -32,6 +32,8 @@ from recorder.capture import Capture, read_capture
 from recorder.demo import DemoAgent
 from recorder.record import RecordingProxy
 
+pytest_plugins = ["pytester"]
+
 CLIENTS = 16
 RUNS = 5
 TOKEN = "Bearer stop-test-secret-token"
@@ -229,6 +231,39 @@ def _listening(port: int) -> bool:
     except httpx.HTTPError:
         return False
     return True
+
+
+# -- the pytest plugin's teardown ----------------------------------------------------------------
+
+PLUGIN_TEST = """
+import json, random, sys, time
+import pytest
+sys.path.insert(0, {here!r})
+from test_stop import Burst
+
+@pytest.mark.parametrize("run", range({runs}))
+def test_a_burst_left_running(run, request):
+    request.node.add_marker(pytest.mark.a2a_capture(f"stopped-{{run}}.http"))
+    a2a_replay = request.getfixturevalue("a2a_replay")
+    burst = Burst(a2a_replay.url).start()
+    time.sleep(random.uniform(0.3, 1.5))
+    with open(f"completed-{{run}}.json", "w") as out:
+        json.dump(sorted(burst.snapshot()), out)
+    # returns with the burst and the stream still going: the fixture's teardown stops them
+"""
+
+
+def test_the_plugin_teardown_keeps_every_completed_exchange(agent: DemoAgent,
+                                                           pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(PLUGIN_TEST.format(here=str(Path(__file__).parent), runs=RUNS))
+    pytester.runpytest_subprocess("--a2a-record=all", f"--a2a-upstream={agent.base_url}",
+                                  "-p", "no:cacheprovider", timeout=300)
+    for run in range(RUNS):
+        completed = set(json.loads((pytester.path / f"completed-{run}.json").read_text()))
+        # What was cut at teardown kept the capture from being replaced; the recording is kept.
+        kept = pytester.path / f"stopped-{run}.rejected.http"
+        path = kept if kept.exists() else pytester.path / f"stopped-{run}.http"
+        check_capture(path, completed)
 
 
 # -- in-process ---------------------------------------------------------------------------------
