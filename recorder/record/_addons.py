@@ -21,7 +21,7 @@ then redaction, then saving, then the console, which reports what was saved.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from recorder.protocol import parse_json
 from recorder.record._cards import CardRewrite
@@ -46,7 +46,6 @@ class RecordingAddons:
     redaction: Redaction
     save: Save
     console: Console
-    extra: list[object] = field(default_factory=list)
 
     def chain(self) -> list[object]:
         """The addons in the order mitmproxy must call them."""
