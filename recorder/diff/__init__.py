@@ -37,7 +37,7 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser, decode_status_details
+from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser
 from recorder.diff._polls import POLL_OPERATIONS, last_polls
 from recorder.diff._renames import (
     GRPC_RPC_RENAMES,
@@ -113,7 +113,6 @@ __all__ = [
     "StepKind",
     "align",
     "compare_exchanges",
-    "decode_status_details",
     "describe",
     "diff_captures",
     "diff_command",

@@ -38,6 +38,7 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._grpc import decode_status_details, status_reason
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
@@ -56,8 +57,10 @@ from recorder.protocol._operations import (
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import (
+    SseFields,
     SseFramer,
     event_data,
+    event_fields,
     event_type,
     is_event_stream,
     render_events,
@@ -109,16 +112,19 @@ __all__ = [
     "Route",
     "RouteMatch",
     "SseEventLike",
+    "SseFields",
     "SseFramer",
     "Version",
     "card_location",
     "classify",
+    "decode_status_details",
     "error_by_code",
     "error_by_name",
     "error_by_reason",
     "errors_by_grpc_status",
     "errors_by_http",
     "event_data",
+    "event_fields",
     "event_type",
     "find_card",
     "interfaces_from_card",
@@ -135,6 +141,7 @@ __all__ = [
     "rewrite_grpc_interfaces",
     "rewrite_url",
     "route_for",
+    "status_reason",
     "unknown_error_name",
     "value_at",
     "is_event_stream",

@@ -14,10 +14,10 @@ from recorder.diff import (
     Body,
     IdKind,
     Normaliser,
-    decode_status_details,
     normalise_body,
     normalise_capture,
 )
+from recorder.protocol import decode_status_details
 
 # (document observed and then normalised, expected result): one row per id-finding rule.
 ID_CASES: list[tuple[str, Any, Any]] = [
@@ -247,7 +247,7 @@ def test_grpc_status_details_are_compared_decoded() -> None:
     )
     assert n.headers(trailers) == (
         ("grpc-status", "5"),
-        ("grpc-status-details", '{"code":5,"message":"<task-1> not found"}'),
+        ("grpc-status-details", '{"code":5,"message":"<task-1> not found","details":[]}'),
     )
 
 
