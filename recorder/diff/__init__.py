@@ -39,17 +39,7 @@ from recorder.diff._normal import (
 )
 from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser
 from recorder.diff._polls import POLL_OPERATIONS, last_polls
-from recorder.diff._renames import (
-    GRPC_RPC_RENAMES,
-    GRPC_SERVICE_RENAMES,
-    METHOD_RENAMES,
-    ROLES,
-    ROUTE_RENAMES,
-    TASK_STATES,
-    RenameNote,
-    Rule,
-    to_v1,
-)
+from recorder.diff._renames import RenameNote, Rule, to_v1
 from recorder.diff._report import (
     FORMATS,
     describe,
@@ -74,18 +64,12 @@ from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 __all__ = [
     "ABSENT",
     "FORMATS",
-    "GRPC_RPC_RENAMES",
-    "GRPC_SERVICE_RENAMES",
     "ID_FIELDS",
     "ID_OWNERS",
-    "METHOD_RENAMES",
     "OPAQUE_FIELDS",
     "POLL_OPERATIONS",
     "REQUEST_HEADERS",
     "RESPONSE_HEADERS",
-    "ROLES",
-    "ROUTE_RENAMES",
-    "TASK_STATES",
     "TIMESTAMP_FIELDS",
     "TRAILERS",
     "VOLATILE_HEADERS",

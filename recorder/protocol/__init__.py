@@ -4,6 +4,17 @@ No I/O here: operation and error tables, the exchange classifier, agent-card int
 SSE framing all take values and return values.
 """
 
+from recorder.protocol._answers import (
+    STATE_ALIASES,
+    STREAM_MEMBERS,
+    TASK_STATES,
+    V03_KINDS,
+    Carried,
+    TaskStateRow,
+    carried,
+    task_state,
+    task_state_row,
+)
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
     CardRewrite,
@@ -42,7 +53,10 @@ from recorder.protocol._grpc import decode_status_details, status_reason
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
+    V03_METHOD_RENAMES,
+    V03_RPC_RENAMES,
     V03_SERVICE,
+    V03_SERVICE_RENAMES,
     V1_SERVICE,
     Capability,
     Operation,
@@ -54,6 +68,7 @@ from recorder.protocol._operations import (
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
     route_for,
+    v1_route_path,
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import (
@@ -72,6 +87,22 @@ from recorder.protocol._types import (
     Classification,
     Version,
 )
+from recorder.protocol._v03 import (
+    V03_CARD_EXTENDED_FLAG,
+    V03_CARD_LEGACY_FIELDS,
+    V03_ENUM_FIELDS,
+    V03_FILE_FIELDS,
+    V03_HEADER_RENAMES,
+    V03_KIND_MEMBERS,
+    V03_PART_KINDS,
+    V03_PUSH_CONFIG_PARAMS,
+    V03_RESOURCE_NAMES,
+    V03_ROLES,
+    V03_SECURITY_SCHEME_FIELDS,
+    V03_SECURITY_SCHEME_MEMBERS,
+    V03_SEND_CONFIG_RENAMES,
+    V03_TASK_STATES,
+)
 from recorder.protocol._volatile import (
     ID_FIELDS,
     OPAQUE_FIELDS,
@@ -81,6 +112,33 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
+    "STATE_ALIASES",
+    "STREAM_MEMBERS",
+    "TASK_STATES",
+    "V03_KINDS",
+    "Carried",
+    "TaskStateRow",
+    "carried",
+    "task_state",
+    "task_state_row",
+    "V03_METHOD_RENAMES",
+    "V03_RPC_RENAMES",
+    "V03_SERVICE_RENAMES",
+    "v1_route_path",
+    "V03_CARD_EXTENDED_FLAG",
+    "V03_CARD_LEGACY_FIELDS",
+    "V03_ENUM_FIELDS",
+    "V03_FILE_FIELDS",
+    "V03_HEADER_RENAMES",
+    "V03_KIND_MEMBERS",
+    "V03_PART_KINDS",
+    "V03_PUSH_CONFIG_PARAMS",
+    "V03_RESOURCE_NAMES",
+    "V03_ROLES",
+    "V03_SECURITY_SCHEME_FIELDS",
+    "V03_SECURITY_SCHEME_MEMBERS",
+    "V03_SEND_CONFIG_RENAMES",
+    "V03_TASK_STATES",
     "AGENT_CARD",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",

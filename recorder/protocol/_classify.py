@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
+from recorder.protocol._answers import STREAM_MEMBERS, V03_KINDS
 from recorder.protocol._cards import Interface, parse_version
 from recorder.protocol._errors import (
     ERROR_INFO_TYPE,
@@ -73,8 +74,8 @@ BASE_PATH_WORDS: frozenset[str] = frozenset(
 )  # fmt: skip
 CARD_PATHS: tuple[str, ...] = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token"
-STREAM_RESPONSE_MEMBERS: tuple[str, ...] = ("task", "message", "statusUpdate", "artifactUpdate")
-V03_EVENT_KINDS: frozenset[str] = frozenset({"task", "message", "status-update", "artifact-update"})
+STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
+V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
 _RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
 
 

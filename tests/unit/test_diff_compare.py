@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_diff_factory import (
+    JSON_HEADERS,
     body,
     capture,
     card,
@@ -224,7 +225,8 @@ def test_grpc_service_rename_enum_spelling_and_trailers() -> None:
 
 def test_rest_route_and_extension_header_renames() -> None:
     def rest(target: str, header: str) -> Exchange:
-        c = classification("SendMessage", Binding.HTTP_JSON)
+        version = "0.3" if "/v1/" in target else "1.0"  # as the classifier labels them
+        c = classification("SendMessage", Binding.HTTP_JSON, version)
         headers = (("Content-Type", "application/json"), (header, "https://ext.example/v1"))
         return exchange(
             1, c, Request("POST", target, headers, b'{"message":{}}'), Response(200, body=b"{}")
@@ -240,6 +242,20 @@ def test_rest_route_and_extension_header_renames() -> None:
     )
     assert "header renamed: x-a2a-extensions → a2a-extensions (v0.3 → v1.0)" in texts
     assert pair.differences == ()
+
+
+def test_a_v1_route_under_a_v1_base_path_is_no_rename() -> None:
+    # A v1.0 agent mounted at /api/v1: its routes end like v0.3 ones, but they are not.
+    def rest(target: str, version: str) -> Exchange:
+        c = classification("CancelTask", Binding.HTTP_JSON, version)
+        return exchange(1, c, Request("POST", target, JSON_HEADERS), Response(200, body=b"{}"))
+
+    pair = one(rest("/api/v1/tasks/t1:cancel", "1.0"), rest("/api/tasks/t1:cancel", "1.0"))
+    assert pair.renames == ()
+    assert paths(pair) == ["request.target"]
+    renamed = one(rest("/api/v1/tasks/t1:cancel", "0.3"), rest("/api/tasks/t1:cancel", "1.0"))
+    assert [r.rule for r in renamed.renames] == ["route", "version"]
+    assert paths(renamed) == []
 
 
 def test_card_legacy_fields_are_a_rename() -> None:
