@@ -7,7 +7,7 @@ Errors: `ValueError` for a bad ignore pattern or report format; `DiffInputError`
 shell only) for a file that cannot be read.
 """
 
-from recorder.diff._align import Alignment, Step, StepKind, align
+from recorder.diff._align import Alignment, Step, StepKind, align, align_levels
 from recorder.diff._command import DiffInputError, diff_command, run_diff
 from recorder.diff._compare import (
     REQUEST_HEADERS,
@@ -96,6 +96,7 @@ __all__ = [
     "Step",
     "StepKind",
     "align",
+    "align_levels",
     "compare_exchanges",
     "describe",
     "diff_captures",

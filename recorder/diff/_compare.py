@@ -19,10 +19,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from recorder.capture import Capture
-from recorder.diff._align import StepKind, align
+from recorder.diff._align import StepKind
 from recorder.diff._correspondence import Correspondence
 from recorder.diff._exchanges import normalise_capture
-from recorder.diff._ignore import IgnorePattern, kept, parse_ignores, segments
+from recorder.diff._ignore import (
+    IgnorePattern,
+    kept,
+    pair_index,
+    parse_ignores,
+    segments,
+    side_path,
+)
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -43,6 +50,7 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
+from recorder.diff._sequences import align_events, align_exchanges, align_messages
 
 # Headers that carry A2A meaning; everything else (and the volatile ones) is not compared.
 REQUEST_HEADERS = (
@@ -301,18 +309,24 @@ def _compare_response(c: _Collector, a: NormalResponse, b: NormalResponse) -> No
 
 
 def _compare_events(c: _Collector, a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> None:
-    c.value("events.count", len(a), len(b))
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        c.value(f"events[{i}].event", x.event, y.event)
-        c.value(f"events[{i}].id", x.id, y.id)
-        c.body(x.data, y.data, f"events[{i}].data")
-        if x.comments != y.comments:
-            c.add(DiffKind.FRAMING, f"events[{i}].comments", list(x.comments), list(y.comments))
-        c.timing_value(f"events[{i}].offset_us", x.offset_us, y.offset_us)
-    for i in range(len(b), len(a)):
-        c.add(DiffKind.REMOVED, f"events[{i}]", _event_shown(a[i]), ABSENT)
-    for i in range(len(a), len(b)):
-        c.add(DiffKind.ADDED, f"events[{i}]", ABSENT, _event_shown(b[i]))
+    """Events aligned as a sequence (`_sequences`): pairs compared field by field, the rest
+    reported as one removed or added event each."""
+    for step in align_events(a, b).steps:
+        if step.a is None:
+            c.add(DiffKind.ADDED, f"events[{step.b}]", ABSENT, _event_shown(b[step.b]))
+        elif step.b is None:
+            c.add(DiffKind.REMOVED, f"events[{step.a}]", _event_shown(a[step.a]), ABSENT)
+        else:
+            _compare_event(c, a[step.a], b[step.b], f"events{pair_index(step.a, step.b)}")
+
+
+def _compare_event(c: _Collector, x: NormalEvent, y: NormalEvent, path: str) -> None:
+    c.value(f"{path}.event", x.event, y.event)
+    c.value(f"{path}.id", x.id, y.id)
+    c.body(x.data, y.data, f"{path}.data")
+    if x.comments != y.comments:
+        c.add(DiffKind.FRAMING, f"{path}.comments", list(x.comments), list(y.comments))
+    c.timing_value(f"{path}.offset_us", x.offset_us, y.offset_us)
 
 
 def _event_shown(event: NormalEvent) -> dict[str, Any]:
@@ -322,14 +336,15 @@ def _event_shown(event: NormalEvent) -> dict[str, Any]:
 def _compare_messages(
     c: _Collector, a: Sequence[NormalGrpc], b: Sequence[NormalGrpc], path: str
 ) -> None:
-    c.value(f"{path}.count", len(a), len(b))
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        c.body(x.body, y.body, f"{path}[{i}]")
-        c.timing_value(f"{path}[{i}].offset_us", x.offset_us, y.offset_us)
-    for i in range(len(b), len(a)):
-        c.add(DiffKind.REMOVED, f"{path}[{i}]", _shown(a[i].body), ABSENT)
-    for i in range(len(a), len(b)):
-        c.add(DiffKind.ADDED, f"{path}[{i}]", ABSENT, _shown(b[i].body))
+    for step in align_messages(a, b).steps:
+        if step.a is None:
+            c.add(DiffKind.ADDED, f"{path}[{step.b}]", ABSENT, _shown(b[step.b].body))
+        elif step.b is None:
+            c.add(DiffKind.REMOVED, f"{path}[{step.a}]", _shown(a[step.a].body), ABSENT)
+        else:
+            x, y, here = a[step.a], b[step.b], path + pair_index(step.a, step.b)
+            c.body(x.body, y.body, here)
+            c.timing_value(f"{here}.offset_us", x.offset_us, y.offset_us)
 
 
 def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> None:
@@ -401,7 +416,8 @@ def _summaries(
             groups.setdefault(_key(note), []).append(note)
         for (rule, old, new), same in groups.items():
             paths = [n.path for n in same]
-            related = tuple(d for d in raw if _related(d.path, paths))
+            side = "B" if reverse else "A"  # note paths are in that side's own indexes
+            related = tuple(d for d in raw if _related(side_path(d.path, side), paths))
             text = same[0].describe(reverse=reverse)
             out.append(RenameSummary(rule, text, old, new, len(same), reverse, related))
     return tuple(out)
@@ -450,7 +466,7 @@ def diff_normalised(
     runs_b: dict[int, int] = {}
     if collapse_polls:
         (a, runs_a), (b, runs_b) = last_polls(a), last_polls(b)
-    alignment = align([e.key for e in a], [e.key for e in b])
+    alignment = align_exchanges(a, b)
     ids = Correspondence()
     out = []
     for step in alignment.steps:

@@ -7,8 +7,8 @@ Paths name what differs; the same syntax selects what `--ignore` drops:
     header:NAME            a header on either side (request.header:NAME, response.header:NAME)
     trailer:NAME           a gRPC trailer
     body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
-    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events.count
-    messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
+    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events[N]
+    messages[N].PATH       gRPC messages (request.messages[N].PATH)
     $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
     framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
     polls                  a note: the length of a run of identical polls (collapse_polls)
@@ -16,6 +16,9 @@ Paths name what differs; the same syntax selects what `--ignore` drops:
     rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
 
 PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
+Events and messages are aligned as sequences: an added one is named by its index in B, a
+removed one by its index in A, and a compared pair by both when they differ (`events[3~4]`:
+A's event 3 is B's event 4); `[N]` in a pattern matches a pair when either index is N.
 Members of the lists in KEYED_LISTS (`_compare`) are named, not numbered: `skills[id=echo]`.
 A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
 a pattern applies to both sides.
@@ -29,7 +32,19 @@ from dataclasses import dataclass
 
 from recorder.diff._result import Difference, RenameSummary
 
-_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+~\d+|\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
+_PAIRED = re.compile(r"\[(\d+)~(\d+)\]")
+
+
+def pair_index(a: int, b: int) -> str:
+    """The index segment of an aligned pair of events: `[3]`, or `[3~4]` (A's 3rd is B's 4th)."""
+    return f"[{a}]" if a == b else f"[{a}~{b}]"
+
+
+def side_path(path: str, side: str) -> str:
+    """`path` in one side's own indexes: `events[3~4].data` is `events[3].data` in A."""
+    group = 1 if side == "A" else 2
+    return _PAIRED.sub(lambda m: f"[{m.group(group)}]", path)
 
 
 def segments(path: str) -> list[str]:
@@ -94,6 +109,9 @@ def _segment_match(pattern: str, segment: str) -> bool:
         return True
     if pattern == "[*]":
         return segment.startswith("[")
+    paired = _PAIRED.fullmatch(segment)
+    if paired and pattern.startswith("["):  # `[3]` names A's 3rd and B's 3rd event
+        return pattern[1:-1] in paired.groups()
     return pattern == "*" and not segment.startswith("[")
 
 

@@ -26,6 +26,7 @@ from test_diff_factory import (
     send_exchange,
     session,
     stream_exchange,
+    task_v1,
 )
 
 from recorder.capture import Exchange, Request, Response, SseEvent, parse
@@ -192,12 +193,73 @@ def test_sse_event_sequences_compare_by_event() -> None:
         1, "b", 8080, states=("TASK_STATE_WORKING", "TASK_STATE_WORKING", "TASK_STATE_FAILED")
     )
     pair = one(a, b)
-    assert paths(pair) == [
-        "events.count",
-        "events[2].data.result.statusUpdate.status.state",
-        "events[3]",
+    # An extra WORKING update is inserted, and the last update (the outcome) is compared with
+    # the last: COMPLETED became FAILED.  A's event 2 is B's event 3.
+    assert [(d.kind, d.path) for d in pair.differences] == [
+        (DiffKind.ADDED, "events[2]"),
+        (DiffKind.CHANGED, "events[2~3].data.result.statusUpdate.status.state"),
     ]
-    assert pair.differences[0].old == 3 and pair.differences[0].new == 4
+    changed = pair.differences[1]
+    assert (changed.old, changed.new) == ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
+    assert IgnorePattern.parse("events[3].data").matches(changed)
+    assert IgnorePattern.parse("events[*].data.result").matches(changed)
+    assert not IgnorePattern.parse("events[1]").matches(changed)
+
+
+def _with_events(x: Exchange, results: list[dict[str, Any]]) -> Exchange:
+    """`x` (a stream) with one event per result, in the same JSON-RPC envelope."""
+    assert x.response is not None
+    envelope = json.loads(x.response.events[0].lines[0].removeprefix("data: "))
+    events = tuple(
+        SseEvent(i * 1000, ("data: " + json.dumps({**envelope, "result": r}),))
+        for i, r in enumerate(results)
+    )
+    return replace(x, response=replace(x.response, events=events))
+
+
+def _status(seed: str, state: str, text: str) -> dict[str, Any]:
+    message = {"messageId": ident(seed, text), "role": "ROLE_AGENT", "parts": [{"text": text}]}
+    status = {"state": state, "message": message}
+    return {"statusUpdate": {"taskId": ident(seed, "task"), "contextId": ident(seed, "ctx"),
+                             "status": status}}  # fmt: skip
+
+
+def _eight(seed: str) -> list[dict[str, Any]]:
+    steps = ["reading", "thinking", "drafting", "checking", "polishing", "formatting"]
+    return [
+        {"task": task_v1(seed, "TASK_STATE_SUBMITTED")},
+        *(_status(seed, "TASK_STATE_WORKING", step) for step in steps),
+        _status(seed, "TASK_STATE_COMPLETED", "done"),
+    ]
+
+
+@pytest.mark.parametrize("at", [1, 4, 7])
+def test_one_inserted_event_is_one_insertion(at: int) -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    b_events = _eight("b")
+    b_events.insert(at, _status("b", "TASK_STATE_WORKING", "checking sources"))
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), b_events))
+    assert [(d.kind, d.path) for d in pair.differences] == [(DiffKind.ADDED, f"events[{at}]")]
+    assert "checking sources" in json.dumps(pair.differences[0].new)
+
+
+def test_one_removed_event_is_one_removal() -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    shorter = _eight("b")
+    del shorter[3]
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), shorter))
+    assert [(d.kind, d.path) for d in pair.differences] == [(DiffKind.REMOVED, "events[3]")]
+
+
+def test_one_changed_event_is_one_change_in_place() -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    changed = _eight("b")
+    changed[5]["statusUpdate"]["status"]["message"]["parts"][0]["text"] = "polishing again"
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), changed))
+    assert [(d.kind, d.path, d.old, d.new) for d in pair.differences] == [
+        (DiffKind.CHANGED, "events[5].data.result.statusUpdate.status.message.parts[0].text",
+         "polishing", "polishing again"),
+    ]  # fmt: skip
 
 
 def test_key_order_is_a_note_not_a_difference() -> None:
