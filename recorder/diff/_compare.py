@@ -312,12 +312,13 @@ def _compare_events(c: _Collector, a: Sequence[NormalEvent], b: Sequence[NormalE
     """Events aligned as a sequence (`_sequences`): pairs compared field by field, the rest
     reported as one removed or added event each."""
     for step in align_events(a, b).steps:
-        if step.a is None:
-            c.add(DiffKind.ADDED, f"events[{step.b}]", ABSENT, _event_shown(b[step.b]))
-        elif step.b is None:
-            c.add(DiffKind.REMOVED, f"events[{step.a}]", _event_shown(a[step.a]), ABSENT)
-        else:
-            _compare_event(c, a[step.a], b[step.b], f"events{pair_index(step.a, step.b)}")
+        i, j = step.a, step.b
+        if i is not None and j is not None:
+            _compare_event(c, a[i], b[j], f"events{pair_index(i, j)}")
+        elif j is not None:
+            c.add(DiffKind.ADDED, f"events[{j}]", ABSENT, _event_shown(b[j]))
+        elif i is not None:
+            c.add(DiffKind.REMOVED, f"events[{i}]", _event_shown(a[i]), ABSENT)
 
 
 def _compare_event(c: _Collector, x: NormalEvent, y: NormalEvent, path: str) -> None:
@@ -337,14 +338,15 @@ def _compare_messages(
     c: _Collector, a: Sequence[NormalGrpc], b: Sequence[NormalGrpc], path: str
 ) -> None:
     for step in align_messages(a, b).steps:
-        if step.a is None:
-            c.add(DiffKind.ADDED, f"{path}[{step.b}]", ABSENT, _shown(b[step.b].body))
-        elif step.b is None:
-            c.add(DiffKind.REMOVED, f"{path}[{step.a}]", _shown(a[step.a].body), ABSENT)
-        else:
-            x, y, here = a[step.a], b[step.b], path + pair_index(step.a, step.b)
-            c.body(x.body, y.body, here)
-            c.timing_value(f"{here}.offset_us", x.offset_us, y.offset_us)
+        i, j = step.a, step.b
+        if i is not None and j is not None:
+            here = path + pair_index(i, j)
+            c.body(a[i].body, b[j].body, here)
+            c.timing_value(f"{here}.offset_us", a[i].offset_us, b[j].offset_us)
+        elif j is not None:
+            c.add(DiffKind.ADDED, f"{path}[{j}]", ABSENT, _shown(b[j].body))
+        elif i is not None:
+            c.add(DiffKind.REMOVED, f"{path}[{i}]", _shown(a[i].body), ABSENT)
 
 
 def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> None:
