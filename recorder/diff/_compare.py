@@ -5,10 +5,11 @@ keys (`_align`), compare each aligned pair, and, where a pair differs, translate
 the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
 reported as a real difference.
 
-Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Key order is never a
-difference; it is reported as a note.  Neither is a field one side sends as an empty default
-({}, [], "") and the other omits: proto-JSON reads both the same, so those are folded into one
-note per exchange.
+Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Object key order means
+nothing in proto-JSON (nor in JSON), so it is not compared unless `strict_order` asks; then it
+is a difference.  A field one side sends as an empty default ({}, [], "") and the other omits
+is no difference either: proto-JSON reads both the same, so those are folded into one note per
+exchange.
 """
 
 from __future__ import annotations
@@ -104,8 +105,9 @@ def _join(path: str, key: str) -> str:
 class _Collector:
     """Accumulates differences for one pair, in document order."""
 
-    def __init__(self, timing: bool, ids: Correspondence) -> None:
+    def __init__(self, timing: bool, ids: Correspondence, strict_order: bool = False) -> None:
         self.timing = timing
+        self.strict_order = strict_order
         self.ids = ids
         self.out: list[Difference] = []
 
@@ -151,7 +153,7 @@ class _Collector:
             if key not in a:
                 kind = DiffKind.EMPTY_DEFAULT if _is_empty(value) else DiffKind.ADDED
                 self.add(kind, _join(path, key), ABSENT, value, _join(inner, key))
-        if a.keys() == b.keys() and list(a) != list(b):
+        if self.strict_order and a.keys() == b.keys() and list(a) != list(b):
             self.add(DiffKind.KEY_ORDER, path, list(a), list(b), inner)
 
     def _array(self, a: list[Any], b: list[Any], path: str, inner: str) -> None:
@@ -181,7 +183,7 @@ class _Collector:
                 self.add(DiffKind.ADDED, path + here, ABSENT, y, inner + here)
         shared_old = [name for name in old if name in new]
         shared_new = [name for name in new if name in old]
-        if shared_old != shared_new:
+        if self.strict_order and shared_old != shared_new:
             self.add(DiffKind.KEY_ORDER, path, shared_old, shared_new, inner)
 
     def body(self, a: Body, b: Body, path: str) -> None:
@@ -268,12 +270,13 @@ def compare_exchanges(
     *,
     timing: bool = False,
     ids: Correspondence | None = None,
+    strict_order: bool = False,
 ) -> tuple[Difference, ...]:
     """Every raw difference between two normalised exchanges (notes included).
 
     `ids` carries the placeholder correspondence across the pairs of one capture diff.
     """
-    c = _Collector(timing, ids if ids is not None else Correspondence())
+    c = _Collector(timing, ids if ids is not None else Correspondence(), strict_order)
     c.value("binding", a.binding, b.binding)
     c.value("version", a.version, b.version)
     _compare_request(c, a.request, b.request)
@@ -371,10 +374,12 @@ def diff_exchanges(
     ignores: Sequence[IgnorePattern] = (),
     timing: bool = False,
     ids: Correspondence | None = None,
+    strict_order: bool = False,
 ) -> ExchangeDiff:
     """Compare one aligned pair; summarise version renames when the two sides differ in them."""
     ids = ids if ids is not None else Correspondence()
-    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
+    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids, strict_order=strict_order),
+               ignores)
     pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
                         (), raw)
     if not any(d.counts for d in raw):
@@ -385,7 +390,8 @@ def diff_exchanges(
     if not renames:  # no version renames, or the same ones on both sides
         return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
     residual = group_empty_defaults(
-        kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores))
+        kept(compare_exchanges(ta, tb, timing=timing, ids=ids, strict_order=strict_order),
+             ignores))
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
     return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
@@ -455,6 +461,7 @@ def diff_normalised(
     ignore: Iterable[str] = (),
     timing: bool = False,
     collapse_polls: bool = False,
+    strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
@@ -474,9 +481,10 @@ def diff_normalised(
     for step in alignment.steps:
         if step.kind is StepKind.PAIR:
             assert step.a is not None and step.b is not None
-            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids)
+            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids,
+                                  strict_order=strict_order)
             polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
-            out.append(pair if polls[0] == polls[1] else with_polls(pair, *polls))
+            out.append(with_polls(pair, *polls, ignores))
         elif step.kind is StepKind.REMOVED:
             assert step.a is not None
             out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
@@ -493,15 +501,21 @@ def diff_captures(
     ignore: Iterable[str] = (),
     timing: bool = False,
     collapse_polls: bool = False,
+    strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
     """Diff two captures of the same scenario.
 
-    Volatile values are normalised per capture, exchanges are aligned on their operations
-    (an extra poll is one insertion), and each pair is compared structurally.  `ignore` holds
-    patterns in the syntax of `_ignore`'s docstring; a bad one raises ValueError.
-    `collapse_polls` compares only the last poll of each run of identical polls.
+    Pure: values in, a `CaptureDiff` out, nothing printed or written.  Volatile values are
+    normalised per capture, exchanges are aligned on their operations (an extra poll is one
+    insertion), their events as sequences, and each pair is compared structurally.
+
+    - `ignore`: patterns in the syntax of `_ignore`'s docstring (paths and keywords); an
+      unknown or malformed one raises ValueError naming the valid ones.
+    - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
+    - `collapse_polls`: compare only the last poll of each run of identical polls.
+    - `strict_order`: also report object key order (proto-JSON gives it no meaning).
 
     Example::
 
@@ -515,6 +529,7 @@ def diff_captures(
         ignore=ignore,
         timing=timing,
         collapse_polls=collapse_polls,
+        strict_order=strict_order,
         a_name=a_name,
         b_name=b_name,
     )

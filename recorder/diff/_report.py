@@ -39,7 +39,7 @@ _STYLES: Mapping[str, dict[str, Any]] = {
     DiffKind.REMOVED: {"fg": "red"},
     DiffKind.FRAMING: {"fg": "magenta"},
     DiffKind.TIMING: {"fg": "blue"},
-    DiffKind.KEY_ORDER: {"dim": True},
+    DiffKind.KEY_ORDER: {"fg": "yellow"},
     DiffKind.EMPTY_DEFAULT: {"dim": True},
     DiffKind.POLLS: {"dim": True},
     PairKind.INSERTED: {"fg": "green"},
@@ -96,7 +96,7 @@ _MARKS: Mapping[DiffKind, str] = {
     DiffKind.REMOVED: "-",
     DiffKind.FRAMING: "~",
     DiffKind.TIMING: "~",
-    DiffKind.KEY_ORDER: "·",
+    DiffKind.KEY_ORDER: "~",
     DiffKind.EMPTY_DEFAULT: "·",
     DiffKind.POLLS: "·",
 }

@@ -24,7 +24,7 @@ class DiffKind(StrEnum):
     CHANGED = "changed"
     ADDED = "added"
     REMOVED = "removed"
-    KEY_ORDER = "key-order"  # a note: never makes two captures differ
+    KEY_ORDER = "key-order"  # only compared with strict_order, and then a difference
     # A note: a field one side sends as its empty default ({}, [], "") and the other omits;
     # proto-JSON reads both the same.  Grouped per exchange (old/new: {field name: count}).
     EMPTY_DEFAULT = "empty-default"
@@ -34,8 +34,8 @@ class DiffKind(StrEnum):
     POLLS = "polls"
 
 
-NOTES = frozenset({DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
-EMPTY_DEFAULTS_PATH = "(empty defaults)"
+NOTES = frozenset({DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
+EMPTY_DEFAULTS_PATH = "empty-defaults"
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from recorder.diff import (
     ExchangeDiff,
     IgnorePattern,
     PairKind,
+    describe,
     diff_captures,
 )
 from recorder.protocol import Binding, Version
@@ -262,16 +263,20 @@ def test_one_changed_event_is_one_change_in_place() -> None:
     ]  # fmt: skip
 
 
-def test_key_order_is_a_note_not_a_difference() -> None:
+def test_key_order_is_no_difference_unless_strict() -> None:
     a = get_task_exchange(1, "a", 8080)
     payload = json.loads(a.response.body)  # type: ignore[union-attr]
     reordered = {k: payload[k] for k in ("result", "id", "jsonrpc")}
     b = replace(a, response=replace(a.response, body=body(reordered)))  # type: ignore[arg-type]
     pair = one(a, b)
-    assert pair.kind is PairKind.SAME
-    assert [(d.kind, d.path, d.new) for d in pair.differences] == [
-        (DiffKind.KEY_ORDER, "body", ["result", "id", "jsonrpc"])
+    assert pair.kind is PairKind.SAME and pair.differences == () and pair.raw == ()
+    strict = one(a, b, strict_order=True)
+    assert strict.kind is PairKind.CHANGED
+    assert [(d.kind, d.path, d.new, d.counts) for d in strict.differences] == [
+        (DiffKind.KEY_ORDER, "body", ["result", "id", "jsonrpc"], True)
     ]
+    assert "key order at body: jsonrpc, id, result → result, id, jsonrpc" in describe(
+        strict.differences[0])
 
 
 def test_grpc_service_rename_enum_spelling_and_trailers() -> None:
@@ -398,6 +403,48 @@ def test_ignore_pattern_syntax(
 def test_bad_ignore_patterns_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="bad ignore pattern"):
         IgnorePattern.parse(bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("foo", "'foo' is not a keyword"),
+        ("events.count", "'events' has no 'count'"),
+        ("status.code", "'status' has nothing under it"),
+        ("framing.crlf", "'framing' has no 'crlf'"),
+        ("rename:enums", "no rename rule 'enums'"),
+        ("header:", "needs a name after the colon"),
+        ("request", "'request' is not a keyword"),
+        ("response.foo", "'foo' is not a keyword"),
+    ],
+)
+def test_unknown_ignore_keywords_are_refused_with_the_valid_ones(bad: str, why: str) -> None:
+    with pytest.raises(ValueError, match="unknown ignore pattern") as raised:
+        IgnorePattern.parse(bad)
+    message = str(raised.value)
+    assert why in message
+    for keyword in ("status", "header:NAME", "events[N][.data.PATH]", "$.PATH", "rename:RULE",
+                    "key-order", "empty-defaults", "card-field"):
+        assert keyword in message
+
+
+@pytest.mark.parametrize("good", ["response", "request.method", "events[2~3].data",
+                                  "messages[*].task", "trailer:grpc-message", "rename:*",
+                                  "timing.duration_us", "$", "body"])  # fmt: skip
+def test_documented_patterns_parse(good: str) -> None:
+    assert IgnorePattern.parse(good).text == good
+
+
+def test_ignore_key_order_and_empty_defaults_keywords() -> None:
+    a = get_task_exchange(1, "a", 8080)
+    payload = json.loads(a.response.body)  # type: ignore[union-attr]
+    reordered = {k: payload[k] for k in ("result", "id", "jsonrpc")}
+    reordered["result"] = {**reordered["result"], "metadata": {}}
+    b = replace(a, response=replace(a.response, body=body(reordered)))  # type: ignore[arg-type]
+    strict = one(a, b, strict_order=True)
+    assert {d.kind for d in strict.differences} == {DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT}
+    quiet = one(a, b, strict_order=True, ignore=["key-order", "empty-defaults"])
+    assert quiet.kind is PairKind.SAME and quiet.differences == ()
 
 
 def test_ignore_makes_a_difference_disappear() -> None:
@@ -590,12 +637,14 @@ def test_additional_interfaces_compare_by_transport_not_index() -> None:
     ]
 
 
-def test_keyed_list_members_compare_under_their_name_and_order_is_a_note() -> None:
+def test_keyed_list_members_compare_under_their_name_and_order_only_when_strict() -> None:
     moved = {**REST_EXTRA, "url": "http://127.0.0.1:8080/a2a/v2"}
-    pair = one(card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]),
-               card_with(additionalInterfaces=[GRPC_EXTRA, moved]))  # fmt: skip
-    assert paths(pair, DiffKind.CHANGED) == ["body.additionalInterfaces[transport=HTTP+JSON].url"]
-    assert paths(pair, DiffKind.KEY_ORDER) == ["body.additionalInterfaces"]
+    a = card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA])
+    b = card_with(additionalInterfaces=[GRPC_EXTRA, moved])
+    pair = one(a, b)
+    assert paths(pair) == ["body.additionalInterfaces[transport=HTTP+JSON].url"]
+    strict = one(a, b, strict_order=True)
+    assert paths(strict, DiffKind.KEY_ORDER) == ["body.additionalInterfaces"]
     assert IgnorePattern.parse("body.additionalInterfaces[*].url").matches(pair.differences[0])
 
 
