@@ -28,6 +28,7 @@ from recorder.diff._exchanges import (
     normalise_request,
     normalise_response,
 )
+from recorder.diff._html import render_html
 from recorder.diff._ignore import IgnorePattern, parse_ignores
 from recorder.diff._normal import (
     Body,
@@ -42,8 +43,6 @@ from recorder.diff._polls import POLL_OPERATIONS, last_polls
 from recorder.diff._renames import RenameNote, Rule, to_v1
 from recorder.diff._report import (
     FORMATS,
-    describe,
-    render_html,
     render_json,
     render_markdown,
     render_report,
@@ -59,6 +58,7 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
+from recorder.diff._shown import Excerpt, describe, excerpts, printable
 from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "DiffInputError",
     "DiffKind",
     "Difference",
+    "Excerpt",
     "ExchangeDiff",
     "IdKind",
     "IgnorePattern",
@@ -103,6 +104,7 @@ __all__ = [
     "diff_command",
     "diff_exchanges",
     "diff_normalised",
+    "excerpts",
     "exchange_key",
     "group_empty_defaults",
     "last_polls",
@@ -112,6 +114,7 @@ __all__ = [
     "normalise_request",
     "normalise_response",
     "parse_ignores",
+    "printable",
     "render_html",
     "render_json",
     "render_markdown",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from recorder.capture import Capture
@@ -381,7 +382,7 @@ def diff_exchanges(
     raw = kept(compare_exchanges(a, b, timing=timing, ids=ids, strict_order=strict_order),
                ignores)
     pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
-                        (), raw)
+                        (), raw, _binding(a, b))
     if not any(d.counts for d in raw):
         return pair
     ta, notes_a = to_v1(a)
@@ -403,7 +404,13 @@ def _with(
     diffs: tuple[Difference, ...],
     renames: tuple[RenameSummary, ...],
 ) -> ExchangeDiff:
-    return ExchangeDiff(kind, pair.operation, pair.a, pair.b, diffs, renames, pair.raw)
+    return replace(pair, kind=kind, differences=diffs, renames=renames)
+
+
+def _binding(a: NormalExchange, b: NormalExchange) -> str | None:
+    if a.binding == b.binding:
+        return a.binding
+    return f"{a.binding or '-'} / {b.binding or '-'}"
 
 
 def _summaries(
@@ -487,10 +494,12 @@ def diff_normalised(
             out.append(with_polls(pair, *polls, ignores))
         elif step.kind is StepKind.REMOVED:
             assert step.a is not None
-            out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
+            x = a[step.a]
+            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
         else:
             assert step.b is not None
-            out.append(ExchangeDiff(PairKind.INSERTED, b[step.b].key, None, b[step.b].number))
+            y = b[step.b]
+            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
     return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate)
 
 
@@ -523,7 +532,7 @@ def diff_captures(
         result.same       # False
         result.summary()  # "5 exchanges compared, 2 differ, 0 inserted, 0 removed, 3 renames"
     """
-    return diff_normalised(
+    result = diff_normalised(
         normalise_capture(a),
         normalise_capture(b),
         ignore=ignore,
@@ -533,3 +542,4 @@ def diff_captures(
         a_name=a_name,
         b_name=b_name,
     )
+    return replace(result, a_capture=a, b_capture=b)

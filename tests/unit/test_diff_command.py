@@ -112,7 +112,8 @@ def test_json_to_output_file(files: dict[str, Path], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fmt", "needle"), [("markdown", "| A#5 | B#5 |"), ("html", "<td>A#5</td>")]
+    ("fmt", "needle"),
+    [("markdown", "| A#5 | B#5 |"), ("html", '<td><a href="#d0-a5">A#5</a></td>')],
 )
 def test_other_formats(files: dict[str, Path], fmt: str, needle: str) -> None:
     code, out, _ = run(files["py"], files["js"], "--format", fmt)
