@@ -3,8 +3,18 @@
 Pure core (values in, values out) plus one thin shell, `diff_command` (the click command).
 The normalisation (`Normaliser`, `normalise_capture`, ...) is shared with the replayer's matcher.
 
-Errors: `ValueError` for a bad ignore pattern or report format; `DiffInputError` (command
-shell only) for a file that cannot be read.
+As a library::
+
+    result = diff_captures(capture_a, capture_b, ignore=["header:etag"], strict_order=False)
+    result.same, result.summary()
+    render_text([result]), render_json([result]), render_html([result])
+
+`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything.
+Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC status details)
+come from `recorder.protocol`; nothing here restates them.
+
+Errors: `ValueError` for a bad ignore pattern (naming the valid keywords) or report format;
+`DiffInputError` (command shell only) for a file that cannot be read.
 """
 
 from recorder.diff._align import Alignment, Step, StepKind, align, align_levels
@@ -29,7 +39,7 @@ from recorder.diff._exchanges import (
     normalise_response,
 )
 from recorder.diff._html import render_html
-from recorder.diff._ignore import IgnorePattern, parse_ignores
+from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_ignores
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -66,6 +76,7 @@ __all__ = [
     "FORMATS",
     "ID_FIELDS",
     "ID_OWNERS",
+    "KEYWORDS",
     "OPAQUE_FIELDS",
     "POLL_OPERATIONS",
     "REQUEST_HEADERS",

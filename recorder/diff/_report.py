@@ -42,7 +42,9 @@ from recorder.diff._shown import (
 )
 
 REPORT_FORMAT = "a2a-recorder-diff"
-REPORT_VERSION = 1
+# 2: events and messages aligned as sequences (paths `events[3~4]`, no `events.count`), the
+# `empty-defaults` note path, `binding` on each pair, the top-level `files` counts.
+REPORT_VERSION = 2
 
 _STYLES: Mapping[str, dict[str, Any]] = {
     "title": {"bold": True},

@@ -41,7 +41,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from recorder.protocol._answers import STREAM_MEMBERS, V03_KINDS
 from recorder.protocol._cards import Interface, parse_version
 from recorder.protocol._errors import (
     ERROR_INFO_TYPE,
@@ -65,6 +64,7 @@ from recorder.protocol._operations import (
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data, event_type
+from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS
 from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
 
 # Path segments that name a mount point, never a tenant (the no-card tenant rule above).

@@ -67,22 +67,6 @@ class Route:
         """
         return len(_PARAM.sub("", self.template).replace("/", ""))
 
-    def match(self, path: str) -> dict[str, str] | None:
-        """Path parameters (percent-decoded) if `path` (no query) fits the template, else None."""
-        parts = path.split("/")
-        if len(parts) != len(self._segments):
-            return None
-        params: dict[str, str] = {}
-        for part, (name, literal) in zip(parts, self._segments, strict=True):
-            if name is None:
-                if part != literal:
-                    return None
-                continue
-            if not part.endswith(literal) or len(part) == len(literal):
-                return None
-            params[name] = unquote(part[: len(part) - len(literal)])
-        return params
-
     def match_tail(self, path: str) -> tuple[str, dict[str, str]] | None:
         """(base path, raw parameter text) when `path` ends in this route, else None.
 
@@ -107,6 +91,22 @@ class Route:
     def fill(self, params: Mapping[str, str]) -> str:
         """The path for these parameter texts, inserted as they are (no percent-encoding)."""
         return _PARAM.sub(lambda m: params[m.group(1)], self.template)
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """Path parameters (percent-decoded) if `path` (no query) fits the template, else None."""
+        parts = path.split("/")
+        if len(parts) != len(self._segments):
+            return None
+        params: dict[str, str] = {}
+        for part, (name, literal) in zip(parts, self._segments, strict=True):
+            if name is None:
+                if part != literal:
+                    return None
+                continue
+            if not part.endswith(literal) or len(part) == len(literal):
+                return None
+            params[name] = unquote(part[: len(part) - len(literal)])
+        return params
 
     def expand(self, **params: str) -> str:
         """The path for these parameter values (percent-encoded); KeyError if one is missing."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from recorder.protocol._answers import STATE_ALIASES, TASK_STATES, V03_KINDS
+from recorder.protocol._states import STATE_ALIASES, TASK_STATES, V03_KINDS
 
 # Enum forms, v0.3 JSON -> v1.0 proto-JSON name (spec §4.1.3 TaskState, §4.1.5 Role).
 V03_TASK_STATES: Mapping[str, str] = {

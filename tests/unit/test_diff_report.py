@@ -52,7 +52,7 @@ def test_text_report_is_coloured_only_on_request(result: CaptureDiff) -> None:
 
 def test_json_report_parses_with_every_difference(result: CaptureDiff) -> None:
     document = json.loads(render_json([result], unpaired=[("B", "extra.http")]))
-    assert document["format"] == "a2a-recorder-diff" and document["version"] == 1
+    assert document["format"] == "a2a-recorder-diff" and document["version"] == 2
     assert document["same"] is False
     assert document["unpaired"] == [{"side": "B", "name": "extra.http"}]
     (one,) = document["diffs"]

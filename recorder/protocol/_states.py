@@ -1,4 +1,4 @@
-"""What an answer carries: the StreamResponse member and the task state, in either version.
+"""Task states as a table, and what an answer carries: its StreamResponse member and state.
 
 Every A2A answer (a send's result, a GetTask task, each stream event, each gRPC message, each
 push delivery) carries one of four things (spec §3.2.3, `StreamResponse`): a Task, a Message,
@@ -8,8 +8,9 @@ a TaskStatusUpdateEvent or a TaskArtifactUpdateEvent.  v1.0 names the member it 
 "status-update"`).  Task states are `TASK_STATE_COMPLETED` in v1.0 and `completed` in v0.3
 (spec §4.1.3, `TaskState`); v0.3 proto-JSON spells one `TASK_STATE_CANCELLED`.
 
-`carried()` reads any of those shapes; `task_state()` names a state in its v1.0 form.  Pure,
-and never raises on odd input (it answers None).
+`TASK_STATES` is the table (v1.0 name, v0.3 form, terminal or interrupted); `task_state()`
+names a state in its v1.0 form; `carried()` reads any of those shapes.  Pure, and never
+raises on odd input (it answers None).
 """
 
 from __future__ import annotations
