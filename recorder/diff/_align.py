@@ -151,7 +151,9 @@ class _Levels:
         return _one_sided(a_lo, a_start, b_lo, b_start) + pairs
 
 
-def _shifted(steps: Sequence[Step], a_lo: int, b_lo: int) -> list[Step]:
+def _shifted(steps: Sequence[Step], a_lo: int, b_lo: int) -> Sequence[Step]:
+    if a_lo == 0 and b_lo == 0:
+        return steps  # the whole sequences: nothing to shift, and no copies of every step
     return [
         Step(s.kind, None if s.a is None else s.a + a_lo, None if s.b is None else s.b + b_lo)
         for s in steps
