@@ -33,7 +33,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}
 th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}
 td.v{font-family:ui-monospace,monospace;word-break:break-all}
-td.v mark{background:#ffe58a}
+td.v mark{background:#ffe58a} td.v mark.gap{background:none;border-left:2px solid #d9a400}
 tr.rename td{background:#e8f6fb} tr.added td{background:#eafbe8} tr.removed td{background:#fbeaea}
 tr.inserted td{background:#eafbe8} tr.framing td{background:#f6eafb}
 tr.empty-default td,tr.polls td{color:#888}
@@ -95,7 +95,9 @@ def _link(k: int, diff: CaptureDiff, side: str, number: int | None) -> str:
 def _value(excerpt: Excerpt) -> str:
     if not excerpt.before and not excerpt.after:
         return _e(excerpt.changed)
-    changed = f"<mark>{_e(excerpt.changed)}</mark>" if excerpt.changed else ""
+    # An empty span (the other side inserted text here) is marked by a bar where it goes.
+    changed = (f"<mark>{_e(excerpt.changed)}</mark>" if excerpt.changed
+               else '<mark class="gap"></mark>')
     return _e(excerpt.before) + changed + _e(excerpt.after)
 
 
