@@ -18,7 +18,15 @@ import click
 
 from recorder import __version__
 from recorder.capture import Capture, CaptureParseError, read_capture
-from recorder.show import capture_rows, render_table
+from recorder.protocol import Binding
+from recorder.show import (
+    capture_rows,
+    check_operations,
+    json_lines,
+    render_one,
+    render_table,
+    select,
+)
 
 EXIT_ERROR = 2
 # What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
@@ -120,14 +128,51 @@ class StopSignals:
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per exchange.")
-def show(file: Path, as_json: bool) -> None:
-    """Print a readable table of the exchanges in a capture FILE."""
-    rows = capture_rows(load_capture(file))
+@click.argument("number", type=int, required=False)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON Lines: one compact JSON object per exchange and line "
+                   "(`jq -s` gathers them into one array).")
+@click.option("--op", "operations", multiple=True, metavar="NAME",
+              help="Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... "
+                   "or a JSON-RPC method such as message/send; any case).  Repeatable.")
+@click.option("--binding", "bindings", multiple=True,
+              type=click.Choice([b.value for b in Binding], case_sensitive=False),
+              help="Only this binding.  Repeatable.")
+@click.option("--task", metavar="ID", help="Only exchanges of the task whose id starts with ID.")
+def show(file: Path, number: int | None, as_json: bool, operations: tuple[str, ...],
+         bindings: tuple[str, ...], task: str | None) -> None:
+    """Print the exchanges in a capture FILE as a table, or exchange NUMBER whole.
+
+    The table has one row per exchange: number, start time (s), binding, operation, task,
+    status (HTTP, or the gRPC status name), state (the task state the answer carried, for a
+    stream its last one; or the kind of answer: message, artifactUpdate, N tasks) and the
+    A2A error name.  With NUMBER, that exchange's row and then its request and response as
+    the capture holds them.
+    """
+    try:
+        check_operations(operations)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--op") from exc
+    capture = load_capture(file)
+    if number is not None:
+        _show_one(capture, number, filtered=bool(operations or bindings or task), file=file)
+        return
+    rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
     if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(json_lines(rows), nl=False)
     else:
         click.echo(render_table(rows))
+
+
+def _show_one(capture: Capture, number: int, *, filtered: bool, file: Path) -> None:
+    if filtered:
+        raise click.UsageError("NUMBER picks one exchange; --op, --binding and --task filter "
+                               "the table: use one or the other")
+    try:
+        click.echo(render_one(capture, number), nl=False)
+    except LookupError as exc:
+        click.echo(f"error: {file}: {exc.args[0]}", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 @main.command()

@@ -1,13 +1,48 @@
-"""`a2a-recorder show`: a capture as rows of a table (pure)."""
+"""`a2a-recorder show`: a capture as rows of a table, as JSON lines, or one exchange whole (pure).
+
+Each row says what the exchange was (binding, operation, task) and how it came out: the status
+(HTTP, or the gRPC status name), what the answer carried (the task state, v1.0 names whatever
+the version: `COMPLETED`, `INPUT_REQUIRED`; or `message`, `artifactUpdate`; `3 tasks` for a
+task list), and the A2A error name.  For a stream (SSE events, gRPC messages) the state is the
+last one it carried; for a push delivery, the one delivered.  Protocol facts come from
+`recorder.protocol` (`carried`, the task-state table, gRPC status names).
+
+Output is always printable: control characters and lone surrogates (valid in JSON text, not in
+UTF-8) are escaped in the table, and escaped as JSON escapes in `--json` lines.
+"""
 
 from __future__ import annotations
 
+import json
+import unicodedata
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from recorder.capture import Capture, Exchange, Response
-from recorder.protocol import event_data, parse_json, value_at
+from recorder.capture import Capture, Exchange, Response, render_exchange
+from recorder.protocol import (
+    AGENT_CARD,
+    GRPC_STATUS_NAMES,
+    OPERATION_NAMES,
+    OPERATIONS,
+    PUSH_DELIVERY,
+    event_data,
+    parse_json,
+    task_state_row,
+    value_at,
+)
+from recorder.protocol import carried as carried_by
 
-COLUMNS = ("#", "time", "binding", "operation", "task", "outcome", "events")
+COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "error", "events")
+
+# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
+# Task.
+TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
+# Notes worth a line under the table, by how they start.
+FLAGGED_NOTES = ("possible secret:", "stream truncated", "client closed",
+                 "card signature no longer verifies")  # fmt: skip
+# What `--op` accepts: operation names and each version's JSON-RPC method names.
+OPERATION_WORDS: tuple[str, ...] = tuple(dict.fromkeys(
+    (*OPERATION_NAMES, AGENT_CARD, PUSH_DELIVERY, *(op.jsonrpc_method for op in OPERATIONS))))
 
 
 def capture_rows(capture: Capture) -> list[dict[str, Any]]:
@@ -18,6 +53,8 @@ def capture_rows(capture: Capture) -> list[dict[str, Any]]:
 def _row(exchange: Exchange) -> dict[str, Any]:
     c = exchange.classification
     response = exchange.response
+    documents = _answers(exchange)
+    answer = _last_carried(documents)
     return {
         "number": exchange.number,
         "time": round(exchange.started_us / 1_000_000, 3),
@@ -26,8 +63,12 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "method": c.method,
         "version": c.version.value if c.version else None,
         "tenant": c.tenant,
-        "task": c.task_id or _answered_task(response),
+        "task": c.task_id or _answered_task(documents),
         "status": response.status if response else None,
+        "grpc_status": _grpc_status(response),
+        "state": answer[1],
+        "kind": answer[0],
+        "tasks": _task_count(documents),
         "error": c.error or exchange.error,
         "events": len(response.events) + len(response.messages) if response else 0,
         "notes": list(exchange.notes),
@@ -35,45 +76,146 @@ def _row(exchange: Exchange) -> dict[str, Any]:
     }
 
 
-# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
-# Task.
-TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
-# Notes worth a line under the table, by how they start.
-FLAGGED_NOTES = ("possible secret:", "stream truncated", "client closed",
-                 "card signature no longer verifies")
+def _answers(exchange: Exchange) -> list[Any]:
+    """The JSON documents the exchange answered with, in order (a delivery: what it pushed)."""
+    if exchange.classification.operation == PUSH_DELIVERY:
+        return [parse_json(exchange.request.body)]
+    response = exchange.response
+    if response is None:
+        return []
+    texts: list[bytes | str | None] = [response.body]
+    texts += [event_data(event.lines) for event in response.events]
+    texts += [m.json for m in response.messages]
+    return [parse_json(text) for text in texts if text]
 
 
-def _answered_task(response: Response | None) -> str | None:
+def _last_carried(documents: Sequence[Any]) -> tuple[str | None, str | None]:
+    """(kind, state) of the answer: the last state carried, else the last kind carried."""
+    found = [c for c in map(carried_by, documents) if c is not None]
+    with_state = [c for c in found if c.raw_state is not None]
+    if with_state:
+        last = with_state[-1]
+        return last.kind, last.state or last.raw_state
+    return (found[-1].kind, None) if found else (None, None)
+
+
+def _answered_task(documents: Sequence[Any]) -> str | None:
     """The task a send created, for rows whose request named none."""
+    for document in documents[:1]:
+        found = (value_at(document, path) for path in TASK_ID_PATHS)
+        return next((value for value in found if isinstance(value, str)), None)
+    return None
+
+
+def _task_count(documents: Sequence[Any]) -> int | None:
+    for document in documents[:1]:
+        tasks = value_at(document, ("result", "tasks")) or value_at(document, ("tasks",))
+        if isinstance(tasks, list):
+            return len(tasks)
+    return None
+
+
+def _grpc_status(response: Response | None) -> str | None:
     if response is None:
         return None
-    first = (response.body.decode("utf-8", "replace")
-             or (event_data(response.events[0].lines) if response.events else "")
-             or next((m.json for m in response.messages if m.json), ""))
-    document = parse_json(first)
-    found = (value_at(document, path) for path in TASK_ID_PATHS)
-    return next((value for value in found if isinstance(value, str)), None)
+    fields = {name.lower(): value for name, value in (*response.headers, *response.trailers)}
+    raw = fields.get("grpc-status", "").strip()
+    if not raw:
+        return None
+    code = int(raw) if raw.isascii() and raw.isdigit() else None
+    return GRPC_STATUS_NAMES.get(code, raw) if code is not None else raw
 
 
-def _outcome(row: dict[str, Any]) -> str:
-    if row["error"]:
-        return str(row["error"])
+# -- selecting rows -----------------------------------------------------------------------------
+
+
+def check_operations(words: Iterable[str]) -> None:
+    """Raise ValueError, naming the valid ones, for a word `--op` does not know."""
+    known = {w.lower() for w in OPERATION_WORDS}
+    unknown = [w for w in words if w.lower() not in known]
+    if unknown:
+        raise ValueError(f"unknown operation {unknown[0]!r}; expected one of: "
+                         + ", ".join(OPERATION_WORDS))
+
+
+def select(
+    rows: Iterable[dict[str, Any]],
+    *,
+    operations: Sequence[str] = (),
+    bindings: Sequence[str] = (),
+    task: str | None = None,
+) -> list[dict[str, Any]]:
+    """The rows of any of `operations` (names or JSON-RPC methods, any case), any of
+    `bindings`, and whose task id starts with `task` (as the table shows it)."""
+    ops = {w.lower() for w in operations}
+    kinds = {b.upper() for b in bindings}
+    prefix = task.lower() if task else None
+    return [
+        row for row in rows
+        if (not ops or str(row["operation"]).lower() in ops or str(row["method"]).lower() in ops)
+        and (not kinds or str(row["binding"]).upper() in kinds)
+        and (prefix is None or str(row["task"] or "").lower().startswith(prefix))
+    ]  # fmt: skip
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def printable(text: str, keep: str = "") -> str:
+    """`text` with control characters (but those in `keep`) and lone surrogates escaped, so
+    that a terminal shows them as text and any encoding can carry them."""
+    return "".join(_escaped(ch) if _unprintable(ch, keep) else ch for ch in text)
+
+
+def _unprintable(ch: str, keep: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Cs") and ch not in keep
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_lines(rows: Iterable[dict[str, Any]]) -> str:
+    """One compact JSON object per row and line (JSON Lines: `jq`, `jq -s` for an array)."""
+    lines = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows)
+    return "".join(_json_safe(line) + "\n" for line in lines)
+
+
+def _json_safe(line: str) -> str:
+    # Lone surrogates only occur inside JSON strings, where `\udXXX` is their escape.
+    return line.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _status(row: dict[str, Any]) -> str:
     if row["status"] is None:
         return "no response"
-    return str(row["status"])
+    return str(row["grpc_status"] or row["status"])
+
+
+def _state(row: dict[str, Any]) -> str:
+    if row["tasks"] is not None:
+        return f"{row['tasks']} task" + ("" if row["tasks"] == 1 else "s")
+    if row["state"]:
+        found = task_state_row(row["state"])
+        return found.short if found is not None else str(row["state"])
+    return str(row["kind"] or "")
 
 
 def _cells(row: dict[str, Any]) -> tuple[str, ...]:
-    task = row["task"] or ""
-    return (
+    task = str(row["task"] or "")
+    cells = (
         str(row["number"]),
         f"{row['time']:.3f}",
         row["binding"] or "-",
         row["operation"] or f"(not A2A: {row['reason'] or 'unknown'})",
         task[:8] + ("…" if len(task) > 8 else ""),
-        _outcome(row),
+        _status(row),
+        _state(row),
+        str(row["error"] or ""),
         str(row["events"] or ""),
     )
+    return tuple(printable(cell) for cell in cells)
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
@@ -84,7 +226,23 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-             for line in table]
-    flagged = [f"#{row['number']}: {note}" for row in rows for note in row["notes"]
-               if note.startswith(FLAGGED_NOTES)]
+             for line in table]  # fmt: skip
+    flagged = [printable(f"#{row['number']}: {note}") for row in rows for note in row["notes"]
+               if note.startswith(FLAGGED_NOTES)]  # fmt: skip
     return "\n".join(lines + ([""] + flagged if flagged else []))
+
+
+def render_one(capture: Capture, number: int) -> str:
+    """Exchange `number` whole: its row, then its request and response as the capture holds
+    them.  Raises LookupError naming the numbers there are when it has none by that number."""
+    exchange = next((x for x in capture.exchanges if x.number == number), None)
+    if exchange is None:
+        numbers = [x.number for x in capture.exchanges]
+        there = f"{min(numbers)}..{max(numbers)}" if numbers else "none"
+        raise LookupError(f"no exchange {number} (the capture has {there})")
+    try:
+        text = render_exchange(exchange)
+    except ValueError as exc:  # a value the file format cannot hold: say so, never crash
+        text = f"(exchange {number} cannot be shown as capture text: {exc})\n"
+    body = printable(text, keep="\n\t").rstrip("\n")
+    return render_table([_row(exchange)]) + "\n\n" + body + "\n"

@@ -3,11 +3,21 @@
 Pure core (values in, values out) plus one thin shell, `diff_command` (the click command).
 The normalisation (`Normaliser`, `normalise_capture`, ...) is shared with the replayer's matcher.
 
-Errors: `ValueError` for a bad ignore pattern or report format; `DiffInputError` (command
-shell only) for a file that cannot be read.
+As a library::
+
+    result = diff_captures(capture_a, capture_b, ignore=["header:etag"], strict_order=False)
+    result.same, result.summary()
+    render_text([result]), render_json([result]), render_html([result])
+
+`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything.
+Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC status details)
+come from `recorder.protocol`; nothing here restates them.
+
+Errors: `ValueError` for a bad ignore pattern (naming the valid keywords) or report format;
+`DiffInputError` (command shell only) for a file that cannot be read.
 """
 
-from recorder.diff._align import Alignment, Step, StepKind, align
+from recorder.diff._align import Alignment, Step, StepKind, align, align_levels
 from recorder.diff._command import DiffInputError, diff_command, run_diff
 from recorder.diff._compare import (
     REQUEST_HEADERS,
@@ -28,7 +38,8 @@ from recorder.diff._exchanges import (
     normalise_request,
     normalise_response,
 )
-from recorder.diff._ignore import IgnorePattern, parse_ignores
+from recorder.diff._html import render_html
+from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_ignores
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -37,23 +48,11 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser, decode_status_details
+from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser
 from recorder.diff._polls import POLL_OPERATIONS, last_polls
-from recorder.diff._renames import (
-    GRPC_RPC_RENAMES,
-    GRPC_SERVICE_RENAMES,
-    METHOD_RENAMES,
-    ROLES,
-    ROUTE_RENAMES,
-    TASK_STATES,
-    RenameNote,
-    Rule,
-    to_v1,
-)
+from recorder.diff._renames import RenameNote, Rule, to_v1
 from recorder.diff._report import (
     FORMATS,
-    describe,
-    render_html,
     render_json,
     render_markdown,
     render_report,
@@ -69,23 +68,19 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
+from recorder.diff._shown import Excerpt, describe, excerpts, printable
 from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
     "ABSENT",
     "FORMATS",
-    "GRPC_RPC_RENAMES",
-    "GRPC_SERVICE_RENAMES",
     "ID_FIELDS",
     "ID_OWNERS",
-    "METHOD_RENAMES",
+    "KEYWORDS",
     "OPAQUE_FIELDS",
     "POLL_OPERATIONS",
     "REQUEST_HEADERS",
     "RESPONSE_HEADERS",
-    "ROLES",
-    "ROUTE_RENAMES",
-    "TASK_STATES",
     "TIMESTAMP_FIELDS",
     "TRAILERS",
     "VOLATILE_HEADERS",
@@ -96,6 +91,7 @@ __all__ = [
     "DiffInputError",
     "DiffKind",
     "Difference",
+    "Excerpt",
     "ExchangeDiff",
     "IdKind",
     "IgnorePattern",
@@ -112,13 +108,14 @@ __all__ = [
     "Step",
     "StepKind",
     "align",
+    "align_levels",
     "compare_exchanges",
-    "decode_status_details",
     "describe",
     "diff_captures",
     "diff_command",
     "diff_exchanges",
     "diff_normalised",
+    "excerpts",
     "exchange_key",
     "group_empty_defaults",
     "last_polls",
@@ -128,6 +125,7 @@ __all__ = [
     "normalise_request",
     "normalise_response",
     "parse_ignores",
+    "printable",
     "render_html",
     "render_json",
     "render_markdown",

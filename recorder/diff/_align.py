@@ -8,6 +8,11 @@ they are nearly the same (one extra GetTask poll costs D=1), which is the case t
 A budget bounds the work on captures that have little in common: a sub-problem whose middle
 snake needs more than `max_edits` steps is paired position by position instead (marked
 `approximate`), so the worst case stays O((N+M)·max_edits) time.
+
+`align_levels` aligns on keys of decreasing precision: exact content first, so that one event
+inserted among equal ones is one insertion wherever it sits, then coarser keys (what kind of
+event, which task state) inside each stretch the finer level left unpaired.  It only ever
+looks again at what a finer level could not pair, so it costs little more than one `align`.
 """
 
 from __future__ import annotations
@@ -72,6 +77,87 @@ def align(
         x, y = split
         stack += [tail, (x, a_hi, y, b_hi), (a_lo, x, b_lo, y)]
     return Alignment(tuple(steps), approximate)
+
+
+def align_levels(
+    a_levels: Sequence[Sequence[Hashable]],
+    b_levels: Sequence[Sequence[Hashable]],
+    *,
+    pair_rest: bool = False,
+    max_edits: int = DEFAULT_MAX_EDITS,
+) -> Alignment:
+    """Align on the first level's keys, then each unpaired stretch on the next level's, ...
+
+    `a_levels[k][i]` is item i's key at level k (finest first); every level has one key per
+    item.  With `pair_rest`, what the last level leaves unpaired in a stretch is paired
+    position by position from the stretch's end (a stream's last event is its outcome), and
+    only the surplus of the longer side is removed or inserted.
+
+    >>> [s.kind.value for s in align_levels(["abxc"], ["abyc"], pair_rest=True).steps]
+    ['pair', 'pair', 'pair', 'pair']
+    """
+    n = len(a_levels[0]) if a_levels else 0
+    m = len(b_levels[0]) if b_levels else 0
+    levels = list(zip(a_levels, b_levels, strict=True))
+    solver = _Levels(levels, pair_rest, max_edits)
+    steps = solver.solve(0, 0, n, 0, m)
+    return Alignment(tuple(steps), solver.approximate)
+
+
+class _Levels:
+    def __init__(
+        self,
+        levels: list[tuple[Sequence[Hashable], Sequence[Hashable]]],
+        pair_rest: bool,
+        max_edits: int,
+    ) -> None:
+        self.levels = levels
+        self.pair_rest = pair_rest
+        self.max_edits = max_edits
+        self.approximate = False
+
+    def solve(self, level: int, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[Step]:
+        if level == len(self.levels):
+            return self._rest(a_lo, a_hi, b_lo, b_hi)
+        keys_a, keys_b = self.levels[level]
+        found = align(keys_a[a_lo:a_hi], keys_b[b_lo:b_hi], max_edits=self.max_edits)
+        self.approximate = self.approximate or found.approximate
+        out: list[Step] = []
+        gap: list[Step] = []
+        for step in (*_shifted(found.steps, a_lo, b_lo), None):
+            if step is not None and step.kind is not StepKind.PAIR:
+                gap.append(step)
+                continue
+            out += self._gap(level, gap)
+            gap = []
+            if step is not None:
+                out.append(step)
+        return out
+
+    def _gap(self, level: int, gap: list[Step]) -> list[Step]:
+        a_side = [s.a for s in gap if s.a is not None]
+        b_side = [s.b for s in gap if s.b is not None]
+        if not a_side or not b_side:
+            return gap
+        return self.solve(level + 1, a_side[0], a_side[-1] + 1, b_side[0], b_side[-1] + 1)
+
+    def _rest(self, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[Step]:
+        if not self.pair_rest:
+            return _one_sided(a_lo, a_hi, b_lo, b_hi)
+        surplus = (a_hi - a_lo) - (b_hi - b_lo)
+        a_start, b_start = a_lo + max(surplus, 0), b_lo + max(-surplus, 0)
+        pairs = [Step(StepKind.PAIR, i, j)
+                 for i, j in zip(range(a_start, a_hi), range(b_start, b_hi), strict=True)]
+        return _one_sided(a_lo, a_start, b_lo, b_start) + pairs
+
+
+def _shifted(steps: Sequence[Step], a_lo: int, b_lo: int) -> Sequence[Step]:
+    if a_lo == 0 and b_lo == 0:
+        return steps  # the whole sequences: nothing to shift, and no copies of every step
+    return [
+        Step(s.kind, None if s.a is None else s.a + a_lo, None if s.b is None else s.b + b_lo)
+        for s in steps
+    ]
 
 
 def _trim(

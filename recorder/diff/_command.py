@@ -9,9 +9,10 @@ each folder, and the status is the worst over all pairs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -60,18 +61,13 @@ def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
     return sorted(names_a & names_b), unpaired
 
 
-def _diff_files(
-    run: _Run, a: Path, b: Path, ignore: Sequence[str], timing: bool, collapse_polls: bool
-) -> None:
+def _diff_files(run: _Run, a: Path, b: Path, options: Mapping[str, Any]) -> None:
     try:
         ca, cb = _read(a), _read(b)
     except DiffInputError as exc:
         run.errors.append(str(exc))
         return
-    run.diffs.append(
-        diff_captures(ca, cb, ignore=ignore, timing=timing, collapse_polls=collapse_polls,
-                      a_name=str(a), b_name=str(b))
-    )
+    run.diffs.append(diff_captures(ca, cb, a_name=str(a), b_name=str(b), **options))
 
 
 def run_diff(
@@ -81,17 +77,24 @@ def run_diff(
     ignore: Sequence[str] = (),
     timing: bool = False,
     collapse_polls: bool = True,
+    strict_order: bool = False,
 ) -> _Run:
-    """Diff two files or two folders; errors are collected, not raised."""
+    """Diff two files or two folders; errors are collected, not raised.
+
+    The options are `diff_captures`'s; a bad `ignore` pattern raises ValueError.
+    """
+    parse_ignores(ignore)
+    options = {"ignore": ignore, "timing": timing, "collapse_polls": collapse_polls,
+               "strict_order": strict_order}
     run = _Run()
     if a.is_dir() and b.is_dir():
         names, run.unpaired = _pair_folders(a, b)
         for name in names:
-            _diff_files(run, a / name, b / name, ignore, timing, collapse_polls)
+            _diff_files(run, a / name, b / name, options)
     elif a.is_dir() or b.is_dir():
         run.errors.append(f"{a if a.is_dir() else b}: a folder can only be diffed with a folder")
     else:
-        _diff_files(run, a, b, ignore, timing, collapse_polls)
+        _diff_files(run, a, b, options)
     return run
 
 
@@ -111,8 +114,11 @@ def run_diff(
     "ignore",
     multiple=True,
     metavar="PATH",
-    help="Drop differences at PATH and below: status, header:etag, body.result.metadata, "
-    "$.result.task.metadata, events[*].data, framing, rename:enum. Repeatable.",
+    help="Drop differences at PATH and below.  A path starts with a keyword: status, "
+    "request.target, header:NAME, trailer:NAME, body.PATH, events[N].data.PATH, "
+    "messages[N].PATH, $.PATH (any JSON document), framing, timing, polls, empty-defaults, "
+    "key-order, rename:RULE (rename:enum, rename:*).  An unknown one is an error that lists "
+    "them all.  Repeatable.",
 )
 @click.option(
     "--output",
@@ -121,6 +127,11 @@ def run_diff(
     help="Write the report to FILE instead of standard output.",
 )
 @click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
+@click.option(
+    "--strict-order",
+    is_flag=True,
+    help="Also report object key order, which proto-JSON and JSON give no meaning.",
+)
 @click.option(
     "--collapse-polls/--keep-polls",
     default=True,
@@ -135,6 +146,7 @@ def diff_command(
     ignore: tuple[str, ...],
     output: Path | None,
     timing: bool,
+    strict_order: bool,
     collapse_polls: bool,
 ) -> None:
     """Compare two captures A and B (or two folders of captures) of the same scenario.
@@ -148,7 +160,8 @@ def diff_command(
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    run = run_diff(a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls)
+    run = run_diff(a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls,
+                   strict_order=strict_order)
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
     if run.diffs or run.unpaired:

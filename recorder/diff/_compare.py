@@ -5,10 +5,11 @@ keys (`_align`), compare each aligned pair, and, where a pair differs, translate
 the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
 reported as a real difference.
 
-Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Key order is never a
-difference; it is reported as a note.  Neither is a field one side sends as an empty default
-({}, [], "") and the other omits: proto-JSON reads both the same, so those are folded into one
-note per exchange.
+Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Object key order means
+nothing in proto-JSON (nor in JSON), so it is not compared unless `strict_order` asks; then it
+is a difference.  A field one side sends as an empty default ({}, [], "") and the other omits
+is no difference either: proto-JSON reads both the same, so those are folded into one note per
+exchange.
 """
 
 from __future__ import annotations
@@ -16,13 +17,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from recorder.capture import Capture
-from recorder.diff._align import StepKind, align
+from recorder.diff._align import StepKind
 from recorder.diff._correspondence import Correspondence
 from recorder.diff._exchanges import normalise_capture
-from recorder.diff._ignore import IgnorePattern, kept, parse_ignores, segments
+from recorder.diff._ignore import (
+    IgnorePattern,
+    kept,
+    pair_index,
+    parse_ignores,
+    segments,
+    side_path,
+)
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -43,6 +52,7 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
+from recorder.diff._sequences import align_events, align_exchanges, align_messages
 
 # Headers that carry A2A meaning; everything else (and the volatile ones) is not compared.
 REQUEST_HEADERS = (
@@ -96,8 +106,9 @@ def _join(path: str, key: str) -> str:
 class _Collector:
     """Accumulates differences for one pair, in document order."""
 
-    def __init__(self, timing: bool, ids: Correspondence) -> None:
+    def __init__(self, timing: bool, ids: Correspondence, strict_order: bool = False) -> None:
         self.timing = timing
+        self.strict_order = strict_order
         self.ids = ids
         self.out: list[Difference] = []
 
@@ -143,7 +154,7 @@ class _Collector:
             if key not in a:
                 kind = DiffKind.EMPTY_DEFAULT if _is_empty(value) else DiffKind.ADDED
                 self.add(kind, _join(path, key), ABSENT, value, _join(inner, key))
-        if a.keys() == b.keys() and list(a) != list(b):
+        if self.strict_order and a.keys() == b.keys() and list(a) != list(b):
             self.add(DiffKind.KEY_ORDER, path, list(a), list(b), inner)
 
     def _array(self, a: list[Any], b: list[Any], path: str, inner: str) -> None:
@@ -173,7 +184,7 @@ class _Collector:
                 self.add(DiffKind.ADDED, path + here, ABSENT, y, inner + here)
         shared_old = [name for name in old if name in new]
         shared_new = [name for name in new if name in old]
-        if shared_old != shared_new:
+        if self.strict_order and shared_old != shared_new:
             self.add(DiffKind.KEY_ORDER, path, shared_old, shared_new, inner)
 
     def body(self, a: Body, b: Body, path: str) -> None:
@@ -260,12 +271,13 @@ def compare_exchanges(
     *,
     timing: bool = False,
     ids: Correspondence | None = None,
+    strict_order: bool = False,
 ) -> tuple[Difference, ...]:
     """Every raw difference between two normalised exchanges (notes included).
 
     `ids` carries the placeholder correspondence across the pairs of one capture diff.
     """
-    c = _Collector(timing, ids if ids is not None else Correspondence())
+    c = _Collector(timing, ids if ids is not None else Correspondence(), strict_order)
     c.value("binding", a.binding, b.binding)
     c.value("version", a.version, b.version)
     _compare_request(c, a.request, b.request)
@@ -301,18 +313,25 @@ def _compare_response(c: _Collector, a: NormalResponse, b: NormalResponse) -> No
 
 
 def _compare_events(c: _Collector, a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> None:
-    c.value("events.count", len(a), len(b))
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        c.value(f"events[{i}].event", x.event, y.event)
-        c.value(f"events[{i}].id", x.id, y.id)
-        c.body(x.data, y.data, f"events[{i}].data")
-        if x.comments != y.comments:
-            c.add(DiffKind.FRAMING, f"events[{i}].comments", list(x.comments), list(y.comments))
-        c.timing_value(f"events[{i}].offset_us", x.offset_us, y.offset_us)
-    for i in range(len(b), len(a)):
-        c.add(DiffKind.REMOVED, f"events[{i}]", _event_shown(a[i]), ABSENT)
-    for i in range(len(a), len(b)):
-        c.add(DiffKind.ADDED, f"events[{i}]", ABSENT, _event_shown(b[i]))
+    """Events aligned as a sequence (`_sequences`): pairs compared field by field, the rest
+    reported as one removed or added event each."""
+    for step in align_events(a, b).steps:
+        i, j = step.a, step.b
+        if i is not None and j is not None:
+            _compare_event(c, a[i], b[j], f"events{pair_index(i, j)}")
+        elif j is not None:
+            c.add(DiffKind.ADDED, f"events[{j}]", ABSENT, _event_shown(b[j]))
+        elif i is not None:
+            c.add(DiffKind.REMOVED, f"events[{i}]", _event_shown(a[i]), ABSENT)
+
+
+def _compare_event(c: _Collector, x: NormalEvent, y: NormalEvent, path: str) -> None:
+    c.value(f"{path}.event", x.event, y.event)
+    c.value(f"{path}.id", x.id, y.id)
+    c.body(x.data, y.data, f"{path}.data")
+    if x.comments != y.comments:
+        c.add(DiffKind.FRAMING, f"{path}.comments", list(x.comments), list(y.comments))
+    c.timing_value(f"{path}.offset_us", x.offset_us, y.offset_us)
 
 
 def _event_shown(event: NormalEvent) -> dict[str, Any]:
@@ -322,14 +341,16 @@ def _event_shown(event: NormalEvent) -> dict[str, Any]:
 def _compare_messages(
     c: _Collector, a: Sequence[NormalGrpc], b: Sequence[NormalGrpc], path: str
 ) -> None:
-    c.value(f"{path}.count", len(a), len(b))
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        c.body(x.body, y.body, f"{path}[{i}]")
-        c.timing_value(f"{path}[{i}].offset_us", x.offset_us, y.offset_us)
-    for i in range(len(b), len(a)):
-        c.add(DiffKind.REMOVED, f"{path}[{i}]", _shown(a[i].body), ABSENT)
-    for i in range(len(a), len(b)):
-        c.add(DiffKind.ADDED, f"{path}[{i}]", ABSENT, _shown(b[i].body))
+    for step in align_messages(a, b).steps:
+        i, j = step.a, step.b
+        if i is not None and j is not None:
+            here = path + pair_index(i, j)
+            c.body(a[i].body, b[j].body, here)
+            c.timing_value(f"{here}.offset_us", a[i].offset_us, b[j].offset_us)
+        elif j is not None:
+            c.add(DiffKind.ADDED, f"{path}[{j}]", ABSENT, _shown(b[j].body))
+        elif i is not None:
+            c.add(DiffKind.REMOVED, f"{path}[{i}]", _shown(a[i].body), ABSENT)
 
 
 def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> None:
@@ -354,12 +375,14 @@ def diff_exchanges(
     ignores: Sequence[IgnorePattern] = (),
     timing: bool = False,
     ids: Correspondence | None = None,
+    strict_order: bool = False,
 ) -> ExchangeDiff:
     """Compare one aligned pair; summarise version renames when the two sides differ in them."""
     ids = ids if ids is not None else Correspondence()
-    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids), ignores)
+    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids, strict_order=strict_order),
+               ignores)
     pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
-                        (), raw)
+                        (), raw, _binding(a, b))
     if not any(d.counts for d in raw):
         return pair
     ta, notes_a = to_v1(a)
@@ -368,7 +391,8 @@ def diff_exchanges(
     if not renames:  # no version renames, or the same ones on both sides
         return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
     residual = group_empty_defaults(
-        kept(compare_exchanges(ta, tb, timing=timing, ids=ids), ignores))
+        kept(compare_exchanges(ta, tb, timing=timing, ids=ids, strict_order=strict_order),
+             ignores))
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
     return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
@@ -380,7 +404,13 @@ def _with(
     diffs: tuple[Difference, ...],
     renames: tuple[RenameSummary, ...],
 ) -> ExchangeDiff:
-    return ExchangeDiff(kind, pair.operation, pair.a, pair.b, diffs, renames, pair.raw)
+    return replace(pair, kind=kind, differences=diffs, renames=renames)
+
+
+def _binding(a: NormalExchange, b: NormalExchange) -> str | None:
+    if a.binding == b.binding:
+        return a.binding
+    return f"{a.binding or '-'} / {b.binding or '-'}"
 
 
 def _summaries(
@@ -401,7 +431,8 @@ def _summaries(
             groups.setdefault(_key(note), []).append(note)
         for (rule, old, new), same in groups.items():
             paths = [n.path for n in same]
-            related = tuple(d for d in raw if _related(d.path, paths))
+            side = "B" if reverse else "A"  # note paths are in that side's own indexes
+            related = tuple(d for d in raw if _related(side_path(d.path, side), paths))
             text = same[0].describe(reverse=reverse)
             out.append(RenameSummary(rule, text, old, new, len(same), reverse, related))
     return tuple(out)
@@ -437,6 +468,7 @@ def diff_normalised(
     ignore: Iterable[str] = (),
     timing: bool = False,
     collapse_polls: bool = False,
+    strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
@@ -450,21 +482,24 @@ def diff_normalised(
     runs_b: dict[int, int] = {}
     if collapse_polls:
         (a, runs_a), (b, runs_b) = last_polls(a), last_polls(b)
-    alignment = align([e.key for e in a], [e.key for e in b])
+    alignment = align_exchanges(a, b)
     ids = Correspondence()
     out = []
     for step in alignment.steps:
         if step.kind is StepKind.PAIR:
             assert step.a is not None and step.b is not None
-            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids)
+            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids,
+                                  strict_order=strict_order)
             polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
-            out.append(pair if polls[0] == polls[1] else with_polls(pair, *polls))
+            out.append(with_polls(pair, *polls, ignores))
         elif step.kind is StepKind.REMOVED:
             assert step.a is not None
-            out.append(ExchangeDiff(PairKind.REMOVED, a[step.a].key, a[step.a].number, None))
+            x = a[step.a]
+            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
         else:
             assert step.b is not None
-            out.append(ExchangeDiff(PairKind.INSERTED, b[step.b].key, None, b[step.b].number))
+            y = b[step.b]
+            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
     return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate)
 
 
@@ -475,15 +510,21 @@ def diff_captures(
     ignore: Iterable[str] = (),
     timing: bool = False,
     collapse_polls: bool = False,
+    strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
 ) -> CaptureDiff:
     """Diff two captures of the same scenario.
 
-    Volatile values are normalised per capture, exchanges are aligned on their operations
-    (an extra poll is one insertion), and each pair is compared structurally.  `ignore` holds
-    patterns in the syntax of `_ignore`'s docstring; a bad one raises ValueError.
-    `collapse_polls` compares only the last poll of each run of identical polls.
+    Pure: values in, a `CaptureDiff` out, nothing printed or written.  Volatile values are
+    normalised per capture, exchanges are aligned on their operations (an extra poll is one
+    insertion), their events as sequences, and each pair is compared structurally.
+
+    - `ignore`: patterns in the syntax of `_ignore`'s docstring (paths and keywords); an
+      unknown or malformed one raises ValueError naming the valid ones.
+    - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
+    - `collapse_polls`: compare only the last poll of each run of identical polls.
+    - `strict_order`: also report object key order (proto-JSON gives it no meaning).
 
     Example::
 
@@ -491,12 +532,14 @@ def diff_captures(
         result.same       # False
         result.summary()  # "5 exchanges compared, 2 differ, 0 inserted, 0 removed, 3 renames"
     """
-    return diff_normalised(
+    result = diff_normalised(
         normalise_capture(a),
         normalise_capture(b),
         ignore=ignore,
         timing=timing,
         collapse_polls=collapse_polls,
+        strict_order=strict_order,
         a_name=a_name,
         b_name=b_name,
     )
+    return replace(result, a_capture=a, b_capture=b)

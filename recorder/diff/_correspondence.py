@@ -10,6 +10,16 @@ from recorder.protocol import IdKind
 _PLACEHOLDER = re.compile(r"<(" + "|".join(k.value for k in IdKind) + r")-(\d+)>")
 
 
+def erase_numbers(text: str) -> str:
+    """`text` with each placeholder's number left out (`<task-3>` -> `<task>`): what two
+    captures' values share when one extra id earlier renumbered the rest."""
+    return _PLACEHOLDER.sub(_kind_only, text) if "<" in text else text
+
+
+def _kind_only(match: re.Match[str]) -> str:
+    return f"<{match.group(1)}>"
+
+
 @dataclass
 class Correspondence:
     """Which placeholder of capture A stands for which of capture B (a one-to-one map).

@@ -18,8 +18,8 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.diff._normalise import Normaliser, event_data, parse_json
-from recorder.protocol import NOT_JSON
+from recorder.diff._normalise import Normaliser
+from recorder.protocol import NOT_JSON, event_fields, parse_json
 
 
 def exchange_key(exchange: Exchange) -> str:
@@ -30,13 +30,20 @@ def exchange_key(exchange: Exchange) -> str:
     return f"(not A2A) {exchange.request.method}"
 
 
-def normalise_body(data: bytes, normaliser: Normaliser) -> Body:
-    """Parse and normalise a body: JSON if it parses, else text, else a byte summary."""
+def normalise_body(data: bytes | str, normaliser: Normaliser) -> Body:
+    """Parse and normalise a body: JSON if it parses, else text, else a byte summary.
+
+    `data` is wire bytes (a body, a raw gRPC message) or text already decoded (SSE event data,
+    proto-JSON).  Bytes that are not UTF-8 become a summary; lone surrogates in JSON strings
+    (`"\\ud800"` is valid JSON text) are kept as they are.
+    """
     if not data:
         return EMPTY
     parsed = parse_json(data)
     if parsed is not NOT_JSON:
         return Body("json", normaliser.json(parsed))
+    if isinstance(data, str):
+        return Body("text", normaliser.text(data))
     try:
         return Body("text", normaliser.text(data.decode("utf-8")))
     except UnicodeDecodeError:
@@ -45,21 +52,19 @@ def normalise_body(data: bytes, normaliser: Normaliser) -> Body:
 
 
 def _normal_event(event: SseEvent, normaliser: Normaliser) -> NormalEvent:
-    kind, data, event_id, comments = event_data(event.lines)
+    fields = event_fields(event.lines)
     return NormalEvent(
-        event=kind,
-        data=normalise_body(data.encode(), normaliser),
-        id=normaliser.text(event_id) if event_id is not None else None,
-        comments=comments,
+        event=fields.event,
+        data=normalise_body(fields.data, normaliser),
+        id=normaliser.text(fields.id) if fields.id is not None else None,
+        comments=fields.comments,
         offset_us=event.offset_us,
     )
 
 
 def _normal_grpc(message: GrpcMessage, normaliser: Normaliser) -> NormalGrpc:
-    if message.json is not None:
-        body = normalise_body(message.json.encode(), normaliser)
-    else:
-        body = normalise_body(message.raw or b"", normaliser)
+    content = message.json if message.json is not None else message.raw or b""
+    body = normalise_body(content, normaliser)
     return NormalGrpc(body, message.type_name, message.compressed, message.offset_us)
 
 

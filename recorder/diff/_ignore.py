@@ -1,35 +1,59 @@
 """`--ignore` patterns: the path syntax that names a difference, and what a pattern drops.
 
-Paths name what differs; the same syntax selects what `--ignore` drops:
+Paths name what differs; the same syntax selects what `--ignore` drops.  A pattern starts with
+one of the keywords in `KEYWORDS` (printed by `keyword_help()`; an unknown one is an error that
+lists them):
 
     status                 the response status code
     request.method         request.target; binding; version; error; response
     header:NAME            a header on either side (request.header:NAME, response.header:NAME)
     trailer:NAME           a gRPC trailer
     body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
-    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events.count
-    messages[N].PATH       gRPC messages (request.messages[N].PATH); messages.count
+    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events[N]
+    messages[N].PATH       gRPC messages (request.messages[N].PATH)
     $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
     framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
     polls                  a note: the length of a run of identical polls (collapse_polls)
+    empty-defaults         a note: empty defaults ({}, [], "") only one side sends
     timing                 timing.duration_us, events[N].offset_us (only with timing=True)
+    key-order              object key order (only compared with strict_order=True)
     rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
 
 PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
+Events and messages are aligned as sequences: an added one is named by its index in B, a
+removed one by its index in A, and a compared pair by both when they differ (`events[3~4]`:
+A's event 3 is B's event 4); `[N]` in a pattern matches a pair when either index is N.
 Members of the lists in KEYED_LISTS (`_compare`) are named, not numbered: `skills[id=echo]`.
 A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
 a pattern applies to both sides.
+
+Pure and safe to use as a library: `parse_ignores(texts)` checks a list of patterns (raising
+ValueError with the valid keywords), `kept(differences, patterns)` filters.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from recorder.diff._result import Difference, RenameSummary
+from recorder.diff._renames import Rule
+from recorder.diff._result import Difference, DiffKind, RenameSummary
 
-_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
+_SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+~\d+|\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
+_PAIRED = re.compile(r"\[(\d+)~(\d+)\]")
+
+
+def pair_index(a: int, b: int) -> str:
+    """The index segment of an aligned pair of events: `[3]`, or `[3~4]` (A's 3rd is B's 4th)."""
+    return f"[{a}]" if a == b else f"[{a}~{b}]"
+
+
+def side_path(path: str, side: str) -> str:
+    """`path` in one side's own indexes: `events[3~4].data` is `events[3].data` in A."""
+    group = 1 if side == "A" else 2
+    return _PAIRED.sub(lambda m: f"[{m.group(group)}]", path)
 
 
 def segments(path: str) -> list[str]:
@@ -39,6 +63,91 @@ def segments(path: str) -> list[str]:
         seg = f"[{index}]" if index else name
         out.append(seg.lower() if seg.startswith(("header:", "trailer:")) else seg)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """A pattern's first segment: what it names, and what may follow it.
+
+    `children` None: any path (a JSON document); empty: nothing; otherwise the allowed next
+    names (after an index, for `indexed` keywords such as `events[N]`).
+    """
+
+    shown: str
+    meaning: str
+    children: frozenset[str] | None = frozenset()
+    indexed: bool = False
+
+
+_EVENT_FIELDS = frozenset({"data", "event", "id", "comments", "offset_us"})
+KEYWORDS: dict[str, Keyword] = {
+    "status": Keyword("status", "the response status code"),
+    "method": Keyword("request.method", "the request method"),
+    "target": Keyword("request.target", "the request path and query"),
+    "binding": Keyword("binding", "the binding (JSONRPC, HTTP+JSON, GRPC)"),
+    "version": Keyword("version", "the protocol version"),
+    "error": Keyword("error", "the exchange's transport error"),
+    "response": Keyword("response", "a response on one side only"),
+    "header:": Keyword("header:NAME", "a header (request.header:NAME, response.header:NAME)"),
+    "trailer:": Keyword("trailer:NAME", "a gRPC trailer"),
+    "body": Keyword("body[.PATH]", "the JSON body (request.body.PATH)", None),
+    "events": Keyword("events[N][.data.PATH]", "SSE events", _EVENT_FIELDS, indexed=True),
+    "messages": Keyword("messages[N][.PATH]", "gRPC messages", None, indexed=True),
+    "framing": Keyword("framing[.newline|.comments]", "SSE framing",
+                       frozenset({"newline", "comments"})),
+    "timing": Keyword("timing[.duration_us]", "durations (with timing)",
+                      frozenset({"duration_us"})),
+    "polls": Keyword("polls", "a different number of identical polls (a note)"),
+    "empty-defaults": Keyword("empty-defaults", "empty defaults one side sends (a note)"),
+    "key-order": Keyword("key-order", "object key order (with strict_order)"),
+    "rename:": Keyword("rename:RULE", "a v0.3 -> v1.0 rename: " + ", ".join(Rule) + ", *"),
+    "$": Keyword("$.PATH", "PATH in every JSON document", None),
+}
+
+
+# Keywords that name a kind of difference wherever it is, not a path.
+KIND_KEYWORDS: dict[tuple[str, ...], DiffKind] = {
+    ("key-order",): DiffKind.KEY_ORDER,
+    ("empty-defaults",): DiffKind.EMPTY_DEFAULT,
+    ("polls",): DiffKind.POLLS,
+}
+
+
+def keyword_help() -> str:
+    """The valid pattern starts, one per line, for an error message or `--help`."""
+    width = max(len(k.shown) for k in KEYWORDS.values())
+    indent = " " * (width + 4)
+    return "\n".join(
+        textwrap.fill(k.meaning, 96, initial_indent=f"  {k.shown.ljust(width)}  ",
+                      subsequent_indent=indent, break_on_hyphens=False)
+        for k in KEYWORDS.values()
+    )
+
+
+def _unknown(text: str, why: str) -> ValueError:
+    return ValueError(f"unknown ignore pattern {text!r}: {why}; expected a path starting "
+                      f"with one of:\n{keyword_help()}")
+
+
+def _check(text: str, parts: Sequence[str]) -> None:
+    """Raise ValueError unless `parts` start with a keyword and follow its shape."""
+    root = parts[0]
+    prefix = next((p for p in ("header:", "trailer:", "rename:") if root.startswith(p)), None)
+    name = prefix or root
+    keyword = KEYWORDS.get(name)
+    if keyword is None:
+        raise _unknown(text, f"{root!r} is not a keyword")
+    if prefix == "rename:" and root[len(prefix):] not in {*Rule, "*"}:
+        raise _unknown(text, f"no rename rule {root[len(prefix):]!r}")
+    if prefix is not None and root == prefix:
+        raise _unknown(text, f"{root!r} needs a name after the colon")
+    rest = list(parts[1:])
+    if keyword.indexed and rest and rest[0].startswith("["):
+        rest = rest[1:]
+    if keyword.children is not None and not keyword.children and rest:
+        raise _unknown(text, f"{root!r} has nothing under it")
+    if keyword.children is not None and rest and rest[0] not in keyword.children:
+        raise _unknown(text, f"{root!r} has no {rest[0]!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +173,16 @@ class IgnorePattern:
             raw = raw[1:]
         parts = segments(raw)
         side = None
-        if not json_only and parts and parts[0] in ("request", "response"):
+        if not json_only and len(parts) > 1 and parts[0] in ("request", "response"):
             side, parts = parts[0], parts[1:]
+        if not json_only:
+            _check(text, parts)
         return cls(text, tuple(parts), side, json_only)
 
     def matches(self, diff: Difference) -> bool:
+        kind = KIND_KEYWORDS.get(self.segments) if self.side is None else None
+        if kind is not None:
+            return diff.kind is kind
         if self.json_only:
             return diff.json_path is not None and _prefix(self.segments, segments(diff.json_path))
         parts = segments(diff.path)
@@ -94,10 +208,14 @@ def _segment_match(pattern: str, segment: str) -> bool:
         return True
     if pattern == "[*]":
         return segment.startswith("[")
+    paired = _PAIRED.fullmatch(segment)
+    if paired and pattern.startswith("["):  # `[3]` names A's 3rd and B's 3rd event
+        return pattern[1:-1] in paired.groups()
     return pattern == "*" and not segment.startswith("[")
 
 
 def parse_ignores(patterns: Iterable[str]) -> tuple[IgnorePattern, ...]:
+    """Parse `--ignore` patterns; raise ValueError (listing the keywords) for a bad one."""
     return tuple(IgnorePattern.parse(p) for p in patterns)
 
 

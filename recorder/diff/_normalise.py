@@ -19,7 +19,6 @@ summary); both v1.0 and v0.3 shapes are covered by the same tables.
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 import re
@@ -37,8 +36,10 @@ from recorder.protocol import (
     RESOURCE_NAME_FIELDS,
     TIMESTAMP_FIELDS,
     IdKind,
+    decode_status_details,
+    event_data,
+    parse_json,
 )
-from recorder.protocol import parse_json as parse_protocol_json
 
 # Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
 # v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
@@ -236,10 +237,10 @@ class Normaliser:
     def _observe_response(self, response: Response) -> None:
         self._observe_body(response.body)
         for event in response.events:
-            self._observe_body(event_data(event.lines)[1].encode())
+            self._observe_body(event_data(event.lines))
         self._observe_messages(response.messages)
 
-    def _observe_body(self, body: bytes) -> None:
+    def _observe_body(self, body: bytes | str) -> None:
         parsed = parse_json(body)
         if parsed is not NOT_JSON:
             self.observe_json(parsed)
@@ -247,7 +248,7 @@ class Normaliser:
     def _observe_messages(self, messages: Iterable[GrpcMessage]) -> None:
         for message in messages:
             if message.json is not None:
-                self._observe_body(message.json.encode())
+                self._observe_body(message.json)
 
     # -- substitution ------------------------------------------------------------------------
 
@@ -401,51 +402,5 @@ def _query_pairs(query: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def parse_json(data: bytes) -> Any:
-    """`recorder.protocol.parse_json`, after a cheap look at the first byte: the diff meets
-    large non-JSON bodies, and most of them are told apart without a parse attempt."""
-    stripped = data.lstrip()
-    if not stripped or stripped[:1] not in b'{["-0123456789tfn':
-        return NOT_JSON
-    return parse_protocol_json(data)
-
-
 def _compact(value: Json) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def decode_status_details(value: str) -> Json | None:
-    """Decode a `grpc-status-details-bin` value (base64 google.rpc.Status) to proto-JSON.
-
-    Returns None when the value is not valid base64 or not a Status, or when protobuf's
-    well-known types are unavailable.
-    """
-    try:
-        from google.protobuf import json_format
-        from google.rpc import error_details_pb2, status_pb2  # noqa: F401 (registers Any types)
-    except ImportError:  # pragma: no cover - protobuf ships with a2a-sdk
-        return None
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-        status = status_pb2.Status.FromString(raw)
-        return json_format.MessageToDict(status)
-    except Exception:  # noqa: BLE001 - any decode failure means "not decodable"
-        return None
-
-
-def event_data(lines: Iterable[str]) -> tuple[str, str, str | None, tuple[str, ...]]:
-    """Split an SSE block into (event type, data, id, comments) per the SSE field rules."""
-    event, data, event_id, comments = "message", [], None, []
-    for line in lines:
-        if line.startswith(":"):
-            comments.append(line)
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-        elif name == "id":
-            event_id = value
-    return event, "\n".join(data), event_id, tuple(comments)

@@ -7,7 +7,9 @@ different run length on a compared pair.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from recorder.diff._ignore import IgnorePattern, kept
 from recorder.diff._normal import NormalExchange
 from recorder.diff._result import Difference, DiffKind, ExchangeDiff
 
@@ -47,7 +49,11 @@ def last_polls(exchanges: Sequence[NormalExchange]) -> tuple[list[NormalExchange
     return kept, runs
 
 
-def with_polls(pair: ExchangeDiff, old: int, new: int) -> ExchangeDiff:
+def with_polls(
+    pair: ExchangeDiff, old: int, new: int, ignores: Sequence[IgnorePattern] = ()
+) -> ExchangeDiff:
+    """`pair` with a note when its poll runs differ in length (unless `ignores` drop it)."""
     note = Difference(DiffKind.POLLS, "polls", old, new)
-    return ExchangeDiff(pair.kind, pair.operation, pair.a, pair.b, (*pair.differences, note),
-                        pair.renames, pair.raw)
+    if old == new or not kept((note,), ignores):
+        return pair
+    return replace(pair, differences=(*pair.differences, note))

@@ -9,13 +9,13 @@ renames, and two v0.3 captures cancel out (each side produces the same notes).
 Each applied rule leaves a `RenameNote` with the path it touched, in the coordinates of the
 side it came from, so the raw differences it explains can be listed under it.
 
-Sources: a2a-wire.md §1 (methods, routes, gRPC), §2 (card), §3 (headers), §4 (streaming,
-`final`), §6 (push config), §7 (enum forms, discriminators, Part, send configuration).
+The tables are protocol's (`recorder.protocol`: `_v03` for the shapes, `_operations` for
+methods, rpcs, services and routes, derived from its one operation table); this module only
+applies them and says what it applied.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -29,97 +29,40 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.protocol import PUSH_DELIVERY
+from recorder.protocol import (
+    PUSH_DELIVERY,
+    V03_CARD_EXTENDED_FLAG,
+    V03_CARD_LEGACY_FIELDS,
+    V03_ENUM_FIELDS,
+    V03_FILE_FIELDS,
+    V03_HEADER_RENAMES,
+    V03_KIND_MEMBERS,
+    V03_METHOD_RENAMES,
+    V03_PART_KINDS,
+    V03_PUSH_CONFIG_PARAMS,
+    V03_RESOURCE_NAMES,
+    V03_RPC_RENAMES,
+    V03_SECURITY_SCHEME_FIELDS,
+    V03_SECURITY_SCHEME_MEMBERS,
+    V03_SEND_CONFIG_RENAMES,
+    V03_SERVICE_RENAMES,
+    Version,
+    v1_route_path,
+)
 
 V0_3, V1_0 = "0.3", "1.0"
 
-# §1: JSON-RPC method names.
-METHOD_RENAMES: Mapping[str, str] = {
-    "message/send": "SendMessage",
-    "message/stream": "SendStreamingMessage",
-    "tasks/get": "GetTask",
-    "tasks/cancel": "CancelTask",
-    "tasks/resubscribe": "SubscribeToTask",
-    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
-    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
-    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
-}
-# §1: REST route prefixes (first match wins) and gRPC service and rpc names.
-ROUTE_RENAMES: tuple[tuple[str, str], ...] = (("/v1/card", "/extendedAgentCard"), ("/v1/", "/"))
-GRPC_SERVICE_RENAMES: Mapping[str, str] = {"/a2a.v1.A2AService/": "/lf.a2a.v1.A2AService/"}
-GRPC_RPC_RENAMES: Mapping[str, str] = {
-    "TaskSubscription": "SubscribeToTask",
-    "ListTaskPushNotificationConfig": "ListTaskPushNotificationConfigs",
-    "GetAgentCard": "GetExtendedAgentCard",
-}
-# §7: enum forms, by field name.  v0.3 proto-JSON spelled CANCELLED with double L.
-TASK_STATES: Mapping[str, str] = {
-    "submitted": "TASK_STATE_SUBMITTED",
-    "working": "TASK_STATE_WORKING",
-    "input-required": "TASK_STATE_INPUT_REQUIRED",
-    "completed": "TASK_STATE_COMPLETED",
-    "canceled": "TASK_STATE_CANCELED",
-    "failed": "TASK_STATE_FAILED",
-    "rejected": "TASK_STATE_REJECTED",
-    "auth-required": "TASK_STATE_AUTH_REQUIRED",
-    "unknown": "TASK_STATE_UNSPECIFIED",
-    "TASK_STATE_CANCELLED": "TASK_STATE_CANCELED",
-}
-ROLES: Mapping[str, str] = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
-ENUM_FIELDS: Mapping[str, Mapping[str, str]] = {"state": TASK_STATES, "role": ROLES}
-# §7: `kind` discriminators -> oneof member names; parts lose `kind` altogether.
-KIND_MEMBERS: Mapping[str, str] = {
-    "task": "task",
-    "message": "message",
-    "status-update": "statusUpdate",
-    "artifact-update": "artifactUpdate",
-}
-PART_KINDS = frozenset({"text", "file", "data"})
-FILE_FIELDS: Mapping[str, str] = {
-    "bytes": "raw",
-    "uri": "url",
-    "mimeType": "mediaType",
-    "name": "filename",
-}
 # Operations whose results (and stream events, and push deliveries) are a oneof wrapper in v1.0.
 WRAPPED_OPERATIONS = frozenset(
     {"SendMessage", "SendStreamingMessage", "SubscribeToTask", PUSH_DELIVERY}
 )
-# §6: v0.3 push-config get/list/delete params name the task `id` and the config
-# `pushNotificationConfigId`; v1.0 calls them `taskId` and `id`.
-PUSH_CONFIG_PARAMS: Mapping[str, str] = {"id": "taskId", "pushNotificationConfigId": "id"}
+# Operations whose v0.3 params name the task `id` (V03_PUSH_CONFIG_PARAMS).
 PUSH_CONFIG_PARAM_OPERATIONS = frozenset(
     {
         "GetTaskPushNotificationConfig",
         "ListTaskPushNotificationConfigs",
         "DeleteTaskPushNotificationConfig",
     }
-)
-# §6, §7: the send configuration's push config member.
-SEND_CONFIG_RENAMES: Mapping[str, str] = {"pushNotificationConfig": "taskPushNotificationConfig"}
-# §2: legacy card fields folded into `supportedInterfaces`.
-CARD_LEGACY_FIELDS = ("url", "preferredTransport", "additionalInterfaces", "protocolVersion")
-# §2: v0.3 security schemes carry a `type` discriminator (and apiKey's `in`); v1.0 wraps each
-# in a oneof member.  v0.3 requirements `[{name: [scopes]}]` (on the card and on skills) are
-# v1.0 `securityRequirements: [{schemes: {name: {list: [scopes]}}}]`.
-SECURITY_SCHEME_MEMBERS: Mapping[str, str] = {
-    "apiKey": "apiKeySecurityScheme",
-    "http": "httpAuthSecurityScheme",
-    "oauth2": "oauth2SecurityScheme",
-    "openIdConnect": "openIdConnectSecurityScheme",
-    "mutualTLS": "mtlsSecurityScheme",
-}
-SECURITY_SCHEME_FIELDS: Mapping[str, str] = {"in": "location"}
-CARD_EXTENDED_FLAG = ("supportsAuthenticatedExtendedCard", "capabilities.extendedAgentCard")
-# §3: header names.
-HEADER_RENAMES: Mapping[str, str] = {"x-a2a-extensions": "a2a-extensions"}
-# §1: v0.3 gRPC requests name resources (`name: "tasks/{id}"`); v1.0 uses plain id fields.
-RESOURCE_NAMES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    ("name", re.compile(r"tasks/([^/]+)/pushNotificationConfigs/([^/]+)\Z"), ("taskId", "id")),
-    ("name", re.compile(r"tasks/([^/]+)\Z"), ("id",)),
-    ("parent", re.compile(r"tasks/([^/]+)\Z"), ("taskId",)),
 )
 # User-defined content (metadata, data parts, error data): never translated.
 OPAQUE_KEYS = frozenset({"metadata", "data"})
@@ -206,7 +149,7 @@ def to_v1(exchange: NormalExchange) -> tuple[NormalExchange, tuple[RenameNote, .
     An exchange already in v1.0 shape comes back equal, with no notes.
     """
     t = _Translator(exchange.key)
-    request = t.request(exchange.request, exchange.binding)
+    request = t.request(exchange.request, exchange.binding, exchange.version)
     response = t.response(exchange.response) if exchange.response is not None else None
     version = exchange.version
     if version == V0_3:
@@ -230,11 +173,16 @@ class _Translator:
 
     # -- request and response ----------------------------------------------------------------
 
-    def request(self, request: NormalRequest, binding: str | None) -> NormalRequest:
+    def request(
+        self, request: NormalRequest, binding: str | None, version: str | None
+    ) -> NormalRequest:
         wrap_root = self.operation == PUSH_DELIVERY
+        target = request.target
+        if version == Version.V0_3:
+            target = self.target(request.method, target, binding)
         return replace(
             request,
-            target=self.target(request.target, binding),
+            target=target,
             headers=self.headers(request.headers, "request.header"),
             body=self.body(request.body, "request.body", wrap_root=wrap_root),
             messages=self.messages(request.messages, "request.messages"),
@@ -259,30 +207,29 @@ class _Translator:
             for i, m in enumerate(messages)
         )
 
-    def target(self, target: str, binding: str | None) -> str:
-        for old, new in GRPC_SERVICE_RENAMES.items():
-            if target.startswith(old):
-                self.note(Rule.GRPC_SERVICE, old.strip("/"), new.strip("/"), "request.target")
-                rpc = target[len(old) :]
-                if rpc in GRPC_RPC_RENAMES:
-                    self.note(Rule.GRPC_RPC, rpc, GRPC_RPC_RENAMES[rpc], "request.target")
-                return new + GRPC_RPC_RENAMES.get(rpc, rpc)
-        if binding != "HTTP+JSON":
+    def target(self, verb: str, target: str, binding: str | None) -> str:
+        """A v0.3 gRPC path or HTTP+JSON request target in its v1.0 form."""
+        for old, new in V03_SERVICE_RENAMES.items():
+            prefix = f"/{old}/"
+            if target.startswith(prefix):
+                self.note(Rule.GRPC_SERVICE, old, new, "request.target")
+                rpc = target[len(prefix) :]
+                if rpc in V03_RPC_RENAMES:
+                    self.note(Rule.GRPC_RPC, rpc, V03_RPC_RENAMES[rpc], "request.target")
+                return f"/{new}/{V03_RPC_RENAMES.get(rpc, rpc)}"
+        path, sep, query = target.partition("?")
+        routed = v1_route_path(self.operation, verb, path) if binding == "HTTP+JSON" else None
+        if routed is None:
             return target
-        for old, new in ROUTE_RENAMES:
-            if old in target:
-                renamed = target.replace(old, new, 1)
-                old_path, new_path = target.partition("?")[0], renamed.partition("?")[0]
-                self.note(Rule.ROUTE, old_path, new_path, "request.target")
-                return renamed
-        return target
+        self.note(Rule.ROUTE, path, routed[0], "request.target")
+        return routed[0] + sep + query
 
     def headers(self, headers: Headers, path: str) -> Headers:
         out = []
         for name, value in headers:
-            if name in HEADER_RENAMES:
-                self.note(Rule.HEADER, name, HEADER_RENAMES[name], f"{path}:{name}")
-                name = HEADER_RENAMES[name]
+            if name in V03_HEADER_RENAMES:
+                self.note(Rule.HEADER, name, V03_HEADER_RENAMES[name], f"{path}:{name}")
+                name = V03_HEADER_RENAMES[name]
             out.append((name, value))
         return tuple(out)
 
@@ -301,9 +248,9 @@ class _Translator:
     def envelope(self, envelope: dict[str, Any], path: str, *, wrap_root: bool) -> dict[str, Any]:
         out = dict(envelope)
         method = out.get("method")
-        if isinstance(method, str) and method in METHOD_RENAMES:
-            self.note(Rule.METHOD, method, METHOD_RENAMES[method], f"{path}.method")
-            out["method"] = METHOD_RENAMES[method]
+        if isinstance(method, str) and method in V03_METHOD_RENAMES:
+            self.note(Rule.METHOD, method, V03_METHOD_RENAMES[method], f"{path}.method")
+            out["method"] = V03_METHOD_RENAMES[method]
         params = out.get("params")
         if isinstance(params, dict) and self.operation in PUSH_CONFIG_PARAM_OPERATIONS:
             out["params"] = self.push_config_params(params, f"{path}.params")
@@ -315,11 +262,11 @@ class _Translator:
     def push_config_params(self, params: dict[str, Any], path: str) -> dict[str, Any]:
         if "taskId" in params or "id" not in params:
             return params  # already v1.0
-        renamed = [key for key in params if key in PUSH_CONFIG_PARAMS]
+        renamed = [key for key in params if key in V03_PUSH_CONFIG_PARAMS]
         old = "{" + ", ".join(renamed) + "}"
-        new = "{" + ", ".join(PUSH_CONFIG_PARAMS[key] for key in renamed) + "}"
+        new = "{" + ", ".join(V03_PUSH_CONFIG_PARAMS[key] for key in renamed) + "}"
         self.note(Rule.PUSH_CONFIG, old, new, path)
-        return {PUSH_CONFIG_PARAMS.get(key, key): value for key, value in params.items()}
+        return {V03_PUSH_CONFIG_PARAMS.get(key, key): value for key, value in params.items()}
 
     def value(self, value: Any, path: str, *, wrap: bool = False, part: bool = False) -> Any:
         if isinstance(value, list):
@@ -335,8 +282,8 @@ class _Translator:
         here = f"{path}.{key}"
         if key in OPAQUE_KEYS:
             return value
-        if key in ENUM_FIELDS and isinstance(value, str) and value in ENUM_FIELDS[key]:
-            new = ENUM_FIELDS[key][value]
+        if key in V03_ENUM_FIELDS and isinstance(value, str) and value in V03_ENUM_FIELDS[key]:
+            new = V03_ENUM_FIELDS[key][value]
             self.note(Rule.ENUM, value, new, here)
             return new
         if key == "configuration" and isinstance(value, dict):
@@ -348,16 +295,16 @@ class _Translator:
         kind = obj.get("kind")
         if not isinstance(kind, str):
             return None
-        if part and kind in PART_KINDS:
+        if part and kind in V03_PART_KINDS:
             del obj["kind"]
             self.part(obj, kind, path)
             return None
-        if kind not in KIND_MEMBERS:
+        if kind not in V03_KIND_MEMBERS:
             return None
         del obj["kind"]
         if wrap:
-            self.note(Rule.KIND_WRAPPER, f'"kind":"{kind}"', KIND_MEMBERS[kind], path)
-            return KIND_MEMBERS[kind]
+            self.note(Rule.KIND_WRAPPER, f'"kind":"{kind}"', V03_KIND_MEMBERS[kind], path)
+            return V03_KIND_MEMBERS[kind]
         self.note(Rule.KIND_REMOVED, f'"kind":"{kind}"', "", path)
         return None
 
@@ -365,7 +312,7 @@ class _Translator:
         self.note(Rule.PART_KIND, f'"kind":"{kind}"', kind if kind != "file" else "raw|url", path)
         file = obj.pop("file", None) if kind == "file" else None
         if isinstance(file, dict):
-            obj.update({FILE_FIELDS.get(k, k): v for k, v in file.items()})
+            obj.update({V03_FILE_FIELDS.get(k, k): v for k, v in file.items()})
 
     def object_rules(self, obj: dict[str, Any], path: str, *, part: bool) -> dict[str, Any]:
         if "final" in obj and "taskId" in obj and "status" in obj:
@@ -383,7 +330,7 @@ class _Translator:
         return self.resource_names(obj, path)
 
     def resource_names(self, obj: dict[str, Any], path: str) -> dict[str, Any]:
-        for key, pattern, fields in RESOURCE_NAMES:
+        for key, pattern, fields in V03_RESOURCE_NAMES:
             value = obj.get(key)
             match = pattern.match(value) if isinstance(value, str) else None
             if match is None or any(f in obj for f in fields):
@@ -400,20 +347,20 @@ class _Translator:
             self.note(Rule.SEND_CONFIG, "blocking", inverted, f"{path}.blocking")
             if blocking is False:  # v1.0 omits the default `returnImmediately: false`
                 config["returnImmediately"] = True
-        for old, new in SEND_CONFIG_RENAMES.items():
+        for old, new in V03_SEND_CONFIG_RENAMES.items():
             if isinstance(config.get(old), dict):
                 self.note(Rule.SEND_CONFIG, old, new, f"{path}.{old}")
                 config[new] = _push_config(config.pop(old))
         return config
 
     def card(self, card: dict[str, Any], path: str) -> dict[str, Any]:
-        legacy = {key: card.pop(key) for key in CARD_LEGACY_FIELDS if key in card}
+        legacy = {key: card.pop(key) for key in V03_CARD_LEGACY_FIELDS if key in card}
         if legacy:
             self.note(Rule.CARD_FIELD, "/".join(legacy), "supportedInterfaces", path)
             card.setdefault("supportedInterfaces", _interfaces(legacy))
         if "supportsAuthenticatedExtendedCard" in card:
             flag = card.pop("supportsAuthenticatedExtendedCard")
-            self.note(Rule.CARD_FIELD, *CARD_EXTENDED_FLAG, path)
+            self.note(Rule.CARD_FIELD, *V03_CARD_EXTENDED_FLAG, path)
             capabilities = dict(card.get("capabilities") or {})
             if flag:
                 capabilities.setdefault("extendedAgentCard", flag)
@@ -435,11 +382,11 @@ class _Translator:
 
     def security_scheme(self, scheme: Any, path: str) -> Any:
         kind = scheme.get("type") if isinstance(scheme, dict) else None
-        if not isinstance(kind, str) or kind not in SECURITY_SCHEME_MEMBERS:
+        if not isinstance(kind, str) or kind not in V03_SECURITY_SCHEME_MEMBERS:
             return scheme
-        member = SECURITY_SCHEME_MEMBERS[kind]
+        member = V03_SECURITY_SCHEME_MEMBERS[kind]
         self.note(Rule.CARD_FIELD, f'"type":"{kind}"', member, path)
-        fields = {SECURITY_SCHEME_FIELDS.get(k, k): v for k, v in scheme.items() if k != "type"}
+        fields = {V03_SECURITY_SCHEME_FIELDS.get(k, k): v for k, v in scheme.items() if k != "type"}
         return {member: fields}
 
     def requirements(self, holder: dict[str, Any], path: str) -> dict[str, Any]:

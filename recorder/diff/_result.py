@@ -5,9 +5,11 @@ Plain frozen values, built by `_compare` and read by `_report`; `ABSENT` marks a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from recorder.capture import Capture
 
 
 class _Absent:
@@ -24,7 +26,7 @@ class DiffKind(StrEnum):
     CHANGED = "changed"
     ADDED = "added"
     REMOVED = "removed"
-    KEY_ORDER = "key-order"  # a note: never makes two captures differ
+    KEY_ORDER = "key-order"  # only compared with strict_order, and then a difference
     # A note: a field one side sends as its empty default ({}, [], "") and the other omits;
     # proto-JSON reads both the same.  Grouped per exchange (old/new: {field name: count}).
     EMPTY_DEFAULT = "empty-default"
@@ -34,8 +36,8 @@ class DiffKind(StrEnum):
     POLLS = "polls"
 
 
-NOTES = frozenset({DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
-EMPTY_DEFAULTS_PATH = "(empty defaults)"
+NOTES = frozenset({DiffKind.EMPTY_DEFAULT, DiffKind.POLLS})  # never count
+EMPTY_DEFAULTS_PATH = "empty-defaults"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,7 @@ class ExchangeDiff:
     differences: tuple[Difference, ...] = ()  # what remains after renames (notes included)
     renames: tuple[RenameSummary, ...] = ()
     raw: tuple[Difference, ...] = ()  # everything, before renames were recognised
+    binding: str | None = None  # "JSONRPC", or "JSONRPC / GRPC" when the two sides differ
 
     @property
     def label(self) -> str:
@@ -98,12 +101,18 @@ class ExchangeDiff:
 
 @dataclass(frozen=True, slots=True)
 class CaptureDiff:
-    """The diff of two captures; `same` is True when nothing counted differs."""
+    """The diff of two captures; `same` is True when nothing counted differs.
+
+    `a_capture` and `b_capture` are the captures compared, when known (`diff_captures` sets
+    them), so that a report can show the exchanges themselves; they take no part in equality.
+    """
 
     a_name: str
     b_name: str
     exchanges: tuple[ExchangeDiff, ...]
     approximate: bool = False  # alignment fell back to positional pairing somewhere
+    a_capture: Capture | None = field(default=None, compare=False, repr=False)
+    b_capture: Capture | None = field(default=None, compare=False, repr=False)
 
     def count(self, kind: PairKind) -> int:
         return sum(1 for e in self.exchanges if e.kind is kind)

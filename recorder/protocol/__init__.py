@@ -42,6 +42,7 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._grpc import decode_status_details, status_reason
 from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
 from recorder.protocol._lintview import (
     ExchangeLike,
@@ -56,7 +57,10 @@ from recorder.protocol._lintview import (
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
+    V03_METHOD_RENAMES,
+    V03_RPC_RENAMES,
     V03_SERVICE,
+    V03_SERVICE_RENAMES,
     V1_SERVICE,
     Capability,
     Operation,
@@ -68,6 +72,7 @@ from recorder.protocol._operations import (
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
     route_for,
+    v1_route_path,
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
@@ -81,11 +86,24 @@ from recorder.protocol._spec import (
     media_type,
 )
 from recorder.protocol._sse import (
+    SseFields,
     SseFramer,
     event_data,
+    event_fields,
     event_type,
     is_event_stream,
     render_events,
+)
+from recorder.protocol._states import (
+    STATE_ALIASES,
+    STREAM_MEMBERS,
+    TASK_STATES,
+    V03_KINDS,
+    Carried,
+    TaskStateRow,
+    carried,
+    task_state,
+    task_state_row,
 )
 from recorder.protocol._types import (
     AGENT_CARD,
@@ -93,6 +111,22 @@ from recorder.protocol._types import (
     Binding,
     Classification,
     Version,
+)
+from recorder.protocol._v03 import (
+    V03_CARD_EXTENDED_FLAG,
+    V03_CARD_LEGACY_FIELDS,
+    V03_ENUM_FIELDS,
+    V03_FILE_FIELDS,
+    V03_HEADER_RENAMES,
+    V03_KIND_MEMBERS,
+    V03_PART_KINDS,
+    V03_PUSH_CONFIG_PARAMS,
+    V03_RESOURCE_NAMES,
+    V03_ROLES,
+    V03_SECURITY_SCHEME_FIELDS,
+    V03_SECURITY_SCHEME_MEMBERS,
+    V03_SEND_CONFIG_RENAMES,
+    V03_TASK_STATES,
 )
 from recorder.protocol._volatile import (
     ID_FIELDS,
@@ -165,11 +199,13 @@ __all__ = [
     "Route",
     "RouteMatch",
     "SseEventLike",
+    "SseFields",
     "SseFramer",
     "Version",
     "card_etag",
     "card_location",
     "classify",
+    "decode_status_details",
     "error_by_code",
     "error_by_name",
     "error_by_reason",
@@ -177,6 +213,7 @@ __all__ = [
     "errors_by_http",
     "etag_matches",
     "event_data",
+    "event_fields",
     "event_type",
     "find_card",
     "interfaces_from_card",
@@ -193,9 +230,38 @@ __all__ = [
     "rewrite_grpc_interfaces",
     "rewrite_url",
     "route_for",
+    "status_reason",
     "unknown_error_name",
     "value_at",
     "is_event_stream",
     "NOT_JSON",
     "parse_json",
+    # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)
+    "STATE_ALIASES",
+    "STREAM_MEMBERS",
+    "TASK_STATES",
+    "V03_KINDS",
+    "Carried",
+    "TaskStateRow",
+    "carried",
+    "task_state",
+    "task_state_row",
+    "V03_METHOD_RENAMES",
+    "V03_RPC_RENAMES",
+    "V03_SERVICE_RENAMES",
+    "v1_route_path",
+    "V03_CARD_EXTENDED_FLAG",
+    "V03_CARD_LEGACY_FIELDS",
+    "V03_ENUM_FIELDS",
+    "V03_FILE_FIELDS",
+    "V03_HEADER_RENAMES",
+    "V03_KIND_MEMBERS",
+    "V03_PART_KINDS",
+    "V03_PUSH_CONFIG_PARAMS",
+    "V03_RESOURCE_NAMES",
+    "V03_ROLES",
+    "V03_SECURITY_SCHEME_FIELDS",
+    "V03_SECURITY_SCHEME_MEMBERS",
+    "V03_SEND_CONFIG_RENAMES",
+    "V03_TASK_STATES",
 ]

@@ -28,16 +28,8 @@ from typing import Any
 
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data
+from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS, task_state_row
 
-# The v1.0 oneof members, in the proto's order.
-V1_MEMBERS = ("task", "message", "statusUpdate", "artifactUpdate")
-# v0.3 `kind` discriminators, named by their v1.0 member.
-V03_KINDS: Mapping[str, str] = {
-    "task": "task",
-    "message": "message",
-    "status-update": "statusUpdate",
-    "artifact-update": "artifactUpdate",
-}
 _STATE_PREFIX = "TASK_STATE_"
 
 
@@ -45,14 +37,17 @@ _STATE_PREFIX = "TASK_STATE_"
 class Answer:
     """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
 
-    `state` is the task state the object reports (`COMPLETED`), `task_id` the task it names,
-    and `detail` a few words on what it holds (an artifact's name, an error's code).
+    `state` is the task state the object reports, as a person reads it (`COMPLETED`);
+    `raw_state` is the state as the wire wrote it (`TASK_STATE_COMPLETED`, `completed`).
+    `task_id` is the task it names, and `detail` a few words on what it holds (an artifact's
+    name, an error's code).
     """
 
     kind: str | None = None
     state: str | None = None
     task_id: str | None = None
     detail: str | None = None
+    raw_state: str | None = None
 
 
 NOTHING = Answer()
@@ -72,7 +67,7 @@ def answer_of(document: Mapping[str, Any]) -> Answer:
             return _error(document["error"])
         result = document.get("result")
         return answer_of(result) if isinstance(result, Mapping) else NOTHING
-    for member in V1_MEMBERS:
+    for member in STREAM_MEMBERS:
         if isinstance(document.get(member), Mapping):
             return _named(member, document[member])
     kind = document.get("kind")
@@ -86,17 +81,23 @@ def answer_of(document: Mapping[str, Any]) -> Answer:
 
 
 def state_name(state: object) -> str | None:
-    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED`."""
+    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED` (the table's
+    short name; a state the table does not know is shown the same way)."""
     if not isinstance(state, str) or not state:
         return None
+    row = task_state_row(state)
+    if row is not None:
+        return row.short
     return state.removeprefix(_STATE_PREFIX).replace("-", "_").upper()
 
 
 def _named(kind: str, body: Mapping[str, Any]) -> Answer:
     task_id = body.get("id") if kind == "task" else body.get("taskId")
-    return Answer(kind=kind, state=state_name(value_at(body, ("status", "state"))),
+    raw = value_at(body, ("status", "state")) if kind in ("task", "statusUpdate") else None
+    raw = raw if isinstance(raw, str) and raw else None
+    return Answer(kind=kind, state=state_name(raw),
                   task_id=task_id if isinstance(task_id, str) else None,
-                  detail=_detail(kind, body))
+                  detail=_detail(kind, body), raw_state=raw)
 
 
 def _detail(kind: str, body: Mapping[str, Any]) -> str | None:

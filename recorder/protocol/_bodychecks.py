@@ -42,9 +42,9 @@ from recorder.protocol._spec import (
     V03_JSONRPC_TASK_STATES,
     SpecVersion,
 )
+from recorder.protocol._states import STREAM_MEMBERS
 from recorder.protocol._types import Binding, Version
 
-STREAM_MEMBERS = ("task", "message", "statusUpdate", "artifactUpdate")
 _CUT_SHORT = ("stream truncated", "client closed", "no response")
 
 

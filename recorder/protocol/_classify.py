@@ -35,16 +35,11 @@ classification with `operation=None` and a `reason`.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
-
-from google.protobuf.message import DecodeError
-from google.rpc import error_details_pb2, status_pb2
 
 from recorder.protocol._cards import Interface, parse_version
 from recorder.protocol._errors import (
@@ -57,6 +52,7 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._grpc import DETAILS_HEADER, decode_status_details, status_reason
 from recorder.protocol._operations import (
     V03_SERVICE,
     V1_SERVICE,
@@ -68,6 +64,7 @@ from recorder.protocol._operations import (
 )
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data, event_type
+from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS
 from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
 
 # Path segments that name a mount point, never a tenant (the no-card tenant rule above).
@@ -77,8 +74,8 @@ BASE_PATH_WORDS: frozenset[str] = frozenset(
 )  # fmt: skip
 CARD_PATHS: tuple[str, ...] = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token"
-STREAM_RESPONSE_MEMBERS: tuple[str, ...] = ("task", "message", "statusUpdate", "artifactUpdate")
-V03_EVENT_KINDS: frozenset[str] = frozenset({"task", "message", "status-update", "artifact-update"})
+STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
+V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
 _RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
 
 
@@ -577,7 +574,7 @@ def _grpc_error(response: ResponseLike) -> str | None:
     code = int(raw)
     if code == 0:
         return None
-    reason = _grpc_details_reason(metadata.get("grpc-status-details-bin"))
+    reason = status_reason(decode_status_details(metadata.get(DETAILS_HEADER)))
     row = error_by_reason(reason) if reason else None
     if row is not None:
         return row.name
@@ -592,28 +589,6 @@ def _lower_map(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
     for name, value in headers:
         found.setdefault(str(name).lower(), str(value))
     return found
-
-
-def _grpc_details_reason(value: str | None) -> str | None:
-    """The ErrorInfo reason inside base64 `grpc-status-details-bin` (padding optional)."""
-    if not value:
-        return None
-    try:
-        status = status_pb2.Status.FromString(_b64decode(value))
-        for detail in status.details:
-            if detail.type_url.endswith("/google.rpc.ErrorInfo"):
-                reason = error_details_pb2.ErrorInfo.FromString(detail.value).reason
-                return str(reason) or None
-    except (ValueError, binascii.Error, DecodeError):
-        return None  # damaged details: the caller falls back to the status code
-    return None
-
-
-def _b64decode(value: str) -> bytes:
-    text = value.strip()
-    padded = text + "=" * (-len(text) % 4)
-    alphabet = b"-_" if ("-" in text or "_" in text) else None
-    return base64.b64decode(padded, altchars=alphabet)
 
 
 _ERROR_SHAPES: dict[Binding, Callable[[ResponseLike], str | None]] = {

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message, message_factory
 
-from recorder.protocol._errors import GRPC_STATUS_CODES, GRPC_STATUS_NAMES
+from recorder.protocol._errors import ERROR_INFO_TYPE, GRPC_STATUS_CODES, GRPC_STATUS_NAMES
 
 Direction = Literal["request", "response"]
 Metadata = tuple[tuple[str, str], ...]
@@ -334,16 +334,21 @@ def status_name(code: int | str | None) -> str | None:
         return None
 
 
-def decode_status_details(value: str | bytes) -> dict[str, Any] | None:
+def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
     """Decode a `grpc-status-details-bin` value into a `google.rpc.Status` dict.
 
-    Gives `{"code": 5, "message": "...", "details": [...]}`.  A detail whose type is known
-    (`google.rpc.ErrorInfo`, `BadRequest`, ...) is its proto-JSON with `"@type"`; an unknown one
-    is kept as `{"@type": url, "value": base64}`.  Returns None for bad base64 or bytes that are
-    not a Status.  Accepts the base64 text (padded or not) or already-decoded bytes.
+    The one decoder of this header (the classifier, the diff and the replayer's gRPC face use
+    it).  Gives `{"code": 5, "message": "...", "details": [...]}`, all three keys always.  A
+    detail whose type is known (`google.rpc.ErrorInfo`, `BadRequest`, ...) is its proto-JSON
+    with `"@type"`; an unknown or damaged one is kept as `{"@type": url, "value": base64}`.
+    Accepts the base64 text (padded or not, standard or URL-safe alphabet), grpc-core's
+    true-binary form, or already-decoded bytes.  Returns None, never raises, for a missing
+    value, bad base64 or bytes that are not a Status.
     """
+    if not value:
+        return None
     try:
-        raw = value if isinstance(value, bytes) else decode_binary_header(value)
+        raw = value if isinstance(value, bytes) else decode_binary_header(_standard_b64(value))
         status: Any = _shipped(STATUS_TYPE)()
         status.ParseFromString(raw)
     except (ValueError, message.DecodeError):
@@ -362,11 +367,30 @@ def _shipped(type_name: str) -> type[message.Message]:
     return cls
 
 
+def status_reason(status: Mapping[str, Any] | None) -> str | None:
+    """The `reason` of the first `google.rpc.ErrorInfo` in a decoded Status, or None."""
+    for detail in (status or {}).get("details", ()):
+        if str(detail.get("@type", "")).endswith("/" + ERROR_INFO_NAME):
+            reason = detail.get("reason")
+            if isinstance(reason, str) and reason:
+                return reason
+    return None
+
+
+ERROR_INFO_NAME = ERROR_INFO_TYPE.rpartition("/")[2]  # google.rpc.ErrorInfo
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def _standard_b64(value: str) -> str:
+    # Some peers send the URL-safe alphabet; the true-binary form is left alone.
+    return value if value.startswith(TRUE_BINARY_MARK) else value.translate(_URL_SAFE)
+
+
 def _detail_dict(detail: Any) -> dict[str, Any]:
     try:
         known: dict[str, Any] = json_format.MessageToDict(detail, descriptor_pool=a2a_pool())
         return known
-    except (json_format.Error, TypeError, KeyError):
+    except (json_format.Error, message.DecodeError, TypeError, KeyError):
         return {"@type": detail.type_url, "value": base64.b64encode(detail.value).decode()}
 
 

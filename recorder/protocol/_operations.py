@@ -67,6 +67,31 @@ class Route:
         """
         return len(_PARAM.sub("", self.template).replace("/", ""))
 
+    def match_tail(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """(base path, raw parameter text) when `path` ends in this route, else None.
+
+        The part of `path` before the route (a mount point such as `/a2a/rest`, or an
+        absolute-form origin) is the base; parameters are kept as written, not decoded.
+        """
+        parts = path.split("/")
+        size = len(self._segments) - 1  # the template's leading "" is not matched
+        if len(parts) <= size:
+            return None
+        params: dict[str, str] = {}
+        for part, (name, literal) in zip(parts[-size:], self._segments[1:], strict=True):
+            if name is None:
+                if part != literal:
+                    return None
+            elif not part.endswith(literal) or len(part) == len(literal):
+                return None
+            else:
+                params[name] = part[: len(part) - len(literal)]
+        return "/".join(parts[:-size]), params
+
+    def fill(self, params: Mapping[str, str]) -> str:
+        """The path for these parameter texts, inserted as they are (no percent-encoding)."""
+        return _PARAM.sub(lambda m: params[m.group(1)], self.template)
+
     def match(self, path: str) -> dict[str, str] | None:
         """Path parameters (percent-decoded) if `path` (no query) fits the template, else None."""
         parts = path.split("/")
@@ -277,6 +302,45 @@ _ROUTES_BY_SHAPE: dict[tuple[str, int], tuple[tuple[Route, Operation], ...]] = {
 for _pair in _ROUTES:
     _shape = (_pair[0].verb, _pair[0].template.count("/"))
     _ROUTES_BY_SHAPE[_shape] = (*_ROUTES_BY_SHAPE.get(_shape, ()), _pair)
+
+
+# ---- v0.3 names beside their v1.0 ones, derived from the table (the diff's renames) ----
+
+
+def _v1_row(row: Operation) -> Operation:
+    return _BY_NAME[(row.name, Version.V1_0)]
+
+
+_V03_ROWS = tuple(op for op in OPERATIONS if op.version is Version.V0_3)
+# v0.3 JSON-RPC method -> v1.0 method: `message/send` -> `SendMessage`.
+V03_METHOD_RENAMES: Mapping[str, str] = {
+    op.jsonrpc_method: _v1_row(op).jsonrpc_method for op in _V03_ROWS
+}
+# v0.3 gRPC rpc names that v1.0 changed: `TaskSubscription` -> `SubscribeToTask`.
+V03_RPC_RENAMES: Mapping[str, str] = {
+    op.grpc_rpc: _v1_row(op).grpc_rpc for op in _V03_ROWS if op.grpc_rpc != _v1_row(op).grpc_rpc
+}
+V03_SERVICE_RENAMES: Mapping[str, str] = {V03_SERVICE: V1_SERVICE}
+
+
+def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | None:
+    """A v0.3 HTTP+JSON request path of operation `name`, with its route turned into v1.0's.
+
+    Returns (new path, the v0.3 template, the v1.0 template), or None when no v0.3 route of
+    `name` ends `path`.  The base path and the parameters' text are kept as they are, so a
+    normalised path (`/a2a/rest/v1/tasks/<task-1>:cancel`) translates as well as a live one.
+    """
+    old, new = _BY_NAME.get((name, Version.V0_3)), _BY_NAME.get((name, Version.V1_0))
+    if old is None or new is None:
+        return None
+    verb = verb.upper()
+    for route in old.routes:
+        found = route.match_tail(path) if route.verb == verb else None
+        target = next((r for r in new.routes if r.verb == verb and not r.has_tenant), None)
+        if found is not None and target is not None:
+            base, params = found
+            return base + target.fill(params), route.template, target.template
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
+from recorder.protocol._states import TASK_STATES
 from recorder.protocol._types import Binding
 
 
@@ -66,19 +67,13 @@ def media_type(value: str | None) -> str:
     return (value or "").split(";", 1)[0].strip().lower()
 
 
-TERMINAL_STATES: frozenset[str] = frozenset(
-    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
-)
+TERMINAL_STATES: frozenset[str] = frozenset(row.name for row in TASK_STATES if row.terminal)
 INTERRUPTED_STATES: frozenset[str] = frozenset(
-    {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
-)
+    row.name for row in TASK_STATES if row.interrupted)
 
 # v0.3 JSON-RPC enum forms (schema-0.3 `TaskState`, `Message.role`).  v0.3 REST and gRPC used
 # the v0.3 proto's names instead, which the descriptors give.
-V03_JSONRPC_TASK_STATES: frozenset[str] = frozenset(
-    {"submitted", "working", "input-required", "completed", "canceled", "failed", "rejected",
-     "auth-required", "unknown"}
-)  # fmt: skip
+V03_JSONRPC_TASK_STATES: frozenset[str] = frozenset(row.v03 for row in TASK_STATES)
 V03_JSONRPC_ROLES: frozenset[str] = frozenset({"user", "agent"})
 
 # The v0.3 JSON-RPC discriminator that v1.0 removed (Appendix A.2.1); no proto carries it.

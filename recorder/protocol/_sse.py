@@ -15,6 +15,7 @@ a recorder keeps what the wire said, so a byte that is not UTF-8 becomes a lone 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 _ENDINGS = ("\r\n", "\n", "\r")
 EVENT_STREAM = "text/event-stream"
@@ -105,15 +106,44 @@ def _next_ending(buf: bytes, start: int) -> tuple[int, int]:
     return cr, 1
 
 
+@dataclass(frozen=True, slots=True)
+class SseFields:
+    """An event block read by the SSE field rules (HTML spec §9.2.6, "Interpreting an event
+    stream"): `event` is its type ("message" when no `event` field or an empty one), `data` its
+    `data` values joined with "\\n", `id` the last `id` field (None when there is none; one
+    holding U+0000 is ignored, as the spec says), `comments` its comment lines as written.
+    """
+
+    event: str
+    data: str
+    id: str | None
+    comments: tuple[str, ...]
+
+
+def event_fields(lines: Sequence[str]) -> SseFields:
+    """Read an event block's fields; never raises (unknown fields are ignored)."""
+    kind, data, event_id, comments = "", [], None, []
+    for line in lines:
+        name, value = _field(line)
+        if line.startswith(":"):
+            comments.append(line)
+        elif name == "data":
+            data.append(value)
+        elif name == "event":
+            kind = value
+        elif name == "id" and "\0" not in value:
+            event_id = value
+    return SseFields(kind or "message", "\n".join(data), event_id, tuple(comments))
+
+
 def event_type(lines: Sequence[str]) -> str:
     """The event's type: the last `event` field, "message" when there is none or it is empty."""
-    kinds = [value for name, value in map(_field, lines) if name == "event"]
-    return kinds[-1] if kinds and kinds[-1] else "message"
+    return event_fields(lines).event
 
 
 def event_data(lines: Sequence[str]) -> str:
     """The event's data: its `data` field values joined with "\\n" (HTML spec §9.2.6)."""
-    return "\n".join(value for name, value in map(_field, lines) if name == "data")
+    return event_fields(lines).data
 
 
 def _field(line: str) -> tuple[str, str]:

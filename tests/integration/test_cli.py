@@ -58,7 +58,8 @@ def test_show_prints_a_table_and_json() -> None:
     table = runner.invoke(main, ["show", str(DATA / "rest-send.http")])
     assert table.exit_code == 0
     assert "SendMessage" in table.output and "HTTP+JSON" in table.output
-    rows = json.loads(runner.invoke(main, ["show", "--json", str(DATA / "rest-send.http")]).output)
+    output = runner.invoke(main, ["show", "--json", str(DATA / "rest-send.http")]).output
+    rows = [json.loads(line) for line in output.splitlines()]  # JSON Lines
     assert rows[0]["operation"] == "SendMessage"
     assert rows[0]["status"] == 200
 

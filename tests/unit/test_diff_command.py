@@ -70,6 +70,32 @@ def test_ignore_option(files: dict[str, Path]) -> None:
     assert code == 0, out
 
 
+def test_unknown_ignore_keyword_is_an_error_listing_the_valid_ones(
+    files: dict[str, Path],
+) -> None:
+    code, out, err = run(files["a"], files["b"], "--ignore", "status", "--ignore", "keyorder")
+    assert code == 2 and out == ""
+    assert "unknown ignore pattern 'keyorder'" in err
+    assert "header:NAME" in err and "key-order" in err and "rename:RULE" in err
+
+
+def test_strict_order_reports_key_order(tmp_path: Path, files: dict[str, Path]) -> None:
+    import json as _json
+    from dataclasses import replace
+
+    base = session("monday", port=8080)
+    card = base.exchanges[0]
+    assert card.response is not None
+    document = _json.loads(card.response.body)
+    flipped = dict(reversed(list(document.items())))
+    moved = replace(card, response=replace(card.response, body=_json.dumps(flipped).encode()))
+    other = write(tmp_path / "flipped.http", replace(base, exchanges=(moved, *base.exchanges[1:])))
+    code, out, _ = run(files["a"], other)
+    assert code == 0 and "key order" not in out
+    code, out, _ = run(files["a"], other, "--strict-order")
+    assert code == 1 and "~ key order at body: name, " in out
+
+
 def test_bad_ignore_is_an_error(files: dict[str, Path]) -> None:
     code, _, err = run(files["a"], files["b"], "--ignore", "body..x")
     assert code == 2
@@ -86,7 +112,8 @@ def test_json_to_output_file(files: dict[str, Path], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fmt", "needle"), [("markdown", "| A#5 | B#5 |"), ("html", "<td>A#5</td>")]
+    ("fmt", "needle"),
+    [("markdown", "| A#5 | B#5 |"), ("html", '<td><a href="#d0-a5">A#5</a></td>')],
 )
 def test_other_formats(files: dict[str, Path], fmt: str, needle: str) -> None:
     code, out, _ = run(files["py"], files["js"], "--format", fmt)

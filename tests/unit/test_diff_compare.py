@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_diff_factory import (
+    JSON_HEADERS,
     body,
     capture,
     card,
@@ -25,6 +26,7 @@ from test_diff_factory import (
     send_exchange,
     session,
     stream_exchange,
+    task_v1,
 )
 
 from recorder.capture import Exchange, Request, Response, SseEvent, parse
@@ -36,6 +38,7 @@ from recorder.diff import (
     ExchangeDiff,
     IgnorePattern,
     PairKind,
+    describe,
     diff_captures,
 )
 from recorder.protocol import Binding, Version
@@ -191,24 +194,89 @@ def test_sse_event_sequences_compare_by_event() -> None:
         1, "b", 8080, states=("TASK_STATE_WORKING", "TASK_STATE_WORKING", "TASK_STATE_FAILED")
     )
     pair = one(a, b)
-    assert paths(pair) == [
-        "events.count",
-        "events[2].data.result.statusUpdate.status.state",
-        "events[3]",
+    # An extra WORKING update is inserted, and the last update (the outcome) is compared with
+    # the last: COMPLETED became FAILED.  A's event 2 is B's event 3.
+    assert [(d.kind, d.path) for d in pair.differences] == [
+        (DiffKind.ADDED, "events[2]"),
+        (DiffKind.CHANGED, "events[2~3].data.result.statusUpdate.status.state"),
     ]
-    assert pair.differences[0].old == 3 and pair.differences[0].new == 4
+    changed = pair.differences[1]
+    assert (changed.old, changed.new) == ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
+    assert IgnorePattern.parse("events[3].data").matches(changed)
+    assert IgnorePattern.parse("events[*].data.result").matches(changed)
+    assert not IgnorePattern.parse("events[1]").matches(changed)
 
 
-def test_key_order_is_a_note_not_a_difference() -> None:
+def _with_events(x: Exchange, results: list[dict[str, Any]]) -> Exchange:
+    """`x` (a stream) with one event per result, in the same JSON-RPC envelope."""
+    assert x.response is not None
+    envelope = json.loads(x.response.events[0].lines[0].removeprefix("data: "))
+    events = tuple(
+        SseEvent(i * 1000, ("data: " + json.dumps({**envelope, "result": r}),))
+        for i, r in enumerate(results)
+    )
+    return replace(x, response=replace(x.response, events=events))
+
+
+def _status(seed: str, state: str, text: str) -> dict[str, Any]:
+    message = {"messageId": ident(seed, text), "role": "ROLE_AGENT", "parts": [{"text": text}]}
+    status = {"state": state, "message": message}
+    return {"statusUpdate": {"taskId": ident(seed, "task"), "contextId": ident(seed, "ctx"),
+                             "status": status}}  # fmt: skip
+
+
+def _eight(seed: str) -> list[dict[str, Any]]:
+    steps = ["reading", "thinking", "drafting", "checking", "polishing", "formatting"]
+    return [
+        {"task": task_v1(seed, "TASK_STATE_SUBMITTED")},
+        *(_status(seed, "TASK_STATE_WORKING", step) for step in steps),
+        _status(seed, "TASK_STATE_COMPLETED", "done"),
+    ]
+
+
+@pytest.mark.parametrize("at", [1, 4, 7])
+def test_one_inserted_event_is_one_insertion(at: int) -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    b_events = _eight("b")
+    b_events.insert(at, _status("b", "TASK_STATE_WORKING", "checking sources"))
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), b_events))
+    assert [(d.kind, d.path) for d in pair.differences] == [(DiffKind.ADDED, f"events[{at}]")]
+    assert "checking sources" in json.dumps(pair.differences[0].new)
+
+
+def test_one_removed_event_is_one_removal() -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    shorter = _eight("b")
+    del shorter[3]
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), shorter))
+    assert [(d.kind, d.path) for d in pair.differences] == [(DiffKind.REMOVED, "events[3]")]
+
+
+def test_one_changed_event_is_one_change_in_place() -> None:
+    a = _with_events(stream_exchange(1, "a", 8080), _eight("a"))
+    changed = _eight("b")
+    changed[5]["statusUpdate"]["status"]["message"]["parts"][0]["text"] = "polishing again"
+    pair = one(a, _with_events(stream_exchange(1, "b", 8080), changed))
+    assert [(d.kind, d.path, d.old, d.new) for d in pair.differences] == [
+        (DiffKind.CHANGED, "events[5].data.result.statusUpdate.status.message.parts[0].text",
+         "polishing", "polishing again"),
+    ]  # fmt: skip
+
+
+def test_key_order_is_no_difference_unless_strict() -> None:
     a = get_task_exchange(1, "a", 8080)
     payload = json.loads(a.response.body)  # type: ignore[union-attr]
     reordered = {k: payload[k] for k in ("result", "id", "jsonrpc")}
     b = replace(a, response=replace(a.response, body=body(reordered)))  # type: ignore[arg-type]
     pair = one(a, b)
-    assert pair.kind is PairKind.SAME
-    assert [(d.kind, d.path, d.new) for d in pair.differences] == [
-        (DiffKind.KEY_ORDER, "body", ["result", "id", "jsonrpc"])
+    assert pair.kind is PairKind.SAME and pair.differences == () and pair.raw == ()
+    strict = one(a, b, strict_order=True)
+    assert strict.kind is PairKind.CHANGED
+    assert [(d.kind, d.path, d.new, d.counts) for d in strict.differences] == [
+        (DiffKind.KEY_ORDER, "body", ["result", "id", "jsonrpc"], True)
     ]
+    assert "key order at body: jsonrpc, id, result → result, id, jsonrpc" in describe(
+        strict.differences[0])
 
 
 def test_grpc_service_rename_enum_spelling_and_trailers() -> None:
@@ -224,7 +292,8 @@ def test_grpc_service_rename_enum_spelling_and_trailers() -> None:
 
 def test_rest_route_and_extension_header_renames() -> None:
     def rest(target: str, header: str) -> Exchange:
-        c = classification("SendMessage", Binding.HTTP_JSON)
+        version = "0.3" if "/v1/" in target else "1.0"  # as the classifier labels them
+        c = classification("SendMessage", Binding.HTTP_JSON, version)
         headers = (("Content-Type", "application/json"), (header, "https://ext.example/v1"))
         return exchange(
             1, c, Request("POST", target, headers, b'{"message":{}}'), Response(200, body=b"{}")
@@ -240,6 +309,20 @@ def test_rest_route_and_extension_header_renames() -> None:
     )
     assert "header renamed: x-a2a-extensions → a2a-extensions (v0.3 → v1.0)" in texts
     assert pair.differences == ()
+
+
+def test_a_v1_route_under_a_v1_base_path_is_no_rename() -> None:
+    # A v1.0 agent mounted at /api/v1: its routes end like v0.3 ones, but they are not.
+    def rest(target: str, version: str) -> Exchange:
+        c = classification("CancelTask", Binding.HTTP_JSON, version)
+        return exchange(1, c, Request("POST", target, JSON_HEADERS), Response(200, body=b"{}"))
+
+    pair = one(rest("/api/v1/tasks/t1:cancel", "1.0"), rest("/api/tasks/t1:cancel", "1.0"))
+    assert pair.renames == ()
+    assert paths(pair) == ["request.target"]
+    renamed = one(rest("/api/v1/tasks/t1:cancel", "0.3"), rest("/api/tasks/t1:cancel", "1.0"))
+    assert [r.rule for r in renamed.renames] == ["route", "version"]
+    assert paths(renamed) == []
 
 
 def test_card_legacy_fields_are_a_rename() -> None:
@@ -320,6 +403,48 @@ def test_ignore_pattern_syntax(
 def test_bad_ignore_patterns_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="bad ignore pattern"):
         IgnorePattern.parse(bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("foo", "'foo' is not a keyword"),
+        ("events.count", "'events' has no 'count'"),
+        ("status.code", "'status' has nothing under it"),
+        ("framing.crlf", "'framing' has no 'crlf'"),
+        ("rename:enums", "no rename rule 'enums'"),
+        ("header:", "needs a name after the colon"),
+        ("request", "'request' is not a keyword"),
+        ("response.foo", "'foo' is not a keyword"),
+    ],
+)
+def test_unknown_ignore_keywords_are_refused_with_the_valid_ones(bad: str, why: str) -> None:
+    with pytest.raises(ValueError, match="unknown ignore pattern") as raised:
+        IgnorePattern.parse(bad)
+    message = str(raised.value)
+    assert why in message
+    for keyword in ("status", "header:NAME", "events[N][.data.PATH]", "$.PATH", "rename:RULE",
+                    "key-order", "empty-defaults", "card-field"):
+        assert keyword in message
+
+
+@pytest.mark.parametrize("good", ["response", "request.method", "events[2~3].data",
+                                  "messages[*].task", "trailer:grpc-message", "rename:*",
+                                  "timing.duration_us", "$", "body"])  # fmt: skip
+def test_documented_patterns_parse(good: str) -> None:
+    assert IgnorePattern.parse(good).text == good
+
+
+def test_ignore_key_order_and_empty_defaults_keywords() -> None:
+    a = get_task_exchange(1, "a", 8080)
+    payload = json.loads(a.response.body)  # type: ignore[union-attr]
+    reordered = {k: payload[k] for k in ("result", "id", "jsonrpc")}
+    reordered["result"] = {**reordered["result"], "metadata": {}}
+    b = replace(a, response=replace(a.response, body=body(reordered)))  # type: ignore[arg-type]
+    strict = one(a, b, strict_order=True)
+    assert {d.kind for d in strict.differences} == {DiffKind.KEY_ORDER, DiffKind.EMPTY_DEFAULT}
+    quiet = one(a, b, strict_order=True, ignore=["key-order", "empty-defaults"])
+    assert quiet.kind is PairKind.SAME and quiet.differences == ()
 
 
 def test_ignore_makes_a_difference_disappear() -> None:
@@ -512,12 +637,14 @@ def test_additional_interfaces_compare_by_transport_not_index() -> None:
     ]
 
 
-def test_keyed_list_members_compare_under_their_name_and_order_is_a_note() -> None:
+def test_keyed_list_members_compare_under_their_name_and_order_only_when_strict() -> None:
     moved = {**REST_EXTRA, "url": "http://127.0.0.1:8080/a2a/v2"}
-    pair = one(card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]),
-               card_with(additionalInterfaces=[GRPC_EXTRA, moved]))  # fmt: skip
-    assert paths(pair, DiffKind.CHANGED) == ["body.additionalInterfaces[transport=HTTP+JSON].url"]
-    assert paths(pair, DiffKind.KEY_ORDER) == ["body.additionalInterfaces"]
+    a = card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA])
+    b = card_with(additionalInterfaces=[GRPC_EXTRA, moved])
+    pair = one(a, b)
+    assert paths(pair) == ["body.additionalInterfaces[transport=HTTP+JSON].url"]
+    strict = one(a, b, strict_order=True)
+    assert paths(strict, DiffKind.KEY_ORDER) == ["body.additionalInterfaces"]
     assert IgnorePattern.parse("body.additionalInterfaces[*].url").matches(pair.differences[0])
 
 

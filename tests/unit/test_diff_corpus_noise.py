@@ -78,6 +78,8 @@ def test_collapse_polls_compares_only_the_last_poll_of_a_run() -> None:
     last = collapsed.exchanges[-1]
     (note,) = [d for d in last.differences if d.kind is DiffKind.POLLS]
     assert (note.old, note.new, last.a, last.b) == (4, 2, 5, 3)  # capture() renumbers from 1
+    quiet = diff_captures(a, b, collapse_polls=True, ignore=["polls"])
+    assert quiet.same and all(not e.differences for e in quiet.exchanges)
 
 
 def test_collapse_polls_still_reports_a_different_final_state() -> None:

@@ -14,10 +14,10 @@ from recorder.diff import (
     Body,
     IdKind,
     Normaliser,
-    decode_status_details,
     normalise_body,
     normalise_capture,
 )
+from recorder.protocol import decode_status_details
 
 # (document observed and then normalised, expected result): one row per id-finding rule.
 ID_CASES: list[tuple[str, Any, Any]] = [
@@ -247,7 +247,7 @@ def test_grpc_status_details_are_compared_decoded() -> None:
     )
     assert n.headers(trailers) == (
         ("grpc-status", "5"),
-        ("grpc-status-details", '{"code":5,"message":"<task-1> not found"}'),
+        ("grpc-status-details", '{"code":5,"message":"<task-1> not found","details":[]}'),
     )
 
 
@@ -338,3 +338,30 @@ def test_id_kinds_cover_the_brief() -> None:
         "server",
         ":authority",
     } <= diff.VOLATILE_HEADERS
+
+
+def test_lone_surrogates_in_events_and_grpc_messages_are_normalised_not_fatal() -> None:
+    """A capture can hold text UTF-8 cannot (lone surrogates from `"\\ud800"` JSON escapes):
+    event lines and proto-JSON are compared as text, never re-encoded."""
+    from recorder.capture import Exchange, GrpcMessage, SseEvent
+    from recorder.diff import diff_captures
+    from recorder.protocol import classify
+
+    def capture_with(mark: str) -> Any:
+        request = Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),),
+                          b'{"jsonrpc":"2.0","id":"\\ud801","method":"SendStreamingMessage",'
+                          b'"params":{"message":{"messageId":"\\udfff"}}}')  # fmt: skip
+        events = (SseEvent(0, (f'data: {{"jsonrpc":"2.0","id":1,"result":"{mark}"}}',)),
+                  SseEvent(5, (f"data: not json {mark}",)))  # fmt: skip
+        stream = Response(200, headers=(("content-type", "text/event-stream"),), events=events)
+        grpc = Response(200, messages=(GrpcMessage(0, json=f'{{"message":"{mark}"}}'),),
+                        trailers=(("grpc-status", "0"),))  # fmt: skip
+        return capture(Exchange(1, classify(request, stream), request, stream),
+                       Exchange(2, classify(request, grpc), request, grpc))  # fmt: skip
+
+    result = diff_captures(capture_with("\ud800"), capture_with("\udc00"))
+    changed = [(d.path, d.old, d.new) for e in result.exchanges for d in e.differences]
+    assert ("events[0].data.result", "\ud800", "\udc00") in changed
+    assert ("events[1].data", "not json \ud800", "not json \udc00") in changed
+    assert ("messages[0].message", "\ud800", "\udc00") in changed
+    assert diff_captures(capture_with("\ud800"), capture_with("\ud800")).same

@@ -52,7 +52,7 @@ def test_text_report_is_coloured_only_on_request(result: CaptureDiff) -> None:
 
 def test_json_report_parses_with_every_difference(result: CaptureDiff) -> None:
     document = json.loads(render_json([result], unpaired=[("B", "extra.http")]))
-    assert document["format"] == "a2a-recorder-diff" and document["version"] == 1
+    assert document["format"] == "a2a-recorder-diff" and document["version"] == 2
     assert document["same"] is False
     assert document["unpaired"] == [{"side": "B", "name": "extra.http"}]
     (one,) = document["diffs"]
@@ -87,6 +87,7 @@ def test_json_report_parses_with_every_difference(result: CaptureDiff) -> None:
             "a": None,
             "b": 4,
             "operation": "GetTask",
+            "binding": "JSONRPC",
             "status": "inserted",
             "renames": [],
             "differences": [],
@@ -126,9 +127,13 @@ class _Cells(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.cells: list[str] = []
+        self.tags: set[str] = set()
+        self.links: list[str] = []
         self._in_cell = False
 
-    def handle_starttag(self, tag: str, attrs: object) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.links += [value or "" for name, value in attrs if name in ("href", "src")]
         if tag == "td":
             self._in_cell = True
             self.cells.append("")
@@ -145,18 +150,29 @@ class _Cells(HTMLParser):
 def test_html_report_is_self_contained_with_rows(result: CaptureDiff) -> None:
     page = render_html([result], unpaired=[("A", "only-a.http")])
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page
-    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert "<script" not in page and "url(" not in page and "@import" not in page
     parser = _Cells()
     parser.feed(page)
-    assert (parser.cells[parser.cells.index("CreateTaskPushNotificationConfig") - 2 :][:7]) == [
+    assert (parser.cells[parser.cells.index("CreateTaskPushNotificationConfig") - 2 :][:8]) == [
         "A#4",
         "B#5",
         "CreateTaskPushNotificationConfig",
+        "HTTP+JSON",
         "changed",
         "status",
         "200",
         "201",
     ]
+    # Nothing is fetched: no external resources, and every link stays on the page.
+    assert not parser.tags & {"script", "link", "img", "iframe", "object", "embed"}
+    assert parser.links and all(link.startswith("#") for link in parser.links)
+    # Each row links to its exchanges, which the page shows as the capture holds them.
+    assert '<a href="#d0-a4">A#4</a>' in page and '<a href="#d0-b5">B#5</a>' in page
+    assert '<section class="exchange" id="d0-a4">' in page
+    assert '<section class="exchange" id="d0-b5">' in page
+    section = page.split('id="d0-b5">', 1)[1].split("</section>", 1)[0]
+    assert "### 5 CreateTaskPushNotificationConfig HTTP+JSON" in section
+    assert "HTTP/1.1 201" in section
     assert "only in A: only-a.http" in page.replace("<code>", "").replace("</code>", "")
     assert "&lt;" in page or "<task-" not in page  # placeholders are escaped, never raw tags
 
@@ -177,3 +193,104 @@ def test_same_captures_list_no_rows() -> None:
 def test_exports_are_sorted_and_complete() -> None:
     assert list(diff.__all__) == sorted(diff.__all__, key=lambda n: (not n.isupper(), n))
     assert all(hasattr(diff, name) for name in diff.__all__)
+
+
+# -- long changes are never cut ------------------------------------------------------------------
+
+LONG = ("The agent read the question, looked at the three documents it was given, and wrote "
+        "a summary of each before drafting the answer that follows in full below.")  # fmt: skip
+
+
+def _long_change() -> CaptureDiff:
+    from dataclasses import replace
+
+    from test_diff_factory import body
+
+    def send(seed: str, text: str) -> object:
+        x = send_exchange(1, seed, 8080)
+        data = json.loads(x.response.body)  # type: ignore[union-attr]
+        data["result"]["task"]["artifacts"][0]["parts"][0]["text"] = text
+        return replace(x, response=replace(x.response, body=body(data)))  # type: ignore[arg-type]
+
+    changed = LONG.replace("looked at", "looked at (checking sources)")
+    return diff_captures(capture(send("a", LONG * 3)), capture(send("b", LONG + changed + LONG)))
+
+
+def test_a_long_changed_text_shows_the_change_whole_with_context() -> None:
+    result = _long_change()
+    text = render_text([result])
+    (line,) = [x for x in text.splitlines() if "parts[0].text" in x]
+    assert "(checking sources)" in line
+    assert line.count("…") == 4 and len(line) < len(LONG) * 2  # context, not the whole text
+    assert "looked at (checking sources)" in render_markdown([result])
+    page = render_html([result])
+    assert "<mark>" in page
+    marked = page.split("<mark>")[1].split("</mark>")[0]
+    assert "checking sources" in marked or "(checking sources)" in marked
+    document = json.loads(render_json([result]))
+    (difference,) = [d for e in document["diffs"][0]["exchanges"] for d in e["differences"]]
+    changed = LONG.replace("looked at", "looked at (checking sources)")
+    assert difference["new"] == LONG + changed + LONG  # JSON holds the values whole
+
+
+def test_excerpts_keep_the_span_whole_however_long() -> None:
+    inserted = "x" * 500
+    old, new = diff.excerpts("a" * 300 + "b" * 300, "a" * 300 + inserted + "b" * 300)
+    assert new.changed == inserted and old.changed == ""
+    assert new.before == '"…' + "a" * 40 and new.after == "b" * 40 + '…"'
+    short_old, short_new = diff.excerpts("ab", "axb")
+    assert (short_old.text, short_new.text, short_new.changed) == ('"ab"', '"axb"', "x")
+    assert diff.excerpts(1, 2)[1].text == "2"
+
+
+# -- folder diffs end with a files table ---------------------------------------------------------
+
+
+def test_folder_reports_end_with_a_files_table() -> None:
+    same = diff_captures(session("a"), session("b"), a_name="A/one.http", b_name="B/one.http")
+    other = diff_captures(session("a"), session("c", polls=2), a_name="A/sub/two.http",
+                          b_name="B/sub/two.http")  # fmt: skip
+    unpaired = [("A", "three.http"), ("B", "four.http")]
+    text = render_text([same, other], unpaired=unpaired)
+    tail = text.rstrip().splitlines()
+    assert tail[-1] == "Files summary: 1 same, 1 differ, 1 only in A, 1 only in B"
+    assert any(x.split()[:2] == ["sub/two.http", "differ"] for x in tail)
+    assert any(x.split()[:4] == ["three.http", "only", "in", "A"] for x in tail)
+    md = render_markdown([same, other], unpaired=unpaired)
+    assert "| same | differ | only in A | only in B |\n|---|---|---|---|\n| 1 | 1 | 1 | 1 |" in md
+    files = json.loads(render_json([same, other], unpaired=unpaired))["files"]
+    assert files == {"same": 1, "differ": 1, "only_in_A": 1, "only_in_B": 1}
+    assert "<h2>Files</h2>" in render_html([same, other], unpaired=unpaired)
+    assert "Files" not in render_text([same])  # one pair: no files table
+
+
+# -- what UTF-8 cannot hold ----------------------------------------------------------------------
+
+
+def test_lone_surrogates_and_invalid_utf8_never_break_a_report() -> None:
+    from dataclasses import replace
+
+    def send(seed: str, text: str, raw: bytes) -> object:
+        x = send_exchange(1, seed, 8080)
+        data = json.loads(x.response.body)  # type: ignore[union-attr]
+        data["result"]["task"]["artifacts"][0]["parts"][0]["text"] = text
+        data["result"]["task"]["metadata"] = {"\udfff key": "\ud800"}
+        encoded = json.dumps(data).encode()  # ASCII: "\ud800" as JSON escapes, valid JSON text
+        request = replace(x.request, body=raw)
+        return replace(x, request=request, response=replace(x.response, body=encoded))  # type: ignore[arg-type]
+
+    a = capture(send("a", "left \ud800", b"\xff\xfe not utf-8"))
+    b = capture(send("b", "right \udc00", b"\xff\xfd not utf-8 either"))
+    result = diff_captures(a, b)
+    assert not result.same
+    for fmt in FORMATS:
+        report = render_report(fmt, [result])
+        report.encode("utf-8")  # writable
+        assert "\\ud800" in report or "\\\\ud800" in report
+    document = json.loads(render_report("json", [result]))
+    (pair,) = document["diffs"][0]["exchanges"]
+    paths = {d["path"] for d in pair["differences"]}
+    assert "request.body" in paths  # the bytes bodies differ, as summaries
+    texts = [d for d in pair["differences"] if d["path"].endswith("parts[0].text")]
+    assert texts == [{"kind": "changed", "path": texts[0]["path"], "old": "left \ud800",
+                      "new": "right \udc00"}]  # fmt: skip

@@ -36,6 +36,7 @@ from recorder.protocol._grpc import (
     is_grpc_content_type,
     split_metadata,
     status_name,
+    status_reason,
     timed_messages,
 )
 
@@ -303,6 +304,41 @@ def test_true_binary_form_is_decoded() -> None:
 @pytest.mark.parametrize("value", ["%%%not base64", "////", "\x00\u0100"])
 def test_status_details_bad_input_gives_none(value: str) -> None:
     assert decode_status_details(value) is None
+
+
+def test_a_damaged_detail_is_kept_raw_and_the_rest_decoded() -> None:
+    damaged = any_pb2.Any(type_url="type.googleapis.com/google.rpc.ErrorInfo", value=b"\xff\xff")
+    status = status_pb2.Status(code=9, message="m", details=[damaged])
+    decoded = decode_status_details(encode_binary_header(status.SerializeToString()))
+    assert decoded == {
+        "code": 9,
+        "message": "m",
+        "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "value": "//8="}],
+    }
+    assert status_reason(decoded) is None
+
+
+def test_url_safe_base64_and_the_reason() -> None:
+    import base64
+
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(reason="TASK_NOT_FOUND", domain="a2a-protocol.org"))
+    # ">?" runs of some length give base64 holding both of the URL-safe characters.
+    candidates = (status_pb2.Status(code=5, message=">?" * n, details=[info]).SerializeToString()
+                  for n in range(1, 12))
+    raw = next(r for r in candidates
+               if {"-", "_"} <= set(base64.urlsafe_b64encode(r).decode()))
+    value = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    decoded = decode_status_details(value)
+    assert decoded is not None and decoded == decode_status_details(raw)
+    assert status_reason(decoded) == "TASK_NOT_FOUND"
+    assert decode_status_details(None) is None and decode_status_details("") is None
+
+
+@given(st.binary(max_size=80) | st.text(max_size=40))
+def test_status_details_never_raise(value: bytes | str) -> None:
+    decoded = decode_status_details(value)
+    assert decoded is None or set(decoded) == {"code", "message", "details"}
 
 
 def test_encode_status_details_rejects_a_detail_that_does_not_fit() -> None:

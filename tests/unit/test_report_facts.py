@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -33,9 +34,9 @@ ANSWERS = [
     ({"jsonrpc": "2.0", "id": 3, "result": {"kind": "task", "id": TASK_ID,
                                              "status": {"state": "completed"}}},
      Answer("task", "COMPLETED", TASK_ID)),
-    # GetTask outside JSON-RPC: a bare Task
+    # GetTask outside JSON-RPC: a bare Task (v0.3 proto-JSON spells CANCELLED: one state)
     ({"id": TASK_ID, "status": {"state": "TASK_STATE_CANCELLED"}},
-     Answer("task", "CANCELLED", TASK_ID)),
+     Answer("task", "CANCELED", TASK_ID)),
     # errors, JSON-RPC and HTTP+JSON
     ({"jsonrpc": "2.0", "id": 4, "error": {"code": -32001, "message": "x"}},
      Answer("error", detail="-32001")),
@@ -48,7 +49,16 @@ ANSWERS = [
 
 @pytest.mark.parametrize(("document", "expected"), ANSWERS)
 def test_read_answer(document: object, expected: Answer) -> None:
-    assert read_answer(json.dumps(document)) == expected
+    found = read_answer(json.dumps(document))
+    assert dataclasses.replace(found, raw_state=None) == expected
+
+
+def test_read_answer_keeps_the_state_as_written() -> None:
+    bare = {"id": TASK_ID, "status": {"state": "TASK_STATE_CANCELLED"}}
+    assert read_answer(json.dumps(bare)).raw_state == "TASK_STATE_CANCELLED"
+    v03 = {"kind": "status-update", "taskId": TASK_ID, "status": {"state": "input-required"}}
+    assert read_answer(json.dumps(v03)).raw_state == "input-required"
+    assert read_answer(json.dumps({"message": {"messageId": "m"}})).raw_state is None
 
 
 def test_read_answer_of_non_json() -> None:

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recorder.protocol import SseFramer, event_data, event_type, render_events
+from recorder.protocol import (
+    SseFields,
+    SseFramer,
+    event_data,
+    event_fields,
+    event_type,
+    render_events,
+)
 
 PY_STREAM = (  # the py SDK's shape: CRLF, spaced JSON, a keep-alive comment
     b'data: {"id": "1", "jsonrpc": "2.0", "result": {"task": {"id": "t"}}}\r\n\r\n'
@@ -101,6 +108,20 @@ def test_invalid_utf8_is_kept_byte_for_byte() -> None:
 def test_fields(lines: tuple[str, ...], data: str, kind: str) -> None:
     assert event_data(lines) == data
     assert event_type(lines) == kind
+
+
+@pytest.mark.parametrize(
+    ("lines", "fields"),
+    [
+        (("id: 7", "data: x", ": ping"), SseFields("message", "x", "7", (": ping",))),
+        (("id: 1", "id: 2", "event: task"), SseFields("task", "", "2", ())),
+        (("id: a\0b", "data: y"), SseFields("message", "y", None, ())),  # NUL: id ignored
+        (("id",), SseFields("message", "", "", ())),  # a bare `id` resets it to ""
+        ((":",), SseFields("message", "", None, (":",))),
+    ],
+)
+def test_event_fields(lines: tuple[str, ...], fields: SseFields) -> None:
+    assert event_fields(lines) == fields
 
 
 def test_render_exact_bytes() -> None:

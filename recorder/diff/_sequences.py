@@ -1,0 +1,105 @@
+"""Event sequences aligned as sequences: SSE events, gRPC messages, push deliveries.
+
+Strategy: two keys per item, finest first (`_align.align_levels`).
+- *content*: the whole normalised item (event type, id, data with its keys sorted), with the
+  placeholders' numbers left out, since one extra id earlier in a capture renumbers the rest;
+- *signature*: what the item carries (protocol's `carried`: the StreamResponse member and the
+  task state, v1.0 names whatever the version), plus the SSE event type;
+- *state*: the task state alone (a v0.3 agent pushes the whole task where v1.0 pushes a
+  status update: both say COMPLETED).
+Equal content pairs first, so one status event inserted into an 8-event stream is one
+insertion.  Inside the stretches left over, items that carry the same thing pair next (the
+same update with other text is a change, not a removal and an insertion), then items with the
+same state, and what is still left pairs from the stretch's end, the end of a stream being its
+outcome.  When both sides carry the same things in the same order (two runs of one scenario),
+they pair position by position without the content keys, which are the costly part.
+
+Push deliveries are exchanges: `exchange_levels` gives the exchange alignment the same two
+keys for them, and the operation alone for every other exchange.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Sequence
+
+from recorder.diff._align import Alignment, Step, StepKind, align_levels
+from recorder.diff._correspondence import erase_numbers
+from recorder.diff._normal import Body, NormalEvent, NormalExchange, NormalGrpc
+from recorder.protocol import PUSH_DELIVERY, carried
+
+
+def _content(body: Body) -> str:
+    text = json.dumps(body.value, sort_keys=True, ensure_ascii=False, default=str)
+    return body.kind + ":" + erase_numbers(text)
+
+
+def _signature(body: Body) -> tuple[str, str | None] | None:
+    found = carried(body.value) if body.kind == "json" else None
+    return (found.kind, found.state) if found is not None else None
+
+
+def _state(body: Body) -> str | None:
+    found = carried(body.value) if body.kind == "json" else None
+    return found.state if found is not None else None
+
+
+def _event_signatures(events: Sequence[NormalEvent]) -> list[Hashable]:
+    return [(e.event, _signature(e.data)) for e in events]
+
+
+def event_levels(events: Sequence[NormalEvent]) -> list[list[Hashable]]:
+    """The content, signature and state keys of SSE events."""
+    return [
+        [(e.event, erase_numbers(e.id or ""), _content(e.data)) for e in events],
+        _event_signatures(events),
+        [(e.event, _state(e.data)) for e in events],
+    ]
+
+
+def message_levels(messages: Sequence[NormalGrpc]) -> list[list[Hashable]]:
+    """The content, signature and state keys of gRPC messages."""
+    return [
+        [_content(m.body) for m in messages],
+        [_signature(m.body) for m in messages],
+        [_state(m.body) for m in messages],
+    ]
+
+
+def align_events(a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> Alignment:
+    if _same_shape(_event_signatures(a), _event_signatures(b)):
+        return _positional(len(a))
+    return align_levels(event_levels(a), event_levels(b), pair_rest=True)
+
+
+def align_messages(a: Sequence[NormalGrpc], b: Sequence[NormalGrpc]) -> Alignment:
+    if _same_shape([_signature(m.body) for m in a], [_signature(m.body) for m in b]):
+        return _positional(len(a))
+    return align_levels(message_levels(a), message_levels(b), pair_rest=True)
+
+
+def _same_shape(a: Sequence[Hashable], b: Sequence[Hashable]) -> bool:
+    """Both sides carry the same things in the same order (the common case, two runs of one
+    scenario): they pair position by position, and the content keys are not needed."""
+    return a == b
+
+
+def _positional(n: int) -> Alignment:
+    return Alignment(tuple(Step(StepKind.PAIR, i, i) for i in range(n)))
+
+
+def exchange_levels(exchanges: Sequence[NormalExchange]) -> list[list[Hashable]]:
+    """Keys for aligning exchanges: push deliveries by content, what they carry, their state,
+    then operation; every other exchange by its operation at every level."""
+    keys = (_content, _signature, _state)
+    levels: list[list[Hashable]] = [[] for _ in range(len(keys) + 1)]
+    for x in exchanges:
+        for level, key in zip(levels, keys, strict=False):
+            level.append((x.key, key(x.request.body)) if x.key == PUSH_DELIVERY else x.key)
+        levels[-1].append(x.key)
+    return levels
+
+
+def align_exchanges(a: Sequence[NormalExchange], b: Sequence[NormalExchange]) -> Alignment:
+    """Exchanges aligned on their operations; only operations that match ever pair."""
+    return align_levels(exchange_levels(a), exchange_levels(b))

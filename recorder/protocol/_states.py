@@ -1,0 +1,111 @@
+"""Task states as a table, and what an answer carries: its StreamResponse member and state.
+
+Every A2A answer (a send's result, a GetTask task, each stream event, each gRPC message, each
+push delivery) carries one of four things (spec §3.2.3, `StreamResponse`): a Task, a Message,
+a TaskStatusUpdateEvent or a TaskArtifactUpdateEvent.  v1.0 names the member it holds
+(`{"task": {...}}`, `{"statusUpdate": {...}}`), except where an operation returns a bare Task
+(GetTask, CancelTask); v0.3 puts a `kind` discriminator inside the object (`"kind":
+"status-update"`).  Task states are `TASK_STATE_COMPLETED` in v1.0 and `completed` in v0.3
+(spec §4.1.3, `TaskState`); v0.3 proto-JSON spells one `TASK_STATE_CANCELLED`.
+
+`TASK_STATES` is the table (v1.0 name, v0.3 form, terminal or interrupted); `task_state()`
+names a state in its v1.0 form; `carried()` says what an answer carries, in these names (it
+reads the answer with `_answers.answer_of`).  Pure, and never raises on odd input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStateRow:
+    """One task state: its v1.0 enum name, its v0.3 JSON form, and what it means for a task."""
+
+    name: str
+    v03: str
+    terminal: bool = False  # the task is done: completed, canceled, failed, rejected
+    interrupted: bool = False  # the task waits for the client: input or auth required
+
+    @property
+    def short(self) -> str:
+        """The name without its prefix, as a person reads it: `INPUT_REQUIRED`."""
+        return self.name.removeprefix("TASK_STATE_")
+
+
+TASK_STATES: tuple[TaskStateRow, ...] = (
+    TaskStateRow("TASK_STATE_UNSPECIFIED", "unknown"),
+    TaskStateRow("TASK_STATE_SUBMITTED", "submitted"),
+    TaskStateRow("TASK_STATE_WORKING", "working"),
+    TaskStateRow("TASK_STATE_INPUT_REQUIRED", "input-required", interrupted=True),
+    TaskStateRow("TASK_STATE_COMPLETED", "completed", terminal=True),
+    TaskStateRow("TASK_STATE_CANCELED", "canceled", terminal=True),
+    TaskStateRow("TASK_STATE_FAILED", "failed", terminal=True),
+    TaskStateRow("TASK_STATE_REJECTED", "rejected", terminal=True),
+    TaskStateRow("TASK_STATE_AUTH_REQUIRED", "auth-required", interrupted=True),
+)
+# Other spellings of a v1.0 state seen on the wire: v0.3 proto-JSON's double L.
+STATE_ALIASES: Mapping[str, str] = {"TASK_STATE_CANCELLED": "TASK_STATE_CANCELED"}
+
+_STATE_ROWS: Mapping[str, TaskStateRow] = {
+    **{row.name: row for row in TASK_STATES},
+    **{row.v03: row for row in TASK_STATES},
+}
+
+# The StreamResponse members (v1.0 oneof names) and the v0.3 `kind` of each.
+STREAM_MEMBERS: tuple[str, ...] = ("task", "message", "statusUpdate", "artifactUpdate")
+V03_KINDS: Mapping[str, str] = {
+    "task": "task",
+    "message": "message",
+    "status-update": "statusUpdate",
+    "artifact-update": "artifactUpdate",
+}
+
+
+def task_state_row(value: object) -> TaskStateRow | None:
+    """The row of a state in any of its forms (`TASK_STATE_FAILED`, `failed`), or None."""
+    if not isinstance(value, str):
+        return None
+    return _STATE_ROWS.get(STATE_ALIASES.get(value, value))
+
+
+def task_state(value: object) -> str | None:
+    """The v1.0 name of a state in any of its forms, or None when `value` is not one."""
+    row = task_state_row(value)
+    return row.name if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What one answer carries: a StreamResponse member name, and the task state in it.
+
+    `state` is the v1.0 name of a Task's or a status update's state (None for a Message, an
+    artifact update, or a state that is no TaskState); `raw_state` is the state as written.
+    """
+
+    kind: str
+    state: str | None = None
+    raw_state: str | None = None
+
+
+def carried(document: Any) -> Carried | None:
+    """What a JSON answer carries, or None when it is none of the four (an error, say).
+
+    Accepts a JSON-RPC envelope (its `result`), a v1.0 wrapper (`{"statusUpdate": {...}}`),
+    a v0.3 object with `kind`, or a bare Task (GetTask, CancelTask); it reads them with
+    `answer_of`, the one reader of answers.
+    """
+    from recorder.protocol._answers import answer_of  # that module builds on this table
+
+    if not isinstance(document, Mapping):
+        return None
+    inner = document.get("result") if "jsonrpc" in document else document
+    if isinstance(inner, Mapping) and sum(
+            isinstance(inner.get(m), Mapping) for m in STREAM_MEMBERS) > 1:
+        return None  # a oneof holding two members is none of them
+    found = answer_of(document)
+    if found.kind is None or found.kind == "error":
+        return None
+    return Carried(found.kind, task_state(found.raw_state), found.raw_state)
