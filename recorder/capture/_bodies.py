@@ -152,19 +152,32 @@ JSON_FORMS: dict[str, JsonForm] = {
 
 
 def json_form_of(text: str) -> tuple[JsonForm, str] | None:
-    """The form that re-serialises `text` byte for byte, with the pretty display; or None."""
+    """The form that re-serialises `text` byte for byte, with the pretty display; or None.
+
+    The display restores exactly (`restore(show(x)) == x`, a property test checks it): the
+    form reproduces `text` from the value, and the display is `json.dumps(value, indent=2)`,
+    which `json.loads` turns back into an equal value, keys in order.
+    """
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    for form in JSON_FORMS.values():
-        if form.newline == text.endswith("\n") and _dumps(form, value) == text:
+    for form in _likely_forms(text):
+        if _dumps(form, value) == text:
             pretty = _pretty(value)
-            if pretty is not None and _display_safe(value, pretty) and _restores(
-                    pretty, form, text):
+            if pretty is not None and _display_safe(value, pretty):
                 return form, pretty
             return None
     return None
+
+
+def _likely_forms(text: str) -> list[JsonForm]:
+    # The forms of the text's newline kind, the likeliest first (each try is a dumps).
+    forms = [f for f in JSON_FORMS.values() if f.newline == text.endswith("\n")]
+    spaced = '": ' in text or '", ' in text
+    escaped = "\\u" in text
+    return sorted(forms, key=lambda f: (f.spacing != ("spaced" if spaced else "compact"),
+                                        f.ascii != escaped))
 
 
 def _display_safe(value: Any, pretty: str) -> bool:
@@ -259,13 +272,6 @@ class _Indented:
             else:
                 self._emit(item, inner)
         out.append(closing if empty else newline + closing)
-
-
-def _restores(display: str, form: JsonForm, text: str) -> bool:
-    try:
-        return restore_json(display, form) == text
-    except FormError:
-        return False
 
 
 # --- bodies --------------------------------------------------------------------------------

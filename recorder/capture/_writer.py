@@ -168,19 +168,23 @@ GROUP_COMMIT = 0.005  # seconds the syncer lets appends gather before one fsync 
 class _Syncer:
     """One daemon thread that fsyncs every writer with unsynced data (group commit).
 
-    `want` is on the appending thread's path, so it only records the writer and, when the
-    syncer is idle, wakes it: no lock is taken and no thread switch forced per append.
+    `want` is on the appending thread's path, so it records the writer and wakes the syncer
+    only when the syncer has gone to sleep for lack of work: under a steady load it never
+    signals at all, and never takes a lock.
     """
 
     def __init__(self) -> None:
         self._pending: dict[int, CaptureWriter] = {}
+        self._sleeping = True
         self._wake = threading.Event()
         self._start = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def want(self, writer: CaptureWriter) -> None:
-        self._pending[id(writer)] = writer  # one dict store: atomic under the GIL
-        if not self._wake.is_set():
+        # Stores before reads on both sides (the GIL orders them), so no wake-up is lost.
+        self._pending[id(writer)] = writer
+        if self._sleeping:
+            self._sleeping = False
             self._wake.set()
         if self._thread is None:
             self._started()
@@ -194,14 +198,23 @@ class _Syncer:
 
     def _run(self) -> None:
         while True:
-            self._wake.wait()
-            time.sleep(GROUP_COMMIT)
-            self._wake.clear()  # before taking the batch: a later want() wakes us again
+            time.sleep(GROUP_COMMIT)  # let a group gather
             batch = [self._pending.pop(key) for key in list(self._pending)]
+            if not batch:
+                self._sleep()
+                continue
             for writer in batch:
                 # A full or vanished disk: the next write says so to its caller.
                 with contextlib.suppress(OSError):
                     writer._sync_now()
+
+    def _sleep(self) -> None:
+        self._wake.clear()
+        self._sleeping = True
+        if self._pending:  # a want() came between the empty batch and now
+            self._sleeping = False
+            return
+        self._wake.wait()
 
 
 _SYNCER = _Syncer()

@@ -1,10 +1,12 @@
 """The recording addons, one job each, and the order they run in.
 
 `recording_addons()` builds the set that `mitmdump -s recorder/record/addon.py` loads and that
-`RecordingProxy` runs.  mitmproxy calls every hook on the addons in list order, and the order
-is the design: the classifier first (it keeps the request as the client sent it, before the
-others touch the forwarded one), then the addons that rewrite what passes (push relay, card),
-then redaction, then saving, then the console, which reports what was saved.
+`RecordingProxy` runs, as one parent addon whose `addons` are the seven (mitmproxy's nesting:
+each still declares its own options and hooks, but mitmproxy's per-addon dispatch, a context
+manager per addon per event, is paid once).  mitmproxy calls every hook on them in list order,
+and the order is the design: the classifier first (it keeps the request as the client sent it,
+before the others touch the forwarded one), then the addons that rewrite what passes (push
+relay, card), then redaction, then saving, then the console, which reports what was saved.
 
 - `Deadlines`: slow clients are cut off, oversized requests get 413
   (`a2a_read_timeout`, `a2a_max_request_size`);
@@ -21,7 +23,8 @@ then redaction, then saving, then the console, which reports what was saved.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from recorder.protocol import parse_json
 from recorder.record._cards import CardRewrite
@@ -39,6 +42,8 @@ from recorder.record._save import Save
 class RecordingAddons:
     """The addon set, and the one entry point that is not a mitmproxy hook: gRPC calls."""
 
+    name: ClassVar[str] = "a2a_recorder"  # mitmproxy's name for the parent addon
+
     deadlines: Deadlines
     classifier: Classifier
     push: PushAddon
@@ -46,6 +51,10 @@ class RecordingAddons:
     redaction: Redaction
     save: Save
     console: Console
+    addons: list[object] = field(init=False)  # what mitmproxy traverses, in order
+
+    def __post_init__(self) -> None:
+        self.addons = self.chain()
 
     def chain(self) -> list[object]:
         """The addons in the order mitmproxy must call them."""

@@ -126,7 +126,8 @@ class Classifier:
             state.classification = as_delivery(found, state.request)
         elif state.response is not None:
             error = response_error(state.classification.binding, state.response)
-            state.classification = replace(state.classification, error=error)
+            if error != state.classification.error:
+                state.classification = replace(state.classification, error=error)
 
     def classify(self, upstream: str | None, request: Request, response: Response | None = None,
                  *, webhook_paths: tuple[str, ...] = ()) -> Classification:

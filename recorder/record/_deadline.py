@@ -7,8 +7,10 @@ slowloris client resets that clock.  So this addon gives each HTTP request a dea
 - a request body must be complete the same time after its head (a `Content-Length` larger
   than what is sent is one way to stall).
 A connection that misses its deadline is closed, as mitmproxy's own inactivity timeout closes
-one, and the recorder logs it.  (The size of a request is bounded by mitmproxy's own
-`body_size_limit`, which answers 413 without reading the body; `RecordingProxy` sets it.)
+one, and the recorder logs it.  Arming a deadline only notes its due time (this runs on every
+request); one sweep, a few times per timeout while any deadline is armed, closes what is due.
+(The size of a request is bounded by mitmproxy's own `body_size_limit`, which answers 413
+without reading the body; `RecordingProxy` sets it.)
 
 Streams the agent sends are not limited (a long SSE stream is normal), nor gRPC connections,
 which are TCP flows here (`tcp_start` lifts the deadline).
@@ -37,7 +39,7 @@ HTTP_SCHEMES = frozenset({"http", "https"})
 
 @dataclass
 class _Deadline:
-    handle: asyncio.TimerHandle | None = None
+    due: float | None = None  # loop time; None when nothing is awaited
     what: str = ""
 
 
@@ -49,6 +51,7 @@ class Deadlines:
     def __init__(self) -> None:
         self.timeout = 10.0
         self._deadlines: dict[str, _Deadline] = {}  # client connection id -> its deadline
+        self._sweeping: asyncio.TimerHandle | None = None
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -91,7 +94,6 @@ class Deadlines:
         self._disarm(flow.client_conn.id)
 
     def client_disconnected(self, client: Any) -> None:
-        self._disarm(client.id)
         self._deadlines.pop(client.id, None)
 
     # -- deadlines ------------------------------------------------------------------------------
@@ -99,23 +101,37 @@ class Deadlines:
     def _arm(self, connection: str, what: str) -> None:
         if not self.timeout:
             return
-        deadline = self._deadlines.setdefault(connection, _Deadline())
-        self._disarm(connection)
         loop: asyncio.AbstractEventLoop = ctx.master.event_loop
-        deadline.what = what
-        deadline.handle = loop.call_later(self.timeout, self._expire, connection)
+        deadline = self._deadlines.setdefault(connection, _Deadline())
+        deadline.due, deadline.what = loop.time() + self.timeout, what
+        if self._sweeping is None:
+            self._sweeping = loop.call_later(self._period, self._sweep)
 
     def _disarm(self, connection: str) -> None:
         deadline = self._deadlines.get(connection)
-        if deadline is not None and deadline.handle is not None:
-            deadline.handle.cancel()
-            deadline.handle = None
+        if deadline is not None:
+            deadline.due = None
 
-    def _expire(self, connection: str) -> None:
-        deadline = self._deadlines.get(connection)
-        if deadline is None or deadline.handle is None:
-            return
-        deadline.handle = None
+    @property
+    def _period(self) -> float:
+        return max(0.1, self.timeout / 4)  # a deadline is met at most a quarter late
+
+    def _sweep(self) -> None:
+        self._sweeping = None
+        loop: asyncio.AbstractEventLoop = ctx.master.event_loop
+        now, armed = loop.time(), False
+        for connection, deadline in list(self._deadlines.items()):
+            if deadline.due is None:
+                continue
+            if deadline.due <= now:
+                deadline.due = None
+                self._expire(connection, deadline.what)
+            else:
+                armed = True
+        if armed:
+            self._sweeping = loop.call_later(self._period, self._sweep)
+
+    def _expire(self, connection: str, what: str) -> None:
         proxyserver: Any = ctx.master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
         handler = proxyserver.connections.get(connection)
         if handler is None:
@@ -123,8 +139,8 @@ class Deadlines:
         # As mitmproxy's own inactivity timeout does: cancel the client's connection handler.
         io = handler.transports.get(handler.client)
         if io is not None and io.handler is not None:
-            logger.info("closing %s: no %s within %.1f s", handler.client.peername,
-                        deadline.what, self.timeout)
+            logger.info("closing %s: no %s within %.1f s", handler.client.peername, what,
+                        self.timeout)
             io.handler.cancel("a2a read timeout")
 
 

@@ -333,7 +333,7 @@ class RecordingProxy:
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
             master.addons.add(tunnels, GrpcTap(tunnels.origin, self.addons.record_grpc))
-        master.addons.add(*self.addons.chain())
+        master.addons.add(self.addons)
         if self.push_proxy is not None:
             host, port = _resolved(self.push_proxy)
             self._push_mode = f"regular@{host}:{port}"

@@ -168,12 +168,12 @@ class Redactor:
         return request, response, (f"redacted: {', '.join(hits)}",) if hits else ()
 
     def request(self, request: Request) -> Request:
-        return replace(request, target=self.target(request.target),
-                       headers=self.headers(request.headers), body=self.body(request.body),
-                       messages=_messages(request.messages, self.body))
+        return _changed(request, target=self.target(request.target),
+                        headers=self.headers(request.headers), body=self.body(request.body),
+                        messages=_messages(request.messages, self.body))
 
     def response(self, response: Response) -> Response:
-        return replace(
+        return _changed(
             response,
             headers=self.headers(response.headers),
             body=self.response_body(response.body),
@@ -291,6 +291,13 @@ class Redactor:
             return value
         self._secret_names.setdefault(secret, canonical)
         return scheme + self.placeholder(secret)
+
+
+def _changed[V: (Request, Response)](value: V, **fields: Any) -> V:
+    """`value` itself when no field changed (`replace` is costly, and this runs per exchange)."""
+    if all(getattr(value, name) == new for name, new in fields.items()):
+        return value
+    return replace(value, **fields)
 
 
 def _messages(

@@ -18,4 +18,4 @@ if str(_ROOT) not in sys.path:
 
 from recorder.record._addons import recording_addons  # noqa: E402
 
-addons = recording_addons().chain()
+addons = [recording_addons()]
