@@ -147,12 +147,16 @@ def set_aside_headers(
 ) -> list[Header]:
     """The headers a head shows; framing headers and exact values go to `aside`."""
     shown: list[Header] = []
+    # Values a line cannot hold are rare: one search over them all says whether to look.
+    unsafe = _UNSAFE.search("".join(value for _, value in headers)) is not None
     for index, (name, value) in enumerate(headers):
         lower = name.lower()
         if lower in ALWAYS_ASIDE or (has_body and lower in ASIDE_WITH_BODY):
             aside.wire_headers.append((side, index, name, value))
             continue
-        shown.append((name, set_aside_value(aside, HEADER_OF[side], value, len(shown))))
+        if unsafe:
+            value = set_aside_value(aside, HEADER_OF[side], value, len(shown))
+        shown.append((name, value))
     return shown
 
 

@@ -13,6 +13,7 @@ c` holds for every capture that renders.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -88,6 +89,7 @@ EMPTY = "-"
 GRPC_STATUS_NAMES: dict[str, str] = {str(code): name for code, name in STATUS_BY_CODE.items()}
 
 HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
+_HEADER_NAME = re.compile(r":?[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
@@ -248,11 +250,16 @@ def _header_lines(headers: Iterable[tuple[str, str]]) -> list[str]:
 def _header_line(name: str, value: str) -> str:
     if "\r" in value or "\n" in value:
         raise ValueError(f"header {name!r}: value holds CR or LF")
-    line = f"{name}: {value}" if value else f"{name}:"
-    match = HEADER_LINE.fullmatch(line)
-    if match is None or match.group(1) != name:
+    if not _header_name_ok(name):
         raise ValueError(f"header name {name!r} is not a token")
-    return line
+    return f"{name}: {value}" if value else f"{name}:"
+
+
+@functools.lru_cache(maxsize=1024)
+def _header_name_ok(name: str) -> bool:
+    # Cached: the same few names come with every exchange.  An HTTP/2 pseudo-header keeps
+    # its colon (`:authority`).
+    return _HEADER_NAME.fullmatch(name) is not None
 
 
 def _request_body(request: Request) -> tuple[str | None, str | None]:

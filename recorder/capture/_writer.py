@@ -162,7 +162,7 @@ class CaptureWriter:
             self._synced_changed.notify_all()
 
 
-GROUP_COMMIT = 0.005  # seconds the syncer lets appends gather before one fsync for them all
+GROUP_COMMIT = 0.05  # seconds the syncer lets appends gather before one fsync for them all
 
 
 class _Syncer:

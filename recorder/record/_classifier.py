@@ -28,7 +28,7 @@ from recorder.protocol import (
     is_event_stream,
     response_error,
 )
-from recorder.record._flows import SseTee, to_request, to_response
+from recorder.record._flows import SseTee, field_value, to_request, to_response
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._push import as_delivery
 from recorder.record._state import FlowState, attach, state_of, upstream_origin
@@ -77,9 +77,9 @@ class Classifier:
         state = state_of(flow)
         response = flow.response
         if state is None or response is None or not is_event_stream(
-                response.headers.get("content-type")):
+                field_value(response, b"content-type")):
             return
-        encoded = response.headers.get("content-encoding", "identity") != "identity"
+        encoded = (field_value(response, b"content-encoding") or "identity") != "identity"
         state.tee = SseTee(compressed=encoded)
         if encoded:
             state.notes.append("compressed event stream not framed")

@@ -26,6 +26,7 @@ from typing import Any
 from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import RegularMode, ReverseMode
 
+from recorder.record._flows import field_value
 from recorder.record._options import Option, OptionsError, declare, touched
 
 logger = logging.getLogger(__name__)
@@ -71,9 +72,9 @@ class Deadlines:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         self._disarm(flow.client_conn.id)
-        length = flow.request.headers.get("content-length", "")
-        if length not in ("", "0") or "chunked" in flow.request.headers.get(
-                "transfer-encoding", "").lower():
+        length = field_value(flow.request, b"content-length") or ""
+        chunked = "chunked" in (field_value(flow.request, b"transfer-encoding") or "").lower()
+        if length not in ("", "0") or chunked:
             self._arm(flow.client_conn.id, "request body")
 
     def request(self, flow: http.HTTPFlow) -> None:

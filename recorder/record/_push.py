@@ -44,9 +44,12 @@ class PushRelay:
         self._real: dict[int, str] = {}
         self._number: dict[str, int] = {}
 
-    @property
-    def real_urls(self) -> frozenset[str]:
-        return frozenset(self._number)
+    def knows(self, url: str) -> bool:
+        """Whether `url` is a real webhook the relay stands for."""
+        return url in self._number
+
+    def __bool__(self) -> bool:
+        return bool(self._number)
 
     def relay_path(self, real: str) -> str:
         if real not in self._number:

@@ -31,6 +31,7 @@ keep their scheme (`Bearer <redacted:1>`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -96,8 +97,10 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+@functools.lru_cache(maxsize=1024)
 def is_credential_name(name: str) -> bool:
-    """Whether a header or query parameter's name says it holds a credential."""
+    """Whether a header or query parameter's name says it holds a credential (cached: the
+    same few header names come with every exchange)."""
     return name.lower() not in NOT_CREDENTIALS and CREDENTIAL_NAME.search(name) is not None
 
 
@@ -209,6 +212,8 @@ class Redactor:
 
     def body(self, body: bytes) -> bytes:
         """`body` with push-config secrets swapped for placeholders; non-JSON comes back as is."""
+        if b'"url"' not in body:
+            return body  # push-config secrets sit beside a `url`: no url, nothing to find
         found = dict(_secrets(parse_json(body)))
         if not found:
             return body

@@ -116,8 +116,10 @@ class PushAddon:
         """A POST to a webhook named in a push config or by `a2a_webhook_paths`."""
         if flow.request.method != "POST":
             return False  # deliveries are POSTs; a GET to the same URL is something else
+        if not (self._webhooks or self.webhook_paths or self.relay):
+            return False  # no webhook known yet (building the URL costs, on every request)
         url = flow.request.url
-        return (url in self.relay.real_urls or url_key(url) in self._webhooks
+        return (self.relay.knows(url) or url_key(url) in self._webhooks
                 or urlsplit(flow.request.path).path in self.webhook_paths)
 
     def _is_delivery(self, flow: http.HTTPFlow, state: FlowState) -> bool:

@@ -23,7 +23,8 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     ("private key", ("PRIVATE KEY-----",),
      re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
     ("AWS access key", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", ("gh",), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
     ("Slack token", ("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
     ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("OpenAI-style key", ("sk-",), re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
@@ -35,14 +36,26 @@ MAX_SCANNED_BYTES = 1 << 20
 
 def scan_exchange(request: Request, response: Response | None) -> tuple[str, ...]:
     """Notes (`possible secret: JWT in request body`) for what the patterns find."""
+    texts = list(_texts(request, response))
+    whole = "\n".join(text for _, text in texts)
+    # Nearly every exchange holds none of the literals: one look at the whole settles it.
+    likely = [(kind, pattern) for kind, literals, pattern in SECRET_PATTERNS
+              if any(literal in whole for literal in literals)]
+    if not likely:
+        return ()
     found: dict[str, None] = {}
-    for where, text in _texts(request, response):
-        if not text:
-            continue
-        for kind, literals, pattern in SECRET_PATTERNS:
-            if any(literal in text for literal in literals) and pattern.search(text):
+    for kind, pattern in likely:
+        for where, text in texts:
+            if text and pattern.search(text):
                 found[f"possible secret: {kind} in {where}"] = None
-    return tuple(found)
+    return tuple(sorted(found, key=list(_note_order(texts)).index))
+
+
+def _note_order(texts: list[tuple[str, str]]) -> Iterator[str]:
+    # Notes in the order of the places, then the patterns, as one scan per place gives them.
+    for where, _ in texts:
+        for kind, _, _ in SECRET_PATTERNS:
+            yield f"possible secret: {kind} in {where}"
 
 
 def _texts(request: Request, response: Response | None) -> Iterator[tuple[str, str]]:
