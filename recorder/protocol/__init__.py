@@ -71,10 +71,15 @@ from recorder.protocol._types import (
 )
 from recorder.protocol._volatile import (
     ID_FIELDS,
+    LISTINGS,
     OPAQUE_FIELDS,
+    PATH_POSITIONS,
     RESOURCE_NAME_FIELDS,
+    RESPONSE_ID_KEYS,
     TIMESTAMP_FIELDS,
     IdKind,
+    IdPosition,
+    IdRole,
 )
 
 __all__ = [
@@ -87,11 +92,14 @@ __all__ = [
     "GRPC_STATUS_CODES",
     "GRPC_STATUS_NAMES",
     "ID_FIELDS",
+    "LISTINGS",
     "OPAQUE_FIELDS",
     "OPERATIONS",
     "OPERATION_NAMES",
+    "PATH_POSITIONS",
     "PUSH_DELIVERY",
     "RESOURCE_NAME_FIELDS",
+    "RESPONSE_ID_KEYS",
     "TIMESTAMP_FIELDS",
     "V03_SERVICE",
     "V1_SERVICE",
@@ -102,6 +110,8 @@ __all__ = [
     "ErrorRow",
     "GrpcMessageLike",
     "IdKind",
+    "IdPosition",
+    "IdRole",
     "Interface",
     "Operation",
     "RequestLike",

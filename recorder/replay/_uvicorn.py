@@ -1,0 +1,182 @@
+"""uvicorn's HTTP/1.1 protocol with what the replayer needs beyond it (I/O).
+
+uvicorn has a keep-alive timeout (idle between requests) but none for reading a request: a
+client that trickles its headers, or sends a `Content-Length` larger than its body, holds a
+connection for ever (slowloris).  ASGI has no way to set a reason phrase, and a2a-sdk 0.3's
+HTTP+JSON client shows nothing of an error response but its status line.
+`limited_protocol(limits)` is uvicorn's httptools protocol with three additions:
+
+- a *read deadline*: from the connection's first byte, or the next request's, the whole
+  request (head and body) must arrive within `read_timeout` seconds; otherwise the client gets
+  `408 Request Timeout` and the connection is closed.  A connection that sends nothing at all
+  is closed after the same time.
+- a *size bound*: a head larger than `max_head_bytes` gets `431`, a body (declared or sent)
+  larger than `max_body_bytes` gets `413 Content Too Large`, and the connection is closed.
+- a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
+  phrase on its status line instead of the standard one.
+
+The gRPC face gets the same bounds from grpcio's options and its handler (`_grpcserver`).
+"""
+
+from __future__ import annotations
+
+import re
+from asyncio import TimerHandle, Transport
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    read_timeout: float = 10.0  # seconds to receive one request, head and body
+    max_body_bytes: int = 16 * 1024 * 1024
+    max_head_bytes: int = 64 * 1024
+    idle_timeout: float = 60.0  # gRPC: an HTTP/2 connection with no call open
+
+
+_REASONS = {408: b"Request Timeout", 413: b"Content Too Large",
+            431: b"Request Header Fields Too Large"}
+
+
+def limited_protocol(limits: Limits) -> type[HttpToolsProtocol]:
+    """uvicorn's HTTP/1.1 protocol class with `limits` enforced."""
+    return type("LimitedHttpProtocol", (_LimitedProtocol,), {"limits": limits})
+
+
+class _LimitedProtocol(HttpToolsProtocol):
+    limits: Limits = Limits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: TimerHandle | None = None
+        self._head_bytes = 0
+        self._body_bytes = 0
+        self._refused = False
+
+    def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:
+            super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        self._head_bytes = self._body_bytes = 0
+        self._arm()
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value))
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._refused:
+            return
+        length = dict(self.headers).get(b"content-length", b"0")
+        if length.isdigit() and int(length) > self.limits.max_body_bytes:
+            self._refuse(413)
+            return
+        super().on_headers_complete()
+        if type(self.cycle) is RequestResponseCycle:
+            self.cycle.__class__ = _ReasonCycle  # the same object, with `send` reading "reason"
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > self.limits.max_body_bytes:
+            self._refuse(413)
+        if not self._refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        if not self._refused:
+            super().on_message_complete()
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > self.limits.max_head_bytes:
+            self._refuse(431)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete and (
+                self.cycle.response_started):
+            self.transport.close()  # an answer is on its way: nothing else can be said
+            return
+        self._refuse(408)
+
+    def _refuse(self, status: int) -> None:
+        """Answer `status` with a short text and close, whatever was read so far."""
+        if self._refused:
+            return
+        self._refused = True
+        self._disarm()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True  # the app's receive() then says so
+            self.cycle.message_event.set()
+        text = f"{status} {_REASONS[status].decode()}: see the replayer's limits\n".encode()
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d"
+                             b"\r\nconnection: close\r\n\r\n%s"
+                             % (status, _REASONS[status], len(text), text))
+        self.transport.close()
+
+
+_PHRASE_JUNK = re.compile(rb"[^\t\x20-\x7e]")
+
+
+def reason_phrase(text: str, limit: int = 400) -> bytes:
+    """A reason phrase that a status line can carry (printable ASCII, shortened)."""
+    data = _PHRASE_JUNK.sub(b"?", text.encode("ascii", "replace"))
+    return data if len(data) <= limit else data[: limit - 3] + b"..."
+
+
+class _ReasonCycle(RequestResponseCycle):
+    async def send(self, message: Any) -> None:
+        reason = message.get("reason") if message.get("type") == "http.response.start" else None
+        if reason and not self.response_started:
+            status = int(message["status"])
+            line = b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
+            self.transport = _StatusLine(self.transport, STATUS_LINE[status], line)  # type: ignore[assignment]
+        await super().send(message)
+
+
+class _StatusLine:
+    """A transport that swaps the first status line written for another one."""
+
+    def __init__(self, inner: Transport, old: bytes, new: bytes) -> None:
+        self._inner, self._old, self._new = inner, old, new
+
+    def write(self, data: bytes) -> None:
+        if self._old and data.startswith(self._old):
+            data = self._new + data[len(self._old):]
+            self._old = b""
+        self._inner.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
