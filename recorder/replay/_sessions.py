@@ -11,11 +11,12 @@ Which session a request belongs to:
 1. A request naming an id this replay issued (or a client's own id it named before) belongs
    to that id's session, whatever connection it came on.
 2. A request naming none (a send that creates a task, a ListTasks without filter) joins the
-   session whose place in the script fits it best: cost = how many creating steps lie between
-   the session's progress and the candidate step's rank (0: the session has done exactly the
-   creating steps recorded before it).  A new session is an option too, at the first
-   candidate, costing that candidate's rank.  A creating step a session has served is never
-   served again in it: a client that creates more tasks than recorded gets a new session.
+   session whose place in the script fits it: cost = how many creating steps lie between the
+   session's progress and the candidate step's rank.  A creating request joins only a session
+   that has done exactly the creating steps recorded before it (cost 0, "waiting" there), else
+   starts a new session at the first candidate; a creating step a session has served is never
+   served again in it, so a client that creates more tasks than recorded gets a new session.
+   An id-less read (ListTasks) goes to the existing session that fits best.
 3. Ties are broken by the connection (the session last served on it), then the client's
    identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of these breaks is
    reported (`Choice.tie`).
@@ -116,14 +117,15 @@ class Sessions:
              identity: Identity) -> Choice:
         """The session a request naming none of its ids belongs to (see the module docstring)."""
         ranks = [s.rank for s in candidates]
-        options: list[tuple[tuple[int, int, int, int], Session | None, Step]] = [
-            ((candidates[0].rank, 1, 1, 0), None, candidates[0])]  # a new session
+        options: list[tuple[tuple[int, int, int, int], Session | None, Step]] = []
         for session in self._considered(candidates, connection, identity):
             step = _nearest(session, candidates, ranks)
             if step is not None:
                 score = (abs(step.rank - session.progress), int(session.connection != connection),
                          0 if session.identity == identity else 2, -session.active)
                 options.append((score, session, step))
+        if candidates[0].creates or not options:
+            options.append(((0, 1, 1, 0), None, candidates[0]))  # a new session
         best = min(options, key=lambda option: option[0])
         tie = sum(1 for score, session, _ in options
                   if session is not None and session is not best[1] and score[:3] == best[0][:3])
