@@ -11,7 +11,8 @@ HTTP+JSON client shows nothing of an error response but its status line.
   `408 Request Timeout` and the connection is closed.  A connection that sends nothing at all
   is closed after the same time.
 - a *size bound*: a head larger than `max_head_bytes` gets `431`, a body (declared or sent)
-  larger than `max_body_bytes` gets `413 Content Too Large`, and the connection is closed.
+  larger than `max_body_bytes` gets `413 Content Too Large`, and the connection is closed
+  (after a short drain, so that the client reads the answer instead of a reset).
 - a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
   phrase on its status line instead of the standard one.
 
@@ -40,6 +41,7 @@ class Limits:
     idle_timeout: float = 60.0  # gRPC: an HTTP/2 connection with no call open
 
 
+LINGER = 2.0  # seconds a refused connection is drained before it is closed
 _REASONS = {408: b"Request Timeout", 413: b"Content Too Large",
             431: b"Request Header Fields Too Large"}
 
@@ -144,7 +146,11 @@ class _LimitedProtocol(HttpToolsProtocol):
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d"
                              b"\r\nconnection: close\r\n\r\n%s"
                              % (status, _REASONS[status], len(text), text))
-        self.transport.close()
+        # A lingering close: closing with unread bytes would reset the connection and lose
+        # the answer, so the write side is shut and what still comes is read and dropped.
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER, self.transport.close)
 
 
 _PHRASE_JUNK = re.compile(rb"[^\t\x20-\x7e]")
