@@ -89,6 +89,11 @@ class Step:
         return self.exchange.number
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """The recorded ids this step's request names that were issued before it."""
+        return tuple(s.slot.value for s in self.slots if s.provenance is Provenance.ISSUED)
+
+    @property
     def joins(self) -> bool:
         """Needs a session but names none of its ids: it joins one by the script."""
         return not self.stateless and not any(

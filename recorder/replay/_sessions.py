@@ -1,10 +1,10 @@
 """Replay sessions: what each live client has been handed, and where it is in the script.
 
 A `Session` is one client's run through the recorded script: its bindings (recorded id <->
-live id), the steps it has served, `frontier` (the furthest script index it has served) and
-`progress` (how many creating steps it has got through: the rank of the last creating step it
-served, plus one).  `Sessions` holds them on a bounded LRU, with an index from every live id
-a session was handed (or chose) to that session.
+live id), the creating steps it has served, for each recorded id the furthest step it has
+served that named that id (`frontier`), and `progress` (how many creating steps it has got
+through: the rank of the last creating step it served, plus one).  `Sessions` holds them on
+a bounded LRU, with an index from every live id a session was handed (or chose) to it.
 
 Which session a request belongs to:
 
@@ -55,7 +55,7 @@ class Session:
     to_live: dict[str, str] = field(default_factory=dict)  # recorded -> live
     to_recorded: dict[str, str] = field(default_factory=dict)  # live -> recorded (ids)
     version: int = 0  # bumps whenever to_live changes (answers are cached per version)
-    frontier: int = -1
+    frontier: dict[str, int] = field(default_factory=dict)  # recorded id -> furthest index
     progress: int = 0
     created: set[int] = field(default_factory=set)  # indices of creating steps served
     connection: str | None = None
@@ -103,14 +103,18 @@ class Sessions:
     def within(self, session: Session, candidates: Sequence[Step]) -> Step:
         """The step a known session serves among same-key candidates (script order).
 
-        Creating steps: the first this session has not served, after its frontier if any is.
-        Others (polls): the first after its frontier, else the latest before it, which repeats.
+        The candidates name the same recorded ids; how far the session has come with those
+        ids is their frontier.  Creating steps: the first this session has not served, after
+        the frontier if any is.  Others (polls): the first after the frontier, else the latest
+        before it, which repeats.  So a poll of a task follows that task's recorded story,
+        whatever else the session does meanwhile.
         """
+        frontier = max((session.frontier.get(v, -1) for v in candidates[0].names), default=-1)
         if candidates[0].creates:
             fresh = [s for s in candidates if s.index not in session.created]
-            later = [s for s in fresh if s.index > session.frontier]
+            later = [s for s in fresh if s.index > frontier]
             return (later or fresh or [candidates[-1]])[0]
-        ahead = next((s for s in candidates if s.index > session.frontier), None)
+        ahead = next((s for s in candidates if s.index > frontier), None)
         return ahead if ahead is not None else candidates[-1]
 
     def join(self, candidates: Sequence[Step], connection: str | None,
@@ -161,7 +165,9 @@ class Sessions:
                identity: Identity) -> None:
         """Move the session on past `step`, and remember who was served."""
         self._unindex(session)
-        session.frontier = max(session.frontier, step.index)
+        for value in (*step.names, *step.response_ids):
+            if session.frontier.get(value, -1) < step.index:
+                session.frontier[value] = step.index
         if step.creates:
             session.created.add(step.index)
             session.progress = max(session.progress, step.rank + 1)
