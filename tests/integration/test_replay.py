@@ -316,3 +316,32 @@ def test_listing_without_a_filter_names_the_tasks_this_client_was_handed(tmp_pat
             sent, listed = asyncio.run(_send_then_list(replayer.url))
             assert sorted(listed) == sorted(sent)
             assert not set(sent) & set(live_sent)
+
+
+def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
+    jsonrpc_recorded: Recorded,
+) -> None:
+    _, capture, _ = jsonrpc_recorded
+    with WebhookReceiver() as hook, Replayer([capture]) as replayer:
+        asyncio.run(run_session(replayer.url, binding="JSONRPC", webhook=hook))
+        hook.wait_for(4, timeout=5)
+        deadline = time.monotonic() + 5
+        while len(replayer.journal.deliveries) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        requests, deliveries = replayer.journal.requests, replayer.journal.deliveries
+        over_http = httpx.get(f"{replayer.url}/__a2a_recorder/requests", timeout=5).json()
+        hook_url = hook.url
+    a2a = [r for r in requests if r.classification.operation not in (None, "AgentCard")]
+    assert a2a and all(r.request.header("a2a-version") == "1.0" for r in a2a)
+    assert all(r.outcome == "served" and r.exchange is not None for r in requests)
+    create = next(r for r in a2a if r.classification.operation
+                  == "CreateTaskPushNotificationConfig")
+    sent = json.loads(create.request.body)["params"]
+    assert sent["authentication"]["credentials"] and "redacted" not in sent["authentication"][
+        "credentials"]  # the client's own credentials, as it sent them
+    assert [d.status for d in deliveries] == [200] * 4
+    assert all(d.url and d.url.startswith(hook_url) for d in deliveries)
+    assert all(json.loads(d.response) == {} for d in deliveries)  # the webhook's answer
+    assert {d.request for d in deliveries} <= {r.number for r in requests}
+    assert [r["number"] for r in over_http["requests"]] == [r.number for r in requests]
+    assert [d["status"] for d in over_http["deliveries"]] == [200] * 4
