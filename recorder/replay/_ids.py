@@ -89,11 +89,12 @@ class Slot:
 
 
 def request_value(request: Request, classification: Classification,
-                  secret_params: frozenset[str] = frozenset()) -> Json:
+                  secret_params: frozenset[str] = frozenset(), document: Json = None) -> Json:
     """What is compared of a request: its A2A content, not its framing.
 
     `secret_params` are query parameters the recording redacted (API keys): left out, since a
-    live client sends its own key where the capture has a placeholder.
+    live client sends its own key where the capture has a placeholder.  `document` is the
+    body already parsed, if it was.
     """
     value: dict[str, Json] = {"tenant": classification.tenant}
     if classification.binding is Binding.HTTP_JSON:
@@ -102,7 +103,7 @@ def request_value(request: Request, classification: Classification,
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
     if classification.operation is None and classification.method:
         value["method"] = classification.method  # two unknown methods are two requests
-    value["body"] = body_value(request, classification)
+    value["body"] = body_value(request, classification, document)
     return value
 
 
@@ -126,14 +127,14 @@ def redacted_params(requests: Iterable[Request]) -> frozenset[str]:
     )
 
 
-def body_value(request: Request, classification: Classification) -> Json:
+def body_value(request: Request, classification: Classification, document: Json = None) -> Json:
     if request.messages:
         values = [parse_json(m.json) if m.json else {"raw": (m.raw or b"").hex()}
                   for m in request.messages]
         return values[0] if len(values) == 1 else values
     if not request.body:
         return None
-    parsed = parse_json(request.body)
+    parsed = parse_json(request.body) if document is None else document
     if parsed is NOT_JSON:
         return {"raw": request.body.hex()}
     if classification.binding is Binding.JSONRPC and isinstance(parsed, dict):
@@ -180,7 +181,7 @@ def _walk(node: Json, path: tuple[str, ...], where: Location, position: IdPositi
                 _walk(item, rest, (*where, index), position, found)
         return
     if isinstance(node, dict):
-        name = head if head in node else _snake(head)
+        name = head if head in node else snake_case(head)
         if name in node:
             _walk(node[name], rest, (*where, name), position, found)
 
@@ -188,7 +189,7 @@ def _walk(node: Json, path: tuple[str, ...], where: Location, position: IdPositi
 _SNAKE_NAMES: dict[str, str] = {}
 
 
-def _snake(key: str) -> str:
+def snake_case(key: str) -> str:
     """The snake_case spelling proto-JSON readers also accept (`taskId` -> `task_id`)."""
     name = _SNAKE_NAMES.get(key)
     if name is None:
@@ -247,23 +248,28 @@ def make_key(classification: Classification, shaped: Json) -> Key:
 
 
 def _shape(value: Json) -> Json:
-    if isinstance(value, dict):
-        shaped = {k: _shape(v) for k, v in value.items() if k not in IGNORED_KEYS}
+    kind = type(value)
+    if kind is dict:
+        shaped = {k: _shape(v) if type(v) in _CONTAINERS else v
+                  for k, v in value.items() if k not in IGNORED_KEYS}
         # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before.
         return {k: v for k, v in shaped.items()
-                if not (_default(k, v, shaped) or _is_empty(value[k]))}
-    if isinstance(value, list):
-        return [_shape(v) for v in value]
+                if not (_is_empty(value[k]) or _is_empty(v) or _implied(k, v, shaped))}
+    if kind is list:
+        return [_shape(v) if type(v) in _CONTAINERS else v for v in value]
     return value
 
 
+_CONTAINERS = (dict, list)
+
+
 def _is_empty(value: Json) -> bool:
-    return any(value == empty and type(value) is type(empty) for empty in EMPTY_VALUES)
+    """One of EMPTY_VALUES (`{}`, `[]`, null, `""`), but not `0` or `false`."""
+    kind = type(value)
+    return value is None or (kind is dict or kind is list or kind is str) and not value
 
 
-def _default(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
-    if _is_empty(value):
-        return True
+def _implied(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
     implied = DEFAULT_MEMBERS.get(key)
     return implied is not None and value == implied[0] and implied[1] in siblings
 

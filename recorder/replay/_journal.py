@@ -37,10 +37,17 @@ Outcome = Literal["served", "miss", "refused"]
 class SeenId:
     """One id in a live request: where, what, its provenance, and the recorded id it stood for."""
 
-    location: str  # `body.message.taskId`, `path.taskId`, `body.name[1]` (a resource segment)
+    where: tuple[str | int, ...]  # ("body", "message", "taskId")
     value: str
     provenance: Provenance
     recorded: str | None = None
+    segment: int | None = None  # of a resource name `tasks/{id}/...`
+
+    @property
+    def location(self) -> str:
+        """`body.message.taskId`, `path.taskId`, `body.name[1]` (a resource name's segment)."""
+        text = ".".join(str(part) for part in self.where)
+        return text if self.segment is None else f"{text}[{self.segment}]"
 
 
 @dataclass(frozen=True, slots=True)

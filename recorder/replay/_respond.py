@@ -79,7 +79,7 @@ def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
     With `jsonrpc`, each document's envelope `id` is left to `render`.  `rewrite(body)` edits
     the body once swapped (the card's URLs).
     """
-    swap = Swapper(mapping, ID_SENTINEL if jsonrpc else KEEP)
+    swap = Swapper(mapping, jsonrpc=jsonrpc)
     headers = tuple((k, swap.text(v)) for k, v in response.headers
                     if k.lower() not in DROPPED_HEADERS)
     body = swap.body(response.body)
@@ -120,22 +120,22 @@ def wire_bytes(text: str) -> bytes:
 
 def substitute_body(body: bytes, mapping: Mapping[str, str]) -> bytes:
     """A request or response body with recorded values swapped (push deliveries use this)."""
-    return Swapper(mapping, KEEP).body(body)
+    return Swapper(mapping).body(body)
 
 
 def substitute_json_text(text: str, mapping: Mapping[str, str]) -> str:
     """JSON text (a gRPC message's proto-JSON) with recorded values swapped, style kept."""
-    return Swapper(mapping, KEEP).json_text(text)
+    return Swapper(mapping).json_text(text)
 
 
 def substitute_text(text: str, mapping: Mapping[str, str]) -> str:
     """Plain text (a gRPC status message) with recorded values swapped, as header values are."""
-    return Swapper(mapping, KEEP).text(text)
+    return Swapper(mapping).text(text)
 
 
 def substitute_headers(headers: Iterable[tuple[str, str]], mapping: Mapping[str, str]) -> Headers:
     """Header values with recorded values swapped, inside longer values too (`Bearer <id>`)."""
-    swap = Swapper(mapping, KEEP)
+    swap = Swapper(mapping)
     return tuple((k, swap.text(v)) for k, v in headers)
 
 
@@ -143,7 +143,26 @@ def _event_bytes(lines: Iterable[str], newline: str) -> bytes:
     return wire_bytes("".join(line + newline for line in lines) + newline)
 
 
-KEEP = object()
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON writes `text` as it is inside a string, in every form (printable ASCII,
+    no quote, no backslash): swapping such values in the text is the same as swapping them in
+    the parsed document (see Swapper.json_text)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+@functools.lru_cache(maxsize=4096)
+def _prepared(text: str, jsonrpc: bool) -> tuple[JsonForm | None, str]:
+    """A recorded JSON text's form, and the text with its envelope `id` made the sentinel."""
+    form = _form_of(text)
+    if form is None or not jsonrpc:
+        return form, text
+    document = json.loads(text)
+    if isinstance(document, dict) and "jsonrpc" in document and "id" in document:
+        document["id"] = ID_SENTINEL
+        return form, _dumps(form, document) or text
+    return form, text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -164,15 +183,23 @@ def _dumps(form: JsonForm, value: Json) -> str | None:
 
 
 class Swapper:
-    """Swaps recorded values for live ones in text, JSON and SSE lines."""
+    """Swaps recorded values for live ones in text, JSON and SSE lines.
 
-    def __init__(self, mapping: Mapping[str, str], jsonrpc_id: Json) -> None:
+    A string equal to a recorded value becomes the live one; a recorded value of
+    MIN_EMBEDDED characters or more is also replaced inside longer strings.  With `jsonrpc`,
+    each JSON-RPC envelope's `id` becomes ID_SENTINEL, for `HttpTemplate.render`.
+    """
+
+    def __init__(self, mapping: Mapping[str, str], *, jsonrpc: bool = False) -> None:
         self._exact = {old: new for old, new in mapping.items() if old != new}
         self._embedded = sorted(
             ((old, new) for old, new in self._exact.items() if len(old) >= MIN_EMBEDDED),
             key=lambda pair: -len(pair[0]),
         )
-        self._jsonrpc_id = jsonrpc_id
+        self._jsonrpc = jsonrpc
+        # When every pair is long and plain, JSON text can be swapped as text, unparsed.
+        self._plain = len(self._embedded) == len(self._exact) and all(
+            _plain(old) and _plain(new) for old, new in self._embedded)
 
     def text(self, value: str) -> str:
         if value in self._exact:
@@ -192,10 +219,15 @@ class Swapper:
         return wire_bytes(self.json_text(text))
 
     def json_text(self, text: str) -> str:
-        form = _form_of(text)
+        form, base = _prepared(text, self._jsonrpc)
         if form is None:
             return self.text(text)
-        swapped = _dumps(form, self._document(json.loads(text)))
+        if self._plain:
+            for old, new in self._embedded:
+                if old in base:
+                    base = base.replace(old, new)
+            return base
+        swapped = _dumps(form, self._walk(json.loads(base)))
         return swapped if swapped is not None else self.text(text)
 
     def event(self, lines: Iterable[str]) -> list[str]:
@@ -207,17 +239,6 @@ class Swapper:
             return line
         space = " " if value.startswith(" ") else ""
         return f"data:{space}{self.json_text(value[len(space):])}"
-
-    def _document(self, document: Json) -> Json:
-        swapped = self._walk(document)
-        if (
-            self._jsonrpc_id is not KEEP
-            and isinstance(swapped, dict)
-            and "jsonrpc" in swapped
-            and "id" in swapped
-        ):
-            swapped["id"] = self._jsonrpc_id
-        return swapped
 
     def _walk(self, value: Json) -> Json:
         if isinstance(value, dict):

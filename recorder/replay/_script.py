@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from recorder.capture import Capture, Exchange, Response
+from recorder.capture import Capture, Exchange
 from recorder.protocol import (
     AGENT_CARD,
     LISTINGS,
@@ -35,7 +35,6 @@ from recorder.protocol import (
     IdRole,
     event_data,
     parse_json,
-    response_error,
 )
 from recorder.replay._ids import (
     Json,
@@ -83,15 +82,11 @@ class Step:
     creates: bool  # the answer (or the client's own ids) brings new ids into the world
     stateless: bool
     rank: int  # creating steps before this one
+    names: tuple[str, ...] = ()  # the issued ids the request names (recorded values)
 
     @property
     def number(self) -> int:
         return self.exchange.number
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The recorded ids this step's request names that were issued before it."""
-        return tuple(s.slot.value for s in self.slots if s.provenance is Provenance.ISSUED)
 
     @property
     def joins(self) -> bool:
@@ -166,34 +161,50 @@ class _Loader:
 
     def _step(self, exchange: Exchange) -> Step:
         c = exchange.classification
+        index = len(self.script.steps)
+        documents = _documents(exchange)
+        success = _succeeded(exchange, documents)
+        recorded, key = self._request(exchange, success, index)
+        found = _answer_id_keys(exchange, documents) if success else []
+        creates = self._learn(found, exchange.number, index) or any(
+            r.provenance is Provenance.OWN for r in recorded)
+        listing = LISTINGS.get(c.operation or "")
+        if listing is not None and success:
+            self.script.listed[index] = frozenset(_listed(documents, *listing))
+        ids = tuple(dict.fromkeys(value for _, value in found))
+        kinds = {r.provenance for r in recorded}
+        stateless = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED}) or not (
+            kinds & {Provenance.ISSUED, Provenance.OWN} or ids)
+        names = tuple(r.slot.value for r in recorded if r.provenance is Provenance.ISSUED)
+        return Step(index, exchange, key, exchange.request.header("a2a-version"),
+                    tuple(recorded), ids, creates, stateless, _next_rank(self.script), names)
+
+    def _request(self, exchange: Exchange, success: bool,
+                 index: int) -> tuple[list[RecordedSlot], Key]:
+        """The request's ids with their provenance (learning the client's own), and its key."""
+        c = exchange.classification
         value = request_value(exchange.request, c, self.script.secret_params)
         slots = find_slots(value, positions_of(c))
-        success = _succeeded(exchange)
         recorded = [RecordedSlot(s, self._provenance(s, success)) for s in slots]
-        shaped = shape(value, slots, [token(r.provenance, r.slot.value) for r in recorded])
-        index = len(self.script.steps)
         for r in recorded:
             self.last_naming[r.slot.value] = index
             if r.provenance is Provenance.OWN:
                 self.known.setdefault(r.slot.value, exchange.number)
             elif r.provenance is Provenance.FIXED:
                 self.script.fixed.add(r.slot.value)
-        ids = tuple(dict.fromkeys(_answer_ids(exchange))) if success else ()
-        creates = any(r.provenance is Provenance.OWN for r in recorded)
-        for key, found in _answer_id_keys(exchange) if success else ():
-            self.last_naming[found] = index
-            if found not in self.known:
-                self.known[found] = exchange.number
-                self.script.issuer.setdefault(found, exchange.number)
+        shaped = shape(value, slots, [token(r.provenance, r.slot.value) for r in recorded])
+        return recorded, make_key(c, shaped)
+
+    def _learn(self, found: list[tuple[str, str]], number: int, index: int) -> bool:
+        """Know the ids an answer names; whether it handed out new ones that count."""
+        creates = False
+        for key, value in found:
+            self.last_naming[value] = index
+            if value not in self.known:
+                self.known[value] = number
+                self.script.issuer.setdefault(value, number)
                 creates = creates or key not in MINOR_KEYS
-        listing = LISTINGS.get(c.operation or "")
-        if listing is not None and success:
-            self.script.listed[index] = frozenset(_listed(exchange, *listing))
-        kinds = {r.provenance for r in recorded}
-        stateless = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED}) or not (
-            kinds & {Provenance.ISSUED, Provenance.OWN} or ids)
-        return Step(index, exchange, make_key(c, shaped), exchange.request.header("a2a-version"),
-                    tuple(recorded), ids, creates, stateless, _next_rank(self.script))
+        return creates
 
     def _provenance(self, slot: Slot, success: bool) -> Provenance:
         if slot.role is IdRole.FRESH:
@@ -212,46 +223,43 @@ def _next_rank(script: Script) -> int:
     return last.rank + (1 if last.creates else 0)
 
 
-def _succeeded(exchange: Exchange) -> bool:
+def _succeeded(exchange: Exchange, documents: list[Json]) -> bool:
+    """Whether the agent answered with success (read from the documents already parsed)."""
     response = exchange.response
-    if response is None:
+    if response is None or exchange.classification.error is not None:
         return False
-    error = exchange.classification.error or response_error(exchange.classification.binding,
-                                                            response)
-    return error is None
+    if exchange.classification.binding is Binding.GRPC:
+        fields = {k.lower(): v for k, v in (*response.headers, *response.trailers)}
+        return fields.get("grpc-status", "0").strip() == "0"
+    return response.status < 400 and not any(_is_error(d) for d in documents)
 
 
 # ---- the ids an answer hands out ------------------------------------------------------------
 
 
-def _answer_ids(exchange: Exchange) -> Iterator[str]:
-    for _, found in _answer_id_keys(exchange):
-        yield found
-
-
-def _answer_id_keys(exchange: Exchange) -> Iterator[tuple[str, str]]:
-    """(key, id) for every id in a successful answer's documents, in order."""
-    if exchange.classification.operation in CARD_OPERATIONS or exchange.response is None:
-        return
-    for document in answer_documents(exchange.response, exchange.classification.binding):
-        yield from _ids_in(document, None)
-
-
-def answer_documents(response: Response, binding: Binding | None) -> Iterator[Json]:
+def _documents(exchange: Exchange) -> list[Json]:
     """The JSON documents of an answer: body, SSE event data, gRPC messages."""
+    response = exchange.response
+    if response is None:
+        return []
     texts: list[str | bytes] = [response.body] if response.body else []
     texts += [event_data(e.lines) for e in response.events]
     texts += [m.json for m in response.messages if m.json]
-    for text in texts:
-        document = parse_json(text)
-        if document is NOT_JSON or _is_error(document, binding):
-            continue
-        yield document
+    return [d for d in (parse_json(t) for t in texts) if d is not NOT_JSON]
 
 
-def _listed(exchange: Exchange, list_key: str, id_key: str) -> Iterator[str]:
-    assert exchange.response is not None
-    for document in answer_documents(exchange.response, exchange.classification.binding):
+def _answer_id_keys(exchange: Exchange, documents: list[Json]) -> list[tuple[str, str]]:
+    """(key, id) for every id in a successful answer's documents, in order."""
+    found: list[tuple[str, str]] = []
+    if exchange.classification.operation not in CARD_OPERATIONS:
+        for document in documents:
+            if not _is_error(document):
+                _ids_in(document, None, found)
+    return found
+
+
+def _listed(documents: list[Json], list_key: str, id_key: str) -> Iterator[str]:
+    for document in documents:
         holder = document.get("result", document) if isinstance(document, dict) else None
         items = holder.get(list_key) if isinstance(holder, dict) else None
         for item in items if isinstance(items, list) else ():
@@ -259,25 +267,38 @@ def _listed(exchange: Exchange, list_key: str, id_key: str) -> Iterator[str]:
                 yield item[id_key]
 
 
-def _is_error(document: Json, binding: Binding | None) -> bool:
-    return isinstance(document, dict) and "error" in document and binding is not Binding.GRPC
+def _is_error(document: Json) -> bool:
+    """A JSON-RPC or HTTP+JSON error document (a gRPC error lives in trailers, not messages)."""
+    return isinstance(document, dict) and isinstance(document.get("error"), dict)
 
 
-def _ids_in(value: Json, key: str | None) -> Iterator[tuple[str, str]]:
-    if isinstance(value, dict):
+def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:
+    """Append (key, id) for each id in `value` (a list, not a generator: loading is hot)."""
+    kind = type(value)
+    if kind is dict:
         envelope = "jsonrpc" in value
         for k, v in value.items():
             if k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id"):
                 continue
-            yield from _ids_in(v, k)
-    elif isinstance(value, list):
+            if type(v) is str:
+                _id_at(k, v, out)
+            elif type(v) in (dict, list):
+                _ids_in(v, k, out)
+    elif kind is list:
         for item in value:
-            yield from _ids_in(item, key)
-    elif isinstance(value, str) and value and key in RESPONSE_ID_KEYS:
+            if type(item) is str:
+                _id_at(key, item, out)
+            elif type(item) in (dict, list):
+                _ids_in(item, key, out)
+
+
+def _id_at(key: str | None, value: str, out: list[tuple[str, str]]) -> None:
+    if value and key in RESPONSE_ID_KEYS:
         if key == "name":
-            yield from _resource_ids(value)
+            out.extend(_resource_ids(value))
         else:
-            yield key, value
+            assert key is not None
+            out.append((key, value))
 
 
 def _resource_ids(name: str) -> Iterator[tuple[str, str]]:

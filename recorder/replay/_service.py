@@ -39,7 +39,6 @@ the journal and the report's notes.
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,7 +52,6 @@ from recorder.protocol import (
     IdRole,
     Interface,
     card_location,
-    classify,
     find_card,
     interfaces_from_card,
     parse_json,
@@ -66,15 +64,13 @@ from recorder.replay._ids import (
     Key,
     Provenance,
     Slot,
-    find_slots,
     make_key,
-    positions_of,
-    request_value,
     shape,
     token,
 )
 from recorder.replay._journal import Journal, JournalRequest, Outcome, SeenId, now
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
+from recorder.replay._reader import RequestReader
 from recorder.replay._report import Report
 from recorder.replay._respond import (
     HttpAnswer,
@@ -153,6 +149,7 @@ class _Live:
     key: Key
     session: Session | None  # the session of the first issued id
     jsonrpc_id: Json
+    headers: Mapping[str, str]
 
 
 class ReplayService:
@@ -173,7 +170,7 @@ class ReplayService:
         self.base_url = ""
         self.grpc_target: str | None = None
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
-        self._classify = functools.lru_cache(maxsize=ANSWER_CACHE_SIZE)(self._classify_uncached)
+        self.reader = RequestReader(self.interfaces, self.script.secret_params)
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
         """Where the replayer listens: served cards point their interfaces here."""
@@ -185,7 +182,7 @@ class ReplayService:
     def handle(self, request: Request, client: Client = Client()) -> Outcomes:
         """The answer to one live request, and what to deliver after it."""
         live = self._read(request)
-        candidates = self.script.candidates(live.key, request.header("a2a-version"))
+        candidates = self.script.candidates(live.key, live.headers.get("a2a-version"))
         if not candidates:
             return self._unanswered(request, client, live)
         step, session = self._choose(live, candidates, client, request)
@@ -205,14 +202,10 @@ class ReplayService:
 
     # -- reading ------------------------------------------------------------------------
 
-    def _classify_uncached(self, request: Request) -> tuple[Classification, Json,
-                                                            tuple[Slot, ...], Json]:
-        c = classify(request, interfaces=self.interfaces)
-        value = request_value(request, c, self.script.secret_params)
-        return c, value, tuple(find_slots(value, positions_of(c))), _jsonrpc_id(request)
-
     def _read(self, request: Request) -> _Live:
-        c, value, slots, jsonrpc_id = self._classify(request)
+        reading = self.reader.read(request)
+        c, value, slots, jsonrpc_id = (reading.classification, reading.value, reading.slots,
+                                       reading.jsonrpc_id)
         provenance: list[Provenance] = []
         recorded: list[str | None] = []
         session: Session | None = None
@@ -224,7 +217,7 @@ class ReplayService:
         tokens = [token(p, r) for p, r in zip(provenance, recorded, strict=True)]
         key = make_key(c, shape(value, slots, tokens))
         return _Live(c, value, slots, tuple(provenance), tuple(recorded), key, session,
-                     jsonrpc_id)
+                     jsonrpc_id, reading.headers)
 
     def _provenance(self, slot: Slot) -> tuple[Provenance, str | None, Session | None]:
         if slot.role is IdRole.FRESH:
@@ -245,7 +238,7 @@ class ReplayService:
         first = candidates[0]
         if first.stateless:
             return first, live.session
-        identity = identity_of(request.headers)
+        identity = identity_of(live.headers)
         if live.session is not None:
             session = live.session
             step = self.sessions.within(session, candidates)
@@ -366,7 +359,7 @@ class ReplayService:
              step: Step | None, session: Session | None, answer: Answer,
              detail: str | None = None) -> int:
         number = self.journal.next_number()
-        ids = tuple(SeenId(_location(s), s.value, p, r)
+        ids = tuple(SeenId(s.location, s.value, p, r, s.segment)
                     for s, p, r in zip(live.slots, live.provenance, live.recorded, strict=True))
         status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
         self.journal.add_request(JournalRequest(
@@ -390,11 +383,6 @@ def _extras(session: Session | None, live: _Live, step: Step) -> tuple[tuple[str
 
 def _shape_of(key: Key) -> Json:
     return parse_json(key[2])
-
-
-def _location(slot: Slot) -> str:
-    text = ".".join(str(part) for part in slot.location)
-    return text if slot.segment is None else f"{text}[{slot.segment}]"
 
 
 def _printable(text: str) -> str:

@@ -21,9 +21,9 @@ Which session a request belongs to:
    identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of these breaks is
    reported (`Choice.tie`).
 
-Only sessions that could win are looked at: the connection's, the recent ones with the same
-identity, those whose progress is exactly a candidate's rank, and the most recent overall.
-So choosing costs a bounded number of steps whatever the number of sessions.
+Only sessions that could win are looked at: the connection's, the recent ones waiting at a
+candidate's rank (with the same identity first), and for a read the recent ones overall.  So
+choosing costs a bounded number of steps whatever the number of sessions.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from recorder.capture import Headers
 from recorder.replay._script import Step
 
 # Headers that tell one client from another (the same for every request it sends).
@@ -72,9 +71,9 @@ class Choice:
     tie: int = 0  # how many other sessions were as likely
 
 
-def identity_of(headers: Headers) -> Identity:
-    lowered = {k.lower(): v for k, v in headers}
-    return tuple(lowered.get(name, "") for name in IDENTITY_HEADERS)
+def identity_of(headers: Mapping[str, str]) -> Identity:
+    """What tells a client apart, from its lower-cased headers."""
+    return tuple(headers.get(name, "") for name in IDENTITY_HEADERS)
 
 
 class Sessions:
@@ -87,6 +86,7 @@ class Sessions:
         self._by_connection: OrderedDict[str, Session] = OrderedDict()
         self._by_progress: dict[int, OrderedDict[Session, None]] = {}
         self._by_identity: dict[Identity, OrderedDict[Session, None]] = {}
+        self._by_place: dict[tuple[int, Identity], OrderedDict[Session, None]] = {}
         self._numbers = itertools.count(1)
         self._clock = itertools.count(1)
         self.forgotten = 0
@@ -120,15 +120,19 @@ class Sessions:
     def join(self, candidates: Sequence[Step], connection: str | None,
              identity: Identity) -> Choice:
         """The session a request naming none of its ids belongs to (see the module docstring)."""
+        creates = candidates[0].creates
         ranks = [s.rank for s in candidates]
+        waiting = {s.rank for s in candidates[:SCAN]}
         options: list[tuple[tuple[int, int, int, int], Session | None, Step]] = []
-        for session in self._considered(candidates, connection, identity):
+        for session in self._considered(candidates, connection, identity, everyone=not creates):
+            if creates and session.progress not in waiting:
+                continue  # only a session waiting at the step may take it (cost 0)
             step = _nearest(session, candidates, ranks)
             if step is not None:
                 score = (abs(step.rank - session.progress), int(session.connection != connection),
                          0 if session.identity == identity else 2, -session.active)
                 options.append((score, session, step))
-        if candidates[0].creates or not options:
+        if creates or not options:
             options.append(((0, 1, 1, 0), None, candidates[0]))  # a new session
         best = min(options, key=lambda option: option[0])
         tie = sum(1 for score, session, _ in options
@@ -136,15 +140,18 @@ class Sessions:
         return Choice(best[2], best[1], tie)
 
     def _considered(self, candidates: Sequence[Step], connection: str | None,
-                    identity: Identity) -> Iterator[Session]:
+                    identity: Identity, everyone: bool) -> Iterator[Session]:
+        """The sessions that could win: the connection's, recent ones of the same identity,
+        those waiting at a candidate's rank, and (`everyone`) the most recent overall."""
         seen: set[int] = set()
         sources: list[Iterable[Session]] = []
         if connection is not None and connection in self._by_connection:
             sources.append((self._by_connection[connection],))
-        sources.append(_recent(self._by_identity.get(identity)))
-        for rank in dict.fromkeys(s.rank for s in candidates[:SCAN]):
-            sources.append(_recent(self._by_progress.get(rank)))
-        sources.append(_recent(self._lru))
+        ranks = dict.fromkeys(s.rank for s in candidates[:SCAN])
+        sources += [_recent(self._by_place.get((rank, identity))) for rank in ranks]
+        sources += [_recent(self._by_progress.get(rank)) for rank in ranks]
+        if everyone:
+            sources += [_recent(self._by_identity.get(identity)), _recent(self._lru)]
         for source in sources:
             for session in source:
                 if session.number not in seen:
@@ -203,10 +210,13 @@ class Sessions:
     def _index(self, session: Session) -> None:
         self._by_progress.setdefault(session.progress, OrderedDict())[session] = None
         self._by_identity.setdefault(session.identity, OrderedDict())[session] = None
+        place = (session.progress, session.identity)
+        self._by_place.setdefault(place, OrderedDict())[session] = None
 
     def _unindex(self, session: Session) -> None:
         _drop(self._by_progress, session.progress, session)
         _drop(self._by_identity, session.identity, session)
+        _drop(self._by_place, (session.progress, session.identity), session)
 
     def _forget(self, session: Session) -> None:
         del self._lru[session]

@@ -56,8 +56,12 @@ class _LimitedProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._deadline: TimerHandle | None = None
-        self._head_bytes = 0
+        # The request being read must be complete by `_due`; one timer per connection checks,
+        # re-armed only when it fires early (not one timer per request).
+        self._due: float | None = None
+        self._timer: TimerHandle | None = None
+        self._in_head = True  # reading a request's head
+        self._head_bytes = 0  # bytes received while reading it (bodies pipelined along count)
         self._body_bytes = 0
         self._refused = False
 
@@ -67,29 +71,34 @@ class _LimitedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._timer is not None:
+            self._timer.cancel()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if not self._refused:
-            super().data_received(data)
+        if self._refused:
+            return
+        if self._in_head:  # counted per chunk, not per header: this runs on every request
+            self._head_bytes += len(data)
+            if self._head_bytes - len(data) > self.limits.max_head_bytes:
+                self._refuse(431)
+                return
+        super().data_received(data)
 
     def on_message_begin(self) -> None:
-        self._head_bytes = self._body_bytes = 0
+        self._in_head, self._head_bytes, self._body_bytes = True, 0, 0
         self._arm()
         super().on_message_begin()
 
-    def on_url(self, url: bytes) -> None:
-        self._count_head(len(url))
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._count_head(len(name) + len(value))
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
+        self._in_head = False
         if self._refused:
             return
-        length = dict(self.headers).get(b"content-length", b"0")
+        head = len(self.url) + sum(len(n) + len(v) for n, v in self.headers)
+        if head > self.limits.max_head_bytes:
+            self._refuse(431)
+            return
+        length = next((v for n, v in self.headers if n == b"content-length"), b"0")
         if length.isdigit() and int(length) > self.limits.max_body_bytes:
             self._refuse(413)
             return
@@ -109,24 +118,22 @@ class _LimitedProtocol(HttpToolsProtocol):
         if not self._refused:
             super().on_message_complete()
 
-    def _count_head(self, size: int) -> None:
-        self._head_bytes += size
-        if self._head_bytes > self.limits.max_head_bytes:
-            self._refuse(431)
-
     def _arm(self) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
+        self._due = self.loop.time() + self.limits.read_timeout
+        if self._timer is None:
+            self._timer = self.loop.call_at(self._due, self._check)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._due = None
 
-    def _timed_out(self) -> None:
-        self._deadline = None
-        if self.transport.is_closing():
+    def _check(self) -> None:
+        self._timer = None
+        if self._due is None or self.transport.is_closing():
             return
+        if self.loop.time() < self._due:  # a later request: wait for its deadline
+            self._timer = self.loop.call_at(self._due, self._check)
+            return
+        self._due = None
         if self.cycle is not None and not self.cycle.response_complete and (
                 self.cycle.response_started):
             self.transport.close()  # an answer is on its way: nothing else can be said
@@ -163,26 +170,58 @@ def reason_phrase(text: str, limit: int = 400) -> bytes:
 
 
 class _ReasonCycle(RequestResponseCycle):
+    """uvicorn's request cycle, sending the head with the first body bytes (one write, not
+    two) and with the start message's `reason` as the status line's phrase."""
+
+    _held: Any = None
+
     async def send(self, message: Any) -> None:
-        reason = message.get("reason") if message.get("type") == "http.response.start" else None
-        if reason and not self.response_started:
-            status = int(message["status"])
-            line = b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
-            self.transport = _StatusLine(self.transport, STATUS_LINE[status], line)  # type: ignore[assignment]
-        await super().send(message)
+        if message.get("type") == "http.response.start" and not self.response_started:
+            self._held = message
+            return
+        start, self._held = self._held, None
+        if start is None:
+            await super().send(message)
+            return
+        buffered = _Buffered(self.transport, start)
+        self.transport = buffered  # type: ignore[assignment]
+        try:
+            await super().send(start)
+            await super().send(message)
+        finally:
+            self.transport = buffered.inner
+            buffered.flush()
 
 
-class _StatusLine:
-    """A transport that swaps the first status line written for another one."""
+class _Buffered:
+    """Collects what a cycle writes (the head, then body bytes) to write it at once; closes
+    only after that.  The first status line gets the start message's reason, if it has one."""
 
-    def __init__(self, inner: Transport, old: bytes, new: bytes) -> None:
-        self._inner, self._old, self._new = inner, old, new
+    def __init__(self, inner: Transport, start: Any) -> None:
+        self.inner = inner
+        self._chunks: list[bytes] = []
+        self._close = False
+        reason = start.get("reason")
+        status = int(start["status"])
+        self._old = STATUS_LINE.get(status, b"") if reason else b""
+        self._new = (b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
+                     if reason else b"")
 
     def write(self, data: bytes) -> None:
         if self._old and data.startswith(self._old):
             data = self._new + data[len(self._old):]
             self._old = b""
-        self._inner.write(data)
+        self._chunks.append(data)
+
+    def close(self) -> None:
+        self._close = True
+
+    def flush(self) -> None:
+        if self._chunks:
+            self.inner.write(b"".join(self._chunks))
+            self._chunks = []
+        if self._close:
+            self.inner.close()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return getattr(self.inner, name)
