@@ -2,6 +2,10 @@
 
 `ReplayService` (pure) decides every answer; `ReplayApp` (ASGI) and the gRPC handler only
 translate bytes; `Replayer` runs both on a thread.  See `_service` for the model.
+
+For tools that play the client side (verify): `load_script` reads captures as a `Script` of
+`Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
+answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes.
 """
 
 from recorder.replay._grpcanswer import GrpcAnswer
@@ -9,7 +13,14 @@ from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
-from recorder.replay._respond import HttpAnswer
+from recorder.replay._respond import (
+    HttpAnswer,
+    substitute_body,
+    substitute_headers,
+    substitute_json_text,
+    substitute_text,
+)
+from recorder.replay._script import RecordedSlot, Script, Step, load_script
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import (
     Client,
@@ -33,12 +44,20 @@ __all__ = [
     "Miss",
     "PlannedDelivery",
     "Provenance",
+    "RecordedSlot",
     "Refused",
     "ReplayApp",
     "ReplayService",
     "Replayer",
     "Report",
+    "Script",
     "SeenId",
     "Served",
+    "Step",
     "Timing",
+    "load_script",
+    "substitute_body",
+    "substitute_headers",
+    "substitute_json_text",
+    "substitute_text",
 ]
