@@ -272,3 +272,19 @@ def test_clients_told_apart_by_nothing_still_get_their_own_tasks(
         keep = [n for n, op in enumerate(ops) if op[0] != "list"]
         want = live(ops, f"client-{i}")
         assert normalised([seen[i][n] for n in keep]) == normalised([want[n] for n in keep])
+
+
+def test_a_tie_nothing_breaks_is_reported_and_a_header_breaks_it() -> None:
+    for identity, ties in ((False, 1), (True, 0)):
+        service = record([SEND, WAIT, ("list", None)])
+        a, b = Client("a", identity=identity), Client("b", identity=identity)
+        serve(service, a, SEND)
+        serve(service, b, SEND)
+        serve(service, a, WAIT)  # both sessions wait at this step; only a header tells them
+        assert len(service.report.ties) == ties, service.report.ties
+        if ties:
+            assert "2 sessions fitted equally" in service.report.ties[0]
+            assert service.report.as_json()["ties"] == service.report.ties
+        else:
+            listed = serve(service, a, ("list", None))["result"]["tasks"]
+            assert sorted(t["id"] for t in listed) == sorted(a.tasks)
