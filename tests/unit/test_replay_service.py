@@ -288,3 +288,16 @@ def test_a_tie_nothing_breaks_is_reported_and_a_header_breaks_it() -> None:
         else:
             listed = serve(service, a, ("list", None))["result"]["tasks"]
             assert sorted(t["id"] for t in listed) == sorted(a.tasks)
+
+
+def test_a_miss_in_another_binding_names_no_jsonrpc_exchange_as_nearest() -> None:
+    service = record([SEND, ("get", 0)])
+    client = Client("alice")
+    serve(service, client, SEND)
+    rest = Request("GET", f"/a2a/rest/tasks/{client.tasks[0]}", (("a2a-version", "1.0"),))
+    outcome = service.handle(rest, Conn("127.0.0.1:9"))
+    assert isinstance(outcome, Miss) and outcome.report.nearest is None
+    text = outcome.describe()
+    assert "GetTask (HTTP+JSON)" in text and "only over JSONRPC" in text
+    assert isinstance(outcome.answer, HttpAnswer) and outcome.answer.status == 500
+    assert outcome.answer.reason.startswith("Replay miss: ")
