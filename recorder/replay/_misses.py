@@ -97,10 +97,12 @@ def miss_info(miss: MissReport) -> dict[str, Any]:
     return _info(MISS_REASON, MISS_DOMAIN, {"nearest": near})
 
 
-def miss_answer(miss: MissReport, jsonrpc_id: Json) -> Answer:
+def miss_answer(miss: MissReport, jsonrpc_id: Json, *, grpc: bool = False) -> Answer:
+    """The miss in its binding's error shape; a call that came over gRPC (`grpc`) always gets
+    a gRPC status, whatever its classification says."""
     text = miss.describe()
     binding = miss.classification.binding
-    if binding is Binding.GRPC:
+    if grpc or binding is Binding.GRPC:
         return error_answer(INTERNAL, text, [miss_info(miss)])
     if binding is Binding.JSONRPC:
         return _jsonrpc_error(jsonrpc_id, -32603, text, [miss_info(miss)])

@@ -71,8 +71,11 @@ class ReplayApp:
                 return
         if isinstance(outcome, Served):
             await self.deliverer.before(outcome)
-        assert isinstance(outcome.answer, HttpAnswer)
-        await self._send(send, outcome.answer)
+        answer = outcome.answer
+        if not isinstance(answer, HttpAnswer):  # gRPC framing sent to the HTTP/1.1 port
+            answer = HttpAnswer(415, "", (("content-type", "text/plain"),),
+                                b"gRPC is served on the replayer's gRPC port\n")
+        await self._send(send, answer)
         if isinstance(outcome, Served):
             self.deliverer.after(outcome)
 

@@ -349,7 +349,7 @@ class ReplayService:
         same = self.script.by_operation.get((binding, operation), [])
         others = [b for b, op in self.script.by_operation if op == operation and b != binding]
         found = nearest(c, _shape_of(live.key), same, others)
-        answer = miss_answer(found, live.jsonrpc_id)
+        answer = miss_answer(found, live.jsonrpc_id, grpc=bool(request.messages))
         text = found.describe()
         self.report.missed(f"{request.method} {_printable(request.target)}: {text}")
         number = self._log(request, client, live, "miss", None, live.session, answer, text)
