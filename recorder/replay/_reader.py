@@ -5,10 +5,11 @@ than the rest of the replay.  Two caches avoid that without changing what it say
 
 - requests that are byte-for-byte the same (a poll over HTTP+JSON, a card fetch) reuse the
   whole reading;
-- JSON-RPC requests, whose bodies differ on every call (a fresh `id`, a fresh `messageId`),
-  reuse the classification of the first request with the same target, headers that matter,
-  method and tenant, with the task, context and config ids read again from this request
-  through the operation table's own id paths, as `classify` reads them.
+- JSON-RPC requests whose bodies differ only in their `id` (a poll) share one `Parsed`;
+- other JSON-RPC requests (a fresh `messageId` on every send) reuse the classification of
+  the first request with the same target, headers that matter, method and tenant, with the
+  task, context and config ids read again from this request through the operation table's
+  own id paths, as `classify` reads them.
 
 The body is parsed once, here.
 """
@@ -16,6 +17,7 @@ The body is parsed once, here.
 from __future__ import annotations
 
 import functools
+import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -36,11 +38,18 @@ CACHE_SIZE = 4096
 _ID_KINDS = ("task_id", "context_id", "config_id")
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: readings are shared
+class Parsed:
+    """What a request says, whoever sends it: shared by requests that say the same."""
+
     classification: Classification
     value: Json
     slots: tuple[Slot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    parsed: Parsed
     jsonrpc_id: Json
     headers: Mapping[str, str]  # lower-cased names, the first value of each
 
@@ -51,6 +60,7 @@ class RequestReader:
         self.secret_params = secret_params
         self._same = functools.lru_cache(maxsize=CACHE_SIZE)(self._read)
         self._jsonrpc: OrderedDict[tuple[object, ...], Classification] = OrderedDict()
+        self._said: OrderedDict[tuple[object, ...], Parsed] = OrderedDict()
 
     def read(self, request: Request) -> Reading:
         return self._same(request)
@@ -60,18 +70,28 @@ class RequestReader:
         for name, value in request.headers:
             headers.setdefault(name.lower(), value)
         document = parse_json(request.body) if request.body else NOT_JSON
-        c = self._jsonrpc_classification(request, headers, document)
+        jsonrpc = _is_jsonrpc(request, document)
+        said = (request.method, request.target, headers.get("content-type"),
+                headers.get("a2a-version"), document["method"],
+                json.dumps(document.get("params"), sort_keys=True)) if jsonrpc else None
+        parsed = self._said.get(said) if said is not None else None
+        if parsed is None:
+            parsed = self._parse(request, headers, document, jsonrpc)
+            if said is not None:
+                _remember(self._said, said, parsed)
+        jsonrpc_id = document.get("id") if isinstance(document, dict) else None
+        return Reading(parsed, jsonrpc_id, headers)
+
+    def _parse(self, request: Request, headers: Mapping[str, str], document: Json,
+               jsonrpc: bool) -> Parsed:
+        c = self._jsonrpc_classification(request, headers, document) if jsonrpc else None
         if c is None:
             c = classify(request, interfaces=self.interfaces)
-        body = request_value(request, c, self.secret_params, document)
-        jsonrpc_id = document.get("id") if isinstance(document, dict) else None
-        return Reading(c, body, tuple(find_slots(body, positions_of(c))), jsonrpc_id, headers)
+        value = request_value(request, c, self.secret_params, document)
+        return Parsed(c, value, tuple(find_slots(value, positions_of(c))))
 
     def _jsonrpc_classification(self, request: Request, headers: Mapping[str, str],
-                                document: Json) -> Classification | None:
-        if not (isinstance(document, dict) and document.get("jsonrpc") == "2.0"
-                and isinstance(document.get("method"), str) and not request.messages):
-            return None
+                                document: Json) -> Classification:
         params = document.get("params")
         params = params if isinstance(params, Mapping) else {}
         tenant = params.get("tenant")
@@ -80,10 +100,20 @@ class RequestReader:
                tenant if isinstance(tenant, str) else None)
         found = self._jsonrpc.get(key)
         if found is None:
-            found = self._jsonrpc[key] = classify(request, interfaces=self.interfaces)
-            if len(self._jsonrpc) > CACHE_SIZE:
-                self._jsonrpc.popitem(last=False)
+            found = classify(request, interfaces=self.interfaces)
+            _remember(self._jsonrpc, key, found)
         return _with_ids(found, params)
+
+
+def _is_jsonrpc(request: Request, document: Json) -> bool:
+    return (isinstance(document, dict) and document.get("jsonrpc") == "2.0"
+            and isinstance(document.get("method"), str) and not request.messages)
+
+
+def _remember[K, V](cache: OrderedDict[K, V], key: K, value: V) -> None:
+    cache[key] = value
+    if len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 def _with_ids(c: Classification, params: Mapping[str, Json]) -> Classification:

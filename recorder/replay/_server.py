@@ -13,6 +13,7 @@ With `on_miss` (a URL), a request the capture cannot answer is forwarded there i
 
 from __future__ import annotations
 
+import functools
 import http
 import json
 import logging
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from recorder.capture import Request
+from recorder.capture import Headers, Request
 from recorder.replay._deliver import Deliverer
 from recorder.replay._respond import HttpAnswer, wire_bytes
 from recorder.replay._service import Client, Miss, ReplayService, Served
@@ -90,8 +91,7 @@ class ReplayApp:
                                           data))
 
     async def _send(self, send: Send, reply: HttpAnswer) -> None:
-        headers = [(_header_name(k), _HEADER_JUNK.sub(b" ", wire_bytes(v)))
-                   for k, v in reply.headers]
+        headers = list(_encoded(reply.headers))
         if not reply.events:
             headers.append((b"content-length", str(len(reply.body)).encode()))
         start: dict[str, Any] = {"type": "http.response.start", "status": reply.status,
@@ -145,6 +145,11 @@ async def read_request(scope: Scope, receive: Receive) -> Request:
 # the separators too.
 _HEADER_JUNK = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 _NAME_JUNK = re.compile(rb'[\x00-\x1f\x7f()<>@,;:\[\]={} \t\\"]')
+
+
+@functools.lru_cache(maxsize=1024)  # an answer's headers are the same on every render
+def _encoded(headers: Headers) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple((_header_name(k), _HEADER_JUNK.sub(b" ", wire_bytes(v))) for k, v in headers)
 
 
 def _header_name(name: str) -> bytes:

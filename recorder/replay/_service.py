@@ -70,7 +70,7 @@ from recorder.replay._ids import (
 )
 from recorder.replay._journal import Journal, JournalRequest, Outcome, SeenId, now
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
-from recorder.replay._reader import RequestReader
+from recorder.replay._reader import Parsed, RequestReader
 from recorder.replay._report import Report
 from recorder.replay._respond import (
     HttpAnswer,
@@ -171,6 +171,7 @@ class ReplayService:
         self.grpc_target: str | None = None
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
         self.reader = RequestReader(self.interfaces, self.script.secret_params)
+        self._keys: OrderedDict[tuple[object, ...], Key] = OrderedDict()
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
         """Where the replayer listens: served cards point their interfaces here."""
@@ -204,8 +205,8 @@ class ReplayService:
 
     def _read(self, request: Request) -> _Live:
         reading = self.reader.read(request)
-        c, value, slots, jsonrpc_id = (reading.classification, reading.value, reading.slots,
-                                       reading.jsonrpc_id)
+        parsed = reading.parsed
+        c, value, slots = parsed.classification, parsed.value, parsed.slots
         provenance: list[Provenance] = []
         recorded: list[str | None] = []
         session: Session | None = None
@@ -214,10 +215,22 @@ class ReplayService:
             provenance.append(kind)
             recorded.append(stands_for)
             session = session or owner
-        tokens = [token(p, r) for p, r in zip(provenance, recorded, strict=True)]
-        key = make_key(c, shape(value, slots, tokens))
+        key = self._key(parsed, tuple(zip(provenance, recorded, strict=True)))
         return _Live(c, value, slots, tuple(provenance), tuple(recorded), key, session,
-                     jsonrpc_id, reading.headers)
+                     reading.jsonrpc_id, reading.headers)
+
+    def _key(self, parsed: Parsed, ids: tuple[tuple[Provenance, str | None], ...]) -> Key:
+        """The matching key of what a request says, given its ids' provenance (cached: a poll
+        says the same thing with the same provenance again and again)."""
+        cache_key = (parsed, ids)
+        key = self._keys.get(cache_key)
+        if key is None:
+            tokens = [token(p, r) for p, r in ids]
+            key = make_key(parsed.classification, shape(parsed.value, parsed.slots, tokens))
+            self._keys[cache_key] = key
+            if len(self._keys) > ANSWER_CACHE_SIZE:
+                self._keys.popitem(last=False)
+        return key
 
     def _provenance(self, slot: Slot) -> tuple[Provenance, str | None, Session | None]:
         if slot.role is IdRole.FRESH:
