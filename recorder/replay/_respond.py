@@ -60,8 +60,11 @@ class HttpTemplate:
     headers: Headers
     body: Parts
     events: tuple[tuple[int, Parts], ...] = ()
+    static: HttpAnswer | None = None  # the answer, when there is no id to fill in
 
     def render(self, jsonrpc_id: Json = None) -> HttpAnswer:
+        if self.static is not None:
+            return self.static
         live = json_bytes(jsonrpc_id)
         return HttpAnswer(self.status, self.reason, self.headers, live.join(self.body),
                           tuple((offset, live.join(parts)) for offset, parts in self.events))
@@ -88,7 +91,12 @@ def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
     events = tuple((event.offset_us, _cut(_event_bytes(swap.event(event.lines),
                                                         response.newline)))
                    for event in response.events)
-    return HttpTemplate(response.status, response.reason, headers, _cut(body), events)
+    parts = _cut(body)
+    if len(parts) == 1 and all(len(cut) == 1 for _, cut in events):
+        static = HttpAnswer(response.status, response.reason, headers, body,
+                            tuple((offset, cut[0]) for offset, cut in events))
+        return HttpTemplate(response.status, response.reason, headers, parts, events, static)
+    return HttpTemplate(response.status, response.reason, headers, parts, events)
 
 
 def _cut(data: bytes) -> Parts:

@@ -45,7 +45,7 @@ MAX_SESSIONS = 4096
 SCAN = 16  # sessions looked at per source when choosing
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
-Identity = tuple[str, ...]
+Identity = tuple[str | None, ...]
 
 
 @dataclass(eq=False)  # compared and hashed by identity
@@ -72,8 +72,8 @@ class Choice:
 
 
 def identity_of(headers: Mapping[str, str]) -> Identity:
-    """What tells a client apart, from its lower-cased headers."""
-    return tuple(headers.get(name, "") for name in IDENTITY_HEADERS)
+    """What tells a client apart, from its lower-cased headers (None where it sent none)."""
+    return tuple(map(headers.get, IDENTITY_HEADERS))
 
 
 class Sessions:
@@ -171,18 +171,22 @@ class Sessions:
     def served(self, session: Session, step: Step, connection: str | None,
                identity: Identity) -> None:
         """Move the session on past `step`, and remember who was served."""
-        self._unindex(session)
         for value in (*step.names, *step.response_ids):
             if session.frontier.get(value, -1) < step.index:
                 session.frontier[value] = step.index
+        progress = max(session.progress, step.rank + 1) if step.creates else session.progress
         if step.creates:
             session.created.add(step.index)
-            session.progress = max(session.progress, step.rank + 1)
+        if (progress, identity) != (session.progress, session.identity):
+            self._unindex(session)
+            session.progress, session.identity = progress, identity
+            self._index(session)
+        else:  # the same buckets: most recent last
+            for bucket in self._buckets(session):
+                bucket.move_to_end(session)
         session.connection = connection
-        session.identity = identity
         session.active = next(self._clock)
         self._lru.move_to_end(session)
-        self._index(session)
         if connection is not None:
             self._by_connection[connection] = session
             self._by_connection.move_to_end(connection)
@@ -212,6 +216,11 @@ class Sessions:
         self._by_identity.setdefault(session.identity, OrderedDict())[session] = None
         place = (session.progress, session.identity)
         self._by_place.setdefault(place, OrderedDict())[session] = None
+
+    def _buckets(self, session: Session) -> Iterator[OrderedDict[Session, None]]:
+        yield self._by_progress[session.progress]
+        yield self._by_identity[session.identity]
+        yield self._by_place[(session.progress, session.identity)]
 
     def _unindex(self, session: Session) -> None:
         _drop(self._by_progress, session.progress, session)
