@@ -26,10 +26,12 @@ from recorder.capture import Request
 from recorder.protocol import (
     NOT_JSON,
     Classification,
+    IdRole,
     Interface,
     Version,
     classify,
     operation,
+    operation_by_jsonrpc_method,
     parse_json,
 )
 from recorder.replay._ids import Json, Slot, find_slots, positions_of, request_value, snake_case
@@ -73,7 +75,8 @@ class RequestReader:
         jsonrpc = _is_jsonrpc(request, document)
         said = (request.method, request.target, headers.get("content-type"),
                 headers.get("a2a-version"), document["method"],
-                json.dumps(document.get("params"), sort_keys=True)) if jsonrpc else None
+                json.dumps(document.get("params"), sort_keys=True)
+                ) if jsonrpc and _may_repeat(document["method"]) else None
         parsed = self._said.get(said) if said is not None else None
         if parsed is None:
             parsed = self._parse(request, headers, document, jsonrpc)
@@ -103,6 +106,14 @@ class RequestReader:
             found = classify(request, interfaces=self.interfaces)
             _remember(self._jsonrpc, key, found)
         return _with_ids(found, params)
+
+
+@functools.lru_cache(maxsize=256)
+def _may_repeat(method: str) -> bool:
+    """Whether two requests of this JSON-RPC method can say the same thing: not when the
+    operation has a fresh value in every request (a send's messageId)."""
+    row = operation_by_jsonrpc_method(method)
+    return row is None or all(p.role is not IdRole.FRESH for p in row.positions)
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:
