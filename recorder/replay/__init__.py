@@ -11,6 +11,7 @@ answer handed out (`Step.response_ids`); `substitute_*` put live values in recor
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
+from recorder.replay._limits import Limits
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
 from recorder.replay._respond import (
@@ -31,7 +32,6 @@ from recorder.replay._service import (
     Served,
 )
 from recorder.replay._timing import Timing
-from recorder.replay._uvicorn import Limits
 
 __all__ = [
     "Client",

@@ -27,9 +27,9 @@ from recorder._background import host_port
 from recorder.protocol._grpc import grpc_method
 from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
+from recorder.replay._limits import Limits
 from recorder.replay._service import Client, Miss, ReplayService, Served
 from recorder.replay._timing import Pacer, Timing
-from recorder.replay._uvicorn import Limits
 
 log = logging.getLogger("a2a_recorder.replay")
 

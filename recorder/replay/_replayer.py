@@ -13,12 +13,13 @@ from recorder.protocol import Binding
 from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._journal import Journal
+from recorder.replay._limits import Limits
 from recorder.replay._report import Report
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import ReplayService
 from recorder.replay._sessions import MAX_SESSIONS
 from recorder.replay._timing import Timing
-from recorder.replay._uvicorn import Limits, limited_protocol
+from recorder.replay._uvicorn import limited_protocol
 
 DEFAULT_LIMITS = Limits()
 

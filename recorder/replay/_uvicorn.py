@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from asyncio import TimerHandle, Transport
-from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import (
@@ -32,14 +31,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    read_timeout: float = 10.0  # seconds to receive one request, head and body
-    max_body_bytes: int = 16 * 1024 * 1024
-    max_head_bytes: int = 64 * 1024
-    idle_timeout: float = 60.0  # gRPC: an HTTP/2 connection with no call open
-
+from recorder.replay._limits import Limits
 
 LINGER = 2.0  # seconds a refused connection is drained before it is closed
 _REASONS = {408: b"Request Timeout", 413: b"Content Too Large",
