@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from recorder.capture import Headers, Request
 from recorder.protocol import Classification
-from recorder.replay._ids import Provenance
+from recorder.replay._ids import Provenance, Slot
 
 MAX_ENTRIES = 10_000
 Outcome = Literal["served", "miss", "refused"]
@@ -57,12 +57,17 @@ class JournalRequest:
     client: str | None  # the connection (`host:port`, a gRPC peer)
     request: Request
     classification: Classification
-    ids: tuple[SeenId, ...]
     outcome: Outcome
     exchange: int | None  # the recorded exchange that answered
     session: int | None
     detail: str | None = None  # the miss or refusal, in words
     status: int | None = None  # the HTTP status or gRPC code answered
+    seen: tuple[tuple[Slot, Provenance, str | None], ...] = ()  # what `ids` is made of
+
+    @property
+    def ids(self) -> tuple[SeenId, ...]:
+        """Each id in the request: where, its provenance, the recorded id it stood for."""
+        return tuple(SeenId(s.location, s.value, p, r, s.segment) for s, p, r in self.seen)
 
 
 @dataclass(frozen=True, slots=True)

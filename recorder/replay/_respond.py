@@ -105,6 +105,11 @@ def _cut(data: bytes) -> Parts:
 
 def json_bytes(value: Json) -> bytes:
     """`value` as JSON bytes; ASCII escapes where UTF-8 cannot hold a character."""
+    kind = type(value)
+    if kind is int:  # the usual JSON-RPC ids, on every request: no encoder needed
+        return str(value).encode()
+    if kind is str and _plain(value):
+        return b'"' + str(value).encode() + b'"'
     try:
         return json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:

@@ -68,7 +68,7 @@ from recorder.replay._ids import (
     shape,
     token,
 )
-from recorder.replay._journal import Journal, JournalRequest, Outcome, SeenId, now
+from recorder.replay._journal import Journal, JournalRequest, Outcome, now
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
 from recorder.replay._reader import Parsed, RequestReader
 from recorder.replay._report import Report
@@ -372,12 +372,11 @@ class ReplayService:
              step: Step | None, session: Session | None, answer: Answer,
              detail: str | None = None) -> int:
         number = self.journal.next_number()
-        ids = tuple(SeenId(s.location, s.value, p, r, s.segment)
-                    for s, p, r in zip(live.slots, live.provenance, live.recorded, strict=True))
         status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
         self.journal.add_request(JournalRequest(
-            number, now(), client.connection, request, live.classification, ids, outcome,
-            step.number if step else None, session.number if session else None, detail, status))
+            number, now(), client.connection, request, live.classification, outcome,
+            step.number if step else None, session.number if session else None, detail, status,
+            tuple(zip(live.slots, live.provenance, live.recorded, strict=True))))
         return number
 
 
