@@ -3,8 +3,8 @@
 `classify` is the one classifier of the project; calling it on every request would cost more
 than the rest of the replay.  Two caches avoid that without changing what it says:
 
-- requests that are byte-for-byte the same (a poll over HTTP+JSON, a card fetch) reuse the
-  whole reading;
+- bodiless requests that are byte-for-byte the same (a poll over HTTP+JSON or gRPC, a card
+  fetch) reuse the whole reading;
 - JSON-RPC requests whose bodies differ only in their `id` (a poll) share one `Parsed`;
 - other JSON-RPC requests (a fresh `messageId` on every send) reuse the classification of
   the first request with the same target, headers that matter, method and tenant, with the
@@ -65,7 +65,9 @@ class RequestReader:
         self._said: OrderedDict[tuple[object, ...], Parsed] = OrderedDict()
 
     def read(self, request: Request) -> Reading:
-        return self._same(request)
+        # Only bodiless requests (REST reads, gRPC calls) repeat byte for byte; a JSON body
+        # has a fresh id every time, and remembering it would only cost.
+        return self._read(request) if request.body else self._same(request)
 
     def _read(self, request: Request) -> Reading:
         headers: dict[str, str] = {}
