@@ -78,25 +78,30 @@ class _LimitedProtocol(HttpToolsProtocol):
         super().data_received(data)
 
     def on_message_begin(self) -> None:
-        self._in_head, self._head_bytes, self._body_bytes = True, 0, 0
+        self._in_head, self._body_bytes = True, 0
         self._arm()
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        read, self._head_bytes = self._head_bytes, 0
         if self._refused:
             return
-        head = len(self.url) + sum(len(n) + len(v) for n, v in self.headers)
-        if head > self.limits.max_head_bytes:
-            self._refuse(431)
+        if read > self.limits.max_head_bytes and self._head_size() > self.limits.max_head_bytes:
+            self._refuse(431)  # (counted only when what was read could be that big)
             return
-        length = next((v for n, v in self.headers if n == b"content-length"), b"0")
-        if length.isdigit() and int(length) > self.limits.max_body_bytes:
-            self._refuse(413)
-            return
+        for name, value in self.headers:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > self.limits.max_body_bytes:
+                    self._refuse(413)
+                    return
+                break
         super().on_headers_complete()
         if type(self.cycle) is RequestResponseCycle:
             self.cycle.__class__ = _ReasonCycle  # the same object, with `send` reading "reason"
+
+    def _head_size(self) -> int:
+        return len(self.url) + sum(len(n) + len(v) for n, v in self.headers)
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
