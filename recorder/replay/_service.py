@@ -32,6 +32,10 @@ ASGI and gRPC servers only translate bytes to and from these values; nothing her
    to the tasks of the session.  Answers are cached per (step, session state).
 6. *Push deliveries* recorded after a step are planned with the live webhook URL, token and
    ids; the transport makes them and reports back (`delivered`).
+7. *What nothing answers*: a `Miss`, in the binding's error shape, naming the nearest step of
+   the same binding and operation (`_misses`); a request no agent could read (not JSON, a
+   JSON-RPC batch) is `Refused` as an agent refuses it.  Every request, with its ids'
+   provenance and what answered it, goes to the `journal`.
 
 Everything it keeps is bounded: sessions on an LRU, the answer and classification caches,
 the journal and the report's notes.
@@ -399,11 +403,6 @@ def _shape_of(key: Key) -> Json:
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _jsonrpc_id(request: Request) -> Json:
-    document = parse_json(request.body)
-    return document.get("id") if isinstance(document, dict) else None
 
 
 def _delivery_url(request: Request) -> str:
