@@ -21,9 +21,10 @@ Which session a request belongs to:
    identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of these breaks is
    reported (`Choice.tie`).
 
-Only sessions that could win are looked at: the connection's, the recent ones waiting at a
-candidate's rank (with the same identity first), and for a read the recent ones overall.  So
-choosing costs a bounded number of steps whatever the number of sessions.
+Only sessions that could win are looked at: for a creating request, the connection's and
+those of the same identity waiting exactly at a candidate (an index by place and identity);
+for a read, the connection's, those at a candidate's place and the recent ones.  So choosing
+costs a bounded number of steps whatever the number of sessions or recorded steps.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ SCAN = 16  # sessions looked at per source when choosing
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 Identity = tuple[str | None, ...]
+Score = tuple[int, int, int, int]
+_NEW: Score = (0, 1, 1, 0)  # a new session: no distance, no connection, no identity to match
 
 
 @dataclass(eq=False)  # compared and hashed by identity
@@ -60,6 +63,9 @@ class Session:
     connection: str | None = None
     identity: Identity = ()
     active: int = 0  # the table's clock when last used
+
+
+Option = tuple[Score, "Session | None", Step]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +93,8 @@ class Sessions:
         self._by_progress: dict[int, OrderedDict[Session, None]] = {}
         self._by_identity: dict[Identity, OrderedDict[Session, None]] = {}
         self._by_place: dict[tuple[int, Identity], OrderedDict[Session, None]] = {}
+        self._places: dict[Identity, set[int]] = {}  # the progresses in _by_place, by identity
+        self._ranks: dict[int, tuple[Sequence[Step], dict[int, Step]]] = {}
         self._numbers = itertools.count(1)
         self._clock = itertools.count(1)
         self.forgotten = 0
@@ -120,43 +128,67 @@ class Sessions:
     def join(self, candidates: Sequence[Step], connection: str | None,
              identity: Identity) -> Choice:
         """The session a request naming none of its ids belongs to (see the module docstring)."""
-        creates = candidates[0].creates
-        ranks = [s.rank for s in candidates]
-        waiting = {s.rank for s in candidates[:SCAN]}
-        options: list[tuple[tuple[int, int, int, int], Session | None, Step]] = []
-        for session in self._considered(candidates, connection, identity, everyone=not creates):
-            if creates and session.progress not in waiting:
-                continue  # only a session waiting at the step may take it (cost 0)
-            step = _nearest(session, candidates, ranks)
-            if step is not None:
-                score = (abs(step.rank - session.progress), int(session.connection != connection),
-                         0 if session.identity == identity else 2, -session.active)
-                options.append((score, session, step))
-        if creates or not options:
-            options.append(((0, 1, 1, 0), None, candidates[0]))  # a new session
+        if candidates[0].creates:
+            options = list(self._waiting(candidates, connection, identity))
+            options.append((_NEW, None, candidates[0]))
+        else:
+            options = list(self._fitting(candidates, connection, identity)) or [
+                (_NEW, None, candidates[0])]
         best = min(options, key=lambda option: option[0])
         tie = sum(1 for score, session, _ in options
                   if session is not None and session is not best[1] and score[:3] == best[0][:3])
         return Choice(best[2], best[1], tie)
 
-    def _considered(self, candidates: Sequence[Step], connection: str | None,
-                    identity: Identity, everyone: bool) -> Iterator[Session]:
-        """The sessions that could win: the connection's, recent ones of the same identity,
-        those waiting at a candidate's rank, and (`everyone`) the most recent overall."""
-        seen: set[int] = set()
+    def _waiting(self, candidates: Sequence[Step], connection: str | None,
+                 identity: Identity) -> Iterator[Option]:
+        """Sessions waiting at one of these creating steps (cost 0) that could beat a new
+        session: the connection's, and those of the same identity."""
+        at = self._ranked(candidates)
+        sessions: list[Session] = []
+        if connection is not None and connection in self._by_connection:
+            sessions.append(self._by_connection[connection])
+        for progress in self._places.get(identity, ()):
+            if progress in at:
+                sessions.extend(_recent(self._by_place[(progress, identity)]))
+        for session in dict.fromkeys(sessions):
+            step = at.get(session.progress)
+            if step is not None and step.index not in session.created:
+                yield self._score(session, step, connection, identity), session, step
+
+    def _fitting(self, candidates: Sequence[Step], connection: str | None,
+                 identity: Identity) -> Iterator[Option]:
+        """Sessions that an id-less read could belong to, each with its nearest candidate:
+        the connection's, those at a candidate's place, the recent ones."""
+        ranks = [s.rank for s in candidates]
         sources: list[Iterable[Session]] = []
         if connection is not None and connection in self._by_connection:
             sources.append((self._by_connection[connection],))
-        ranks = dict.fromkeys(s.rank for s in candidates[:SCAN])
-        sources += [_recent(self._by_place.get((rank, identity))) for rank in ranks]
-        sources += [_recent(self._by_progress.get(rank)) for rank in ranks]
-        if everyone:
-            sources += [_recent(self._by_identity.get(identity)), _recent(self._lru)]
-        for source in sources:
-            for session in source:
-                if session.number not in seen:
-                    seen.add(session.number)
-                    yield session
+        places = dict.fromkeys(ranks[:SCAN])
+        sources += [_recent(self._by_place.get((rank, identity))) for rank in places]
+        sources += [_recent(self._by_progress.get(rank)) for rank in places]
+        sources += [_recent(self._by_identity.get(identity)), _recent(self._lru)]
+        seen: set[int] = set()
+        for session in itertools.chain.from_iterable(sources):
+            if session.number in seen:
+                continue
+            seen.add(session.number)
+            step = _nearest(session, candidates, ranks)
+            if step is not None:
+                yield self._score(session, step, connection, identity), session, step
+
+    @staticmethod
+    def _score(session: Session, step: Step, connection: str | None,
+               identity: Identity) -> Score:
+        """(script distance, other connection, identity 0 same / 2 other, least recent)."""
+        return (abs(step.rank - session.progress), int(session.connection != connection),
+                0 if session.identity == identity else 2, -session.active)
+
+    def _ranked(self, candidates: Sequence[Step]) -> dict[int, Step]:
+        """Creating candidates by rank (cached per candidate list: the script's lists last)."""
+        found = self._ranks.get(id(candidates))
+        if found is None or found[0] is not candidates:
+            found = self._ranks[id(candidates)] = (candidates, {s.rank: s for s in candidates})
+        return found[1]
 
     # -- changing ------------------------------------------------------------------------
 
@@ -216,6 +248,7 @@ class Sessions:
         self._by_identity.setdefault(session.identity, OrderedDict())[session] = None
         place = (session.progress, session.identity)
         self._by_place.setdefault(place, OrderedDict())[session] = None
+        self._places.setdefault(session.identity, set()).add(session.progress)
 
     def _buckets(self, session: Session) -> Iterator[OrderedDict[Session, None]]:
         yield self._by_progress[session.progress]
@@ -226,6 +259,12 @@ class Sessions:
         _drop(self._by_progress, session.progress, session)
         _drop(self._by_identity, session.identity, session)
         _drop(self._by_place, (session.progress, session.identity), session)
+        if (session.progress, session.identity) not in self._by_place:
+            places = self._places.get(session.identity)
+            if places is not None:
+                places.discard(session.progress)
+                if not places:
+                    del self._places[session.identity]
 
     def _forget(self, session: Session) -> None:
         del self._lru[session]
