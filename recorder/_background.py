@@ -88,10 +88,10 @@ class BackgroundLoop:
 
 
 async def serve_asgi(app: Any, sock: socket.socket, ready: Callable[[], None],
-                     stop: asyncio.Event) -> None:
-    """Serve `app` with uvicorn on `sock` until `stop` is set."""
+                     stop: asyncio.Event, *, http: type[asyncio.Protocol] | None = None) -> None:
+    """Serve `app` with uvicorn on `sock` until `stop` is set (`http`: a protocol class)."""
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
-                            proxy_headers=False,
+                            proxy_headers=False, http=http or "auto",
                             server_header=False, date_header=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -301,10 +301,18 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
 @click.option("--strict", is_flag=True,
               help="At exit, report exchanges never served and requests never matched; "
                    "exit 1 if there are any.")
+@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              metavar="SECONDS", help="A request (head and body) must arrive within this; "
+                                      "a slower client gets 408.")
+@click.option("--max-request-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024,
+              show_default=True, help="A larger request body gets 413.")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="Client sessions remembered; the least recently used are forgotten.")
 def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
-           grpc_listen: str | None, strict: bool) -> None:
+           grpc_listen: str | None, strict: bool, read_timeout: float, max_request_bytes: int,
+           max_sessions: int) -> None:
     """Serve captures as a fake A2A agent, offline."""
-    from recorder.replay import Replayer, Timing
+    from recorder.replay import Limits, Replayer, Timing
 
     try:
         pace = Timing.parse(timing)
@@ -315,9 +323,11 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
     signals = StopSignals()
     host, port = parse_listen(listen)
     grpc_port = parse_listen(grpc_listen)[1] if grpc_listen else None
+    limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
         replayer = Replayer(captures, host=host, port=port, timing=pace, on_miss=forward,
-                            grpc_port=grpc_port).start()
+                            grpc_port=grpc_port, limits=limits,
+                            max_sessions=max_sessions).start()
     except (OSError, RuntimeError) as exc:
         click.echo(f"error: cannot listen on {listen}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -330,6 +340,9 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
     finally:
         replayer.stop()
     report = replayer.report
+    if report.ties:
+        click.echo(f"note: {report.tie_count} requests fitted more than one client session "
+                   "equally (see 'ties' in the report)", err=True)
     if strict and not report.clean:
         click.echo(json.dumps(report.as_json(), indent=2), err=True)
         sys.exit(1)

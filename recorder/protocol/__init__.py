@@ -130,11 +130,16 @@ from recorder.protocol._v03 import (
 )
 from recorder.protocol._volatile import (
     ID_FIELDS,
+    LISTINGS,
     OPAQUE_FIELDS,
     PAGINATION_FIELDS,
+    PATH_POSITIONS,
     RESOURCE_NAME_FIELDS,
+    RESPONSE_ID_KEYS,
     TIMESTAMP_FIELDS,
     IdKind,
+    IdPosition,
+    IdRole,
 )
 
 __all__ = [
@@ -176,12 +181,15 @@ __all__ = [
     "GRPC_STATUS_CODES",
     "GRPC_STATUS_NAMES",
     "ID_FIELDS",
+    "LISTINGS",
     "OPAQUE_FIELDS",
     "OPERATIONS",
     "OPERATION_NAMES",
     "PAGINATION_FIELDS",
+    "PATH_POSITIONS",
     "PUSH_DELIVERY",
     "RESOURCE_NAME_FIELDS",
+    "RESPONSE_ID_KEYS",
     "TIMESTAMP_FIELDS",
     "V03_SERVICE",
     "V1_SERVICE",
@@ -192,6 +200,8 @@ __all__ = [
     "ErrorRow",
     "GrpcMessageLike",
     "IdKind",
+    "IdPosition",
+    "IdRole",
     "Interface",
     "Operation",
     "RequestLike",

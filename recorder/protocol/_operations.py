@@ -19,11 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import quote, unquote
 
 from recorder.protocol._types import Version
+from recorder.protocol._volatile import (
+    IdKind,
+    IdPosition,
+    IdRole,
+    message_positions,
+    push_config_positions,
+    resource_position,
+)
 
 V1_SERVICE = "lf.a2a.v1.A2AService"
 V03_SERVICE = "a2a.v1.A2AService"
@@ -134,6 +142,8 @@ class Operation:
     `ids` says where a request names its task, context and push config: for each of
     `task_id`, `context_id`, `config_id`, the JSON paths (camelCase; snake_case is also tried)
     to look at in JSON-RPC params, an HTTP+JSON body or query, or a decoded gRPC message.
+    `positions` lists every place the request (params, body, query or message) holds an id,
+    with what the request does with it (`IdRole`): the replayer's provenance reads them.
     """
 
     name: str
@@ -146,6 +156,7 @@ class Operation:
     request_type: str
     response_type: str
     ids: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+    positions: tuple[IdPosition, ...] = ()
 
     @property
     def grpc_service(self) -> str:
@@ -201,7 +212,61 @@ _V03_CONFIG_IDS = (
     ("config_id", (("pushNotificationConfigId",),)),
 )
 
-OPERATIONS: tuple[Operation, ...] = (
+# Where requests hold ids, and what they do with them (see `IdRole`).  v0.3 rows list both
+# shapes: the JSON-RPC schema's (`{"id"}`, `pushNotificationConfigId`) and the v0.3 proto's
+# (resource names, `configId`), which gRPC and HTTP+JSON bodies use.
+_REF, _CHOSEN = IdRole.REFERENCE, IdRole.CHOSEN
+_TASK_REF = (IdPosition(("id",), IdKind.TASK, _REF),)
+_PAGE_REF = IdPosition(("pageToken",), None, _REF)  # a cursor a ListTasks response handed out
+_CONFIG_REFS = (
+    IdPosition(("taskId",), IdKind.TASK, _REF),
+    IdPosition(("id",), IdKind.CONFIG, _REF),
+)
+_V03_CONFIG_REFS = (
+    IdPosition(("id",), IdKind.TASK, _REF),
+    IdPosition(("pushNotificationConfigId",), IdKind.CONFIG, _REF),
+    IdPosition(("name",), IdKind.CONFIG, _REF, resource=True),
+)
+_SEND_POSITIONS = (
+    *message_positions("message"),
+    *push_config_positions("configuration", "taskPushNotificationConfig"),
+)
+_V03_SEND_POSITIONS = (
+    *message_positions("message"),
+    *push_config_positions("configuration", "pushNotificationConfig"),  # JSON-RPC schema
+    *push_config_positions("configuration", "pushNotification"),  # v0.3 proto
+)
+_POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
+    ("SendMessage", Version.V1_0): _SEND_POSITIONS,
+    ("SendStreamingMessage", Version.V1_0): _SEND_POSITIONS,
+    ("GetTask", Version.V1_0): _TASK_REF,
+    ("ListTasks", Version.V1_0): (IdPosition(("contextId",), IdKind.CONTEXT, _CHOSEN), _PAGE_REF),
+    ("CancelTask", Version.V1_0): _TASK_REF,
+    ("SubscribeToTask", Version.V1_0): _TASK_REF,
+    ("CreateTaskPushNotificationConfig", Version.V1_0): push_config_positions(),
+    ("GetTaskPushNotificationConfig", Version.V1_0): _CONFIG_REFS,
+    ("ListTaskPushNotificationConfigs", Version.V1_0): (_CONFIG_REFS[0], _PAGE_REF),
+    ("DeleteTaskPushNotificationConfig", Version.V1_0): _CONFIG_REFS,
+    ("SendMessage", Version.V0_3): _V03_SEND_POSITIONS,
+    ("SendStreamingMessage", Version.V0_3): _V03_SEND_POSITIONS,
+    ("GetTask", Version.V0_3): (*_TASK_REF, resource_position("name")),
+    ("CancelTask", Version.V0_3): (*_TASK_REF, resource_position("name")),
+    ("SubscribeToTask", Version.V0_3): (*_TASK_REF, resource_position("name")),
+    ("CreateTaskPushNotificationConfig", Version.V0_3): (
+        IdPosition(("taskId",), IdKind.TASK, _REF),
+        *push_config_positions("pushNotificationConfig"),
+        resource_position("parent"),
+        IdPosition(("configId",), IdKind.CONFIG, _CHOSEN),
+        IdPosition(("config", "name"), IdKind.CONFIG, _CHOSEN, resource=True),
+        *push_config_positions("config", "pushNotificationConfig"),
+    ),
+    ("GetTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
+    ("ListTaskPushNotificationConfigs", Version.V0_3): (
+        *_TASK_REF, resource_position("parent"), _PAGE_REF),
+    ("DeleteTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
+}
+
+_ROWS: tuple[Operation, ...] = (
     # ---- v1.0: JSON-RPC method == gRPC rpc name (spec §5.3) ----
     Operation("SendMessage", _T, "SendMessage", "SendMessage",
               _v1_routes("POST", "/message:send"), False, None,
@@ -284,6 +349,9 @@ OPERATIONS: tuple[Operation, ...] = (
               _v03_routes("GET", "/card"), False, _X,
               "a2a.v1.GetAgentCardRequest", "a2a.v1.AgentCard"),
 )  # fmt: skip
+OPERATIONS: tuple[Operation, ...] = tuple(
+    replace(op, positions=_POSITIONS.get((op.name, op.version), ())) for op in _ROWS
+)
 
 OPERATION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(op.name for op in OPERATIONS))
 

@@ -9,6 +9,7 @@ tokens, signatures) are volatile whole.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -55,3 +56,82 @@ OPAQUE_FIELDS: Mapping[str, str] = {
     "pageToken": "<page-token>",
     "signature": "<signature>",
 }
+
+
+# ---- where requests name ids, and what they do with them (the replayer's provenance) ----
+
+
+class IdRole(StrEnum):
+    """What a request does with an id it names.
+
+    Spec §3.4.2: "When a client includes a `taskId` in a Message, it MUST reference an existing
+    task"; §3.4.1: agents "MAY accept and preserve client-provided `contextId` values"; §4.1.4:
+    the sender creates a message's `messageId`.  The replayer tells these apart by where a
+    request puts an id, so that an id nobody issued is never answered as a real one.
+    """
+
+    REFERENCE = "reference"  # must name something that exists (GetTask `id`, `message.taskId`)
+    CHOSEN = "chosen"  # the client's to pick: new, or one it named or was given before
+    FRESH = "fresh"  # new on every request and never named again (messageId, webhook secrets)
+
+
+@dataclass(frozen=True, slots=True)
+class IdPosition:
+    """One place in a request that holds an id.
+
+    `path` runs through object keys; `*` stands for every item of a list, and a list found at
+    the end of the path is read item by item (query parameters, `referenceTaskIds`).  With
+    `resource`, the value is a v0.3 resource name, `tasks/{task}` or
+    `tasks/{task}/pushNotificationConfigs/{config}`: the task segment is always a reference,
+    the config segment has `role`.
+    """
+
+    path: tuple[str, ...]
+    kind: IdKind | None
+    role: IdRole
+    resource: bool = False
+
+
+_REF, _CHOSEN, _FRESH = IdRole.REFERENCE, IdRole.CHOSEN, IdRole.FRESH
+
+
+def message_positions(*prefix: str) -> tuple[IdPosition, ...]:
+    """A Message's ids (v1.0 and v0.3 alike): its own, its context, its task, the tasks it cites."""
+    return (
+        IdPosition((*prefix, "messageId"), IdKind.MESSAGE, _FRESH),
+        IdPosition((*prefix, "contextId"), IdKind.CONTEXT, _CHOSEN),
+        IdPosition((*prefix, "taskId"), IdKind.TASK, _REF),
+        IdPosition((*prefix, "referenceTaskIds"), IdKind.TASK, _REF),
+    )
+
+
+def push_config_positions(*prefix: str, config_role: IdRole = _CHOSEN) -> tuple[IdPosition, ...]:
+    """A push config's ids: its own id, its task, and the client's webhook and secrets."""
+    return (
+        IdPosition((*prefix, "id"), IdKind.CONFIG, config_role),
+        IdPosition((*prefix, "taskId"), IdKind.TASK, _REF),
+        IdPosition((*prefix, "url"), IdKind.WEBHOOK, _FRESH),
+        IdPosition((*prefix, "token"), None, _FRESH),
+        IdPosition((*prefix, "authentication", "credentials"), None, _FRESH),
+    )
+
+
+def resource_position(*path: str, role: IdRole = _REF) -> IdPosition:
+    return IdPosition(path, IdKind.TASK, role, resource=True)
+
+
+# HTTP+JSON path parameters (`/tasks/{task_id}/pushNotificationConfigs/{config_id}`): a URL
+# names what exists, so both are references, in every operation and version.
+PATH_POSITIONS: tuple[IdPosition, ...] = (
+    IdPosition(("taskId",), IdKind.TASK, _REF),
+    IdPosition(("configId",), IdKind.CONFIG, _REF),
+)
+
+# Keys whose string values in a response are ids the agent hands out (a bare `id` except the
+# JSON-RPC envelope's, resource `name`s, page cursors).  Webhook URLs and secrets in a response
+# are the client's own values echoed, not handed out.
+RESPONSE_ID_KEYS: frozenset[str] = frozenset(ID_FIELDS) | {"id", "name", "nextPageToken"}
+
+# Responses that list resources: operation -> (the list's key, each item's id key).  Spec
+# §3.1.4: ListTasks "MUST return only tasks visible to the authenticated client".
+LISTINGS: Mapping[str, tuple[str, str]] = {"ListTasks": ("tasks", "id")}

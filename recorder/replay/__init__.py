@@ -1,32 +1,63 @@
-"""Replay a capture as a fake agent: matching (pure), answers (pure), the server (I/O)."""
+"""Replay a capture as a fake agent: one transport-neutral service, thin HTTP and gRPC faces.
 
-from recorder.replay._engine import Conversation, Engine, Match, Miss, request_value
-from recorder.replay._grpcserver import GrpcReplayHandler, start_grpc_server
+`ReplayService` (pure) decides every answer; `ReplayApp` (ASGI) and the gRPC handler only
+translate bytes; `Replayer` runs both on a thread.  See `_service` for the model.
+
+For tools that play the client side (verify): `load_script` reads captures as a `Script` of
+`Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
+answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes.
+"""
+
+from recorder.replay._grpcanswer import GrpcAnswer
+from recorder.replay._ids import Provenance
+from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
+from recorder.replay._limits import Limits
+from recorder.replay._replayer import Replayer
+from recorder.replay._report import Report
 from recorder.replay._respond import (
-    Answer,
-    answer,
+    HttpAnswer,
     substitute_body,
+    substitute_headers,
     substitute_json_text,
     substitute_text,
 )
-from recorder.replay._server import ReplayApp, Replayer, Report
+from recorder.replay._script import RecordedSlot, Script, Step, load_script
+from recorder.replay._server import ReplayApp
+from recorder.replay._service import (
+    Client,
+    Miss,
+    PlannedDelivery,
+    Refused,
+    ReplayService,
+    Served,
+)
 from recorder.replay._timing import Timing
 
 __all__ = [
-    "Answer",
-    "Conversation",
-    "Engine",
-    "GrpcReplayHandler",
-    "Match",
+    "Client",
+    "GrpcAnswer",
+    "HttpAnswer",
+    "Journal",
+    "JournalDelivery",
+    "JournalRequest",
+    "Limits",
     "Miss",
+    "PlannedDelivery",
+    "Provenance",
+    "RecordedSlot",
+    "Refused",
     "ReplayApp",
+    "ReplayService",
     "Replayer",
     "Report",
+    "Script",
+    "SeenId",
+    "Served",
+    "Step",
     "Timing",
-    "answer",
-    "request_value",
-    "start_grpc_server",
+    "load_script",
     "substitute_body",
+    "substitute_headers",
     "substitute_json_text",
     "substitute_text",
 ]

@@ -1,181 +1,50 @@
-"""The replayer's gRPC face: a grpc.aio server that answers A2A rpcs from the capture.
+"""The replayer's gRPC face: a grpc.aio server that only translates bytes (I/O shell).
 
 It serves every rpc of `lf.a2a.v1.A2AService` (v1.0) and `a2a.v1.A2AService` (v0.3), read from
-the descriptors (`grpc_method`), with raw-bytes method handlers: no generated servicer, so one
-generic handler covers both services.  Each call goes through the same `ReplayApp` as HTTP
-requests (one `Engine`, one set of conversations, one report), so a capture that holds
-JSON-RPC, HTTP+JSON and gRPC exchanges replays all three at once:
+the descriptors (`grpc_method`), with raw-bytes handlers: no generated servicer, so one generic
+handler covers both services.  A call becomes a capture `Request` (`live_request`), the same
+`ReplayService` as the HTTP face decides, and the `GrpcAnswer` is sent: initial metadata, the
+messages paced by `Timing`, then the status with its trailing metadata.
 
-request bytes -> proto-JSON (`decode_message`) -> capture `Request` -> `classify` ->
-`engine.match` -> `engine.mint_ids` -> each recorded message's JSON with ids swapped ->
-`encode_message` -> sent with the `Timing` pacing -> the recorded status, message and
-`grpc-status-details-bin` (so an SDK client raises the same A2A error).
-
-A miss ends the call with INTERNAL, the `Miss.describe()` text and an ErrorInfo whose reason is
-`REPLAY_NO_MATCH`.  A recorded message that no longer encodes ends the call with INTERNAL too.
+Every handler is registered as request-streaming, so that it runs as soon as the call opens
+and reads the request message itself, within `Limits.read_timeout`: a client that opens a
+call and never sends its message gets DEADLINE_EXCEEDED instead of holding the call for ever.
+grpcio's own options bound the rest: the HTTP/2 handshake (`read_timeout`), an idle connection
+(`idle_timeout`) and the message size (`max_body_bytes`, RESOURCE_EXHAUSTED).
 """
 
 from __future__ import annotations
 
-import base64
-import json
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 
 from recorder._background import host_port
-from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol import classify, rewrite_card, rewrite_grpc_interfaces
-from recorder.protocol._grpc import (
-    DETAILS_HEADER,
-    MESSAGE_HEADER,
-    STATUS_HEADER,
-    GrpcCodecError,
-    decode_binary_header,
-    decode_grpc_message,
-    decode_message,
-    decode_status_details,
-    encode_message,
-    encode_status_details,
-    grpc_method,
-    is_binary_header,
-)
-from recorder.replay._engine import Match, Miss
-from recorder.replay._respond import substitute_json_text, substitute_text
-from recorder.replay._timing import Pacer
-
-if TYPE_CHECKING:
-    from recorder.replay._server import ReplayApp
+from recorder.protocol._grpc import grpc_method
+from recorder.replay._deliver import Deliverer
+from recorder.replay._grpcanswer import GrpcAnswer, live_request
+from recorder.replay._limits import Limits
+from recorder.replay._service import Client, Miss, ReplayService, Served
+from recorder.replay._timing import Pacer, Timing
 
 log = logging.getLogger("a2a_recorder.replay")
 
-MISS_REASON = "REPLAY_NO_MATCH"
-MISS_DOMAIN = "a2a-recorder"
-ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
-# Metadata grpcio writes itself (or refuses from an application): never replayed.
-RESERVED_METADATA = frozenset(
-    {"content-type", "te", "user-agent", "date", "content-length", "grpc-encoding",
-     "grpc-accept-encoding", STATUS_HEADER, MESSAGE_HEADER, DETAILS_HEADER}
-)
-CARD_TYPE_SUFFIX = ".AgentCard"
-
-Metadata = tuple[tuple[str, str | bytes], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What one call sends: initial metadata, timed messages, then the status."""
-
-    initial: Metadata
-    messages: tuple[tuple[int, bytes], ...]
-    code: grpc.StatusCode
-    details: str
-    trailing: Metadata
-
-
-# --- pure parts --------------------------------------------------------------------------------
-
-
-def live_request(path: str, data: bytes, metadata: Iterable[tuple[str, str | bytes]]) -> Request:
-    """A capture `Request` for a live call, as the recorder would have captured it."""
-    headers: list[tuple[str, str]] = [("content-type", "application/grpc")]
-    for key, value in metadata:
-        text = base64.b64encode(value).decode().rstrip("=") if isinstance(value, bytes) else value
-        headers.append((key, text))
-    found = decode_message(path, data, "request")
-    message = (GrpcMessage(0, json=found[1], type_name=found[0]) if found is not None
-               else GrpcMessage(0, raw=data))
-    return Request("POST", path, tuple(headers), http_version="HTTP/2", messages=(message,))
-
-
-def recorded_status(response: Response) -> tuple[int, str, bytes | None]:
-    """(`grpc-status`, decoded `grpc-message`, details bytes) from trailers or trailers-only."""
-    fields = {k.lower(): v for k, v in (*response.headers, *response.trailers)}
-    raw_code = fields.get(STATUS_HEADER, "0").strip()
-    code = int(raw_code) if raw_code.isascii() and raw_code.isdigit() else 2  # UNKNOWN
-    details = fields.get(DETAILS_HEADER)
-    try:
-        blob = decode_binary_header(details) if details is not None else None
-    except ValueError:
-        blob = None
-    return code, decode_grpc_message(fields.get(MESSAGE_HEADER, "")), blob
-
-
-def _swap_details(blob: bytes, mapping: dict[str, str]) -> bytes:
-    status = decode_status_details(blob)
-    if status is None:
-        return blob
-    try:
-        swapped = json.loads(substitute_json_text(json.dumps(status), mapping))
-        return decode_binary_header(encode_status_details(swapped))
-    except (GrpcCodecError, ValueError):
-        return blob
-
-
-def _application_metadata(headers: Headers) -> Metadata:
-    out: list[tuple[str, str | bytes]] = []
-    for key, value in headers:
-        name = key.lower()
-        if name.startswith(":") or name in RESERVED_METADATA:
-            continue
-        if is_binary_header(name):
-            try:
-                out.append((name, decode_binary_header(value)))
-            except ValueError:
-                continue
-        else:
-            out.append((name, value))
-    return tuple(out)
-
-
-def build_reply(found: Match, rewrite: Callable[[str, str | None], str]) -> Reply:
-    """The recorded answer with live ids; `rewrite(json, type_name)` fixes served cards.
-
-    Raises `GrpcCodecError` when a recorded message does not encode (a raw one is sent as is).
-    """
-    response = found.recorded.exchange.response
-    assert response is not None
-    mapping = found.conversation.to_live
-    messages: list[tuple[int, bytes]] = []
-    for message in response.messages:
-        if message.json is None or message.type_name is None:
-            messages.append((message.offset_us, message.raw or b""))
-            continue
-        text = rewrite(substitute_json_text(message.json, mapping), message.type_name)
-        messages.append((message.offset_us, encode_message(message.type_name, text)))
-    code, text, blob = recorded_status(response)
-    trailing = _application_metadata(response.trailers)
-    if blob is not None:
-        trailing = (*trailing, (DETAILS_HEADER, _swap_details(blob, mapping)))
-    return Reply(_application_metadata(response.headers), tuple(messages),
-                 STATUS_BY_CODE.get(code, grpc.StatusCode.UNKNOWN),
-                 substitute_text(text, mapping), trailing)
-
-
-def miss_reply(miss: Miss) -> Reply:
-    """INTERNAL with the miss described and an ErrorInfo `REPLAY_NO_MATCH`."""
-    text = miss.describe()
-    nearest = f"#{miss.nearest.number}" if miss.nearest else ""
-    status = {"code": grpc.StatusCode.INTERNAL.value[0], "message": text,
-              "details": [{"@type": ERROR_INFO, "reason": MISS_REASON, "domain": MISS_DOMAIN,
-                           "metadata": {"nearest": nearest}}]}
-    blob = decode_binary_header(encode_status_details(status))
-    return Reply((), (), grpc.StatusCode.INTERNAL, text, ((DETAILS_HEADER, blob),))
-
-
-# --- the server --------------------------------------------------------------------------------
 
 
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
-    """Generic handler: every known A2A rpc path, answered by the `ReplayApp`'s engine."""
+    """Generic handler: every known A2A rpc path, answered by the `ReplayService`."""
 
-    def __init__(self, app: ReplayApp) -> None:
-        self.app = app
+    def __init__(self, service: ReplayService, deliverer: Deliverer, timing: Timing,
+                 limits: Limits) -> None:
+        self.replay = service  # not `service`: grpcio calls the method of that name
+        self.deliverer = deliverer
+        self.timing = timing
+        self.limits = limits
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
         path = str(getattr(handler_call_details, "method", ""))
@@ -183,74 +52,77 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         if method is None or method.client_streaming:
             return None  # grpcio answers UNIMPLEMENTED
         if method.server_streaming:
-            return grpc.unary_stream_rpc_method_handler(partial(self._stream, path))
-        return grpc.unary_unary_rpc_method_handler(partial(self._unary, path))
+            return grpc.stream_stream_rpc_method_handler(partial(self._stream, path))
+        return grpc.stream_unary_rpc_method_handler(partial(self._unary, path))
 
-    async def _unary(self, path: str, data: bytes, context: Any) -> bytes:
-        reply = self._reply(path, data, context)
-        await self._start(reply, context)
+    async def _unary(self, path: str, requests: AsyncIterator[bytes], context: Any) -> bytes:
+        answer = await self._answer(path, requests, context)
+        await _start(answer, context)
         first = b""
-        for offset, message in reply.messages[:1]:
-            await Pacer(self.app.timing).until(offset)
+        for offset, message in answer.messages[:1]:
+            await Pacer(self.timing).until(offset)
             first = message
-        await self._finish(reply, context)
+        await _finish(answer, context)
         return first
 
-    async def _stream(self, path: str, data: bytes, context: Any) -> AsyncIterator[bytes]:
-        reply = self._reply(path, data, context)
-        await self._start(reply, context)
-        pacer = Pacer(self.app.timing)
-        for offset, message in reply.messages:
+    async def _stream(self, path: str, requests: AsyncIterator[bytes],
+                      context: Any) -> AsyncIterator[bytes]:
+        answer = await self._answer(path, requests, context)
+        await _start(answer, context)
+        pacer = Pacer(self.timing)
+        for offset, message in answer.messages:
             await pacer.until(offset)
             yield message
-        await self._finish(reply, context)
+        await _finish(answer, context)
 
-    def _reply(self, path: str, data: bytes, context: Any) -> Reply:
+    async def _answer(self, path: str, requests: AsyncIterator[bytes], context: Any) -> GrpcAnswer:
+        data = await self._read(requests, context)
         request = live_request(path, data, context.invocation_metadata() or ())
-        classification = classify(request, interfaces=self.app.interfaces)
-        found = self.app.engine.match(request, classification, client=str(context.peer()))
-        if isinstance(found, Miss):
-            text = found.describe()
-            self.app.report.misses.append(f"POST {path}: {text}")
-            log.warning("replay miss: gRPC %s: %s", path, text)
-            return miss_reply(found)
-        self.app.engine.mint_ids(found)
-        if self.app.deliver and found.recorded.deliveries:
-            self.app._spawn(self.app._deliver(found, found.recorded.deliveries))
+        outcome = self.replay.handle(request, Client(str(context.peer())))
+        if isinstance(outcome, Miss):
+            log.warning("replay miss: gRPC %s: %s", path, outcome.describe())
+        if isinstance(outcome, Served):
+            await self.deliverer.before(outcome)
+            self.deliverer.after(outcome)
+        assert isinstance(outcome.answer, GrpcAnswer)
+        return outcome.answer
+
+    async def _read(self, requests: AsyncIterator[bytes], context: Any) -> bytes:
+        timeout = self.limits.read_timeout
         try:
-            return build_reply(found, self._rewrite_card)
-        except GrpcCodecError as err:
-            text = f"recorded exchange #{found.recorded.exchange.number} does not encode: {err}"
-            return Reply((), (), grpc.StatusCode.INTERNAL, text, ())
-
-    def _rewrite_card(self, text: str, type_name: str | None) -> str:
-        if not (type_name or "").endswith(CARD_TYPE_SUFFIX):
-            return text
-        body = text.encode()
-        for upstream in self.app.upstreams:
-            body = rewrite_card(body, upstream, self.app.base_url).body
-        if self.app.grpc_target:
-            body = rewrite_grpc_interfaces(body, self.app.grpc_target).body
-        return body.decode()
-
-    @staticmethod
-    async def _start(reply: Reply, context: Any) -> None:
-        if reply.initial:
-            await context.send_initial_metadata(reply.initial)
-
-    @staticmethod
-    async def _finish(reply: Reply, context: Any) -> None:
-        if reply.code is grpc.StatusCode.OK:
-            if reply.trailing:
-                context.set_trailing_metadata(reply.trailing)
-            return
-        await context.abort(reply.code, reply.details, trailing_metadata=reply.trailing)
+            return await asyncio.wait_for(anext(aiter(requests)), timeout)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"no request message within {timeout:g} s")
+        except StopAsyncIteration:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call sent no message")
+        raise AssertionError("context.abort returns only by raising")
 
 
-async def start_grpc_server(app: ReplayApp, host: str, port: int) -> tuple[grpc.aio.Server, int]:
+async def _start(answer: GrpcAnswer, context: Any) -> None:
+    if answer.initial:
+        await context.send_initial_metadata(answer.initial)
+
+
+async def _finish(answer: GrpcAnswer, context: Any) -> None:
+    if answer.code == 0:
+        if answer.trailing:
+            context.set_trailing_metadata(answer.trailing)
+        return
+    code = STATUS_BY_CODE.get(answer.code, grpc.StatusCode.UNKNOWN)
+    await context.abort(code, answer.details, trailing_metadata=answer.trailing)
+
+
+async def start_grpc_server(service: ReplayService, deliverer: Deliverer, *, host: str, port: int,
+                            timing: Timing, limits: Limits) -> tuple[grpc.aio.Server, int]:
     """Start the gRPC replay server in the running loop; returns it and its bound port."""
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((GrpcReplayHandler(app),))
+    options = [
+        ("grpc.max_receive_message_length", limits.max_body_bytes),
+        ("grpc.server_handshake_timeout_ms", int(limits.read_timeout * 1000)),
+        ("grpc.max_connection_idle_ms", int(limits.idle_timeout * 1000)),
+    ]
+    server = grpc.aio.server(options=options)
+    server.add_generic_rpc_handlers((GrpcReplayHandler(service, deliverer, timing, limits),))
     bound = server.add_insecure_port(host_port(host, port))
     if not bound:
         raise OSError(f"cannot bind the gRPC replay port {host}:{port}")

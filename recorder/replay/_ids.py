@@ -1,106 +1,302 @@
-"""Pairing the volatile values of a live request with those of a recorded one (pure).
+"""What a request is matched on: its value, the ids in it, and its key (pure).
 
-Strategy.  A live client sends fresh values where the recording has others: message ids,
-client-chosen context ids, the task ids the replayer handed out, webhook URLs and tokens.  Two
-requests *match* when they are equal once every such value is treated as a variable; walking
-them side by side then *pairs* each live value with the recorded value in the same place.  The
-pairs feed a `Conversation`, which maps recorded values to live ones for the responses.
+A request is compared as its *value*, `{"tenant", "path", "query", "body"}`: the HTTP+JSON path
+ids and query, and the body (JSON-RPC params, an HTTP+JSON body, the decoded gRPC message).
+The operation's `IdPosition`s (`recorder.protocol`, one table for v1.0 and v0.3) say where a
+value holds ids; each id found there is a `Slot`.  The *key* of a request is its value's
+*shape*: timestamps and defaults dropped, and every slot replaced by a token for its
+provenance (`Provenance`):
+
+    ISSUED   ["~issued", <recorded id>]  an id handed out earlier in the session
+    OWN      "~own"                      the client's own new id, named here first
+    FRESH    "~fresh"                    new on every request (messageId, webhook, secrets)
+    UNKNOWN  "~unknown"                  a reference to an id never issued: a probe
+    FIXED    ["~fixed", <id>]            an id that existed before the capture began
+
+A live request's key is built with the live provenance and, for an issued id, the recorded id
+it stands for.  Equal keys therefore mean: the same request, with ids whose provenances agree
+position by position, issued ids naming the same recorded id.  Everything else in the value
+is compared as it is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from recorder.protocol import ID_FIELDS, RESOURCE_NAME_FIELDS, TIMESTAMP_FIELDS
-
-# Keys whose string values are volatile and pair live with recorded (both v1.0 and v0.3): the
-# shared id fields, a bare `id`, resource names, and a push config's webhook and secrets.
-PAIRED_KEYS = (
-    frozenset(ID_FIELDS) | {"id", "url", "token", "credentials"} | RESOURCE_NAME_FIELDS
+from recorder.capture import Request
+from recorder.protocol import (
+    NOT_JSON,
+    PATH_POSITIONS,
+    TIMESTAMP_FIELDS,
+    Binding,
+    Classification,
+    IdKind,
+    IdPosition,
+    IdRole,
+    Version,
+    operation,
+    parse_json,
 )
-# Keys holding resource names (`tasks/<id>`), whose segments pair one by one.
-RESOURCE_KEYS = RESOURCE_NAME_FIELDS
-# Keys whose values vary on every run and say nothing about the request.
-IGNORED_KEYS = TIMESTAMP_FIELDS
-VARIABLE = "<var>"
 
 Json = Any
-Pair = tuple[str, str]
+Location = tuple[str | int, ...]
+Key = tuple[str, str, str]
 
+# Keys whose values vary on every run and say nothing about the request.
+IGNORED_KEYS = TIMESTAMP_FIELDS
 # Members a sender may spell out or leave out with the same meaning.  Empty values are proto3
 # JSON defaults (the JS SDK sends `"metadata": {}`, py leaves it out); a text part's media type
 # is text/plain whether said or not (the JS SDK says it).  key -> (value, sibling it needs).
 DEFAULT_MEMBERS: dict[str, tuple[Json, str]] = {"mediaType": ("text/plain", "text")}
 EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
+_REDACTED = re.compile(r"<redacted:\d+>")
+_RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
+_SNAKE = re.compile(r"(?<!^)([A-Z])")
 
 
-def shape(value: Json, key: str | None = None) -> Json:
-    """The value with every paired string a variable, ignored keys and defaults dropped."""
-    if isinstance(value, dict):
-        shaped = {k: shape(v, k) for k, v in value.items() if k not in IGNORED_KEYS}
-        # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before (`""` for
-        # an id would otherwise have become a variable).
-        return {k: v for k, v in shaped.items()
-                if not (_default(k, v, shaped) or _is_empty(value[k]))}
-    if isinstance(value, list):
-        return [shape(v, key) for v in value]
-    if isinstance(value, str) and key in PAIRED_KEYS:
-        return VARIABLE
+class Provenance(StrEnum):
+    """Where an id in a request comes from (see the module docstring)."""
+
+    ISSUED = "issued"
+    OWN = "own"
+    FRESH = "fresh"
+    UNKNOWN = "unknown"
+    FIXED = "fixed"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One id in a request value: where it is, what it is, and the position that put it there.
+
+    For a v0.3 resource name (`tasks/{t}/pushNotificationConfigs/{c}`) there is one slot per id
+    segment, `segment` being its index in the name split at `/`.
+    """
+
+    location: Location
+    value: str
+    role: IdRole
+    kind: IdKind | None
+    segment: int | None = None
+
+
+# ---- the value ----------------------------------------------------------------------------
+
+
+def request_value(request: Request, classification: Classification,
+                  secret_params: frozenset[str] = frozenset(), document: Json = None) -> Json:
+    """What is compared of a request: its A2A content, not its framing.
+
+    `secret_params` are query parameters the recording redacted (API keys): left out, since a
+    live client sends its own key where the capture has a placeholder.  `document` is the
+    body already parsed, if it was.
+    """
+    value: dict[str, Json] = {"tenant": classification.tenant}
+    if classification.binding is Binding.HTTP_JSON:
+        value["path"] = _path_ids(request.target, classification)
+        query = query_of(request.target)
+        value["query"] = {k: v for k, v in query.items() if k not in secret_params}
+    if classification.operation is None and classification.method:
+        value["method"] = classification.method  # two unknown methods are two requests
+    value["body"] = body_value(request, classification, document)
     return value
 
 
+def _path_ids(target: str, classification: Classification) -> dict[str, str]:
+    """The ids the URL path names (the classification also takes them from the body)."""
+    segments = {unquote(part).partition(":")[0]
+                for part in urlsplit(target).path.split("/")}
+    found = {"taskId": classification.task_id, "configId": classification.config_id}
+    return {k: v for k, v in found.items() if v and v.partition(":")[0] in segments}
+
+
+def query_of(target: str) -> dict[str, list[str]]:
+    return {k: sorted(v) for k, v in sorted(parse_qs(urlsplit(target).query).items())}
+
+
+def redacted_params(requests: Iterable[Request]) -> frozenset[str]:
+    """The query parameters that hold a redaction placeholder in any of these requests."""
+    return frozenset(
+        name for request in requests for name, values in query_of(request.target).items()
+        if any(_REDACTED.fullmatch(v) for v in values)
+    )
+
+
+def body_value(request: Request, classification: Classification, document: Json = None) -> Json:
+    if request.messages:
+        values = [parse_json(m.json) if m.json else {"raw": (m.raw or b"").hex()}
+                  for m in request.messages]
+        return values[0] if len(values) == 1 else values
+    if not request.body:
+        return None
+    parsed = parse_json(request.body) if document is None else document
+    if parsed is NOT_JSON:
+        return {"raw": request.body.hex()}
+    if classification.binding is Binding.JSONRPC and isinstance(parsed, dict):
+        return parsed.get("params")
+    return parsed
+
+
+# ---- slots ------------------------------------------------------------------------------
+
+
+def positions_of(classification: Classification) -> tuple[IdPosition, ...]:
+    if classification.operation is None:
+        return ()
+    row = operation(classification.operation, classification.version or Version.V1_0)
+    return row.positions if row is not None else ()
+
+
+def find_slots(value: Json, positions: Sequence[IdPosition]) -> list[Slot]:
+    """Every id the value holds at one of `positions` (body and query) or in its path."""
+    found: list[Slot] = []
+    if not isinstance(value, dict):
+        return found
+    for section, table in (("body", positions), ("query", positions), ("path", PATH_POSITIONS)):
+        document = value.get(section)
+        if document is not None:
+            for position in table:
+                _walk(document, position.path, (section,), position, found)
+    return found
+
+
+def _walk(node: Json, path: tuple[str, ...], where: Location, position: IdPosition,
+          found: list[Slot]) -> None:
+    if not path:
+        items = enumerate(node) if isinstance(node, list) else ((None, node),)
+        for index, item in items:
+            if isinstance(item, str) and item:
+                here = where if index is None else (*where, index)
+                found.extend(_slots_at(here, item, position))
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                _walk(item, rest, (*where, index), position, found)
+        return
+    if isinstance(node, dict):
+        name = head if head in node else snake_case(head)
+        if name in node:
+            _walk(node[name], rest, (*where, name), position, found)
+
+
+_SNAKE_NAMES: dict[str, str] = {}
+
+
+def snake_case(key: str) -> str:
+    """The snake_case spelling proto-JSON readers also accept (`taskId` -> `task_id`)."""
+    name = _SNAKE_NAMES.get(key)
+    if name is None:
+        name = _SNAKE_NAMES[key] = _SNAKE.sub(r"_\1", key).lower()
+    return name
+
+
+def _slots_at(where: Location, value: str, position: IdPosition) -> Iterator[Slot]:
+    if not position.resource:
+        yield Slot(where, value, position.role, position.kind)
+        return
+    matched = _RESOURCE.fullmatch(value)
+    if matched is None:
+        return  # not a resource name: compared as it is
+    yield Slot(where, matched.group(1), IdRole.REFERENCE, IdKind.TASK, 1)
+    if matched.group(2):
+        yield Slot(where, matched.group(2), position.role, IdKind.CONFIG, 3)
+
+
+# ---- shape and key ------------------------------------------------------------------------
+
+
+def token(provenance: Provenance, recorded: str | None = None) -> Json:
+    """The placeholder a slot becomes in a shape."""
+    if provenance in (Provenance.ISSUED, Provenance.FIXED):
+        return [f"~{provenance.value}", recorded]
+    return f"~{provenance.value}"
+
+
+def shape(value: Json, slots: Sequence[Slot], tokens: Sequence[Json]) -> Json:
+    """The value with ignored keys and defaults dropped and each slot replaced by its token."""
+    shaped = _shape(value)
+    resources: dict[Location, list[Json]] = {}
+    for slot, placeholder in zip(slots, tokens, strict=True):
+        if slot.segment is None:
+            _put(shaped, slot.location, placeholder)
+            continue
+        parts = resources.get(slot.location)
+        if parts is None:
+            name = _get(shaped, slot.location)
+            parts = resources[slot.location] = ["~resource", *name.split("/")]
+        parts[slot.segment + 1] = placeholder
+    for location, parts in resources.items():
+        _put(shaped, location, parts)
+    return shaped
+
+
+def shape_key(shaped: Json) -> str:
+    """A canonical string of a shape: equal strings, equal requests up to their ids."""
+    return json.dumps(shaped, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def make_key(classification: Classification, shaped: Json) -> Key:
+    binding = classification.binding.value if classification.binding else "-"
+    return binding, classification.operation or "-", shape_key(shaped)
+
+
+def _shape(value: Json) -> Json:
+    kind = type(value)
+    if kind is dict:
+        shaped = {k: _shape(v) if type(v) in _CONTAINERS else v
+                  for k, v in value.items() if k not in IGNORED_KEYS}
+        # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before.
+        return {k: v for k, v in shaped.items()
+                if not (_is_empty(value[k]) or _is_empty(v) or _implied(k, v, shaped))}
+    if kind is list:
+        return [_shape(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = (dict, list)
+
+
 def _is_empty(value: Json) -> bool:
-    return any(value == empty and type(value) is type(empty) for empty in EMPTY_VALUES)
+    """One of EMPTY_VALUES (`{}`, `[]`, null, `""`), but not `0` or `false`."""
+    kind = type(value)
+    return value is None or (kind is dict or kind is list or kind is str) and not value
 
 
-def _default(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
-    if _is_empty(value):
-        return True
+def _implied(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
     implied = DEFAULT_MEMBERS.get(key)
     return implied is not None and value == implied[0] and implied[1] in siblings
 
 
-def shape_key(value: Json) -> str:
-    """A canonical string of `shape(value)`: equal keys, equal requests up to variables."""
-    return json.dumps(shape(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _get(document: Json, location: Location) -> Json:
+    for step in location:
+        document = document[step]
+    return document
 
 
-def pairs(live: Json, recorded: Json, key: str | None = None) -> Iterator[Pair]:
-    """(live, recorded) for each paired string in the same place; call on matching shapes."""
-    if isinstance(live, dict) and isinstance(recorded, dict):
-        for k, v in live.items():
-            if k in recorded and k not in IGNORED_KEYS:
-                yield from pairs(v, recorded[k], k)
-    elif isinstance(live, list) and isinstance(recorded, list):
-        for lv, rv in zip(live, recorded, strict=False):
-            yield from pairs(lv, rv, key)
-    elif isinstance(live, str) and isinstance(recorded, str) and key in PAIRED_KEYS:
-        yield from _split_pairs(live, recorded, key in RESOURCE_KEYS)
+def _put(document: Json, location: Location, value: Json) -> None:
+    _get(document, location[:-1])[location[-1]] = value
 
 
-def _split_pairs(live: str, recorded: str, resource: bool) -> Iterator[Pair]:
-    # v0.3 resource names (`tasks/<id>/pushNotificationConfigs/<cid>`): pair segment by segment
-    # so that the bare ids map too.
-    live_parts, recorded_parts = live.split("/"), recorded.split("/")
-    if resource and len(live_parts) > 1 and len(live_parts) == len(recorded_parts):
-        for lp, rp in zip(live_parts, recorded_parts, strict=True):
-            if lp != rp:
-                yield lp, rp
-        return
-    if live != recorded:
-        yield live, recorded
+# ---- differences, for a miss ---------------------------------------------------------------
 
 
 def differences(live: Json, recorded: Json, path: str = "$") -> list[str]:
-    """Where two request values differ beyond their variables: `path: recorded != live`."""
-    a, b = shape(live), shape(recorded)
-    return list(_differences(a, b, path))
+    """Where two shapes differ: `path: recorded X != live Y`, ids told by their provenance."""
+    return list(_differences(live, recorded, path))
 
 
 def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
-    if isinstance(a, dict) and isinstance(b, dict):
+    if _is_token(a) or _is_token(b):
+        if a != b:
+            yield f"{path}: recorded {describe_token(b)}, live {describe_token(a)}"
+    elif isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
             if k not in a:
                 yield f"{path}.{k}: recorded {_short(b[k])}, live has none"
@@ -113,6 +309,33 @@ def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
             yield from _differences(x, y, f"{path}[{i}]")
     elif a != b:
         yield f"{path}: recorded {_short(b)} != live {_short(a)}"
+
+
+_TOKEN_WORDS = {
+    "~issued": "the id {} handed out earlier",
+    "~fixed": "the id {} that existed before the capture",
+    "~own": "a new id of the client's own",
+    "~fresh": "a fresh value",
+    "~unknown": "an id never issued",
+}
+
+
+def _is_token(value: Json) -> bool:
+    if isinstance(value, str):
+        return value in _TOKEN_WORDS
+    return isinstance(value, list) and bool(value) and value[0] in (*_TOKEN_WORDS, "~resource")
+
+
+def describe_token(value: Json) -> str:
+    """Words for a token (or any value) in a miss description."""
+    if isinstance(value, str) and value in _TOKEN_WORDS:
+        return _TOKEN_WORDS[value]
+    if isinstance(value, list) and value and value[0] == "~resource":
+        return "/".join(v if isinstance(v, str) and not _is_token(v) else describe_token(v)
+                        for v in value[1:])
+    if isinstance(value, list) and len(value) == 2 and value[0] in _TOKEN_WORDS:
+        return _TOKEN_WORDS[value[0]].format(value[1])
+    return _short(value)
 
 
 def _short(value: Json) -> str:

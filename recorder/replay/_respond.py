@@ -1,20 +1,26 @@
-"""Turning a matched recorded exchange into the answer for a live request (pure).
+"""Turning a recorded HTTP response into the answer for a live request (pure).
 
-The recorded response is served as it was, with the live request's values put back where the
-recording had its own: the JSON-RPC `id`, and every recorded id, URL and token that the
-conversation maps to a live value.  JSON keeps the recorded serialisation style (compact or
-spaced), so a Python agent's replay still looks like a Python agent.
+The recorded response is served as it was, with live values put back where the recording had
+its own: every recorded id, URL and token the session maps to a live value, and the JSON-RPC
+`id` of the live request.  JSON keeps the recorded serialisation style (compact or spaced),
+so a Python agent's replay still looks like a Python agent.
+
+An answer is built once per (step, session state) as a `HttpTemplate`: its body and events cut
+where the JSON-RPC `id` goes, so that a poll with a fresh `id` on every request costs a join,
+not a JSON round trip.  Bytes never fail to encode: text that UTF-8 cannot hold (lone
+surrogates from a `"\\ud800"` escape, undecodable bytes kept as surrogate escapes) is written
+back as the escape or the original byte.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from recorder.capture import Headers, Response
+from recorder.capture import GrpcMessage, Headers, Response
 from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.protocol import Binding
 
@@ -25,13 +31,18 @@ DROPPED_HEADERS = frozenset(
 # Recorded ids shorter than this are replaced only where a whole string equals them, never
 # inside longer text (an error message may quote a task id; "1" must not be replaced anywhere).
 MIN_EMBEDDED = 8
+# Stands in for the live JSON-RPC id while a template is built (control characters are always
+# escaped by json.dumps, so the serialised form is unique and ASCII).
+ID_SENTINEL = "\x01a2a-recorder-jsonrpc-id\x01"
+_SENTINEL_BYTES = json.dumps(ID_SENTINEL).encode()
 
 Json = Any
+Parts = tuple[bytes, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """What to send: status, headers, and either a body or timed SSE events."""
+class HttpAnswer:
+    """What to send over HTTP: status, headers, and either a body or timed SSE events."""
 
     status: int
     reason: str
@@ -40,50 +51,131 @@ class Answer:
     events: tuple[tuple[int, bytes], ...] = ()  # (offset in µs, event bytes with terminator)
 
 
-def answer(
-    response: Response,
-    mapping: Mapping[str, str],
-    *,
-    binding: Binding | None,
-    jsonrpc_id: Json = None,
-) -> Answer:
-    """The recorded `response` with recorded values swapped for live ones."""
-    swap = _Swapper(mapping, jsonrpc_id if binding is Binding.JSONRPC else _KEEP)
+@dataclass(frozen=True, slots=True)
+class HttpTemplate:
+    """An answer with the JSON-RPC id still to fill in (`parts` are joined around it)."""
+
+    status: int
+    reason: str
+    headers: Headers
+    body: Parts
+    events: tuple[tuple[int, Parts], ...] = ()
+    static: HttpAnswer | None = None  # the answer, when there is no id to fill in
+
+    def render(self, jsonrpc_id: Json = None) -> HttpAnswer:
+        if self.static is not None:
+            return self.static
+        live = json_bytes(jsonrpc_id)
+        return HttpAnswer(self.status, self.reason, self.headers, live.join(self.body),
+                          tuple((offset, live.join(parts)) for offset, parts in self.events))
+
+    @classmethod
+    def of(cls, answer: HttpAnswer) -> HttpTemplate:
+        return cls(answer.status, answer.reason, answer.headers, (answer.body,),
+                   tuple((offset, (data,)) for offset, data in answer.events))
+
+
+def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
+             rewrite: Any = None) -> HttpTemplate:
+    """The recorded `response` with recorded values swapped for live ones.
+
+    With `jsonrpc`, each document's envelope `id` is left to `render`.  `rewrite(body)` edits
+    the body once swapped (the card's URLs).
+    """
+    swap = Swapper(mapping, jsonrpc=jsonrpc)
     headers = tuple((k, swap.text(v)) for k, v in response.headers
                     if k.lower() not in DROPPED_HEADERS)
-    events = tuple(
-        (event.offset_us, _event_bytes(swap.event(event.lines), response.newline))
-        for event in response.events
-    )
-    return Answer(response.status, response.reason, headers, swap.body(response.body), events)
+    body = swap.body(response.body)
+    if rewrite is not None and body:
+        body = rewrite(body)
+    events = tuple((event.offset_us, _cut(_event_bytes(swap.event(event.lines),
+                                                        response.newline)))
+                   for event in response.events)
+    parts = _cut(body)
+    if len(parts) == 1 and all(len(cut) == 1 for _, cut in events):
+        static = HttpAnswer(response.status, response.reason, headers, body,
+                            tuple((offset, cut[0]) for offset, cut in events))
+        return HttpTemplate(response.status, response.reason, headers, parts, events, static)
+    return HttpTemplate(response.status, response.reason, headers, parts, events)
+
+
+def _cut(data: bytes) -> Parts:
+    return tuple(data.split(_SENTINEL_BYTES))
+
+
+def json_bytes(value: Json) -> bytes:
+    """`value` as JSON bytes; ASCII escapes where UTF-8 cannot hold a character."""
+    kind = type(value)
+    if kind is int:  # the usual JSON-RPC ids, on every request: no encoder needed
+        return str(value).encode()
+    if kind is str and _plain(value):
+        return b'"' + str(value).encode() + b'"'
+    try:
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value).encode("ascii")
+    except (TypeError, ValueError):
+        return b"null"
+
+
+def wire_bytes(text: str) -> bytes:
+    """Text as the bytes that carried it: surrogate escapes back to their bytes, lone
+    surrogates (from JSON `\\ud800` escapes) back to their escape."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
 
 
 def substitute_body(body: bytes, mapping: Mapping[str, str]) -> bytes:
     """A request or response body with recorded values swapped (push deliveries use this)."""
-    return _Swapper(mapping, _KEEP).body(body)
+    return Swapper(mapping).body(body)
 
 
 def substitute_json_text(text: str, mapping: Mapping[str, str]) -> str:
     """JSON text (a gRPC message's proto-JSON) with recorded values swapped, style kept."""
-    return _Swapper(mapping, _KEEP).json_text(text)
+    return Swapper(mapping).json_text(text)
 
 
 def substitute_text(text: str, mapping: Mapping[str, str]) -> str:
     """Plain text (a gRPC status message) with recorded values swapped, as header values are."""
-    return _Swapper(mapping, _KEEP).text(text)
+    return Swapper(mapping).text(text)
 
 
 def substitute_headers(headers: Iterable[tuple[str, str]], mapping: Mapping[str, str]) -> Headers:
     """Header values with recorded values swapped, inside longer values too (`Bearer <id>`)."""
-    swap = _Swapper(mapping, _KEEP)
+    swap = Swapper(mapping)
     return tuple((k, swap.text(v)) for k, v in headers)
 
 
 def _event_bytes(lines: Iterable[str], newline: str) -> bytes:
-    return "".join(line + newline for line in lines).encode("utf-8") + newline.encode()
+    return wire_bytes("".join(line + newline for line in lines) + newline)
 
 
-_KEEP = object()
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON writes `text` as it is inside a string, in every form (printable ASCII,
+    no quote, no backslash): swapping such values in the text is the same as swapping them in
+    the parsed document (see Swapper.json_text)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+@functools.lru_cache(maxsize=4096)
+def _prepared(text: str, jsonrpc: bool) -> tuple[JsonForm | None, str]:
+    """A recorded JSON text's form, and the text with its envelope `id` made the sentinel."""
+    form = _form_of(text)
+    if form is None or not jsonrpc:
+        return form, text
+    document = json.loads(text)
+    if isinstance(document, dict) and "jsonrpc" in document and "id" in document:
+        document["id"] = ID_SENTINEL
+        return form, _dumps(form, document) or text
+    return form, text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -103,14 +195,24 @@ def _dumps(form: JsonForm, value: Json) -> str | None:
         return None
 
 
-class _Swapper:
-    def __init__(self, mapping: Mapping[str, str], jsonrpc_id: Json) -> None:
-        self._exact = dict(mapping)
+class Swapper:
+    """Swaps recorded values for live ones in text, JSON and SSE lines.
+
+    A string equal to a recorded value becomes the live one; a recorded value of
+    MIN_EMBEDDED characters or more is also replaced inside longer strings.  With `jsonrpc`,
+    each JSON-RPC envelope's `id` becomes ID_SENTINEL, for `HttpTemplate.render`.
+    """
+
+    def __init__(self, mapping: Mapping[str, str], *, jsonrpc: bool = False) -> None:
+        self._exact = {old: new for old, new in mapping.items() if old != new}
         self._embedded = sorted(
-            ((old, new) for old, new in mapping.items() if len(old) >= MIN_EMBEDDED and old != new),
+            ((old, new) for old, new in self._exact.items() if len(old) >= MIN_EMBEDDED),
             key=lambda pair: -len(pair[0]),
         )
-        self._jsonrpc_id = jsonrpc_id
+        self._jsonrpc = jsonrpc
+        # When every pair is long and plain, JSON text can be swapped as text, unparsed.
+        self._plain = len(self._embedded) == len(self._exact) and all(
+            _plain(old) and _plain(new) for old, new in self._embedded)
 
     def text(self, value: str) -> str:
         if value in self._exact:
@@ -127,13 +229,19 @@ class _Swapper:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             return body
-        return self.json_text(text).encode("utf-8")
+        return wire_bytes(self.json_text(text))
 
     def json_text(self, text: str) -> str:
-        form = _form_of(text)
+        form, base = _prepared(text, self._jsonrpc)
         if form is None:
             return self.text(text)
-        return form.dumps(self._document(json.loads(text)))
+        if self._plain:
+            for old, new in self._embedded:
+                if old in base:
+                    base = base.replace(old, new)
+            return base
+        swapped = _dumps(form, self._walk(json.loads(base)))
+        return swapped if swapped is not None else self.text(text)
 
     def event(self, lines: Iterable[str]) -> list[str]:
         return [self._event_line(line) for line in lines]
@@ -145,17 +253,6 @@ class _Swapper:
         space = " " if value.startswith(" ") else ""
         return f"data:{space}{self.json_text(value[len(space):])}"
 
-    def _document(self, document: Json) -> Json:
-        swapped = self._walk(document)
-        if (
-            self._jsonrpc_id is not _KEEP
-            and isinstance(swapped, dict)
-            and "jsonrpc" in swapped
-            and "id" in swapped
-        ):
-            swapped["id"] = self._jsonrpc_id
-        return swapped
-
     def _walk(self, value: Json) -> Json:
         if isinstance(value, dict):
             return {k: self._walk(v) for k, v in value.items()}
@@ -164,3 +261,54 @@ class _Swapper:
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+# ---- listings -----------------------------------------------------------------------------
+
+
+def trim_listing(response: Response, binding: Binding | None, list_key: str, id_key: str,
+                 *, keep: Callable[[str], bool]) -> Response:
+    """The response with the listed items whose id `keep` refuses left out (and `totalSize`
+    lowered to match); unchanged when it holds no such listing."""
+    if binding is Binding.GRPC:
+        messages = tuple(_trim_message(m, list_key, id_key, keep) for m in response.messages)
+        return replace(response, messages=messages)
+    text = _decoded(response.body)
+    if text is None:
+        return response
+    trimmed = _trim_text(text, binding is Binding.JSONRPC, list_key, id_key, keep)
+    return replace(response, body=wire_bytes(trimmed)) if trimmed is not None else response
+
+
+def _decoded(body: bytes) -> str | None:
+    try:
+        return body.decode("utf-8") if body else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _trim_message(message: GrpcMessage, list_key: str, id_key: str,
+                  keep: Callable[[str], bool]) -> GrpcMessage:
+    if message.json is None:
+        return message
+    trimmed = _trim_text(message.json, False, list_key, id_key, keep)
+    return replace(message, json=trimmed) if trimmed is not None else message
+
+
+def _trim_text(text: str, enveloped: bool, list_key: str, id_key: str,
+               keep: Callable[[str], bool]) -> str | None:
+    form = _form_of(text)
+    if form is None:
+        return None
+    document = json.loads(text)
+    holder = document.get("result") if enveloped and isinstance(document, dict) else document
+    if not isinstance(holder, dict) or not isinstance(holder.get(list_key), list):
+        return None
+    items: list[Json] = holder[list_key]
+    kept = [i for i in items if not isinstance(i, dict) or keep(str(i.get(id_key, "")))]
+    if len(kept) == len(items):
+        return None
+    holder[list_key] = kept
+    if isinstance(holder.get("totalSize"), int):
+        holder["totalSize"] -= len(items) - len(kept)
+    return _dumps(form, document)

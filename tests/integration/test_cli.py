@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from recorder.capture import read_capture
 from recorder.cli import main
 from recorder.demo import DemoAgent
+from recorder.record import RecordingProxy
 
 ROOT = Path(__file__).parent.parent.parent
 DATA = ROOT / "tests" / "data"
@@ -118,6 +120,43 @@ def test_replay_strict_exits_1_naming_what_was_never_served() -> None:
     report = json.loads(err[err.index("{"):])
     assert "#2 SendMessage" in report["unserved"]
     assert "#1 AgentCard" not in report["unserved"]
+
+
+async def _sdk_clients(url: str, clients: int, sends: int) -> list[str]:
+    """`clients` a2a-sdk clients one after the other (each fetches the card), each sending
+    `sends` messages; the task states they saw."""
+    from a2a.client import ClientConfig, create_client
+    from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
+
+    states = []
+    for _ in range(clients):
+        client = await create_client(url, client_config=ClientConfig(streaming=False))
+        try:
+            for _ in range(sends):
+                request = SendMessageRequest(message=Message(
+                    message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="echo x")]))
+                async for event in client.send_message(request):
+                    states.append(str(event.task.status.state))
+        finally:
+            await client.close()
+    return states
+
+
+def test_replay_strict_exits_0_when_the_client_fetched_the_card_fewer_times(
+        tmp_path: Path) -> None:
+    capture = tmp_path / "cards.http"
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=capture) as proxy:
+        live = asyncio.run(_sdk_clients(proxy.url, clients=4, sends=1))
+    operations = [e.classification.operation for e in read_capture(capture).exchanges]
+    assert operations.count("AgentCard") == 4 and operations.count("SendMessage") == 4
+    port = free_port()
+    with command("replay", str(capture), "--listen", f"127.0.0.1:{port}", "--strict") as (
+            process, _):
+        replayed = asyncio.run(_sdk_clients(f"http://127.0.0.1:{port}", clients=1, sends=4))
+        code, err = stop(process)
+    assert replayed == live
+    assert code == 0, err
 
 
 def test_replay_refuses_a_bad_timing() -> None:

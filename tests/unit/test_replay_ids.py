@@ -1,45 +1,98 @@
-"""Request shapes for replay matching: volatile ids are variables, defaults are absent."""
+"""Where requests hold ids, and what each id is: the position table against real captures."""
 
 from __future__ import annotations
 
-from recorder.replay._ids import differences, pairs, shape_key
+import json
+from pathlib import Path
 
-PY_SEND = {"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "echo hello"}]}}
-# The JS SDK's client spells out what the py client leaves out (observed, @a2a-js/sdk 1.3.0).
-JS_SEND = {"message": {"messageId": "m-2", "role": "ROLE_USER", "metadata": {},
-                       "parts": [{"text": "echo hello", "mediaType": "text/plain",
-                                  "metadata": {}}]},
-           "metadata": {}}
+import pytest
+from _agent_model import Client, Recording
 
+import recorder.replay as replay
+from recorder.capture import GrpcMessage, Request, read_capture
+from recorder.protocol import ID_FIELDS, IdRole, classify
+from recorder.replay._ids import find_slots, positions_of, request_value
 
-def test_spelled_out_defaults_match_left_out_ones() -> None:
-    assert shape_key(JS_SEND) == shape_key(PY_SEND)
-    assert differences(JS_SEND, PY_SEND) == []
-    assert list(pairs(JS_SEND, PY_SEND)) == [("m-2", "m-1")]
-
-
-def test_a_media_type_other_than_the_default_still_differs() -> None:
-    png = {"message": {**PY_SEND["message"], "parts": [{"text": "x", "mediaType": "image/png"}]}}
-    plain = {"message": {**PY_SEND["message"], "parts": [{"text": "x"}]}}
-    assert shape_key(png) != shape_key(plain)
-    assert any("mediaType" in d for d in differences(png, plain))
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = sorted((ROOT / "captures").rglob("*.http")) + sorted((ROOT / "tests" / "data").rglob(
+    "*.http"))
+ID_KEYS = set(ID_FIELDS) | {"id", "name", "parent", "url", "token", "credentials", "pageToken"}
 
 
-def test_text_plain_without_a_text_member_is_not_a_default() -> None:
-    # A file part's media type is information, even when it says text/plain.
-    file_part = {"parts": [{"raw": "aGk=", "mediaType": "text/plain"}]}
-    assert shape_key(file_part) != shape_key({"parts": [{"raw": "aGk="}]})
+def _id_strings(value: object, where: tuple[str | int, ...] = ()) -> set[tuple[str | int, ...]]:
+    """Locations of strings under id-like keys (the JSON-RPC envelope's `id` aside)."""
+    found: set[tuple[str | int, ...]] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ID_KEYS and isinstance(v, str) and v:
+                found.add((*where, k))
+            found |= _id_strings(v, (*where, k))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found |= _id_strings(item, (*where, i))
+    return found
 
 
-def test_an_empty_id_is_absent_not_a_variable() -> None:
-    assert shape_key({"contextId": "", "taskId": None}) == shape_key({})
-    assert shape_key({"contextId": "c-1"}) != shape_key({})
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_id_in_every_recorded_request_is_at_a_table_position(path: Path) -> None:
+    for exchange in read_capture(path).exchanges:
+        c = exchange.classification
+        if c.operation is None or c.operation in ("AgentCard", "PushDelivery"):
+            continue
+        value = request_value(exchange.request, c)
+        located = {s.location for s in find_slots(value, positions_of(c))}
+        body = {("body", *w) for w in _id_strings(value.get("body"))}
+        query = {("query", *w[:-1]) if isinstance(w[-1], int) else ("query", *w)
+                 for w in _id_strings(value.get("query"))}
+        missing = (body | query) - located
+        assert not missing, (exchange.number, c.operation, c.version, sorted(missing))
 
 
-def test_zero_and_false_are_not_empty() -> None:
-    assert shape_key({"historyLength": 0}) != shape_key({})
-    assert shape_key({"returnImmediately": False}) != shape_key({})
+def v03_grpc(path: str, message: object) -> Request:
+    return Request("POST", f"/a2a.v1.A2AService/{path}", (("content-type", "application/grpc"),),
+                   messages=(GrpcMessage(0, json=json.dumps(message)),))
 
 
-def test_empty_values_inside_lists_keep_their_place() -> None:
-    assert shape_key({"a": [{}, 1]}) != shape_key({"a": [1]})
+@pytest.mark.parametrize(("request_", "want"), [
+    (v03_grpc("GetTask", {"name": "tasks/t-1"}), [("t-1", IdRole.REFERENCE)]),
+    (v03_grpc("CreateTaskPushNotificationConfig", {
+        "parent": "tasks/t-1", "configId": "c-1",
+        "config": {"name": "tasks/t-1/pushNotificationConfigs/c-1",
+                   "pushNotificationConfig": {"id": "c-1", "url": "http://h/w", "token": "k"}}}),
+     [("t-1", IdRole.REFERENCE), ("c-1", IdRole.CHOSEN), ("t-1", IdRole.REFERENCE),
+      ("c-1", IdRole.CHOSEN), ("c-1", IdRole.CHOSEN), ("http://h/w", IdRole.FRESH),
+      ("k", IdRole.FRESH)]),
+    (Request("GET", "/a2a/rest/tasks/t-9/pushNotificationConfigs/c-9"),
+     [("t-9", IdRole.REFERENCE), ("c-9", IdRole.REFERENCE)]),
+    (Request("POST", "/a2a/rest/tasks/t-9/pushNotificationConfigs",
+             (("content-type", "application/json"),), b'{"id": "c-new", "url": "http://h/w"}'),
+     [("c-new", IdRole.CHOSEN), ("http://h/w", IdRole.FRESH), ("t-9", IdRole.REFERENCE)]),
+])
+def test_positions_tell_references_from_the_client_s_own(request_: Request,
+                                                          want: list[tuple[str, IdRole]]) -> None:
+    c = classify(request_)
+    assert c.operation is not None, c.reason
+    slots = find_slots(request_value(request_, c), positions_of(c))
+    assert sorted((s.value, s.role) for s in slots) == sorted(want)
+
+
+def test_a_recorded_session_s_ids_get_their_provenance_at_load() -> None:
+    recording = Recording()
+    recording.run(Client("recorder"), [("send", "echo a"), ("get", 0),
+                                       ("probe-get", "nonexistent-1"), ("bogus", None),
+                                       ("list", None)])
+    script = replay.load_script([recording.capture()])
+    got = [[r.provenance.value for r in step.slots] for step in script.steps]
+    assert got == [["fresh"], ["issued"], ["unknown"], ["fresh", "unknown"], []]
+    send, get, probe, bogus, listing = script.steps
+    assert send.creates and send.joins and not send.stateless
+    assert get.names == (send.response_ids[0],) and not get.joins
+    assert probe.stateless and bogus.stateless
+    assert listing.joins and set(listing.response_ids) >= {send.response_ids[0]}
+    assert script.issuer[send.response_ids[0]] == send.number
+
+
+def test_the_package_exports_are_complete_and_sorted() -> None:
+    names = replay.__all__
+    assert names == sorted(names, key=lambda n: (not n[0].isupper(), n))
+    assert all(hasattr(replay, name) for name in names)

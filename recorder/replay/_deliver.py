@@ -1,0 +1,73 @@
+"""Making the push deliveries the service planned: POSTs to the client's webhook (I/O).
+
+Both transports use it the same way: `before(served)` makes, and waits for, the deliveries
+that completed before the triggering request's answer in the recording (a client checking its
+webhook as soon as a blocking send returns sees them all); `after(served)` makes the rest in
+the background, paced as recorded.  Each result goes back to the service (`delivered`), which
+journals it and marks the delivery served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Iterable
+
+import httpx
+
+from recorder.replay._respond import wire_bytes
+from recorder.replay._service import PlannedDelivery, ReplayService, Served
+from recorder.replay._timing import Pacer, Timing
+
+log = logging.getLogger("a2a_recorder.replay")
+DELIVERY_TIMEOUT = 10.0
+
+
+class Deliverer:
+    def __init__(self, service: ReplayService, timing: Timing) -> None:
+        self.service = service
+        self.timing = timing
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def before(self, served: Served) -> None:
+        early = [d for d in served.deliveries if d.before]
+        if early:
+            await self._run(served, early)
+
+    def after(self, served: Served) -> None:
+        late = [d for d in served.deliveries if not d.before]
+        if late:
+            self._spawn(self._run(served, late))
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _run(self, served: Served, deliveries: Iterable[PlannedDelivery]) -> None:
+        pacer = Pacer(self.timing)
+        async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT) as client:
+            for planned in deliveries:
+                await pacer.until(planned.offset_us)
+                await self._post(client, planned, served.journal)
+
+    async def _post(self, client: httpx.AsyncClient, planned: PlannedDelivery,
+                    request: int) -> None:
+        number = planned.exchange.number
+        if planned.url is None:
+            log.warning("push delivery #%d: the client registered no webhook for it", number)
+            self.service.delivered(planned, request, None, error="no live webhook registered")
+            return
+        try:
+            headers = [(wire_bytes(k), wire_bytes(v)) for k, v in planned.headers]
+            reply = await client.post(planned.url, headers=headers, content=planned.body)
+        except httpx.HTTPError as exc:
+            log.warning("push delivery #%d to %s failed: %s", number, planned.url, exc)
+            self.service.delivered(planned, request, None, error=f"{type(exc).__name__}: {exc}")
+            return
+        self.service.delivered(planned, request, reply.status_code, reply.content)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,152 @@
+"""Answers for requests the capture cannot serve, in each binding's own error shape (pure).
+
+- A **miss** is an A2A request no recorded exchange matches.  Its description names the
+  nearest recorded exchange of the same binding and operation and how the two differ (ids by
+  provenance: "the id X handed out earlier" against "an id never issued").  The description
+  must reach the client's exception text, so each shape is one the SDK clients surface
+  (checked with a2a-sdk 1.3.0 and 0.3.x and @a2a-js/sdk 1.3.0, see
+  tests/integration/test_replay_misses.py):
+    JSON-RPC   HTTP 200, error -32603 (InternalError) with the text as `message`;
+    HTTP+JSON  HTTP 500 `google.rpc.Status` INTERNAL; its first ErrorInfo is the A2A
+               `INTERNAL_ERROR`, so a2a-sdk 1.x raises InternalError(message) instead of a
+               bare "HTTP Error 500"; a2a-sdk 0.3 shows only the status line, so the text is
+               its reason phrase too ("500 Replay miss: ...");
+    gRPC       INTERNAL with the text as status message.
+  Every shape carries an ErrorInfo `REPLAY_NO_MATCH` (domain `a2a-recorder`) naming the
+  nearest exchange, for tools that look (first, except behind HTTP+JSON's INTERNAL_ERROR).
+- A **refusal** is a request no agent would accept, answered as an a2a-sdk agent does: a
+  JSON-RPC body that is not JSON gets -32700, a batch or a non-object -32600 (spec §9.5); an
+  HTTP+JSON body that is not JSON gets 400 INVALID_ARGUMENT (spec §11.6).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recorder.capture import Exchange, Request
+from recorder.protocol import (
+    ERROR_DOMAIN,
+    ERROR_INFO_TYPE,
+    NOT_JSON,
+    Binding,
+    Classification,
+    parse_json,
+)
+from recorder.replay._grpcanswer import INTERNAL, GrpcAnswer, error_answer
+from recorder.replay._ids import Json, differences
+from recorder.replay._respond import HttpAnswer, json_bytes
+from recorder.replay._script import Step
+
+MISS_REASON = "REPLAY_NO_MATCH"
+MISS_DOMAIN = "a2a-recorder"
+NEAREST_SCAN = 200  # recorded steps compared when looking for the nearest
+JSON_HEADERS = (("content-type", "application/json"),)
+
+Answer = HttpAnswer | GrpcAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class MissReport:
+    """Why nothing answers: the nearest recorded exchange and how it differs."""
+
+    classification: Classification
+    nearest: Exchange | None
+    differs: tuple[str, ...]
+    elsewhere: tuple[str, ...] = ()  # bindings that do have the operation
+
+    def describe(self) -> str:
+        c = self.classification
+        what = f"{c.operation or c.method or 'a request'} ({c.binding or 'not A2A'})"
+        if self.nearest is None:
+            text = f"no recorded exchange matches {what}; the capture has none of that operation"
+            if self.elsewhere:
+                text += f" over {c.binding}, only over {', '.join(self.elsewhere)}"
+            return text
+        n = self.nearest
+        near = f"#{n.number} {n.classification.operation or n.classification.method}"
+        return f"no recorded exchange matches {what}; nearest is {near}: " + "; ".join(
+            self.differs or ("its answer depends on a session this request is not part of",))
+
+
+def nearest(classification: Classification, shaped: Json,
+            same: Sequence[Step], others: Sequence[str]) -> MissReport:
+    """The nearest of `same` (steps of the same binding and operation) to a live shape."""
+    if not same:
+        return MissReport(classification, None, (), tuple(others))
+    scored = []
+    for step in same[:NEAREST_SCAN]:
+        found = differences(shaped, json.loads(step.key[2]))
+        scored.append((len(found), step.index, found, step))
+    _, _, found, step = min(scored, key=lambda item: item[:2])
+    return MissReport(classification, step.exchange, tuple(found[:8]))
+
+
+# ---- answers ------------------------------------------------------------------------------
+
+
+def _info(reason: str, domain: str, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"@type": ERROR_INFO_TYPE, "reason": reason, "domain": domain,
+            "metadata": metadata or {}}
+
+
+def miss_info(miss: MissReport) -> dict[str, Any]:
+    near = f"#{miss.nearest.number}" if miss.nearest else ""
+    return _info(MISS_REASON, MISS_DOMAIN, {"nearest": near})
+
+
+def miss_answer(miss: MissReport, jsonrpc_id: Json, *, grpc: bool = False) -> Answer:
+    """The miss in its binding's error shape; a call that came over gRPC (`grpc`) always gets
+    a gRPC status, whatever its classification says."""
+    text = miss.describe()
+    binding = miss.classification.binding
+    if grpc or binding is Binding.GRPC:
+        return error_answer(INTERNAL, text, [miss_info(miss)])
+    if binding is Binding.JSONRPC:
+        return _jsonrpc_error(jsonrpc_id, -32603, text, [miss_info(miss)])
+    # a2a-sdk 1.x maps only the first ErrorInfo of an HTTP+JSON error, and only A2A reasons;
+    # a2a-sdk 0.3 shows only the status line: the text goes there too.
+    reason = f"Replay miss: {text}"
+    if binding is Binding.HTTP_JSON:
+        details = [_info("INTERNAL_ERROR", ERROR_DOMAIN), miss_info(miss)]
+        return _status(500, "INTERNAL", text, details, reason)
+    return _status(404, "NOT_FOUND", text, [miss_info(miss)], reason)
+
+
+def refusal(request: Request, classification: Classification, jsonrpc: bool) -> Answer | None:
+    """The error an agent gives a request it cannot read, or None if it can read it."""
+    if request.method.upper() != "POST" or request.messages:
+        return None
+    body = parse_json(request.body)
+    if jsonrpc:
+        if body is NOT_JSON:
+            return _jsonrpc_error(None, -32700, "Parse error: the body is not JSON")
+        if isinstance(body, list):
+            return _jsonrpc_error(None, -32600, "Batch requests are not supported",
+                                  [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+            return _jsonrpc_error(None, -32600, "Invalid Request",
+                                  [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+        return None
+    if classification.binding is Binding.HTTP_JSON and request.body and body is NOT_JSON:
+        return _status(400, "INVALID_ARGUMENT", "Failed to load JSON: the body is not JSON",
+                       [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+    return None
+
+
+def _jsonrpc_error(jsonrpc_id: Json, code: int, message: str,
+                   data: list[dict[str, Any]] | None = None) -> HttpAnswer:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        error["data"] = data
+    body = b'{"jsonrpc":"2.0","id":' + json_bytes(jsonrpc_id) + b',"error":' + json_bytes(
+        error) + b"}"
+    return HttpAnswer(200, "OK", JSON_HEADERS, body)
+
+
+def _status(http: int, status: str, message: str, details: list[dict[str, Any]],
+            reason: str = "") -> HttpAnswer:
+    error = {"error": {"code": http, "status": status, "message": message, "details": details}}
+    return HttpAnswer(http, reason, JSON_HEADERS, json_bytes(error))

@@ -1,0 +1,97 @@
+"""What `--strict` checks: recorded exchanges never served, and requests never matched.
+
+Recorded exchanges with the same key (the same request up to its ids' provenance) count as
+one: a capture with 14 identical card fetches is fully served by one fetch, and a run of
+identical polls by any number of polls.  An exchange is *unserved* when no live request ever
+matched its key; a push delivery when it was never delivered.  Misses and unbroken ties are
+kept, bounded (`MAX_NOTES`), with a count of those left out.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from recorder.capture import Exchange
+from recorder.replay._ids import Key
+from recorder.replay._script import Script
+
+MAX_NOTES = 1000
+
+
+class Report:
+    """Served keys, delivered pushes, misses and ties of one replayer."""
+
+    def __init__(self, script: Script) -> None:
+        self._first: dict[Key, Exchange] = {}
+        for step in script.steps:
+            self._first.setdefault(step.key, step.exchange)
+        self._deliveries = sorted((d for found in script.deliveries.values() for d in found),
+                                  key=lambda e: e.number)
+        self._served: set[Key] = set()
+        self._delivered: set[int] = set()
+        self._misses: deque[str] = deque(maxlen=MAX_NOTES)
+        self._ties: deque[str] = deque(maxlen=MAX_NOTES)
+        self.miss_count = 0
+        self.tie_count = 0
+        self._lock = threading.Lock()
+
+    # -- recording ----------------------------------------------------------------------
+
+    def served(self, key: Key) -> None:
+        self._served.add(key)
+
+    def delivered(self, number: int) -> None:
+        self._delivered.add(number)
+
+    def missed(self, text: str) -> None:
+        with self._lock:
+            self._misses.append(text)
+            self.miss_count += 1
+
+    def tied(self, text: str) -> None:
+        with self._lock:
+            self._ties.append(text)
+            self.tie_count += 1
+
+    # -- reading ------------------------------------------------------------------------
+
+    @property
+    def recorded(self) -> list[Exchange]:
+        return sorted([*self._first.values(), *self._deliveries], key=lambda e: e.number)
+
+    @property
+    def unserved(self) -> list[Exchange]:
+        """The first exchange of each key never matched, and deliveries never made."""
+        served = set(self._served)
+        keys = [e for k, e in self._first.items() if k not in served]
+        pushes = [d for d in self._deliveries if d.number not in self._delivered]
+        return sorted([*keys, *pushes], key=lambda e: e.number)
+
+    @property
+    def misses(self) -> list[str]:
+        with self._lock:
+            return list(self._misses)
+
+    @property
+    def ties(self) -> list[str]:
+        with self._lock:
+            return list(self._ties)
+
+    @property
+    def clean(self) -> bool:
+        return not self.unserved and not self.miss_count
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "unserved": _names(self.unserved),
+            "unmatched": self.misses,
+            "ties": self.ties,
+            "clean": self.clean,
+        }
+
+
+def _names(exchanges: Iterable[Exchange]) -> list[str]:
+    return [f"#{e.number} {e.classification.operation}" for e in exchanges]

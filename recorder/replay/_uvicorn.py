@@ -1,0 +1,224 @@
+"""uvicorn's HTTP/1.1 protocol with what the replayer needs beyond it (I/O).
+
+uvicorn has a keep-alive timeout (idle between requests) but none for reading a request: a
+client that trickles its headers, or sends a `Content-Length` larger than its body, holds a
+connection for ever (slowloris).  ASGI has no way to set a reason phrase, and a2a-sdk 0.3's
+HTTP+JSON client shows nothing of an error response but its status line.
+`limited_protocol(limits)` is uvicorn's httptools protocol with three additions:
+
+- a *read deadline*: from the connection's first byte, or the next request's, the whole
+  request (head and body) must arrive within `read_timeout` seconds; otherwise the client gets
+  `408 Request Timeout` and the connection is closed.  A connection that sends nothing at all
+  is closed after the same time.
+- a *size bound*: a head larger than `max_head_bytes` gets `431`, a body (declared or sent)
+  larger than `max_body_bytes` gets `413 Content Too Large`, and the connection is closed
+  (after a short drain, so that the client reads the answer instead of a reset).
+- a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
+  phrase on its status line instead of the standard one.
+
+The gRPC face gets the same bounds from grpcio's options and its handler (`_grpcserver`).
+"""
+
+from __future__ import annotations
+
+import re
+from asyncio import TimerHandle, Transport
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+
+from recorder.replay._limits import Limits
+
+LINGER = 2.0  # seconds a refused connection is drained before it is closed
+_REASONS = {408: b"Request Timeout", 413: b"Content Too Large",
+            431: b"Request Header Fields Too Large"}
+
+
+def limited_protocol(limits: Limits) -> type[HttpToolsProtocol]:
+    """uvicorn's HTTP/1.1 protocol class with `limits` enforced."""
+    return type("LimitedHttpProtocol", (_LimitedProtocol,), {"limits": limits})
+
+
+class _LimitedProtocol(HttpToolsProtocol):
+    limits: Limits = Limits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The request being read must be complete by `_due`; one timer per connection checks,
+        # re-armed only when it fires early (not one timer per request).
+        self._due: float | None = None
+        self._timer: TimerHandle | None = None
+        self._in_head = True  # reading a request's head
+        self._head_bytes = 0  # bytes received while reading it (bodies pipelined along count)
+        self._body_bytes = 0
+        self._refused = False
+
+    def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._timer is not None:
+            self._timer.cancel()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        if self._in_head:  # counted per chunk, not per header: this runs on every request
+            self._head_bytes += len(data)
+            if self._head_bytes - len(data) > self.limits.max_head_bytes:
+                self._refuse(431)
+                return
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        self._in_head, self._body_bytes = True, 0
+        self._arm()
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        read, self._head_bytes = self._head_bytes, 0
+        if self._refused:
+            return
+        if read > self.limits.max_head_bytes and self._head_size() > self.limits.max_head_bytes:
+            self._refuse(431)  # (counted only when what was read could be that big)
+            return
+        for name, value in self.headers:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > self.limits.max_body_bytes:
+                    self._refuse(413)
+                    return
+                break
+        super().on_headers_complete()
+        if type(self.cycle) is RequestResponseCycle:
+            self.cycle.__class__ = _ReasonCycle  # the same object, with `send` reading "reason"
+
+    def _head_size(self) -> int:
+        return len(self.url) + sum(len(n) + len(v) for n, v in self.headers)
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > self.limits.max_body_bytes:
+            self._refuse(413)
+        if not self._refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        if not self._refused:
+            super().on_message_complete()
+
+    def _arm(self) -> None:
+        self._due = self.loop.time() + self.limits.read_timeout
+        if self._timer is None:
+            self._timer = self.loop.call_at(self._due, self._check)
+
+    def _disarm(self) -> None:
+        self._due = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._due is None or self.transport.is_closing():
+            return
+        if self.loop.time() < self._due:  # a later request: wait for its deadline
+            self._timer = self.loop.call_at(self._due, self._check)
+            return
+        self._due = None
+        if self.cycle is not None and not self.cycle.response_complete and (
+                self.cycle.response_started):
+            self.transport.close()  # an answer is on its way: nothing else can be said
+            return
+        self._refuse(408)
+
+    def _refuse(self, status: int) -> None:
+        """Answer `status` with a short text and close, whatever was read so far."""
+        if self._refused:
+            return
+        self._refused = True
+        self._disarm()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True  # the app's receive() then says so
+            self.cycle.message_event.set()
+        text = f"{status} {_REASONS[status].decode()}: see the replayer's limits\n".encode()
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d"
+                             b"\r\nconnection: close\r\n\r\n%s"
+                             % (status, _REASONS[status], len(text), text))
+        # A lingering close: closing with unread bytes would reset the connection and lose
+        # the answer, so the write side is shut and what still comes is read and dropped.
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER, self.transport.close)
+
+
+_PHRASE_JUNK = re.compile(rb"[^\t\x20-\x7e]")
+
+
+def reason_phrase(text: str, limit: int = 400) -> bytes:
+    """A reason phrase that a status line can carry (printable ASCII, shortened)."""
+    data = _PHRASE_JUNK.sub(b"?", text.encode("ascii", "replace"))
+    return data if len(data) <= limit else data[: limit - 3] + b"..."
+
+
+class _ReasonCycle(RequestResponseCycle):
+    """uvicorn's request cycle, sending the head with the first body bytes (one write, not
+    two) and with the start message's `reason` as the status line's phrase."""
+
+    _held: Any = None
+
+    async def send(self, message: Any) -> None:
+        if message.get("type") == "http.response.start" and not self.response_started:
+            self._held = message
+            return
+        start, self._held = self._held, None
+        if start is None:
+            await super().send(message)
+            return
+        buffered = _Buffered(self.transport, start)
+        self.transport = buffered  # type: ignore[assignment]
+        try:
+            await super().send(start)
+            await super().send(message)
+        finally:
+            self.transport = buffered.inner
+            buffered.flush()
+
+
+class _Buffered:
+    """Collects what a cycle writes (the head, then body bytes) to write it at once; closes
+    only after that.  The first status line gets the start message's reason, if it has one."""
+
+    def __init__(self, inner: Transport, start: Any) -> None:
+        self.inner = inner
+        self._chunks: list[bytes] = []
+        self._close = False
+        reason = start.get("reason")
+        status = int(start["status"])
+        self._old = STATUS_LINE.get(status, b"") if reason else b""
+        self._new = (b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
+                     if reason else b"")
+
+    def write(self, data: bytes) -> None:
+        if self._old and data.startswith(self._old):
+            data = self._new + data[len(self._old):]
+            self._old = b""
+        self._chunks.append(data)
+
+    def close(self) -> None:
+        self._close = True
+
+    def flush(self) -> None:
+        if self._chunks:
+            self.inner.write(b"".join(self._chunks))
+            self._chunks = []
+        if self._close:
+            self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

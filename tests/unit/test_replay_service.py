@@ -1,0 +1,350 @@
+"""The replay service, driven with no sockets: what each client sees is what a live agent shows.
+
+A pure model agent (`_agent_model`) records a session; the `ReplayService` serves it to
+clients that send fresh ids on every request and come on a new connection each time; a
+fresh model agent per client is the oracle.  Ids are compared by first appearance, so "the
+same answer" means: the same states, errors and texts, with the client's own ids where the
+agent would have put them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+
+import pytest
+from _agent_model import Client, Json, ModelAgent, Op, Recording, normalised
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recorder.capture import Exchange, Request, Response
+from recorder.protocol import classify
+from recorder.replay import Client as Conn
+from recorder.replay import Miss, Refused, ReplayService, Served
+from recorder.replay._respond import HttpAnswer
+
+
+def record(ops: Sequence[Op], name: str = "recorder") -> ReplayService:
+    recording = Recording()
+    recording.run(Client(name), list(ops))
+    return ReplayService([recording.capture()])
+
+
+def serve(service: ReplayService, client: Client, op: Op) -> Json:
+    outcome = service.handle(client.request(op), Conn(client.connection()))
+    assert isinstance(outcome.answer, HttpAnswer)
+    answer = json.loads(outcome.answer.body)
+    if isinstance(outcome, Miss):
+        answer = {"miss": outcome.describe()}
+    client.saw(op, answer)
+    return answer
+
+
+def live(ops: Sequence[Op], name: str) -> list[Json]:
+    """What a live agent of its own shows a client running `ops`."""
+    recording = Recording(ModelAgent())
+    return recording.run(Client(name), list(ops))
+
+
+def replayed(service: ReplayService, ops: Sequence[Op], name: str) -> list[Json]:
+    client = Client(name)
+    return [serve(service, client, op) for op in ops]
+
+
+SEND, WAIT, SLOW = ("send", "echo a"), ("send", "wait"), ("send", "slow 2")
+
+# (name, recorded operations, live operations): the live client must see what a live agent
+# would show it, on a new connection per request.
+SAME_AS_LIVE = [
+    ("own reads", [SEND, ("get", 0)], [SEND, ("get", 0)]),
+    ("probes repeat freely and in any order",
+     [SEND, ("get", 0), ("probe-get", "nonexistent-1")],
+     [("probe-get", None), SEND, ("probe-get", None), ("get", 0), ("probe-get", "x")]),
+    ("a bogus continuation is not found", [SEND, ("get", 0), ("bogus", None)],
+     [("bogus", None), SEND, ("bogus", None), ("get", 0)]),
+    ("an id-less list names the client's own tasks", [SEND, WAIT, ("list", None)],
+     [SEND, WAIT, ("list", None), ("list", None)]),
+    ("repeated identical reads repeat the last", [SEND, ("get", 0), ("get", 0)],
+     [SEND, ("get", 0), ("get", 0), ("get", 0), ("get", 0)]),
+    ("a poll reaches the recorded terminal state and stays there",
+     [SLOW, ("get", 0), ("get", 0)], [SLOW, ("get", 0), ("get", 0), ("get", 0)]),
+    ("cancel then read", [WAIT, ("cancel", 0), ("get", 0)], [WAIT, ("cancel", 0), ("get", 0)]),
+    ("a second cancel is refused as recorded",
+     [WAIT, ("cancel", 0), ("cancel", 0)], [WAIT, ("cancel", 0), ("cancel", 0)]),
+]
+
+
+@pytest.mark.parametrize(("recorded", "ops"), [pytest.param(r, o, id=n) for n, r, o in
+                                                SAME_AS_LIVE])
+def test_a_client_sees_what_a_live_agent_shows(recorded: list[Op], ops: list[Op]) -> None:
+    service = record(recorded)
+    for name in ("alice", "bob"):  # one after the other, each with its own ids
+        assert normalised(replayed(service, ops, name)) == normalised(live(ops, name))
+
+
+# (name, recorded, live, index of the live request that must miss)
+MISSES = [
+    ("an id never issued, where the capture never probed", [SEND, ("get", 0)],
+     [SEND, ("probe-get", None)], 1),
+    ("a bogus continuation the capture never sent", [SEND, ("get", 0)], [("bogus", None)], 0),
+    ("a task id the capture holds but this replay never issued", [SEND, ("get", 0)],
+     [("probe-get", "RECORDED")], 0),
+]
+
+
+@pytest.mark.parametrize(("recorded", "ops", "index"),
+                         [pytest.param(r, o, i, id=n) for n, r, o, i in MISSES])
+def test_an_id_never_issued_is_never_answered_with_a_success(recorded: list[Op], ops: list[Op],
+                                                           index: int) -> None:
+    service = record(recorded)
+    recorded_task = service.script.steps[0].response_ids[0]
+    ops = [("probe-get", recorded_task) if op == ("probe-get", "RECORDED") else op for op in ops]
+    answers = replayed(service, ops, "alice")
+    assert "miss" in answers[index], answers[index]
+    assert all("result" not in a for a in answers[index:index + 1])
+    assert "nearest is #" in answers[index]["miss"]
+
+
+def test_a_miss_names_the_nearest_of_the_same_binding_and_operation() -> None:
+    service = record([SEND, ("get", 0)])
+    answers = replayed(service, [("probe-get", None)], "alice")
+    text = answers[0]["miss"]
+    assert "nearest is #2 GetTask" in text
+    assert "an id never issued" in text and "handed out earlier" in text
+
+
+def test_the_journal_keeps_each_request_with_its_provenance_and_answer() -> None:
+    service = record([SEND, ("get", 0), ("probe-get", "nonexistent-1")])
+    client = Client("alice")
+    for op in (SEND, ("get", 0), ("probe-get", None), ("list", None)):
+        serve(service, client, op)
+    entries = service.journal.requests
+    assert [e.outcome for e in entries] == ["served", "served", "served", "miss"]
+    assert [e.exchange for e in entries] == [1, 2, 3, None]
+    assert [[i.provenance.value for i in e.ids] for e in entries] == [
+        ["fresh"], ["issued"], ["unknown"], []]
+    assert entries[1].ids[0].value == client.tasks[0]
+    assert entries[1].ids[0].recorded == service.script.steps[0].response_ids[0]
+    assert entries[0].request.header("authorization") == "Bearer alice"
+    assert entries[0].session == entries[1].session is not None and entries[2].session is None
+    as_json = service.journal.as_json()
+    assert as_json["requests"][1]["ids"][0]["provenance"] == "issued"
+
+
+def test_sessions_are_bounded_and_a_forgotten_session_s_ids_become_unknown() -> None:
+    recording = Recording()
+    recording.run(Client("recorder"), [SEND, ("get", 0), ("probe-get", "nonexistent-1")])
+    service = ReplayService([recording.capture()], max_sessions=8)
+    first = Client("first")
+    serve(service, first, SEND)
+    for n in range(50):
+        serve(service, Client(f"c{n}"), SEND)
+    assert len(service.sessions) == 8 and service.sessions.forgotten == 43
+    # The first client's task is forgotten: reading it is a probe now, answered not-found.
+    answer = serve(service, first, ("get", 0))
+    assert answer["error"]["code"] == -32001
+
+
+def card_exchange(number: int) -> Exchange:
+    request = Request("GET", "/.well-known/agent-card.json", (("a2a-version", "1.0"),))
+    card = {"name": "a", "supportedInterfaces": [
+        {"url": "http://127.0.0.1:9/a2a/jsonrpc", "protocolBinding": "JSONRPC",
+         "protocolVersion": "1.0"}]}
+    response = Response(200, "OK", (("content-type", "application/json"),),
+                        json.dumps(card).encode())
+    return Exchange(number, classify(request, response), request, response,
+                    started_us=number * 1000)
+
+
+def test_identical_recorded_exchanges_count_as_one_in_the_report() -> None:
+    recording = Recording()
+    recording.exchanges.extend(card_exchange(n) for n in range(1, 15))
+    recording.run(Client("recorder"), [SEND, ("get", 0), ("get", 0)])
+    service = ReplayService([recording.capture()])
+    assert [e.number for e in service.report.unserved] == [1, 15, 16]  # card, send, reads
+    client = Client("alice")
+    card = service.handle(card_exchange(1).request, Conn("127.0.0.1:1"))
+    assert isinstance(card, Served)
+    serve(service, client, SEND)
+    serve(service, client, ("get", 0))  # once: the two identical recorded reads count as one
+    assert service.report.unserved == [] and service.report.clean
+
+
+def jsonrpc_post(body: bytes) -> Request:
+    return Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),), body)
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"not json{", -32700), (b"", -32700),
+    (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]', -32600),
+    (b'"a string"', -32600), (b'{"id": 1, "method": "GetTask"}', -32600),
+])
+def test_unreadable_jsonrpc_gets_the_error_a_real_agent_gives(body: bytes, code: int) -> None:
+    service = record([SEND])
+    outcome = service.handle(jsonrpc_post(body), Conn())
+    assert isinstance(outcome, Refused) and isinstance(outcome.answer, HttpAnswer)
+    error = json.loads(outcome.answer.body)["error"]
+    assert error["code"] == code and outcome.answer.status == 200
+    assert service.report.misses == []
+
+
+def test_lone_surrogates_load_and_are_answered_from_the_capture() -> None:
+    # "\ud800" is valid JSON text; ids holding lone surrogates must not crash anything.
+    body = b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'
+    reply = Response(200, "OK", (("content-type", "application/json"),),
+                     b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32001,'
+                     b'"message":"Task \\udfff not found"}}')
+    request = jsonrpc_post(body)
+    odd_path = Request("GET", "/a2a/rest/tasks/%FF\udcff?x=\ud800", (("h", "\ud800"),))
+    not_found = Response(404, "Not Found", (("x-odd", "\udcff"),), b'{"error":{"code":404}}')
+    exchanges = [Exchange(1, classify(request, reply), request, reply),
+                 Exchange(2, classify(odd_path, not_found), odd_path, not_found, started_us=5)]
+    service = ReplayService([Recording(exchanges=exchanges).capture()])
+    outcome = service.handle(request, Conn())
+    assert isinstance(outcome, Served) and isinstance(outcome.answer, HttpAnswer)
+    assert b"\\udfff" in outcome.answer.body  # the escape, as the agent sent it
+    other = service.handle(odd_path, Conn())
+    assert isinstance(other, Served) and other.step.number == 2
+
+
+# ---- many clients at once ---------------------------------------------------------------------
+
+SCRIPT: list[Op] = [SEND, ("get", 0), WAIT, ("cancel", 1), ("get", 1), ("list", None),
+                    ("probe-get", "nonexistent-1"), ("probe-cancel", "nonexistent-2"),
+                    ("bogus", None), ("get", 0)]
+EXTRAS = st.sampled_from([("probe-get", None), ("probe-cancel", None), ("bogus", None)])
+
+
+def _runs(draw: st.DrawFn, clients: int) -> list[list[Op]]:
+    runs = []
+    for _ in range(clients):
+        ops = list(SCRIPT)
+        for extra in draw(st.lists(EXTRAS, max_size=4)):
+            ops.insert(draw(st.integers(0, len(ops))), extra)
+        runs.append(ops)
+    return runs
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> tuple[list[list[Op]], list[int]]:
+    """Each client's operations (the session plus probes and bogus continuations), and one
+    interleaving of all of them (each client's own order kept)."""
+    runs = _runs(draw, draw(st.integers(1, 20)))
+    turns = [i for i, ops in enumerate(runs) for _ in ops]
+    seed = draw(st.integers(0, 2**32 - 1))
+    random.Random(seed).shuffle(turns)
+    return runs, turns
+
+
+def run_all(runs: list[list[Op]], turns: list[int], identity: bool) -> list[list[Json]]:
+    service = record(SCRIPT)
+    clients = [Client(f"client-{i}", identity=identity) for i in range(len(runs))]
+    seen: list[list[Json]] = [[] for _ in runs]
+    position = [0] * len(runs)
+    for i in turns:
+        op = runs[i][position[i]]
+        position[i] += 1
+        seen[i].append(serve(service, clients[i], op))
+    return seen
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_many_clients_each_see_only_what_a_live_agent_shows_them(
+        schedule: tuple[list[list[Op]], list[int]]) -> None:
+    runs, turns = schedule
+    seen = run_all(runs, turns, identity=True)
+    for i, ops in enumerate(runs):
+        assert normalised(seen[i]) == normalised(live(ops, f"client-{i}")), (i, ops)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_clients_told_apart_by_nothing_still_get_their_own_tasks(
+        schedule: tuple[list[list[Op]], list[int]]) -> None:
+    # No header tells these clients apart and every request comes on a new connection: an
+    # id-less list may name another client's tasks (the report says so), nothing else may
+    # differ from a live agent.
+    runs, turns = schedule
+    seen = run_all(runs, turns, identity=False)
+    for i, ops in enumerate(runs):
+        keep = [n for n, op in enumerate(ops) if op[0] != "list"]
+        want = live(ops, f"client-{i}")
+        assert normalised([seen[i][n] for n in keep]) == normalised([want[n] for n in keep])
+
+
+def test_a_tie_nothing_breaks_is_reported_and_a_header_breaks_it() -> None:
+    for identity, ties in ((False, 1), (True, 0)):
+        service = record([SEND, WAIT, ("list", None)])
+        a, b = Client("a", identity=identity), Client("b", identity=identity)
+        serve(service, a, SEND)
+        serve(service, b, SEND)
+        serve(service, a, WAIT)  # both sessions wait at this step; only a header tells them
+        assert len(service.report.ties) == ties, service.report.ties
+        if ties:
+            assert "2 sessions fitted equally" in service.report.ties[0]
+            assert service.report.as_json()["ties"] == service.report.ties
+        else:
+            listed = serve(service, a, ("list", None))["result"]["tasks"]
+            assert sorted(t["id"] for t in listed) == sorted(a.tasks)
+
+
+def test_a_miss_in_another_binding_names_no_jsonrpc_exchange_as_nearest() -> None:
+    service = record([SEND, ("get", 0)])
+    client = Client("alice")
+    serve(service, client, SEND)
+    rest = Request("GET", f"/a2a/rest/tasks/{client.tasks[0]}", (("a2a-version", "1.0"),))
+    outcome = service.handle(rest, Conn("127.0.0.1:9"))
+    assert isinstance(outcome, Miss) and outcome.report.nearest is None
+    text = outcome.describe()
+    assert "GetTask (HTTP+JSON)" in text and "only over JSONRPC" in text
+    assert isinstance(outcome.answer, HttpAnswer) and outcome.answer.status == 500
+    assert outcome.answer.reason.startswith("Replay miss: ")
+
+
+def _rest_get(target: str) -> tuple[Request, Response]:
+    body = json.dumps({"id": "t-1", "contextId": "c-1",
+                       "status": {"state": "TASK_STATE_COMPLETED"}}).encode()
+    headers = (("content-type", "application/json"), ("a2a-version", "1.0"))
+    return Request("GET", target, headers), Response(200, "OK", headers, body)
+
+
+def test_a_redacted_api_key_in_the_query_matches_any_live_key() -> None:
+    # t-1 was read with success but never issued in the capture: it existed before (FIXED),
+    # and a live read of the same id is answered; the API key the recording redacted is not
+    # compared, since a live client sends its own.
+    request, response = _rest_get("/tasks/t-1?key=<redacted:1>&historyLength=2")
+    recorded = Exchange(1, classify(request, response), request, response)
+    service = ReplayService([Recording(exchanges=[recorded]).capture()])
+    live, _ = _rest_get("/tasks/t-1?historyLength=2&key=the-real-key")
+    assert isinstance(service.handle(live, Conn()), Served)
+    other, _ = _rest_get("/tasks/t-1?historyLength=5&key=the-real-key")
+    assert isinstance(service.handle(other, Conn()), Miss)
+    probe, _ = _rest_get("/tasks/t-2?historyLength=2&key=the-real-key")
+    assert isinstance(service.handle(probe, Conn()), Miss)  # an id that never existed
+
+
+@pytest.mark.parametrize("count", [50, 200])
+def test_a_long_session_costs_about_the_same_per_request(
+        monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    from recorder.replay import _sessions
+
+    calls = 0
+    real = _sessions._nearest
+
+    def counted(*args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_sessions, "_nearest", counted)
+    service = record([SEND] * count)
+    client = Client("alice")
+    numbers = []
+    for _ in range(count):
+        outcome = service.handle(client.request(SEND), Conn(client.connection()))
+        assert isinstance(outcome, Served)
+        numbers.append(outcome.step.number)
+    assert numbers == list(range(1, count + 1))  # one session, the recorded sends in order
+    assert calls <= 3 * count  # a few sessions looked at per request, not every session
