@@ -6,13 +6,13 @@ endings, bytes that are not UTF-8, lone surrogates written as JSON escapes, a hu
 contract (docs/capture-format.md, "Errors"):
 - every mutant either parses or raises `CaptureParseError` naming `file:line`;
 - whatever parses survives the readers: `show` (its table and its JSON, encoded as they would
-  be printed), building the replayer, and `diff` against the original.
+  be printed), building the replay service and answering the capture's own requests from it,
+  and `diff` against the original.
 `check(mutant)` returns None when the contract holds, else what broke.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import traceback
@@ -179,18 +179,23 @@ def check(mutant: Mutant) -> str | None:
 
 
 def _show(capture: Capture, source: Path) -> None:
-    from recorder.show import capture_rows, render_table
+    from recorder.show import capture_rows, json_lines, render_one, render_table
 
     rows = capture_rows(capture)
     # What the command prints must be printable: encoded as stdout would encode it.
     render_table(rows).encode("utf-8")
-    json.dumps(rows, ensure_ascii=False).encode("utf-8")
+    json_lines(rows).encode("utf-8")
+    for exchange in capture.exchanges[:3]:
+        render_one(capture, exchange.number).encode("utf-8")
 
 
 def _replay(capture: Capture, source: Path) -> None:
-    from recorder.replay import ReplayApp, Timing
+    from recorder.replay import ReplayService
 
-    ReplayApp([capture], timing=Timing())
+    service = ReplayService([capture])
+    # ...and answer its own requests from it: the answer's bytes are built here too.
+    for exchange in capture.exchanges[:20]:
+        service.handle(exchange.request)
 
 
 _ORIGINALS: dict[Path, Capture] = {}

@@ -157,14 +157,16 @@ def _rewrite_in_place(card: dict[str, Any], upstream: str, proxy: str) -> Iterat
 
 
 def _reencode(body: bytes, document: Any, replaced: tuple[tuple[str, str], ...]) -> bytes:
-    text = body.decode("utf-8")
+    # surrogatepass, as json.loads reads bytes: a body whose strings hold lone surrogates
+    # (valid JSON escapes, sent raw by a sloppy peer) is still a card to rewrite.
+    text = body.decode("utf-8", "surrogatepass")
     for old, new in dict(replaced).items():
         for ascii_only in (True, False):
             token = json.dumps(old, ensure_ascii=ascii_only)
             text = text.replace(token, json.dumps(new, ensure_ascii=ascii_only))
     try:
         if json.loads(text) == document:
-            return text.encode("utf-8")
+            return text.encode("utf-8", "surrogatepass")
     except ValueError:
         pass
     return _dumps_like(body, document)
@@ -173,9 +175,10 @@ def _reencode(body: bytes, document: Any, replaced: tuple[tuple[str, str], ...])
 def _dumps_like(body: bytes, document: Any) -> bytes:
     """Re-serialise in the original's broad style: indented if it had newlines, else compact."""
     if b"\n" in body.strip():
-        return json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
+        return json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
     separators = (", ", ": ") if b'": ' in body else (",", ":")
-    return json.dumps(document, separators=separators, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(document, separators=separators, ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
 
 
 # gRPC interfaces: (list key or None for the card itself, binding field, url field).
