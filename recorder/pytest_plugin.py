@@ -53,7 +53,7 @@ import pytest
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
-    from recorder.replay import Replayer, Report
+    from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
 
 
 class RecordMode(StrEnum):
@@ -93,17 +93,18 @@ class A2AEndpoint:
     def card_url(self) -> str:
         return self.url + "/.well-known/agent-card.json"
 
-    # The request journal (issue 11): the replay service exposes it on `Replayer`; until it
-    # does, both are empty.  Recording runs have no journal.
+    # The request journal: what the fake agent got and did, as WireMock's journal tells it.
+    # Recording runs have none (the recorder's capture is their record).
     @property
-    def requests(self) -> Sequence[Any]:
-        """Each live request the replayer received, its classification and its answer."""
-        return tuple(getattr(self._replayer, "requests", ()))
+    def requests(self) -> Sequence[JournalRequest]:
+        """Each live request the replayer received, as received, with its classification,
+        its ids' provenance and the recorded exchange that answered it (or the miss)."""
+        return self._replayer.journal.requests if self._replayer is not None else ()
 
     @property
-    def deliveries(self) -> Sequence[Any]:
-        """Each push delivery the replayer made to the client's webhook, with its response."""
-        return tuple(getattr(self._replayer, "deliveries", ()))
+    def deliveries(self) -> Sequence[JournalDelivery]:
+        """Each push delivery the replayer made to the client's webhook, with its answer."""
+        return self._replayer.journal.deliveries if self._replayer is not None else ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,29 @@ def test_the_demo_session_runs_against_its_capture(a2a_replay: A2AEndpoint) -> N
     assert result.webhook_deliveries == 4
 
 
+@pytest.mark.a2a_capture("../data/sessions/demo-session-jsonrpc.http")
+def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
+        a2a_replay: A2AEndpoint) -> None:
+    with WebhookReceiver() as hook:
+        asyncio.run(run_session(a2a_replay.url, binding="JSONRPC", webhook=hook))
+        received = hook.deliveries
+    requests = a2a_replay.requests
+    assert requests and all(r.outcome == "served" for r in requests)
+    # The client sent A2A-Version on every JSON-RPC call (an SDK client must, spec §3.6).
+    rpc = [r for r in requests if r.classification.binding is not None
+           and r.classification.binding.value == "JSONRPC"]
+    assert rpc and all(r.request.header("A2A-Version") == "1.0" for r in rpc)
+    # It put the push config's credentials in the config it created...
+    create = next(r for r in requests
+                  if r.classification.operation == "CreateTaskPushNotificationConfig")
+    assert b'"credentials"' in create.request.body
+    # ...and every delivery made to its webhook was acknowledged with a 2xx.
+    deliveries = a2a_replay.deliveries
+    assert len(deliveries) == 4 == len(received)
+    assert all(d.url is not None and d.status is not None and 200 <= d.status < 300
+               for d in deliveries)
+
+
 CLIENT_TEST = """
 import httpx, pytest
 
@@ -216,13 +239,25 @@ def test_recording_grpc_without_a_grpc_upstream_fails_and_writes_nothing(
     assert not list((pytester.path / "captures").glob(".*recording"))
 
 
+GRPC_JOURNAL_TEST = GRPC_TEST + '''
+    calls = [r for r in a2a_replay.requests if r.request.target.startswith("/lf.a2a.v1.")]
+    assert [r.classification.operation for r in calls] == ["SendMessage"]
+    assert calls[0].outcome == "served"
+    assert calls[0].request.header("a2a-version") == "1.0"  # gRPC metadata, as sent
+'''
+
+
 def test_replay_serves_grpc_while_the_live_agent_runs(
         pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
-    """Issue 11: replay used to reach the live agent's gRPC port through the recorded card."""
+    """Issue 11: replay used to reach the live agent's gRPC port through the recorded card.
+
+    The replayer's journal shows the call; the live agent's task store shows none.
+    """
     agent = make_demo_agent()
     _client(pytester, GRPC_TEST)
     _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}").assert_outcomes(
         passed=1)
+    _client(pytester, GRPC_JOURNAL_TEST)
     before = _tasks_on(agent)
     pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
     pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
