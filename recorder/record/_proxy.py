@@ -1,12 +1,17 @@
 """Run mitmproxy in-process with the recording addon: the shell the CLI and the tests use.
 
 Facts this module is built around (mitmproxy 12):
-- `DumpMaster` must be built inside the event loop that runs it, so the proxy is built in
+- The master must be built inside the event loop that runs it, so the proxy is built in
   `_serve()`, either in the caller's running loop (`async with`) or in a background thread with a
   loop of its own (`with`, `start()`).
-- A startup error (port taken, bad mode) is logged and then turned into `sys.exit(1)` by the
-  `errorcheck` addon, which would take the caller's loop down; that addon is removed and the
-  logged errors become a `ProxyStartError` instead.
+- The master carries only the addons a proxy needs (`PROXY_ADDONS`), not mitmdump's 30-odd
+  tools (playback, map and modify, flow saving, ...): mitmproxy visits every addon of the chain
+  for every event of every flow, and with the whole set that dispatch alone was about a quarter
+  of the recorder's CPU (`scripts/profile-record`).  Options of the tools left out are unknown
+  here, so `mitm_options` naming one is a `ProxyStartError`.
+- A startup error (port taken, bad mode) is logged; mitmdump's `errorcheck` addon would turn
+  it into `sys.exit(1)` and take the caller's loop down, so it is not loaded and the logged
+  errors become a `ProxyStartError` instead.
 - Stopping must empty the server set (`servers.update([])`) before `shutdown()`, or the
   listening port stays bound.
 - `confdir` is always passed (a temporary directory unless given), so nothing is written to the
@@ -47,7 +52,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mitmproxy import exceptions, options
-from mitmproxy.tools.dump import DumpMaster
+from mitmproxy.addons.block import Block
+from mitmproxy.addons.core import Core
+from mitmproxy.addons.disable_h2c import DisableH2C
+from mitmproxy.addons.next_layer import NextLayer
+from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.addons.tlsconfig import TlsConfig
+from mitmproxy.addons.update_alt_svc import UpdateAltSvc
+from mitmproxy.master import Master
 
 from recorder._background import host_port
 from recorder.record._addons import recording_addons
@@ -63,6 +75,11 @@ STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 3.0  # for the cut connections to wind down at stop
 FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
+# mitmdump's defaults that make the proxy, in their order there: options, the block on
+# non-local clients, h2c upgrades refused, servers, layers, TLS, Alt-Svc rewriting.
+PROXY_ADDONS: tuple[Callable[[], object], ...] = (
+    Core, Block, DisableH2C, Proxyserver, NextLayer, TlsConfig, UpdateAltSvc,
+)
 
 
 class Mode(StrEnum):
@@ -318,13 +335,10 @@ class RecordingProxy:
             await self._shutdown(master, run)
             self._ready.set()
 
-    def _build_master(self) -> Any:  # DumpMaster; untyped in mitmproxy
+    def _build_master(self) -> Any:  # master.Master; untyped in mitmproxy
         opts: Any = options.Options()
-        master: Any = DumpMaster(opts, with_termlog=False, with_dumper=False)
-        errorcheck = master.addons.get("errorcheck")
-        if errorcheck is not None:  # it would sys.exit(1) inside our loop
-            errorcheck.finish()
-            master.addons.remove(errorcheck)
+        master: Any = Master(opts)
+        master.addons.add(*(make() for make in PROXY_ADDONS))
         # The gRPC taps go first: at stop, their calls in flight reach the save addon before
         # it finalises the captures.
         if self.grpc_upstream is not None:
@@ -359,8 +373,6 @@ class RecordingProxy:
             "listen_port": port,
             "confdir": str(self._confdir_path()),
             "connection_strategy": "lazy",
-            "anticache": False,
-            "anticomp": False,
             **self._mitm_options,
             **self._addon_options,
         }
