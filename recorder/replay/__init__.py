@@ -7,7 +7,8 @@ For tools that play the client side (verify): `load_script` reads captures as a 
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
 answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
 `answer_documents`, `answer_succeeded` and `located_ids` read any answer, recorded or live, as
-the script reads recorded ones (`CARD_OPERATIONS` hand out no ids).
+the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` mints an id
+that looks like a recorded one.
 """
 
 from recorder.replay._grpcanswer import GrpcAnswer
@@ -42,6 +43,7 @@ from recorder.replay._service import (
     ReplayService,
     Served,
 )
+from recorder.replay._sessions import fresh_id
 from recorder.replay._timing import Timing
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "Timing",
     "answer_documents",
     "answer_succeeded",
+    "fresh_id",
     "load_script",
     "located_ids",
     "substitute_body",

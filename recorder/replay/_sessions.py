@@ -238,7 +238,7 @@ class Sessions:
 
     def mint(self, session: Session | None, recorded: str) -> str:
         """A fresh live id for a recorded one, bound in `session` when there is one."""
-        fresh = _fresh(recorded)
+        fresh = fresh_id(recorded)
         if session is not None:
             self.bind(session, fresh, recorded, indexed=True)
         return fresh
@@ -307,8 +307,9 @@ def _nearest(session: Session, candidates: Sequence[Step], ranks: list[int]) -> 
     return ahead if ahead.rank - session.progress <= session.progress - behind.rank else behind
 
 
-def _fresh(recorded: str) -> str:
-    # Keep the recorded id's look: a UUID for a UUID, a suffixed copy for anything else.
+def fresh_id(recorded: str) -> str:
+    """A new id that looks like `recorded`: a UUID for a UUID, else a suffixed copy (replay
+    mints these for the ids it hands out, verify for the client's own)."""
     if _UUID.fullmatch(recorded):
         return str(uuid.uuid4())
     return f"{recorded}-{uuid.uuid4().hex[:8]}"
