@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from recorder.protocol import Binding, IdKind
+from recorder.protocol import IdKind
 from recorder.replay import (
     CARD_OPERATIONS,
     Provenance,
@@ -39,7 +39,7 @@ from recorder.replay import (
 )
 from recorder.replay._ids import Json
 
-Webhook = Callable[[str, Binding | None], str]  # (recorded URL, binding) -> live URL
+Webhook = Callable[[str], str]  # recorded webhook URL -> live URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,28 +71,27 @@ class LiveIds:
 
         Call only when `missing(step)` is empty.
         """
-        binding = step.exchange.classification.binding
         found: dict[str, str] = {}
         for recorded in step.slots:
-            live = self._live(recorded, binding)
+            live = self._live(recorded)
             if live is not None:
                 found[recorded.slot.value] = live
         return found
 
-    def _live(self, recorded: RecordedSlot, binding: Binding | None) -> str | None:
+    def _live(self, recorded: RecordedSlot) -> str | None:
         value, provenance = recorded.slot.value, recorded.provenance
         if provenance in (Provenance.UNKNOWN, Provenance.FIXED):
             return None
         if provenance is Provenance.ISSUED:
             return self.to_live[value]
         if value not in self.to_live:
-            self.to_live[value] = self._mint(recorded, binding)
+            self.to_live[value] = self._mint(recorded)
         return self.to_live[value]
 
-    def _mint(self, recorded: RecordedSlot, binding: Binding | None) -> str:
+    def _mint(self, recorded: RecordedSlot) -> str:
         kind = recorded.slot.kind
         if kind is IdKind.WEBHOOK:
-            return self.webhook(recorded.slot.value, binding)
+            return self.webhook(recorded.slot.value)
         if recorded.provenance is Provenance.FRESH and kind is None:
             return str(uuid.uuid4())  # a push-config secret: the client's own, new each run
         return fresh_id(recorded.slot.value)

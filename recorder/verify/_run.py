@@ -169,7 +169,7 @@ def _comparable(new: Capture, plan: Plan, run: _Run) -> Capture:
 async def _record(plan: Plan, options: Options, grpc: str | None, paths: PathMap,
                   out: Path) -> _Run:
     loop = asyncio.get_running_loop()
-    receiver = Receiver(plan.deliveries)
+    receiver = Receiver(plan.deliveries, plan.direct_webhooks)
     with receiver:
         proxy = await asyncio.to_thread(_start_proxy, options.agent, grpc, out,
                                         receiver.recorded_paths())
@@ -177,8 +177,7 @@ async def _record(plan: Plan, options: Options, grpc: str | None, paths: PathMap
             receiver.use_push_proxy(proxy.push_proxy_url)
             transport = _Transport(receiver, HttpSender(proxy.url, options.timeout),
                                    GrpcSender(proxy.grpc_target) if proxy.grpc_target else None)
-            ids = LiveIds(lambda url, binding: receiver.live_url(
-                url, direct=binding is Binding.GRPC), dict(plan.script.issuer))
+            ids = LiveIds(receiver.live_url, dict(plan.script.issuer))
             schedule = Schedule(plan, ids, transport, _preparer(options, grpc, paths),
                                 options.timeout)
 

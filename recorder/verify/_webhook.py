@@ -5,29 +5,32 @@ with the same path gets a `/hook-N` prefix), its origin ours.  The k-th delivery
 answered with the k-th recorded delivery's response (the last one again after that; `200 {}`
 when none was recorded), and counted, so that the plan can wait for deliveries.
 
-Two listeners, because the recorder sees deliveries two ways:
+The recorder sees deliveries two ways, and so does the receiver:
 
-- *inner*: the URL given in HTTP push configs.  The recorder's push relay puts its own URL in
-  those configs, forwards each delivery here, and records it.
-- *outer*: the URL given in gRPC push configs, whose bytes the recorder cannot rewrite: the
-  agent posts here directly.  When the recording holds deliveries to that webhook (it was
-  made with the agent behind the recorder's push proxy), outer forwards each delivery through
-  the recorder's push proxy to inner, so it is recorded the same way, and gives the agent
-  inner's answer.  Otherwise it answers itself, unrecorded, as the recording was.
+- *relayed*: for an HTTP push config the recorder's push relay puts its own URL in the
+  config, and forwards each delivery here; the recorder records it.
+- *direct*: a gRPC push config's bytes cannot be rewritten, so the agent posts here itself.
+  When the recording holds deliveries to that webhook (it was made with the agent behind the
+  recorder's push proxy), the receiver sends each one on through the recorder's push proxy to
+  itself, at the same URL, and gives the agent the answer; the copy that comes back is known
+  by its path and bytes (`_pending`) and answered as recorded, and the recorder has recorded
+  it as it would have.  Without recorded deliveries it answers at once, unrecorded, as the
+  recording was.  A webhook is direct when only gRPC push configs name it.
 
 Deliveries are compared only for webhooks the recording holds deliveries to: a recording with
 none cannot tell an agent that did not deliver from a recorder that did not see it (gRPC
 without the push proxy, an older recorder).  `_run` leaves the others out of the comparison
 and says how many there were.
 
-Stdlib `ThreadingHTTPServer`s on 127.0.0.1, free ports, daemon threads; `notify` is called
-(from those threads) after every delivery.
+A stdlib `ThreadingHTTPServer` on 127.0.0.1 on a free port, in a daemon thread; `notify` is
+called (from its threads) after every delivery.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
@@ -48,8 +51,9 @@ class Receiver:
     """The two listeners and what they have received (see the module docstring)."""
 
     def __init__(self, recorded: Mapping[str, tuple[Exchange, ...]],
-                 notify: Callable[[], None] = lambda: None) -> None:
+                 direct: Collection[str] = (), notify: Callable[[], None] = lambda: None) -> None:
         self.recorded = recorded  # webhook key -> recorded deliveries, in order
+        self.direct = frozenset(direct)  # webhook keys the agent posts to unrelayed
         self.notify = notify
         self.push_proxy: str | None = None
         self._paths: dict[str, str] = {}  # our path (and query) -> recorded webhook key
@@ -57,16 +61,17 @@ class Receiver:
         self._counts: dict[str, int] = {}
         self.relayed = 0  # deliveries that reached inner (the recorder carried them)
         self._lock = threading.Lock()
-        self._servers: list[ThreadingHTTPServer] = []
+        self._pending: Counter[tuple[str, bytes]] = Counter()  # sent on, not back yet
+        self._server: ThreadingHTTPServer | None = None
         self._forwarder: httpx.Client | None = None
 
     # -- addresses ------------------------------------------------------------------------------
 
-    def live_url(self, recorded_url: str, *, direct: bool) -> str:
-        """Our URL for a recorded webhook; `direct`: the agent posts to it unrelayed (gRPC)."""
+    def live_url(self, recorded_url: str) -> str:
+        """Our URL for a recorded webhook."""
         key = webhook_key(recorded_url)
         path = self._by_key.get(key) or self._allocate(key, recorded_url)
-        return self._origin(1 if direct else 0) + path
+        return self.origin + path
 
     def _allocate(self, key: str, url: str) -> str:
         parts = urlsplit(url)
@@ -92,19 +97,26 @@ class Receiver:
         with self._lock:
             return self._counts.get(key, 0)
 
-    def _origin(self, which: int) -> str:
-        host, port = self._servers[which].server_address[:2]
+    @property
+    def origin(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the receiver is not running")
+        host, port = self._server.server_address[:2]
         name = host.decode() if isinstance(host, bytes) else host
         return f"http://{name}:{port}"
 
     # -- answering ------------------------------------------------------------------------------
 
-    def answer(self, path: str, body: bytes, headers: list[tuple[str, str]],
-               direct: bool) -> Response:
+    def answer(self, path: str, body: bytes, headers: list[tuple[str, str]]) -> Response:
         key = self._paths.get(path)
         if key is None:
             return Response(404, "Not Found", (("Content-Type", "application/json"),),
                             b'{"error":"no such webhook"}')
+        with self._lock:
+            back = self._pending[(path, body)] > 0
+            if back:
+                self._pending[(path, body)] -= 1
+        direct = key in self.direct and not back
         if direct and self.recorded.get(key) and self.push_proxy is not None:
             return self._forward(path, body, headers)
         with self._lock:
@@ -119,9 +131,13 @@ class Receiver:
     def _forward(self, path: str, body: bytes, headers: list[tuple[str, str]]) -> Response:
         assert self._forwarder is not None
         kept = [(k, v) for k, v in headers if k.lower() not in _HOP]
+        with self._lock:
+            self._pending[(path, body)] += 1
         try:
-            got = self._forwarder.post(self._origin(0) + path, content=body, headers=kept)
+            got = self._forwarder.post(self.origin + path, content=body, headers=kept)
         except httpx.HTTPError as exc:
+            with self._lock:
+                self._pending[(path, body)] -= 1
             return Response(502, "Bad Gateway", (), f"push proxy: {exc}".encode())
         return Response(got.status_code, got.reason_phrase, tuple(got.headers.items()),
                         got.content)
@@ -129,12 +145,11 @@ class Receiver:
     # -- running --------------------------------------------------------------------------------
 
     def start(self) -> Self:
-        for direct in (False, True):
-            server = _Server(("127.0.0.1", 0), _Handler)
-            server.receiver, server.direct = self, direct
-            self._servers.append(server)
-            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                             name="verify-webhook", daemon=True).start()
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.receiver = self
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                         name="verify-webhook", daemon=True).start()
         return self
 
     def use_push_proxy(self, url: str | None) -> None:
@@ -144,10 +159,10 @@ class Receiver:
             self._forwarder.headers.clear()  # forward the agent's headers, no others
 
     def stop(self) -> None:
-        for server in self._servers:
+        server, self._server = self._server, None
+        if server is not None:
             server.shutdown()
             server.server_close()
-        self._servers.clear()
         if self._forwarder is not None:
             self._forwarder.close()
 
@@ -162,7 +177,6 @@ class Receiver:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     receiver: Receiver
-    direct: bool
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -175,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Response(413, "Content Too Large", (), b""))
             return
         headers = list(self.headers.items())
-        self._send(self.server.receiver.answer(self.path, body, headers, self.server.direct))
+        self._send(self.server.receiver.answer(self.path, body, headers))
 
     def _body(self) -> bytes | None:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
