@@ -50,12 +50,12 @@ from recorder.verify._run import Options, verify_async, verify_capture
 from recorder.verify._secrets import Credentials, PlaceholderError, missing_credentials
 
 __all__ = [
+    "ConfigError",
+    "Credentials",
     "EXIT_DRIFT",
     "EXIT_ERROR",
     "EXIT_SAME",
     "FORMATS",
-    "ConfigError",
-    "Credentials",
     "Latency",
     "LiveIds",
     "NotSent",

@@ -13,7 +13,7 @@ The request goes out as recorded, byte for byte where nothing live replaces it:
   the values the user supplied (`Credentials`); a supplied header replaces the recorded value
   of that header wherever the recording sent it.
 - framing is the client's to redo: `Host`, `Content-Length`, `Transfer-Encoding` and the
-  connection headers are left to the HTTP client, and a body recorded decoded from gzip or
+  hop-by-hop headers are left to the HTTP client, and a body recorded decoded from gzip or
   deflate is encoded again.
 
 `PlaceholderError` is raised for a placeholder that would still go out: verify never sends
@@ -39,9 +39,10 @@ from recorder.protocol._grpc import (
 from recorder.replay import substitute_body, substitute_headers, substitute_json_text
 from recorder.verify._secrets import PLACEHOLDER, Credentials, PlaceholderError
 
-# Framing and connection headers: the HTTP client writes its own.
-FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection",
-                             "keep-alive", "proxy-connection", "upgrade", "expect"})
+# Framing headers, and hop-by-hop ones only the client's own connection can mean: the HTTP
+# client writes its own.  (`Connection: keep-alive` or `close` goes out as recorded.)
+FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "keep-alive",
+                             "proxy-connection", "upgrade", "expect"})
 # gRPC headers grpcio writes itself (the call's path, authority, framing, encodings, agent).
 GRPC_OWN_HEADERS = frozenset({"content-type", "te", "grpc-timeout", "grpc-encoding",
                               "grpc-accept-encoding", "accept-encoding", "user-agent",
