@@ -310,25 +310,21 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
 
     assert settings.verify is not None
     capture = _load(settings.path)
-    kept = drift_beside(settings.path)
-    temporary = _temporary_beside(settings.path)
+    kept = drift_beside(settings.path)  # written anew; removed again unless it drifted
     try:
         standing = find_config(settings.path.parent)
         credentials = Credentials.of(config.getoption("--a2a-verify-header"), (), os.environ)
         result = verify_capture(
-            capture, settings.verify, grpc=settings.grpc_upstream, out=temporary,
+            capture, settings.verify, grpc=settings.grpc_upstream, out=kept,
             name=str(settings.path), ignore=standing.ignores_for(settings.path),
             credentials=credentials, timeout=standing.timeout or 10.0,
             max_slowdown=standing.max_slowdown)
     except (VerifyError, ConfigError, ValueError) as exc:
-        temporary.unlink(missing_ok=True)
+        kept.unlink(missing_ok=True)
         return f"{settings.path}: verify could not run: {exc}"
     if not result.drift:
-        temporary.unlink(missing_ok=True)
         kept.unlink(missing_ok=True)
         return None
-    if temporary.exists():
-        os.replace(temporary, kept)
     return (f"{settings.path} drifted against {settings.verify} (the new session is kept in "
             f"{kept}):\n{render_text(result)}")
 
