@@ -51,7 +51,8 @@ class FormLineError(FormError):
 
 def is_section_start(line: str) -> bool:
     """True for a line that ends a body region: an exchange line or a status line."""
-    return line.startswith("###") or STATUS_LINE.fullmatch(line) is not None
+    return line.startswith("###") or (
+        line.startswith("HTTP/") and STATUS_LINE.fullmatch(line) is not None)
 
 
 def _line_is_safe(line: str) -> bool:

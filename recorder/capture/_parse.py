@@ -169,23 +169,25 @@ class _Meta:
 
 def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     meta = _Meta(first_line=cursor.lineno)
-    while (
-        (line := cursor.peek()) is not None and line.startswith("#") and not line.startswith("###")
-    ):
+    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
+    # An index loop, not peek(): a big capture has tens of thousands of these lines.
+    while end < count and (line := lines[end]).startswith("#") and not line.startswith("###"):
         match = pattern.fullmatch(line)
         if match is None:
-            cursor.fail(f"bad metadata line {line!r}: expected '# key: value'")
-        value = _restored(cursor, match.group(2) or "")
-        meta.values.setdefault(match.group(1), []).append((cursor.lineno, value))
-        cursor.pos += 1
+            cursor.fail(f"bad metadata line {line!r}: expected '# key: value'", end + 1)
+        raw = match.group(2) or ""
+        value = _restored(cursor, raw, end + 1) if raw.startswith('"') else raw
+        meta.values.setdefault(match.group(1), []).append((end + 1, value))
+        end += 1
+    cursor.pos = end
     return meta
 
 
-def _restored(cursor: _Cursor, text: str) -> str:
+def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
     try:
         return restore_value(text)
     except FormError as exc:
-        cursor.fail(str(exc))
+        cursor.fail(str(exc), lineno)
 
 
 # --- header --------------------------------------------------------------------------------
@@ -427,34 +429,42 @@ def _newline(cursor: _Cursor, meta: _Meta) -> str:
 
 def _parse_headers(cursor: _Cursor) -> Headers:
     headers: list[tuple[str, str]] = []
-    while (line := cursor.peek()) != "":
-        if line is None:
-            cursor.fail("headers not ended by a blank line (truncated?)")
-        if is_section_start(line):
-            cursor.fail(f"missing blank line after headers before {line!r}")
+    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
+    # Matched first: no exchange line or status line is a header line, so the checks that
+    # name what went wrong run only for a line that is not one.
+    while end < count and (line := lines[end]) != "":
         match = HEADER_LINE.fullmatch(line)
         if match is None:
+            if is_section_start(line):
+                cursor.fail(f"missing blank line after headers before {line!r}", end + 1)
             cursor.fail(
                 f"bad header line {line!r}: expected 'Name: value' or a blank line "
-                "(missing blank line after headers?)"
+                "(missing blank line after headers?)",
+                end + 1,
             )
-        value = match.group(2)
-        headers.append((match.group(1), value[1:] if value.startswith(" ") else value))
-        cursor.pos += 1
-    cursor.pos += 1
+        headers.append(match.groups())  # type: ignore[arg-type]
+        end += 1
+    if end >= count:
+        cursor.fail("headers not ended by a blank line (truncated?)", end + 1)
+    cursor.pos = end + 1
     return tuple(headers)
 
 
 def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
-    start = cursor.pos
-    while (line := cursor.peek()) is not None and not is_section_start(line):
-        cursor.pos += 1
-    region = cursor.lines[start : cursor.pos]
-    for index, line in enumerate(region):
-        if _STATUS_ATTEMPT.match(line):  # no display holds such a line; see _bodies
-            cursor.fail(
-                f"bad status line {line!r}: expected 'HTTP/x NNN reason'", start + index + 1
-            )
+    start = end = cursor.pos
+    lines, count = cursor.lines, len(cursor.lines)
+    # A plain loop over the lines (this is most of a big file's lines): only a line that
+    # starts with `#` or `H` can end the region, or be a damaged status line.
+    while end < count:
+        line = lines[end]
+        if line and line[0] in "#H":
+            if is_section_start(line):
+                break
+            if _STATUS_ATTEMPT.match(line):  # no display holds such a line; see _bodies
+                cursor.fail(f"bad status line {line!r}: expected 'HTTP/x NNN reason'", end + 1)
+        end += 1
+    cursor.pos = end
+    region = lines[start:end]
     if form is None:
         if region:
             cursor.fail("body present but no '# request-body:'/'# response-body:' line", start + 1)
@@ -530,8 +540,7 @@ def _trailers(offset: int, block: list[str]) -> Headers:
             raise FormError(
                 f"bad trailer line {line!r}: expected '# trailer name: value'", offset + index
             )
-        value = match.group(2)
-        trailers.append((match.group(1), value[1:] if value.startswith(" ") else value))
+        trailers.append(match.groups())  # type: ignore[arg-type]
     return tuple(trailers)
 
 

@@ -88,8 +88,9 @@ EMPTY = "-"
 # gRPC status names by the number as written in `grpc-status`, for the outcome word.
 GRPC_STATUS_NAMES: dict[str, str] = {str(code): name for code, name in STATUS_BY_CODE.items()}
 
-HEADER_LINE = re.compile(r"(:?[!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)")
 _HEADER_NAME = re.compile(r":?[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# A header line's name and value; the one space after the colon is not the value's.
+HEADER_LINE = re.compile(f"({_HEADER_NAME.pattern}): ?(.*)")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 

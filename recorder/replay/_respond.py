@@ -22,7 +22,7 @@ from typing import Any
 
 from recorder.capture import GrpcMessage, Headers, Response
 from recorder.capture._bodies import JSON_FORMS, JsonForm
-from recorder.protocol import Binding
+from recorder.protocol import Binding, card_etag, etag_matches
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.
 DROPPED_HEADERS = frozenset(
@@ -87,7 +87,10 @@ def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
                     if k.lower() not in DROPPED_HEADERS)
     body = swap.body(response.body)
     if rewrite is not None and body:
-        body = rewrite(body)
+        served = rewrite(body)
+        if served != body:
+            headers = _etag_for(headers, served)
+        body = served
     events = tuple((event.offset_us, _cut(_event_bytes(swap.event(event.lines),
                                                         response.newline)))
                    for event in response.events)
@@ -97,6 +100,29 @@ def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
                             tuple((offset, cut[0]) for offset, cut in events))
         return HttpTemplate(response.status, response.reason, headers, parts, events, static)
     return HttpTemplate(response.status, response.reason, headers, parts, events)
+
+
+def _etag_for(headers: Headers, served: bytes) -> Headers:
+    # The agent's ETag names the card it served; the replayer serves another (A2A §8.6).
+    return tuple((k, card_etag(served, v)) if k.lower() == "etag" else (k, v)
+                 for k, v in headers)
+
+
+# Headers a 304 keeps from the 200 it stands for (RFC 9110 §15.4.5).
+NOT_MODIFIED_KEEPS = frozenset(
+    {"cache-control", "content-location", "date", "etag", "expires", "vary", "last-modified"}
+)
+
+
+def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:
+    """`answer`, or a 304 when the client's `If-None-Match` names what it would get."""
+    if if_none_match is None or answer.status != 200 or answer.events:
+        return answer
+    etag = next((v for k, v in answer.headers if k.lower() == "etag"), None)
+    if etag is None or not etag_matches(if_none_match, etag):
+        return answer
+    kept = tuple((k, v) for k, v in answer.headers if k.lower() in NOT_MODIFIED_KEEPS)
+    return HttpAnswer(304, "Not Modified", kept, b"")
 
 
 def _cut(data: bytes) -> Parts:

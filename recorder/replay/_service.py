@@ -79,6 +79,7 @@ from recorder.replay._report import Report
 from recorder.replay._respond import (
     HttpAnswer,
     HttpTemplate,
+    revalidated,
     substitute_body,
     substitute_headers,
     template,
@@ -302,7 +303,11 @@ class ReplayService:
                 self._answers.popitem(last=False)
         if isinstance(built, GrpcAnswer):
             return built
-        return built.render(live.jsonrpc_id)
+        answer = built.render(live.jsonrpc_id)
+        if card_location(step.exchange.classification) is not None:
+            # A card's validator is answered here, for the card the replayer serves.
+            answer = revalidated(answer, live.headers.get("if-none-match"))
+        return answer
 
     def _build(self, step: Step, session: Session | None,
                mapping: Mapping[str, str]) -> HttpTemplate | GrpcAnswer:

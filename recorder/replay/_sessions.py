@@ -89,6 +89,7 @@ class Sessions:
         self.limit = limit
         self._lru: OrderedDict[Session, None] = OrderedDict()
         self._by_live: dict[str, Session] = {}
+        self._recorded_handed_out: set[str] = set()  # recorded ids minted as themselves
         self._by_connection: OrderedDict[str, Session] = OrderedDict()
         self._by_progress: dict[int, OrderedDict[Session, None]] = {}
         self._by_identity: dict[Identity, OrderedDict[Session, None]] = {}
@@ -237,8 +238,19 @@ class Sessions:
             self._by_live.setdefault(live, session)
 
     def mint(self, session: Session | None, recorded: str) -> str:
-        """A fresh live id for a recorded one, bound in `session` when there is one."""
-        fresh = fresh_id(recorded)
+        """A live id for a recorded one, bound in `session` when there is one.
+
+        The recorded id itself, the first time it is minted: the first client to run a part
+        of the script gets the recorded ids, so a capture sent back as written (an editor's
+        HTTP client, `curl` on its requests) names ids this replay issued.  Every other
+        session gets fresh ones, so parallel clients never share a task, and a forgotten
+        session's ids stay unknown for good.
+        """
+        if recorded in self._recorded_handed_out:
+            fresh = fresh_id(recorded)
+        else:
+            self._recorded_handed_out.add(recorded)
+            fresh = recorded
         if session is not None:
             self.bind(session, fresh, recorded, indexed=True)
         return fresh

@@ -153,6 +153,8 @@ def test_replay_answers_a_hand_encoded_send_message() -> None:
         assert replayer.grpc_target is not None
         response, call = _unary(replayer.grpc_target, SEND,
                                 _send_message_request("echo hello", "m-raw-1", "c-raw-1"))
+        again, _ = _unary(replayer.grpc_target, SEND,
+                          _send_message_request("echo hello", "m-raw-2", "c-raw-2"))
     assert call.code() is grpc.StatusCode.OK
     (task,) = _get(response, 1)  # SendMessageResponse.task
     assert isinstance(task, bytes)
@@ -161,8 +163,13 @@ def test_replay_answers_a_hand_encoded_send_message() -> None:
     texts = [_get(part, 1)[0] for artifact in _get(task, 4) if isinstance(artifact, bytes)
              for part in _get(artifact, 4) if isinstance(part, bytes)]
     assert texts == [b"echo hello"]
+    # The first conversation gets the recorded task id, the next one a new id.
     (task_id,) = _get(task, 1)
-    assert isinstance(task_id, bytes) and task_id.decode() not in BLOCKING.read_text()
+    assert isinstance(task_id, bytes) and task_id.decode() in BLOCKING.read_text()
+    (second,) = _get(again, 1)
+    assert isinstance(second, bytes)
+    (second_id,) = _get(second, 1)
+    assert isinstance(second_id, bytes) and second_id.decode() not in BLOCKING.read_text()
 
 
 def test_replay_miss_is_a_grpc_error_with_the_replay_reason() -> None:

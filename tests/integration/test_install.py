@@ -45,7 +45,7 @@ TIMEOUT = 120
 # recording, matching and the recorder's pure parts (none imports a2a-sdk or the demo).
 SDK_FREE_TESTS = [
     *(f"tests/unit/test_{name}.py" for name in (
-        "cardrewrite", "push_relay", "replay_engine", "replay_ids", "replay_timing",
+        "cardrewrite", "push_relay", "replay_ids", "replay_service", "replay_timing",
         "secret_scan", "sse")),
     "tests/integration/test_grpc_without_sdk.py",
 ]

@@ -12,10 +12,13 @@ import socket
 from pathlib import Path
 
 from _helpers import exchanges, wait_for
+from click.testing import CliRunner
 
 from recorder.capture import read_capture
+from recorder.cli import main
 from recorder.demo import DemoAgent
 from recorder.record import RecordingProxy
+from recorder.replay import Replayer
 
 SURROGATES = (b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask",'
               b'"params":{"id":"\\udfff"}}')
@@ -40,20 +43,28 @@ def _raw(host: str, port: int, request: bytes) -> bytes:
         return head
 
 
-def record_odd_requests(out: Path) -> None:
-    """Three requests: a path with byte 0xFF raw, one with %FF, a JSON body with surrogates."""
+ODD_REQUESTS = (
+    b"GET /a2a/rest/tasks/\xff\xfe HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n",
+    b"GET /a2a/rest/tasks/%FF HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n",
+    b"POST /a2a/jsonrpc HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
+    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SURROGATES)
+    + SURROGATES,
+)
+
+
+def _status(head: bytes) -> bytes:
+    return head.split(b"\r\n", 1)[0]
+
+
+def record_odd_requests(out: Path) -> list[bytes]:
+    """Three requests: a path with byte 0xFF raw, one with %FF, a JSON body with surrogates;
+    the status lines the agent answered."""
     with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
             upstream=agent.base_url, out=out) as proxy:
-        for target in (b"/a2a/rest/tasks/\xff\xfe", b"/a2a/rest/tasks/%FF"):
-            head = _raw(proxy.host, proxy.port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n"
-                        b"A2A-Version: 1.0\r\n\r\n")
-            assert head.startswith(b"HTTP/1.1 "), head
-        head = _raw(proxy.host, proxy.port,
-                    b"POST /a2a/jsonrpc HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
-                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                    % len(SURROGATES) + SURROGATES)
-        assert head.startswith(b"HTTP/1.1 "), head
+        answered = [_status(_raw(proxy.host, proxy.port, request)) for request in ODD_REQUESTS]
+        assert all(line.startswith(b"HTTP/1.1 ") for line in answered), answered
         assert wait_for(lambda: len(exchanges(out)) == 3)
+    return answered
 
 
 def test_odd_bytes_are_recorded_without_a_gap(tmp_path: Path) -> None:
@@ -70,3 +81,23 @@ def test_odd_bytes_are_recorded_without_a_gap(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")  # the file itself is plain UTF-8
     assert "GET /a2a/rest/tasks/%FF%FE HTTP/1.1" in text
     assert '# exact: target "/a2a/rest/tasks/\\udcff\\udcfe"' in text
+
+
+def test_show_replay_and_diff_work_on_the_file_and_the_replayer_answers_alike(
+        tmp_path: Path) -> None:
+    out = tmp_path / "odd.http"
+    live = record_odd_requests(out)
+    runner = CliRunner()
+    table = runner.invoke(main, ["show", str(out)])
+    assert table.exit_code == 0 and "GetTask" in table.output, table.output
+    lines = runner.invoke(main, ["show", "--json", str(out)])
+    assert lines.exit_code == 0 and len(lines.output.splitlines()) == 3
+    assert runner.invoke(main, ["show", str(out), "3"]).exit_code == 0
+    same = runner.invoke(main, ["diff", str(out), str(out)])
+    assert same.exit_code == 0, same.output
+    capture = read_capture(out)
+    with Replayer([capture]) as replayer:
+        host, port = replayer.host, replayer.port
+        replayed = [_status(_raw(host, port, request)) for request in ODD_REQUESTS]
+        assert replayer.report.misses == []
+    assert replayed == live  # the same requests, the same answers, from the capture

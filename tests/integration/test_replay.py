@@ -312,10 +312,15 @@ def test_listing_without_a_filter_names_the_tasks_this_client_was_handed(tmp_pat
         live_sent, live_listed = asyncio.run(_send_then_list(proxy.url))
     assert sorted(live_listed) == sorted(live_sent)
     with Replayer([read_capture(out)]) as replayer:
+        handed: list[set[str]] = []
         for _ in range(2):  # a second client gets ids of its own, and lists those
             sent, listed = asyncio.run(_send_then_list(replayer.url))
             assert sorted(listed) == sorted(sent)
-            assert not set(sent) & set(live_sent)
+            handed.append(set(sent))
+    # The first client gets the recorded ids (a capture sent back as written names ids the
+    # replay issued); the second gets fresh ones, never the first one's.
+    assert handed[0] == set(live_sent)
+    assert not handed[0] & handed[1]
 
 
 def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
@@ -345,3 +350,23 @@ def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
     assert {d.request for d in deliveries} <= {r.number for r in requests}
     assert [r["number"] for r in over_http["requests"]] == [r.number for r in requests]
     assert [d["status"] for d in over_http["deliveries"]] == [200] * 4
+
+
+def test_the_served_card_has_its_own_etag_and_answers_if_none_match() -> None:
+    capture = read_capture(Path(__file__).parents[2] / "captures" / "a2a-python-1.3.0"
+                           / "01-agent-card.http")
+    recorded = next(e for e in capture.exchanges if e.response is not None)
+    agents = recorded.response.header("etag") if recorded.response else None
+    assert agents is not None
+    with Replayer([capture]) as replayer:
+        path = replayer.url + "/.well-known/agent-card.json"
+        served = httpx.get(path, timeout=10)
+        etag = served.headers["etag"]
+        # The card the replayer serves points at the replayer: another representation,
+        # so another validator (as weak as the agent's).
+        assert etag != agents and etag.startswith('W/"')
+        assert served.json()["supportedInterfaces"][0]["url"].startswith(replayer.url)
+        again = httpx.get(path, headers={"If-None-Match": etag}, timeout=10)
+        assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", etag)
+        stale = httpx.get(path, headers={"If-None-Match": agents}, timeout=10)
+        assert stale.status_code == 200 and stale.content == served.content
