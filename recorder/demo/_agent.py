@@ -112,6 +112,7 @@ class _Run:
     arg: str
     delay: float
     artifact_names: Mapping[str, str] = field(default_factory=dict)
+    extra_status: bool = False
 
     def artifact(self, name: str) -> str:
         """The name an artifact goes out under (`DemoAgent(artifact_names=...)` renames)."""
@@ -151,6 +152,8 @@ async def _slow(run: _Run) -> None:
     for i in range(1, count + 1):
         await asyncio.sleep(run.delay)
         await run.updater.add_artifact(_text_part(f"chunk {i}"), name=run.artifact(f"chunk-{i}"))
+    if run.extra_status:  # DemoAgent(extra_status=True): one status event more
+        await run.updater.start_work()
     await run.updater.complete()
 
 
@@ -225,16 +228,18 @@ class DemoExecutor(AgentExecutor):
     """Runs the command named by the first word of the user's text (see ``COMMANDS``)."""
 
     def __init__(self, event_delay: float = DEFAULT_EVENT_DELAY,
-                 artifact_names: Mapping[str, str] | None = None) -> None:
+                 artifact_names: Mapping[str, str] | None = None,
+                 extra_status: bool = False) -> None:
         self.event_delay = event_delay
         self.artifact_names = dict(artifact_names or {})
+        self.extra_status = extra_status
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         verb, _, arg = context.get_user_input().strip().partition(" ")
         command = COMMANDS.get(verb.lower(), (_unknown, ""))[0]
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
         await command(_Run(context, event_queue, updater, arg.strip(), self.event_delay,
-                           self.artifact_names))
+                           self.artifact_names, self.extra_status))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
@@ -331,7 +336,7 @@ class _Servers:
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
-            agent_executor=DemoExecutor(event_delay, agent.artifact_names),
+            agent_executor=DemoExecutor(event_delay, agent.artifact_names, agent.extra_status),
             task_store=InMemoryTaskStore(),
             agent_card=self.card, push_config_store=push_store,
             push_sender=BasePushNotificationSender(self.push_client, push_store),
@@ -379,7 +384,8 @@ class DemoAgent:
     ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
     ``api_key_headers`` makes the card declare API keys in those headers.
     ``artifact_names`` renames artifacts (``{"echo": "echoed"}``): a deliberate change of what
-    the agent says on the wire, for tests of ``verify`` and ``diff``.
+    the agent says on the wire, for tests of ``verify`` and ``diff``; ``extra_status`` is
+    another: ``slow N`` sends one more working status update, after its last chunk.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -400,9 +406,11 @@ class DemoAgent:
                  api_key_query: str | None = None,
                  card_cache_control: str | None = None,
                  api_key_headers: tuple[str, ...] = (),
-                 artifact_names: Mapping[str, str] | None = None) -> None:
+                 artifact_names: Mapping[str, str] | None = None,
+                 extra_status: bool = False) -> None:
         self.event_delay = event_delay
         self.artifact_names = dict(artifact_names or {})
+        self.extra_status = extra_status
         self.card_cache_control = card_cache_control
         self.api_key_headers = api_key_headers
         self.push_proxy = push_proxy

@@ -2,7 +2,8 @@
 
 A capture of the demo session on all three bindings (push deliveries included, the gRPC ones
 through the recorder's push proxy) verifies clean against a fresh demo agent, again and again;
-a demo agent changed on purpose drifts, and the report names that change and nothing else.
+a demo agent changed on purpose (an artifact renamed, a status event added to a stream)
+drifts, and the report names that change and nothing else.
 Redacted credentials are supplied and never recorded.  The `--a2a-verify` pytest option turns
 a test file's captures into an SDK-upgrade gate.  The corpus runs are in
 `test_verify_corpus.py`.
@@ -110,6 +111,26 @@ def test_a_deliberate_change_is_named_and_nothing_else(demo_capture: Path) -> No
     # artifact update pushed to the webhook.
     assert sorted(op for op, _ in changed) == sorted(
         ["SendMessage", "SendMessage", "ListTasks", "PushDelivery"] * 3)
+
+
+def test_a_status_event_added_to_a_stream_is_named_and_nothing_else(demo_capture: Path) -> None:
+    with DemoAgent(event_delay=0.05, extra_status=True) as agent:
+        result = _verify(str(demo_capture), "--agent", agent.base_url, "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["drift"] is True and report["not_sent"] == []
+    added = [(pair["operation"], pair["binding"], d["kind"], d["path"], d["new"])
+             for pair in report["diff"]["exchanges"] for d in pair["differences"]
+             if d["kind"] != "empty-default"]
+    # One per binding: the stream of `slow 3` (task, working, three chunks, completed) has
+    # one more working status update before its completion; nothing else differs.
+    assert [a[:4] for a in added] == [
+        ("SendStreamingMessage", "JSONRPC", "added", "events[5]"),
+        ("SendStreamingMessage", "HTTP+JSON", "added", "events[5]"),
+        ("SendStreamingMessage", "GRPC", "added", "messages[5]")]
+    events = [a[4]["data"].get("result", a[4]["data"]) if "data" in a[4] else a[4]
+              for a in added]
+    assert [e["statusUpdate"]["status"]["state"] for e in events] == ["TASK_STATE_WORKING"] * 3
 
 
 def test_a_slowdown_fails_only_beyond_the_factor_given(tmp_path: Path) -> None:
