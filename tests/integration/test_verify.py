@@ -4,8 +4,9 @@ A capture of the demo session on all three bindings (push deliveries included, t
 through the recorder's push proxy) verifies clean against a fresh demo agent, again and again;
 a demo agent changed on purpose (an artifact renamed, a status event added to a stream)
 drifts, and the report names that change and nothing else.
-Redacted credentials are supplied and never recorded.  The `--a2a-verify` pytest option turns
-a test file's captures into an SDK-upgrade gate.  The corpus runs are in
+Redacted credentials are supplied and never recorded.  Intended differences are ignored with
+diff's `--ignore`, a verify.toml or a pyproject.toml section.  The `--a2a-verify` pytest option
+turns a test file's captures into an SDK-upgrade gate.  The corpus runs are in
 `test_verify_corpus.py`.
 """
 
@@ -229,6 +230,39 @@ def test_a_request_whose_id_never_came_is_reported_not_sent(tmp_path: Path) -> N
     assert "handed out by #1, whose live answer had no id in its place" in result.output
 
 
+def test_intended_differences_are_ignored_from_the_command_line_or_a_settings_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--ignore` is diff's; verify.toml holds a project's standing ignores, and so does a
+    `[tool.a2a-recorder.verify]` section in pyproject.toml (per capture glob too)."""
+    project = tmp_path / "project"
+    (project / "captures").mkdir(parents=True)
+    capture = project / "captures" / "echo.http"
+    with DemoAgent(event_delay=0.02, enable_grpc=False) as agent, \
+            RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+        _send(proxy.url, "echo hello")
+    renamed = '"$.result.task.artifacts[*].name"'
+    monkeypatch.chdir(project)
+    with DemoAgent(event_delay=0.02, enable_grpc=False, artifact_names=RENAMED) as agent:
+        url = agent.base_url
+        plain = _verify(str(capture), "--agent", url)
+        flag = _verify(str(capture), "--agent", url, "--ignore", renamed.strip('"'))
+        (project / "pyproject.toml").write_text(
+            f'[project]\nname = "x"\n\n[tool.a2a-recorder.verify.captures."captures/*.http"]\n'
+            f"ignore = [{renamed}]\n")
+        by_pyproject = _verify(str(capture), "--agent", url)
+        (project / "verify.toml").write_text('ignore = ["header:etag"]\n')  # wins, and lacks it
+        by_verify_toml = _verify(str(capture), "--agent", url)
+        (project / "verify.toml").write_text(f"ignore = [{renamed}]\n")
+        standing = _verify(str(capture), "--agent", url)
+        monkeypatch.chdir(tmp_path)  # out of the project: no settings found, unless named
+        outside = _verify(str(capture), "--agent", url)
+        named = _verify(str(capture), "--agent", url, "--config", str(project / "verify.toml"))
+    assert plain.exit_code == 1
+    assert '~ body.result.task.artifacts[0].name: "echo" → "echoed"' in plain.output
+    assert [r.exit_code for r in (flag, by_pyproject, by_verify_toml, standing, outside, named)
+            ] == [0, 0, 1, 0, 1, 0]
+
+
 @pytest.mark.parametrize("args", [
     ["--agent", "http://127.0.0.1:{port}"],
     ["--agent", "{agent}", "--ignore", "nonsense.path"],
@@ -271,6 +305,18 @@ def test_grpc(a2a_replay):
 """
 
 
+# The renamed artifact's name in every document it appears in: HTTP+JSON and gRPC ones for
+# all captures, JSON-RPC results and push deliveries for the JSON-RPC capture.
+STANDING_IGNORES = """
+[tool.a2a-recorder.verify]
+ignore = ["$.task.artifacts[*].name", "$.tasks[*].artifacts[*].name"]
+
+[tool.a2a-recorder.verify.captures."captures/jsonrpc.http"]
+ignore = ["$.result.task.artifacts[*].name", "$.result.tasks[*].artifacts[*].name",
+          "$.artifactUpdate.artifact.name"]
+"""
+
+
 @pytest.fixture
 def three_captures(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory,
                    ) -> Iterator[pytest.Pytester]:
@@ -293,7 +339,13 @@ def test_pytest_a2a_verify_is_green_against_the_same_agent_and_red_against_a_cha
     with DemoAgent(event_delay=0.05, artifact_names=RENAMED) as changed:
         url = changed.base_url
         red = three_captures.runpytest("-p", "no:cacheprovider", f"--a2a-verify={url}")
+        drifted = sorted(p.name for p in (three_captures.path / "captures").glob("*.drift.http"))
+        # The project's standing ignores (pyproject.toml) make the rename intended.
+        three_captures.makepyprojecttoml(STANDING_IGNORES)
+        intended = three_captures.runpytest("-p", "no:cacheprovider", f"--a2a-verify={url}")
+    intended.assert_outcomes(passed=3)
     red.assert_outcomes(failed=3)
+    assert drifted == ["grpc.drift.http", "jsonrpc.drift.http", "rest.drift.http"]
     output = red.stdout.str()
     for name in ("jsonrpc", "rest", "grpc"):
         assert f"captures/{name}.http drifted against {url}" in output
@@ -301,8 +353,7 @@ def test_pytest_a2a_verify_is_green_against_the_same_agent_and_red_against_a_cha
     assert '~ body.task.artifacts[0].name: "echo" → "echoed"' in output  # HTTP+JSON
     assert '~ messages[0].task.artifacts[0].name: "echo" → "echoed"' in output  # gRPC
     assert output.count("Verify: drift: ") == 3
-    kept = sorted(p.name for p in (three_captures.path / "captures").glob("*.drift.http"))
-    assert kept == ["grpc.drift.http", "jsonrpc.drift.http", "rest.drift.http"]
+    assert not list((three_captures.path / "captures").glob("*.drift.http"))  # green again
 
 
 def test_pytest_a2a_verify_and_recording_do_not_mix(pytester: pytest.Pytester) -> None:
