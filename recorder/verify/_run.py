@@ -56,6 +56,7 @@ from recorder.verify._webhook import Receiver
 
 CARD_PATH = "/.well-known/agent-card.json"
 WRITE_TIMEOUT = 5.0  # seconds for the recorder to write what it carried
+WRITE_POLL = 0.01
 BIND_ATTEMPTS = 3
 
 
@@ -189,12 +190,22 @@ async def _record(plan: Plan, options: Options, grpc: str | None, paths: PathMap
                 await schedule.run()
             finally:
                 await transport.close()
-            expected = schedule.sent + receiver.relayed
-            await schedule.until(lambda: proxy.addons.save.totals.exchanges >= expected,
-                                 WRITE_TIMEOUT)
+            await _until_written(proxy, schedule.sent + receiver.relayed, schedule.notes)
         finally:
             await asyncio.to_thread(proxy.stop)
     return _Run(schedule.not_sent, schedule.notes, ids, receiver)
+
+
+async def _until_written(proxy: Any, expected: int, notes: list[str]) -> None:
+    """Until the recorder has written `expected` exchanges (it tells no one: polled)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WRITE_TIMEOUT
+    while (written := proxy.addons.save.totals.exchanges) < expected:
+        if loop.time() >= deadline:
+            notes.append(f"the recorder wrote {written} of the {expected} exchanges it carried "
+                         f"within {WRITE_TIMEOUT:g} s")
+            return
+        await asyncio.sleep(WRITE_POLL)
 
 
 def _start_proxy(agent: str, grpc: str | None, out: Path, webhook_paths: list[str]) -> Any:
