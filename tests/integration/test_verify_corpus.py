@@ -28,6 +28,7 @@ gets the JSON-RPC captures only (its other bindings speak the same code as 1.3.0
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -125,15 +126,18 @@ def _verify_folder(agent: Any, mine: str, other: str, captures: list[Path]) -> l
         counterpart = CORPUS / other / path.relative_to(CORPUS / mine)
         corpus = diff_captures(read_capture(path), read_capture(counterpart),
                                collapse_polls=True)
-        want, got = agent_side(_keys(corpus)), _keys(result.diff)
-        live_only = [k for k in got if k[:3] in allowed]
-        extra = [k for k in got if k not in want and k not in live_only]
-        missing = [k for k in want if k not in got]
+        want = Counter(agent_side(_keys(corpus)))
+        got = Counter(k for k in _keys(result.diff) if k[:3] not in allowed)
+        live_only = {k[:3] for k in _keys(result.diff)} & allowed
+        extra, missing = sorted(got - want), sorted(want - got)
         status = EXIT_DRIFT if want or live_only else EXIT_SAME
-        if extra or missing or result.not_sent or result.status != status:
+        # Every corpus capture starts with a card fetch, so the live-only card difference too.
+        if extra or missing or live_only != allowed or result.not_sent or (
+                result.status != status):
             failures.append(f"{path.relative_to(CORPUS)}: status {result.status} (want "
                             f"{status}), not sent {result.not_sent}\n  only in verify: "
-                            f"{extra}\n  only in the corpus diff: {missing}")
+                            f"{extra}\n  only in the corpus diff: {missing}\n  live only: "
+                            f"{live_only} (want {allowed})")
     return failures
 
 
