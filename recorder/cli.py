@@ -44,6 +44,7 @@ class _Commands(click.Group):
         "diff": "recorder.diff:diff_command",
         "lint": "recorder.lint:lint_command",
         "report": "recorder.report:report_command",
+        "verify": "recorder.verify:verify_command",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

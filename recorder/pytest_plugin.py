@@ -30,6 +30,17 @@ Invariants:
 - A request the capture cannot answer fails the test at teardown, with the nearest recorded
   exchange named.
 
+`--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
+test's capture is first played against the agent at URL (once per capture and session),
+through the recorder, and diffed; then the test body runs as in replay mode, against a replay
+of the same capture.  So the body still tests the client against the recorded agent, and the
+verification tests the live agent against the recording: the test passes when both hold, and
+fails with the diff as its message when the capture drifted (a drifting capture's new session
+is kept beside it as `<name>.drift.http`).  The gRPC address is `--a2a-grpc-upstream`, or the
+marker's `grpc_upstream`, or the live card's; redacted headers come from `--a2a-verify-header`
+or `A2A_VERIFY_HEADER_<NAME>`; standing ignores from the `verify.toml` (or pyproject section)
+found from the test file's folder upward.
+
 pytest loads this module in every session of every project that has a2a-recorder installed:
 the replayer (uvicorn, grpcio, the capture parser) and the recorder (mitmproxy) load only in
 tests that use the fixture.
@@ -67,6 +78,8 @@ MODE_ALIASES = {"missing": RecordMode.ONCE, "rewrite": RecordMode.ALL}
 MODE_CHOICES = [*(m.value for m in RecordMode), *MODE_ALIASES]
 HOW_TO_RECORD = "--a2a-record=missing --a2a-upstream URL [--a2a-grpc-upstream HOST:PORT]"
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+_VERIFIED = pytest.StashKey[dict[Path, "str | None"]]()  # capture -> drift message (or None)
+_DRIFT = pytest.StashKey["str | None"]()
 
 
 def parse_mode(text: str) -> RecordMode:
@@ -116,6 +129,7 @@ class _Settings:
     timing: str
     upstream: str | None
     grpc_upstream: str | None
+    verify: str | None = None  # the live agent to verify the capture against
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -129,9 +143,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--a2a-grpc-upstream", default=None, metavar="HOST:PORT",
                     help="the live agent's gRPC address, to record gRPC too "
                          "(tls://HOST:PORT for TLS gRPC)")
+    group.addoption("--a2a-verify", default=None, metavar="URL",
+                    help="verify each test's capture against the live agent at URL (the test "
+                         "fails when it drifted), then run the test against its replay")
+    group.addoption("--a2a-verify-header", action="append", default=[], metavar="'NAME: VALUE'",
+                    help="a value for a header the captures hold redacted (or "
+                         "A2A_VERIFY_HEADER_<NAME>); repeatable")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--a2a-verify", None) and parse_mode(
+            str(config.getoption("--a2a-record"))) is not RecordMode.NONE:
+        raise pytest.UsageError("--a2a-verify checks captures, --a2a-record makes them: "
+                                "pass one of the two")
     config.addinivalue_line(
         "markers",
         "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None): the capture the "
@@ -147,6 +171,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     item.stash.setdefault(_REPORTS, {})[report.when] = report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """In verify mode, a test whose capture drifted fails once its body has run."""
+    result = yield
+    drift = item.stash.get(_DRIFT, None)
+    if drift is not None:
+        pytest.fail(drift, pytrace=False)
+    return result
+
+
 def _passed(node: pytest.Item) -> bool:
     reports = node.stash.get(_REPORTS, {})
     return all(reports[p].passed for p in ("setup", "call") if p in reports) and "call" in reports
@@ -159,7 +193,10 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
     node = request.node
     assert isinstance(node, pytest.Item)
     exists = settings.path.exists()
-    if settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
+    if settings.verify is not None:
+        node.stash[_DRIFT] = _verified(settings, request.config)
+        yield from _replay(settings)
+    elif settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
         yield from _record(settings, lambda: _passed(node))
     elif settings.mode is RecordMode.NEW_EPISODES:
         yield from _new_episodes(settings, lambda: _passed(node))
@@ -177,7 +214,8 @@ def _settings(request: pytest.FixtureRequest) -> _Settings:
         mode=parse_mode(str(option("--a2a-record"))),
         timing=str(marker.kwargs.get("timing", "none")),
         upstream=marker.kwargs.get("upstream") or option("--a2a-upstream"),
-        grpc_upstream=marker.kwargs.get("grpc_upstream") or option("--a2a-grpc-upstream"),
+        grpc_upstream=option("--a2a-grpc-upstream") or marker.kwargs.get("grpc_upstream"),
+        verify=option("--a2a-verify"),
     )
 
 
@@ -241,6 +279,54 @@ def miss_message(misses: list[str], capture: Capture) -> str:
                  f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
                  f"--a2a-grpc-upstream HOST:PORT")
     return text
+
+
+# --- verify -------------------------------------------------------------------------------------
+
+
+def drift_beside(path: Path) -> Path:
+    """Where a drifting capture's new session is kept: `echo.drift.http`."""
+    return path.with_name(f"{path.stem}.drift{path.suffix}")
+
+
+def _verified(settings: _Settings, config: pytest.Config) -> str | None:
+    """The capture verified against the live agent (once per session): None when it shows
+    no drift, else the failure message."""
+    found = config.stash.setdefault(_VERIFIED, {})
+    if settings.path not in found:
+        found[settings.path] = _verify(settings, config)
+    return found[settings.path]
+
+
+def _verify(settings: _Settings, config: pytest.Config) -> str | None:
+    from recorder.verify import (
+        ConfigError,
+        Credentials,
+        VerifyError,
+        find_config,
+        render_text,
+        verify_capture,
+    )
+
+    assert settings.verify is not None
+    capture = _load(settings.path)
+    kept = drift_beside(settings.path)  # written anew; removed again unless it drifted
+    try:
+        standing = find_config(settings.path.parent)
+        credentials = Credentials.of(config.getoption("--a2a-verify-header"), (), os.environ)
+        result = verify_capture(
+            capture, settings.verify, grpc=settings.grpc_upstream, out=kept,
+            name=str(settings.path), ignore=standing.ignores_for(settings.path),
+            credentials=credentials, timeout=standing.timeout or 10.0,
+            max_slowdown=standing.max_slowdown)
+    except (VerifyError, ConfigError, ValueError) as exc:
+        kept.unlink(missing_ok=True)
+        return f"{settings.path}: verify could not run: {exc}"
+    if not result.drift:
+        kept.unlink(missing_ok=True)
+        return None
+    return (f"{settings.path} drifted against {settings.verify} (the new session is kept in "
+            f"{kept}):\n{render_text(result)}")
 
 
 # --- record -------------------------------------------------------------------------------------

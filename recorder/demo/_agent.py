@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -111,6 +111,12 @@ class _Run:
     updater: TaskUpdater
     arg: str
     delay: float
+    artifact_names: Mapping[str, str] = field(default_factory=dict)
+    extra_status: bool = False
+
+    def artifact(self, name: str) -> str:
+        """The name an artifact goes out under (`DemoAgent(artifact_names=...)` renames)."""
+        return self.artifact_names.get(name, name)
 
     async def open_task(self, state: TaskState) -> None:
         """Emit the initial Task (required before status events) unless it already exists."""
@@ -134,7 +140,8 @@ def _agent_message(run: _Run, text: str) -> Message:
 async def _echo(run: _Run) -> None:
     await run.open_task(TaskState.TASK_STATE_SUBMITTED)
     await run.updater.start_work()
-    await run.updater.add_artifact(_text_part(f"echo {run.arg}".rstrip()), name="echo")
+    await run.updater.add_artifact(_text_part(f"echo {run.arg}".rstrip()),
+                                   name=run.artifact("echo"))
     await run.updater.complete()
 
 
@@ -144,7 +151,9 @@ async def _slow(run: _Run) -> None:
     await run.updater.start_work()
     for i in range(1, count + 1):
         await asyncio.sleep(run.delay)
-        await run.updater.add_artifact(_text_part(f"chunk {i}"), name=f"chunk-{i}")
+        await run.updater.add_artifact(_text_part(f"chunk {i}"), name=run.artifact(f"chunk-{i}"))
+    if run.extra_status:  # DemoAgent(extra_status=True): one status event more
+        await run.updater.start_work()
     await run.updater.complete()
 
 
@@ -173,7 +182,7 @@ async def _whoami(run: _Run) -> None:
     lines.append(f"query: {_REQUEST_QUERY.get()}")
     await run.open_task(TaskState.TASK_STATE_SUBMITTED)
     await run.updater.start_work()
-    await run.updater.add_artifact(_text_part("\n".join(lines)), name="whoami")
+    await run.updater.add_artifact(_text_part("\n".join(lines)), name=run.artifact("whoami"))
     await run.updater.complete()
 
 
@@ -218,14 +227,19 @@ class _QueryKeeper:
 class DemoExecutor(AgentExecutor):
     """Runs the command named by the first word of the user's text (see ``COMMANDS``)."""
 
-    def __init__(self, event_delay: float = DEFAULT_EVENT_DELAY) -> None:
+    def __init__(self, event_delay: float = DEFAULT_EVENT_DELAY,
+                 artifact_names: Mapping[str, str] | None = None,
+                 extra_status: bool = False) -> None:
         self.event_delay = event_delay
+        self.artifact_names = dict(artifact_names or {})
+        self.extra_status = extra_status
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         verb, _, arg = context.get_user_input().strip().partition(" ")
         command = COMMANDS.get(verb.lower(), (_unknown, ""))[0]
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
-        await command(_Run(context, event_queue, updater, arg.strip(), self.event_delay))
+        await command(_Run(context, event_queue, updater, arg.strip(), self.event_delay,
+                           self.artifact_names, self.extra_status))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
@@ -322,7 +336,8 @@ class _Servers:
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
-            agent_executor=DemoExecutor(event_delay), task_store=InMemoryTaskStore(),
+            agent_executor=DemoExecutor(event_delay, agent.artifact_names, agent.extra_status),
+            task_store=InMemoryTaskStore(),
             agent_card=self.card, push_config_store=push_store,
             push_sender=BasePushNotificationSender(self.push_client, push_store),
             extended_agent_card=build_extended_card(self.card))
@@ -368,6 +383,9 @@ class DemoAgent:
     ``api_key_query`` makes the card declare an API key in that query parameter.
     ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
     ``api_key_headers`` makes the card declare API keys in those headers.
+    ``artifact_names`` renames artifacts (``{"echo": "echoed"}``): a deliberate change of what
+    the agent says on the wire, for tests of ``verify`` and ``diff``; ``extra_status`` is
+    another: ``slow N`` sends one more working status update, after its last chunk.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -387,8 +405,12 @@ class DemoAgent:
                  startup_timeout: float = 10.0, push_proxy: str | None = None,
                  api_key_query: str | None = None,
                  card_cache_control: str | None = None,
-                 api_key_headers: tuple[str, ...] = ()) -> None:
+                 api_key_headers: tuple[str, ...] = (),
+                 artifact_names: Mapping[str, str] | None = None,
+                 extra_status: bool = False) -> None:
         self.event_delay = event_delay
+        self.artifact_names = dict(artifact_names or {})
+        self.extra_status = extra_status
         self.card_cache_control = card_cache_control
         self.api_key_headers = api_key_headers
         self.push_proxy = push_proxy

@@ -5,7 +5,10 @@ translate bytes; `Replayer` runs both on a thread.  See `_service` for the model
 
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
-answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes.
+answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
+`answer_documents`, `answer_succeeded` and `located_ids` read any answer, recorded or live, as
+the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` mints an id
+that looks like a recorded one.
 """
 
 from recorder.replay._grpcanswer import GrpcAnswer
@@ -21,7 +24,16 @@ from recorder.replay._respond import (
     substitute_json_text,
     substitute_text,
 )
-from recorder.replay._script import RecordedSlot, Script, Step, load_script
+from recorder.replay._script import (
+    CARD_OPERATIONS,
+    RecordedSlot,
+    Script,
+    Step,
+    answer_documents,
+    answer_succeeded,
+    load_script,
+    located_ids,
+)
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import (
     Client,
@@ -31,9 +43,11 @@ from recorder.replay._service import (
     ReplayService,
     Served,
 )
+from recorder.replay._sessions import fresh_id
 from recorder.replay._timing import Timing
 
 __all__ = [
+    "CARD_OPERATIONS",
     "Client",
     "GrpcAnswer",
     "HttpAnswer",
@@ -55,7 +69,11 @@ __all__ = [
     "Served",
     "Step",
     "Timing",
+    "answer_documents",
+    "answer_succeeded",
+    "fresh_id",
     "load_script",
+    "located_ids",
     "substitute_body",
     "substitute_headers",
     "substitute_json_text",

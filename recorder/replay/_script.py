@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from recorder.capture import Capture, Exchange
+from recorder.capture import Capture, Exchange, Response
 from recorder.protocol import (
     AGENT_CARD,
     LISTINGS,
@@ -39,6 +39,7 @@ from recorder.protocol import (
 from recorder.replay._ids import (
     Json,
     Key,
+    Location,
     Provenance,
     Slot,
     find_slots,
@@ -225,10 +226,18 @@ def _next_rank(script: Script) -> int:
 
 def _succeeded(exchange: Exchange, documents: list[Json]) -> bool:
     """Whether the agent answered with success (read from the documents already parsed)."""
-    response = exchange.response
-    if response is None or exchange.classification.error is not None:
+    if exchange.classification.error is not None:
         return False
-    if exchange.classification.binding is Binding.GRPC:
+    return answer_succeeded(exchange.classification.binding, exchange.response, documents)
+
+
+def answer_succeeded(binding: Binding | None, response: Response | None,
+                     documents: Sequence[Json]) -> bool:
+    """Whether a response is a success: gRPC status 0, else an HTTP status below 400 and no
+    error document (`documents` are `answer_documents(response)`)."""
+    if response is None:
+        return False
+    if binding is Binding.GRPC:
         fields = {k.lower(): v for k, v in (*response.headers, *response.trailers)}
         return fields.get("grpc-status", "0").strip() == "0"
     return response.status < 400 and not any(_is_error(d) for d in documents)
@@ -238,8 +247,11 @@ def _succeeded(exchange: Exchange, documents: list[Json]) -> bool:
 
 
 def _documents(exchange: Exchange) -> list[Json]:
-    """The JSON documents of an answer: body, SSE event data, gRPC messages."""
-    response = exchange.response
+    return answer_documents(exchange.response)
+
+
+def answer_documents(response: Response | None) -> list[Json]:
+    """The JSON documents of an answer, in order: body, SSE event data, gRPC messages."""
     if response is None:
         return []
     texts: list[str | bytes] = [response.body] if response.body else []
@@ -270,6 +282,33 @@ def _listed(documents: list[Json], list_key: str, id_key: str) -> Iterator[str]:
 def _is_error(document: Json) -> bool:
     """A JSON-RPC or HTTP+JSON error document (a gRPC error lives in trailers, not messages)."""
     return isinstance(document, dict) and isinstance(document.get("error"), dict)
+
+
+def located_ids(document: Json) -> list[tuple[Location, str, str]]:
+    """(where, key, id) for every id an answer document hands out, by the rules `_ids_in`
+    follows; `where` is the path of the string in the document (a resource name's ids share
+    it, told apart by their key).  For tools that pair a live answer's ids with a recorded
+    answer's (verify)."""
+    found: list[tuple[Location, str, str]] = []
+    if not _is_error(document):
+        _located(document, None, (), found)
+    return found
+
+
+def _located(value: Json, key: str | None, where: Location,
+             out: list[tuple[Location, str, str]]) -> None:
+    if isinstance(value, dict):
+        envelope = "jsonrpc" in value
+        for k, v in value.items():
+            if not (k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id")):
+                _located(v, k, (*where, k), out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _located(item, key, (*where, index), out)
+    elif isinstance(value, str):
+        found: list[tuple[str, str]] = []
+        _id_at(key, value, found)
+        out.extend((where, k, v) for k, v in found)
 
 
 def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:

@@ -247,7 +247,7 @@ class Sessions:
         session's ids stay unknown for good.
         """
         if recorded in self._recorded_handed_out:
-            fresh = _fresh(recorded)
+            fresh = fresh_id(recorded)
         else:
             self._recorded_handed_out.add(recorded)
             fresh = recorded
@@ -319,8 +319,9 @@ def _nearest(session: Session, candidates: Sequence[Step], ranks: list[int]) -> 
     return ahead if ahead.rank - session.progress <= session.progress - behind.rank else behind
 
 
-def _fresh(recorded: str) -> str:
-    # Keep the recorded id's look: a UUID for a UUID, a suffixed copy for anything else.
+def fresh_id(recorded: str) -> str:
+    """A new id that looks like `recorded`: a UUID for a UUID, else a suffixed copy (replay
+    mints these for the ids it hands out, verify for the client's own)."""
     if _UUID.fullmatch(recorded):
         return str(uuid.uuid4())
     return f"{recorded}-{uuid.uuid4().hex[:8]}"

@@ -1,11 +1,15 @@
-"""Small helpers the integration tests share: free ports, polling with a deadline, captures."""
+"""Small helpers the integration tests share: free ports, polling with a deadline, captures,
+the SDK peers' runner."""
 
 from __future__ import annotations
 
+import importlib.util
 import socket
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from recorder.capture import Exchange, read_capture
 
@@ -30,3 +34,14 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
 def exchanges(path: Path) -> tuple[Exchange, ...]:
     """The exchanges recorded so far; none while the capture file does not exist yet."""
     return read_capture(path).exchanges if path.exists() else ()
+
+
+def load_peers_run() -> ModuleType:
+    """`scripts/peers/run.py` as a module (it is a script, not part of the package)."""
+    path = Path(__file__).resolve().parents[2] / "scripts" / "peers" / "run.py"
+    spec = importlib.util.spec_from_file_location("peers_run", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while loading
+    spec.loader.exec_module(module)
+    return module

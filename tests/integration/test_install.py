@@ -42,11 +42,11 @@ import installs  # noqa: E402
 SDK_ENVS = ["sdk-0.3.26", "sdk-1.2.3", "sdk-1.3.0", "no-sdk"]
 TIMEOUT = 120
 # What the lowest and newest envs run: the SDK-free tests of the codec, gRPC replay and
-# recording, matching and the recorder's pure parts (none imports a2a-sdk or the demo).
+# recording, matching, verify and the recorder's pure parts (none imports a2a-sdk or the demo).
 SDK_FREE_TESTS = [
     *(f"tests/unit/test_{name}.py" for name in (
         "cardrewrite", "push_relay", "replay_ids", "replay_service", "replay_timing",
-        "secret_scan", "sse")),
+        "secret_scan", "sse", "verify_plan", "verify_report", "verify_schedule")),
     "tests/integration/test_grpc_without_sdk.py",
 ]
 

@@ -96,3 +96,40 @@ def test_the_package_exports_are_complete_and_sorted() -> None:
     names = replay.__all__
     assert names == sorted(names, key=lambda n: (not n[0].isupper(), n))
     assert all(hasattr(replay, name) for name in names)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_located_ids_are_the_ids_the_script_learns_from_each_answer(path: Path) -> None:
+    """`located_ids` (verify pairs live answers by it) finds what the script's loader finds."""
+    script = replay.load_script([read_capture(path)])
+    for step in script.steps:
+        response = step.exchange.response
+        documents = replay.answer_documents(response)
+        if not replay.answer_succeeded(step.exchange.classification.binding, response,
+                                       documents) or step.exchange.classification.error:
+            continue
+        if step.exchange.classification.operation in replay.CARD_OPERATIONS:
+            continue
+        located = [value for d in documents for _, _, value in replay.located_ids(d)]
+        assert set(step.response_ids) <= set(located), step.number
+        for document in documents:
+            for where, _, value in replay.located_ids(document):
+                held = document
+                for part in where:
+                    held = held[part]
+                assert value in held  # the string at `where` holds the id (a name: a part)
+
+
+def test_located_ids_give_paths_and_split_resource_names() -> None:
+    document = {"jsonrpc": "2.0", "id": "rpc-1", "result": {
+        "task": {"id": "t-1", "contextId": "c-1", "metadata": {"id": "not-an-id"},
+                 "artifacts": [{"artifactId": "a-1"}]},
+        "name": "tasks/t-1/pushNotificationConfigs/cfg-1"}}
+    assert replay.located_ids(document) == [
+        (("result", "task", "id"), "id", "t-1"),
+        (("result", "task", "contextId"), "contextId", "c-1"),
+        (("result", "task", "artifacts", 0, "artifactId"), "artifactId", "a-1"),
+        (("result", "name"), "taskId", "t-1"),
+        (("result", "name"), "configId", "cfg-1"),
+    ]
+    assert replay.located_ids({"error": {"code": 5, "message": "t-1"}}) == []

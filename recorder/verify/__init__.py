@@ -1,0 +1,84 @@
+"""Verify: play the client side of a capture against a live agent, and report what drifted.
+
+`verify_capture(capture, agent_url, ...)` sends each recorded request to the live agent, in
+recorded order, through the recorder (so the new session is a proper capture, redaction
+included), with the ids the live agent hands out put in place of the recorded ones, and
+returns a `VerifyResult`: the protocol-aware diff of the recorded session against the new
+one (`recorder.diff`), plus what only verify knows (what could not be sent and why, timing
+against recorded).  `result.status` is the exit status: 0 no drift, 1 drift.
+
+Layers, pure first:
+
+- `_plan`: the capture as a plan of sends, each with what it waits for (what had completed
+  when it started in the recording, the events of concurrent streams, push deliveries), and
+  runs of identical polls folded into one repeated send;
+- `_live`: recorded ids -> live ids, replay's provenance (`recorder.replay.Step.slots`) the
+  other way, learnt by pairing live answers with recorded ones;
+- `_outgoing`: a recorded request with live ids and credentials put in, ready to send;
+  `_secrets`: the credentials for redacted headers and parameters;
+- `_result`, `_report`: the result and its reports; `_config`: verify.toml;
+- shells: `_schedule` (runs a plan over a transport, asyncio), `_send` (HTTP and gRPC),
+  `_webhook` (verify's own webhook), `_run` (the recorder and the diff), `_command` (the CLI).
+
+Errors: `VerifyError(RuntimeError)` when verify cannot run (exit 2); `ConfigError(ValueError)`
+for settings that cannot be used; `PlaceholderError(ValueError)` for a redacted secret that
+would reach the agent.
+"""
+
+from recorder.verify._command import verify_command
+from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
+from recorder.verify._live import LiveIds, pair_ids, poll_states
+from recorder.verify._plan import Plan, Send, Skipped, make_plan
+from recorder.verify._report import (
+    FORMATS,
+    render_html,
+    render_json,
+    render_markdown,
+    render_text,
+    report,
+)
+from recorder.verify._result import (
+    EXIT_DRIFT,
+    EXIT_ERROR,
+    EXIT_SAME,
+    Latency,
+    NotSent,
+    VerifyError,
+    VerifyResult,
+)
+from recorder.verify._run import Options, verify_async, verify_capture
+from recorder.verify._secrets import Credentials, PlaceholderError, missing_credentials
+
+__all__ = [
+    "ConfigError",
+    "Credentials",
+    "EXIT_DRIFT",
+    "EXIT_ERROR",
+    "EXIT_SAME",
+    "FORMATS",
+    "Latency",
+    "LiveIds",
+    "NotSent",
+    "Options",
+    "PlaceholderError",
+    "Plan",
+    "Send",
+    "Skipped",
+    "VerifyConfig",
+    "VerifyError",
+    "VerifyResult",
+    "find_config",
+    "load_config",
+    "make_plan",
+    "missing_credentials",
+    "pair_ids",
+    "poll_states",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "render_text",
+    "report",
+    "verify_async",
+    "verify_capture",
+    "verify_command",
+]

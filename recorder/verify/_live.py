@@ -1,0 +1,166 @@
+"""Recorded ids and the live ids that stand for them: replay's provenance, the other way (pure).
+
+Replay maps live request ids to recorded ones and mints live ids for recorded answers.  Verify
+sends recorded requests to a live agent, so it goes the other way, slot by slot
+(`Step.slots`, the provenance the script gave every id of every recorded request):
+
+    ISSUED   the live id the agent handed out in its place (learnt from a live answer); when
+             there is none yet the request waits, and when none came it is not sent
+    OWN      a fresh id of the same look (`fresh_id`), so a second run does not collide;
+             named again later (ISSUED), it is the same fresh id
+    FRESH    a fresh value too (messageId), the receiver's URL for a webhook, a fresh secret
+             for a push-config token or credentials
+    UNKNOWN  sent as recorded: a probe of an id that never existed stays one
+    FIXED    sent as recorded: it existed before the capture began
+
+Learning pairs a live answer with the recorded one by where each id sits
+(`replay.located_ids`): the id at `result.task.id` of the recorded answer stands for the id at
+the same place of the live one, in the same document (body, event or message) if it has one
+there, else the first document that does.  The first live value learnt for a recorded id is
+kept.  Only successful answers teach (an error hands out nothing).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from recorder.protocol import IdKind
+from recorder.replay import (
+    CARD_OPERATIONS,
+    Provenance,
+    RecordedSlot,
+    Step,
+    answer_documents,
+    answer_succeeded,
+    fresh_id,
+    located_ids,
+)
+from recorder.replay._ids import Json
+
+Webhook = Callable[[str], str]  # recorded webhook URL -> live URL
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A request that names an id the agent handed out in the recording, live not (yet)."""
+
+    value: str
+    issuer: int | None  # the recorded exchange that handed it out
+
+
+@dataclass
+class LiveIds:
+    """What this run has learnt: recorded value -> live value."""
+
+    webhook: Webhook
+    issuer: dict[str, int] = field(default_factory=dict)  # Script.issuer
+    to_live: dict[str, str] = field(default_factory=dict)
+    taught: dict[str, int] = field(default_factory=dict)  # recorded id -> exchange that taught it
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def missing(self, step: Step) -> list[Missing]:
+        """The issued ids the step names that have no live counterpart yet."""
+        return [Missing(r.slot.value, self.issuer.get(r.slot.value)) for r in step.slots
+                if r.provenance is Provenance.ISSUED and r.slot.value not in self.to_live]
+
+    def mapping(self, step: Step) -> dict[str, str]:
+        """Recorded -> live for every id the step's request names, minting what is new.
+
+        Call only when `missing(step)` is empty.
+        """
+        found: dict[str, str] = {}
+        for recorded in step.slots:
+            live = self._live(recorded)
+            if live is not None:
+                found[recorded.slot.value] = live
+        return found
+
+    def _live(self, recorded: RecordedSlot) -> str | None:
+        value, provenance = recorded.slot.value, recorded.provenance
+        if provenance in (Provenance.UNKNOWN, Provenance.FIXED):
+            return None
+        if provenance is Provenance.ISSUED:
+            return self.to_live[value]
+        if value not in self.to_live:
+            self.to_live[value] = self._mint(recorded)
+        return self.to_live[value]
+
+    def _mint(self, recorded: RecordedSlot) -> str:
+        kind = recorded.slot.kind
+        if kind is IdKind.WEBHOOK:
+            return self.webhook(recorded.slot.value)
+        if recorded.provenance is Provenance.FRESH and kind is None:
+            return str(uuid.uuid4())  # a push-config secret: the client's own, new each run
+        return fresh_id(recorded.slot.value)
+
+    # -- learning -----------------------------------------------------------------------------
+
+    def learn_document(self, step: Step, index: int, live: Json) -> None:
+        """Learn from one live document (a stream's event as it comes): the recorded document
+        at the same index, ids at the same places."""
+        recorded = _teaching_documents(step)
+        if index < len(recorded):
+            self._learn(step, pair_ids([recorded[index]], [live], anywhere=False))
+
+    def learn(self, step: Step, live: Sequence[Json], success: bool) -> None:
+        """Learn from a whole live answer (its documents) to the step's request."""
+        if success:
+            self._learn(step, pair_ids(_teaching_documents(step), live))
+
+    def _learn(self, step: Step, pairs: Sequence[tuple[str, str]]) -> None:
+        for recorded, live in pairs:
+            if recorded not in self.to_live:
+                self.to_live[recorded] = live
+                self.taught[recorded] = step.number
+
+
+def _teaching_documents(step: Step) -> list[Json]:
+    """The recorded answer's documents, when it handed out ids (a success, not a card)."""
+    exchange = step.exchange
+    if exchange.classification.operation in CARD_OPERATIONS or exchange.classification.error:
+        return []
+    documents = answer_documents(exchange.response)
+    success = answer_succeeded(exchange.classification.binding, exchange.response, documents)
+    return documents if success else []
+
+
+def pair_ids(recorded: Sequence[Json], live: Sequence[Json], *,
+             anywhere: bool = True) -> list[tuple[str, str]]:
+    """(recorded id, live id) for each id of the recorded documents found at the same place
+    in the live ones: the same document index first, then (`anywhere`) any document."""
+    at: dict[tuple[int, object, str], str] = {}
+    first: dict[tuple[object, str], str] = {}
+    for index, document in enumerate(live):
+        for where, key, value in located_ids(document):
+            at.setdefault((index, where, key), value)
+            first.setdefault((where, key), value)
+    pairs: list[tuple[str, str]] = []
+    for index, document in enumerate(recorded):
+        for where, key, value in located_ids(document):
+            found = at.get((index, where, key)) or (first.get((where, key)) if anywhere else None)
+            if found is not None:
+                pairs.append((value, found))
+    return pairs
+
+
+def poll_states(documents: Sequence[Json]) -> tuple[str, ...]:
+    """Every task state an answer reports, in order: what a poll waits to see."""
+    found: list[str] = []
+    for document in documents:
+        _states(document, found)
+    return tuple(found)
+
+
+def _states(value: Json, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "state" and isinstance(item, str):
+                out.append(item)
+            else:
+                _states(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _states(item, out)

@@ -1,0 +1,216 @@
+"""The recorded capture as a plan of sends: what to send, in what order, after what (pure).
+
+The client side of a capture is replayed in the order the recorded requests started
+(`load_script` orders its steps so).  Each step becomes a `Send`, and what it waits for mirrors
+what had happened in the recording when its request started at time S:
+
+- every earlier exchange that had *completed* by S has completed live (so the ids it needs
+  exist); the earlier exchanges still running at S are `concurrent` with it and are not waited
+  for (a SubscribeToTask while a stream runs, a cancel of a `wait` task);
+- of a concurrent exchange that streams (SSE events, gRPC messages), as many events have
+  arrived live as had arrived by S (`events`): the cancel that ends a subscription goes out
+  once the subscription is live;
+- the push deliveries that had completed by S have reached verify's webhook (`deliveries`,
+  counted per recorded webhook URL).
+
+A run of identical polls (consecutive steps with the same key, of an operation the diff counts
+as a poll, each starting after the previous one ended) is one `Send` of several steps: the
+poll is repeated live until its answer reports the state the last recorded poll reported (the
+diff compares only the last poll of a run, `recorder.diff.last_polls`).
+
+Push deliveries are not sent: they are expected (`Plan.deliveries`).  An exchange recorded
+without a response is not sent either (there is nothing to compare it with): `Plan.skipped`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from recorder.capture import Capture, Exchange, Request
+from recorder.diff import POLL_OPERATIONS
+from recorder.protocol import PUSH_DELIVERY, Binding, IdKind, event_data
+from recorder.replay import Script, Step, load_script
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One request to send (or, for a poll run, to repeat), and what must happen first."""
+
+    steps: tuple[Step, ...]  # one step, or a run of identical polls (compared: the last)
+    concurrent: frozenset[int] = frozenset()  # earlier exchanges still running at its start
+    events: tuple[tuple[int, int], ...] = ()  # (exchange, events it had streamed by then)
+    deliveries: tuple[tuple[str, int], ...] = ()  # (webhook key, deliveries done by then)
+    waits_us: Mapping[int, int] = field(default_factory=dict)  # exchange -> recorded gap
+
+    @property
+    def step(self) -> Step:
+        """The step whose answer is compared and learnt from (a poll run's last)."""
+        return self.steps[-1]
+
+    @property
+    def numbers(self) -> frozenset[int]:
+        return frozenset(s.number for s in self.steps)
+
+    @property
+    def is_poll(self) -> bool:
+        return len(self.steps) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    exchange: Exchange
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    script: Script
+    sends: tuple[Send, ...]
+    skipped: tuple[Skipped, ...] = ()
+    # Recorded deliveries by the key of the webhook they went to (`webhook_key`), in order.
+    deliveries: Mapping[str, tuple[Exchange, ...]] = field(default_factory=dict)
+    # Webhooks (keys) that only gRPC push configs name: the agent posts to them unrelayed.
+    direct_webhooks: frozenset[str] = frozenset()
+
+    @property
+    def numbers(self) -> frozenset[int]:
+        """The recorded exchanges verify sends or expects (what the report compares)."""
+        sent = {n for s in self.sends for n in s.numbers}
+        return frozenset(sent | {d.number for ds in self.deliveries.values() for d in ds})
+
+
+def make_plan(capture: Capture) -> Plan:
+    script = load_script([capture])
+    deliveries = _deliveries(capture.exchanges)
+    sends = _fold_polls(_sends(script.steps, deliveries))
+    in_script = {s.number for s in script.steps}
+    skipped = tuple(Skipped(e, _why_not(e)) for e in capture.exchanges
+                    if e.number not in in_script and e.classification.operation != PUSH_DELIVERY)
+    return Plan(script, tuple(sends), skipped, deliveries, _direct(script.steps))
+
+
+def _direct(steps: Iterable[Step]) -> frozenset[str]:
+    """Webhooks named in push configs over gRPC only (the recorder relays the others)."""
+    grpc: set[str] = set()
+    http: set[str] = set()
+    for step in steps:
+        for recorded in step.slots:
+            if recorded.slot.kind is IdKind.WEBHOOK:
+                on_grpc = step.exchange.classification.binding is Binding.GRPC
+                (grpc if on_grpc else http).add(webhook_key(recorded.slot.value))
+    return frozenset(grpc - http)
+
+
+def _why_not(exchange: Exchange) -> str:
+    cause = f" ({exchange.error})" if exchange.error else ""
+    return f"recorded without a response{cause}: nothing to compare it with"
+
+
+# ---- waits ------------------------------------------------------------------------------------
+
+
+def end_us(exchange: Exchange) -> int:
+    return exchange.started_us + exchange.duration_us
+
+
+def _sends(steps: Sequence[Step], deliveries: Mapping[str, tuple[Exchange, ...]]) -> list[Send]:
+    """One Send per step, with what had completed and what was running when it started."""
+    running: list[tuple[int, int, Step]] = []  # heap of (end, number, step) of earlier steps
+    ends = {key: sorted(end_us(d) for d in found) for key, found in deliveries.items()}
+    sends: list[Send] = []
+    for step in steps:
+        start = step.exchange.started_us
+        while running and running[0][0] <= start:
+            heapq.heappop(running)
+        concurrent = [s for _, _, s in running]
+        events = tuple((s.number, n) for s in concurrent if (n := events_by(s.exchange, start)))
+        done = tuple((key, n) for key, times in ends.items()
+                     if (n := bisect.bisect_right(times, start)))
+        waits = {s.number: start - s.exchange.started_us for s in concurrent}
+        sends.append(Send((step,), frozenset(s.number for s in concurrent), events, done, waits))
+        heapq.heappush(running, (end_us(step.exchange), step.number, step))
+    return sends
+
+
+def events_by(exchange: Exchange, at_us: int) -> int:
+    """How many data events (or gRPC messages) the exchange had streamed by `at_us`.
+
+    Offsets count from the response head, whose time the capture does not hold; it is put as
+    late as it can have been (the stream ended no sooner than its last event), so an event
+    counts only if it surely came before `at_us`: an event that a later request caused (the
+    status a cancel brings) is never waited for.
+    """
+    response = exchange.response
+    if response is None:
+        return 0
+    offsets = [e.offset_us for e in response.events if event_data(e.lines)]
+    offsets += [m.offset_us for m in response.messages]
+    if not offsets:
+        return 0
+    head = end_us(exchange) - max(offsets)
+    return sum(1 for offset in offsets if head + offset < at_us)
+
+
+def streamed(exchange: Exchange) -> int:
+    """How many data events or gRPC messages a recorded answer holds."""
+    response = exchange.response
+    if response is None:
+        return 0
+    return sum(1 for e in response.events if event_data(e.lines)) + len(response.messages)
+
+
+# ---- polls ------------------------------------------------------------------------------------
+
+
+def _fold_polls(sends: Iterable[Send]) -> list[Send]:
+    folded: list[Send] = []
+    for send in sends:
+        last = folded[-1] if folded else None
+        if last is not None and _continues(last, send):
+            folded[-1] = Send((*last.steps, send.step), last.concurrent, last.events,
+                              last.deliveries, last.waits_us)
+        else:
+            folded.append(send)
+    return folded
+
+
+def _continues(run: Send, send: Send) -> bool:
+    """Whether `send` repeats the poll `run` ends with (the diff's rule: the same request,
+    one after the other, nothing new running beside it)."""
+    step, previous = send.step, run.step
+    return (step.exchange.classification.operation in POLL_OPERATIONS
+            and step.key == previous.key and previous.number not in send.concurrent
+            and send.concurrent <= run.concurrent)
+
+
+# ---- deliveries -------------------------------------------------------------------------------
+
+
+def delivery_url(request: Request) -> str:
+    """The webhook URL a recorded push delivery went to."""
+    return f"http://{request.header('host') or ''}{request.target}"
+
+
+def webhook_key(url: str) -> str:
+    """A webhook URL compared loosely: scheme and host case and a default port aside."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return url
+    query = f"?{parts.query}" if parts.query else ""
+    host = (parts.hostname or "").lower()
+    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
+
+
+def _deliveries(exchanges: Iterable[Exchange]) -> dict[str, tuple[Exchange, ...]]:
+    found: dict[str, list[Exchange]] = {}
+    ordered = sorted(exchanges, key=lambda e: (e.started_us, e.number))
+    for exchange in ordered:
+        if exchange.classification.operation == PUSH_DELIVERY:
+            found.setdefault(webhook_key(delivery_url(exchange.request)), []).append(exchange)
+    return {key: tuple(found[key]) for key in found}

@@ -1,0 +1,168 @@
+"""Verify reports: the diff's report of recorded against live, then verify's own facts (pure).
+
+Each format is the diff's (`recorder.diff`'s renderers, so a drift reads as any diff does),
+followed by what only verify knows: the exchanges it could not send and why, what it did that
+a reader should know (a wait that ran out), the timing of every aligned pair (recorded against
+live, with the factor), and the verdict.  JSON embeds the diff's report object under `diff`;
+the HTML page is the diff's page with verify's sections before its end.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from recorder.diff import render_html as diff_html
+from recorder.diff import render_markdown as diff_markdown
+from recorder.diff import render_text as diff_text
+from recorder.diff import report_dict
+from recorder.verify._result import Latency, NotSent, VerifyResult
+
+REPORT_FORMAT = "a2a-recorder-verify"
+REPORT_VERSION = 1
+
+
+def _ms(us: int) -> str:
+    return f"{us / 1000:.1f} ms"
+
+
+def _factor(x: Latency) -> str:
+    return f"×{x.ratio:.2f}" if x.ratio is not None else "×-"
+
+
+def _timing_line(x: Latency, result: VerifyResult) -> str:
+    slow = "  slower than allowed" if x in result.slow else ""
+    return (f"A#{x.a} ~ B#{x.b}  {x.operation}  {_ms(x.recorded_us)} → {_ms(x.live_us)}  "
+            f"{_factor(x)}{slow}")
+
+
+def _not_sent_line(item: NotSent) -> str:
+    return f"#{item.number} {item.operation}: {item.reason}"
+
+
+# -- text -----------------------------------------------------------------------------------
+
+
+def render_text(result: VerifyResult, *, color: bool = False) -> str:
+    out = [diff_text([result.diff], color=color).rstrip("\n")]
+    if result.not_sent:
+        out += ["Not sent:", *(f"  {_not_sent_line(n)}" for n in result.not_sent)]
+    if result.skipped:
+        out += ["Left out (not compared):", *(f"  {_not_sent_line(n)}" for n in result.skipped)]
+    if result.notes:
+        out += ["Notes:", *(f"  {note}" for note in result.notes)]
+    if result.latencies:
+        out += ["Timing (recorded → live):",
+                *(f"  {_timing_line(x, result)}" for x in result.latencies)]
+    out.append(f"Verify: {result.summary()}")
+    return "\n".join(out) + "\n"
+
+
+# -- markdown -------------------------------------------------------------------------------
+
+
+def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
+    out = [diff_markdown([result.diff]).rstrip("\n"), ""]
+    if result.not_sent:
+        out += ["### Not sent", "", *(f"- {_md(_not_sent_line(n))}" for n in result.not_sent),
+                ""]
+    if result.skipped:
+        out += ["### Left out (not compared)", "",
+                *(f"- {_md(_not_sent_line(n))}" for n in result.skipped), ""]
+    if result.notes:
+        out += ["### Notes", "", *(f"- {_md(note)}" for note in result.notes), ""]
+    if result.latencies:
+        out += ["### Timing", "", "| A | B | operation | recorded | live | factor |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| A#{x.a} | B#{x.b} | {_md(x.operation)} | {_ms(x.recorded_us)} | "
+                f"{_ms(x.live_us)} | {_factor(x)}{' (slow)' if x in result.slow else ''} |"
+                for x in result.latencies]
+        out.append("")
+    out += [f"**Verify:** {_md(result.summary())}", ""]
+    return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+# -- JSON -----------------------------------------------------------------------------------
+
+
+def report(result: VerifyResult) -> dict[str, Any]:
+    """The JSON-ready report (stable for CI: `format`, `version`)."""
+    return {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "capture": result.capture,
+        "agent": result.agent,
+        "drift": result.drift,
+        "status": result.status,
+        "summary": result.summary(),
+        "diff": report_dict(result.diff),
+        "not_sent": [_item(n) for n in result.not_sent],
+        "skipped": [_item(n) for n in result.skipped],
+        "notes": list(result.notes),
+        "max_slowdown": result.max_slowdown,
+        "timing": [_latency(x, result) for x in result.latencies],
+        "new_capture": str(result.new_capture) if result.new_capture else None,
+    }
+
+
+def _item(item: NotSent) -> dict[str, Any]:
+    return {"number": item.number, "operation": item.operation, "reason": item.reason}
+
+
+def _latency(x: Latency, result: VerifyResult) -> dict[str, Any]:
+    return {"a": x.a, "b": x.b, "operation": x.operation, "recorded_us": x.recorded_us,
+            "live_us": x.live_us, "ratio": x.ratio, "slow": x in result.slow}
+
+
+def render_json(result: VerifyResult, *, color: bool = False) -> str:
+    text = json.dumps(report(result), indent=2, ensure_ascii=False, default=str)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+
+
+# -- HTML -----------------------------------------------------------------------------------
+
+
+def render_html(result: VerifyResult, *, color: bool = False) -> str:
+    page = diff_html([result.diff])
+    for old, new in (("<title>a2a-recorder diff</title>", "<title>a2a-recorder verify</title>"),
+                     ("<h1>a2a-recorder diff</h1>", "<h1>a2a-recorder verify</h1>")):
+        page = page.replace(old, new, 1)
+    at = page.rfind("</body>")
+    return page[:at] + _html_sections(result) + page[at:]
+
+
+def _html_sections(result: VerifyResult) -> str:
+    e = html.escape
+    out = []
+    for title, items in (("Not sent", result.not_sent), ("Left out (not compared)",
+                                                         result.skipped)):
+        if items:
+            rows = "".join(f"<li>{e(_not_sent_line(n))}</li>" for n in items)
+            out.append(f"<h2>{title}</h2><ul>{rows}</ul>")
+    if result.notes:
+        out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in result.notes)
+                   + "</ul>")
+    if result.latencies:
+        rows = "".join(
+            f"<tr><td>A#{x.a}</td><td>B#{x.b}</td><td>{e(x.operation)}</td>"
+            f"<td>{_ms(x.recorded_us)}</td><td>{_ms(x.live_us)}</td><td>{e(_factor(x))}"
+            f"{' (slow)' if x in result.slow else ''}</td></tr>" for x in result.latencies)
+        out.append("<h2>Timing</h2><table><tr><th>A</th><th>B</th><th>operation</th>"
+                   f"<th>recorded</th><th>live</th><th>factor</th></tr>{rows}</table>")
+    out.append(f'<p class="summary">Verify: {e(result.summary())}</p>')
+    return "\n".join(out)
+
+
+Renderer = Callable[..., str]
+FORMATS: Mapping[str, Renderer] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+    "html": render_html,
+}
