@@ -316,9 +316,9 @@ class RecordingProxy:
         logging.getLogger("mitmproxy").addHandler(errors)
         try:
             master = self._build_master()
-        except (exceptions.OptionsError, ValueError) as exc:
+        except (exceptions.OptionsError, ValueError, KeyError) as exc:
             logging.getLogger("mitmproxy").removeHandler(errors)
-            self._failure = ProxyStartError(f"bad proxy options: {exc}")
+            self._failure = ProxyStartError(f"bad proxy options: {_option_error(exc)}")
             self._ready.set()
             return
         run = asyncio.create_task(master.run())
@@ -483,3 +483,10 @@ def _task_failure(task: asyncio.Task[None]) -> str | None:
         return None
     failure = task.exception()
     return f"{type(failure).__name__}: {failure}" if failure else None
+
+
+def _option_error(exc: Exception) -> str:
+    if isinstance(exc, KeyError):  # mitmproxy's "Unknown options: ..."
+        return (f"{exc.args[0]} (the recorder runs mitmproxy's proxy addons only, not "
+                "mitmdump's tools such as anticache, map_remote or save_stream_file)")
+    return str(exc)

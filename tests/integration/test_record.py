@@ -536,6 +536,18 @@ def test_bad_arguments() -> None:
         RecordingProxy(upstream="http://127.0.0.1:9", split="weird").start()
 
 
+def test_mitmproxy_options_of_the_proxy_apply_and_those_of_its_tools_are_refused(
+        tmp_path: Path) -> None:
+    # The recorder's master carries only the proxy's addons: an option of one of mitmdump's
+    # tools (anticache, map_remote, ...) is a clear start error, never silently ignored.
+    with pytest.raises(ProxyStartError, match="Unknown options: anticache .*proxy addons only"):
+        RecordingProxy(upstream="http://127.0.0.1:9", out=tmp_path / "a.http",
+                       mitm_options={"anticache": True}).start()
+    with RecordingProxy(upstream="http://127.0.0.1:9", out=tmp_path / "b.http",
+                        mitm_options={"body_size_limit": "3m"}) as proxy:
+        assert proxy.port > 0
+
+
 def test_stop_frees_the_port_and_async_use(tmp_path: Path) -> None:
     async def main() -> int:
         async with RecordingProxy(upstream="http://127.0.0.1:9") as proxy:
