@@ -9,28 +9,13 @@ SDK supports.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from _helpers import load_peers_run
 
-_RUN_PY = Path(__file__).resolve().parents[2] / "scripts" / "peers" / "run.py"
-
-
-def _load_run() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peers_run", _RUN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while loading
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load_run()
+run = load_peers_run()
 
 
 @pytest.fixture(scope="module", params=sorted(run.SDKS))

@@ -8,30 +8,14 @@ shapes are chosen per binding in recorder/replay/_misses.py.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from _helpers import load_peers_run
 
 from recorder.capture import Capture, read_capture
 from recorder.record import RecordingProxy
 from recorder.replay import Replayer
 
-_RUN_PY = Path(__file__).resolve().parents[2] / "scripts" / "peers" / "run.py"
-
-
-def _load_run() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peers_run", _RUN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load_run()
+run = load_peers_run()
 SDKS = ("a2a-python-1.3.0", "a2a-python-0.3.x", "a2a-js-1.3.x")
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
 if not any(run.SDKS[s].built for s in SDKS):

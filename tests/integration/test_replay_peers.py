@@ -13,39 +13,29 @@ skipped when none is built (CI does not build them).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from _helpers import load_peers_run
 
 from recorder.capture import Capture, read_capture
 from recorder.record import RecordingProxy
 from recorder.replay import Replayer
 
-_RUN_PY = Path(__file__).resolve().parents[2] / "scripts" / "peers" / "run.py"
 CLIENT_TIMEOUT = 60.0
 AGENT_TIMEOUT = 60.0
 PUSH_SCENARIO = "08-push-configs"
 
 
-def _load_run() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peers_run", _RUN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while loading
-    spec.loader.exec_module(module)
-    return module
 
 
-run = _load_run()
+run = load_peers_run()
 
 if not run.available_sdks():
     pytest.skip("no SDK peer environment under .peers/ is built (run scripts/peers/envs.py)",
