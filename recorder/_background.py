@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -21,6 +22,19 @@ StartTimeout = 15.0
 def host_port(host: str, port: int) -> str:
     """`host:port`, with an IPv6 host in brackets."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def url_key(url: str) -> str:
+    """A URL compared loosely (a webhook an agent was told of, then posted to): scheme and
+    host case and a default port do not matter."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return url
+    query = f"?{parts.query}" if parts.query else ""
+    where = host_port((parts.hostname or "").lower(), port)
+    return f"{parts.scheme.lower()}://{where}{parts.path or '/'}{query}"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from recorder._background import host_port
 from recorder.capture import Request
 from recorder.protocol import PUSH_DELIVERY, Binding, Classification, parse_json, value_at
 
@@ -89,17 +88,6 @@ def config_root(classification: Classification) -> tuple[str, ...]:
     """Where a push-config request's own fields start: JSON-RPC `params`, else the body."""
     return ("params",) if classification.binding is Binding.JSONRPC else ()
 
-
-def url_key(url: str) -> str:
-    """A URL compared loosely: host case and a default port do not matter."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-    except ValueError:
-        return url
-    query = f"?{parts.query}" if parts.query else ""
-    where = host_port((parts.hostname or "").lower(), port)
-    return f"{parts.scheme.lower()}://{where}{parts.path or '/'}{query}"
 
 
 def as_delivery(found: Classification, request: Request) -> Classification:

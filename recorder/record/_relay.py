@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from mitmproxy import ctx, http
 
+from recorder._background import url_key
 from recorder.protocol import PUSH_DELIVERY, parse_json
 from recorder.record._flows import to_request, to_response
 from recorder.record._push import (
@@ -36,7 +37,6 @@ from recorder.record._push import (
     RELAY_PREFIX,
     PushRelay,
     config_root,
-    url_key,
     webhook_urls,
 )
 from recorder.record._state import FlowState, is_reverse, mode_spec, own_origin, state_of

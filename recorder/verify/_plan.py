@@ -28,8 +28,8 @@ import bisect
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
+from recorder._background import url_key
 from recorder.capture import Capture, Exchange, Request
 from recorder.diff import POLL_OPERATIONS
 from recorder.protocol import PUSH_DELIVERY, Binding, IdKind, event_data
@@ -71,7 +71,7 @@ class Plan:
     script: Script
     sends: tuple[Send, ...]
     skipped: tuple[Skipped, ...] = ()
-    # Recorded deliveries by the key of the webhook they went to (`webhook_key`), in order.
+    # Recorded deliveries by the key of the webhook they went to (`url_key`), in order.
     deliveries: Mapping[str, tuple[Exchange, ...]] = field(default_factory=dict)
     # Webhooks (keys) that only gRPC push configs name: the agent posts to them unrelayed.
     direct_webhooks: frozenset[str] = frozenset()
@@ -101,7 +101,7 @@ def _direct(steps: Iterable[Step]) -> frozenset[str]:
         for recorded in step.slots:
             if recorded.slot.kind is IdKind.WEBHOOK:
                 on_grpc = step.exchange.classification.binding is Binding.GRPC
-                (grpc if on_grpc else http).add(webhook_key(recorded.slot.value))
+                (grpc if on_grpc else http).add(url_key(recorded.slot.value))
     return frozenset(grpc - http)
 
 
@@ -195,22 +195,11 @@ def delivery_url(request: Request) -> str:
     return f"http://{request.header('host') or ''}{request.target}"
 
 
-def webhook_key(url: str) -> str:
-    """A webhook URL compared loosely: scheme and host case and a default port aside."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-    except ValueError:
-        return url
-    query = f"?{parts.query}" if parts.query else ""
-    host = (parts.hostname or "").lower()
-    return f"{parts.scheme.lower()}://{host}:{port}{parts.path or '/'}{query}"
-
 
 def _deliveries(exchanges: Iterable[Exchange]) -> dict[str, tuple[Exchange, ...]]:
     found: dict[str, list[Exchange]] = {}
     ordered = sorted(exchanges, key=lambda e: (e.started_us, e.number))
     for exchange in ordered:
         if exchange.classification.operation == PUSH_DELIVERY:
-            found.setdefault(webhook_key(delivery_url(exchange.request)), []).append(exchange)
+            found.setdefault(url_key(delivery_url(exchange.request)), []).append(exchange)
     return {key: tuple(found[key]) for key in found}

@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from recorder._background import url_key
 from recorder.capture import Exchange, Response
-from recorder.verify._plan import webhook_key
 
 DEFAULT_ANSWER = Response(200, "OK", (("Content-Type", "application/json"),), b"{}")
 _HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive",
@@ -69,7 +69,7 @@ class Receiver:
 
     def live_url(self, recorded_url: str) -> str:
         """Our URL for a recorded webhook."""
-        key = webhook_key(recorded_url)
+        key = url_key(recorded_url)
         path = self._by_key.get(key) or self._allocate(key, recorded_url)
         return self.origin + path
 

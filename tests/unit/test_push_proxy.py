@@ -11,9 +11,9 @@ from mitmproxy import http
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
+from recorder._background import url_key
 from recorder.capture import GrpcMessage, Request, read_capture
 from recorder.record import GrpcRecord, RecordingAddons, recording_addons
-from recorder.record._push import url_key
 
 PUSH_MODE = "regular@127.0.0.1:8482"
 HOOK = "http://127.0.0.1:7000/hook/1"
@@ -62,6 +62,9 @@ def test_url_key_ignores_default_port_and_host_case() -> None:
     assert url_key("http://LOCALHOST/hook") == url_key("http://localhost:80/hook")
     assert url_key("https://h/x?a=1") == url_key("https://h:443/x?a=1")
     assert url_key("http://h/x") != url_key("http://h/y")
+    assert url_key("HTTP://Hook.Example/a?b=1") == "http://hook.example:80/a?b=1"
+    assert url_key("https://h/x") != url_key("http://h/x")
+    assert url_key("http://[::1]/hook") == "http://[::1]:80/hook"
 
 
 def test_webhook_learnt_from_a_grpc_config_marks_any_post_to_it(tmp_path: Path) -> None:

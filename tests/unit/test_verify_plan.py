@@ -21,7 +21,7 @@ from recorder.verify._outgoing import (
     http_outgoing,
     substitute_target,
 )
-from recorder.verify._plan import events_by, webhook_key
+from recorder.verify._plan import events_by
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "captures"
@@ -96,12 +96,6 @@ def test_events_count_only_those_surely_before_a_moment() -> None:
     assert events_by(subscribe, subscribe.started_us) == 0
     assert events_by(subscribe, end + 1) == 2
     assert events_by(capture.exchanges[1], end) == 0  # no stream
-
-
-def test_webhook_keys_fold_case_and_default_ports() -> None:
-    assert webhook_key("HTTP://Hook.Example/a?b=1") == "http://hook.example:80/a?b=1"
-    assert webhook_key("http://hook.example:80/a?b=1") == "http://hook.example:80/a?b=1"
-    assert webhook_key("https://h/x") != webhook_key("http://h/x")
 
 
 # ---- live ids -----------------------------------------------------------------------------
