@@ -126,6 +126,13 @@ class StopSignals:
         while not self.requested.wait(0.5):
             pass
 
+    def finished(self) -> None:
+        """Ignore further stop signals: all is written and the process is exiting.  A Python
+        handler would be reset to the default during the interpreter's teardown, and a late
+        Ctrl-C would then kill the process (exit -2) after a clean stop."""
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
@@ -286,6 +293,7 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
         signals.wait()
     finally:
         proxy.stop()
+        signals.finished()
         click.echo(f"capture written: {out}", err=True)
 
 
@@ -340,6 +348,7 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
         signals.wait()
     finally:
         replayer.stop()
+        signals.finished()
     report = replayer.report
     if report.ties:
         click.echo(f"note: {report.tie_count} requests fitted more than one client session "

@@ -195,6 +195,39 @@ def test_a_signal_keeps_every_completed_exchange(how: str, agent: DemoAgent,
         check_capture(out, completed)
 
 
+COMMANDS = {
+    "record": ["record", "--upstream", "http://127.0.0.1:9", "--quiet", "--out"],
+    "replay": ["replay", str(ROOT / "captures" / "a2a-python-1.3.0" / "03-blocking-task.http")],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_ctrl_c_after_the_stop_leaves_a_clean_exit(command: str, tmp_path: Path) -> None:
+    # Found by CI: a second Ctrl-C that came once the capture was written, while Python tore
+    # the process down, killed it (exit -2) after a clean stop.
+    for delay in (0.0, 0.01, 0.03, 0.08):
+        args = [*COMMANDS[command], *([str(tmp_path / f"{delay}.http")]
+                                      if command == "record" else [])]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "recorder", *args, "--listen", f"127.0.0.1:{free_port()}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert process.stderr is not None
+        try:
+            assert " (Ctrl-C to stop)" in process.stderr.readline()
+            process.send_signal(signal.SIGINT)
+            if command == "record":
+                assert "capture written" in process.stderr.readline()
+            time.sleep(delay)
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 0, (delay, err)
+
+
 def _signal(process: subprocess.Popen[str], numbers: list[signal.Signals]) -> None:
     for number in numbers:
         process.send_signal(number)
