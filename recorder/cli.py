@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import os
 import signal
 import sys
-import threading
+import time
 from pathlib import Path
 
 import click
@@ -109,22 +110,29 @@ class StopSignals:
 
     Installed before a server starts and kept until it has stopped, so that a second Ctrl-C
     (or a signal during start-up) can never interrupt the stop half-way: it is only answered
-    with a word that the stop is under way.
+    with `busy`, a word that the stop is under way.
+
+    The handler takes no lock: it runs in the main thread between two bytecodes, possibly
+    inside code that holds the very lock it would take (an Event's, a stream's), and would
+    then wait for itself for ever.  So it counts, writes with `os.write`, and `wait()` polls.
     """
 
-    def __init__(self) -> None:
-        self.requested = threading.Event()
+    POLL = 0.05  # seconds; how soon a stop starts after the signal
+
+    def __init__(self, busy: str = "stopping, please wait") -> None:
+        self._busy = f"{busy}\n".encode()
+        self.count = 0
         for number in STOP_SIGNALS:
             signal.signal(number, self._handle)
 
     def _handle(self, number: int, frame: object) -> None:
-        if self.requested.is_set():
-            click.echo("stopping: finishing the capture, please wait", err=True)
-        self.requested.set()
+        self.count += 1
+        if self.count == 2:
+            os.write(2, self._busy)
 
     def wait(self) -> None:
-        while not self.requested.wait(0.5):
-            pass
+        while not self.count:
+            time.sleep(self.POLL)
 
     def finished(self) -> None:
         """Ignore further stop signals: all is written and the process is exiting.  A Python
@@ -265,7 +273,7 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
         raise click.UsageError("give exactly one of --upstream URL (reverse) and --forward")
     if append and force:
         raise click.UsageError("give at most one of --append and --force")
-    signals = StopSignals()
+    signals = StopSignals("stopping: finishing the capture, please wait")
     proxy = RecordingProxy("forward" if forward else "reverse", upstream, parse_listen(listen),
                            out, card_rewrite=not no_card_rewrite, keep_secrets=keep_secrets,
                            record_all=record_all, split=split, webhook_paths=webhook_paths,

@@ -228,6 +228,36 @@ def test_a_ctrl_c_after_the_stop_leaves_a_clean_exit(command: str, tmp_path: Pat
         assert process.returncode == 0, (delay, err)
 
 
+WAITER = """
+from recorder.cli import StopSignals
+signals = StopSignals("busy")
+print("ready", flush=True)
+signals.wait()
+print("stopped", signals.count > 0, flush=True)
+"""
+
+
+def test_a_volley_of_signals_never_hangs_the_stop() -> None:
+    # Found by CI: the handler set a threading.Event, and a signal that came while the main
+    # thread was inside that Event's wait() waited for the Event's lock, held by itself.
+    for _ in range(20):
+        process = subprocess.Popen([sys.executable, "-c", WAITER], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        try:
+            assert process.stdout.readline().strip() == "ready"
+            for _ in range(300):
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 0, err
+        assert out.strip() == "stopped True"
+        assert err.count("busy") <= 1, err
+
+
 def _signal(process: subprocess.Popen[str], numbers: list[signal.Signals]) -> None:
     for number in numbers:
         process.send_signal(number)
