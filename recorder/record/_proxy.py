@@ -339,17 +339,18 @@ class RecordingProxy:
         opts: Any = options.Options()
         master: Any = Master(opts)
         master.addons.add(*(make() for make in PROXY_ADDONS))
+        taken = {self.listen[1]} - {0}  # ports given to the modes so far
         # The gRPC taps go first: at stop, their calls in flight reach the save addon before
         # it finalises the captures.
         if self.grpc_upstream is not None:
-            self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen))
+            self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen, taken))
             master.addons.add(GrpcTap(self._grpc_listener_origin, self.addons.record_grpc))
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
             master.addons.add(tunnels, GrpcTap(tunnels.origin, self.addons.record_grpc))
         master.addons.add(self.addons)
         if self.push_proxy is not None:
-            host, port = _resolved(self.push_proxy)
+            host, port = _resolved(self.push_proxy, taken)
             self._push_mode = f"regular@{host}:{port}"
             self.addons.push.push_proxy_mode = self._push_mode
             # The upstream a capture names if a delivery happens to open it.
@@ -467,15 +468,20 @@ def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _resolved(listen: tuple[str, int]) -> tuple[str, int]:
-    """`listen` with port 0 replaced by a port that is free now (see the module docstring)."""
+def _resolved(listen: tuple[str, int], taken: set[int]) -> tuple[str, int]:
+    """`listen` with port 0 replaced by a port that is free now (see the module docstring)
+    and not one already `taken` by another mode of this proxy: each probe socket is closed
+    before the next, so two probes can get the same port."""
     host, port = listen
-    if port:
-        return host, port
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return host, int(sock.getsockname()[1])
+    while not port or port in taken:
+        if listen[1]:
+            break  # a port the caller chose: mitmproxy names a clash itself
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+    taken.add(port)
+    return host, port
 
 
 def _task_failure(task: asyncio.Task[None]) -> str | None:
