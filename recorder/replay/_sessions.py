@@ -17,9 +17,9 @@ Which session a request belongs to:
    starts a new session at the first candidate; a creating step a session has served is never
    served again in it, so a client that creates more tasks than recorded gets a new session.
    An id-less read (ListTasks) goes to the existing session that fits best.
-3. Ties are broken by the connection (the session last served on it), then the client's
-   identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of these breaks is
-   reported (`Choice.tie`).
+3. Ties are broken by the connection (the session last served on it, if the headers agree),
+   then the client's identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of
+   these breaks is reported (`Choice.tie`).
 
 Only sessions that could win are looked at: for a creating request, the connection's and
 those of the same identity waiting exactly at a candidate (an index by place and identity);
@@ -180,9 +180,14 @@ class Sessions:
     @staticmethod
     def _score(session: Session, step: Step, connection: str | None,
                identity: Identity) -> Score:
-        """(script distance, other connection, identity 0 same / 2 other, least recent)."""
-        return (abs(step.rank - session.progress), int(session.connection != connection),
-                0 if session.identity == identity else 2, -session.active)
+        """(script distance, other connection, identity 0 same / 2 other, least recent).
+
+        A connection is the same client only if its headers agree: the OS gives a closed
+        connection's port to the next one, and one pool may carry several users."""
+        same = session.identity == identity
+        other_connection = not same or session.connection != connection
+        return (abs(step.rank - session.progress), int(other_connection), 0 if same else 2,
+                -session.active)
 
     def _ranked(self, candidates: Sequence[Step]) -> dict[int, Step]:
         """Creating candidates by rank (cached per candidate list: the script's lists last)."""

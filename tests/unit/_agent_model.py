@@ -7,7 +7,9 @@ client's operations against one agent and keeps each exchange as a capture `Exch
 the oracle (a fresh agent per client says what a live agent would have shown that client).
 
 `Client` builds requests as a client written from the spec would: a fresh JSON-RPC id and
-messageId on every request, its own headers, a new connection per request.
+messageId on every request, its own headers, a new connection per request.  Its connections
+take ports from `ports`; clients given one small cycle of ports reuse each other's, as
+clients of one host do once a connection closes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from recorder.protocol import classify
 Json = Any
 PATH = "/a2a/jsonrpc"
 JSON_HEADERS = (("content-type", "application/json"),)
+EPHEMERAL = itertools.count(20000)  # ports no two connections share, unless a test says so
 ERRORS = {"TaskNotFound": (-32001, "Task not found", "TASK_NOT_FOUND"),
           "TaskNotCancelable": (-32002, "Task cannot be canceled", "TASK_NOT_CANCELABLE")}
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_CANCELED", "TASK_STATE_FAILED"}
@@ -125,7 +128,7 @@ class Client:
     identity: bool = True  # send an Authorization header of its own
     tasks: list[str] = field(default_factory=list)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    connections: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    ports: Iterator[int] = field(default_factory=lambda: EPHEMERAL)
 
     def request(self, op: Op) -> Request:
         kind, arg = op
@@ -154,7 +157,7 @@ class Client:
         return Request("POST", PATH, tuple(headers), json.dumps(body).encode())
 
     def connection(self) -> str:
-        return f"127.0.0.1:{hash(self.name) % 10000 + 20000}-{next(self.connections)}"
+        return f"127.0.0.1:{next(self.ports)}"
 
     def saw(self, op: Op, answer: Json) -> None:
         """Remember the tasks this client was handed (its n-th task is `tasks[n]`)."""
