@@ -64,7 +64,7 @@ class ReplayApp:
         if request.target.startswith(ADMIN_PREFIX):
             await self._admin(send, request.target)
             return
-        outcome = self.service.handle(request, Client(_connection(scope)))
+        outcome = self.service.handle(request, Client.at(scope.get("client")))
         if isinstance(outcome, Miss):
             log.warning("replay miss: %s", outcome.describe())
             if self.on_miss:
@@ -165,9 +165,3 @@ def _standard_reason(status: int) -> str:
 
 def _text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
-
-
-def _connection(scope: Scope) -> str | None:
-    """The connection a request came on (`host:port`)."""
-    client = scope.get("client")
-    return f"{client[0]}:{client[1]}" if client else None

@@ -100,6 +100,11 @@ class Client:
 
     connection: str | None = None
 
+    @classmethod
+    def at(cls, address: tuple[str, int] | None) -> Client:
+        """The client on the connection from `address` (None: unknown)."""
+        return cls(f"{address[0]}:{address[1]}" if address else None)
+
 
 @dataclass(frozen=True, slots=True)
 class PlannedDelivery:
@@ -184,6 +189,11 @@ class ReplayService:
         self._answers.clear()
 
     # -- the one entry point ------------------------------------------------------------
+
+    def closed(self, client: Client) -> None:
+        """The client's connection is gone: a later one given the same port is another."""
+        if client.connection is not None:
+            self.sessions.closed(client.connection)
 
     def handle(self, request: Request, client: Client = Client()) -> Outcomes:
         """The answer to one live request, and what to deliver after it."""

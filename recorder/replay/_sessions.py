@@ -17,9 +17,9 @@ Which session a request belongs to:
    starts a new session at the first candidate; a creating step a session has served is never
    served again in it, so a client that creates more tasks than recorded gets a new session.
    An id-less read (ListTasks) goes to the existing session that fits best.
-3. Ties are broken by the connection (the session last served on it, if the headers agree),
-   then the client's identifying headers (`IDENTITY_HEADERS`), then recency.  A tie none of
-   these breaks is reported (`Choice.tie`).
+3. Ties are broken by the connection (the session last served on it, while it is open and if
+   the headers agree), then the client's identifying headers (`IDENTITY_HEADERS`), then
+   recency.  A tie none of these breaks is reported (`Choice.tie`).
 
 Only sessions that could win are looked at: for a creating request, the connection's and
 those of the same identity waiting exactly at a candidate (an index by place and identity);
@@ -145,9 +145,7 @@ class Sessions:
         """Sessions waiting at one of these creating steps (cost 0) that could beat a new
         session: the connection's, and those of the same identity."""
         at = self._ranked(candidates)
-        sessions: list[Session] = []
-        if connection is not None and connection in self._by_connection:
-            sessions.append(self._by_connection[connection])
+        sessions = [s for s in (self._on(connection),) if s is not None]
         for progress in self._places.get(identity, ()):
             if progress in at:
                 sessions.extend(_recent(self._by_place[(progress, identity)]))
@@ -161,9 +159,8 @@ class Sessions:
         """Sessions that an id-less read could belong to, each with its nearest candidate:
         the connection's, those at a candidate's place, the recent ones."""
         ranks = [s.rank for s in candidates]
-        sources: list[Iterable[Session]] = []
-        if connection is not None and connection in self._by_connection:
-            sources.append((self._by_connection[connection],))
+        on = self._on(connection)
+        sources: list[Iterable[Session]] = [(on,)] if on is not None else []
         places = dict.fromkeys(ranks[:SCAN])
         sources += [_recent(self._by_place.get((rank, identity))) for rank in places]
         sources += [_recent(self._by_progress.get(rank)) for rank in places]
@@ -177,17 +174,22 @@ class Sessions:
             if step is not None:
                 yield self._score(session, step, connection, identity), session, step
 
-    @staticmethod
-    def _score(session: Session, step: Step, connection: str | None,
+    def _score(self, session: Session, step: Step, connection: str | None,
                identity: Identity) -> Score:
         """(script distance, other connection, identity 0 same / 2 other, least recent).
 
         A connection is the same client only if its headers agree: the OS gives a closed
         connection's port to the next one, and one pool may carry several users."""
         same = session.identity == identity
-        other_connection = not same or session.connection != connection
+        other_connection = not same or self._on(connection) is not session
         return (abs(step.rank - session.progress), int(other_connection), 0 if same else 2,
                 -session.active)
+
+    def _on(self, connection: str | None) -> Session | None:
+        """The session last served on `connection`, if it is still remembered (a session
+        forgotten on the LRU leaves the other connections it used behind)."""
+        session = self._by_connection.get(connection) if connection is not None else None
+        return session if session is not None and session in self._lru else None
 
     def _ranked(self, candidates: Sequence[Step]) -> dict[int, Step]:
         """Creating candidates by rank (cached per candidate list: the script's lists last)."""
@@ -230,6 +232,10 @@ class Sessions:
             self._by_connection.move_to_end(connection)
             while len(self._by_connection) > 4 * self.limit:
                 self._by_connection.popitem(last=False)
+
+    def closed(self, connection: str) -> None:
+        """A closed connection says nothing of who comes next on its port."""
+        self._by_connection.pop(connection, None)
 
     def bind(self, session: Session, live: str, recorded: str, *, indexed: bool) -> None:
         """`live` stands for `recorded` in this session; `indexed` ids find the session again."""

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
+import socket
+import struct
 import time
 import uuid
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -321,6 +325,65 @@ def test_listing_without_a_filter_names_the_tasks_this_client_was_handed(tmp_pat
     # replay issued); the second gets fresh ones, never the first one's.
     assert handed[0] == set(live_sent)
     assert not handed[0] & handed[1]
+
+
+class _PortClient:
+    """A JSON-RPC client from the spec that picks each connection's source port and ends it
+    with a reset (no TIME_WAIT), so that the next connection can take the same port."""
+
+    def __init__(self, url: str) -> None:
+        self.url = httpx.URL(url)
+
+    def call(self, method: str, params: dict[str, object], port: int = 0) -> dict[str, Any]:
+        connection = http.client.HTTPConnection(self.url.host, self.url.port, timeout=20,
+                                                source_address=("127.0.0.1", port))
+        body = {"jsonrpc": "2.0", "id": uuid.uuid4().int % 10**9, "method": method,
+                "params": params}
+        try:
+            connection.request("POST", "/a2a/jsonrpc", json.dumps(body), headers={
+                "Content-Type": "application/json", "A2A-Version": "1.0",
+                "User-Agent": "port-client/1"})
+            answer: dict[str, Any] = json.loads(connection.getresponse().read())
+            assert connection.sock is not None
+            connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            return answer
+        finally:
+            connection.close()
+
+    def send(self, text: str) -> str:
+        message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+        task: str = self.call("SendMessage", {"message": message})["result"]["task"]["id"]
+        return task
+
+    def listed(self, port: int) -> list[str]:
+        return sorted(t["id"] for t in self.call("ListTasks", {}, port)["result"]["tasks"])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_a_port_that_comes_back_with_another_client_is_not_the_first_client(
+        tmp_path: Path) -> None:
+    # Two clients alike in every header, a new connection per request.  The second one's
+    # ListTasks comes from the port the first one's ListTasks used (the OS hands ports on);
+    # the closed connection must not make it the first client.
+    out = tmp_path / "list.http"
+    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
+            upstream=agent.base_url, out=out) as proxy:
+        live = _PortClient(proxy.url)
+        sent = sorted(live.send(text) for text in ("echo one", "echo two"))
+        assert live.listed(_free_port()) == sent
+    with Replayer([read_capture(out)]) as replayer:
+        port = _free_port()
+        for _ in range(2):
+            client = _PortClient(replayer.url)
+            handed = sorted(client.send(text) for text in ("echo one", "echo two"))
+            assert client.listed(port) == handed
 
 
 def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(

@@ -147,6 +147,20 @@ def test_sessions_are_bounded_and_a_forgotten_session_s_ids_become_unknown() -> 
     assert answer["error"]["code"] == -32001
 
 
+def test_a_forgotten_session_is_not_found_again_by_a_connection_it_used() -> None:
+    recording = Recording()
+    recording.run(Client("recorder"), [SEND, ("get", 0), WAIT])
+    service = ReplayService([recording.capture()], max_sessions=2)
+    first = Client("first", ports=iter([30001, 30002]))
+    serve(service, first, SEND)  # its session is last served on port 30001 ...
+    serve(service, first, ("get", 0))  # ... and then on 30002
+    for n in range(3):
+        serve(service, Client(f"c{n}"), SEND)  # the first session is forgotten
+    again = Client("first", ports=iter([30001]))  # the same headers, on the port it used
+    assert "result" in serve(service, again, WAIT)
+    assert len(service.sessions) == 2
+
+
 def card_exchange(number: int) -> Exchange:
     request = Request("GET", "/.well-known/agent-card.json", (("a2a-version", "1.0"),))
     card = {"name": "a", "supportedInterfaces": [
