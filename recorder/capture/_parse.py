@@ -72,6 +72,9 @@ _HEADER_FIELD = re.compile(r"# ([A-Za-z0-9][A-Za-z0-9._-]*):(?: (.*))?")
 _EVENT_STREAM_FORM = re.compile(FORM_EVENT_STREAM + r" ([0-9]+) events?")
 _GRPC_FORM = re.compile(FORM_GRPC + r" ([0-9]+) messages?(?: ([0-9]+) trailers?)?")
 _STATUS_ATTEMPT = re.compile(r"HTTP/\S* ")
+# Each line pattern anchored at every line's ends of a joined block, for `_fields`.
+_LINES = {p: re.compile(f"^(?:{p.pattern})$", re.MULTILINE)
+          for p in (_META_LINE, _HEADER_FIELD, HEADER_LINE)}
 _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
@@ -169,18 +172,33 @@ class _Meta:
 
 def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     meta = _Meta(first_line=cursor.lineno)
-    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
+    start = end = cursor.pos
+    lines, count = cursor.lines, len(cursor.lines)
     # An index loop, not peek(): a big capture has tens of thousands of these lines.
     while end < count and (line := lines[end]).startswith("#") and not line.startswith("###"):
-        match = pattern.fullmatch(line)
-        if match is None:
-            cursor.fail(f"bad metadata line {line!r}: expected '# key: value'", end + 1)
-        raw = match.group(2) or ""
-        value = _restored(cursor, raw, end + 1) if raw.startswith('"') else raw
-        meta.values.setdefault(match.group(1), []).append((end + 1, value))
         end += 1
+    block = lines[start:end]
+    fields = _fields(pattern, block)
+    if fields is None:
+        bad = _first_mismatch(pattern, block)
+        cursor.fail(f"bad metadata line {block[bad]!r}: expected '# key: value'", start + bad + 1)
+    for lineno, (key, raw) in enumerate(fields, start + 1):
+        value = _restored(cursor, raw, lineno) if raw.startswith('"') else raw
+        meta.values.setdefault(key, []).append((lineno, value))
     cursor.pos = end
     return meta
+
+
+def _fields(pattern: re.Pattern[str], block: list[str]) -> list[tuple[str, str]] | None:
+    """Every line's groups from one search of the joined block (a big capture has hundreds of
+    thousands of head lines; one search is much cheaper than a match per line), or None when
+    a line does not match.  `pattern` is one of `_LINES`: anchored at each line's ends."""
+    found: list[tuple[str, str]] = _LINES[pattern].findall("\n".join(block))
+    return found if len(found) == len(block) else None
+
+
+def _first_mismatch(pattern: re.Pattern[str], block: list[str]) -> int:
+    return next(i for i, line in enumerate(block) if pattern.fullmatch(line) is None)
 
 
 def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
@@ -428,26 +446,30 @@ def _newline(cursor: _Cursor, meta: _Meta) -> str:
 
 
 def _parse_headers(cursor: _Cursor) -> Headers:
-    headers: list[tuple[str, str]] = []
-    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
-    # Matched first: no exchange line or status line is a header line, so the checks that
-    # name what went wrong run only for a line that is not one.
-    while end < count and (line := lines[end]) != "":
-        match = HEADER_LINE.fullmatch(line)
-        if match is None:
-            if is_section_start(line):
-                cursor.fail(f"missing blank line after headers before {line!r}", end + 1)
-            cursor.fail(
-                f"bad header line {line!r}: expected 'Name: value' or a blank line "
-                "(missing blank line after headers?)",
-                end + 1,
-            )
-        headers.append(match.groups())  # type: ignore[arg-type]
-        end += 1
-    if end >= count:
+    lines, start = cursor.lines, cursor.pos
+    try:
+        end = lines.index("", start)
+    except ValueError:
+        end = len(lines)
+    block = lines[start:end]
+    fields = _fields(HEADER_LINE, block)
+    if fields is None:
+        bad = _first_mismatch(HEADER_LINE, block)
+        _bad_header_line(cursor, block[bad], start + bad + 1)
+    if end == len(lines):
         cursor.fail("headers not ended by a blank line (truncated?)", end + 1)
     cursor.pos = end + 1
-    return tuple(headers)
+    return tuple(fields)
+
+
+def _bad_header_line(cursor: _Cursor, line: str, lineno: int) -> NoReturn:
+    if is_section_start(line):
+        cursor.fail(f"missing blank line after headers before {line!r}", lineno)
+    cursor.fail(
+        f"bad header line {line!r}: expected 'Name: value' or a blank line "
+        "(missing blank line after headers?)",
+        lineno,
+    )
 
 
 def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
