@@ -161,10 +161,12 @@ class _Meta:
         return [value for _, value in self.values.get(key, [])]
 
     def one(self, cursor: _Cursor, key: str) -> str | None:
-        found = self.values.get(key, [])
+        found = self.values.get(key)
+        if found is None:
+            return None
         if len(found) > 1:
             cursor.fail(f"'{key}' given more than once", found[1][0])
-        return found[0][1] if found else None
+        return found[0][1]
 
     def line_of(self, key: str) -> int:
         return self.values[key][0][0] if key in self.values else self.first_line
@@ -373,7 +375,7 @@ def _seconds(cursor: _Cursor, meta: _Meta, key: str) -> int:
 # --- request and response ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass is slower to make, and this is internal
 class _Parts:
     body: bytes = b""
     events: tuple[SseEvent, ...] = ()
@@ -512,13 +514,14 @@ def _body_parts(form: str, lines: list[str]) -> _Parts:
 def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     """Split a display into blank-line separated blocks, each with its 0-based line offset."""
     blocks: list[tuple[int, list[str]]] = []
+    padded = [*lines, ""]
     start = 0
-    for index, line in enumerate([*lines, ""]):
-        if line == "":
-            if index == start:
-                raise FormError("empty block (two blank lines in a row?)", index)
-            blocks.append((start, lines[start:index]))
-            start = index + 1
+    while start < len(padded):
+        end = padded.index("", start)  # a C search: event streams are many lines
+        if end == start:
+            raise FormError("empty block (two blank lines in a row?)", end)
+        blocks.append((start, padded[start:end]))
+        start = end + 1
     return blocks
 
 
