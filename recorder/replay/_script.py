@@ -320,13 +320,16 @@ def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:
             if k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id"):
                 continue
             if type(v) is str:
-                _id_at(k, v, out)
+                if k in RESPONSE_ID_KEYS:  # checked here: most strings are not ids
+                    _id_at(k, v, out)
             elif type(v) in (dict, list):
                 _ids_in(v, k, out)
     elif kind is list:
+        holds_ids = key in RESPONSE_ID_KEYS
         for item in value:
             if type(item) is str:
-                _id_at(key, item, out)
+                if holds_ids:
+                    _id_at(key, item, out)
             elif type(item) in (dict, list):
                 _ids_in(item, key, out)
 
