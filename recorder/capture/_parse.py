@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from recorder._gcpause import collector_paused
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
@@ -96,7 +97,8 @@ def parse(text: str, filename: str = "<capture>") -> Capture:
     """
     cursor = _Cursor(_split(text, filename), filename)
     try:
-        return _parse_capture(cursor)
+        with collector_paused():  # see recorder._gcpause
+            return _parse_capture(cursor)
     except CaptureParseError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:  # a safety net; see module docstring

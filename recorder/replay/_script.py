@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from recorder._gcpause import collector_paused
 from recorder.capture import Capture, Exchange, Response
 from recorder.protocol import (
     AGENT_CARD,
@@ -129,8 +130,9 @@ class Script:
 def load_script(captures: Sequence[Capture]) -> Script:
     exchanges = [e for capture in captures for e in capture.exchanges]
     script = Script(secret_params=redacted_params(e.request for e in exchanges))
-    for capture in captures:
-        _Loader(script).load(capture.exchanges)
+    with collector_paused():  # see recorder._gcpause
+        for capture in captures:
+            _Loader(script).load(capture.exchanges)
     return script
 
 
