@@ -124,7 +124,9 @@ def _split(text: str, filename: str) -> list[str]:
     if not text.endswith("\n"):
         line = text.count("\n") + 1
         raise CaptureParseError("file does not end with a newline (truncated?)", filename, line)
-    return text.split("\n")[:-1]
+    lines = text.split("\n")
+    lines.pop()  # the empty string after the last newline (popped, not sliced: no copy)
+    return lines
 
 
 class _Cursor:
@@ -179,7 +181,7 @@ def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     start = end = cursor.pos
     lines, count = cursor.lines, len(cursor.lines)
     # An index loop, not peek(): a big capture has tens of thousands of these lines.
-    while end < count and (line := lines[end]).startswith("#") and not line.startswith("###"):
+    while end < count and (line := lines[end])[:1] == "#" and line[:3] != "###":
         end += 1
     block = lines[start:end]
     fields = _fields(pattern, block)
@@ -187,7 +189,7 @@ def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
         bad = _first_mismatch(pattern, block)
         cursor.fail(f"bad metadata line {block[bad]!r}: expected '# key: value'", start + bad + 1)
     for lineno, (key, raw) in enumerate(fields, start + 1):
-        value = _restored(cursor, raw, lineno) if raw.startswith('"') else raw
+        value = _restored(cursor, raw, lineno) if raw[:1] == '"' else raw
         meta.values.setdefault(key, []).append((lineno, value))
     cursor.pos = end
     return meta
