@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -137,8 +138,15 @@ class JsonForm:
         return " ".join([self.spacing, *flags])
 
     def dumps(self, value: Any) -> str:
-        text = json.dumps(value, separators=SEPARATORS[self.spacing], ensure_ascii=self.ascii)
+        """`json.dumps` with this form's options (an encoder made once: making one per call
+        cost as much as the encoding of a typical body)."""
+        text = _encoder(self.spacing, self.ascii).encode(value)
         return text + "\n" if self.newline else text
+
+
+@functools.cache
+def _encoder(spacing: str, ascii_only: bool) -> json.JSONEncoder:
+    return json.JSONEncoder(separators=SEPARATORS[spacing], ensure_ascii=ascii_only)
 
 
 JSON_FORMS: dict[str, JsonForm] = {
@@ -368,15 +376,24 @@ def _pretty_event(lines: tuple[str, ...]) -> tuple[JsonForm, list[str]] | None:
 
 
 def _restore_pretty_event(lines: list[str], form: JsonForm) -> tuple[str, ...]:
-    data = [i for i, line in enumerate(lines) if line.startswith(_DATA)]
-    if not data or data != list(range(data[0], data[-1] + 1)):
-        raise FormError("a JSON SSE block needs one contiguous run of 'data: ' lines", 1)
-    display = "\n".join(lines[i][len(_DATA) :] for i in data)
+    first, last, display = _data_run(lines)
     try:
         compact = restore_json(display, form)
     except FormError as exc:
-        raise FormError(str(exc), 1 + data[0] + exc.offset) from exc
-    return (*lines[: data[0]], _DATA + compact, *lines[data[-1] + 1 :])
+        raise FormError(str(exc), 1 + first + exc.offset) from exc
+    return (*lines[:first], _DATA + compact, *lines[last + 1 :])
+
+
+def _data_run(lines: list[str]) -> tuple[int, int, str]:
+    """The first and last index of the block's one run of data lines, and what they hold."""
+    joined = "\n".join(lines)
+    if joined.startswith(_DATA) and joined.count("\n" + _DATA) == len(lines) - 1:
+        # Every line is a data line (the usual block): a C join and replace, no line loop.
+        return 0, len(lines) - 1, joined[len(_DATA) :].replace("\n" + _DATA, "\n")
+    data = [i for i, line in enumerate(lines) if line.startswith(_DATA)]
+    if not data or data != list(range(data[0], data[-1] + 1)):
+        raise FormError("a JSON SSE block needs one contiguous run of 'data: ' lines", 1)
+    return data[0], data[-1], "\n".join(lines[i][len(_DATA) :] for i in data)
 
 
 def _restore_quoted_lines(lines: list[str]) -> tuple[str, ...]:

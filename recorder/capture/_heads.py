@@ -82,16 +82,17 @@ class Aside:
 
     def headers(self, side: str, shown: Sequence[Header]) -> tuple[Header, ...]:
         """A side's full header list: its shown lines, exact values, framing headers."""
-        where = HEADER_OF[side]
-        exact = {index: value for (w, index), value in self.exact.items()
-                 if w == where and index is not None}
         aside = [(index, name, value) for s, index, name, value in self.wire_headers if s == side]
-        return restore_headers(shown, aside, exact)
+        return restore_headers(shown, aside, self._exact_at(HEADER_OF[side]))
 
     def trailers(self, shown: Sequence[Header]) -> tuple[Header, ...]:
-        exact = {index: value for (w, index), value in self.exact.items()
-                 if w == TRAILER and index is not None}
-        return restore_headers(shown, (), exact)
+        return restore_headers(shown, (), self._exact_at(TRAILER))
+
+    def _exact_at(self, where: str) -> dict[int, str]:
+        if not self.exact:  # the usual case: a capture reads one of these per header list
+            return {}
+        return {index: value for (w, index), value in self.exact.items()
+                if w == where and index is not None}
 
 
 _PLACES = (TARGET, "request-header", REASON, "response-header", TRAILER)
@@ -165,6 +166,8 @@ def restore_headers(
 ) -> tuple[Header, ...]:
     """The full list from shown lines, exact values (by shown index) and set-aside headers
     (by full index); FormError when an index does not fit."""
+    if not aside and not exact:
+        return tuple(shown)
     headers = list(shown)
     for index, value in exact.items():
         if index >= len(headers):

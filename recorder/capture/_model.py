@@ -123,4 +123,7 @@ class Capture:
 def header_value(headers: Headers, name: str) -> str | None:
     """The first value of header `name` (any case), or None."""
     wanted = name.lower()
-    return next((value for key, value in headers if key.lower() == wanted), None)
+    for key, value in headers:  # a loop, not next(generator): replay loading asks per exchange
+        if key.lower() == wanted:
+            return value
+    return None

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from recorder._gcpause import collector_paused
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
@@ -72,6 +73,9 @@ _HEADER_FIELD = re.compile(r"# ([A-Za-z0-9][A-Za-z0-9._-]*):(?: (.*))?")
 _EVENT_STREAM_FORM = re.compile(FORM_EVENT_STREAM + r" ([0-9]+) events?")
 _GRPC_FORM = re.compile(FORM_GRPC + r" ([0-9]+) messages?(?: ([0-9]+) trailers?)?")
 _STATUS_ATTEMPT = re.compile(r"HTTP/\S* ")
+# Each line pattern anchored at every line's ends of a joined block, for `_fields`.
+_LINES = {p: re.compile(f"^(?:{p.pattern})$", re.MULTILINE)
+          for p in (_META_LINE, _HEADER_FIELD, HEADER_LINE)}
 _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
@@ -93,7 +97,8 @@ def parse(text: str, filename: str = "<capture>") -> Capture:
     """
     cursor = _Cursor(_split(text, filename), filename)
     try:
-        return _parse_capture(cursor)
+        with collector_paused():  # see recorder._gcpause
+            return _parse_capture(cursor)
     except CaptureParseError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:  # a safety net; see module docstring
@@ -119,7 +124,9 @@ def _split(text: str, filename: str) -> list[str]:
     if not text.endswith("\n"):
         line = text.count("\n") + 1
         raise CaptureParseError("file does not end with a newline (truncated?)", filename, line)
-    return text.split("\n")[:-1]
+    lines = text.split("\n")
+    lines.pop()  # the empty string after the last newline (popped, not sliced: no copy)
+    return lines
 
 
 class _Cursor:
@@ -158,10 +165,12 @@ class _Meta:
         return [value for _, value in self.values.get(key, [])]
 
     def one(self, cursor: _Cursor, key: str) -> str | None:
-        found = self.values.get(key, [])
+        found = self.values.get(key)
+        if found is None:
+            return None
         if len(found) > 1:
             cursor.fail(f"'{key}' given more than once", found[1][0])
-        return found[0][1] if found else None
+        return found[0][1]
 
     def line_of(self, key: str) -> int:
         return self.values[key][0][0] if key in self.values else self.first_line
@@ -169,18 +178,33 @@ class _Meta:
 
 def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     meta = _Meta(first_line=cursor.lineno)
-    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
+    start = end = cursor.pos
+    lines, count = cursor.lines, len(cursor.lines)
     # An index loop, not peek(): a big capture has tens of thousands of these lines.
-    while end < count and (line := lines[end]).startswith("#") and not line.startswith("###"):
-        match = pattern.fullmatch(line)
-        if match is None:
-            cursor.fail(f"bad metadata line {line!r}: expected '# key: value'", end + 1)
-        raw = match.group(2) or ""
-        value = _restored(cursor, raw, end + 1) if raw.startswith('"') else raw
-        meta.values.setdefault(match.group(1), []).append((end + 1, value))
+    while end < count and (line := lines[end])[:1] == "#" and line[:3] != "###":
         end += 1
+    block = lines[start:end]
+    fields = _fields(pattern, block)
+    if fields is None:
+        bad = _first_mismatch(pattern, block)
+        cursor.fail(f"bad metadata line {block[bad]!r}: expected '# key: value'", start + bad + 1)
+    for lineno, (key, raw) in enumerate(fields, start + 1):
+        value = _restored(cursor, raw, lineno) if raw[:1] == '"' else raw
+        meta.values.setdefault(key, []).append((lineno, value))
     cursor.pos = end
     return meta
+
+
+def _fields(pattern: re.Pattern[str], block: list[str]) -> list[tuple[str, str]] | None:
+    """Every line's groups from one search of the joined block (a big capture has hundreds of
+    thousands of head lines; one search is much cheaper than a match per line), or None when
+    a line does not match.  `pattern` is one of `_LINES`: anchored at each line's ends."""
+    found: list[tuple[str, str]] = _LINES[pattern].findall("\n".join(block))
+    return found if len(found) == len(block) else None
+
+
+def _first_mismatch(pattern: re.Pattern[str], block: list[str]) -> int:
+    return next(i for i, line in enumerate(block) if pattern.fullmatch(line) is None)
 
 
 def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
@@ -355,7 +379,7 @@ def _seconds(cursor: _Cursor, meta: _Meta, key: str) -> int:
 # --- request and response ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass is slower to make, and this is internal
 class _Parts:
     body: bytes = b""
     events: tuple[SseEvent, ...] = ()
@@ -428,26 +452,30 @@ def _newline(cursor: _Cursor, meta: _Meta) -> str:
 
 
 def _parse_headers(cursor: _Cursor) -> Headers:
-    headers: list[tuple[str, str]] = []
-    lines, end, count = cursor.lines, cursor.pos, len(cursor.lines)
-    # Matched first: no exchange line or status line is a header line, so the checks that
-    # name what went wrong run only for a line that is not one.
-    while end < count and (line := lines[end]) != "":
-        match = HEADER_LINE.fullmatch(line)
-        if match is None:
-            if is_section_start(line):
-                cursor.fail(f"missing blank line after headers before {line!r}", end + 1)
-            cursor.fail(
-                f"bad header line {line!r}: expected 'Name: value' or a blank line "
-                "(missing blank line after headers?)",
-                end + 1,
-            )
-        headers.append(match.groups())  # type: ignore[arg-type]
-        end += 1
-    if end >= count:
+    lines, start = cursor.lines, cursor.pos
+    try:
+        end = lines.index("", start)
+    except ValueError:
+        end = len(lines)
+    block = lines[start:end]
+    fields = _fields(HEADER_LINE, block)
+    if fields is None:
+        bad = _first_mismatch(HEADER_LINE, block)
+        _bad_header_line(cursor, block[bad], start + bad + 1)
+    if end == len(lines):
         cursor.fail("headers not ended by a blank line (truncated?)", end + 1)
     cursor.pos = end + 1
-    return tuple(headers)
+    return tuple(fields)
+
+
+def _bad_header_line(cursor: _Cursor, line: str, lineno: int) -> NoReturn:
+    if is_section_start(line):
+        cursor.fail(f"missing blank line after headers before {line!r}", lineno)
+    cursor.fail(
+        f"bad header line {line!r}: expected 'Name: value' or a blank line "
+        "(missing blank line after headers?)",
+        lineno,
+    )
 
 
 def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
@@ -490,13 +518,14 @@ def _body_parts(form: str, lines: list[str]) -> _Parts:
 def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     """Split a display into blank-line separated blocks, each with its 0-based line offset."""
     blocks: list[tuple[int, list[str]]] = []
+    padded = [*lines, ""]
     start = 0
-    for index, line in enumerate([*lines, ""]):
-        if line == "":
-            if index == start:
-                raise FormError("empty block (two blank lines in a row?)", index)
-            blocks.append((start, lines[start:index]))
-            start = index + 1
+    while start < len(padded):
+        end = padded.index("", start)  # a C search: event streams are many lines
+        if end == start:
+            raise FormError("empty block (two blank lines in a row?)", end)
+        blocks.append((start, padded[start:end]))
+        start = end + 1
     return blocks
 
 

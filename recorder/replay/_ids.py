@@ -116,6 +116,8 @@ def _path_ids(target: str, classification: Classification) -> dict[str, str]:
 
 
 def query_of(target: str) -> dict[str, list[str]]:
+    if "?" not in target:  # no query (most requests): no URL parse
+        return {}
     return {k: sorted(v) for k, v in sorted(parse_qs(urlsplit(target).query).items())}
 
 
@@ -239,7 +241,11 @@ def shape(value: Json, slots: Sequence[Slot], tokens: Sequence[Json]) -> Json:
 
 def shape_key(shaped: Json) -> str:
     """A canonical string of a shape: equal strings, equal requests up to their ids."""
-    return json.dumps(shaped, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(shaped)
+
+
+# `json.dumps` with these options, its encoder made once (loading makes a key per exchange).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def make_key(classification: Classification, shaped: Json) -> Key:

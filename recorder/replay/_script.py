@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from recorder._gcpause import collector_paused
 from recorder.capture import Capture, Exchange, Response
 from recorder.protocol import (
     AGENT_CARD,
@@ -129,8 +130,9 @@ class Script:
 def load_script(captures: Sequence[Capture]) -> Script:
     exchanges = [e for capture in captures for e in capture.exchanges]
     script = Script(secret_params=redacted_params(e.request for e in exchanges))
-    for capture in captures:
-        _Loader(script).load(capture.exchanges)
+    with collector_paused():  # see recorder._gcpause
+        for capture in captures:
+            _Loader(script).load(capture.exchanges)
     return script
 
 
@@ -320,13 +322,16 @@ def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:
             if k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id"):
                 continue
             if type(v) is str:
-                _id_at(k, v, out)
+                if k in RESPONSE_ID_KEYS:  # checked here: most strings are not ids
+                    _id_at(k, v, out)
             elif type(v) in (dict, list):
                 _ids_in(v, k, out)
     elif kind is list:
+        holds_ids = key in RESPONSE_ID_KEYS
         for item in value:
             if type(item) is str:
-                _id_at(key, item, out)
+                if holds_ids:
+                    _id_at(key, item, out)
             elif type(item) in (dict, list):
                 _ids_in(item, key, out)
 
