@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _helpers import free_port
 
 from recorder.capture import Capture, read_capture
 from recorder.demo import DemoAgent, SessionResult, WebhookReceiver, run_session
@@ -360,13 +361,6 @@ class _PortClient:
         return sorted(t["id"] for t in self.call("ListTasks", {}, port)["result"]["tasks"])
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def test_a_port_that_comes_back_with_another_client_is_not_the_first_client(
         tmp_path: Path) -> None:
     # Two clients alike in every header, a new connection per request.  The second one's
@@ -377,9 +371,9 @@ def test_a_port_that_comes_back_with_another_client_is_not_the_first_client(
             upstream=agent.base_url, out=out) as proxy:
         live = _PortClient(proxy.url)
         sent = sorted(live.send(text) for text in ("echo one", "echo two"))
-        assert live.listed(_free_port()) == sent
+        assert live.listed(free_port()) == sent
     with Replayer([read_capture(out)]) as replayer:
-        port = _free_port()
+        port = free_port()
         for _ in range(2):
             client = _PortClient(replayer.url)
             handed = sorted(client.send(text) for text in ("echo one", "echo two"))
