@@ -129,37 +129,37 @@ class Sessions:
     def join(self, candidates: Sequence[Step], connection: str | None,
              identity: Identity) -> Choice:
         """The session a request naming none of its ids belongs to (see the module docstring)."""
+        on = self._on(connection)
         if candidates[0].creates:
-            options = list(self._waiting(candidates, connection, identity))
+            options = list(self._waiting(candidates, on, identity))
             options.append((_NEW, None, candidates[0]))
         else:
-            options = list(self._fitting(candidates, connection, identity)) or [
+            options = list(self._fitting(candidates, on, identity)) or [
                 (_NEW, None, candidates[0])]
         best = min(options, key=lambda option: option[0])
         tie = sum(1 for score, session, _ in options
                   if session is not None and session is not best[1] and score[:3] == best[0][:3])
         return Choice(best[2], best[1], tie)
 
-    def _waiting(self, candidates: Sequence[Step], connection: str | None,
+    def _waiting(self, candidates: Sequence[Step], on: Session | None,
                  identity: Identity) -> Iterator[Option]:
         """Sessions waiting at one of these creating steps (cost 0) that could beat a new
-        session: the connection's, and those of the same identity."""
+        session: the connection's (`on`), and those of the same identity."""
         at = self._ranked(candidates)
-        sessions = [s for s in (self._on(connection),) if s is not None]
+        sessions = [on] if on is not None else []
         for progress in self._places.get(identity, ()):
             if progress in at:
                 sessions.extend(_recent(self._by_place[(progress, identity)]))
         for session in dict.fromkeys(sessions):
             step = at.get(session.progress)
             if step is not None and step.index not in session.created:
-                yield self._score(session, step, connection, identity), session, step
+                yield self._score(session, step, on, identity), session, step
 
-    def _fitting(self, candidates: Sequence[Step], connection: str | None,
+    def _fitting(self, candidates: Sequence[Step], on: Session | None,
                  identity: Identity) -> Iterator[Option]:
         """Sessions that an id-less read could belong to, each with its nearest candidate:
-        the connection's, those at a candidate's place, the recent ones."""
+        the connection's (`on`), those at a candidate's place, the recent ones."""
         ranks = [s.rank for s in candidates]
-        on = self._on(connection)
         sources: list[Iterable[Session]] = [(on,)] if on is not None else []
         places = dict.fromkeys(ranks[:SCAN])
         sources += [_recent(self._by_place.get((rank, identity))) for rank in places]
@@ -172,16 +172,17 @@ class Sessions:
             seen.add(session.number)
             step = _nearest(session, candidates, ranks)
             if step is not None:
-                yield self._score(session, step, connection, identity), session, step
+                yield self._score(session, step, on, identity), session, step
 
-    def _score(self, session: Session, step: Step, connection: str | None,
-               identity: Identity) -> Score:
-        """(script distance, other connection, identity 0 same / 2 other, least recent).
+    @staticmethod
+    def _score(session: Session, step: Step, on: Session | None, identity: Identity) -> Score:
+        """(script distance, other connection, identity 0 same / 2 other, least recent);
+        `on` is the session last served on the request's connection.
 
         A connection is the same client only if its headers agree: the OS gives a closed
         connection's port to the next one, and one pool may carry several users."""
         same = session.identity == identity
-        other_connection = not same or self._on(connection) is not session
+        other_connection = not same or session is not on
         return (abs(step.rank - session.progress), int(other_connection), 0 if same else 2,
                 -session.active)
 
