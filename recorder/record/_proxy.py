@@ -472,10 +472,10 @@ def _resolved(listen: tuple[str, int], taken: set[int]) -> tuple[str, int]:
     """`listen` with port 0 replaced by a port that is free now (see the module docstring)
     and not one already `taken` by another mode of this proxy: each probe socket is closed
     before the next, so two probes can get the same port."""
-    host, port = listen
-    while not port or port in taken:
-        if listen[1]:
-            break  # a port the caller chose: mitmproxy names a clash itself
+    host, chosen = listen
+    port = chosen
+    # A port the caller chose is kept: mitmproxy names a clash itself.
+    while not chosen and (not port or port in taken):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
