@@ -146,7 +146,8 @@ class JsonForm:
 
 @functools.cache
 def _encoder(spacing: str, ascii_only: bool) -> json.JSONEncoder:
-    return json.JSONEncoder(separators=SEPARATORS[spacing], ensure_ascii=ascii_only)
+    return json.JSONEncoder(separators=SEPARATORS[spacing], ensure_ascii=ascii_only,
+                            check_circular=False)
 
 
 JSON_FORMS: dict[str, JsonForm] = {

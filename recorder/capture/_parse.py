@@ -1,9 +1,12 @@
 """Parse `.http` capture text back into a Capture (sans-I/O).
 
-Strategy: a cursor walks the LF-split lines once.  Body regions are found without reading them:
-a request body runs to the next status line or `###` line, a response body to the next `###`
-line or the end, and each region is its display plus one blank line.  The display is then
-restored by `_bodies`, whose `FormError` carries the line inside the display.
+Strategy: a cursor walks the text once, by offsets, keeping the line number as it goes; the text
+is never split into lines (a 10,000-exchange capture has 717,000, and a string for each took
+50 MB).  Blocks of head lines are matched by one regex search each.
+Body regions are found by searching for the lines that can end them: a request body runs to the
+next status line or `###` line, a response body to the next `###` line or the end, and each
+region is its display plus one blank line.  The display is then restored by `_bodies`, whose
+`FormError` carries the line inside the display.
 
 Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is wrong`; any
 other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
@@ -73,6 +76,10 @@ _HEADER_FIELD = re.compile(r"# ([A-Za-z0-9][A-Za-z0-9._-]*):(?: (.*))?")
 _EVENT_STREAM_FORM = re.compile(FORM_EVENT_STREAM + r" ([0-9]+) events?")
 _GRPC_FORM = re.compile(FORM_GRPC + r" ([0-9]+) messages?(?: ([0-9]+) trailers?)?")
 _STATUS_ATTEMPT = re.compile(r"HTTP/\S* ")
+# How the lines that can end a body region, or be a damaged status line, start (_region_end).
+_REGION_STOPS = ("\n###", "\nHTTP/")
+# A run of metadata lines: `#` but not `###`, each ended by its LF.
+_META_BLOCK = re.compile(r"(?:#(?!##)[^\n]*\n)*")
 # Each line pattern anchored at every line's ends of a joined block, for `_fields`.
 _LINES = {p: re.compile(f"^(?:{p.pattern})$", re.MULTILINE)
           for p in (_META_LINE, _HEADER_FIELD, HEADER_LINE)}
@@ -95,7 +102,7 @@ def parse(text: str, filename: str = "<capture>") -> Capture:
 
     See also: `render` (the inverse), `read_capture` (from a path).
     """
-    cursor = _Cursor(_split(text, filename), filename)
+    cursor = _Cursor(_checked(text, filename), filename)
     try:
         with collector_paused():  # see recorder._gcpause
             return _parse_capture(cursor)
@@ -115,7 +122,7 @@ def parse_bytes(data: bytes, filename: str = "<capture>") -> Capture:
     return parse(text, filename)
 
 
-def _split(text: str, filename: str) -> list[str]:
+def _checked(text: str, filename: str) -> str:
     if not text:
         raise CaptureParseError("empty file: no version line", filename, 1)
     if "\r" in text:
@@ -124,31 +131,45 @@ def _split(text: str, filename: str) -> list[str]:
     if not text.endswith("\n"):
         line = text.count("\n") + 1
         raise CaptureParseError("file does not end with a newline (truncated?)", filename, line)
-    lines = text.split("\n")
-    lines.pop()  # the empty string after the last newline (popped, not sliced: no copy)
-    return lines
+    return text
 
 
 class _Cursor:
-    def __init__(self, lines: list[str], filename: str) -> None:
-        self.lines = lines
+    """An offset at the start of a line of `text` (which ends with LF), and that line's number."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        self.text = text
         self.pos = 0
+        self.lineno = 1
         self.filename = filename
         self.exchange_line = 1  # where the current exchange's `###` line is
 
-    @property
-    def lineno(self) -> int:
-        return self.pos + 1
+    def at_end(self) -> bool:
+        return self.pos >= len(self.text)
 
     def peek(self) -> str | None:
-        return self.lines[self.pos] if self.pos < len(self.lines) else None
+        if self.at_end():
+            return None
+        return self.text[self.pos : self.text.index("\n", self.pos)]
 
     def take(self) -> str:
         line = self.peek()
         if line is None:
             self.fail("unexpected end of file (truncated?)")
-        self.pos += 1
+        self.skip_line()
         return line
+
+    def skip_line(self) -> None:
+        self.pos = self.text.index("\n", self.pos) + 1
+        self.lineno += 1
+
+    def advance(self, end: int, lines: int) -> None:
+        """Move to `end`, a line start `lines` lines further on."""
+        self.pos = end
+        self.lineno += lines
+
+    def lines_to(self, end: int) -> int:
+        return self.text.count("\n", self.pos, end)
 
     def fail(self, message: str, lineno: int | None = None) -> NoReturn:
         raise CaptureParseError(message, self.filename, lineno or self.lineno)
@@ -178,33 +199,37 @@ class _Meta:
 
 def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     meta = _Meta(first_line=cursor.lineno)
-    start = end = cursor.pos
-    lines, count = cursor.lines, len(cursor.lines)
-    # An index loop, not peek(): a big capture has tens of thousands of these lines.
-    while end < count and (line := lines[end])[:1] == "#" and line[:3] != "###":
-        end += 1
-    block = lines[start:end]
-    fields = _fields(pattern, block)
+    start = cursor.pos
+    end = _META_BLOCK.match(cursor.text, start).end()  # type: ignore[union-attr]  # `*` matches
+    count = cursor.lines_to(end)
+    fields = _fields(pattern, cursor.text, start, end - 1, count)
     if fields is None:
-        bad = _first_mismatch(pattern, block)
-        cursor.fail(f"bad metadata line {block[bad]!r}: expected '# key: value'", start + bad + 1)
-    for lineno, (key, raw) in enumerate(fields, start + 1):
+        bad, line = _first_mismatch(pattern, cursor.text[start : end - 1])
+        cursor.fail(f"bad metadata line {line!r}: expected '# key: value'", meta.first_line + bad)
+    for lineno, (key, raw) in enumerate(fields, meta.first_line):
         value = _restored(cursor, raw, lineno) if raw[:1] == '"' else raw
         meta.values.setdefault(key, []).append((lineno, value))
-    cursor.pos = end
+    cursor.advance(end, count)
     return meta
 
 
-def _fields(pattern: re.Pattern[str], block: list[str]) -> list[tuple[str, str]] | None:
-    """Every line's groups from one search of the joined block (a big capture has hundreds of
-    thousands of head lines; one search is much cheaper than a match per line), or None when
-    a line does not match.  `pattern` is one of `_LINES`: anchored at each line's ends."""
-    found: list[tuple[str, str]] = _LINES[pattern].findall("\n".join(block))
-    return found if len(found) == len(block) else None
+def _fields(
+    pattern: re.Pattern[str], text: str, start: int, end: int, count: int
+) -> list[tuple[str, str]] | None:
+    """The groups of each of the `count` lines in `text[start:end]` (no final LF), from one
+    search (a big capture has hundreds of thousands of head lines; one search is much cheaper
+    than a match per line), or None when a line does not match.  `pattern` is one of `_LINES`:
+    anchored at each line's ends, and the search sees `end` as the end of the text."""
+    if count == 0:
+        return []
+    found: list[tuple[str, str]] = _LINES[pattern].findall(text, start, end)
+    return found if len(found) == count else None
 
 
-def _first_mismatch(pattern: re.Pattern[str], block: list[str]) -> int:
-    return next(i for i, line in enumerate(block) if pattern.fullmatch(line) is None)
+def _first_mismatch(pattern: re.Pattern[str], block: str) -> tuple[int, str]:
+    """The 0-based index and text of the first line of `block` that `pattern` does not match."""
+    return next((i, line) for i, line in enumerate(block.split("\n"))
+                if pattern.fullmatch(line) is None)
 
 
 def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
@@ -218,8 +243,6 @@ def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
 
 
 def _parse_capture(cursor: _Cursor) -> Capture:
-    if not cursor.lines:
-        cursor.fail("empty file: no version line")
     version_line = cursor.take()
     match = VERSION_PATTERN.fullmatch(version_line)
     if match is None:
@@ -232,7 +255,7 @@ def _parse_capture(cursor: _Cursor) -> Capture:
     meta = _read_meta(cursor, _HEADER_FIELD)
     if cursor.peek() != "":
         cursor.fail("the header must end with a blank line (truncated or bad header line?)")
-    cursor.pos += 1
+    cursor.skip_line()
     exchanges = _parse_exchanges(cursor)
     return _header_capture(cursor, meta, exchanges, version)
 
@@ -270,7 +293,7 @@ def _header_capture(
 
 def _parse_exchanges(cursor: _Cursor) -> tuple[Exchange, ...]:
     exchanges: list[Exchange] = []
-    while cursor.peek() is not None:
+    while not cursor.at_end():
         exchange = _parse_exchange(cursor)
         if exchanges and exchange.number <= exchanges[-1].number:
             previous = exchanges[-1].number
@@ -394,7 +417,7 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
     match = REQUEST_LINE.fullmatch(line)
     if match is None:
         cursor.fail(f"bad request line {line!r}: expected 'METHOD target HTTP/x'")
-    cursor.pos += 1
+    cursor.skip_line()
     headers = _parse_headers(cursor)
     form = meta.one(cursor, KEY_REQUEST_BODY)
     parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), _REQUEST_FORMS)
@@ -422,7 +445,7 @@ def _parse_response(
         return None
     if status is None:
         cursor.fail("expected a status line 'HTTP/x NNN reason' (truncated or bad status line?)")
-    cursor.pos += 1
+    cursor.skip_line()
     headers = _parse_headers(cursor)
     form = meta.one(cursor, KEY_RESPONSE_BODY)
     parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), _RESPONSE_FORMS)
@@ -452,19 +475,21 @@ def _newline(cursor: _Cursor, meta: _Meta) -> str:
 
 
 def _parse_headers(cursor: _Cursor) -> Headers:
-    lines, start = cursor.lines, cursor.pos
-    try:
-        end = lines.index("", start)
-    except ValueError:
-        end = len(lines)
-    block = lines[start:end]
-    fields = _fields(HEADER_LINE, block)
+    text, start = cursor.text, cursor.pos
+    # `end` is where the blank line that ends the headers starts, or the end of the text.
+    if text.startswith("\n", start) or start == len(text):
+        end = start
+    else:
+        blank = text.find("\n\n", start)
+        end = len(text) if blank < 0 else blank + 1
+    count = cursor.lines_to(end)
+    fields = _fields(HEADER_LINE, text, start, end - 1, count)
     if fields is None:
-        bad = _first_mismatch(HEADER_LINE, block)
-        _bad_header_line(cursor, block[bad], start + bad + 1)
-    if end == len(lines):
-        cursor.fail("headers not ended by a blank line (truncated?)", end + 1)
-    cursor.pos = end + 1
+        bad, line = _first_mismatch(HEADER_LINE, text[start : end - 1])
+        _bad_header_line(cursor, line, cursor.lineno + bad)
+    if end == len(text):
+        cursor.fail("headers not ended by a blank line (truncated?)", cursor.lineno + count)
+    cursor.advance(end + 1, count + 1)
     return tuple(fields)
 
 
@@ -479,40 +504,52 @@ def _bad_header_line(cursor: _Cursor, line: str, lineno: int) -> NoReturn:
 
 
 def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
-    start = end = cursor.pos
-    lines, count = cursor.lines, len(cursor.lines)
-    # A plain loop over the lines (this is most of a big file's lines): only a line that
-    # starts with `#` or `H` can end the region, or be a damaged status line.
-    while end < count:
-        line = lines[end]
-        if line and line[0] in "#H":
-            if is_section_start(line):
-                break
-            if _STATUS_ATTEMPT.match(line):  # no display holds such a line; see _bodies
-                cursor.fail(f"bad status line {line!r}: expected 'HTTP/x NNN reason'", end + 1)
-        end += 1
-    cursor.pos = end
-    region = lines[start:end]
+    first_line, end = cursor.lineno, _region_end(cursor)
+    region = cursor.text[cursor.pos : end]  # its lines, each ended by LF
+    cursor.advance(end, region.count("\n"))
     if form is None:
         if region:
-            cursor.fail("body present but no '# request-body:'/'# response-body:' line", start + 1)
+            cursor.fail("body present but no '# request-body:'/'# response-body:' line",
+                        first_line)
         return _Parts()
-    if not region or region[-1] != "" or region == [""]:
-        where = start + len(region) if region else form_line
+    # The region must be the display and then one blank line.
+    if not region.endswith("\n\n") or region == "\n":
+        where = cursor.lineno - 1 if region else form_line
         cursor.fail(f"body declared as {form!r} is missing or not ended by a blank line", where)
     restore = forms.get(form.split(" ")[0])
     if restore is None:
         cursor.fail(f"unknown body form {form!r}", form_line)
     try:
-        return restore(form, region[:-1])
+        return restore(form, region[:-2])
     except FormLineError as exc:
         cursor.fail(str(exc), form_line)
     except FormError as exc:
-        cursor.fail(str(exc), start + 1 + exc.offset)
+        cursor.fail(str(exc), first_line + exc.offset)
 
 
-def _body_parts(form: str, lines: list[str]) -> _Parts:
-    return _Parts(body=restore_body(form, "\n".join(lines)))
+def _region_end(cursor: _Cursor) -> int:
+    """Where the body region from the cursor ends: the start of its first `###` or status line,
+    or the end of the text.  Only lines that start as in `_REGION_STOPS` can end it, or be a
+    damaged status line, which no display holds (see _bodies).  They are found with `str.find`,
+    which is much faster than any scan in Python or by regex; most of a big file is bodies."""
+    text = cursor.text
+    after = cursor.pos - 1  # the LF before the cursor's line: the text before it is the header
+    while True:
+        found = [i for i in (text.find(stop, after) for stop in _REGION_STOPS) if i >= 0]
+        if not found:
+            return len(text)
+        start = min(found) + 1
+        line = text[start : text.index("\n", start)]
+        if is_section_start(line):
+            return start
+        if _STATUS_ATTEMPT.match(line):
+            cursor.fail(f"bad status line {line!r}: expected 'HTTP/x NNN reason'",
+                        cursor.lineno + cursor.lines_to(start))
+        after = start + len(line)
+
+
+def _body_parts(form: str, display: str) -> _Parts:
+    return _Parts(body=restore_body(form, display))
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
@@ -529,10 +566,10 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     return blocks
 
 
-def _event_parts(form: str, lines: list[str]) -> _Parts:
+def _event_parts(form: str, display: str) -> _Parts:
     declared = _counts(_EVENT_STREAM_FORM, form)
     events: list[SseEvent] = []
-    for offset, block in _blocks(lines):
+    for offset, block in _blocks(display.split("\n")):
         try:
             events.append(restore_event(block))
         except FormError as exc:
@@ -541,9 +578,9 @@ def _event_parts(form: str, lines: list[str]) -> _Parts:
     return _Parts(events=tuple(events))
 
 
-def _grpc_parts(form: str, lines: list[str], *, trailers_allowed: bool) -> _Parts:
+def _grpc_parts(form: str, display: str, *, trailers_allowed: bool) -> _Parts:
     declared = _counts(_GRPC_FORM, form)
-    blocks = _blocks(lines)
+    blocks = _blocks(display.split("\n"))
     trailers: Headers = ()
     if blocks[-1][1][0].startswith(TRAILER_HEAD):
         if not trailers_allowed:
@@ -586,15 +623,15 @@ def _check_count(declared: int, found: int, what: str) -> None:
         raise FormLineError(f"{declared} {what} declared, {found} found (truncated?)")
 
 
-_Forms = dict[str, Callable[[str, list[str]], _Parts]]
+_Forms = dict[str, Callable[[str, str], _Parts]]  # (form, display) -> parts
 _REQUEST_FORMS: _Forms = {
     "text": _body_parts,
     "base64": _body_parts,
     "json": _body_parts,
-    FORM_GRPC: lambda form, lines: _grpc_parts(form, lines, trailers_allowed=False),
+    FORM_GRPC: lambda form, display: _grpc_parts(form, display, trailers_allowed=False),
 }
 _RESPONSE_FORMS: _Forms = {
     **_REQUEST_FORMS,
     FORM_EVENT_STREAM: _event_parts,
-    FORM_GRPC: lambda form, lines: _grpc_parts(form, lines, trailers_allowed=True),
+    FORM_GRPC: lambda form, display: _grpc_parts(form, display, trailers_allowed=True),
 }
