@@ -3,9 +3,16 @@
 Reading a long capture, and loading it into the replay service, allocate about a hundred
 container objects per exchange and free almost none of them: the collector finds no garbage,
 yet each of its full passes walks every object built so far, and there are more passes the more
-there is.  On a 10,000-exchange capture that was a tenth to a sixth of the loading time.
-The structures built here hold no reference cycles, so pausing loses nothing; anything cyclic
-made meanwhile (an exception's traceback) is collected once the collector runs again.
+there is.  The structures built here hold no reference cycles, so pausing loses nothing;
+anything cyclic made meanwhile (an exception's traceback) is collected by a later full pass.
+
+Resuming would still cost passes: everything built during the pause is in the youngest
+generation, so the first allocation afterwards walks all of it, and a later pass of the middle
+generation walks it again.  Instead the objects go straight to the oldest generation, where
+they would have been after surviving those passes: freezing and unfreezing moves every tracked
+object there without walking any.  Measured on a 10,000-exchange capture, file to serving went
+from a median of 1.83 s to 1.54 s.  That is skipped when objects were frozen since this module
+last looked (a forking server freezes its heap on purpose), since unfreezing would release them.
 
 The pause is scoped and restores the previous state: a caller that had disabled the collector
 keeps it disabled.
@@ -17,6 +24,10 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# How many objects may be frozen without anyone having frozen them since: at first, those the
+# interpreter froze before this import; after an unfreeze, none.
+_frozen_before = gc.get_freeze_count()
+
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
@@ -27,4 +38,13 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            _to_oldest_generation()
             gc.enable()
+
+
+def _to_oldest_generation() -> None:
+    global _frozen_before
+    if gc.get_freeze_count() <= _frozen_before:
+        gc.freeze()  # every tracked object to the permanent generation (a list splice)...
+        gc.unfreeze()  # ...and all of it back into the oldest one
+        _frozen_before = 0
