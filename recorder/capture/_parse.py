@@ -533,7 +533,7 @@ def _region_end(cursor: _Cursor) -> int:
     damaged status line, which no display holds (see _bodies).  They are found with `str.find`,
     which is much faster than any scan in Python or by regex; most of a big file is bodies."""
     text = cursor.text
-    after = cursor.pos - 1  # the LF before the cursor's line: the text before it is the header
+    after = cursor.pos - 1  # the LF that ends the line before (a body never starts the file)
     while True:
         found = [i for i in (text.find(stop, after) for stop in _REGION_STOPS) if i >= 0]
         if not found:
