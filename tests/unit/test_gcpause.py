@@ -56,9 +56,10 @@ def test_objects_someone_else_froze_stay_frozen() -> None:
         pass
     kept = [{"frozen": True}]
     gc.freeze()
-    frozen = gc.get_freeze_count()
     with collector_paused():
         built = [[i] for i in range(1000)]
-    assert gc.get_freeze_count() == frozen
-    assert not _in_generation(kept, 2)
+    # Still frozen: in no generation.  (The frozen count itself may drop meanwhile: a frozen
+    # object that reference counting frees leaves it.)
+    assert gc.get_freeze_count() > 0
+    assert not any(_in_generation(kept, generation) for generation in range(3))
     assert built
