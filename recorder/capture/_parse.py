@@ -552,10 +552,10 @@ def _body_parts(form: str, display: str) -> _Parts:
     return _Parts(body=restore_body(form, display))
 
 
-def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+def _blocks(display: str) -> list[tuple[int, list[str]]]:
     """Split a display into blank-line separated blocks, each with its 0-based line offset."""
     blocks: list[tuple[int, list[str]]] = []
-    padded = [*lines, ""]
+    padded = [*display.split("\n"), ""]
     start = 0
     while start < len(padded):
         end = padded.index("", start)  # a C search: event streams are many lines
@@ -569,7 +569,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
 def _event_parts(form: str, display: str) -> _Parts:
     declared = _counts(_EVENT_STREAM_FORM, form)
     events: list[SseEvent] = []
-    for offset, block in _blocks(display.split("\n")):
+    for offset, block in _blocks(display):
         try:
             events.append(restore_event(block))
         except FormError as exc:
@@ -580,7 +580,7 @@ def _event_parts(form: str, display: str) -> _Parts:
 
 def _grpc_parts(form: str, display: str, *, trailers_allowed: bool) -> _Parts:
     declared = _counts(_GRPC_FORM, form)
-    blocks = _blocks(display.split("\n"))
+    blocks = _blocks(display)
     trailers: Headers = ()
     if blocks[-1][1][0].startswith(TRAILER_HEAD):
         if not trailers_allowed:
