@@ -53,8 +53,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
 class BackgroundLoop:
     """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits."""
 
-    def __init__(self, main: Callable[[Callable[[], None], asyncio.Event], Awaitable[None]],
-                 name: str) -> None:
+    def __init__(
+        self, main: Callable[[Callable[[], None], asyncio.Event], Awaitable[None]], name: str
+    ) -> None:
         self._main = main
         self._name = name
         self._ready = threading.Event()
@@ -101,12 +102,26 @@ class BackgroundLoop:
         await self._main(self._ready.set, self._stop)
 
 
-async def serve_asgi(app: Any, sock: socket.socket, ready: Callable[[], None],
-                     stop: asyncio.Event, *, http: type[asyncio.Protocol] | None = None) -> None:
+async def serve_asgi(
+    app: Any,
+    sock: socket.socket,
+    ready: Callable[[], None],
+    stop: asyncio.Event,
+    *,
+    http: type[asyncio.Protocol] | None = None,
+) -> None:
     """Serve `app` with uvicorn on `sock` until `stop` is set (`http`: a protocol class)."""
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
-                            proxy_headers=False, http=http or "auto",
-                            server_header=False, date_header=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        proxy_headers=False,
+        http=http or "auto",
+        server_header=False,
+        date_header=False,
+        timeout_graceful_shutdown=2,
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:

@@ -67,8 +67,9 @@ def version_text() -> str:
         mitmproxy = importlib.metadata.version("mitmproxy")
     except importlib.metadata.PackageNotFoundError:
         mitmproxy = "not installed"
-    return (f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\n"
-            f"A2A descriptors: {descriptor_source()}")
+    return (
+        f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\nA2A descriptors: {descriptor_source()}"
+    )
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -78,8 +79,14 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
-              callback=_print_version, help="Show the versions and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the versions and exit.",
+)
 def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
@@ -145,18 +152,37 @@ class StopSignals:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("number", type=int, required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON Lines: one compact JSON object per exchange and line "
-                   "(`jq -s` gathers them into one array).")
-@click.option("--op", "operations", multiple=True, metavar="NAME",
-              help="Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... "
-                   "or a JSON-RPC method such as message/send; any case).  Repeatable.")
-@click.option("--binding", "bindings", multiple=True,
-              type=click.Choice([b.value for b in Binding], case_sensitive=False),
-              help="Only this binding.  Repeatable.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON Lines: one compact JSON object per exchange and line "
+    "(`jq -s` gathers them into one array).",
+)
+@click.option(
+    "--op",
+    "operations",
+    multiple=True,
+    metavar="NAME",
+    help="Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... "
+    "or a JSON-RPC method such as message/send; any case).  Repeatable.",
+)
+@click.option(
+    "--binding",
+    "bindings",
+    multiple=True,
+    type=click.Choice([b.value for b in Binding], case_sensitive=False),
+    help="Only this binding.  Repeatable.",
+)
 @click.option("--task", metavar="ID", help="Only exchanges of the task whose id starts with ID.")
-def show(file: Path, number: int | None, as_json: bool, operations: tuple[str, ...],
-         bindings: tuple[str, ...], task: str | None) -> None:
+def show(
+    file: Path,
+    number: int | None,
+    as_json: bool,
+    operations: tuple[str, ...],
+    bindings: tuple[str, ...],
+    task: str | None,
+) -> None:
     """Print the exchanges in a capture FILE as a table, or exchange NUMBER whole.
 
     The table has one row per exchange: number, start time (s), binding, operation, task,
@@ -182,8 +208,10 @@ def show(file: Path, number: int | None, as_json: bool, operations: tuple[str, .
 
 def _show_one(capture: Capture, number: int, *, filtered: bool, file: Path) -> None:
     if filtered:
-        raise click.UsageError("NUMBER picks one exchange; --op, --binding and --task filter "
-                               "the table: use one or the other")
+        raise click.UsageError(
+            "NUMBER picks one exchange; --op, --binding and --task filter "
+            "the table: use one or the other"
+        )
     try:
         click.echo(render_one(capture, number), nl=False)
     except LookupError as exc:
@@ -215,52 +243,122 @@ def migrate(files: tuple[Path, ...]) -> None:
 
 @main.command()
 @click.option("--upstream", metavar="URL", help="Reverse mode: the agent's base URL.")
-@click.option("--forward", is_flag=True,
-              help="Forward mode: clients use the recorder as HTTP_PROXY "
-                   "(gRPC clients: grpc.http_proxy).")
+@click.option(
+    "--forward",
+    is_flag=True,
+    help="Forward mode: clients use the recorder as HTTP_PROXY (gRPC clients: grpc.http_proxy).",
+)
 @click.option("--listen", default="127.0.0.1:8480", show_default=True, metavar="HOST:PORT")
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Capture file (reverse) or folder (forward).")
-@click.option("--split", type=click.Choice(["upstream", "context"]), default=None,
-              help="Forward mode: one capture per upstream (default) or per context.")
-@click.option("--no-card-rewrite", is_flag=True,
-              help="Serve the agent card as it is (clients may then bypass the recorder).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Capture file (reverse) or folder (forward).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["upstream", "context"]),
+    default=None,
+    help="Forward mode: one capture per upstream (default) or per context.",
+)
+@click.option(
+    "--no-card-rewrite",
+    is_flag=True,
+    help="Serve the agent card as it is (clients may then bypass the recorder).",
+)
 @click.option("--keep-secrets", is_flag=True, help="Do not redact credentials and tokens.")
 @click.option("--all", "record_all", is_flag=True, help="Record non-A2A traffic too.")
-@click.option("--webhook-path", "webhook_paths", multiple=True, metavar="PATH",
-              help="A path that receives push deliveries (forward mode).")
-@click.option("--grpc-upstream", metavar="HOST:PORT",
-              help="Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).")
-@click.option("--grpc-listen", metavar="HOST:PORT",
-              help="Where to take gRPC (default: a free port).")
-@click.option("--push-proxy", metavar="HOST:PORT",
-              help="Also listen here as a forward proxy for the agent's push deliveries "
-                   "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).")
-@click.option("--append", is_flag=True,
-              help="Add to a capture that already holds exchanges (numbering goes on).")
+@click.option(
+    "--webhook-path",
+    "webhook_paths",
+    multiple=True,
+    metavar="PATH",
+    help="A path that receives push deliveries (forward mode).",
+)
+@click.option(
+    "--grpc-upstream",
+    metavar="HOST:PORT",
+    help="Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).",
+)
+@click.option(
+    "--grpc-listen", metavar="HOST:PORT", help="Where to take gRPC (default: a free port)."
+)
+@click.option(
+    "--push-proxy",
+    metavar="HOST:PORT",
+    help="Also listen here as a forward proxy for the agent's push deliveries "
+    "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).",
+)
+@click.option(
+    "--append",
+    is_flag=True,
+    help="Add to a capture that already holds exchanges (numbering goes on).",
+)
 @click.option("--force", is_flag=True, help="Overwrite a capture that already holds exchanges.")
-@click.option("--redact-header", "redact_headers", multiple=True, metavar="NAME",
-              help="Also redact this header (known credentials and names with token, secret, "
-                   "api-key, password are redacted anyway).")
-@click.option("--redact-param", "redact_params", multiple=True, metavar="NAME",
-              help="Also redact this query parameter.")
-@click.option("--read-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
-              help="Close a connection whose request head or body is not complete in time.")
-@click.option("--max-body-size", default="100m", show_default=True, metavar="SIZE",
-              help="Largest request or response body (k, m, g suffixes; streams are not "
-                   "bounded): a larger request gets 413, a larger response 502.")
+@click.option(
+    "--redact-header",
+    "redact_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Also redact this header (known credentials and names with token, secret, "
+    "api-key, password are redacted anyway).",
+)
+@click.option(
+    "--redact-param",
+    "redact_params",
+    multiple=True,
+    metavar="NAME",
+    help="Also redact this query parameter.",
+)
+@click.option(
+    "--read-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Close a connection whose request head or body is not complete in time.",
+)
+@click.option(
+    "--max-body-size",
+    default="100m",
+    show_default=True,
+    metavar="SIZE",
+    help="Largest request or response body (k, m, g suffixes; streams are not "
+    "bounded): a larger request gets 413, a larger response 502.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No line per recorded exchange.")
-@click.option("--lint", "lint_spec", is_flag=False, flag_value="1.0.1", default=None,
-              metavar="[SPEC]",
-              help="Lint each exchange as it is recorded (A2A spec 1.0.1, or 1.0.0) and print "
-                   "what breaks a rule under its line.")
-def record(upstream: str | None, forward: bool, listen: str, out: Path, split: str | None,
-           no_card_rewrite: bool, keep_secrets: bool, record_all: bool,
-           webhook_paths: tuple[str, ...], grpc_upstream: str | None,
-           grpc_listen: str | None, push_proxy: str | None, append: bool, force: bool,
-           redact_headers: tuple[str, ...], redact_params: tuple[str, ...],
-           read_timeout: float, max_body_size: str, quiet: bool,
-           lint_spec: str | None) -> None:
+@click.option(
+    "--lint",
+    "lint_spec",
+    is_flag=False,
+    flag_value="1.0.1",
+    default=None,
+    metavar="[SPEC]",
+    help="Lint each exchange as it is recorded (A2A spec 1.0.1, or 1.0.0) and print "
+    "what breaks a rule under its line.",
+)
+def record(
+    upstream: str | None,
+    forward: bool,
+    listen: str,
+    out: Path,
+    split: str | None,
+    no_card_rewrite: bool,
+    keep_secrets: bool,
+    record_all: bool,
+    webhook_paths: tuple[str, ...],
+    grpc_upstream: str | None,
+    grpc_listen: str | None,
+    push_proxy: str | None,
+    append: bool,
+    force: bool,
+    redact_headers: tuple[str, ...],
+    redact_params: tuple[str, ...],
+    read_timeout: float,
+    max_body_size: str,
+    quiet: bool,
+    lint_spec: str | None,
+) -> None:
     """Record A2A traffic between clients and agents into .http captures.
 
     A capture that already holds exchanges is never overwritten unless --force is given;
@@ -274,17 +372,27 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
     if append and force:
         raise click.UsageError("give at most one of --append and --force")
     signals = StopSignals("stopping: finishing the capture, please wait")
-    proxy = RecordingProxy("forward" if forward else "reverse", upstream, parse_listen(listen),
-                           out, card_rewrite=not no_card_rewrite, keep_secrets=keep_secrets,
-                           record_all=record_all, split=split, webhook_paths=webhook_paths,
-                           grpc_upstream=grpc_upstream,
-                           grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
-                           push_proxy=parse_listen(push_proxy) if push_proxy else None,
-                           existing="append" if append else "overwrite" if force else "refuse",
-                           console=None if quiet else lambda line: click.echo(line, err=True),
-                           redact_headers=redact_headers, redact_params=redact_params,
-                           read_timeout=read_timeout, max_body_size=max_body_size,
-                           lint=lint_spec)
+    proxy = RecordingProxy(
+        "forward" if forward else "reverse",
+        upstream,
+        parse_listen(listen),
+        out,
+        card_rewrite=not no_card_rewrite,
+        keep_secrets=keep_secrets,
+        record_all=record_all,
+        split=split,
+        webhook_paths=webhook_paths,
+        grpc_upstream=grpc_upstream,
+        grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
+        push_proxy=parse_listen(push_proxy) if push_proxy else None,
+        existing="append" if append else "overwrite" if force else "refuse",
+        console=None if quiet else lambda line: click.echo(line, err=True),
+        redact_headers=redact_headers,
+        redact_params=redact_params,
+        read_timeout=read_timeout,
+        max_body_size=max_body_size,
+        lint=lint_spec,
+    )
     try:
         proxy.start()
     except (ProxyStartError, ValueError) as exc:
@@ -295,8 +403,11 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
     if proxy.grpc_target:
         click.echo(f"recording gRPC: point gRPC clients at {proxy.grpc_target}", err=True)
     if proxy.push_proxy_url:
-        click.echo(f"recording push deliveries: start the agent with "
-                   f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)", err=True)
+        click.echo(
+            f"recording push deliveries: start the agent with "
+            f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)",
+            err=True,
+        )
     try:
         signals.wait()
     finally:
@@ -308,26 +419,64 @@ def record(upstream: str | None, forward: bool, listen: str, out: Path, split: s
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--listen", default="127.0.0.1:8490", show_default=True, metavar="HOST:PORT")
-@click.option("--timing", default="none", show_default=True,
-              help="none, recorded, or xN (N times faster than recorded).")
-@click.option("--on-miss", default="error", show_default=True, metavar="error|forward URL",
-              help="Answer an unmatched request with an error, or forward it to URL "
-                   "(also written forward=URL).")
-@click.option("--grpc-listen", metavar="HOST:PORT",
-              help="Where to serve gRPC (default: a free port when the captures hold gRPC).")
-@click.option("--strict", is_flag=True,
-              help="At exit, report exchanges never served and requests never matched; "
-                   "exit 1 if there are any.")
-@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              metavar="SECONDS", help="A request (head and body) must arrive within this; "
-                                      "a slower client gets 408.")
-@click.option("--max-request-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024,
-              show_default=True, help="A larger request body gets 413.")
-@click.option("--max-sessions", type=click.IntRange(min=1), default=4096, show_default=True,
-              help="Client sessions remembered; the least recently used are forgotten.")
-def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
-           grpc_listen: str | None, strict: bool, read_timeout: float, max_request_bytes: int,
-           max_sessions: int) -> None:
+@click.option(
+    "--timing",
+    default="none",
+    show_default=True,
+    help="none, recorded, or xN (N times faster than recorded).",
+)
+@click.option(
+    "--on-miss",
+    default="error",
+    show_default=True,
+    metavar="error|forward URL",
+    help="Answer an unmatched request with an error, or forward it to URL "
+    "(also written forward=URL).",
+)
+@click.option(
+    "--grpc-listen",
+    metavar="HOST:PORT",
+    help="Where to serve gRPC (default: a free port when the captures hold gRPC).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="At exit, report exchanges never served and requests never matched; "
+    "exit 1 if there are any.",
+)
+@click.option(
+    "--read-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A request (head and body) must arrive within this; a slower client gets 408.",
+)
+@click.option(
+    "--max-request-bytes",
+    type=click.IntRange(min=1024),
+    default=16 * 1024 * 1024,
+    show_default=True,
+    help="A larger request body gets 413.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=4096,
+    show_default=True,
+    help="Client sessions remembered; the least recently used are forgotten.",
+)
+def replay(
+    files: tuple[str, ...],
+    listen: str,
+    timing: str,
+    on_miss: str,
+    grpc_listen: str | None,
+    strict: bool,
+    read_timeout: float,
+    max_request_bytes: int,
+    max_sessions: int,
+) -> None:
     """Serve captures as a fake A2A agent, offline."""
     from recorder.replay import Limits, Replayer, Timing
 
@@ -342,9 +491,16 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
     grpc_port = parse_listen(grpc_listen)[1] if grpc_listen else None
     limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
-        replayer = Replayer(captures, host=host, port=port, timing=pace, on_miss=forward,
-                            grpc_port=grpc_port, limits=limits,
-                            max_sessions=max_sessions).start()
+        replayer = Replayer(
+            captures,
+            host=host,
+            port=port,
+            timing=pace,
+            on_miss=forward,
+            grpc_port=grpc_port,
+            limits=limits,
+            max_sessions=max_sessions,
+        ).start()
     except (OSError, RuntimeError) as exc:
         click.echo(f"error: cannot listen on {listen}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -359,8 +515,11 @@ def replay(files: tuple[str, ...], listen: str, timing: str, on_miss: str,
         signals.finished()
     report = replayer.report
     if report.ties:
-        click.echo(f"note: {report.tie_count} requests fitted more than one client session "
-                   "equally (see 'ties' in the report)", err=True)
+        click.echo(
+            f"note: {report.tie_count} requests fitted more than one client session "
+            "equally (see 'ties' in the report)",
+            err=True,
+        )
     if strict and not report.clean:
         click.echo(json.dumps(report.as_json(), indent=2), err=True)
         sys.exit(1)
@@ -389,10 +548,16 @@ def _is_url(text: str) -> bool:
 
 
 @main.command()
-@click.option("--out", default="out/demo", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Where captures go.")
-@click.option("--binding", type=click.Choice(["JSONRPC", "HTTP+JSON"]), default="JSONRPC",
-              show_default=True)
+@click.option(
+    "--out",
+    default="out/demo",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where captures go.",
+)
+@click.option(
+    "--binding", type=click.Choice(["JSONRPC", "HTTP+JSON"]), default="JSONRPC", show_default=True
+)
 def demo(out: Path, binding: str) -> None:
     """Record a real session against the bundled demo agent, replay it, and diff the two.
 
@@ -403,8 +568,11 @@ def demo(out: Path, binding: str) -> None:
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise
-        click.echo(f"error: the demo needs a2a-sdk ({exc.name} is missing): "
-                   "pip install 'a2a-recorder[demo]'", err=True)
+        click.echo(
+            f"error: the demo needs a2a-sdk ({exc.name} is missing): "
+            "pip install 'a2a-recorder[demo]'",
+            err=True,
+        )
         sys.exit(EXIT_ERROR)
 
     sys.exit(run_demo(out, binding, echo=click.echo))

@@ -134,33 +134,57 @@ class _Settings:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("a2a-recorder", "A2A capture replay")
-    group.addoption("--a2a-record", choices=MODE_CHOICES, default="none",
-                    help="none (replay only), once (record missing captures; alias missing), "
-                         "new_episodes (append what the capture cannot answer), "
-                         "all (record every capture again; alias rewrite)")
-    group.addoption("--a2a-upstream", default=None, metavar="URL",
-                    help="the live agent to record from (its base URL)")
-    group.addoption("--a2a-grpc-upstream", default=None, metavar="HOST:PORT",
-                    help="the live agent's gRPC address, to record gRPC too "
-                         "(tls://HOST:PORT for TLS gRPC)")
-    group.addoption("--a2a-verify", default=None, metavar="URL",
-                    help="verify each test's capture against the live agent at URL (the test "
-                         "fails when it drifted), then run the test against its replay")
-    group.addoption("--a2a-verify-header", action="append", default=[], metavar="'NAME: VALUE'",
-                    help="a value for a header the captures hold redacted (or "
-                         "A2A_VERIFY_HEADER_<NAME>); repeatable")
+    group.addoption(
+        "--a2a-record",
+        choices=MODE_CHOICES,
+        default="none",
+        help="none (replay only), once (record missing captures; alias missing), "
+        "new_episodes (append what the capture cannot answer), "
+        "all (record every capture again; alias rewrite)",
+    )
+    group.addoption(
+        "--a2a-upstream",
+        default=None,
+        metavar="URL",
+        help="the live agent to record from (its base URL)",
+    )
+    group.addoption(
+        "--a2a-grpc-upstream",
+        default=None,
+        metavar="HOST:PORT",
+        help="the live agent's gRPC address, to record gRPC too (tls://HOST:PORT for TLS gRPC)",
+    )
+    group.addoption(
+        "--a2a-verify",
+        default=None,
+        metavar="URL",
+        help="verify each test's capture against the live agent at URL (the test "
+        "fails when it drifted), then run the test against its replay",
+    )
+    group.addoption(
+        "--a2a-verify-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a value for a header the captures hold redacted (or "
+        "A2A_VERIFY_HEADER_<NAME>); repeatable",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("--a2a-verify", None) and parse_mode(
-            str(config.getoption("--a2a-record"))) is not RecordMode.NONE:
-        raise pytest.UsageError("--a2a-verify checks captures, --a2a-record makes them: "
-                                "pass one of the two")
+    if (
+        config.getoption("--a2a-verify", None)
+        and parse_mode(str(config.getoption("--a2a-record"))) is not RecordMode.NONE
+    ):
+        raise pytest.UsageError(
+            "--a2a-verify checks captures, --a2a-record makes them: pass one of the two"
+        )
     config.addinivalue_line(
         "markers",
         "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None): the capture the "
         "a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream and "
-        "--a2a-grpc-upstream for this test")
+        "--a2a-grpc-upstream for this test",
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -247,17 +271,26 @@ def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
-    return A2AEndpoint(replayer.url, settings.path, recording=False, report=replayer.report,
-                       grpc_target=replayer.grpc_target, mode=settings.mode,
-                       _replayer=replayer)
+    return A2AEndpoint(
+        replayer.url,
+        settings.path,
+        recording=False,
+        report=replayer.report,
+        grpc_target=replayer.grpc_target,
+        mode=settings.mode,
+        _replayer=replayer,
+    )
 
 
 def recorded_bindings(capture: Capture) -> list[str]:
     """The bindings of a capture's A2A exchanges (the card aside), in the order first seen."""
     from recorder.protocol import AGENT_CARD
 
-    seen = (e.classification for e in capture.exchanges if e.classification.is_a2a
-            and e.classification.operation != AGENT_CARD)
+    seen = (
+        e.classification
+        for e in capture.exchanges
+        if e.classification.is_a2a and e.classification.operation != AGENT_CARD
+    )
     return list(dict.fromkeys(c.binding.value for c in seen if c.binding is not None))
 
 
@@ -275,9 +308,11 @@ def miss_message(misses: list[str], capture: Capture) -> str:
     bindings = recorded_bindings(capture)
     if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
         held = ", ".join(bindings) or "no binding"
-        text += (f"\nthe capture holds no GRPC exchange (it holds {held}): this test called "
-                 f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
-                 f"--a2a-grpc-upstream HOST:PORT")
+        text += (
+            f"\nthe capture holds no GRPC exchange (it holds {held}): this test called "
+            f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
+            f"--a2a-grpc-upstream HOST:PORT"
+        )
     return text
 
 
@@ -315,18 +350,26 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
         standing = find_config(settings.path.parent)
         credentials = Credentials.of(config.getoption("--a2a-verify-header"), (), os.environ)
         result = verify_capture(
-            capture, settings.verify, grpc=settings.grpc_upstream, out=kept,
-            name=str(settings.path), ignore=standing.ignores_for(settings.path),
-            credentials=credentials, timeout=standing.timeout or 10.0,
-            max_slowdown=standing.max_slowdown)
+            capture,
+            settings.verify,
+            grpc=settings.grpc_upstream,
+            out=kept,
+            name=str(settings.path),
+            ignore=standing.ignores_for(settings.path),
+            credentials=credentials,
+            timeout=standing.timeout or 10.0,
+            max_slowdown=standing.max_slowdown,
+        )
     except (VerifyError, ConfigError, ValueError) as exc:
         kept.unlink(missing_ok=True)
         return f"{settings.path}: verify could not run: {exc}"
     if not result.drift:
         kept.unlink(missing_ok=True)
         return None
-    return (f"{settings.path} drifted against {settings.verify} (the new session is kept in "
-            f"{kept}):\n{render_text(result)}")
+    return (
+        f"{settings.path} drifted against {settings.verify} (the new session is kept in "
+        f"{kept}):\n{render_text(result)}"
+    )
 
 
 # --- record -------------------------------------------------------------------------------------
@@ -357,16 +400,22 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
     rejected_beside(settings.path).unlink(missing_ok=True)  # an earlier run's, now stale
     try:
         with _recording(settings, temporary) as (proxy, refused):
-            yield A2AEndpoint(proxy.url, settings.path, recording=True,
-                              grpc_target=proxy.grpc_target, mode=settings.mode)
+            yield A2AEndpoint(
+                proxy.url,
+                settings.path,
+                recording=True,
+                grpc_target=proxy.grpc_target,
+                mode=settings.mode,
+            )
         _check_refused(refused, temporary, settings.path)
         if not passed():
             _keep_rejected(temporary, settings.path)  # the old capture stays as it was
             return
         recorded = _complete_recording(temporary, settings.path)
         if recorded is None:
-            warnings.warn(f"{settings.path}: the test made no A2A request, nothing recorded",
-                          stacklevel=1)
+            warnings.warn(
+                f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
+            )
         else:
             os.replace(temporary, settings.path)
     finally:
@@ -379,16 +428,21 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
     capture = _load(settings.path)
     temporary = _temporary_beside(settings.path)
     try:
-        with _recording(settings, temporary) as (proxy, refused), Replayer(
-                [capture], timing=settings.timing, grpc_port=0, on_miss=proxy.url) as replayer:
+        with (
+            _recording(settings, temporary) as (proxy, refused),
+            Replayer([capture], timing=settings.timing, grpc_port=0, on_miss=proxy.url) as replayer,
+        ):
             yield _replay_endpoint(settings, replayer)
             misses = list(replayer.report.misses)
         _check_refused(refused, temporary, settings.path)
         grpc_misses = [m for m in misses if is_grpc_miss(m)]
         if grpc_misses:
-            pytest.fail("new_episodes appends HTTP exchanges only; these gRPC calls were not "
-                        "in the capture (record it again with --a2a-record=all):\n  "
-                        + "\n  ".join(grpc_misses), pytrace=False)
+            pytest.fail(
+                "new_episodes appends HTTP exchanges only; these gRPC calls were not "
+                "in the capture (record it again with --a2a-record=all):\n  "
+                + "\n  ".join(grpc_misses),
+                pytrace=False,
+            )
         new = _complete_recording(temporary, settings.path) if passed() else None
         if new is not None and new.exchanges:
             _write_appended(settings.path, capture, new)
@@ -402,16 +456,22 @@ def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, Grpc
     from recorder.record import RecordingProxy
 
     if not settings.upstream:
-        pytest.fail(f"recording needs --a2a-upstream URL ({settings.path} is to be recorded)",
-                    pytrace=False)
+        pytest.fail(
+            f"recording needs --a2a-upstream URL ({settings.path} is to be recorded)", pytrace=False
+        )
     with contextlib.ExitStack() as stack:
         refuser = None
         grpc_upstream = settings.grpc_upstream
         if grpc_upstream is None:
             refuser = stack.enter_context(GrpcRefuser())
             grpc_upstream = refuser.target
-        proxy = stack.enter_context(_started(lambda: RecordingProxy(
-            upstream=settings.upstream, out=temporary, grpc_upstream=grpc_upstream)))
+        proxy = stack.enter_context(
+            _started(
+                lambda: RecordingProxy(
+                    upstream=settings.upstream, out=temporary, grpc_upstream=grpc_upstream
+                )
+            )
+        )
         yield proxy, refuser
 
 
@@ -449,7 +509,9 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
             "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
             "recording without a gRPC upstream: the calls were refused and are not in the "
             "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
-            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept), pytrace=False)
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
+            pytrace=False,
+        )
 
 
 def _kept_text(kept: Path | None) -> str:
@@ -470,14 +532,23 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
         capture = read_capture(temporary)
     except CaptureParseError as exc:
         kept = _keep_rejected(temporary, path)
-        pytest.fail(f"the recording is damaged, capture left as it was: {exc}"
-                    + _kept_text(kept), pytrace=False)
-    unanswered = [f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
-                  for e in capture.exchanges if e.response is None]
+        pytest.fail(
+            f"the recording is damaged, capture left as it was: {exc}" + _kept_text(kept),
+            pytrace=False,
+        )
+    unanswered = [
+        f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
+        for e in capture.exchanges
+        if e.response is None
+    ]
     if unanswered:
         kept = _keep_rejected(temporary, path)
-        pytest.fail("the recording is incomplete, capture left as it was; no response for "
-                    + ", ".join(unanswered) + _kept_text(kept), pytrace=False)
+        pytest.fail(
+            "the recording is incomplete, capture left as it was; no response for "
+            + ", ".join(unanswered)
+            + _kept_text(kept),
+            pytrace=False,
+        )
     return capture
 
 
@@ -486,20 +557,25 @@ def _write_appended(path: Path, old: Capture, new: Capture) -> None:
     from recorder.capture import write_capture
 
     end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
-    added = tuple(dataclasses.replace(e, number=len(old.exchanges) + i,
-                                      started_us=end + e.started_us)
-                  for i, e in enumerate(new.exchanges, start=1))
+    added = tuple(
+        dataclasses.replace(e, number=len(old.exchanges) + i, started_us=end + e.started_us)
+        for i, e in enumerate(new.exchanges, start=1)
+    )
     merged = dataclasses.replace(
-        old, exchanges=old.exchanges + added,
+        old,
+        exchanges=old.exchanges + added,
         upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
-        redacted=tuple(dict.fromkeys(old.redacted + new.redacted)))
+        redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
+    )
     write_capture(path, merged)
 
 
 # --- the gRPC refuser ---------------------------------------------------------------------------
 
-REFUSAL = ("a2a-recorder is recording without a gRPC upstream: pass --a2a-grpc-upstream "
-           "HOST:PORT to record gRPC")
+REFUSAL = (
+    "a2a-recorder is recording without a gRPC upstream: pass --a2a-grpc-upstream "
+    "HOST:PORT to record gRPC"
+)
 
 
 class GrpcRefuser:

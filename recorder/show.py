@@ -38,11 +38,18 @@ COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "erro
 # Task.
 TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
 # Notes worth a line under the table, by how they start.
-FLAGGED_NOTES = ("possible secret:", "stream truncated", "client closed",
-                 "card signature no longer verifies")  # fmt: skip
+FLAGGED_NOTES = (
+    "possible secret:",
+    "stream truncated",
+    "client closed",
+    "card signature no longer verifies",
+)
 # What `--op` accepts: operation names and each version's JSON-RPC method names.
-OPERATION_WORDS: tuple[str, ...] = tuple(dict.fromkeys(
-    (*OPERATION_NAMES, AGENT_CARD, PUSH_DELIVERY, *(op.jsonrpc_method for op in OPERATIONS))))
+OPERATION_WORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (*OPERATION_NAMES, AGENT_CARD, PUSH_DELIVERY, *(op.jsonrpc_method for op in OPERATIONS))
+    )
+)
 
 
 def capture_rows(capture: Capture) -> list[dict[str, Any]]:
@@ -134,8 +141,9 @@ def check_operations(words: Iterable[str]) -> None:
     known = {w.lower() for w in OPERATION_WORDS}
     unknown = [w for w in words if w.lower() not in known]
     if unknown:
-        raise ValueError(f"unknown operation {unknown[0]!r}; expected one of: "
-                         + ", ".join(OPERATION_WORDS))
+        raise ValueError(
+            f"unknown operation {unknown[0]!r}; expected one of: " + ", ".join(OPERATION_WORDS)
+        )
 
 
 def select(
@@ -225,10 +233,16 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     """
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-             for line in table]  # fmt: skip
-    flagged = [printable(f"#{row['number']}: {note}") for row in rows for note in row["notes"]
-               if note.startswith(FLAGGED_NOTES)]  # fmt: skip
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in table
+    ]
+    flagged = [
+        printable(f"#{row['number']}: {note}")
+        for row in rows
+        for note in row["notes"]
+        if note.startswith(FLAGGED_NOTES)
+    ]
     return "\n".join(lines + ([""] + flagged if flagged else []))
 
 

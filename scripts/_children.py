@@ -87,14 +87,20 @@ def stop(child: Child, sig: signal.Signals = signal.SIGTERM) -> None:
 
 
 @contextlib.contextmanager
-def running(name: str, command: list[str], logs: Path,
-            ready: Callable[[Child], str | None]) -> Iterator[Child]:
+def running(
+    name: str, command: list[str], logs: Path, ready: Callable[[Child], str | None]
+) -> Iterator[Child]:
     """Start `command`; yield once `ready(child)` returns its URL; stop it on the way out."""
     log = logs / f"{name}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT, cwd=ROOT,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     child = Child(name, process, log)
     try:
         child.url = wait_ready(child, ready)
@@ -110,8 +116,9 @@ def wait_ready(child: Child, ready: Callable[[Child], str | None]) -> str:
         if url:
             return url
         if not child.alive():
-            raise ChildFailed(f"{child.name} exited with {child.process.returncode}:\n"
-                              f"{child.tail()}")
+            raise ChildFailed(
+                f"{child.name} exited with {child.process.returncode}:\n{child.tail()}"
+            )
         time.sleep(0.05)
     raise ChildFailed(f"{child.name} did not start within {START_TIMEOUT:.0f} s:\n{child.tail()}")
 
@@ -121,8 +128,15 @@ def wait_ready(child: Child, ready: Callable[[Child], str | None]) -> str:
 
 def demo_agent(logs: Path, event_delay: float) -> contextlib.AbstractContextManager[Child]:
     """The a2a-sdk 1.3.0 demo agent (JSON-RPC and HTTP+JSON; no gRPC)."""
-    command = [str(VENV_BIN / "python"), "-m", "recorder.demo", "agent", "--no-grpc",
-               "--event-delay", str(event_delay)]
+    command = [
+        str(VENV_BIN / "python"),
+        "-m",
+        "recorder.demo",
+        "agent",
+        "--no-grpc",
+        "--event-delay",
+        str(event_delay),
+    ]
 
     def ready(child: Child) -> str | None:
         text = child.log.read_text(encoding="utf-8", errors="replace")
@@ -137,12 +151,23 @@ def demo_agent(logs: Path, event_delay: float) -> contextlib.AbstractContextMana
 
 def recorder_command(upstream: str, out: Path) -> list[str]:
     """The recorder as a user runs it (`--quiet`: no console line per exchange)."""
-    return [str(VENV_BIN / "a2a-recorder"), "record", "--upstream", upstream,
-            "--listen", "127.0.0.1:0", "--out", str(out), "--quiet", "--force"]
+    return [
+        str(VENV_BIN / "a2a-recorder"),
+        "record",
+        "--upstream",
+        upstream,
+        "--listen",
+        "127.0.0.1:0",
+        "--out",
+        str(out),
+        "--quiet",
+        "--force",
+    ]
 
 
-def recorder(logs: Path, upstream: str, out: Path,
-             name: str = "recorder") -> contextlib.AbstractContextManager[Child]:
+def recorder(
+    logs: Path, upstream: str, out: Path, name: str = "recorder"
+) -> contextlib.AbstractContextManager[Child]:
     def ready(child: Child) -> str | None:
         found = RECORDER_READY.search(child.log.read_text(encoding="utf-8", errors="replace"))
         return found.group(1) if found else None
@@ -150,13 +175,24 @@ def recorder(logs: Path, upstream: str, out: Path,
     return running(name, recorder_command(upstream, out), logs, ready)
 
 
-def mitmdump(logs: Path, name: str, upstream: str,
-             *extra: str) -> contextlib.AbstractContextManager[Child]:
+def mitmdump(
+    logs: Path, name: str, upstream: str, *extra: str
+) -> contextlib.AbstractContextManager[Child]:
     """`mitmdump --mode reverse:<upstream> -q` (plus `extra`), on a free port."""
     port = free_port()
-    command = [str(VENV_BIN / "mitmdump"), "--mode", f"reverse:{upstream}",
-               "--listen-host", "127.0.0.1", "--listen-port", str(port),
-               "--set", f"confdir={logs / ('conf-' + name)}", "-q", *extra]
+    command = [
+        str(VENV_BIN / "mitmdump"),
+        "--mode",
+        f"reverse:{upstream}",
+        "--listen-host",
+        "127.0.0.1",
+        "--listen-port",
+        str(port),
+        "--set",
+        f"confdir={logs / ('conf-' + name)}",
+        "-q",
+        *extra,
+    ]
 
     def ready(child: Child) -> str | None:
         try:

@@ -84,11 +84,15 @@ def whole_session(tmp: Path, agent: Child) -> str:
     capture = read(out)
     lost = missing((s.key for s in samples), capture)
     if len(capture.exchanges) != EXCHANGES or lost:
-        raise AssertionError(f"the capture holds {len(capture.exchanges)} exchanges; "
-                             f"{sum(lost.values())} sent are not in it")
-    return (f"whole session: {EXCHANGES} exchanges at concurrency {CONCURRENCY} in "
-            f"{elapsed:.0f} s; the capture ({out.stat().st_size / 1e6:.1f} MB) parses, holds "
-            f"{EXCHANGES} exchanges numbered 1..{EXCHANGES}, every one sent")
+        raise AssertionError(
+            f"the capture holds {len(capture.exchanges)} exchanges; "
+            f"{sum(lost.values())} sent are not in it"
+        )
+    return (
+        f"whole session: {EXCHANGES} exchanges at concurrency {CONCURRENCY} in "
+        f"{elapsed:.0f} s; the capture ({out.stat().st_size / 1e6:.1f} MB) parses, holds "
+        f"{EXCHANGES} exchanges numbered 1..{EXCHANGES}, every one sent"
+    )
 
 
 def killed_session(tmp: Path, agent: Child) -> str:
@@ -115,11 +119,15 @@ def killed_session(tmp: Path, agent: Child) -> str:
     capture = read(out)
     lost = missing(before, capture)
     if lost:
-        raise AssertionError(f"{sum(lost.values())} of the {len(before)} exchanges answered "
-                             f"before the kill are not in the capture, e.g. {list(lost)[:3]}")
+        raise AssertionError(
+            f"{sum(lost.values())} of the {len(before)} exchanges answered "
+            f"before the kill are not in the capture, e.g. {list(lost)[:3]}"
+        )
     extra = len(capture.exchanges) - len(before)
-    return (f"kill -9 after {len(before)} answers: the capture parses, is numbered without "
-            f"gaps and holds all {len(before)}, plus {extra} in flight at the kill")
+    return (
+        f"kill -9 after {len(before)} answers: the capture parses, is numbered without "
+        f"gaps and holds all {len(before)}, plus {extra} in flight at the kill"
+    )
 
 
 def main() -> int:

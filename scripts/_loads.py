@@ -119,8 +119,9 @@ def completed_task(task: Any, what: str, task_id: str | None = None) -> Json:
     """`task` if it is a completed Task (with id `task_id`, when given)."""
     state = task.get("status", {}).get("state") if isinstance(task, dict) else None
     if state != COMPLETED or (task_id is not None and task.get("id") != task_id):
-        raise WrongAnswer(f"{what}: expected completed task {task_id or ''}, got "
-                          f"{json.dumps(task)[:300]}")
+        raise WrongAnswer(
+            f"{what}: expected completed task {task_id or ''}, got {json.dumps(task)[:300]}"
+        )
     checked: Json = task
     return checked
 
@@ -148,8 +149,7 @@ async def get_task(client: httpx.AsyncClient, tasks: TaskPool) -> Sample:
     started = time.perf_counter()
     response = await client.post(JSONRPC_PATH, content=body)
     latency = time.perf_counter() - started
-    completed_task(rpc_result(answer_json(response, "GetTask"), rid, "GetTask"), "GetTask",
-                   task_id)
+    completed_task(rpc_result(answer_json(response, "GetTask"), rid, "GetTask"), "GetTask", task_id)
     return Sample(latency, rid)
 
 
@@ -158,7 +158,7 @@ async def rest_get_task(client: httpx.AsyncClient, tasks: TaskPool) -> Sample:
     started = time.perf_counter()
     response = await client.get(path)
     latency = time.perf_counter() - started
-    completed_task(answer_json(response, f"GET {path}"), f"GET {path}", path[len(REST_TASKS):])
+    completed_task(answer_json(response, f"GET {path}"), f"GET {path}", path[len(REST_TASKS) :])
     return Sample(latency, f"GET {path}")
 
 
@@ -200,19 +200,32 @@ def check_stream(response: httpx.Response, events: list[str], rid: str) -> None:
         raise WrongAnswer(f"{what}: an event is not JSON: {exc}") from exc
     artifacts = sum("artifactUpdate" in result for result in results)
     last = results[-1].get("statusUpdate", {}) if results else {}
-    if (not results or "task" not in results[0] or artifacts != STREAM_ARTIFACTS
-            or last.get("status", {}).get("state") != COMPLETED):
-        raise WrongAnswer(f"{what}: expected a task, {STREAM_ARTIFACTS} artifact updates and "
-                          f"a completed status, got {[list(r) for r in results]}")
+    if (
+        not results
+        or "task" not in results[0]
+        or artifacts != STREAM_ARTIFACTS
+        or last.get("status", {}).get("state") != COMPLETED
+    ):
+        raise WrongAnswer(
+            f"{what}: expected a task, {STREAM_ARTIFACTS} artifact updates and "
+            f"a completed status, got {[list(r) for r in results]}"
+        )
 
 
-LOADS: dict[str, Load] = {load.name: load for load in (
-    Load("SendMessage", "JSON-RPC SendMessage", send_message),
-    Load("GetTask", "JSON-RPC GetTask", get_task, reads=True),
-    Load("REST-GetTask", "HTTP+JSON GET task", rest_get_task, reads=True),
-    Load("SendStreamingMessage", f"JSON-RPC SSE stream ({STREAM_TEXT})", send_streaming,
-         streams=True),
-)}
+LOADS: dict[str, Load] = {
+    load.name: load
+    for load in (
+        Load("SendMessage", "JSON-RPC SendMessage", send_message),
+        Load("GetTask", "JSON-RPC GetTask", get_task, reads=True),
+        Load("REST-GetTask", "HTTP+JSON GET task", rest_get_task, reads=True),
+        Load(
+            "SendStreamingMessage",
+            f"JSON-RPC SSE stream ({STREAM_TEXT})",
+            send_streaming,
+            streams=True,
+        ),
+    )
+}
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -220,20 +233,33 @@ LOADS: dict[str, Load] = {load.name: load for load in (
 
 def clients(base_url: str, count: int) -> list[httpx.AsyncClient]:
     """`count` keep-alive clients of one connection each."""
-    return [httpx.AsyncClient(base_url=base_url, headers=HEADERS, timeout=TIMEOUT,
-                              limits=httpx.Limits(max_connections=1)) for _ in range(count)]
+    return [
+        httpx.AsyncClient(
+            base_url=base_url,
+            headers=HEADERS,
+            timeout=TIMEOUT,
+            limits=httpx.Limits(max_connections=1),
+        )
+        for _ in range(count)
+    ]
 
 
 async def exchange(load: Load, client: httpx.AsyncClient, tasks: TaskPool) -> Sample:
     try:
         return await load.exchange(client, tasks)
     except httpx.HTTPError as exc:
-        raise WrongAnswer(f"{load.label} via {client.base_url}: {type(exc).__name__}: "
-                          f"{exc}") from exc
+        raise WrongAnswer(
+            f"{load.label} via {client.base_url}: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
-async def run(loads: Sequence[Load], workers: Sequence[httpx.AsyncClient], tasks: TaskPool,
-              count: int, on_sample: Callable[[Sample], None] | None = None) -> list[Sample]:
+async def run(
+    loads: Sequence[Load],
+    workers: Sequence[httpx.AsyncClient],
+    tasks: TaskPool,
+    count: int,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> list[Sample]:
     """`count` exchanges over the workers, each cycling through `loads`; the first wrong
     answer stops them all and is raised."""
     samples: list[Sample] = []

@@ -38,8 +38,10 @@ class Mutant:
 
 def corpus() -> list[tuple[Path, bytes]]:
     """Every capture the fuzzer starts from, smallest first (they are the fastest to check)."""
-    paths = sorted((p for root in SOURCES for p in root.rglob("*.http")),
-                   key=lambda p: (p.stat().st_size, str(p)))
+    paths = sorted(
+        (p for root in SOURCES for p in root.rglob("*.http")),
+        key=lambda p: (p.stat().st_size, str(p)),
+    )
     return [(path, path.read_bytes()) for path in paths]
 
 
@@ -56,7 +58,7 @@ def _truncate(data: bytes, rng: random.Random) -> bytes:
 
 def _flip(data: bytes, rng: random.Random) -> bytes:
     at = rng.randrange(len(data))
-    return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
 
 
 def _delete_line(data: bytes, rng: random.Random) -> bytes:
@@ -81,10 +83,19 @@ def _swap_lines(data: bytes, rng: random.Random) -> bytes:
 
 def _garbage(data: bytes, rng: random.Random) -> bytes:
     lines = _lines(data)
-    junk = rng.choice([bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))),
-                       b"### 999 SendMessage JSONRPC 200", b"HTTP/1.1 200 OK", b"# note:",
-                       b"# exact: target \"\\udcff\"", b"# wire-header: request 0 A: b",
-                       b": +1.000000s quoted", b"data: {", b"# message +0.1s - json compact"])
+    junk = rng.choice(
+        [
+            bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))),
+            b"### 999 SendMessage JSONRPC 200",
+            b"HTTP/1.1 200 OK",
+            b"# note:",
+            b'# exact: target "\\udcff"',
+            b"# wire-header: request 0 A: b",
+            b": +1.000000s quoted",
+            b"data: {",
+            b"# message +0.1s - json compact",
+        ]
+    )
     lines.insert(rng.randrange(len(lines) + 1), junk)
     return b"\n".join(lines)
 
@@ -116,8 +127,13 @@ def _surrogate(data: bytes, rng: random.Random) -> bytes:
 
 def _huge_line(data: bytes, rng: random.Random) -> bytes:
     lines = _lines(data)
-    big = rng.choice([b"A" * 1_000_000, b"data: " + b"[" * 50_000 + b"]" * 50_000,
-                      b'  "text": "' + b"x" * 500_000 + b'",'])
+    big = rng.choice(
+        [
+            b"A" * 1_000_000,
+            b"data: " + b"[" * 50_000 + b"]" * 50_000,
+            b'  "text": "' + b"x" * 500_000 + b'",',
+        ]
+    )
     lines.insert(rng.randrange(len(lines) + 1), big)
     return b"\n".join(lines)
 
@@ -127,15 +143,23 @@ def _number(data: bytes, rng: random.Random) -> bytes:
     if not found:
         return _flip(data, rng)
     match = rng.choice(found)
-    new = rng.choice([b"0", b"-1", b"99999999999999999999", b"007", str(rng.randrange(1000))
-                      .encode()])
-    return data[:match.start()] + new + data[match.end():]
+    new = rng.choice(
+        [b"0", b"-1", b"99999999999999999999", b"007", str(rng.randrange(1000)).encode()]
+    )
+    return data[: match.start()] + new + data[match.end() :]
 
 
 MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
-    "truncate": _truncate, "flip": _flip, "delete-line": _delete_line,
-    "duplicate-line": _duplicate_line, "swap-lines": _swap_lines, "garbage": _garbage,
-    "crlf": _crlf, "not-utf8": _not_utf8, "surrogate": _surrogate, "huge-line": _huge_line,
+    "truncate": _truncate,
+    "flip": _flip,
+    "delete-line": _delete_line,
+    "duplicate-line": _duplicate_line,
+    "swap-lines": _swap_lines,
+    "garbage": _garbage,
+    "crlf": _crlf,
+    "not-utf8": _not_utf8,
+    "surrogate": _surrogate,
+    "huge-line": _huge_line,
     "number": _number,
 }
 # Cheap mutations are drawn more often than the huge line, which costs a megabyte to check.

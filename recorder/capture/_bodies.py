@@ -53,7 +53,8 @@ class FormLineError(FormError):
 def is_section_start(line: str) -> bool:
     """True for a line that ends a body region: an exchange line or a status line."""
     return line.startswith("###") or (
-        line.startswith("HTTP/") and STATUS_LINE.fullmatch(line) is not None)
+        line.startswith("HTTP/") and STATUS_LINE.fullmatch(line) is not None
+    )
 
 
 def _line_is_safe(line: str) -> bool:
@@ -146,8 +147,9 @@ class JsonForm:
 
 @functools.cache
 def _encoder(spacing: str, ascii_only: bool) -> json.JSONEncoder:
-    return json.JSONEncoder(separators=SEPARATORS[spacing], ensure_ascii=ascii_only,
-                            check_circular=False)
+    return json.JSONEncoder(
+        separators=SEPARATORS[spacing], ensure_ascii=ascii_only, check_circular=False
+    )
 
 
 JSON_FORMS: dict[str, JsonForm] = {
@@ -186,8 +188,9 @@ def _likely_forms(text: str) -> list[JsonForm]:
     forms = [f for f in JSON_FORMS.values() if f.newline == text.endswith("\n")]
     spaced = '": ' in text or '", ' in text
     escaped = "\\u" in text
-    return sorted(forms, key=lambda f: (f.spacing != ("spaced" if spaced else "compact"),
-                                        f.ascii != escaped))
+    return sorted(
+        forms, key=lambda f: (f.spacing != ("spaced" if spaced else "compact"), f.ascii != escaped)
+    )
 
 
 def _display_safe(value: Any, pretty: str) -> bool:
@@ -243,8 +246,9 @@ class _Indented:
     """Indent-2 JSON with `json.dumps`'s exact output, for the types `json.loads` returns."""
 
     def __init__(self, *, ascii_only: bool) -> None:
-        self._string = json.encoder.encode_basestring_ascii if ascii_only else (
-            json.encoder.encode_basestring)
+        self._string = (
+            json.encoder.encode_basestring_ascii if ascii_only else (json.encoder.encode_basestring)
+        )
         self._out: list[str] = []
 
     def text(self, value: Any) -> str:
@@ -261,11 +265,17 @@ class _Indented:
         elif kind is list:
             self._container(value, "[", "]", newline, pairs=False)
         else:
-            out.append(_SCALARS.get(value, "") if kind is bool or value is None
-                       else int.__repr__(value) if kind is int else json.dumps(value))
+            out.append(
+                _SCALARS.get(value, "")
+                if kind is bool or value is None
+                else int.__repr__(value)
+                if kind is int
+                else json.dumps(value)
+            )
 
-    def _container(self, items: Any, opening: str, closing: str, newline: str, *,
-                   pairs: bool) -> None:
+    def _container(
+        self, items: Any, opening: str, closing: str, newline: str, *, pairs: bool
+    ) -> None:
         out = self._out
         inner = newline + "  "
         out.append(opening)

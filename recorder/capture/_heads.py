@@ -42,7 +42,8 @@ TARGET, REASON, TRAILER = "target", "reason", "trailer"
 HEADER_OF = {"request": "request-header", "response": "response-header"}
 _WIRE_HEADER = re.compile(r"(request|response) ([0-9]+) ([^:\s]+):(?: (.*))?", re.DOTALL)
 _EXACT = re.compile(
-    r"(target|reason|request-header|response-header|trailer)(?: ([0-9]+))? (\".*)", re.DOTALL)
+    r"(target|reason|request-header|response-header|trailer)(?: ([0-9]+))? (\".*)", re.DOTALL
+)
 _INDEXED = frozenset({*HEADER_OF.values(), TRAILER})
 
 
@@ -55,8 +56,10 @@ class Aside:
 
     def pairs(self) -> list[tuple[str, str]]:
         """The metadata `(key, value)` pairs, in file order."""
-        found = [(KEY_WIRE_HEADER, f"{side} {index} {name}:" + (f" {value}" if value else ""))
-                 for side, index, name, value in self.wire_headers]
+        found = [
+            (KEY_WIRE_HEADER, f"{side} {index} {name}:" + (f" {value}" if value else ""))
+            for side, index, name, value in self.wire_headers
+        ]
         for (where, index), value in sorted(self.exact.items(), key=_exact_order):
             place = where if index is None else f"{where} {index}"
             found.append((KEY_EXACT, f"{place} {json.dumps(value, ensure_ascii=True)}"))
@@ -91,8 +94,11 @@ class Aside:
     def _exact_at(self, where: str) -> dict[int, str]:
         if not self.exact:  # the usual case: a capture reads one of these per header list
             return {}
-        return {index: value for (w, index), value in self.exact.items()
-                if w == where and index is not None}
+        return {
+            index: value
+            for (w, index), value in self.exact.items()
+            if w == where and index is not None
+        }
 
 
 _PLACES = (TARGET, "request-header", REASON, "response-header", TRAILER)
@@ -109,8 +115,9 @@ def _exact(text: str) -> tuple[str, int | None, str]:
         raise FormError(f"bad exact value {text!r}: expected '<where> [<index>] \"...\"'")
     where, index, literal = match.groups()
     if (index is None) == (where in _INDEXED):
-        raise FormError(f"exact value for {where!r} {'needs' if index is None else 'takes no'} "
-                        "index")
+        raise FormError(
+            f"exact value for {where!r} {'needs' if index is None else 'takes no'} index"
+        )
     try:
         value = json.loads(literal)
     except ValueError as exc:

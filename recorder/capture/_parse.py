@@ -81,8 +81,10 @@ _REGION_STOPS = ("\n###", "\nHTTP/")
 # A run of metadata lines: `#` but not `###`, each ended by its LF.
 _META_BLOCK = re.compile(r"(?:#(?!##)[^\n]*\n)*")
 # Each line pattern anchored at every line's ends of a joined block, for `_fields`.
-_LINES = {p: re.compile(f"^(?:{p.pattern})$", re.MULTILINE)
-          for p in (_META_LINE, _HEADER_FIELD, HEADER_LINE)}
+_LINES = {
+    p: re.compile(f"^(?:{p.pattern})$", re.MULTILINE)
+    for p in (_META_LINE, _HEADER_FIELD, HEADER_LINE)
+}
 _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
@@ -228,8 +230,9 @@ def _fields(
 
 def _first_mismatch(pattern: re.Pattern[str], block: str) -> tuple[int, str]:
     """The 0-based index and text of the first line of `block` that `pattern` does not match."""
-    return next((i, line) for i, line in enumerate(block.split("\n"))
-                if pattern.fullmatch(line) is None)
+    return next(
+        (i, line) for i, line in enumerate(block.split("\n")) if pattern.fullmatch(line) is None
+    )
 
 
 def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
@@ -250,8 +253,9 @@ def _parse_capture(cursor: _Cursor) -> Capture:
     version = int(match.group(1))
     if version not in READABLE_VERSIONS:
         known = " and ".join(map(str, READABLE_VERSIONS))
-        cursor.fail(f"unknown capture format version {match.group(1)}; this reader knows {known}",
-                    1)
+        cursor.fail(
+            f"unknown capture format version {match.group(1)}; this reader knows {known}", 1
+        )
     meta = _read_meta(cursor, _HEADER_FIELD)
     if cursor.peek() != "":
         cursor.fail("the header must end with a blank line (truncated or bad header line?)")
@@ -423,8 +427,9 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
     parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), _REQUEST_FORMS)
     method, target, version = match.groups()
     headers = _restored_head(cursor, lambda: aside.headers("request", headers))
-    request = Request(method, aside.value(TARGET, target), headers, parts.body, version,
-                      parts.messages)
+    request = Request(
+        method, aside.value(TARGET, target), headers, parts.body, version, parts.messages
+    )
     return request, cursor.peek()
 
 
@@ -509,8 +514,7 @@ def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _For
     cursor.advance(end, region.count("\n"))
     if form is None:
         if region:
-            cursor.fail("body present but no '# request-body:'/'# response-body:' line",
-                        first_line)
+            cursor.fail("body present but no '# request-body:'/'# response-body:' line", first_line)
         return _Parts()
     # The region must be the display and then one blank line.
     if not region.endswith("\n\n") or region == "\n":
@@ -543,8 +547,10 @@ def _region_end(cursor: _Cursor) -> int:
         if is_section_start(line):
             return start
         if _STATUS_ATTEMPT.match(line):
-            cursor.fail(f"bad status line {line!r}: expected 'HTTP/x NNN reason'",
-                        cursor.lineno + cursor.lines_to(start))
+            cursor.fail(
+                f"bad status line {line!r}: expected 'HTTP/x NNN reason'",
+                cursor.lineno + cursor.lines_to(start),
+            )
         after = start + len(line)
 
 

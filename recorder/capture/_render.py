@@ -95,7 +95,6 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-
 def render(capture: Capture) -> str:
     """The whole capture as `.http` text.
 
@@ -121,8 +120,11 @@ def render_header(capture: Capture) -> str:
         *((HEADER_REDACTED, name) for name in capture.redacted),
         *(_extra_field(key, value) for key, value in capture.extra),
     ]
-    lines = [f"# a2a-recorder capture format {FORMAT_VERSION}",
-             *(f"# {key}: {show_value(value)}" for key, value in fields), ""]
+    lines = [
+        f"# a2a-recorder capture format {FORMAT_VERSION}",
+        *(f"# {key}: {show_value(value)}" for key, value in fields),
+        "",
+    ]
     return _checked_utf8("\n".join(lines) + "\n", "the header")
 
 
@@ -137,9 +139,13 @@ def render_exchange(exchange: Exchange) -> str:
     request = _request_context(exchange.request, request_body, aside)
     response = _response_context(exchange.response, response_body, aside)
     binding = classification.binding.value if classification.binding else EMPTY
-    lines = [f"### {exchange.number} {_operation(classification)} {binding} {outcome(exchange)}",
-             *(f"# {key}: {value}" for key, value in
-               _metadata(exchange, request_form, response_form, aside))]
+    lines = [
+        f"### {exchange.number} {_operation(classification)} {binding} {outcome(exchange)}",
+        *(
+            f"# {key}: {value}"
+            for key, value in _metadata(exchange, request_form, response_form, aside)
+        ),
+    ]
     for part in (request, response):
         if part is not None:
             lines += [part["start"], *part["headers"], ""]
@@ -301,8 +307,12 @@ def count(number: int, noun: str) -> str:
 def _grpc_blocks(response: Response, aside: Aside) -> list[list[str]]:
     blocks = [show_message(message) for message in response.messages]
     if response.trailers:
-        blocks.append([TRAILER_HEAD + _header_line(k, set_aside_value(aside, TRAILER, v, i))
-                       for i, (k, v) in enumerate(response.trailers)])
+        blocks.append(
+            [
+                TRAILER_HEAD + _header_line(k, set_aside_value(aside, TRAILER, v, i))
+                for i, (k, v) in enumerate(response.trailers)
+            ]
+        )
     return blocks
 
 

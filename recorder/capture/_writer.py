@@ -52,8 +52,9 @@ class CaptureWriter:
             w.append(exchange)
     """
 
-    def __init__(self, path: str | os.PathLike[str], capture_header: Capture, *,
-                 overwrite: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], capture_header: Capture, *, overwrite: bool = False
+    ) -> None:
         self.path = Path(path)
         if not overwrite and holds_exchanges(self.path):
             raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
@@ -192,8 +193,9 @@ class _Syncer:
     def _started(self) -> None:
         with self._start:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="a2a-capture-sync",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="a2a-capture-sync", daemon=True
+                )
                 self._thread.start()
 
     def _run(self) -> None:

@@ -30,8 +30,10 @@ try:
         run_session,
     )
 except ImportError as exc:  # the runtime has no a2a-sdk; the demo extra brings it
-    raise ImportError(f"recorder.demo needs a2a-sdk ({exc.name} is missing): "
-                      "pip install 'a2a-recorder[demo]'", name=exc.name) from exc
+    raise ImportError(
+        f"recorder.demo needs a2a-sdk ({exc.name} is missing): pip install 'a2a-recorder[demo]'",
+        name=exc.name,
+    ) from exc
 from recorder.demo._webhook import Delivery, WebhookReceiver
 
 __all__ = [

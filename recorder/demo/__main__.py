@@ -1,7 +1,7 @@
 """``python -m recorder.demo``: run the demo agent standalone, or one scripted session.
 
-    python -m recorder.demo agent [--port N] [--grpc-port N] [--no-grpc] [--event-delay S]
-    python -m recorder.demo session URL [--binding JSONRPC|HTTP+JSON|GRPC] [--webhook]
+python -m recorder.demo agent [--port N] [--grpc-port N] [--no-grpc] [--event-delay S]
+python -m recorder.demo session URL [--binding JSONRPC|HTTP+JSON|GRPC] [--webhook]
 """
 
 from __future__ import annotations
@@ -27,23 +27,43 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument("--port", type=int, default=0, help="HTTP port (0: a free port)")
     agent.add_argument("--grpc-port", type=int, default=0, help="gRPC port (0: a free port)")
     agent.add_argument("--no-grpc", action="store_true", help="serve JSON-RPC and REST only")
-    agent.add_argument("--event-delay", type=float, default=DEFAULT_EVENT_DELAY,
-                       help="seconds between 'slow N' artifact updates")
+    agent.add_argument(
+        "--event-delay",
+        type=float,
+        default=DEFAULT_EVENT_DELAY,
+        help="seconds between 'slow N' artifact updates",
+    )
     session = sub.add_parser("session", help="run the scripted client session, print JSON")
     session.add_argument("url", help="agent base URL (where the agent card is served)")
     session.add_argument("--binding", choices=_BINDINGS, default="JSONRPC")
-    session.add_argument("--webhook", action="store_true",
-                         help="start a local webhook receiver and count push deliveries")
+    session.add_argument(
+        "--webhook",
+        action="store_true",
+        help="start a local webhook receiver and count push deliveries",
+    )
     return parser
 
 
 def _run_agent(args: argparse.Namespace) -> int:
-    agent = DemoAgent(event_delay=args.event_delay, enable_grpc=not args.no_grpc,
-                      http_port=args.port, grpc_port=args.grpc_port)
+    agent = DemoAgent(
+        event_delay=args.event_delay,
+        enable_grpc=not args.no_grpc,
+        http_port=args.port,
+        grpc_port=args.grpc_port,
+    )
     with agent:
-        print(json.dumps({"base_url": agent.base_url, "card_url": agent.card_url,
-                          "jsonrpc_url": agent.jsonrpc_url, "rest_url": agent.rest_url,
-                          "grpc_target": agent.grpc_target}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "base_url": agent.base_url,
+                    "card_url": agent.card_url,
+                    "jsonrpc_url": agent.jsonrpc_url,
+                    "rest_url": agent.rest_url,
+                    "grpc_target": agent.grpc_target,
+                }
+            ),
+            flush=True,
+        )
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
     return 0

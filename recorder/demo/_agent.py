@@ -123,9 +123,14 @@ class _Run:
         if self.ctx.current_task is not None:
             return
         history = [self.ctx.message] if self.ctx.message is not None else []
-        await self.queue.enqueue_event(Task(
-            id=self.updater.task_id, context_id=self.updater.context_id,
-            status=TaskStatus(state=state), history=history))
+        await self.queue.enqueue_event(
+            Task(
+                id=self.updater.task_id,
+                context_id=self.updater.context_id,
+                status=TaskStatus(state=state),
+                history=history,
+            )
+        )
 
 
 def _text_part(text: str) -> list[Part]:
@@ -133,15 +138,20 @@ def _text_part(text: str) -> list[Part]:
 
 
 def _agent_message(run: _Run, text: str) -> Message:
-    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_AGENT, parts=_text_part(text),
-                   context_id=run.updater.context_id)
+    return Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.ROLE_AGENT,
+        parts=_text_part(text),
+        context_id=run.updater.context_id,
+    )
 
 
 async def _echo(run: _Run) -> None:
     await run.open_task(TaskState.TASK_STATE_SUBMITTED)
     await run.updater.start_work()
-    await run.updater.add_artifact(_text_part(f"echo {run.arg}".rstrip()),
-                                   name=run.artifact("echo"))
+    await run.updater.add_artifact(
+        _text_part(f"echo {run.arg}".rstrip()), name=run.artifact("echo")
+    )
     await run.updater.complete()
 
 
@@ -188,7 +198,8 @@ async def _whoami(run: _Run) -> None:
 
 async def _unknown(run: _Run) -> None:
     await run.queue.enqueue_event(
-        _agent_message(run, f"unknown command; try one of: {', '.join(COMMANDS)}"))
+        _agent_message(run, f"unknown command; try one of: {', '.join(COMMANDS)}")
+    )
 
 
 _Command = Callable[[_Run], Awaitable[None]]
@@ -227,9 +238,12 @@ class _QueryKeeper:
 class DemoExecutor(AgentExecutor):
     """Runs the command named by the first word of the user's text (see ``COMMANDS``)."""
 
-    def __init__(self, event_delay: float = DEFAULT_EVENT_DELAY,
-                 artifact_names: Mapping[str, str] | None = None,
-                 extra_status: bool = False) -> None:
+    def __init__(
+        self,
+        event_delay: float = DEFAULT_EVENT_DELAY,
+        artifact_names: Mapping[str, str] | None = None,
+        extra_status: bool = False,
+    ) -> None:
         self.event_delay = event_delay
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
@@ -238,8 +252,17 @@ class DemoExecutor(AgentExecutor):
         verb, _, arg = context.get_user_input().strip().partition(" ")
         command = COMMANDS.get(verb.lower(), (_unknown, ""))[0]
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
-        await command(_Run(context, event_queue, updater, arg.strip(), self.event_delay,
-                           self.artifact_names, self.extra_status))
+        await command(
+            _Run(
+                context,
+                event_queue,
+                updater,
+                arg.strip(),
+                self.event_delay,
+                self.artifact_names,
+                self.extra_status,
+            )
+        )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
@@ -249,16 +272,22 @@ class DemoExecutor(AgentExecutor):
 
 
 def _interface_urls(host: str, http_port: int, grpc_port: int | None) -> dict[str, str]:
-    urls = {"JSONRPC": f"http://{host}:{http_port}{JSONRPC_PATH}",
-            "HTTP+JSON": f"http://{host}:{http_port}{REST_PATH}"}
+    urls = {
+        "JSONRPC": f"http://{host}:{http_port}{JSONRPC_PATH}",
+        "HTTP+JSON": f"http://{host}:{http_port}{REST_PATH}",
+    }
     if grpc_port is not None:
         urls["GRPC"] = f"{host}:{grpc_port}"
     return urls
 
 
-def build_agent_card(host: str, http_port: int, grpc_port: int | None,
-                     api_key_query: str | None = None,
-                     api_key_headers: tuple[str, ...] = ()) -> AgentCard:
+def build_agent_card(
+    host: str,
+    http_port: int,
+    grpc_port: int | None,
+    api_key_query: str | None = None,
+    api_key_headers: tuple[str, ...] = (),
+) -> AgentCard:
     """The public card: every binding in v1.0 then v0.3, streaming, push, extended card.
 
     `api_key_query` declares an API key passed in that query parameter, `api_key_headers`
@@ -266,29 +295,44 @@ def build_agent_card(host: str, http_port: int, grpc_port: int | None,
     what the recorder does with them.
     """
     urls = _interface_urls(host, http_port, grpc_port)
-    interfaces = [AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
-                  for v in _VERSIONS for b in _BINDINGS if b in urls]
-    skills = [AgentSkill(id=name, name=name, description=desc, tags=["demo"])
-              for name, (_, desc) in COMMANDS.items()]
+    interfaces = [
+        AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
+        for v in _VERSIONS
+        for b in _BINDINGS
+        if b in urls
+    ]
+    skills = [
+        AgentSkill(id=name, name=name, description=desc, tags=["demo"])
+        for name, (_, desc) in COMMANDS.items()
+    ]
     return AgentCard(
-        name="a2a-recorder demo agent", description="Deterministic demo agent for a2a-recorder",
-        version="1.0.0", supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True,
-                                       extended_agent_card=True),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills,
-        security_schemes=_api_key_schemes(api_key_query, api_key_headers))
+        name="a2a-recorder demo agent",
+        description="Deterministic demo agent for a2a-recorder",
+        version="1.0.0",
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(
+            streaming=True, push_notifications=True, extended_agent_card=True
+        ),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=skills,
+        security_schemes=_api_key_schemes(api_key_query, api_key_headers),
+    )
 
 
-def _api_key_schemes(query_name: str | None,
-                     header_names: tuple[str, ...]) -> dict[str, SecurityScheme]:
+def _api_key_schemes(
+    query_name: str | None, header_names: tuple[str, ...]
+) -> dict[str, SecurityScheme]:
     places = [("query", query_name)] if query_name else []
     places += [("header", name) for name in header_names]
     schemes = {}
     for index, (location, name) in enumerate(places):
-        key = APIKeySecurityScheme(location=location, name=name,
-                                   description="demo API key (any value is accepted)")
+        key = APIKeySecurityScheme(
+            location=location, name=name, description="demo API key (any value is accepted)"
+        )
         schemes["apiKey" if index == 0 else f"apiKey{index + 1}"] = SecurityScheme(
-            api_key_security_scheme=key)
+            api_key_security_scheme=key
+        )
     return schemes
 
 
@@ -297,19 +341,26 @@ def build_extended_card(card: AgentCard) -> AgentCard:
     extended = AgentCard()
     extended.CopyFrom(card)
     extended.description = card.description + " (extended card)"
-    extended.skills.append(AgentSkill(id="extended", name="extended",
-                                      description="only listed on the extended card",
-                                      tags=["demo", "extended"]))
+    extended.skills.append(
+        AgentSkill(
+            id="extended",
+            name="extended",
+            description="only listed on the extended card",
+            tags=["demo", "extended"],
+        )
+    )
     return extended
 
 
 # --- server ---------------------------------------------------------------------------------
 
 
-def _http_routes(handler: DefaultRequestHandler, card: AgentCard,
-                 cache_control: str | None) -> list[BaseRoute]:
-    routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=CARD_PATH,
-                                                            cache_control=cache_control))
+def _http_routes(
+    handler: DefaultRequestHandler, card: AgentCard, cache_control: str | None
+) -> list[BaseRoute]:
+    routes: list[BaseRoute] = list(
+        create_agent_card_routes(card, card_url=CARD_PATH, cache_control=cache_control)
+    )
     for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
         routes += create_jsonrpc_routes(handler, rpc_url=path, enable_v0_3_compat=True)
     routes.append(Mount(REST_PATH, routes=create_rest_routes(handler, enable_v0_3_compat=True)))
@@ -330,30 +381,37 @@ class _Servers:
             if not self.grpc_port:  # older grpcio signals a failed bind with 0
                 raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
         event_delay = agent.event_delay
-        self.card = build_agent_card(host, self.http_port, self.grpc_port, agent.api_key_query,
-                                     agent.api_key_headers)
+        self.card = build_agent_card(
+            host, self.http_port, self.grpc_port, agent.api_key_query, agent.api_key_headers
+        )
         # An explicit proxy wins over HTTP_PROXY/NO_PROXY from the environment.
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
             agent_executor=DemoExecutor(event_delay, agent.artifact_names, agent.extra_status),
             task_store=InMemoryTaskStore(),
-            agent_card=self.card, push_config_store=push_store,
+            agent_card=self.card,
+            push_config_store=push_store,
             push_sender=BasePushNotificationSender(self.push_client, push_store),
-            extended_agent_card=build_extended_card(self.card))
-        app = _QueryKeeper(Starlette(routes=_http_routes(self.handler, self.card,
-                                                         agent.card_cache_control)))
-        self.uvicorn = uvicorn.Server(uvicorn.Config(
-            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+            extended_agent_card=build_extended_card(self.card),
+        )
+        app = _QueryKeeper(
+            Starlette(routes=_http_routes(self.handler, self.card, agent.card_cache_control))
+        )
+        self.uvicorn = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+        )
         self._serve_task: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float) -> None:
         if self.grpc is not None:
             # /lf.a2a.v1.A2AService/* and the v0.3 /a2a.v1.A2AService/* on one server.
             a2a_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
-                GrpcHandler(self.handler), self.grpc)
+                GrpcHandler(self.handler), self.grpc
+            )
             a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
-                CompatGrpcHandler(self.handler), self.grpc)
+                CompatGrpcHandler(self.handler), self.grpc
+            )
             await self.grpc.start()
         self._serve_task = asyncio.create_task(self.uvicorn.serve(sockets=[self.sock]))
         async with asyncio.timeout(timeout):
@@ -400,14 +458,22 @@ class DemoAgent:
             result = asyncio.run(run_session(agent.base_url, binding="HTTP+JSON"))
     """
 
-    def __init__(self, *, event_delay: float = DEFAULT_EVENT_DELAY, enable_grpc: bool = True,
-                 host: str = "127.0.0.1", http_port: int = 0, grpc_port: int = 0,
-                 startup_timeout: float = 10.0, push_proxy: str | None = None,
-                 api_key_query: str | None = None,
-                 card_cache_control: str | None = None,
-                 api_key_headers: tuple[str, ...] = (),
-                 artifact_names: Mapping[str, str] | None = None,
-                 extra_status: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        event_delay: float = DEFAULT_EVENT_DELAY,
+        enable_grpc: bool = True,
+        host: str = "127.0.0.1",
+        http_port: int = 0,
+        grpc_port: int = 0,
+        startup_timeout: float = 10.0,
+        push_proxy: str | None = None,
+        api_key_query: str | None = None,
+        card_cache_control: str | None = None,
+        api_key_headers: tuple[str, ...] = (),
+        artifact_names: Mapping[str, str] | None = None,
+        extra_status: bool = False,
+    ) -> None:
         self.event_delay = event_delay
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
@@ -493,15 +559,17 @@ class DemoAgent:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     async def __aenter__(self) -> Self:
         return await asyncio.to_thread(self.start)
 
-    async def __aexit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await asyncio.to_thread(self.stop)
 
     def __repr__(self) -> str:

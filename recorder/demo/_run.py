@@ -24,13 +24,16 @@ Echo = Callable[[str], None]
 DEMO_EVENT_DELAY = 0.1
 
 
-def _session_through_recorder(upstream: str, out: Path, binding: str,
-                              console: Echo | None = None) -> SessionResult:
+def _session_through_recorder(
+    upstream: str, out: Path, binding: str, console: Echo | None = None
+) -> SessionResult:
     from recorder.record import RecordingProxy
 
     # The demo's captures are made again on every run: overwriting them is the point.
-    with WebhookReceiver() as hook, RecordingProxy(upstream=upstream, out=out,
-                                                   existing="overwrite", console=console) as proxy:
+    with (
+        WebhookReceiver() as hook,
+        RecordingProxy(upstream=upstream, out=out, existing="overwrite", console=console) as proxy,
+    ):
         return asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
 
 
@@ -62,8 +65,9 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
 
     echo(f"1. recording a real a2a-sdk session over {binding} through the recorder")
     with DemoAgent(event_delay=DEMO_EVENT_DELAY, enable_grpc=False) as agent:
-        live = _session_through_recorder(agent.base_url, live_path, binding,
-                                         console=lambda line: echo(f"   {line}"))
+        live = _session_through_recorder(
+            agent.base_url, live_path, binding, console=lambda line: echo(f"   {line}")
+        )
     capture = read_capture(live_path)
     echo(f"   {live_path}: {len(capture.exchanges)} exchanges (the agent is now stopped)\n")
 
@@ -77,13 +81,16 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
         for miss in misses:
             echo(f"   unmatched: {miss}")
     else:
-        echo(f"   the client saw the same results in all {len(live.steps)} steps "
-             f"and {live.webhook_deliveries} push deliveries")
+        echo(
+            f"   the client saw the same results in all {len(live.steps)} steps "
+            f"and {live.webhook_deliveries} push deliveries"
+        )
     echo(f"   {replayed_path}: the replayed session, recorded\n")
 
     echo(f"3. a2a-recorder diff {live_path} {replayed_path}")
-    result = diff_captures(capture, read_capture(replayed_path), a_name=str(live_path),
-                           b_name=str(replayed_path))
+    result = diff_captures(
+        capture, read_capture(replayed_path), a_name=str(live_path), b_name=str(replayed_path)
+    )
     echo(render_text([result]))
 
     report_path = _write_report(capture, out / "report.html", live_path.name)

@@ -52,12 +52,27 @@ __all__ = ["EXPECTED_PUSH_DELIVERIES", "SCRIPT", "SessionResult", "Step", "run_s
 
 # The steps of one session, in order. Push steps marked (*) need a webhook URL.
 SCRIPT: tuple[str, ...] = (
-    "card", "send", "stream", "get_task", "list_tasks", "message",
-    "cancel_start", "cancel", "subscribe_start", "subscribe",
+    "card",
+    "send",
+    "stream",
+    "get_task",
+    "list_tasks",
+    "message",
+    "cancel_start",
+    "cancel",
+    "subscribe_start",
+    "subscribe",
     "push_send",  # (*) inline push config in the send configuration -> deliveries
-    "push_create", "push_get", "push_list", "push_delete", "push_list_after_delete",
-    "error_get_unknown_task", "error_cancel_completed", "error_subscribe_terminal",
-    "error_push_get_unknown", "extended_card",
+    "push_create",
+    "push_get",
+    "push_list",
+    "push_delete",
+    "push_list_after_delete",
+    "error_get_unknown_task",
+    "error_cancel_completed",
+    "error_subscribe_terminal",
+    "error_push_get_unknown",
+    "extended_card",
 )
 
 # Push deliveries the SDK makes for a task that goes submitted -> working -> artifact -> done.
@@ -197,29 +212,47 @@ class _Session:
     tasks: dict[str, str] = field(default_factory=dict)  # step name -> raw task id
 
     def message(self, text: str) -> Message:
-        return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
-                       context_id=self.context_id, parts=[Part(text=text)])
+        return Message(
+            message_id=str(uuid.uuid4()),
+            role=Role.ROLE_USER,
+            context_id=self.context_id,
+            parts=[Part(text=text)],
+        )
 
     def push_config(self, task_id: str = "", config_id: str = "") -> TaskPushNotificationConfig:
         return TaskPushNotificationConfig(
-            id=config_id, task_id=task_id, url=self.webhook_url or _NO_WEBHOOK_URL,
+            id=config_id,
+            task_id=task_id,
+            url=self.webhook_url or _NO_WEBHOOK_URL,
             token=self.token,
-            authentication=AuthenticationInfo(scheme=_AUTH_SCHEME, credentials=self.credentials))
+            authentication=AuthenticationInfo(scheme=_AUTH_SCHEME, credentials=self.credentials),
+        )
 
     def task_step(self, name: str, task: Task, **extra: Any) -> Step:
         self.tasks[name] = task.id
         ctx = self.ids("CTX", task.context_id)
-        return Step(name, task=self.ids("TASK", task.id), state=_state(task.status.state),
-                    artifacts=_artifact_texts(task),
-                    fields=tuple(sorted({"context": ctx, **extra}.items())))
+        return Step(
+            name,
+            task=self.ids("TASK", task.id),
+            state=_state(task.status.state),
+            artifacts=_artifact_texts(task),
+            fields=tuple(sorted({"context": ctx, **extra}.items())),
+        )
 
     def config_fields(self, cfg: TaskPushNotificationConfig) -> tuple[tuple[str, str], ...]:
         auth = cfg.authentication
-        return tuple(sorted({
-            "id": self.ids("CFG", cfg.id), "task": self.ids("TASK", cfg.task_id),
-            "url": self.ids("URL", cfg.url), "token": self.ids("TOKEN", cfg.token),
-            "scheme": auth.scheme, "credentials": self.ids("CREDENTIALS", auth.credentials),
-        }.items()))
+        return tuple(
+            sorted(
+                {
+                    "id": self.ids("CFG", cfg.id),
+                    "task": self.ids("TASK", cfg.task_id),
+                    "url": self.ids("URL", cfg.url),
+                    "token": self.ids("TOKEN", cfg.token),
+                    "scheme": auth.scheme,
+                    "credentials": self.ids("CREDENTIALS", auth.credentials),
+                }.items()
+            )
+        )
 
 
 async def _collect(stream: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
@@ -238,14 +271,23 @@ def _first_task(events: list[StreamResponse]) -> Task | None:
 
 
 async def _step_card(s: _Session, card: AgentCard) -> Step:
-    interfaces = sorted(f"{i.protocol_binding}@{i.protocol_version}"
-                        for i in card.supported_interfaces)
+    interfaces = sorted(
+        f"{i.protocol_binding}@{i.protocol_version}" for i in card.supported_interfaces
+    )
     caps = card.capabilities
-    return Step("card", fields=(
-        ("capabilities", f"streaming={caps.streaming} push={caps.push_notifications} "
-                         f"extended={caps.extended_agent_card}"),
-        ("interfaces", " ".join(interfaces)), ("name", card.name),
-        ("skills", " ".join(sk.id for sk in card.skills))))
+    return Step(
+        "card",
+        fields=(
+            (
+                "capabilities",
+                f"streaming={caps.streaming} push={caps.push_notifications} "
+                f"extended={caps.extended_agent_card}",
+            ),
+            ("interfaces", " ".join(interfaces)),
+            ("name", card.name),
+            ("skills", " ".join(sk.id for sk in card.skills)),
+        ),
+    )
 
 
 async def _step_send(s: _Session) -> Step:
@@ -262,8 +304,11 @@ async def _step_stream(s: _Session) -> Step:
     if first is not None:
         s.tasks["stream"] = first.id
         s.ids("TASK", first.id)
-    return Step("stream", task=s.ids("TASK", first.id) if first else None,
-                events=tuple(_event(e) for e in events))
+    return Step(
+        "stream",
+        task=s.ids("TASK", first.id) if first else None,
+        events=tuple(_event(e) for e in events),
+    )
 
 
 async def _step_get_task(s: _Session) -> Step:
@@ -273,8 +318,9 @@ async def _step_get_task(s: _Session) -> Step:
 
 async def _step_list_tasks(s: _Session) -> Step:
     # Filter on this session's context so earlier runs on the same agent do not show up.
-    page = await s.plain.list_tasks(ListTasksRequest(context_id=s.context_id,
-                                                     include_artifacts=True))
+    page = await s.plain.list_tasks(
+        ListTasksRequest(context_id=s.context_id, include_artifacts=True)
+    )
     listed = " ".join(f"{s.ids('TASK', t.id)}={_state(t.status.state)}" for t in page.tasks)
     return Step("list_tasks", fields=(("tasks", listed), ("total", str(page.total_size))))
 
@@ -287,8 +333,9 @@ async def _step_message(s: _Session) -> Step:
 
 async def _start_wait(s: _Session, name: str) -> Step:
     # return_immediately: the send returns the first Task event (working) and the task runs on.
-    request = SendMessageRequest(message=s.message("wait"),
-                                 configuration=SendMessageConfiguration(return_immediately=True))
+    request = SendMessageRequest(
+        message=s.message("wait"), configuration=SendMessageConfiguration(return_immediately=True)
+    )
     task = _first_task(await _send(s.plain, request))
     if task is None:
         return Step(name, error="NoTask")
@@ -322,14 +369,19 @@ async def _step_subscribe(s: _Session, timeout: float) -> Step:
     finally:
         consumer.cancel()
         started.cancel()
-    return Step("subscribe", task=s.ids("TASK", task_id), state=_state(canceled.status.state),
-                events=tuple(_event(e) for e in seen))
+    return Step(
+        "subscribe",
+        task=s.ids("TASK", task_id),
+        state=_state(canceled.status.state),
+        events=tuple(_event(e) for e in seen),
+    )
 
 
 async def _step_push_send(s: _Session) -> Step:
     request = SendMessageRequest(
         message=s.message("echo push"),
-        configuration=SendMessageConfiguration(task_push_notification_config=s.push_config()))
+        configuration=SendMessageConfiguration(task_push_notification_config=s.push_config()),
+    )
     task = _first_task(await _send(s.plain, request))
     if task is None:
         return Step("push_send", error="NoTask")
@@ -345,21 +397,24 @@ async def _step_push_create(s: _Session) -> Step:
 
 
 async def _step_push_get(s: _Session) -> Step:
-    got = await s.plain.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(
-        task_id=s.tasks["send"], id=s.tasks["push_config"]))
+    got = await s.plain.get_task_push_notification_config(
+        GetTaskPushNotificationConfigRequest(task_id=s.tasks["send"], id=s.tasks["push_config"])
+    )
     return Step("push_get", fields=s.config_fields(got))
 
 
 async def _list_configs(s: _Session, name: str) -> Step:
     page = await s.plain.list_task_push_notification_configs(
-        ListTaskPushNotificationConfigsRequest(task_id=s.tasks["send"]))
+        ListTaskPushNotificationConfigsRequest(task_id=s.tasks["send"])
+    )
     ids = " ".join(s.ids("CFG", c.id) for c in page.configs)
     return Step(name, fields=(("configs", ids),))
 
 
 async def _step_push_delete(s: _Session) -> Step:
-    await s.plain.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(
-        task_id=s.tasks["send"], id=s.tasks["push_config"]))
+    await s.plain.delete_task_push_notification_config(
+        DeleteTaskPushNotificationConfigRequest(task_id=s.tasks["send"], id=s.tasks["push_config"])
+    )
     return Step("push_delete", fields=(("deleted", s.ids("CFG", s.tasks["push_config"])),))
 
 
@@ -379,15 +434,21 @@ async def _step_error_subscribe_terminal(s: _Session) -> Step:
 
 
 async def _step_error_push_get_unknown(s: _Session) -> Step:
-    await s.plain.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(
-        task_id=s.tasks["send"], id=str(uuid.uuid4())))
+    await s.plain.get_task_push_notification_config(
+        GetTaskPushNotificationConfigRequest(task_id=s.tasks["send"], id=str(uuid.uuid4()))
+    )
     return Step("error_push_get_unknown")
 
 
 async def _step_extended_card(s: _Session) -> Step:
     card = await s.plain.get_extended_agent_card(GetExtendedAgentCardRequest())
-    return Step("extended_card", fields=(("description", card.description),
-                                         ("skills", " ".join(sk.id for sk in card.skills))))
+    return Step(
+        "extended_card",
+        fields=(
+            ("description", card.description),
+            ("skills", " ".join(sk.id for sk in card.skills)),
+        ),
+    )
 
 
 async def _guarded(name: str, call: Callable[[], Any], timeout: float) -> Step:
@@ -429,8 +490,9 @@ def _plan(s: _Session, card: AgentCard, timeout: float) -> list[tuple[str, Calla
     return steps
 
 
-async def _count_deliveries(webhook: WebhookReceiver, path: str, s: _Session,
-                            timeout: float) -> tuple[int, tuple[str, ...]]:
+async def _count_deliveries(
+    webhook: WebhookReceiver, path: str, s: _Session, timeout: float
+) -> tuple[int, tuple[str, ...]]:
     def mine() -> list[Any]:
         return [d for d in webhook.deliveries if d.path == path]
 
@@ -442,7 +504,9 @@ async def _count_deliveries(webhook: WebhookReceiver, path: str, s: _Session,
     auth = f"{_AUTH_SCHEME} {s.credentials}"
     return len(found), tuple(
         f"{_delivery_event(d.json)} token={d.headers.get('x-a2a-notification-token') == s.token}"
-        f" auth={d.headers.get('authorization') == auth}" for d in found)
+        f" auth={d.headers.get('authorization') == auth}"
+        for d in found
+    )
 
 
 async def run_session(
@@ -478,15 +542,31 @@ async def run_session(
         webhook_url = f"{webhook.url}/{uuid.uuid4().hex}"
     async with httpx.AsyncClient(timeout=timeout) as http:
         channels = grpc_channel_factory or grpc.aio.insecure_channel
-        plain_factory, stream_factory = (ClientFactory(ClientConfig(
-            streaming=streams, supported_protocol_bindings=[binding], httpx_client=http,
-            grpc_channel_factory=channels)) for streams in (False, True))
+        plain_factory, stream_factory = (
+            ClientFactory(
+                ClientConfig(
+                    streaming=streams,
+                    supported_protocol_bindings=[binding],
+                    httpx_client=http,
+                    grpc_channel_factory=channels,
+                )
+            )
+            for streams in (False, True)
+        )
         card = await A2ACardResolver(http, base_url).get_agent_card()
         plain, streaming = plain_factory.create(card), stream_factory.create(card)
-        session = _Session(plain, streaming, _Placeholders(), str(uuid.uuid4()), webhook_url,
-                           token=str(uuid.uuid4()), credentials=str(uuid.uuid4()))
-        session.ids.fixed[webhook_url or _NO_WEBHOOK_URL] = "WEBHOOK-URL" if webhook_url else (
-            "NO-WEBHOOK")
+        session = _Session(
+            plain,
+            streaming,
+            _Placeholders(),
+            str(uuid.uuid4()),
+            webhook_url,
+            token=str(uuid.uuid4()),
+            credentials=str(uuid.uuid4()),
+        )
+        session.ids.fixed[webhook_url or _NO_WEBHOOK_URL] = (
+            "WEBHOOK-URL" if webhook_url else ("NO-WEBHOOK")
+        )
         session.ids.fixed.update({session.token: "TOKEN", session.credentials: "CREDENTIALS"})
         try:
             for name, call in _plan(session, card, timeout):

@@ -120,8 +120,12 @@ class WebhookReceiver:
         server = _Server((self._host, 0), _Handler)
         server.owner = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="webhook-receiver", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="webhook-receiver",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -142,6 +146,7 @@ class WebhookReceiver:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

@@ -146,8 +146,10 @@ class _Levels:
             return _one_sided(a_lo, a_hi, b_lo, b_hi)
         surplus = (a_hi - a_lo) - (b_hi - b_lo)
         a_start, b_start = a_lo + max(surplus, 0), b_lo + max(-surplus, 0)
-        pairs = [Step(StepKind.PAIR, i, j)
-                 for i, j in zip(range(a_start, a_hi), range(b_start, b_hi), strict=True)]
+        pairs = [
+            Step(StepKind.PAIR, i, j)
+            for i, j in zip(range(a_start, a_hi), range(b_start, b_hi), strict=True)
+        ]
         return _one_sided(a_lo, a_start, b_lo, b_start) + pairs
 
 

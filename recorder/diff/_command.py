@@ -84,8 +84,12 @@ def run_diff(
     The options are `diff_captures`'s; a bad `ignore` pattern raises ValueError.
     """
     parse_ignores(ignore)
-    options = {"ignore": ignore, "timing": timing, "collapse_polls": collapse_polls,
-               "strict_order": strict_order}
+    options = {
+        "ignore": ignore,
+        "timing": timing,
+        "collapse_polls": collapse_polls,
+        "strict_order": strict_order,
+    }
     run = _Run()
     if a.is_dir() and b.is_dir():
         names, run.unpaired = _pair_folders(a, b)
@@ -160,8 +164,9 @@ def diff_command(
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    run = run_diff(a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls,
-                   strict_order=strict_order)
+    run = run_diff(
+        a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls, strict_order=strict_order
+    )
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
     if run.diffs or run.unpaired:

@@ -237,8 +237,12 @@ def group_empty_defaults(diffs: Sequence[Difference]) -> tuple[Difference, ...]:
         return tuple(diffs)
     only_a = Counter(_leaf(d.path) for d in empties if d.new is ABSENT)
     only_b = Counter(_leaf(d.path) for d in empties if d.old is ABSENT)
-    note = Difference(DiffKind.EMPTY_DEFAULT, EMPTY_DEFAULTS_PATH, dict(sorted(only_a.items())),
-                      dict(sorted(only_b.items())))
+    note = Difference(
+        DiffKind.EMPTY_DEFAULT,
+        EMPTY_DEFAULTS_PATH,
+        dict(sorted(only_a.items())),
+        dict(sorted(only_b.items())),
+    )
     out: list[Difference] = []
     for d in diffs:
         if d.kind is not DiffKind.EMPTY_DEFAULT:
@@ -379,10 +383,10 @@ def diff_exchanges(
 ) -> ExchangeDiff:
     """Compare one aligned pair; summarise version renames when the two sides differ in them."""
     ids = ids if ids is not None else Correspondence()
-    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids, strict_order=strict_order),
-               ignores)
-    pair = ExchangeDiff(PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw),
-                        (), raw, _binding(a, b))
+    raw = kept(compare_exchanges(a, b, timing=timing, ids=ids, strict_order=strict_order), ignores)
+    pair = ExchangeDiff(
+        PairKind.SAME, a.key, a.number, b.number, group_empty_defaults(raw), (), raw, _binding(a, b)
+    )
     if not any(d.counts for d in raw):
         return pair
     ta, notes_a = to_v1(a)
@@ -391,8 +395,8 @@ def diff_exchanges(
     if not renames:  # no version renames, or the same ones on both sides
         return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
     residual = group_empty_defaults(
-        kept(compare_exchanges(ta, tb, timing=timing, ids=ids, strict_order=strict_order),
-             ignores))
+        kept(compare_exchanges(ta, tb, timing=timing, ids=ids, strict_order=strict_order), ignores)
+    )
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
     return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
@@ -488,8 +492,14 @@ def diff_normalised(
     for step in alignment.steps:
         if step.kind is StepKind.PAIR:
             assert step.a is not None and step.b is not None
-            pair = diff_exchanges(a[step.a], b[step.b], ignores=ignores, timing=timing, ids=ids,
-                                  strict_order=strict_order)
+            pair = diff_exchanges(
+                a[step.a],
+                b[step.b],
+                ignores=ignores,
+                timing=timing,
+                ids=ids,
+                strict_order=strict_order,
+            )
             polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
             out.append(with_polls(pair, *polls, ignores))
         elif step.kind is StepKind.REMOVED:

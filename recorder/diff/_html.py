@@ -41,8 +41,10 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-br
 section.exchange{margin:1em 0} section.exchange:target h4{background:#ffe58a}
 details{margin:.2em 0} .summary{font-weight:bold}
 """
-_HEAD = ("<tr><th>A</th><th>B</th><th>operation</th><th>binding</th><th>what</th><th>path</th>"
-         "<th>A value</th><th>B value</th></tr>")  # fmt: skip
+_HEAD = (
+    "<tr><th>A</th><th>B</th><th>operation</th><th>binding</th><th>what</th><th>path</th>"
+    "<th>A value</th><th>B value</th></tr>"
+)
 
 
 def _e(text: object) -> str:
@@ -96,8 +98,9 @@ def _value(excerpt: Excerpt) -> str:
     if not excerpt.before and not excerpt.after:
         return _e(excerpt.changed)
     # An empty span (the other side inserted text here) is marked by a bar where it goes.
-    changed = (f"<mark>{_e(excerpt.changed)}</mark>" if excerpt.changed
-               else '<mark class="gap"></mark>')
+    changed = (
+        f"<mark>{_e(excerpt.changed)}</mark>" if excerpt.changed else '<mark class="gap"></mark>'
+    )
     return _e(excerpt.before) + changed + _e(excerpt.after)
 
 
@@ -112,7 +115,7 @@ def _pair_rows(k: int, diff: CaptureDiff, pair: ExchangeDiff) -> str:
             cell = f"<details><summary>{_e(path)}</summary><ul>{raw}</ul></details>"
         out.append(
             f'<tr class="{_e(what)}"><td>{_link(k, diff, "a", pair.a)}</td>'
-            f'<td>{_link(k, diff, "b", pair.b)}</td><td>{_e(pair.operation)}</td>'
+            f"<td>{_link(k, diff, 'b', pair.b)}</td><td>{_e(pair.operation)}</td>"
             f"<td>{_e(pair.binding or '')}</td><td>{_e(what)}</td><td>{cell}</td>"
             f'<td class="v">{_value(old)}</td><td class="v">{_value(new)}</td></tr>'
         )
@@ -129,8 +132,10 @@ def _exchanges(k: int, diff: CaptureDiff, pairs: Sequence[ExchangeDiff]) -> list
     """The exchanges the rows name, each under its anchor, as the capture holds it."""
     out = []
     for pair in pairs:
-        for side, number, capture, name in (("a", pair.a, diff.a_capture, diff.a_name),
-                                            ("b", pair.b, diff.b_capture, diff.b_name)):
+        for side, number, capture, name in (
+            ("a", pair.a, diff.a_capture, diff.a_name),
+            ("b", pair.b, diff.b_capture, diff.b_name),
+        ):
             exchange = _find(capture, number) if number is not None else None
             if exchange is not None and number is not None:
                 title = f"{label_a(pair) if side == 'a' else label_b(pair)} {pair.operation}"
@@ -162,5 +167,7 @@ def _files_table(diffs: Sequence[CaptureDiff], unpaired: Unpaired) -> str:
     counts = file_counts(files)
     head = "".join(f"<th>{_e(outcome)}</th>" for outcome in counts)
     cells = "".join(f"<td>{n}</td>" for n in counts.values())
-    return (f"<h2>Files</h2><table><tr><th>file</th><th>outcome</th><th>exchanges</th></tr>"
-            f"{lines}</table><table><tr>{head}</tr><tr>{cells}</tr></table>")
+    return (
+        f"<h2>Files</h2><table><tr><th>file</th><th>outcome</th><th>exchanges</th></tr>"
+        f"{lines}</table><table><tr>{head}</tr><tr>{cells}</tr></table>"
+    )

@@ -93,10 +93,12 @@ KEYWORDS: dict[str, Keyword] = {
     "body": Keyword("body[.PATH]", "the JSON body (request.body.PATH)", None),
     "events": Keyword("events[N][.data.PATH]", "SSE events", _EVENT_FIELDS, indexed=True),
     "messages": Keyword("messages[N][.PATH]", "gRPC messages", None, indexed=True),
-    "framing": Keyword("framing[.newline|.comments]", "SSE framing",
-                       frozenset({"newline", "comments"})),
-    "timing": Keyword("timing[.duration_us]", "durations (with timing)",
-                      frozenset({"duration_us"})),
+    "framing": Keyword(
+        "framing[.newline|.comments]", "SSE framing", frozenset({"newline", "comments"})
+    ),
+    "timing": Keyword(
+        "timing[.duration_us]", "durations (with timing)", frozenset({"duration_us"})
+    ),
     "polls": Keyword("polls", "a different number of identical polls (a note)"),
     "empty-defaults": Keyword("empty-defaults", "empty defaults one side sends (a note)"),
     "key-order": Keyword("key-order", "object key order (with strict_order)"),
@@ -118,15 +120,22 @@ def keyword_help() -> str:
     width = max(len(k.shown) for k in KEYWORDS.values())
     indent = " " * (width + 4)
     return "\n".join(
-        textwrap.fill(k.meaning, 96, initial_indent=f"  {k.shown.ljust(width)}  ",
-                      subsequent_indent=indent, break_on_hyphens=False)
+        textwrap.fill(
+            k.meaning,
+            96,
+            initial_indent=f"  {k.shown.ljust(width)}  ",
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+        )
         for k in KEYWORDS.values()
     )
 
 
 def _unknown(text: str, why: str) -> ValueError:
-    return ValueError(f"unknown ignore pattern {text!r}: {why}; expected a path starting "
-                      f"with one of:\n{keyword_help()}")
+    return ValueError(
+        f"unknown ignore pattern {text!r}: {why}; expected a path starting "
+        f"with one of:\n{keyword_help()}"
+    )
 
 
 def _check(text: str, parts: Sequence[str]) -> None:
@@ -137,8 +146,8 @@ def _check(text: str, parts: Sequence[str]) -> None:
     keyword = KEYWORDS.get(name)
     if keyword is None:
         raise _unknown(text, f"{root!r} is not a keyword")
-    if prefix == "rename:" and root[len(prefix):] not in {*Rule, "*"}:
-        raise _unknown(text, f"no rename rule {root[len(prefix):]!r}")
+    if prefix == "rename:" and root[len(prefix) :] not in {*Rule, "*"}:
+        raise _unknown(text, f"no rename rule {root[len(prefix) :]!r}")
     if prefix is not None and root == prefix:
         raise _unknown(text, f"{root!r} needs a name after the colon")
     rest = list(parts[1:])

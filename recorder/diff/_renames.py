@@ -375,7 +375,8 @@ class _Translator:
         if isinstance(card.get("skills"), list):
             card["skills"] = [
                 self.requirements(dict(skill), f"{path}.skills[{i}]")
-                if isinstance(skill, dict) else skill
+                if isinstance(skill, dict)
+                else skill
                 for i, skill in enumerate(card["skills"])
             ]
         return card
@@ -398,7 +399,8 @@ class _Translator:
         self.note(Rule.CARD_FIELD, "security", "securityRequirements", f"{path}.security")
         holder["securityRequirements"] = [
             {"schemes": {name: {"list": scopes} for name, scopes in entry.items()}}
-            if isinstance(entry, dict) else entry
+            if isinstance(entry, dict)
+            else entry
             for entry in legacy
         ]
         return holder

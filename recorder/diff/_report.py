@@ -109,8 +109,7 @@ def _text_files(
     files = file_rows(diffs, unpaired)
     width = max(len(f.name) for f in files)
     out = [style(f"Files: {len(files)}", "title")]
-    out += [f"  {f.name.ljust(width)}  {f.outcome.ljust(9)}  {f.summary}".rstrip()
-            for f in files]  # fmt: skip
+    out += [f"  {f.name.ljust(width)}  {f.outcome.ljust(9)}  {f.summary}".rstrip() for f in files]
     counts = ", ".join(f"{n} {outcome}" for outcome, n in file_counts(files).items())
     return [*out, style(f"Files summary: {counts}", "summary")]
 
@@ -207,8 +206,15 @@ def render_markdown(
             out += [_MD_HEAD, "|---|---|---|---|---|---|---|"]
             for pair in pairs:
                 for what, path, old, new in rows(pair):
-                    cells = (label_a(pair), label_b(pair), pair.operation, what, path, old.text,
-                             new.text)
+                    cells = (
+                        label_a(pair),
+                        label_b(pair),
+                        pair.operation,
+                        what,
+                        path,
+                        old.text,
+                        new.text,
+                    )
                     out.append("| " + " | ".join(_md(c) for c in cells) + " |")
             out.append("")
             out += _md_raw(pairs)
@@ -226,8 +232,13 @@ def _md_files(diffs: Sequence[CaptureDiff], unpaired: Unpaired) -> list[str]:
     out = ["## Files", "", "| file | outcome | exchanges |", "|---|---|---|"]
     out += [f"| `{_md(f.name)}` | {f.outcome} | {_md(f.summary)} |" for f in files]
     counts = file_counts(files)
-    out += ["", "| " + " | ".join(counts) + " |", "|" + "---|" * len(counts),
-            "| " + " | ".join(str(n) for n in counts.values()) + " |", ""]  # fmt: skip
+    out += [
+        "",
+        "| " + " | ".join(counts) + " |",
+        "|" + "---|" * len(counts),
+        "| " + " | ".join(str(n) for n in counts.values()) + " |",
+        "",
+    ]
     return out
 
 

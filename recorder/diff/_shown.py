@@ -77,8 +77,10 @@ def excerpts(old: Any, new: Any) -> tuple[Excerpt, Excerpt]:
     context = CONTEXT if long else None
     start = _common_prefix(old, new)
     tail = _common_prefix(old[start:][::-1], new[start:][::-1])
-    return (_excerpt(old, start, len(old) - tail, context),
-            _excerpt(new, start, len(new) - tail, context))  # fmt: skip
+    return (
+        _excerpt(old, start, len(old) - tail, context),
+        _excerpt(new, start, len(new) - tail, context),
+    )
 
 
 def whole(value: Any) -> Excerpt:
@@ -132,8 +134,11 @@ def _describe_empty(diff: Difference) -> str:
         side = "A" if diff.new is ABSENT else "B"
         value = diff.old if diff.new is ABSENT else diff.new
         return f"{diff.path}: empty default {show(value)} sent only by {side}"
-    parts = [f"only {side} sends {_counted(names)}"
-             for side, names in (("A", diff.old), ("B", diff.new)) if names]
+    parts = [
+        f"only {side} sends {_counted(names)}"
+        for side, names in (("A", diff.old), ("B", diff.new))
+        if names
+    ]
     return "empty defaults (proto-JSON reads them as absent): " + "; ".join(parts)
 
 
@@ -165,8 +170,7 @@ def rows(pair: ExchangeDiff) -> list[Row]:
     """(what, path, A value, B value) rows for one listed pair (markdown and HTML)."""
     if pair.kind in (PairKind.INSERTED, PairKind.REMOVED):
         return [(pair.kind.value, "", NOTHING, NOTHING)]
-    out = [("rename", r.text, Excerpt("", r.old, ""), Excerpt("", r.new, ""))
-           for r in pair.renames]  # fmt: skip
+    out = [("rename", r.text, Excerpt("", r.old, ""), Excerpt("", r.new, "")) for r in pair.renames]
     for d in pair.differences:
         if d.kind in NOTES:
             out.append((d.kind.value, describe(d), NOTHING, NOTHING))
@@ -199,8 +203,10 @@ FILE_OUTCOMES = ("same", "differ", "only in A", "only in B")
 def file_rows(diffs: Sequence[CaptureDiff], unpaired: Unpaired) -> list[FileRow]:
     """The files of a folder diff, named relative to their folders where that can be told."""
     names = _relative([d.a_name for d in diffs])
-    out = [FileRow(name, "same" if d.same else "differ", d.summary())
-           for name, d in zip(names, diffs, strict=True)]  # fmt: skip
+    out = [
+        FileRow(name, "same" if d.same else "differ", d.summary())
+        for name, d in zip(names, diffs, strict=True)
+    ]
     out += [FileRow(name, f"only in {side}") for side, name in unpaired]
     return out
 

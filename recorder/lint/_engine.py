@@ -80,12 +80,20 @@ class Finding:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "rule": self.rule, "severity": self.severity.value, "citation": self.citation,
-            "file": self.file, "line": self.line, "exchange": self.exchange,
-            "operation": self.operation, "binding": self.binding, "where": self.where,
-            "message": self.message, "expected": self.expected, "actual": self.actual,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "citation": self.citation,
+            "file": self.file,
+            "line": self.line,
+            "exchange": self.exchange,
+            "operation": self.operation,
+            "binding": self.binding,
+            "where": self.where,
+            "message": self.message,
+            "expected": self.expected,
+            "actual": self.actual,
             "summary": self.summary,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,9 +95,13 @@ def _named(kind: str, body: Mapping[str, Any]) -> Answer:
     task_id = body.get("id") if kind == "task" else body.get("taskId")
     raw = value_at(body, ("status", "state")) if kind in ("task", "statusUpdate") else None
     raw = raw if isinstance(raw, str) and raw else None
-    return Answer(kind=kind, state=state_name(raw),
-                  task_id=task_id if isinstance(task_id, str) else None,
-                  detail=_detail(kind, body), raw_state=raw)
+    return Answer(
+        kind=kind,
+        state=state_name(raw),
+        task_id=task_id if isinstance(task_id, str) else None,
+        detail=_detail(kind, body),
+        raw_state=raw,
+    )
 
 
 def _detail(kind: str, body: Mapping[str, Any]) -> str | None:

@@ -293,8 +293,9 @@ def decode_as(type_name: str, data: bytes) -> tuple[str, str] | None:
 
 def message_json(msg: message.Message) -> str:
     """Compact proto-JSON with camelCase names, as A2A's JSON bindings write them."""
-    as_dict = json_format.MessageToDict(msg, preserving_proto_field_name=False,
-                                        descriptor_pool=a2a_pool())
+    as_dict = json_format.MessageToDict(
+        msg, preserving_proto_field_name=False, descriptor_pool=a2a_pool()
+    )
     return json.dumps(as_dict, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -400,7 +401,8 @@ def encode_status_details(status: Mapping[str, Any]) -> str:
     Raises `GrpcCodecError` when a detail does not fit its `@type`.
     """
     built: Any = _shipped(STATUS_TYPE)(
-        code=int(status.get("code", 0)), message=status.get("message", ""))
+        code=int(status.get("code", 0)), message=status.get("message", "")
+    )
     for detail in status.get("details", ()):
         built.details.append(_detail_any(detail))
     return encode_binary_header(built.SerializeToString())

@@ -119,8 +119,9 @@ class Route:
 
     def expand(self, **params: str) -> str:
         """The path for these parameter values (percent-encoded); KeyError if one is missing."""
-        return _PARAM.sub(lambda m: quote(params[m.group(1)], safe="", errors="surrogateescape"),
-                          self.template)
+        return _PARAM.sub(
+            lambda m: quote(params[m.group(1)], safe="", errors="surrogateescape"), self.template
+        )
 
 
 def _compile(template: str) -> list[tuple[str | None, str]]:
@@ -262,7 +263,10 @@ _POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
     ),
     ("GetTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
     ("ListTaskPushNotificationConfigs", Version.V0_3): (
-        *_TASK_REF, resource_position("parent"), _PAGE_REF),
+        *_TASK_REF,
+        resource_position("parent"),
+        _PAGE_REF,
+    ),
     ("DeleteTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
 }
 

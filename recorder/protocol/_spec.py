@@ -68,8 +68,7 @@ def media_type(value: str | None) -> str:
 
 
 TERMINAL_STATES: frozenset[str] = frozenset(row.name for row in TASK_STATES if row.terminal)
-INTERRUPTED_STATES: frozenset[str] = frozenset(
-    row.name for row in TASK_STATES if row.interrupted)
+INTERRUPTED_STATES: frozenset[str] = frozenset(row.name for row in TASK_STATES if row.interrupted)
 
 # v0.3 JSON-RPC enum forms (schema-0.3 `TaskState`, `Message.role`).  v0.3 REST and gRPC used
 # the v0.3 proto's names instead, which the descriptors give.

@@ -102,8 +102,10 @@ def carried(document: Any) -> Carried | None:
     if not isinstance(document, Mapping):
         return None
     inner = document.get("result") if "jsonrpc" in document else document
-    if isinstance(inner, Mapping) and sum(
-            isinstance(inner.get(m), Mapping) for m in STREAM_MEMBERS) > 1:
+    if (
+        isinstance(inner, Mapping)
+        and sum(isinstance(inner.get(m), Mapping) for m in STREAM_MEMBERS) > 1
+    ):
         return None  # a oneof holding two members is none of them
     found = answer_of(document)
     if found.kind is None or found.kind == "error":

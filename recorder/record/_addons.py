@@ -58,8 +58,15 @@ class RecordingAddons:
 
     def chain(self) -> list[object]:
         """The addons in the order mitmproxy must call them."""
-        return [self.deadlines, self.classifier, self.push, self.cards, self.redaction,
-                self.save, self.console]
+        return [
+            self.deadlines,
+            self.classifier,
+            self.push,
+            self.cards,
+            self.redaction,
+            self.save,
+            self.console,
+        ]
 
     def record_grpc(self, record: GrpcRecord, upstream: str) -> None:
         """Write one gRPC call observed by the tap (`upstream`: `grpc://127.0.0.1:50051`)."""
@@ -67,9 +74,16 @@ class RecordingAddons:
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
                 self.push.learn(parse_json(message.json), (), upstream)
-        self.save.record(upstream, classification, record.request, record.response,
-                         notes=record.notes, started=record.started, ended=record.ended,
-                         error=record.error)
+        self.save.record(
+            upstream,
+            classification,
+            record.request,
+            record.response,
+            notes=record.notes,
+            started=record.started,
+            ended=record.ended,
+            error=record.error,
+        )
 
 
 def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddons:
@@ -77,5 +91,6 @@ def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddo
     classifier = Classifier()
     redaction = Redaction()
     save = Save(classifier, redaction)
-    return RecordingAddons(Deadlines(), classifier, PushAddon(), CardRewrite(), redaction, save,
-                           Console(save, echo))
+    return RecordingAddons(
+        Deadlines(), classifier, PushAddon(), CardRewrite(), redaction, save, Console(save, echo)
+    )

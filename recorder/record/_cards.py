@@ -36,8 +36,12 @@ from recorder.record._state import FlowState, is_reverse, own_origin, state_of
 logger = logging.getLogger(__name__)
 
 OPTIONS = (
-    Option("a2a_card_rewrite", bool, True,
-           "Reverse mode: point the agent card's interface URLs at the proxy."),
+    Option(
+        "a2a_card_rewrite",
+        bool,
+        True,
+        "Reverse mode: point the agent card's interface URLs at the proxy.",
+    ),
 )
 # Headers a 304 keeps from the 200 it stands for (RFC 9110 §15.4.5).
 NOT_MODIFIED_KEEPS = frozenset(
@@ -73,16 +77,24 @@ class CardRewrite:
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = state_of(flow)
-        if (state is None or flow.response is None or state.response is None
-                or not self._applies(flow, state)):
+        if (
+            state is None
+            or flow.response is None
+            or state.response is None
+            or not self._applies(flow, state)
+        ):
             return
         self._rewrite(flow, state)
         if state.if_none_match is not None:
             self._answer_validator(flow, state, state.if_none_match)
 
     def _applies(self, flow: http.HTTPFlow, state: FlowState) -> bool:
-        return (self.enabled and is_reverse(flow) and not (state.delivery or state.pushed)
-                and state.classification.operation in CARD_OPERATIONS)
+        return (
+            self.enabled
+            and is_reverse(flow)
+            and not (state.delivery or state.pushed)
+            and state.classification.operation in CARD_OPERATIONS
+        )
 
     def _rewrite(self, flow: http.HTTPFlow, state: FlowState) -> None:
         assert flow.response is not None and state.response is not None
@@ -107,8 +119,11 @@ class CardRewrite:
         etag = flow.response.headers.get("etag")
         if flow.response.status_code != 200 or etag is None or not etag_matches(validator, etag):
             return
-        kept = [(k, v) for k, v in flow.response.headers.fields
-                if k.decode("latin-1").lower() in NOT_MODIFIED_KEEPS]
+        kept = [
+            (k, v)
+            for k, v in flow.response.headers.fields
+            if k.decode("latin-1").lower() in NOT_MODIFIED_KEEPS
+        ]
         flow.response = http.Response.make(304, b"", kept)
         state.notes.append("answered 304: If-None-Match matched the card the client holds")
 

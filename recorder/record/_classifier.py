@@ -39,8 +39,12 @@ EXTENDED_CARD = "GetExtendedAgentCard"
 CARD_OPERATIONS = frozenset({AGENT_CARD, EXTENDED_CARD})
 
 OPTIONS = (
-    Option("a2a_webhook_paths", Sequence[str], [],
-           "Request paths that are push deliveries (deliveries not sent through the relay)."),
+    Option(
+        "a2a_webhook_paths",
+        Sequence[str],
+        [],
+        "Request paths that are push deliveries (deliveries not sent through the relay).",
+    ),
 )
 
 
@@ -69,15 +73,17 @@ class Classifier:
     def request(self, flow: http.HTTPFlow) -> None:
         captured, notes = to_request(flow.request)
         upstream = upstream_origin(flow)
-        attach(flow, FlowState(captured, self.classify(upstream, captured), upstream,
-                               list(notes)))
+        attach(flow, FlowState(captured, self.classify(upstream, captured), upstream, list(notes)))
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """An event stream goes on to the client live; a tee keeps a copy of each event."""
         state = state_of(flow)
         response = flow.response
-        if state is None or response is None or not is_event_stream(
-                field_value(response, b"content-type")):
+        if (
+            state is None
+            or response is None
+            or not is_event_stream(field_value(response, b"content-type"))
+        ):
             return
         encoded = (field_value(response, b"content-encoding") or "identity") != "identity"
         state.tee = SseTee(compressed=encoded)
@@ -121,16 +127,23 @@ class Classifier:
         that the push addon has said it is."""
         if state.delivery:
             own = (urlsplit(state.request.target).path,)
-            found = self.classify(upstream_origin(flow), state.request, state.response,
-                                  webhook_paths=own)
+            found = self.classify(
+                upstream_origin(flow), state.request, state.response, webhook_paths=own
+            )
             state.classification = as_delivery(found, state.request)
         elif state.response is not None:
             error = response_error(state.classification.binding, state.response)
             if error != state.classification.error:
                 state.classification = replace(state.classification, error=error)
 
-    def classify(self, upstream: str | None, request: Request, response: Response | None = None,
-                 *, webhook_paths: tuple[str, ...] = ()) -> Classification:
+    def classify(
+        self,
+        upstream: str | None,
+        request: Request,
+        response: Response | None = None,
+        *,
+        webhook_paths: tuple[str, ...] = (),
+    ) -> Classification:
         """Classify with the card of `upstream`; None uses every card seen (gRPC knows no
         tenant from its path, and its card came over HTTP)."""
         if upstream is None:
@@ -138,8 +151,12 @@ class Classifier:
         else:
             interfaces = self._interfaces.get(upstream, ())
         try:
-            return classify(request, response, interfaces=interfaces,
-                            webhook_paths=(*self.webhook_paths, *webhook_paths))
+            return classify(
+                request,
+                response,
+                interfaces=interfaces,
+                webhook_paths=(*self.webhook_paths, *webhook_paths),
+            )
         except Exception as exc:  # a classifier bug must not break the proxy
             logger.warning("classification failed for %s: %s", request.target, exc)
             return Classification(reason=f"classification failed: {exc}")

@@ -34,8 +34,13 @@ logger = logging.getLogger(__name__)
 
 OPTIONS = (
     Option("a2a_quiet", bool, False, "Print no line per recorded exchange."),
-    Option("a2a_lint", str, "", "Lint each exchange as it is recorded against this A2A spec "
-           "version (1.0.1, 1.0.0); empty: no linting."),
+    Option(
+        "a2a_lint",
+        str,
+        "",
+        "Lint each exchange as it is recorded against this A2A spec "
+        "version (1.0.1, 1.0.0); empty: no linting.",
+    ),
 )
 SHORT_ID = 8
 
@@ -43,8 +48,11 @@ SHORT_ID = 8
 def exchange_line(exchange: Exchange) -> str:
     """`#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`."""
     c = exchange.classification
-    words = [f"#{exchange.number}", c.binding.value if c.binding else "-",
-             c.operation or "(not A2A)"]
+    words = [
+        f"#{exchange.number}",
+        c.binding.value if c.binding else "-",
+        c.operation or "(not A2A)",
+    ]
     answer = answered_state(exchange.response)
     task = c.task_id or (answer.task_id if answer else None)
     if task:
@@ -52,8 +60,11 @@ def exchange_line(exchange: Exchange) -> str:
     said = (answer.state or ("message" if answer.kind == "message" else None)) if answer else None
     words.append(c.error or said or outcome(exchange))
     words.append(f"{exchange.duration_us // 1000} ms")
-    flagged = [n for n in exchange.notes if n.startswith(("cut by", "stream truncated",
-                                                          "client closed", "possible secret"))]
+    flagged = [
+        n
+        for n in exchange.notes
+        if n.startswith(("cut by", "stream truncated", "client closed", "possible secret"))
+    ]
     return " ".join(words) + (f" ({'; '.join(flagged)})" if flagged else "")
 
 
@@ -95,20 +106,28 @@ class Console:
         if where in self._warned:
             return
         self._warned.add(where)
-        self._say(f"warning: cannot reach {where}: {data.server.error or 'connection failed'}; "
-                  "clients get 502 until it is up", level=logging.WARNING)
+        self._say(
+            f"warning: cannot reach {where}: {data.server.error or 'connection failed'}; "
+            "clients get 502 until it is up",
+            level=logging.WARNING,
+        )
 
     def error(self, flow: Any) -> None:
         message = flow.error.msg if flow.error else ""
         if "body_size_limit" in message:
-            self._say(f"warning: {message} ({flow.request.method} {flow.request.path}); "
-                      "raise it with --max-body-size", level=logging.WARNING)
+            self._say(
+                f"warning: {message} ({flow.request.method} {flow.request.path}); "
+                "raise it with --max-body-size",
+                level=logging.WARNING,
+            )
 
     def done(self) -> None:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
-        self._say(f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
-                  f"{t.redactions} with redactions) to {files}")
+        self._say(
+            f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
+            f"{t.redactions} with redactions) to {files}"
+        )
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)

@@ -32,8 +32,12 @@ from recorder.record._options import Option, OptionsError, declare, touched
 logger = logging.getLogger(__name__)
 
 OPTIONS = (
-    Option("a2a_read_timeout", float, 10.0,
-           "Seconds a client has to send a request's head, and then its body (0: no limit)."),
+    Option(
+        "a2a_read_timeout",
+        float,
+        10.0,
+        "Seconds a client has to send a request's head, and then its body (0: no limit).",
+    ),
 )
 HTTP_SCHEMES = frozenset({"http", "https"})
 
@@ -86,9 +90,13 @@ class Deadlines:
     def response(self, flow: http.HTTPFlow) -> None:
         # HTTP/1 keep-alive: the next request's head is due in time too.  Not after CONNECT or
         # an upgrade, where the connection stops carrying HTTP requests.
-        if (flow.request.http_version.startswith("HTTP/1") and flow.request.method != "CONNECT"
-                and flow.websocket is None and flow.response is not None
-                and flow.response.status_code != 101):
+        if (
+            flow.request.http_version.startswith("HTTP/1")
+            and flow.request.method != "CONNECT"
+            and flow.websocket is None
+            and flow.response is not None
+            and flow.response.status_code != 101
+        ):
             self._arm(flow.client_conn.id, "next request head")
 
     def tcp_start(self, flow: Any) -> None:
@@ -140,8 +148,9 @@ class Deadlines:
         # As mitmproxy's own inactivity timeout does: cancel the client's connection handler.
         io = handler.transports.get(handler.client)
         if io is not None and io.handler is not None:
-            logger.info("closing %s: no %s within %.1f s", handler.client.peername, what,
-                        self.timeout)
+            logger.info(
+                "closing %s: no %s within %.1f s", handler.client.peername, what, self.timeout
+            )
             io.handler.cancel("a2a read timeout")
 
 

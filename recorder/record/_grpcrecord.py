@@ -153,8 +153,9 @@ def decode_messages(
             messages.append(GrpcMessage(offset, raw=data, compressed=compressed))
         else:
             type_name, text = found
-            messages.append(GrpcMessage(offset, json=text, compressed=compressed,
-                                        type_name=type_name))
+            messages.append(
+                GrpcMessage(offset, json=text, compressed=compressed, type_name=type_name)
+            )
     notes: tuple[str, ...] = ()
     if raw:
         why = "unknown gRPC service" if grpc_method(path) is None else "not decodable"
@@ -183,10 +184,18 @@ def call_exchange(call: H2Call, epoch_us: int = 0) -> GrpcRecord:
     path = call.path or ""
     method = call.request_header(":method") or "POST"
     request_messages, notes = _frame(
-        path, [(0, call.request_data)] if call.request_data else [], "request",
-        call.request_header(ENCODING_HEADER))
-    request = Request(method, path, metadata_headers(call.request_headers, REQUEST_LINE_PSEUDO),
-                      http_version="HTTP/2", messages=request_messages)
+        path,
+        [(0, call.request_data)] if call.request_data else [],
+        "request",
+        call.request_header(ENCODING_HEADER),
+    )
+    request = Request(
+        method,
+        path,
+        metadata_headers(call.request_headers, REQUEST_LINE_PSEUDO),
+        http_version="HTTP/2",
+        messages=request_messages,
+    )
     started, ended = (epoch_us + call.started_us) / 1e6, (epoch_us + call.ended_us) / 1e6
     response, more, error = _response(call, path)
     return GrpcRecord(request, response, started, ended, (*notes, *more), error)
@@ -213,8 +222,9 @@ def _response(call: H2Call, path: str) -> tuple[Response | None, tuple[str, ...]
     headers = () if call.trailers_only else metadata_headers(call.response_headers, drop)
     if call.trailers_only:
         notes.append("trailers-only")
-    response = Response(status, "", headers, http_version="HTTP/2", messages=messages,
-                        trailers=trailers)
+    response = Response(
+        status, "", headers, http_version="HTTP/2", messages=messages, trailers=trailers
+    )
     return response, tuple(notes), error
 
 
@@ -257,8 +267,11 @@ class H2cTunnels:
     def next_layer(self, nextlayer: Any) -> None:
         context = nextlayer.context
         address = context.server.address
-        if (address is None or mode_spec(context.client) != self.forward_spec
-                or not nextlayer.data_client().startswith(H2_PREFACE_LINE)):
+        if (
+            address is None
+            or mode_spec(context.client) != self.forward_spec
+            or not nextlayer.data_client().startswith(H2_PREFACE_LINE)
+        ):
             return
         nextlayer.layer = layers.TCPLayer(context)  # overrides mitmproxy's HTTP guess
         self._origins[context.client.id] = f"grpc://{host_port(address[0], address[1])}"
@@ -283,8 +296,9 @@ class GrpcTap:
     A connection whose bytes are not HTTP/2 is forwarded and logged, never recorded.
     """
 
-    def __init__(self, origin: Callable[[Any], str | None],
-                 sink: Callable[[GrpcRecord, str], None]) -> None:
+    def __init__(
+        self, origin: Callable[[Any], str | None], sink: Callable[[GrpcRecord, str], None]
+    ) -> None:
         self.origin = origin
         self.sink = sink
         self._connections: dict[str, _Connection] = {}
@@ -303,8 +317,11 @@ class GrpcTap:
         if connection.failed:
             return
         for message in messages:
-            feed = (connection.observer.client_data if message.from_client
-                    else connection.observer.server_data)
+            feed = (
+                connection.observer.client_data
+                if message.from_client
+                else connection.observer.server_data
+            )
             try:
                 feed(message.content, _now_us())
             except H2ProtocolError as err:

@@ -37,8 +37,9 @@ def declare(loader: Any, options: Sequence[Option]) -> None:
         if option.choices is None:
             loader.add_option(option.name, option.type, option.default, option.help)
         else:
-            loader.add_option(option.name, option.type, option.default, option.help,
-                              choices=option.choices)
+            loader.add_option(
+                option.name, option.type, option.default, option.help, choices=option.choices
+            )
 
 
 def touched(updated: set[str], options: Sequence[Option]) -> bool:
@@ -48,6 +49,7 @@ def touched(updated: set[str], options: Sequence[Option]) -> bool:
     for option in changed:
         value = getattr(ctx.options, option.name)
         if option.choices is not None and value not in option.choices:
-            raise OptionsError(f"{option.name} must be one of {', '.join(option.choices)}, "
-                               f"not {value!r}")
+            raise OptionsError(
+                f"{option.name} must be one of {', '.join(option.choices)}, not {value!r}"
+            )
     return bool(changed)

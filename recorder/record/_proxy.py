@@ -78,7 +78,13 @@ FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: lis
 # mitmdump's defaults that make the proxy, in their order there: options, the block on
 # non-local clients, h2c upgrades refused, servers, layers, TLS, Alt-Svc rewriting.
 PROXY_ADDONS: tuple[Callable[[], object], ...] = (
-    Core, Block, DisableH2C, Proxyserver, NextLayer, TlsConfig, UpdateAltSvc,
+    Core,
+    Block,
+    DisableH2C,
+    Proxyserver,
+    NextLayer,
+    TlsConfig,
+    UpdateAltSvc,
 )
 
 
@@ -154,7 +160,8 @@ class RecordingProxy:
     ) -> None:
         self.mode = _mode(mode)
         self.grpc_upstream: GrpcUpstream | None = (
-            parse_grpc_upstream(grpc_upstream) if grpc_upstream else None)
+            parse_grpc_upstream(grpc_upstream) if grpc_upstream else None
+        )
         self.grpc_listen = grpc_listen or (listen[0], 0)
         self._grpc_mode: str | None = None
         self._grpc_address: tuple[str, int] | None = None
@@ -355,7 +362,8 @@ class RecordingProxy:
             self.addons.push.push_proxy_mode = self._push_mode
             # The upstream a capture names if a delivery happens to open it.
             self.addons.push.push_upstream = (
-                self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream)
+                self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream
+            )
         opts.update(**self._options())
         return master
 
@@ -493,6 +501,8 @@ def _task_failure(task: asyncio.Task[None]) -> str | None:
 
 def _option_error(exc: Exception) -> str:
     if isinstance(exc, KeyError):  # mitmproxy's "Unknown options: ..."
-        return (f"{exc.args[0]} (the recorder runs mitmproxy's proxy addons only, not "
-                "mitmdump's tools such as anticache, map_remote or save_stream_file)")
+        return (
+            f"{exc.args[0]} (the recorder runs mitmproxy's proxy addons only, not "
+            "mitmdump's tools such as anticache, map_remote or save_stream_file)"
+        )
     return str(exc)

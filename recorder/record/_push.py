@@ -89,7 +89,6 @@ def config_root(classification: Classification) -> tuple[str, ...]:
     return ("params",) if classification.binding is Binding.JSONRPC else ()
 
 
-
 def as_delivery(found: Classification, request: Request) -> Classification:
     """A request known to be a push delivery, classified as one even if its body is odd."""
     if found.operation == PUSH_DELIVERY:

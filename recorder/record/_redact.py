@@ -155,8 +155,12 @@ class Redactor:
         """An exchange written earlier, redacted again with what is known now; its redaction
         note names everything redacted in it, then and now."""
         request, response, note = self.exchange(exchange.request, exchange.response)
-        names = {name for n in (*exchange.notes, *note) if n.startswith(REDACTED_NOTE)
-                 for name in n[len(REDACTED_NOTE):].split(", ")}
+        names = {
+            name
+            for n in (*exchange.notes, *note)
+            if n.startswith(REDACTED_NOTE)
+            for name in n[len(REDACTED_NOTE) :].split(", ")
+        }
         notes = _with_redaction_note(exchange.notes, names)
         return replace(exchange, request=request, response=response, notes=notes)
 
@@ -171,9 +175,13 @@ class Redactor:
         return request, response, (f"redacted: {', '.join(hits)}",) if hits else ()
 
     def request(self, request: Request) -> Request:
-        return _changed(request, target=self.target(request.target),
-                        headers=self.headers(request.headers), body=self.body(request.body),
-                        messages=_messages(request.messages, self.body))
+        return _changed(
+            request,
+            target=self.target(request.target),
+            headers=self.headers(request.headers),
+            body=self.body(request.body),
+            messages=_messages(request.messages, self.body),
+        )
 
     def response(self, response: Response) -> Response:
         return _changed(
@@ -207,8 +215,11 @@ class Redactor:
 
     def _secret_header(self, name: str) -> bool:
         lower = name.lower()
-        return lower in _SECRET_HEADER_NAMES or lower in self.extra_headers or (
-            is_credential_name(name))
+        return (
+            lower in _SECRET_HEADER_NAMES
+            or lower in self.extra_headers
+            or (is_credential_name(name))
+        )
 
     def body(self, body: bytes) -> bytes:
         """`body` with push-config secrets swapped for placeholders; non-JSON comes back as is."""
@@ -255,7 +266,7 @@ class Redactor:
         if field_name != "data" or not sep:
             return self._sweep_text(line)
         lead = " " if value.startswith(" ") else ""
-        data = self.body(value[len(lead):].encode("utf-8")).decode("utf-8")
+        data = self.body(value[len(lead) :].encode("utf-8")).decode("utf-8")
         return self._sweep_text(f"data:{lead}{data}")
 
     def _query_item(self, item: str) -> str:

@@ -31,9 +31,13 @@ logger = logging.getLogger(__name__)
 
 OPTIONS = (
     Option("a2a_keep_secrets", bool, False, "Write secrets to the capture instead of redacting."),
-    Option("a2a_redact_headers", Sequence[str], [],
-           "More header names to redact (beyond the known ones and any *token*, *secret*, "
-           "*api-key*, *password*, x-*-auth*)."),
+    Option(
+        "a2a_redact_headers",
+        Sequence[str],
+        [],
+        "More header names to redact (beyond the known ones and any *token*, *secret*, "
+        "*api-key*, *password*, x-*-auth*).",
+    ),
     Option("a2a_redact_params", Sequence[str], [], "More query parameter names to redact."),
 )
 

@@ -74,8 +74,11 @@ class PushAddon:
             state.pushed = True
             state.delivery = self._relay(flow, state) or self._is_delivery(flow, state)
             if state.delivery:
-                state.upstream = (self._webhooks.get(url_key(flow.request.url))
-                                  or self.push_upstream or state.upstream)
+                state.upstream = (
+                    self._webhooks.get(url_key(flow.request.url))
+                    or self.push_upstream
+                    or state.upstream
+                )
             return
         if self._relay(flow, state):
             return
@@ -90,8 +93,13 @@ class PushAddon:
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = state_of(flow)
-        if (state is None or flow.response is None or state.tee is not None or state.delivery
-                or state.pushed):
+        if (
+            state is None
+            or flow.response is None
+            or state.tee is not None
+            or state.delivery
+            or state.pushed
+        ):
             return
         body = flow.response.content or b""
         real = self.relay.to_real(body, own_origin(flow))
@@ -119,8 +127,11 @@ class PushAddon:
         if not (self._webhooks or self.webhook_paths or self.relay):
             return False  # no webhook known yet (building the URL costs, on every request)
         url = flow.request.url
-        return (self.relay.knows(url) or url_key(url) in self._webhooks
-                or urlsplit(flow.request.path).path in self.webhook_paths)
+        return (
+            self.relay.knows(url)
+            or url_key(url) in self._webhooks
+            or urlsplit(flow.request.path).path in self.webhook_paths
+        )
 
     def _is_delivery(self, flow: http.HTTPFlow, state: FlowState) -> bool:
         return self._known_webhook(flow) or state.classification.operation == PUSH_DELIVERY
@@ -132,8 +143,9 @@ class PushAddon:
         state.delivery = True
         real = self.relay.real_url(flow.request.path)
         if real is None:
-            flow.response = http.Response.make(404, _RELAY_UNKNOWN,
-                                               {"Content-Type": "application/json"})
+            flow.response = http.Response.make(
+                404, _RELAY_UNKNOWN, {"Content-Type": "application/json"}
+            )
             return True
         state.notes.append(f"push relay: {flow.request.path} -> webhook")
         flow.request.url = real

@@ -37,15 +37,27 @@ from recorder.record._state import state_of
 logger = logging.getLogger(__name__)
 
 OPTIONS = (
-    Option("a2a_out", str, "",
-           "Capture file to write (split=none), or directory for one file per upstream/context."),
-    Option("a2a_split", str, "none",
-           "One capture file (none), one per upstream host:port, or one per A2A context.",
-           choices=SPLITS),
+    Option(
+        "a2a_out",
+        str,
+        "",
+        "Capture file to write (split=none), or directory for one file per upstream/context.",
+    ),
+    Option(
+        "a2a_split",
+        str,
+        "none",
+        "One capture file (none), one per upstream host:port, or one per A2A context.",
+        choices=SPLITS,
+    ),
     Option("a2a_all", bool, False, "Also record non-A2A traffic."),
-    Option("a2a_existing", str, "refuse",
-           "A capture that already holds exchanges: refuse to start, append to it, or "
-           "overwrite it.", choices=EXISTING),
+    Option(
+        "a2a_existing",
+        str,
+        "refuse",
+        "A capture that already holds exchanges: refuse to start, append to it, or overwrite it.",
+        choices=EXISTING,
+    ),
 )
 CUT_NOTE = "cut by recorder shutdown"
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
@@ -100,8 +112,9 @@ class Save:
             return
         options = ctx.options
         out = Path(options.a2a_out).expanduser() if options.a2a_out else None
-        if out != self.out and (problem := out_problem(out, options.a2a_split,
-                                                        options.a2a_existing)):
+        if out != self.out and (
+            problem := out_problem(out, options.a2a_split, options.a2a_existing)
+        ):
             raise OptionsError(problem)
         self.out, self.split = out, options.a2a_split
         self.record_all = options.a2a_all
@@ -156,8 +169,10 @@ class Save:
         """Exchanges, errors, bytes and redactions written so far, and the captures."""
         t = self.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "none yet"
-        return (f"{t.exchanges} exchanges, {t.errors} errors, {t.bytes} bytes, "
-                f"{t.redactions} redacted; captures: {files}")
+        return (
+            f"{t.exchanges} exchanges, {t.errors} errors, {t.bytes} bytes, "
+            f"{t.redactions} redacted; captures: {files}"
+        )
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -172,13 +187,27 @@ class Save:
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
             notes.append("client closed" if "client" in error.lower() else "stream truncated")
-        self.record(state.upstream, state.classification, state.request, state.response,
-                    notes=notes, started=flow.request.timestamp_start, ended=_end_time(flow),
-                    error=error)
+        self.record(
+            state.upstream,
+            state.classification,
+            state.request,
+            state.response,
+            notes=notes,
+            started=flow.request.timestamp_start,
+            ended=_end_time(flow),
+            error=error,
+        )
 
     def record(
-        self, upstream: str, classification: Classification, request: Request,
-        response: Response | None, *, notes: Sequence[str], started: float, ended: float,
+        self,
+        upstream: str,
+        classification: Classification,
+        request: Request,
+        response: Response | None,
+        *,
+        notes: Sequence[str],
+        started: float,
+        ended: float,
         error: str | None,
     ) -> None:
         """Write one exchange (HTTP here, gRPC from the tap); times are epoch seconds."""
@@ -190,10 +219,15 @@ class Save:
             sink = self._sink(upstream, classification)
             request, response, found = self.redaction.redact(sink.path, request, response)
             exchange = Exchange(
-                number=sink.count + 1, classification=classification, request=request,
-                response=response, started_us=max(0, int((started - sink.started) * 1e6)),
-                duration_us=max(0, int((ended - started) * 1e6)), notes=(*notes, *found),
-                error=error)
+                number=sink.count + 1,
+                classification=classification,
+                request=request,
+                response=response,
+                started_us=max(0, int((started - sink.started) * 1e6)),
+                duration_us=max(0, int((ended - started) * 1e6)),
+                notes=(*notes, *found),
+                error=error,
+            )
             exchange, size = self._append(sink, exchange)
         self.totals.add(sink.path, exchange, size)
         for listener in self.listeners:
@@ -203,14 +237,20 @@ class Save:
         try:
             size = sink.writer.append(exchange)
         except ValueError as exc:
-            logger.error("exchange #%d of %s could not be written as recorded (%s); "
-                         "it is written marked instead", exchange.number, sink.path, exc)
+            logger.error(
+                "exchange #%d of %s could not be written as recorded (%s); "
+                "it is written marked instead",
+                exchange.number,
+                sink.path,
+                exc,
+            )
             exchange = stand_in(exchange, str(exc))
             size = sink.writer.append(exchange)
         sink.count = exchange.number
         generation = self.redaction.redactor(sink.path).generation
-        sink.stale = sink.stale or (sink.count > 1 + sink.resumed_after
-                                    and generation > sink.written_at)
+        sink.stale = sink.stale or (
+            sink.count > 1 + sink.resumed_after and generation > sink.written_at
+        )
         sink.written_at = generation
         return exchange, size
 
@@ -225,8 +265,9 @@ class Save:
             sink = replace(sink, writer=type(sink.writer).resume(path))
             self._finalised.discard(path)
         else:
-            sink = Sink.open(path, upstream, existing=self.existing,
-                             keep_secrets=self.redaction.keep_secrets)
+            sink = Sink.open(
+                path, upstream, existing=self.existing, keep_secrets=self.redaction.keep_secrets
+            )
             sink.prepare(self.redaction.redactor(path))
         self._sinks[path] = sink
         return sink

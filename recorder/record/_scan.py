@@ -18,13 +18,18 @@ from recorder.capture import Request, Response
 # literal is looked for first (a plain substring search), so the patterns run only on the rare
 # text that could hold a match: this scan sees every exchange the recorder writes.
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
-    ("JWT", ("eyJ",),
-     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("private key", ("PRIVATE KEY-----",),
-     re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    (
+        "JWT",
+        ("eyJ",),
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ),
+    ("private key", ("PRIVATE KEY-----",), re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
     ("AWS access key", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    (
+        "GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+    ),
     ("Slack token", ("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
     ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("OpenAI-style key", ("sk-",), re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
@@ -39,8 +44,11 @@ def scan_exchange(request: Request, response: Response | None) -> tuple[str, ...
     texts = list(_texts(request, response))
     whole = "\n".join(text for _, text in texts)
     # Nearly every exchange holds none of the literals: one look at the whole settles it.
-    likely = [(kind, pattern) for kind, literals, pattern in SECRET_PATTERNS
-              if any(literal in whole for literal in literals)]
+    likely = [
+        (kind, pattern)
+        for kind, literals, pattern in SECRET_PATTERNS
+        if any(literal in whole for literal in literals)
+    ]
     if not likely:
         return ()
     found: dict[str, None] = {}

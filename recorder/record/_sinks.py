@@ -58,8 +58,12 @@ class Sink:
         if existing == "append" and holds_exchanges(path):
             return cls._resume(path, upstream)
         started = time.time()
-        header = Capture(started=started_at(started), recorder_version=recorder.__version__,
-                         upstreams=(upstream,), redacted=redaction_policy(keep_secrets))
+        header = Capture(
+            started=started_at(started),
+            recorder_version=recorder.__version__,
+            upstreams=(upstream,),
+            redacted=redaction_policy(keep_secrets),
+        )
         writer = CaptureWriter(path, header, overwrite=existing == "overwrite")
         return cls(path, upstream, writer, started)
 
@@ -92,16 +96,17 @@ class Sink:
         except (OSError, ValueError) as exc:
             logger.warning("could not finalise the redaction of %s: %s", self.path, exc)
 
-    def _finalised(self, capture: Capture, redactor: Redactor,
-                   rework: Callable[[Exchange], Exchange]) -> Capture:
+    def _finalised(
+        self, capture: Capture, redactor: Redactor, rework: Callable[[Exchange], Exchange]
+    ) -> Capture:
         exchanges = capture.exchanges
         if self.stale:
-            exchanges = tuple(rework(e) if e.number > self.resumed_after else e
-                              for e in exchanges)
+            exchanges = tuple(rework(e) if e.number > self.resumed_after else e for e in exchanges)
         names = set(redactor.redacted) | (set(capture.redacted) if self.resumed_after else set())
         upstreams = tuple(dict.fromkeys((*capture.upstreams, self.upstream)))
-        return replace(capture, exchanges=exchanges, redacted=tuple(sorted(names)),
-                       upstreams=upstreams)
+        return replace(
+            capture, exchanges=exchanges, redacted=tuple(sorted(names)), upstreams=upstreams
+        )
 
 
 def _epoch(started: str) -> float:
@@ -127,9 +132,11 @@ def out_problem(out: Path | None, split: str, existing: str) -> str | None:
     taken = [path for path in held if holds_exchanges(path)]
     if taken:
         names = ", ".join(str(path) for path in taken[:3]) + (" ..." if len(taken) > 3 else "")
-        return (f"{names} already {'holds' if len(taken) == 1 else 'hold'} recorded exchanges: "
-                "append to it (--append, a2a_existing=append) or overwrite it "
-                "(--force, a2a_existing=overwrite)")
+        return (
+            f"{names} already {'holds' if len(taken) == 1 else 'hold'} recorded exchanges: "
+            "append to it (--append, a2a_existing=append) or overwrite it "
+            "(--force, a2a_existing=overwrite)"
+        )
     return None
 
 

@@ -24,15 +24,25 @@ def stand_in(exchange: Exchange, why: str) -> Exchange:
     classification = replace(c, operation=operation) if operation != c.operation else c
     note = f"not written as recorded: {why}"
     response = _response(exchange.response) if exchange.response is not None else None
-    return replace(exchange, classification=classification, request=_request(exchange.request),
-                   response=response, notes=(*exchange.notes, note))
+    return replace(
+        exchange,
+        classification=classification,
+        request=_request(exchange.request),
+        response=response,
+        notes=(*exchange.notes, note),
+    )
 
 
 def _request(request: Request) -> Request:
     method = request.method if _TOKEN.fullmatch(request.method) else "UNKNOWN"
     version = request.http_version if _VERSION.fullmatch(request.http_version) else "HTTP/1.1"
-    return replace(request, method=method, http_version=version,
-                   headers=_headers(request.headers), messages=_messages(request.messages))
+    return replace(
+        request,
+        method=method,
+        http_version=version,
+        headers=_headers(request.headers),
+        messages=_messages(request.messages),
+    )
 
 
 def _response(response: Response) -> Response:
@@ -41,17 +51,27 @@ def _response(response: Response) -> Response:
     newline = response.newline if response.newline in ("\n", "\r\n", "\r") else "\n"
     parts = [bool(response.body), bool(response.events), bool(response.messages)]
     events = response.events if not (parts[0] and parts[1]) else ()
-    return replace(response, http_version=version, status=status, newline=newline,
-                   headers=_headers(response.headers), events=events,
-                   messages=_messages(response.messages) if sum(parts) <= 1 else (),
-                   trailers=_headers(response.trailers))
+    return replace(
+        response,
+        http_version=version,
+        status=status,
+        newline=newline,
+        headers=_headers(response.headers),
+        events=events,
+        messages=_messages(response.messages) if sum(parts) <= 1 else (),
+        trailers=_headers(response.trailers),
+    )
 
 
 def _headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((name if _TOKEN.fullmatch(name.lstrip(":")) else "X-Invalid-Name", value)
-                 for name, value in headers)
+    return tuple(
+        (name if _TOKEN.fullmatch(name.lstrip(":")) else "X-Invalid-Name", value)
+        for name, value in headers
+    )
 
 
 def _messages(messages: tuple[GrpcMessage, ...]) -> tuple[GrpcMessage, ...]:
-    return tuple(m if m.type_name is None or _TOKEN.fullmatch(m.type_name) else
-                 replace(m, type_name=None) for m in messages)
+    return tuple(
+        m if m.type_name is None or _TOKEN.fullmatch(m.type_name) else replace(m, type_name=None)
+        for m in messages
+    )

@@ -51,8 +51,9 @@ class Deliverer:
                 await pacer.until(planned.offset_us)
                 await self._post(client, planned, served.journal)
 
-    async def _post(self, client: httpx.AsyncClient, planned: PlannedDelivery,
-                    request: int) -> None:
+    async def _post(
+        self, client: httpx.AsyncClient, planned: PlannedDelivery, request: int
+    ) -> None:
         number = planned.exchange.number
         if planned.url is None:
             log.warning("push delivery #%d: the client registered no webhook for it", number)

@@ -31,8 +31,18 @@ from recorder.replay._respond import substitute_json_text, substitute_text
 OK, UNKNOWN, INTERNAL = 0, 2, 13
 # Metadata grpcio writes itself (or refuses from an application): never replayed.
 RESERVED_METADATA = frozenset(
-    {"content-type", "te", "user-agent", "date", "content-length", "grpc-encoding",
-     "grpc-accept-encoding", STATUS_HEADER, MESSAGE_HEADER, DETAILS_HEADER}
+    {
+        "content-type",
+        "te",
+        "user-agent",
+        "date",
+        "content-length",
+        "grpc-encoding",
+        "grpc-accept-encoding",
+        STATUS_HEADER,
+        MESSAGE_HEADER,
+        DETAILS_HEADER,
+    }
 )
 CARD_TYPE_SUFFIX = ".AgentCard"
 
@@ -58,8 +68,11 @@ def live_request(path: str, data: bytes, metadata: Iterable[tuple[str, str | byt
         text = base64.b64encode(value).decode().rstrip("=") if isinstance(value, bytes) else value
         headers.append((key, text))
     found = decode_message(path, data, "request")
-    message = (GrpcMessage(0, json=found[1], type_name=found[0]) if found is not None
-               else GrpcMessage(0, raw=data))
+    message = (
+        GrpcMessage(0, json=found[1], type_name=found[0])
+        if found is not None
+        else GrpcMessage(0, raw=data)
+    )
     return Request("POST", path, tuple(headers), http_version="HTTP/2", messages=(message,))
 
 
@@ -76,8 +89,9 @@ def recorded_status(response: Response) -> tuple[int, str, bytes | None]:
     return code, decode_grpc_message(fields.get(MESSAGE_HEADER, "")), blob
 
 
-def grpc_answer(response: Response, mapping: Mapping[str, str],
-                rewrite: Rewrite | None) -> GrpcAnswer:
+def grpc_answer(
+    response: Response, mapping: Mapping[str, str], rewrite: Rewrite | None
+) -> GrpcAnswer:
     """The recorded answer with live ids; `rewrite` fixes a served card's interfaces.
 
     A recorded message that no longer encodes ends the call with INTERNAL, saying so.
@@ -90,8 +104,13 @@ def grpc_answer(response: Response, mapping: Mapping[str, str],
     trailing = _application_metadata(response.trailers)
     if blob is not None:
         trailing = (*trailing, (DETAILS_HEADER, _swap_details(blob, mapping)))
-    return GrpcAnswer(_application_metadata(response.headers), messages, code,
-                      substitute_text(text, mapping), trailing)
+    return GrpcAnswer(
+        _application_metadata(response.headers),
+        messages,
+        code,
+        substitute_text(text, mapping),
+        trailing,
+    )
 
 
 def error_answer(code: int, text: str, details: list[dict[str, object]]) -> GrpcAnswer:
@@ -102,8 +121,9 @@ def error_answer(code: int, text: str, details: list[dict[str, object]]) -> Grpc
     return GrpcAnswer((), (), code, text, ((DETAILS_HEADER, blob),))
 
 
-def _message(message: GrpcMessage, mapping: Mapping[str, str],
-             rewrite: Rewrite | None) -> tuple[int, bytes]:
+def _message(
+    message: GrpcMessage, mapping: Mapping[str, str], rewrite: Rewrite | None
+) -> tuple[int, bytes]:
     if message.json is None or message.type_name is None:
         return message.offset_us, message.raw or b""
     text = substitute_json_text(message.json, mapping)

@@ -39,8 +39,9 @@ STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.Status
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
     """Generic handler: every known A2A rpc path, answered by the `ReplayService`."""
 
-    def __init__(self, service: ReplayService, deliverer: Deliverer, timing: Timing,
-                 limits: Limits) -> None:
+    def __init__(
+        self, service: ReplayService, deliverer: Deliverer, timing: Timing, limits: Limits
+    ) -> None:
         self.replay = service  # not `service`: grpcio calls the method of that name
         self.deliverer = deliverer
         self.timing = timing
@@ -65,8 +66,9 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         await _finish(answer, context)
         return first
 
-    async def _stream(self, path: str, requests: AsyncIterator[bytes],
-                      context: Any) -> AsyncIterator[bytes]:
+    async def _stream(
+        self, path: str, requests: AsyncIterator[bytes], context: Any
+    ) -> AsyncIterator[bytes]:
         answer = await self._answer(path, requests, context)
         await _start(answer, context)
         pacer = Pacer(self.timing)
@@ -92,8 +94,9 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         try:
             return await asyncio.wait_for(anext(aiter(requests)), timeout)
         except TimeoutError:
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                f"no request message within {timeout:g} s")
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no request message within {timeout:g} s"
+            )
         except StopAsyncIteration:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call sent no message")
         raise AssertionError("context.abort returns only by raising")
@@ -113,8 +116,15 @@ async def _finish(answer: GrpcAnswer, context: Any) -> None:
     await context.abort(code, answer.details, trailing_metadata=answer.trailing)
 
 
-async def start_grpc_server(service: ReplayService, deliverer: Deliverer, *, host: str, port: int,
-                            timing: Timing, limits: Limits) -> tuple[grpc.aio.Server, int]:
+async def start_grpc_server(
+    service: ReplayService,
+    deliverer: Deliverer,
+    *,
+    host: str,
+    port: int,
+    timing: Timing,
+    limits: Limits,
+) -> tuple[grpc.aio.Server, int]:
     """Start the gRPC replay server in the running loop; returns it and its bound port."""
     options = [
         ("grpc.max_receive_message_length", limits.max_body_bytes),

@@ -88,8 +88,12 @@ class Slot:
 # ---- the value ----------------------------------------------------------------------------
 
 
-def request_value(request: Request, classification: Classification,
-                  secret_params: frozenset[str] = frozenset(), document: Json = None) -> Json:
+def request_value(
+    request: Request,
+    classification: Classification,
+    secret_params: frozenset[str] = frozenset(),
+    document: Json = None,
+) -> Json:
     """What is compared of a request: its A2A content, not its framing.
 
     `secret_params` are query parameters the recording redacted (API keys): left out, since a
@@ -109,8 +113,7 @@ def request_value(request: Request, classification: Classification,
 
 def _path_ids(target: str, classification: Classification) -> dict[str, str]:
     """The ids the URL path names (the classification also takes them from the body)."""
-    segments = {unquote(part).partition(":")[0]
-                for part in urlsplit(target).path.split("/")}
+    segments = {unquote(part).partition(":")[0] for part in urlsplit(target).path.split("/")}
     found = {"taskId": classification.task_id, "configId": classification.config_id}
     return {k: v for k, v in found.items() if v and v.partition(":")[0] in segments}
 
@@ -124,15 +127,19 @@ def query_of(target: str) -> dict[str, list[str]]:
 def redacted_params(requests: Iterable[Request]) -> frozenset[str]:
     """The query parameters that hold a redaction placeholder in any of these requests."""
     return frozenset(
-        name for request in requests for name, values in query_of(request.target).items()
+        name
+        for request in requests
+        for name, values in query_of(request.target).items()
         if any(_REDACTED.fullmatch(v) for v in values)
     )
 
 
 def body_value(request: Request, classification: Classification, document: Json = None) -> Json:
     if request.messages:
-        values = [parse_json(m.json) if m.json else {"raw": (m.raw or b"").hex()}
-                  for m in request.messages]
+        values = [
+            parse_json(m.json) if m.json else {"raw": (m.raw or b"").hex()}
+            for m in request.messages
+        ]
         return values[0] if len(values) == 1 else values
     if not request.body:
         return None
@@ -167,8 +174,9 @@ def find_slots(value: Json, positions: Sequence[IdPosition]) -> list[Slot]:
     return found
 
 
-def _walk(node: Json, path: tuple[str, ...], where: Location, position: IdPosition,
-          found: list[Slot]) -> None:
+def _walk(
+    node: Json, path: tuple[str, ...], where: Location, position: IdPosition, found: list[Slot]
+) -> None:
     if not path:
         items = enumerate(node) if isinstance(node, list) else ((None, node),)
         for index, item in items:
@@ -256,11 +264,17 @@ def make_key(classification: Classification, shaped: Json) -> Key:
 def _shape(value: Json) -> Json:
     kind = type(value)
     if kind is dict:
-        shaped = {k: _shape(v) if type(v) in _CONTAINERS else v
-                  for k, v in value.items() if k not in IGNORED_KEYS}
+        shaped = {
+            k: _shape(v) if type(v) in _CONTAINERS else v
+            for k, v in value.items()
+            if k not in IGNORED_KEYS
+        }
         # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before.
-        return {k: v for k, v in shaped.items()
-                if not (_is_empty(value[k]) or _is_empty(v) or _implied(k, v, shaped))}
+        return {
+            k: v
+            for k, v in shaped.items()
+            if not (_is_empty(value[k]) or _is_empty(v) or _implied(k, v, shaped))
+        }
     if kind is list:
         return [_shape(v) if type(v) in _CONTAINERS else v for v in value]
     return value
@@ -337,8 +351,9 @@ def describe_token(value: Json) -> str:
     if isinstance(value, str) and value in _TOKEN_WORDS:
         return _TOKEN_WORDS[value]
     if isinstance(value, list) and value and value[0] == "~resource":
-        return "/".join(v if isinstance(v, str) and not _is_token(v) else describe_token(v)
-                        for v in value[1:])
+        return "/".join(
+            v if isinstance(v, str) and not _is_token(v) else describe_token(v) for v in value[1:]
+        )
     if isinstance(value, list) and len(value) == 2 and value[0] in _TOKEN_WORDS:
         return _TOKEN_WORDS[value[0]].format(value[1])
     return _short(value)

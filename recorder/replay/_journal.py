@@ -122,8 +122,10 @@ class Journal:
             self._deliveries.clear()
 
     def as_json(self) -> dict[str, Any]:
-        return {"requests": [_request_json(r) for r in self.requests],
-                "deliveries": [_delivery_json(d) for d in self.deliveries]}
+        return {
+            "requests": [_request_json(r) for r in self.requests],
+            "deliveries": [_delivery_json(d) for d in self.deliveries],
+        }
 
 
 def now() -> float:
@@ -134,23 +136,44 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
     c = entry.classification
     request = entry.request
     return {
-        "number": entry.number, "received": entry.received, "client": entry.client,
-        "method": request.method, "target": _text(request.target),
-        "headers": _headers(request.headers), **_body(request.body),
+        "number": entry.number,
+        "received": entry.received,
+        "client": entry.client,
+        "method": request.method,
+        "target": _text(request.target),
+        "headers": _headers(request.headers),
+        **_body(request.body),
         "messages": [m.json if m.json is not None else None for m in request.messages],
-        "binding": c.binding.value if c.binding else None, "operation": c.operation,
-        "ids": [{"location": i.location, "value": _text(i.value), "provenance": i.provenance.value,
-                 "recorded": _text(i.recorded) if i.recorded else None} for i in entry.ids],
-        "outcome": entry.outcome, "exchange": entry.exchange, "session": entry.session,
-        "detail": entry.detail, "status": entry.status,
+        "binding": c.binding.value if c.binding else None,
+        "operation": c.operation,
+        "ids": [
+            {
+                "location": i.location,
+                "value": _text(i.value),
+                "provenance": i.provenance.value,
+                "recorded": _text(i.recorded) if i.recorded else None,
+            }
+            for i in entry.ids
+        ],
+        "outcome": entry.outcome,
+        "exchange": entry.exchange,
+        "session": entry.session,
+        "detail": entry.detail,
+        "status": entry.status,
     }
 
 
 def _delivery_json(entry: JournalDelivery) -> dict[str, Any]:
     return {
-        "number": entry.number, "request": entry.request, "exchange": entry.exchange,
-        "url": entry.url, "headers": _headers(entry.headers), **_body(entry.body),
-        "status": entry.status, "response": _body(entry.response), "error": entry.error,
+        "number": entry.number,
+        "request": entry.request,
+        "exchange": entry.exchange,
+        "url": entry.url,
+        "headers": _headers(entry.headers),
+        **_body(entry.body),
+        "status": entry.status,
+        "response": _body(entry.response),
+        "error": entry.error,
     }
 
 

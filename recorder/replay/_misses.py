@@ -68,11 +68,13 @@ class MissReport:
         n = self.nearest
         near = f"#{n.number} {n.classification.operation or n.classification.method}"
         return f"no recorded exchange matches {what}; nearest is {near}: " + "; ".join(
-            self.differs or ("its answer depends on a session this request is not part of",))
+            self.differs or ("its answer depends on a session this request is not part of",)
+        )
 
 
-def nearest(classification: Classification, shaped: Json,
-            same: Sequence[Step], others: Sequence[str]) -> MissReport:
+def nearest(
+    classification: Classification, shaped: Json, same: Sequence[Step], others: Sequence[str]
+) -> MissReport:
     """The nearest of `same` (steps of the same binding and operation) to a live shape."""
     if not same:
         return MissReport(classification, None, (), tuple(others))
@@ -88,8 +90,12 @@ def nearest(classification: Classification, shaped: Json,
 
 
 def _info(reason: str, domain: str, metadata: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"@type": ERROR_INFO_TYPE, "reason": reason, "domain": domain,
-            "metadata": metadata or {}}
+    return {
+        "@type": ERROR_INFO_TYPE,
+        "reason": reason,
+        "domain": domain,
+        "metadata": metadata or {},
+    }
 
 
 def miss_info(miss: MissReport) -> dict[str, Any]:
@@ -124,29 +130,41 @@ def refusal(request: Request, classification: Classification, jsonrpc: bool) -> 
         if body is NOT_JSON:
             return _jsonrpc_error(None, -32700, "Parse error: the body is not JSON")
         if isinstance(body, list):
-            return _jsonrpc_error(None, -32600, "Batch requests are not supported",
-                                  [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+            return _jsonrpc_error(
+                None,
+                -32600,
+                "Batch requests are not supported",
+                [_info("INVALID_REQUEST", ERROR_DOMAIN)],
+            )
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
-            return _jsonrpc_error(None, -32600, "Invalid Request",
-                                  [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+            return _jsonrpc_error(
+                None, -32600, "Invalid Request", [_info("INVALID_REQUEST", ERROR_DOMAIN)]
+            )
         return None
     if classification.binding is Binding.HTTP_JSON and request.body and body is NOT_JSON:
-        return _status(400, "INVALID_ARGUMENT", "Failed to load JSON: the body is not JSON",
-                       [_info("INVALID_REQUEST", ERROR_DOMAIN)])
+        return _status(
+            400,
+            "INVALID_ARGUMENT",
+            "Failed to load JSON: the body is not JSON",
+            [_info("INVALID_REQUEST", ERROR_DOMAIN)],
+        )
     return None
 
 
-def _jsonrpc_error(jsonrpc_id: Json, code: int, message: str,
-                   data: list[dict[str, Any]] | None = None) -> HttpAnswer:
+def _jsonrpc_error(
+    jsonrpc_id: Json, code: int, message: str, data: list[dict[str, Any]] | None = None
+) -> HttpAnswer:
     error: dict[str, Any] = {"code": code, "message": message}
     if data:
         error["data"] = data
-    body = b'{"jsonrpc":"2.0","id":' + json_bytes(jsonrpc_id) + b',"error":' + json_bytes(
-        error) + b"}"
+    body = (
+        b'{"jsonrpc":"2.0","id":' + json_bytes(jsonrpc_id) + b',"error":' + json_bytes(error) + b"}"
+    )
     return HttpAnswer(200, "OK", JSON_HEADERS, body)
 
 
-def _status(http: int, status: str, message: str, details: list[dict[str, Any]],
-            reason: str = "") -> HttpAnswer:
+def _status(
+    http: int, status: str, message: str, details: list[dict[str, Any]], reason: str = ""
+) -> HttpAnswer:
     error = {"error": {"code": http, "status": status, "message": message, "details": details}}
     return HttpAnswer(http, reason, JSON_HEADERS, json_bytes(error))

@@ -75,10 +75,18 @@ class RequestReader:
             headers.setdefault(name.lower(), value)
         document = parse_json(request.body) if request.body else NOT_JSON
         jsonrpc = _is_jsonrpc(request, document)
-        said = (request.method, request.target, headers.get("content-type"),
-                headers.get("a2a-version"), document["method"],
-                json.dumps(document.get("params"), sort_keys=True)
-                ) if jsonrpc and _may_repeat(document["method"]) else None
+        said = (
+            (
+                request.method,
+                request.target,
+                headers.get("content-type"),
+                headers.get("a2a-version"),
+                document["method"],
+                json.dumps(document.get("params"), sort_keys=True),
+            )
+            if jsonrpc and _may_repeat(document["method"])
+            else None
+        )
         parsed = self._said.get(said) if said is not None else None
         if parsed is None:
             parsed = self._parse(request, headers, document, jsonrpc)
@@ -87,22 +95,29 @@ class RequestReader:
         jsonrpc_id = document.get("id") if isinstance(document, dict) else None
         return Reading(parsed, jsonrpc_id, headers)
 
-    def _parse(self, request: Request, headers: Mapping[str, str], document: Json,
-               jsonrpc: bool) -> Parsed:
+    def _parse(
+        self, request: Request, headers: Mapping[str, str], document: Json, jsonrpc: bool
+    ) -> Parsed:
         c = self._jsonrpc_classification(request, headers, document) if jsonrpc else None
         if c is None:
             c = classify(request, interfaces=self.interfaces)
         value = request_value(request, c, self.secret_params, document)
         return Parsed(c, value, tuple(find_slots(value, positions_of(c))))
 
-    def _jsonrpc_classification(self, request: Request, headers: Mapping[str, str],
-                                document: Json) -> Classification:
+    def _jsonrpc_classification(
+        self, request: Request, headers: Mapping[str, str], document: Json
+    ) -> Classification:
         params = document.get("params")
         params = params if isinstance(params, Mapping) else {}
         tenant = params.get("tenant")
-        key = (request.method, request.target, headers.get("content-type"),
-               headers.get("a2a-version"), document["method"],
-               tenant if isinstance(tenant, str) else None)
+        key = (
+            request.method,
+            request.target,
+            headers.get("content-type"),
+            headers.get("a2a-version"),
+            document["method"],
+            tenant if isinstance(tenant, str) else None,
+        )
         found = self._jsonrpc.get(key)
         if found is None:
             found = classify(request, interfaces=self.interfaces)
@@ -119,8 +134,12 @@ def _may_repeat(method: str) -> bool:
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:
-    return (isinstance(document, dict) and document.get("jsonrpc") == "2.0"
-            and isinstance(document.get("method"), str) and not request.messages)
+    return (
+        isinstance(document, dict)
+        and document.get("jsonrpc") == "2.0"
+        and isinstance(document.get("method"), str)
+        and not request.messages
+    )
 
 
 def _remember[K, V](cache: OrderedDict[K, V], key: K, value: V) -> None:
@@ -137,8 +156,14 @@ def _with_ids(c: Classification, params: Mapping[str, Json]) -> Classification:
         return c
     ids: dict[str, str | None] = {}
     for kind in _ID_KINDS:
-        ids[kind] = next((found for path in row.id_paths(kind)
-                          if (found := _text(_at(params, path))) is not None), None)
+        ids[kind] = next(
+            (
+                found
+                for path in row.id_paths(kind)
+                if (found := _text(_at(params, path))) is not None
+            ),
+            None,
+        )
     if ids == {"task_id": c.task_id, "context_id": c.context_id, "config_id": c.config_id}:
         return c
     return replace(c, **ids)  # type: ignore[arg-type]

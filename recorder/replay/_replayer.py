@@ -37,10 +37,18 @@ class Replayer:
     times and request sizes; `max_sessions` how many client sessions are remembered.
     """
 
-    def __init__(self, captures: Sequence[Capture], *, host: str = "127.0.0.1", port: int = 0,
-                 timing: Timing | str = "none", on_miss: str | None = None,
-                 grpc_port: int | None = None, limits: Limits = DEFAULT_LIMITS,
-                 max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self,
+        captures: Sequence[Capture],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timing: Timing | str = "none",
+        on_miss: str | None = None,
+        grpc_port: int | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        max_sessions: int = MAX_SESSIONS,
+    ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
         self.service = ReplayService(captures, max_sessions=max_sessions)
@@ -50,8 +58,11 @@ class Replayer:
         self.host = host
         self.port: int = self._sock.getsockname()[1]
         self.grpc_target: str | None = None
-        has_grpc = any(e.classification.binding is Binding.GRPC
-                       for capture in captures for e in capture.exchanges)
+        has_grpc = any(
+            e.classification.binding is Binding.GRPC
+            for capture in captures
+            for e in capture.exchanges
+        )
         self._grpc_port = grpc_port if grpc_port is not None else (0 if has_grpc else None)
         self.service.serve_at(self.url)
         self._runner = BackgroundLoop(self._main, name="a2a-replay")
@@ -73,9 +84,14 @@ class Replayer:
         if self._grpc_port is None:
             await self._serve_http(protocol, ready, stop)
             return
-        server, port = await start_grpc_server(self.service, self.deliverer, host=self.host,
-                                               port=self._grpc_port, timing=self.timing,
-                                               limits=self.limits)
+        server, port = await start_grpc_server(
+            self.service,
+            self.deliverer,
+            host=self.host,
+            port=self._grpc_port,
+            timing=self.timing,
+            limits=self.limits,
+        )
         self.grpc_target = host_port(self.host, port)
         self.service.serve_at(self.url, self.grpc_target)
         try:
@@ -87,8 +103,9 @@ class Replayer:
     def _closed(self, address: tuple[str, int]) -> None:
         self.service.closed(Client.at(address))
 
-    async def _serve_http(self, protocol: type[asyncio.Protocol], ready: Callable[[], None],
-                          stop: asyncio.Event) -> None:
+    async def _serve_http(
+        self, protocol: type[asyncio.Protocol], ready: Callable[[], None], stop: asyncio.Event
+    ) -> None:
         try:
             await serve_asgi(self.app, self._sock, ready, stop, http=protocol)
         finally:

@@ -28,8 +28,9 @@ class Report:
         self._first: dict[Key, Exchange] = {}
         for step in script.steps:
             self._first.setdefault(step.key, step.exchange)
-        self._deliveries = sorted((d for found in script.deliveries.values() for d in found),
-                                  key=lambda e: e.number)
+        self._deliveries = sorted(
+            (d for found in script.deliveries.values() for d in found), key=lambda e: e.number
+        )
         self._served: set[Key] = set()
         self._delivered: set[int] = set()
         self._misses: deque[str] = deque(maxlen=MAX_NOTES)

@@ -66,46 +66,63 @@ class HttpTemplate:
         if self.static is not None:
             return self.static
         live = json_bytes(jsonrpc_id)
-        return HttpAnswer(self.status, self.reason, self.headers, live.join(self.body),
-                          tuple((offset, live.join(parts)) for offset, parts in self.events))
+        return HttpAnswer(
+            self.status,
+            self.reason,
+            self.headers,
+            live.join(self.body),
+            tuple((offset, live.join(parts)) for offset, parts in self.events),
+        )
 
     @classmethod
     def of(cls, answer: HttpAnswer) -> HttpTemplate:
-        return cls(answer.status, answer.reason, answer.headers, (answer.body,),
-                   tuple((offset, (data,)) for offset, data in answer.events))
+        return cls(
+            answer.status,
+            answer.reason,
+            answer.headers,
+            (answer.body,),
+            tuple((offset, (data,)) for offset, data in answer.events),
+        )
 
 
-def template(response: Response, mapping: Mapping[str, str], *, jsonrpc: bool,
-             rewrite: Any = None) -> HttpTemplate:
+def template(
+    response: Response, mapping: Mapping[str, str], *, jsonrpc: bool, rewrite: Any = None
+) -> HttpTemplate:
     """The recorded `response` with recorded values swapped for live ones.
 
     With `jsonrpc`, each document's envelope `id` is left to `render`.  `rewrite(body)` edits
     the body once swapped (the card's URLs).
     """
     swap = Swapper(mapping, jsonrpc=jsonrpc)
-    headers = tuple((k, swap.text(v)) for k, v in response.headers
-                    if k.lower() not in DROPPED_HEADERS)
+    headers = tuple(
+        (k, swap.text(v)) for k, v in response.headers if k.lower() not in DROPPED_HEADERS
+    )
     body = swap.body(response.body)
     if rewrite is not None and body:
         served = rewrite(body)
         if served != body:
             headers = _etag_for(headers, served)
         body = served
-    events = tuple((event.offset_us, _cut(_event_bytes(swap.event(event.lines),
-                                                        response.newline)))
-                   for event in response.events)
+    events = tuple(
+        (event.offset_us, _cut(_event_bytes(swap.event(event.lines), response.newline)))
+        for event in response.events
+    )
     parts = _cut(body)
     if len(parts) == 1 and all(len(cut) == 1 for _, cut in events):
-        static = HttpAnswer(response.status, response.reason, headers, body,
-                            tuple((offset, cut[0]) for offset, cut in events))
+        static = HttpAnswer(
+            response.status,
+            response.reason,
+            headers,
+            body,
+            tuple((offset, cut[0]) for offset, cut in events),
+        )
         return HttpTemplate(response.status, response.reason, headers, parts, events, static)
     return HttpTemplate(response.status, response.reason, headers, parts, events)
 
 
 def _etag_for(headers: Headers, served: bytes) -> Headers:
     # The agent's ETag names the card it served; the replayer serves another (A2A §8.6).
-    return tuple((k, card_etag(served, v)) if k.lower() == "etag" else (k, v)
-                 for k, v in headers)
+    return tuple((k, card_etag(served, v)) if k.lower() == "etag" else (k, v) for k, v in headers)
 
 
 # Headers a 304 keeps from the 200 it stands for (RFC 9110 §15.4.5).
@@ -182,8 +199,6 @@ def _event_bytes(lines: Iterable[str], newline: str) -> bytes:
     return wire_bytes("".join(line + newline for line in lines) + newline)
 
 
-
-
 def _plain(text: str) -> bool:
     """Whether JSON writes `text` as it is inside a string, in every form (printable ASCII,
     no quote, no backslash): swapping such values in the text is the same as swapping them in
@@ -238,7 +253,8 @@ class Swapper:
         self._jsonrpc = jsonrpc
         # When every pair is long and plain, JSON text can be swapped as text, unparsed.
         self._plain = len(self._embedded) == len(self._exact) and all(
-            _plain(old) and _plain(new) for old, new in self._embedded)
+            _plain(old) and _plain(new) for old, new in self._embedded
+        )
 
     def text(self, value: str) -> str:
         if value in self._exact:
@@ -277,7 +293,7 @@ class Swapper:
         if name != "data" or not sep:
             return line
         space = " " if value.startswith(" ") else ""
-        return f"data:{space}{self.json_text(value[len(space):])}"
+        return f"data:{space}{self.json_text(value[len(space) :])}"
 
     def _walk(self, value: Json) -> Json:
         if isinstance(value, dict):
@@ -292,8 +308,14 @@ class Swapper:
 # ---- listings -----------------------------------------------------------------------------
 
 
-def trim_listing(response: Response, binding: Binding | None, list_key: str, id_key: str,
-                 *, keep: Callable[[str], bool]) -> Response:
+def trim_listing(
+    response: Response,
+    binding: Binding | None,
+    list_key: str,
+    id_key: str,
+    *,
+    keep: Callable[[str], bool],
+) -> Response:
     """The response with the listed items whose id `keep` refuses left out (and `totalSize`
     lowered to match); unchanged when it holds no such listing."""
     if binding is Binding.GRPC:
@@ -313,16 +335,18 @@ def _decoded(body: bytes) -> str | None:
         return None
 
 
-def _trim_message(message: GrpcMessage, list_key: str, id_key: str,
-                  keep: Callable[[str], bool]) -> GrpcMessage:
+def _trim_message(
+    message: GrpcMessage, list_key: str, id_key: str, keep: Callable[[str], bool]
+) -> GrpcMessage:
     if message.json is None:
         return message
     trimmed = _trim_text(message.json, False, list_key, id_key, keep)
     return replace(message, json=trimmed) if trimmed is not None else message
 
 
-def _trim_text(text: str, enveloped: bool, list_key: str, id_key: str,
-               keep: Callable[[str], bool]) -> str | None:
+def _trim_text(
+    text: str, enveloped: bool, list_key: str, id_key: str, keep: Callable[[str], bool]
+) -> str | None:
     form = _form_of(text)
     if form is None:
         return None

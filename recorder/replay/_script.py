@@ -93,8 +93,7 @@ class Step:
     @property
     def joins(self) -> bool:
         """Needs a session but names none of its ids: it joins one by the script."""
-        return not self.stateless and not any(
-            s.provenance is Provenance.ISSUED for s in self.slots)
+        return not self.stateless and not any(s.provenance is Provenance.ISSUED for s in self.slots)
 
 
 @dataclass
@@ -170,20 +169,33 @@ class _Loader:
         recorded, key = self._request(exchange, success, index)
         found = _answer_id_keys(exchange, documents) if success else []
         creates = self._learn(found, exchange.number, index) or any(
-            r.provenance is Provenance.OWN for r in recorded)
+            r.provenance is Provenance.OWN for r in recorded
+        )
         listing = LISTINGS.get(c.operation or "")
         if listing is not None and success:
             self.script.listed[index] = frozenset(_listed(documents, *listing))
         ids = tuple(dict.fromkeys(value for _, value in found))
         kinds = {r.provenance for r in recorded}
         stateless = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED}) or not (
-            kinds & {Provenance.ISSUED, Provenance.OWN} or ids)
+            kinds & {Provenance.ISSUED, Provenance.OWN} or ids
+        )
         names = tuple(r.slot.value for r in recorded if r.provenance is Provenance.ISSUED)
-        return Step(index, exchange, key, exchange.request.header("a2a-version"),
-                    tuple(recorded), ids, creates, stateless, _next_rank(self.script), names)
+        return Step(
+            index,
+            exchange,
+            key,
+            exchange.request.header("a2a-version"),
+            tuple(recorded),
+            ids,
+            creates,
+            stateless,
+            _next_rank(self.script),
+            names,
+        )
 
-    def _request(self, exchange: Exchange, success: bool,
-                 index: int) -> tuple[list[RecordedSlot], Key]:
+    def _request(
+        self, exchange: Exchange, success: bool, index: int
+    ) -> tuple[list[RecordedSlot], Key]:
         """The request's ids with their provenance (learning the client's own), and its key."""
         c = exchange.classification
         value = request_value(exchange.request, c, self.script.secret_params)
@@ -233,8 +245,9 @@ def _succeeded(exchange: Exchange, documents: list[Json]) -> bool:
     return answer_succeeded(exchange.classification.binding, exchange.response, documents)
 
 
-def answer_succeeded(binding: Binding | None, response: Response | None,
-                     documents: Sequence[Json]) -> bool:
+def answer_succeeded(
+    binding: Binding | None, response: Response | None, documents: Sequence[Json]
+) -> bool:
     """Whether a response is a success: gRPC status 0, else an HTTP status below 400 and no
     error document (`documents` are `answer_documents(response)`)."""
     if response is None:
@@ -297,8 +310,9 @@ def located_ids(document: Json) -> list[tuple[Location, str, str]]:
     return found
 
 
-def _located(value: Json, key: str | None, where: Location,
-             out: list[tuple[Location, str, str]]) -> None:
+def _located(
+    value: Json, key: str | None, where: Location, out: list[tuple[Location, str, str]]
+) -> None:
     if isinstance(value, dict):
         envelope = "jsonrpc" in value
         for k, v in value.items():

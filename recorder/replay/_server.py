@@ -32,8 +32,9 @@ from recorder.replay._timing import Pacer, Timing
 log = logging.getLogger("a2a_recorder.replay")
 
 ADMIN_PREFIX = "/__a2a_recorder"
-FORWARD_DROPPED = frozenset({"content-length", "transfer-encoding", "content-encoding",
-                             "connection"})
+FORWARD_DROPPED = frozenset(
+    {"content-length", "transfer-encoding", "content-encoding", "connection"}
+)
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -47,8 +48,14 @@ class Disconnected(Exception):
 class ReplayApp:
     """ASGI application answering A2A requests through a `ReplayService`."""
 
-    def __init__(self, service: ReplayService, deliverer: Deliverer, *, timing: Timing,
-                 on_miss: str | None = None) -> None:
+    def __init__(
+        self,
+        service: ReplayService,
+        deliverer: Deliverer,
+        *,
+        timing: Timing,
+        on_miss: str | None = None,
+    ) -> None:
         self.service = service
         self.deliverer = deliverer
         self.timing = timing
@@ -74,8 +81,12 @@ class ReplayApp:
             await self.deliverer.before(outcome)
         answer = outcome.answer
         if not isinstance(answer, HttpAnswer):  # gRPC framing sent to the HTTP/1.1 port
-            answer = HttpAnswer(415, "", (("content-type", "text/plain"),),
-                                b"gRPC is served on the replayer's gRPC port\n")
+            answer = HttpAnswer(
+                415,
+                "",
+                (("content-type", "text/plain"),),
+                b"gRPC is served on the replayer's gRPC port\n",
+            )
         await self._send(send, answer)
         if isinstance(outcome, Served):
             self.deliverer.after(outcome)
@@ -87,15 +98,17 @@ class ReplayApp:
         else:
             body = self.service.report.as_json()
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        await self._send(send, HttpAnswer(200, "OK", (("content-type", "application/json"),),
-                                          data))
+        await self._send(send, HttpAnswer(200, "OK", (("content-type", "application/json"),), data))
 
     async def _send(self, send: Send, reply: HttpAnswer) -> None:
         headers = list(_encoded(reply.headers))
         if not reply.events:
             headers.append((b"content-length", str(len(reply.body)).encode()))
-        start: dict[str, Any] = {"type": "http.response.start", "status": reply.status,
-                                 "headers": headers}
+        start: dict[str, Any] = {
+            "type": "http.response.start",
+            "status": reply.status,
+            "headers": headers,
+        }
         if reply.reason and reply.reason != _standard_reason(reply.status):
             start["reason"] = reply.reason.encode("latin-1", "replace")  # see _uvicorn
         await send(start)
@@ -111,16 +124,26 @@ class ReplayApp:
     async def _forward(self, send: Send, request: Request) -> None:
         assert self.on_miss is not None
         url = self.on_miss.rstrip("/") + request.target
-        headers = [(wire_bytes(k), wire_bytes(v)) for k, v in request.headers
-                   if k.lower() not in ("host", "content-length")]
+        headers = [
+            (wire_bytes(k), wire_bytes(v))
+            for k, v in request.headers
+            if k.lower() not in ("host", "content-length")
+        ]
         async with httpx.AsyncClient(timeout=30) as client:
-            upstream = await client.request(request.method, url, headers=headers,
-                                            content=request.body)
-        await self._send(send, HttpAnswer(
-            upstream.status_code, upstream.reason_phrase,
-            tuple((k, v) for k, v in upstream.headers.items()
-                  if k.lower() not in FORWARD_DROPPED),
-            upstream.content))
+            upstream = await client.request(
+                request.method, url, headers=headers, content=request.body
+            )
+        await self._send(
+            send,
+            HttpAnswer(
+                upstream.status_code,
+                upstream.reason_phrase,
+                tuple(
+                    (k, v) for k, v in upstream.headers.items() if k.lower() not in FORWARD_DROPPED
+                ),
+                upstream.content,
+            ),
+        )
 
 
 async def read_request(scope: Scope, receive: Receive) -> Request:

@@ -165,8 +165,14 @@ class _Live:
 class ReplayService:
     """Answers live requests from captures (see the module docstring)."""
 
-    def __init__(self, captures: Sequence[Capture], *, max_sessions: int = MAX_SESSIONS,
-                 journal_limit: int = 10_000, deliver: bool = True) -> None:
+    def __init__(
+        self,
+        captures: Sequence[Capture],
+        *,
+        max_sessions: int = MAX_SESSIONS,
+        journal_limit: int = 10_000,
+        deliver: bool = True,
+    ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
         self.script: Script = load_script(captures)
         self.sessions = Sessions(max_sessions)
@@ -175,8 +181,11 @@ class ReplayService:
         self.deliver = deliver
         self.interfaces = _interfaces(exchanges)
         self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
-        self.jsonrpc_paths = frozenset(e.request.target.partition("?")[0] for e in exchanges
-                                       if e.classification.binding is Binding.JSONRPC)
+        self.jsonrpc_paths = frozenset(
+            e.request.target.partition("?")[0]
+            for e in exchanges
+            if e.classification.binding is Binding.JSONRPC
+        )
         self.base_url = ""
         self.grpc_target: str | None = None
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
@@ -207,14 +216,27 @@ class ReplayService:
         number = self._log(request, client, live, "served", step, session, answer)
         return Served(answer, step, session.number if session else None, deliveries, number)
 
-    def delivered(self, planned: PlannedDelivery, request: int | None, status: int | None,
-                  response: bytes = b"", error: str | None = None) -> None:
+    def delivered(
+        self,
+        planned: PlannedDelivery,
+        request: int | None,
+        status: int | None,
+        response: bytes = b"",
+        error: str | None = None,
+    ) -> None:
         """A transport made (or failed to make) a planned delivery."""
         if status is not None:
             self.report.delivered(planned.exchange.number)
-        self.journal.add_delivery(request=request, exchange=planned.exchange.number,
-                                  url=planned.url, headers=planned.headers, body=planned.body,
-                                  status=status, response=response, error=error)
+        self.journal.add_delivery(
+            request=request,
+            exchange=planned.exchange.number,
+            url=planned.url,
+            headers=planned.headers,
+            body=planned.body,
+            status=status,
+            response=response,
+            error=error,
+        )
 
     # -- reading ------------------------------------------------------------------------
 
@@ -231,8 +253,17 @@ class ReplayService:
             recorded.append(stands_for)
             session = session or owner
         key = self._key(parsed, tuple(zip(provenance, recorded, strict=True)))
-        return _Live(c, value, slots, tuple(provenance), tuple(recorded), key, session,
-                     reading.jsonrpc_id, reading.headers)
+        return _Live(
+            c,
+            value,
+            slots,
+            tuple(provenance),
+            tuple(recorded),
+            key,
+            session,
+            reading.jsonrpc_id,
+            reading.headers,
+        )
 
     def _key(self, parsed: Parsed, ids: tuple[tuple[Provenance, str | None], ...]) -> Key:
         """The matching key of what a request says, given its ids' provenance (cached: a poll
@@ -261,8 +292,9 @@ class ReplayService:
 
     # -- choosing -----------------------------------------------------------------------
 
-    def _choose(self, live: _Live, candidates: list[Step], client: Client,
-                request: Request) -> tuple[Step, Session | None]:
+    def _choose(
+        self, live: _Live, candidates: list[Step], client: Client, request: Request
+    ) -> tuple[Step, Session | None]:
         first = candidates[0]
         if first.stateless:
             return first, live.session
@@ -274,9 +306,11 @@ class ReplayService:
             choice = self.sessions.join(candidates, client.connection, identity)
             step, session = choice.step, choice.session or self.sessions.open()
             if choice.tie:
-                self.report.tied(f"#{step.number} {step.exchange.classification.operation}: "
-                                 f"{choice.tie + 1} sessions fitted equally (script, connection "
-                                 f"and headers alike); session {session.number} was chosen")
+                self.report.tied(
+                    f"#{step.number} {step.exchange.classification.operation}: "
+                    f"{choice.tie + 1} sessions fitted equally (script, connection "
+                    f"and headers alike); session {session.number} was chosen"
+                )
         self._bind(session, step, live)
         self.sessions.served(session, step, client.connection, identity)
         self.report.served(step.key)
@@ -285,14 +319,18 @@ class ReplayService:
     def _bind(self, session: Session, step: Step, live: _Live) -> None:
         for slot, kind, recorded in zip(live.slots, live.provenance, step.slots, strict=True):
             if kind in (Provenance.OWN, Provenance.FRESH):
-                self.sessions.bind(session, slot.value, recorded.slot.value,
-                                   indexed=kind is Provenance.OWN)
+                self.sessions.bind(
+                    session, slot.value, recorded.slot.value, indexed=kind is Provenance.OWN
+                )
         # A listing names tasks of whoever asked: those of other sessions are left out of the
         # answer (`trim_listing`), not minted.
         listed = self.script.listed.get(step.index, frozenset())
         for found in step.response_ids:
-            if found not in session.to_live and found not in self.script.fixed \
-                    and found not in listed:
+            if (
+                found not in session.to_live
+                and found not in self.script.fixed
+                and found not in listed
+            ):
                 self.sessions.mint(session, found)
 
     # -- answering ----------------------------------------------------------------------
@@ -301,8 +339,12 @@ class ReplayService:
         if step.stateless:
             self.report.served(step.key)
         extra = _extras(session, live, step)
-        cache_key = (step.index, session.number if session else 0,
-                     session.version if session else 0, extra)
+        cache_key = (
+            step.index,
+            session.number if session else 0,
+            session.version if session else 0,
+            extra,
+        )
         built = self._answers.get(cache_key)
         if built is None:
             mapping = dict(session.to_live) if session else {}
@@ -319,8 +361,9 @@ class ReplayService:
             answer = revalidated(answer, live.headers.get("if-none-match"))
         return answer
 
-    def _build(self, step: Step, session: Session | None,
-               mapping: Mapping[str, str]) -> HttpTemplate | GrpcAnswer:
+    def _build(
+        self, step: Step, session: Session | None, mapping: Mapping[str, str]
+    ) -> HttpTemplate | GrpcAnswer:
         c = step.exchange.classification
         response = step.exchange.response
         assert response is not None
@@ -334,8 +377,9 @@ class ReplayService:
         rewrite = self._card_rewrite(location, step.exchange) if location is not None else None
         return template(response, mapping, jsonrpc=c.binding is Binding.JSONRPC, rewrite=rewrite)
 
-    def _card_rewrite(self, location: tuple[str, ...] | None,
-                      exchange: Exchange | None = None) -> Callable[[bytes], bytes]:
+    def _card_rewrite(
+        self, location: tuple[str, ...] | None, exchange: Exchange | None = None
+    ) -> Callable[[bytes], bytes]:
         at = location or ()
         upstreams = self.upstreams or (_host_origin(exchange.request) if exchange else [])
 
@@ -348,8 +392,9 @@ class ReplayService:
 
         return rewrite
 
-    def _plan(self, step: Step, session: Session | None,
-              live: _Live) -> tuple[PlannedDelivery, ...]:
+    def _plan(
+        self, step: Step, session: Session | None, live: _Live
+    ) -> tuple[PlannedDelivery, ...]:
         deliveries = self.script.deliveries.get(step.index, ())
         if not deliveries:
             return ()
@@ -359,19 +404,30 @@ class ReplayService:
         end = trigger.started_us + trigger.duration_us
         return tuple(
             PlannedDelivery(
-                d, mapping.get(_delivery_url(d.request)),
-                substitute_headers(((k, v) for k, v in d.request.headers
-                                    if k.lower() not in DELIVERY_HEADERS_DROPPED), mapping),
-                substitute_body(d.request.body, mapping), d.started_us - trigger.started_us,
-                d.started_us + d.duration_us <= end)
-            for d in deliveries)
+                d,
+                mapping.get(_delivery_url(d.request)),
+                substitute_headers(
+                    (
+                        (k, v)
+                        for k, v in d.request.headers
+                        if k.lower() not in DELIVERY_HEADERS_DROPPED
+                    ),
+                    mapping,
+                ),
+                substitute_body(d.request.body, mapping),
+                d.started_us - trigger.started_us,
+                d.started_us + d.duration_us <= end,
+            )
+            for d in deliveries
+        )
 
     # -- misses and refusals ------------------------------------------------------------
 
     def _unanswered(self, request: Request, client: Client, live: _Live) -> Miss | Refused:
         c = live.classification
         jsonrpc = c.binding is Binding.JSONRPC or (
-            c.operation is None and request.target.partition("?")[0] in self.jsonrpc_paths)
+            c.operation is None and request.target.partition("?")[0] in self.jsonrpc_paths
+        )
         refused = refusal(request, c, jsonrpc)
         if refused is not None:
             reason = c.reason or "the request cannot be read"
@@ -387,15 +443,34 @@ class ReplayService:
         number = self._log(request, client, live, "miss", None, live.session, answer, text)
         return Miss(answer, found, number)
 
-    def _log(self, request: Request, client: Client, live: _Live, outcome: Outcome,
-             step: Step | None, session: Session | None, answer: Answer,
-             detail: str | None = None) -> int:
+    def _log(
+        self,
+        request: Request,
+        client: Client,
+        live: _Live,
+        outcome: Outcome,
+        step: Step | None,
+        session: Session | None,
+        answer: Answer,
+        detail: str | None = None,
+    ) -> int:
         number = self.journal.next_number()
         status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
-        self.journal.add_request(JournalRequest(
-            number, now(), client.connection, request, live.classification, outcome,
-            step.number if step else None, session.number if session else None, detail, status,
-            tuple(zip(live.slots, live.provenance, live.recorded, strict=True))))
+        self.journal.add_request(
+            JournalRequest(
+                number,
+                now(),
+                client.connection,
+                request,
+                live.classification,
+                outcome,
+                step.number if step else None,
+                session.number if session else None,
+                detail,
+                status,
+                tuple(zip(live.slots, live.provenance, live.recorded, strict=True)),
+            )
+        )
         return number
 
 
@@ -438,4 +513,3 @@ def _interfaces(exchanges: Sequence[Exchange]) -> tuple[Interface, ...]:
         card = find_card(exchange.response.body, exchange.classification)
         found.extend(interfaces_from_card(card) if card is not None else ())
     return tuple(dict.fromkeys(found))
-

@@ -40,8 +40,16 @@ from dataclasses import dataclass, field
 from recorder.replay._script import Step
 
 # Headers that tell one client from another (the same for every request it sends).
-IDENTITY_HEADERS = ("user-agent", "authorization", "proxy-authorization", "cookie", "x-api-key",
-                    "api-key", "x-client-id", "a2a-extensions")
+IDENTITY_HEADERS = (
+    "user-agent",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+    "api-key",
+    "x-client-id",
+    "a2a-extensions",
+)
 MAX_SESSIONS = 4096
 SCAN = 16  # sessions looked at per source when choosing
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
@@ -126,23 +134,27 @@ class Sessions:
         ahead = next((s for s in candidates if s.index > frontier), None)
         return ahead if ahead is not None else candidates[-1]
 
-    def join(self, candidates: Sequence[Step], connection: str | None,
-             identity: Identity) -> Choice:
+    def join(
+        self, candidates: Sequence[Step], connection: str | None, identity: Identity
+    ) -> Choice:
         """The session a request naming none of its ids belongs to (see the module docstring)."""
         on = self._on(connection)
         if candidates[0].creates:
             options = list(self._waiting(candidates, on, identity))
             options.append((_NEW, None, candidates[0]))
         else:
-            options = list(self._fitting(candidates, on, identity)) or [
-                (_NEW, None, candidates[0])]
+            options = list(self._fitting(candidates, on, identity)) or [(_NEW, None, candidates[0])]
         best = min(options, key=lambda option: option[0])
-        tie = sum(1 for score, session, _ in options
-                  if session is not None and session is not best[1] and score[:3] == best[0][:3])
+        tie = sum(
+            1
+            for score, session, _ in options
+            if session is not None and session is not best[1] and score[:3] == best[0][:3]
+        )
         return Choice(best[2], best[1], tie)
 
-    def _waiting(self, candidates: Sequence[Step], on: Session | None,
-                 identity: Identity) -> Iterator[Option]:
+    def _waiting(
+        self, candidates: Sequence[Step], on: Session | None, identity: Identity
+    ) -> Iterator[Option]:
         """Sessions waiting at one of these creating steps (cost 0) that could beat a new
         session: the connection's (`on`), and those of the same identity."""
         at = self._ranked(candidates)
@@ -155,8 +167,9 @@ class Sessions:
             if step is not None and step.index not in session.created:
                 yield self._score(session, step, on, identity), session, step
 
-    def _fitting(self, candidates: Sequence[Step], on: Session | None,
-                 identity: Identity) -> Iterator[Option]:
+    def _fitting(
+        self, candidates: Sequence[Step], on: Session | None, identity: Identity
+    ) -> Iterator[Option]:
         """Sessions that an id-less read could belong to, each with its nearest candidate:
         the connection's (`on`), those at a candidate's place, the recent ones."""
         ranks = [s.rank for s in candidates]
@@ -183,8 +196,12 @@ class Sessions:
         connection's port to the next one, and one pool may carry several users."""
         same = session.identity == identity
         other_connection = not same or session is not on
-        return (abs(step.rank - session.progress), int(other_connection), 0 if same else 2,
-                -session.active)
+        return (
+            abs(step.rank - session.progress),
+            int(other_connection),
+            0 if same else 2,
+            -session.active,
+        )
 
     def _on(self, connection: str | None) -> Session | None:
         """The session last served on `connection`, if it is still remembered (a session
@@ -209,8 +226,9 @@ class Sessions:
             self._forget(next(iter(self._lru)))
         return session
 
-    def served(self, session: Session, step: Step, connection: str | None,
-               identity: Identity) -> None:
+    def served(
+        self, session: Session, step: Step, connection: str | None, identity: Identity
+    ) -> None:
         """Move the session on past `step`, and remember who was served."""
         for value in (*step.names, *step.response_ids):
             if session.frontier.get(value, -1) < step.index:

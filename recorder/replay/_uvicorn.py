@@ -37,19 +37,26 @@ from uvicorn.protocols.http.httptools_impl import (
 from recorder.replay._limits import Limits
 
 LINGER = 2.0  # seconds a refused connection is drained before it is closed
-_REASONS = {408: b"Request Timeout", 413: b"Content Too Large",
-            431: b"Request Header Fields Too Large"}
+_REASONS = {
+    408: b"Request Timeout",
+    413: b"Content Too Large",
+    431: b"Request Header Fields Too Large",
+}
 
 
 Address = tuple[str, int]
 
 
-def limited_protocol(limits: Limits,
-                     on_close: Callable[[Address], None] | None = None) -> type[HttpToolsProtocol]:
+def limited_protocol(
+    limits: Limits, on_close: Callable[[Address], None] | None = None
+) -> type[HttpToolsProtocol]:
     """uvicorn's HTTP/1.1 protocol class with `limits` enforced, telling `on_close` of each
     connection's end."""
-    return type("LimitedHttpProtocol", (_LimitedProtocol,),
-                {"limits": limits, "on_close": staticmethod(on_close or _ignore)})
+    return type(
+        "LimitedHttpProtocol",
+        (_LimitedProtocol,),
+        {"limits": limits, "on_close": staticmethod(on_close or _ignore)},
+    )
 
 
 def _ignore(address: Address) -> None:
@@ -147,8 +154,11 @@ class _LimitedProtocol(HttpToolsProtocol):
             self._timer = self.loop.call_at(self._due, self._check)
             return
         self._due = None
-        if self.cycle is not None and not self.cycle.response_complete and (
-                self.cycle.response_started):
+        if (
+            self.cycle is not None
+            and not self.cycle.response_complete
+            and (self.cycle.response_started)
+        ):
             self.transport.close()  # an answer is on its way: nothing else can be said
             return
         self._refuse(408)
@@ -163,9 +173,10 @@ class _LimitedProtocol(HttpToolsProtocol):
             self.cycle.disconnected = True  # the app's receive() then says so
             self.cycle.message_event.set()
         text = f"{status} {_REASONS[status].decode()}: see the replayer's limits\n".encode()
-        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d"
-                             b"\r\nconnection: close\r\n\r\n%s"
-                             % (status, _REASONS[status], len(text), text))
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d"
+            b"\r\nconnection: close\r\n\r\n%s" % (status, _REASONS[status], len(text), text)
+        )
         # A lingering close: closing with unread bytes would reset the connection and lose
         # the answer, so the write side is shut and what still comes is read and dropped.
         if self.transport.can_write_eof():
@@ -217,12 +228,15 @@ class _Buffered:
         reason = start.get("reason")
         status = int(start["status"])
         self._old = STATUS_LINE.get(status, b"") if reason else b""
-        self._new = (b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
-                     if reason else b"")
+        self._new = (
+            b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(reason.decode("latin-1")))
+            if reason
+            else b""
+        )
 
     def write(self, data: bytes) -> None:
         if self._old and data.startswith(self._old):
-            data = self._new + data[len(self._old):]
+            data = self._new + data[len(self._old) :]
             self._old = b""
         self._chunks.append(data)
 

@@ -11,11 +11,22 @@ from recorder.report._page import render_report
 
 @click.command("report")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--html", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the page (one self-contained HTML file).")
-@click.option("--lint", "lint_spec", is_flag=False, flag_value="1.0.1", default=None,
-              metavar="[SPEC]",
-              help="Mark each exchange with what `lint` finds in it (spec 1.0.1, or 1.0.0).")
+@click.option(
+    "--html",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the page (one self-contained HTML file).",
+)
+@click.option(
+    "--lint",
+    "lint_spec",
+    is_flag=False,
+    flag_value="1.0.1",
+    default=None,
+    metavar="[SPEC]",
+    help="Mark each exchange with what `lint` finds in it (spec 1.0.1, or 1.0.0).",
+)
 def report_command(file: Path, out: Path, lint_spec: str | None) -> None:
     """Draw a capture FILE as a sequence diagram and timeline in one HTML page.
 

@@ -67,10 +67,13 @@ class Side:
 
 
 def request_side(request: Request) -> Side:
-    return Side(f"{request.method} {request.target} {request.http_version}", request.headers,
-                show_body(request.body),
-                tuple(_message_block(i, m, None) for i, m in enumerate(request.messages)),
-                "message")
+    return Side(
+        f"{request.method} {request.target} {request.http_version}",
+        request.headers,
+        show_body(request.body),
+        tuple(_message_block(i, m, None) for i, m in enumerate(request.messages)),
+        "message",
+    )
 
 
 def response_side(response: Response | None, ticks: Sequence[Tick]) -> Side | None:
@@ -81,10 +84,13 @@ def response_side(response: Response | None, ticks: Sequence[Tick]) -> Side | No
     if response.events:
         blocks = tuple(_event_block(e, t) for e, t in zip(response.events, ticks, strict=True))
         return Side(status, response.headers, None, blocks, "event", response.trailers)
-    blocks = tuple(_message_block(i, m, t) for (i, m), t in
-                   zip(enumerate(response.messages), ticks, strict=True))
-    return Side(status, response.headers, show_body(response.body), blocks, "message",
-                response.trailers)
+    blocks = tuple(
+        _message_block(i, m, t)
+        for (i, m), t in zip(enumerate(response.messages), ticks, strict=True)
+    )
+    return Side(
+        status, response.headers, show_body(response.body), blocks, "message", response.trailers
+    )
 
 
 def show_body(data: bytes) -> Body | None:
@@ -125,13 +131,16 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _serialisations(document: Any) -> set[str]:
-    return {json.dumps(document, separators=separators, ensure_ascii=ascii_only)
-            for separators in ((",", ":"), (", ", ": ")) for ascii_only in (False, True)}
+    return {
+        json.dumps(document, separators=separators, ensure_ascii=ascii_only)
+        for separators in ((",", ":"), (", ", ": "))
+        for ascii_only in (False, True)
+    }
 
 
 def _base64(data: bytes, why: str) -> Body:
     encoded = base64.b64encode(data).decode("ascii")
-    lines = [encoded[i:i + BASE64_WIDTH] for i in range(0, len(encoded), BASE64_WIDTH)]
+    lines = [encoded[i : i + BASE64_WIDTH] for i in range(0, len(encoded), BASE64_WIDTH)]
     return _cut(Body("base64", "\n".join(lines), f"{why}, {len(data)} bytes, shown as base64"))
 
 
@@ -151,8 +160,12 @@ def _event_block(event: SseEvent, tick: Tick) -> Block:
 
 
 def _message_block(index: int, message: GrpcMessage, tick: Tick | None) -> Block:
-    words = [f"message {index + 1}", offset_text(message.offset_us),
-             message.type_name or "type unknown", "compressed" if message.compressed else ""]
+    words = [
+        f"message {index + 1}",
+        offset_text(message.offset_us),
+        message.type_name or "type unknown",
+        "compressed" if message.compressed else "",
+    ]
     if tick is not None:
         words.append(tick.label)
     if message.json is not None:

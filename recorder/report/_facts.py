@@ -202,9 +202,12 @@ def _message_tick(index: int, message: GrpcMessage) -> Tick:
     if message.json is None:
         size = len(message.raw or b"")
         return Tick(index, message.offset_us, f"undecoded, {size} bytes", Tone.MUTED)
-    return Tick(index, message.offset_us,
-                _answer_label(read_answer(message.json), message.type_name or "message"),
-                Tone.OK)
+    return Tick(
+        index,
+        message.offset_us,
+        _answer_label(read_answer(message.json), message.type_name or "message"),
+        Tone.OK,
+    )
 
 
 def _answer_label(answer: Answer, fallback: str) -> str:
@@ -213,8 +216,12 @@ def _answer_label(answer: Answer, fallback: str) -> str:
 
 
 def _flags(exchange: Exchange) -> tuple[Flag, ...]:
-    flags = [Flag(word, note, tone) for note in exchange.notes
-             for prefix, word, tone in FLAGS if note.startswith(prefix)]
+    flags = [
+        Flag(word, note, tone)
+        for note in exchange.notes
+        for prefix, word, tone in FLAGS
+        if note.startswith(prefix)
+    ]
     if exchange.response is None:
         why = f": {exchange.error}" if exchange.error else ""
         flags.insert(0, Flag("no response", f"no response{why}", Tone.ERROR))

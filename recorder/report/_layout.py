@@ -21,8 +21,7 @@ from recorder.report._units import axis_step, axis_text
 
 ROW_HEIGHT = 30
 ARROW_Y = 21
-LANE_X: dict[Lane, int] = {Lane.CLIENT: 90, Lane.RECORDER: 330, Lane.AGENT: 570,
-                           Lane.WEBHOOK: 760}
+LANE_X: dict[Lane, int] = {Lane.CLIENT: 90, Lane.RECORDER: 330, Lane.AGENT: 570, Lane.WEBHOOK: 760}
 BINDING_X = 80  # the binding's name, right-aligned left of the client's lane
 DIAGRAM_WIDTH = 810
 TIMELINE_WIDTH = 440
@@ -84,12 +83,14 @@ def place(facts: ExchangeFacts, axis: Timeline) -> Row:
     x1 = LANE_X[facts.source] + ARROW_GAP
     x2 = LANE_X[facts.target] - ARROW_GAP
     duration = max(facts.duration_us, 1)
-    on_arrow = tuple(Placed(t, x1 + (x2 - x1) * _fraction(t.offset_us, duration))
-                     for t in facts.ticks)
+    on_arrow = tuple(
+        Placed(t, x1 + (x2 - x1) * _fraction(t.offset_us, duration)) for t in facts.ticks
+    )
     bar_x = axis.x(facts.started_us)
     bar_width = max(facts.duration_us * axis.scale, MIN_BAR)
-    on_bar = tuple(Placed(t, bar_x + bar_width * _fraction(t.offset_us, duration))
-                   for t in facts.ticks)
+    on_bar = tuple(
+        Placed(t, bar_x + bar_width * _fraction(t.offset_us, duration)) for t in facts.ticks
+    )
     return Row(facts, x1, x2, on_arrow, bar_x, bar_width, on_bar)
 
 

@@ -79,9 +79,17 @@ class ExchangeView:
     def search(self) -> str:
         """What the filter box matches, lower case."""
         f, c = self.facts, self.exchange.classification
-        words = [f"#{f.number}", f.binding, f.operation, c.method or "", f.task_id or "",
-                 c.context_id or "", f.outcome, *(flag.word for flag in f.flags),
-                 "mark" if self.marks else ""]
+        words = [
+            f"#{f.number}",
+            f.binding,
+            f.operation,
+            c.method or "",
+            f.task_id or "",
+            c.context_id or "",
+            f.outcome,
+            *(flag.word for flag in f.flags),
+            "mark" if self.marks else "",
+        ]
         return " ".join(word for word in words if word).lower()
 
 
@@ -105,20 +113,36 @@ def render_report(capture: Capture, *, name: str = "capture", marks: Marks | Non
     too, never dropped.  Never raises on a capture's content.
     """
     marks = marks or {}
-    pairs = sorted(((exchange_facts(x), x) for x in capture.exchanges),
-                   key=lambda pair: start_order(pair[0]))
+    pairs = sorted(
+        ((exchange_facts(x), x) for x in capture.exchanges), key=lambda pair: start_order(pair[0])
+    )
     facts = [f for f, _ in pairs]
     axis = timeline(facts)
     views = _views(pairs, axis, marks)
     page = _ENV.get_template("report.html.j2").render(
-        name=name, capture=capture, views=views, axis=axis, lanes=_lanes(capture, views),
-        counts=_counts(facts), notables=_notables(views, marks),
-        redaction=_redaction(capture, facts), **_assets(), **_GEOMETRY)
+        name=name,
+        capture=capture,
+        views=views,
+        axis=axis,
+        lanes=_lanes(capture, views),
+        counts=_counts(facts),
+        notables=_notables(views, marks),
+        redaction=_redaction(capture, facts),
+        **_assets(),
+        **_GEOMETRY,
+    )
     return printable(page)
 
 
-_GEOMETRY = {"Lane": Lane, "LANE_X": LANE_X, "BINDING_X": BINDING_X, "ROW_HEIGHT": ROW_HEIGHT,
-             "ARROW_Y": ARROW_Y, "DIAGRAM_WIDTH": DIAGRAM_WIDTH, "TIMELINE_WIDTH": TIMELINE_WIDTH}
+_GEOMETRY = {
+    "Lane": Lane,
+    "LANE_X": LANE_X,
+    "BINDING_X": BINDING_X,
+    "ROW_HEIGHT": ROW_HEIGHT,
+    "ARROW_Y": ARROW_Y,
+    "DIAGRAM_WIDTH": DIAGRAM_WIDTH,
+    "TIMELINE_WIDTH": TIMELINE_WIDTH,
+}
 
 
 @cache
@@ -126,21 +150,30 @@ def _assets() -> dict[str, str]:
     """The page's own CSS and script, and the script's hash for the Content-Security-Policy."""
     script = (_TEMPLATES / "report.js").read_text("utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return {"css": Markup((_TEMPLATES / "report.css").read_text("utf-8")),
-            "script": Markup(script), "script_hash": digest}
+    return {
+        "css": Markup((_TEMPLATES / "report.css").read_text("utf-8")),
+        "script": Markup(script),
+        "script_hash": digest,
+    }
 
 
-def _views(pairs: Sequence[tuple[ExchangeFacts, Exchange]], axis: Timeline,
-           marks: Marks) -> list[ExchangeView]:
+def _views(
+    pairs: Sequence[tuple[ExchangeFacts, Exchange]], axis: Timeline, marks: Marks
+) -> list[ExchangeView]:
     numbers = [f.number for f, _ in pairs]
     views = []
     for i, (f, exchange) in enumerate(pairs):
-        views.append(ExchangeView(
-            place(f, axis), exchange, request_side(exchange.request),
-            response_side(exchange.response, f.ticks),
-            tuple(marks.get(f.number, ())),
-            numbers[i - 1] if i > 0 else None,
-            numbers[i + 1] if i + 1 < len(numbers) else None))
+        views.append(
+            ExchangeView(
+                place(f, axis),
+                exchange,
+                request_side(exchange.request),
+                response_side(exchange.response, f.ticks),
+                tuple(marks.get(f.number, ())),
+                numbers[i - 1] if i > 0 else None,
+                numbers[i + 1] if i + 1 < len(numbers) else None,
+            )
+        )
     return views
 
 
@@ -148,7 +181,9 @@ def _lanes(capture: Capture, views: Sequence[ExchangeView]) -> list[tuple[Lane, 
     """Each lane and the line under its name."""
     hooks = dict.fromkeys(
         v.exchange.request.header("host") or v.exchange.request.header(":authority") or ""
-        for v in views if v.facts.is_push)
+        for v in views
+        if v.facts.is_push
+    )
     return [
         (Lane.CLIENT, ""),
         (Lane.RECORDER, f"a2a-recorder {capture.recorder_version}"),
@@ -171,14 +206,19 @@ def _counts(facts: Sequence[ExchangeFacts]) -> dict[str, object]:
 
 
 def _notables(views: Sequence[ExchangeView], marks: Marks) -> list[Notable]:
-    found = [Notable(v.facts.number, flag.word, flag.text, flag.tone)
-             for v in views for flag in v.facts.flags]
-    found += [Notable(v.facts.number, "mark", text, Tone.WARN)
-              for v in views for text in v.marks]
+    found = [
+        Notable(v.facts.number, flag.word, flag.text, flag.tone)
+        for v in views
+        for flag in v.facts.flags
+    ]
+    found += [Notable(v.facts.number, "mark", text, Tone.WARN) for v in views for text in v.marks]
     shown = {v.facts.number for v in views}
-    found += [Notable(number, "mark", text, Tone.WARN, known=False)
-              for number, texts in sorted(marks.items()) if number not in shown
-              for text in texts]
+    found += [
+        Notable(number, "mark", text, Tone.WARN, known=False)
+        for number, texts in sorted(marks.items())
+        if number not in shown
+        for text in texts
+    ]
     return sorted(found, key=lambda n: n.number)
 
 

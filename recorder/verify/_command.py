@@ -28,34 +28,85 @@ def _fail(message: str) -> None:
 @click.command("verify")
 @click.argument("capture", type=click.Path(path_type=Path))
 @click.option("--agent", required=True, metavar="URL", help="The live agent's base URL.")
-@click.option("--grpc", metavar="HOST:PORT",
-              help="The live agent's gRPC address (default: its card's GRPC interface).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="NEW.http",
-              help="Keep the new session's capture here (written anew).")
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
-              show_default=True, help="Report format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report to FILE instead of standard output.")
-@click.option("--ignore", multiple=True, metavar="PATH",
-              help="Drop differences at PATH, as `diff --ignore` does; adds to verify.toml's. "
-              "Repeatable.")
-@click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
-              help="A value for a header the capture holds redacted (or A2A_VERIFY_HEADER_"
-              "<NAME> in the environment). Repeatable.")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="A value for a redacted query parameter (or A2A_VERIFY_PARAM_<NAME>). "
-              "Repeatable.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Time allowed per exchange and per wait (default 10, or verify.toml's).")
-@click.option("--max-slowdown", type=click.FloatRange(min=0, min_open=True), metavar="X",
-              help="Drift when an exchange takes more than X times as long as recorded.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Settings file (default: verify.toml or pyproject.toml's "
-              "[tool.a2a-recorder.verify], found from here upward).")
-def verify_command(capture: Path, agent: str, grpc: str | None, out: Path | None, fmt: str,
-                   output: Path | None, ignore: tuple[str, ...], headers: tuple[str, ...],
-                   params: tuple[str, ...], timeout: float | None, max_slowdown: float | None,
-                   config_path: Path | None) -> None:
+@click.option(
+    "--grpc",
+    metavar="HOST:PORT",
+    help="The live agent's gRPC address (default: its card's GRPC interface).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="NEW.http",
+    help="Keep the new session's capture here (written anew).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of standard output.",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="PATH",
+    help="Drop differences at PATH, as `diff --ignore` does; adds to verify.toml's. Repeatable.",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="A value for a header the capture holds redacted (or A2A_VERIFY_HEADER_"
+    "<NAME> in the environment). Repeatable.",
+)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A value for a redacted query parameter (or A2A_VERIFY_PARAM_<NAME>). Repeatable.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Time allowed per exchange and per wait (default 10, or verify.toml's).",
+)
+@click.option(
+    "--max-slowdown",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="X",
+    help="Drift when an exchange takes more than X times as long as recorded.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Settings file (default: verify.toml or pyproject.toml's "
+    "[tool.a2a-recorder.verify], found from here upward).",
+)
+def verify_command(
+    capture: Path,
+    agent: str,
+    grpc: str | None,
+    out: Path | None,
+    fmt: str,
+    output: Path | None,
+    ignore: tuple[str, ...],
+    headers: tuple[str, ...],
+    params: tuple[str, ...],
+    timeout: float | None,
+    max_slowdown: float | None,
+    config_path: Path | None,
+) -> None:
     """Send the client side of CAPTURE to the live agent at URL and report what drifted.
 
     Each recorded request goes out in recorded order, with the ids the live agent hands out
@@ -79,10 +130,16 @@ def verify_command(capture: Path, agent: str, grpc: str | None, out: Path | None
         _fail(f"--out {out} is the capture being verified")
     try:
         result = verify_capture(
-            recorded, agent, grpc=grpc, out=out, name=str(capture),
-            ignore=(*config.ignores_for(capture), *ignore), credentials=credentials,
+            recorded,
+            agent,
+            grpc=grpc,
+            out=out,
+            name=str(capture),
+            ignore=(*config.ignores_for(capture), *ignore),
+            credentials=credentials,
             timeout=timeout or config.timeout or 10.0,
-            max_slowdown=max_slowdown or config.max_slowdown)
+            max_slowdown=max_slowdown or config.max_slowdown,
+        )
     except VerifyError as exc:
         _fail(str(exc))
         return

@@ -102,12 +102,22 @@ def parse_config(table: Mapping[str, Any], path: Path | None = None) -> VerifyCo
     if not isinstance(captures, Mapping):
         raise ConfigError(f"{where}: captures must be a table of globs")
     return VerifyConfig(
-        path, _ignores(table.get("ignore", []), where, "ignore"),
+        path,
+        _ignores(table.get("ignore", []), where, "ignore"),
         _number(table.get("timeout"), where, "timeout"),
         _number(table.get("max-slowdown"), where, "max-slowdown"),
-        tuple((glob, _ignores(_glob_table(more, where, glob).get("ignore", []), where,
-                              f"captures.{glob!r}.ignore"))
-              for glob, more in captures.items()))
+        tuple(
+            (
+                glob,
+                _ignores(
+                    _glob_table(more, where, glob).get("ignore", []),
+                    where,
+                    f"captures.{glob!r}.ignore",
+                ),
+            )
+            for glob, more in captures.items()
+        ),
+    )
 
 
 def _glob_table(value: Any, where: str, glob: str) -> Mapping[str, Any]:

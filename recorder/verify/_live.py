@@ -63,8 +63,11 @@ class LiveIds:
 
     def missing(self, step: Step) -> list[Missing]:
         """The issued ids the step names that have no live counterpart yet."""
-        return [Missing(r.slot.value, self.issuer.get(r.slot.value)) for r in step.slots
-                if r.provenance is Provenance.ISSUED and r.slot.value not in self.to_live]
+        return [
+            Missing(r.slot.value, self.issuer.get(r.slot.value))
+            for r in step.slots
+            if r.provenance is Provenance.ISSUED and r.slot.value not in self.to_live
+        ]
 
     def mapping(self, step: Step) -> dict[str, str]:
         """Recorded -> live for every id the step's request names, minting what is new.
@@ -127,8 +130,9 @@ def _teaching_documents(step: Step) -> list[Json]:
     return documents if success else []
 
 
-def pair_ids(recorded: Sequence[Json], live: Sequence[Json], *,
-             anywhere: bool = True) -> list[tuple[str, str]]:
+def pair_ids(
+    recorded: Sequence[Json], live: Sequence[Json], *, anywhere: bool = True
+) -> list[tuple[str, str]]:
     """(recorded id, live id) for each id of the recorded documents found at the same place
     in the live ones: the same document index first, then (`anywhere`) any document."""
     at: dict[tuple[int, object, str], str] = {}

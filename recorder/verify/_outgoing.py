@@ -41,15 +41,35 @@ from recorder.verify._secrets import PLACEHOLDER, Credentials, PlaceholderError
 
 # Framing headers, and hop-by-hop ones only the client's own connection can mean: the HTTP
 # client writes its own.  (`Connection: keep-alive` or `close` goes out as recorded.)
-FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "keep-alive",
-                             "proxy-connection", "upgrade", "expect"})
+FRAMING_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "keep-alive",
+        "proxy-connection",
+        "upgrade",
+        "expect",
+    }
+)
 # gRPC headers grpcio writes itself (the call's path, authority, framing, encodings, agent).
-GRPC_OWN_HEADERS = frozenset({"content-type", "te", "grpc-timeout", "grpc-encoding",
-                              "grpc-accept-encoding", "accept-encoding", "user-agent",
-                              "content-length"})
+GRPC_OWN_HEADERS = frozenset(
+    {
+        "content-type",
+        "te",
+        "grpc-timeout",
+        "grpc-encoding",
+        "grpc-accept-encoding",
+        "accept-encoding",
+        "user-agent",
+        "content-length",
+    }
+)
 ENCODERS: dict[str, Callable[[bytes], bytes]] = {
-    "gzip": lambda b: gzip.compress(b), "x-gzip": lambda b: gzip.compress(b),
-    "deflate": lambda b: zlib.compress(b)}
+    "gzip": lambda b: gzip.compress(b),
+    "x-gzip": lambda b: gzip.compress(b),
+    "deflate": lambda b: zlib.compress(b),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +103,12 @@ class PathMap:
     base: tuple[str, str] = ("", "")
 
     @classmethod
-    def of(cls, recorded: Sequence[Interface], live: Sequence[Interface],
-           base: tuple[str, str] = ("", "")) -> PathMap:
+    def of(
+        cls,
+        recorded: Sequence[Interface],
+        live: Sequence[Interface],
+        base: tuple[str, str] = ("", ""),
+    ) -> PathMap:
         found: dict[tuple[Binding, Version | None], tuple[str, str]] = {}
         live_paths = {(i.binding, i.version): _path(i.url) for i in live}
         for iface in recorded:
@@ -101,7 +125,7 @@ class PathMap:
         path, sep, query = target.partition("?")
         if old == new or not _under(path, old):
             return target
-        return new + path[len(old):] + sep + query
+        return new + path[len(old) :] + sep + query
 
 
 def _path(url: str) -> str:
@@ -109,16 +133,24 @@ def _path(url: str) -> str:
 
 
 def _under(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith(prefix + "/") or (
-        prefix != "" and path.startswith(prefix + ":"))
+    return (
+        path == prefix
+        or path.startswith(prefix + "/")
+        or (prefix != "" and path.startswith(prefix + ":"))
+    )
 
 
 # ---- HTTP -------------------------------------------------------------------------------------
 
 
-def http_outgoing(request: Request, binding: Binding | None, version: Version | None,
-                  mapping: Mapping[str, str], credentials: Credentials,
-                  paths: PathMap = PathMap()) -> HttpOutgoing:
+def http_outgoing(
+    request: Request,
+    binding: Binding | None,
+    version: Version | None,
+    mapping: Mapping[str, str],
+    credentials: Credentials,
+    paths: PathMap = PathMap(),
+) -> HttpOutgoing:
     target = paths.apply(binding, version, substitute_target(request.target, mapping))
     target = credentials.fill_query(target)
     headers = _headers(request.headers, mapping, credentials)
@@ -132,8 +164,9 @@ def http_outgoing(request: Request, binding: Binding | None, version: Version | 
     return HttpOutgoing(request.method, target, headers, body)
 
 
-def _headers(headers: Sequence[tuple[str, str]], mapping: Mapping[str, str],
-             credentials: Credentials) -> tuple[tuple[str, str], ...]:
+def _headers(
+    headers: Sequence[tuple[str, str]], mapping: Mapping[str, str], credentials: Credentials
+) -> tuple[tuple[str, str], ...]:
     kept = [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
     return credentials.fill_headers(substitute_headers(kept, mapping))
 
@@ -162,28 +195,32 @@ def _segment(part: str, mapping: Mapping[str, str]) -> str:
     return quote(mapping[whole], safe="") if whole in mapping else part
 
 
-def _refuse_placeholders(request: Request, target: str, headers: Sequence[tuple[str, str]],
-                         body: bytes) -> None:
+def _refuse_placeholders(
+    request: Request, target: str, headers: Sequence[tuple[str, str]], body: bytes
+) -> None:
     for name, value in headers:
         if PLACEHOLDER.search(value):
             raise PlaceholderError(f"header {name}", _hint_header(name))
     if PLACEHOLDER.search(unquote(target)):
-        raise PlaceholderError("the query", "supply it with --param NAME=VALUE or "
-                               "A2A_VERIFY_PARAM_<NAME>")
+        raise PlaceholderError(
+            "the query", "supply it with --param NAME=VALUE or A2A_VERIFY_PARAM_<NAME>"
+        )
     if PLACEHOLDER.search(body.decode("utf-8", "replace")):
         raise PlaceholderError("the body", "verify cannot know what it held")
 
 
 def _hint_header(name: str) -> str:
-    return (f"supply it with --header '{name}: VALUE' or "
-            f"{Credentials.environment_name('header', name)}")
+    return (
+        f"supply it with --header '{name}: VALUE' or {Credentials.environment_name('header', name)}"
+    )
 
 
 # ---- gRPC -------------------------------------------------------------------------------------
 
 
-def grpc_outgoing(request: Request, mapping: Mapping[str, str],
-                  credentials: Credentials) -> GrpcOutgoing:
+def grpc_outgoing(
+    request: Request, mapping: Mapping[str, str], credentials: Credentials
+) -> GrpcOutgoing:
     """A recorded gRPC call ready for grpcio: custom metadata, the message encoded again.
 
     Raises `GrpcCodecError` (a ValueError) when the message cannot be encoded.

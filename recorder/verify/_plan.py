@@ -88,8 +88,11 @@ def make_plan(capture: Capture) -> Plan:
     deliveries = _deliveries(capture.exchanges)
     sends = _fold_polls(_sends(script.steps, deliveries))
     in_script = {s.number for s in script.steps}
-    skipped = tuple(Skipped(e, _why_not(e)) for e in capture.exchanges
-                    if e.number not in in_script and e.classification.operation != PUSH_DELIVERY)
+    skipped = tuple(
+        Skipped(e, _why_not(e))
+        for e in capture.exchanges
+        if e.number not in in_script and e.classification.operation != PUSH_DELIVERY
+    )
     return Plan(script, tuple(sends), skipped, deliveries, _direct(script.steps))
 
 
@@ -128,8 +131,9 @@ def _sends(steps: Sequence[Step], deliveries: Mapping[str, tuple[Exchange, ...]]
             heapq.heappop(running)
         concurrent = [s for _, _, s in running]
         events = tuple((s.number, n) for s in concurrent if (n := events_by(s.exchange, start)))
-        done = tuple((key, n) for key, times in ends.items()
-                     if (n := bisect.bisect_right(times, start)))
+        done = tuple(
+            (key, n) for key, times in ends.items() if (n := bisect.bisect_right(times, start))
+        )
         waits = {s.number: start - s.exchange.started_us for s in concurrent}
         sends.append(Send((step,), frozenset(s.number for s in concurrent), events, done, waits))
         heapq.heappush(running, (end_us(step.exchange), step.number, step))
@@ -171,8 +175,13 @@ def _fold_polls(sends: Iterable[Send]) -> list[Send]:
     for send in sends:
         last = folded[-1] if folded else None
         if last is not None and _continues(last, send):
-            folded[-1] = Send((*last.steps, send.step), last.concurrent, last.events,
-                              last.deliveries, last.waits_us)
+            folded[-1] = Send(
+                (*last.steps, send.step),
+                last.concurrent,
+                last.events,
+                last.deliveries,
+                last.waits_us,
+            )
         else:
             folded.append(send)
     return folded
@@ -182,9 +191,12 @@ def _continues(run: Send, send: Send) -> bool:
     """Whether `send` repeats the poll `run` ends with (the diff's rule: the same request,
     one after the other, nothing new running beside it)."""
     step, previous = send.step, run.step
-    return (step.exchange.classification.operation in POLL_OPERATIONS
-            and step.key == previous.key and previous.number not in send.concurrent
-            and send.concurrent <= run.concurrent)
+    return (
+        step.exchange.classification.operation in POLL_OPERATIONS
+        and step.key == previous.key
+        and previous.number not in send.concurrent
+        and send.concurrent <= run.concurrent
+    )
 
 
 # ---- deliveries -------------------------------------------------------------------------------
@@ -193,7 +205,6 @@ def _continues(run: Send, send: Send) -> bool:
 def delivery_url(request: Request) -> str:
     """The webhook URL a recorded push delivery went to."""
     return f"http://{request.header('host') or ''}{request.target}"
-
 
 
 def _deliveries(exchanges: Iterable[Exchange]) -> dict[str, tuple[Exchange, ...]]:

@@ -34,8 +34,10 @@ def _factor(x: Latency) -> str:
 
 def _timing_line(x: Latency, result: VerifyResult) -> str:
     slow = "  slower than allowed" if x in result.slow else ""
-    return (f"A#{x.a} ~ B#{x.b}  {x.operation}  {_ms(x.recorded_us)} → {_ms(x.live_us)}  "
-            f"{_factor(x)}{slow}")
+    return (
+        f"A#{x.a} ~ B#{x.b}  {x.operation}  {_ms(x.recorded_us)} → {_ms(x.live_us)}  "
+        f"{_factor(x)}{slow}"
+    )
 
 
 def _not_sent_line(item: NotSent) -> str:
@@ -54,8 +56,10 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
     if result.notes:
         out += ["Notes:", *(f"  {note}" for note in result.notes)]
     if result.latencies:
-        out += ["Timing (recorded → live):",
-                *(f"  {_timing_line(x, result)}" for x in result.latencies)]
+        out += [
+            "Timing (recorded → live):",
+            *(f"  {_timing_line(x, result)}" for x in result.latencies),
+        ]
     out.append(f"Verify: {result.summary()}")
     return "\n".join(out) + "\n"
 
@@ -66,19 +70,28 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_markdown([result.diff]).rstrip("\n"), ""]
     if result.not_sent:
-        out += ["### Not sent", "", *(f"- {_md(_not_sent_line(n))}" for n in result.not_sent),
-                ""]
+        out += ["### Not sent", "", *(f"- {_md(_not_sent_line(n))}" for n in result.not_sent), ""]
     if result.skipped:
-        out += ["### Left out (not compared)", "",
-                *(f"- {_md(_not_sent_line(n))}" for n in result.skipped), ""]
+        out += [
+            "### Left out (not compared)",
+            "",
+            *(f"- {_md(_not_sent_line(n))}" for n in result.skipped),
+            "",
+        ]
     if result.notes:
         out += ["### Notes", "", *(f"- {_md(note)}" for note in result.notes), ""]
     if result.latencies:
-        out += ["### Timing", "", "| A | B | operation | recorded | live | factor |",
-                "|---|---|---|---|---|---|"]
-        out += [f"| A#{x.a} | B#{x.b} | {_md(x.operation)} | {_ms(x.recorded_us)} | "
-                f"{_ms(x.live_us)} | {_factor(x)}{' (slow)' if x in result.slow else ''} |"
-                for x in result.latencies]
+        out += [
+            "### Timing",
+            "",
+            "| A | B | operation | recorded | live | factor |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| A#{x.a} | B#{x.b} | {_md(x.operation)} | {_ms(x.recorded_us)} | "
+            f"{_ms(x.live_us)} | {_factor(x)}{' (slow)' if x in result.slow else ''} |"
+            for x in result.latencies
+        ]
         out.append("")
     out += [f"**Verify:** {_md(result.summary())}", ""]
     return "\n".join(out)
@@ -116,8 +129,15 @@ def _item(item: NotSent) -> dict[str, Any]:
 
 
 def _latency(x: Latency, result: VerifyResult) -> dict[str, Any]:
-    return {"a": x.a, "b": x.b, "operation": x.operation, "recorded_us": x.recorded_us,
-            "live_us": x.live_us, "ratio": x.ratio, "slow": x in result.slow}
+    return {
+        "a": x.a,
+        "b": x.b,
+        "operation": x.operation,
+        "recorded_us": x.recorded_us,
+        "live_us": x.live_us,
+        "ratio": x.ratio,
+        "slow": x in result.slow,
+    }
 
 
 def render_json(result: VerifyResult, *, color: bool = False) -> str:
@@ -130,8 +150,10 @@ def render_json(result: VerifyResult, *, color: bool = False) -> str:
 
 def render_html(result: VerifyResult, *, color: bool = False) -> str:
     page = diff_html([result.diff])
-    for old, new in (("<title>a2a-recorder diff</title>", "<title>a2a-recorder verify</title>"),
-                     ("<h1>a2a-recorder diff</h1>", "<h1>a2a-recorder verify</h1>")):
+    for old, new in (
+        ("<title>a2a-recorder diff</title>", "<title>a2a-recorder verify</title>"),
+        ("<h1>a2a-recorder diff</h1>", "<h1>a2a-recorder verify</h1>"),
+    ):
         page = page.replace(old, new, 1)
     at = page.rfind("</body>")
     return page[:at] + _html_sections(result) + page[at:]
@@ -140,21 +162,28 @@ def render_html(result: VerifyResult, *, color: bool = False) -> str:
 def _html_sections(result: VerifyResult) -> str:
     e = html.escape
     out = []
-    for title, items in (("Not sent", result.not_sent), ("Left out (not compared)",
-                                                         result.skipped)):
+    for title, items in (
+        ("Not sent", result.not_sent),
+        ("Left out (not compared)", result.skipped),
+    ):
         if items:
             rows = "".join(f"<li>{e(_not_sent_line(n))}</li>" for n in items)
             out.append(f"<h2>{title}</h2><ul>{rows}</ul>")
     if result.notes:
-        out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in result.notes)
-                   + "</ul>")
+        out.append(
+            "<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in result.notes) + "</ul>"
+        )
     if result.latencies:
         rows = "".join(
             f"<tr><td>A#{x.a}</td><td>B#{x.b}</td><td>{e(x.operation)}</td>"
             f"<td>{_ms(x.recorded_us)}</td><td>{_ms(x.live_us)}</td><td>{e(_factor(x))}"
-            f"{' (slow)' if x in result.slow else ''}</td></tr>" for x in result.latencies)
-        out.append("<h2>Timing</h2><table><tr><th>A</th><th>B</th><th>operation</th>"
-                   f"<th>recorded</th><th>live</th><th>factor</th></tr>{rows}</table>")
+            f"{' (slow)' if x in result.slow else ''}</td></tr>"
+            for x in result.latencies
+        )
+        out.append(
+            "<h2>Timing</h2><table><tr><th>A</th><th>B</th><th>operation</th>"
+            f"<th>recorded</th><th>live</th><th>factor</th></tr>{rows}</table>"
+        )
     out.append(f'<p class="summary">Verify: {e(result.summary())}</p>')
     return "\n".join(out)
 

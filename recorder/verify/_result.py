@@ -96,8 +96,7 @@ def latencies(diff: CaptureDiff) -> tuple[Latency, ...]:
     for pair in diff.exchanges:
         x, y = a.get(pair.a or 0), b.get(pair.b or 0)
         if x is not None and y is not None and x.response is not None and y.response is not None:
-            found.append(Latency(x.number, y.number, pair.operation, x.duration_us,
-                                 y.duration_us))
+            found.append(Latency(x.number, y.number, pair.operation, x.duration_us, y.duration_us))
     return tuple(found)
 
 

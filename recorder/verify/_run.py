@@ -113,8 +113,9 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
     plan = make_plan(capture)
     missing = missing_credentials(plan.script.steps, options.credentials)
     if missing:
-        raise VerifyError("verify never sends a redacted secret to an agent:\n  "
-                          + "\n  ".join(missing))
+        raise VerifyError(
+            "verify never sends a redacted secret to an agent:\n  " + "\n  ".join(missing)
+        )
     live = await _live_interfaces(options.agent, capture, options.credentials)
     grpc = options.grpc
     if grpc is None and _has_grpc(plan):
@@ -126,16 +127,39 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         out = options.out or Path(scratch) / "live.http"
         run = await _record(plan, options, grpc, paths, out)
         new = _comparable(_read_new(out, options.agent), plan, run)
-    recorded = replace(capture, exchanges=tuple(
-        e for e in capture.exchanges if e.number not in {s.exchange.number for s in plan.skipped}))
+    recorded = replace(
+        capture,
+        exchanges=tuple(
+            e
+            for e in capture.exchanges
+            if e.number not in {s.exchange.number for s in plan.skipped}
+        ),
+    )
     b_name = str(options.out) if options.out else f"live {options.agent}"
-    diff = diff_captures(recorded, new, ignore=options.ignore, collapse_polls=True,
-                         a_name=options.name, b_name=b_name)
-    skipped = tuple(NotSent(s.exchange.number, s.exchange.classification.operation or "-",
-                            s.reason) for s in plan.skipped)
-    return VerifyResult(options.name, options.agent, diff, tuple(run.not_sent), skipped,
-                        latencies(diff), options.max_slowdown, tuple(run.notes), options.out,
-                        dict(run.ids.to_live))
+    diff = diff_captures(
+        recorded,
+        new,
+        ignore=options.ignore,
+        collapse_polls=True,
+        a_name=options.name,
+        b_name=b_name,
+    )
+    skipped = tuple(
+        NotSent(s.exchange.number, s.exchange.classification.operation or "-", s.reason)
+        for s in plan.skipped
+    )
+    return VerifyResult(
+        options.name,
+        options.agent,
+        diff,
+        tuple(run.not_sent),
+        skipped,
+        latencies(diff),
+        options.max_slowdown,
+        tuple(run.notes),
+        options.out,
+        dict(run.ids.to_live),
+    )
 
 
 # ---- the run ----------------------------------------------------------------------------------
@@ -155,32 +179,43 @@ def _comparable(new: Capture, plan: Plan, run: _Run) -> Capture:
     left: Counter[str] = Counter()
     kept = []
     for exchange in new.exchanges:
-        key = run.receiver.webhook_of(delivery_url(exchange.request)) if (
-            exchange.classification.operation == PUSH_DELIVERY) else None
+        key = (
+            run.receiver.webhook_of(delivery_url(exchange.request))
+            if (exchange.classification.operation == PUSH_DELIVERY)
+            else None
+        )
         if key is not None and not plan.deliveries.get(key):
             left[key] += 1
         else:
             kept.append(exchange)
     for key, count in left.items():
-        run.notes.append(f"{count} push deliveries to {key} not compared: the recording holds "
-                         "none to that webhook (its recorder did not see them)")
+        run.notes.append(
+            f"{count} push deliveries to {key} not compared: the recording holds "
+            "none to that webhook (its recorder did not see them)"
+        )
     return replace(new, exchanges=tuple(kept)) if left else new
 
 
-async def _record(plan: Plan, options: Options, grpc: str | None, paths: PathMap,
-                  out: Path) -> _Run:
+async def _record(
+    plan: Plan, options: Options, grpc: str | None, paths: PathMap, out: Path
+) -> _Run:
     loop = asyncio.get_running_loop()
     receiver = Receiver(plan.deliveries, plan.direct_webhooks)
     with receiver:
-        proxy = await asyncio.to_thread(_start_proxy, options.agent, grpc, out,
-                                        receiver.recorded_paths())
+        proxy = await asyncio.to_thread(
+            _start_proxy, options.agent, grpc, out, receiver.recorded_paths()
+        )
         try:
             receiver.use_push_proxy(proxy.push_proxy_url)
-            transport = _Transport(receiver, HttpSender(proxy.url, options.timeout),
-                                   GrpcSender(proxy.grpc_target) if proxy.grpc_target else None)
+            transport = _Transport(
+                receiver,
+                HttpSender(proxy.url, options.timeout),
+                GrpcSender(proxy.grpc_target) if proxy.grpc_target else None,
+            )
             ids = LiveIds(receiver.live_url, dict(plan.script.issuer))
-            schedule = Schedule(plan, ids, transport, _preparer(options, grpc, paths),
-                                options.timeout)
+            schedule = Schedule(
+                plan, ids, transport, _preparer(options, grpc, paths), options.timeout
+            )
 
             def notify() -> None:
                 loop.call_soon_threadsafe(schedule.changed)
@@ -202,8 +237,10 @@ async def _until_written(proxy: Any, expected: int, notes: list[str]) -> None:
     deadline = loop.time() + WRITE_TIMEOUT
     while (written := proxy.addons.save.totals.exchanges) < expected:
         if loop.time() >= deadline:
-            notes.append(f"the recorder wrote {written} of the {expected} exchanges it carried "
-                         f"within {WRITE_TIMEOUT:g} s")
+            notes.append(
+                f"the recorder wrote {written} of the {expected} exchanges it carried "
+                f"within {WRITE_TIMEOUT:g} s"
+            )
             return
         await asyncio.sleep(WRITE_POLL)
 
@@ -213,9 +250,14 @@ def _start_proxy(agent: str, grpc: str | None, out: Path, webhook_paths: list[st
     from recorder.record import ProxyStartError, RecordingProxy
 
     for attempt in range(1, BIND_ATTEMPTS + 1):
-        proxy = RecordingProxy(upstream=_origin(agent), out=out, grpc_upstream=grpc,
-                               push_proxy=("127.0.0.1", 0), webhook_paths=webhook_paths,
-                               existing="overwrite")
+        proxy = RecordingProxy(
+            upstream=_origin(agent),
+            out=out,
+            grpc_upstream=grpc,
+            push_proxy=("127.0.0.1", 0),
+            webhook_paths=webhook_paths,
+            existing="overwrite",
+        )
         try:
             return proxy.start()
         except ProxyStartError as exc:
@@ -230,8 +272,7 @@ class _Transport:
     def __init__(self, receiver: Receiver, http: HttpSender, grpc: GrpcSender | None) -> None:
         self.receiver, self.http, self.grpc = receiver, http, grpc
 
-    async def send(self, step: Step, out: Outgoing, timeout: float,
-                   on_document: Any) -> LiveAnswer:
+    async def send(self, step: Step, out: Outgoing, timeout: float, on_document: Any) -> LiveAnswer:
         if isinstance(out, GrpcOutgoing):
             assert self.grpc is not None
             return await self.grpc.send(out, timeout, on_document)
@@ -251,11 +292,14 @@ def _preparer(options: Options, grpc: str | None, paths: PathMap) -> Any:
         c = step.exchange.classification
         if c.binding is Binding.GRPC:
             if grpc is None:
-                raise Unsendable("a gRPC call, and the live agent's card names no gRPC "
-                                 "address: pass --grpc HOST:PORT")
+                raise Unsendable(
+                    "a gRPC call, and the live agent's card names no gRPC "
+                    "address: pass --grpc HOST:PORT"
+                )
             return grpc_outgoing(step.exchange.request, mapping, options.credentials)
-        return http_outgoing(step.exchange.request, c.binding, c.version, mapping,
-                             options.credentials, paths)
+        return http_outgoing(
+            step.exchange.request, c.binding, c.version, mapping, options.credentials, paths
+        )
 
     return prepare
 
@@ -278,8 +322,14 @@ def _origin(url: str) -> str:
 
 
 def _card_exchange(capture: Capture) -> Any:
-    return next((e for e in capture.exchanges if e.classification.operation == AGENT_CARD
-                 and e.response is not None), None)
+    return next(
+        (
+            e
+            for e in capture.exchanges
+            if e.classification.operation == AGENT_CARD and e.response is not None
+        ),
+        None,
+    )
 
 
 def _recorded_interfaces(capture: Capture) -> tuple[Interface, ...]:
@@ -294,21 +344,28 @@ def _bases(capture: Capture, agent: str) -> tuple[str, str]:
     """(recorded base path, live base path): where each agent's card is, its suffix aside."""
     exchange = _card_exchange(capture)
     recorded = exchange.request.target.partition("?")[0] if exchange is not None else CARD_PATH
-    suffix = "/.well-known/" + recorded.rpartition("/.well-known/")[2] if (
-        "/.well-known/" in recorded) else CARD_PATH
+    suffix = (
+        "/.well-known/" + recorded.rpartition("/.well-known/")[2]
+        if ("/.well-known/" in recorded)
+        else CARD_PATH
+    )
     return recorded[: len(recorded) - len(suffix)], urlsplit(agent).path.rstrip("/")
 
 
-async def _live_interfaces(agent: str, capture: Capture,
-                           credentials: Credentials) -> tuple[Interface, ...]:
+async def _live_interfaces(
+    agent: str, capture: Capture, credentials: Credentials
+) -> tuple[Interface, ...]:
     """The live card's interfaces (none when it serves no card there); VerifyError when the
     agent cannot be reached at all."""
     exchange = _card_exchange(capture)
     base = agent.rstrip("/")
     recorded_base, _ = _bases(capture, agent)
-    path = exchange.request.target[len(recorded_base):] if exchange is not None else CARD_PATH
-    headers = {k: v for k, v in exchange.request.headers if k.lower() == "a2a-version"} if (
-        exchange is not None) else {}
+    path = exchange.request.target[len(recorded_base) :] if exchange is not None else CARD_PATH
+    headers = (
+        {k: v for k, v in exchange.request.headers if k.lower() == "a2a-version"}
+        if (exchange is not None)
+        else {}
+    )
     headers = dict(credentials.fill_headers(headers.items()))
     try:
         async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:

@@ -47,8 +47,9 @@ POLL_GAP = (0.01, 1.0)  # bounds of the pause between two live polls, seconds
 
 
 class Transport(Protocol):
-    async def send(self, step: Step, out: Outgoing, timeout: float,
-                   on_document: Callable[[int, Json], None]) -> LiveAnswer: ...
+    async def send(
+        self, step: Step, out: Outgoing, timeout: float, on_document: Callable[[int, Json], None]
+    ) -> LiveAnswer: ...
 
     def received(self, webhook: str) -> int: ...
 
@@ -117,17 +118,23 @@ class Schedule:
         await self.until(lambda: self.pending <= send.concurrent)
         await self._paced(send)
         for number, count in send.events:
-            came = await self.until(functools.partial(self._streamed, number, count),
-                                    self.wait_limit(send.waits_us.get(number, 0)))
+            came = await self.until(
+                functools.partial(self._streamed, number, count),
+                self.wait_limit(send.waits_us.get(number, 0)),
+            )
             if not came:
-                self.notes.append(f"#{send.steps[0].number} went out without waiting for "
-                                  f"#{number}'s event {count}: it did not come")
+                self.notes.append(
+                    f"#{send.steps[0].number} went out without waiting for "
+                    f"#{number}'s event {count}: it did not come"
+                )
         for webhook, count in send.deliveries:
-            came = await self.until(functools.partial(self._delivered, webhook, count),
-                                    self.wait_limit())
+            came = await self.until(
+                functools.partial(self._delivered, webhook, count), self.wait_limit()
+            )
             if not came:
-                self.notes.append(f"#{send.steps[0].number} went out before delivery {count} "
-                                  f"to {webhook} came")
+                self.notes.append(
+                    f"#{send.steps[0].number} went out before delivery {count} to {webhook} came"
+                )
         await self.until(lambda: self._ids_settled(send.steps[0]))
 
     async def _paced(self, send: Send) -> None:
@@ -135,8 +142,11 @@ class Schedule:
         came while another ran keeps its place in it (a cancel after a subscription is set up,
         even when the subscription has said nothing yet)."""
         loop = asyncio.get_running_loop()
-        due = [self.started_at[n] + min(gap / 1e6, self.wait_limit(gap))
-               for n, gap in send.waits_us.items() if n in self.started_at]
+        due = [
+            self.started_at[n] + min(gap / 1e6, self.wait_limit(gap))
+            for n, gap in send.waits_us.items()
+            if n in self.started_at
+        ]
         delay = max(due, default=0.0) - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -148,17 +158,19 @@ class Schedule:
         return self.transport.received(webhook) >= count
 
     def _ids_settled(self, step: Step) -> bool:
-        return all(m.issuer is None or m.issuer in self.completed or m.issuer not in
-                   self._numbers for m in self.ids.missing(step))
+        return all(
+            m.issuer is None or m.issuer in self.completed or m.issuer not in self._numbers
+            for m in self.ids.missing(step)
+        )
 
     async def _until_delivered(self) -> None:
         for webhook, found in self.plan.deliveries.items():
-            came = await self.until(functools.partial(self._delivered, webhook, len(found)),
-                                    self.wait_limit())
+            came = await self.until(
+                functools.partial(self._delivered, webhook, len(found)), self.wait_limit()
+            )
             if not came:
                 got = self.transport.received(webhook)
-                self.notes.append(f"{webhook}: {got} of {len(found)} recorded push "
-                                  "deliveries came")
+                self.notes.append(f"{webhook}: {got} of {len(found)} recorded push deliveries came")
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -207,8 +219,10 @@ class Schedule:
         wanted = poll_states(answer_documents(send.step.exchange.response))
         steps = send.steps
         span = (end_us(steps[-1].exchange) - steps[0].exchange.started_us) / 1e6
-        gaps = [b.exchange.started_us - a.exchange.started_us for a, b in zip(
-            steps, steps[1:], strict=False)]
+        gaps = [
+            b.exchange.started_us - a.exchange.started_us
+            for a, b in zip(steps, steps[1:], strict=False)
+        ]
         pause = min(max(statistics.median(gaps) / 1e6, POLL_GAP[0]), POLL_GAP[1])
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(self.timeout, 2 * span)
@@ -217,8 +231,10 @@ class Schedule:
             if answer.error or poll_states(answer.documents) == wanted:
                 return answer
             if loop.time() + pause > deadline:
-                self.notes.append(f"#{send.step.number} {_operation(send.step)}: polled until "
-                                  f"time was up; the recorded state never came")
+                self.notes.append(
+                    f"#{send.step.number} {_operation(send.step)}: polled until "
+                    f"time was up; the recorded state never came"
+                )
                 return answer
             await asyncio.sleep(pause)
 
@@ -236,8 +252,9 @@ class Schedule:
         sent = next((s for s in self.not_sent if s.number == issuer), None)
         if sent is not None:
             return f"it names {value}, handed out by #{issuer}, which was not sent"
-        return (f"it names {value}, handed out by #{issuer}, whose live answer had no id in "
-                "its place")
+        return (
+            f"it names {value}, handed out by #{issuer}, whose live answer had no id in its place"
+        )
 
 
 def _operation(step: Step) -> str:

@@ -49,8 +49,12 @@ class Credentials:
     environ: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, headers: Sequence[str] = (), params: Sequence[str] = (),
-           environ: Mapping[str, str] | None = None) -> Credentials:
+    def of(
+        cls,
+        headers: Sequence[str] = (),
+        params: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+    ) -> Credentials:
         """From `Name: value` and `name=value` texts; ValueError names a malformed one."""
         found: dict[str, tuple[str, str]] = {}
         for text in headers:
@@ -79,12 +83,14 @@ class Credentials:
 
     def param(self, name: str) -> str | None:
         given = self.params.get(name)
-        return given if given is not None else self.environ.get(
-            self.environment_name("param", name))
+        return (
+            given if given is not None else self.environ.get(self.environment_name("param", name))
+        )
 
     def fill_headers(self, headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-        return tuple((k, supplied if (supplied := self.header(k)) is not None else v)
-                     for k, v in headers)
+        return tuple(
+            (k, supplied if (supplied := self.header(k)) is not None else v) for k, v in headers
+        )
 
     def fill_query(self, target: str) -> str:
         path, sep, query = target.partition("?")
@@ -93,8 +99,7 @@ class Credentials:
         pairs = parse_qsl(query, keep_blank_values=True)
         if not any(self.param(name) is not None for name, _ in pairs):
             return target
-        filled = [(k, supplied if (supplied := self.param(k)) is not None else v)
-                  for k, v in pairs]
+        filled = [(k, supplied if (supplied := self.param(k)) is not None else v) for k, v in pairs]
         return path + sep + urlencode(filled)
 
 
@@ -111,16 +116,22 @@ def _unfilled(step: Step, credentials: Credentials) -> Iterable[str]:
     request = step.exchange.request
     for name, value in request.headers:
         if PLACEHOLDER.search(value) and credentials.header(name) is None:
-            yield (f": header {name} is redacted in the capture; supply it with "
-                   f"--header '{name}: VALUE' or {credentials.environment_name('header', name)}")
+            yield (
+                f": header {name} is redacted in the capture; supply it with "
+                f"--header '{name}: VALUE' or {credentials.environment_name('header', name)}"
+            )
     for name, value in parse_qsl(request.target.partition("?")[2], keep_blank_values=True):
         if PLACEHOLDER.search(value) and credentials.param(name) is None:
-            yield (f": query parameter {name} is redacted in the capture; supply it with "
-                   f"--param {name}=VALUE or {credentials.environment_name('param', name)}")
+            yield (
+                f": query parameter {name} is redacted in the capture; supply it with "
+                f"--param {name}=VALUE or {credentials.environment_name('param', name)}"
+            )
     fresh = {r.slot.value for r in step.slots if r.provenance is Provenance.FRESH}
     texts = [request.body.decode("utf-8", "replace"), *(m.json or "" for m in request.messages)]
     for text in texts:
         for placeholder in PLACEHOLDER.findall(unquote(text)):
             if placeholder not in fresh:
-                yield (f": the request body holds {placeholder} where the capture redacted a "
-                       "secret that is not the client's own; verify cannot know what it was")
+                yield (
+                    f": the request body holds {placeholder} where the capture redacted a "
+                    "secret that is not the client's own; verify cannot know what it was"
+                )

@@ -59,11 +59,13 @@ class HttpSender:
         self.client = httpx.AsyncClient(base_url=base_url, timeout=timeout, trust_env=False)
         self.client.headers.clear()  # only what the recorded client sent
 
-    async def send(self, out: HttpOutgoing, binding: Binding | None,
-                   on_document: OnDocument) -> LiveAnswer:
+    async def send(
+        self, out: HttpOutgoing, binding: Binding | None, on_document: OnDocument
+    ) -> LiveAnswer:
         documents = _Documents(on_document)
-        request = self.client.build_request(out.method, out.target, headers=list(out.headers),
-                                            content=out.body or None)
+        request = self.client.build_request(
+            out.method, out.target, headers=list(out.headers), content=out.body or None
+        )
         try:
             response = await self.client.send(request, stream=True)
             try:
@@ -98,16 +100,17 @@ class GrpcSender:
     def __init__(self, target: str) -> None:
         self.channel = grpc.aio.insecure_channel(target)
 
-    async def send(self, out: GrpcOutgoing, timeout: float,
-                   on_document: OnDocument) -> LiveAnswer:
+    async def send(self, out: GrpcOutgoing, timeout: float, on_document: OnDocument) -> LiveAnswer:
         documents = _Documents(on_document)
         call: Any
         if out.server_streaming:
-            call = self.channel.unary_stream(out.path)(out.message, metadata=out.metadata,
-                                                       timeout=timeout)
+            call = self.channel.unary_stream(out.path)(
+                out.message, metadata=out.metadata, timeout=timeout
+            )
         else:
-            call = self.channel.unary_unary(out.path)(out.message, metadata=out.metadata,
-                                                      timeout=timeout)
+            call = self.channel.unary_unary(out.path)(
+                out.message, metadata=out.metadata, timeout=timeout
+            )
         try:
             if out.server_streaming:
                 async for data in call:
@@ -122,8 +125,9 @@ class GrpcSender:
         code = await call.code()
         success = code is grpc.StatusCode.OK
         recorded = Response(200, trailers=(("grpc-status", str(code.value[0])),))
-        return LiveAnswer(documents.found, success and answer_succeeded(
-            Binding.GRPC, recorded, documents.found))
+        return LiveAnswer(
+            documents.found, success and answer_succeeded(Binding.GRPC, recorded, documents.found)
+        )
 
     async def close(self) -> None:
         await self.channel.close()

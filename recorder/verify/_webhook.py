@@ -42,16 +42,31 @@ from recorder._background import url_key
 from recorder.capture import Exchange, Response
 
 DEFAULT_ANSWER = Response(200, "OK", (("Content-Type", "application/json"),), b"{}")
-_HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive",
-                  "proxy-connection", "proxy-authorization", "date", "server"})
+_HOP = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authorization",
+        "date",
+        "server",
+    }
+)
 MAX_BODY = 16 * 1024 * 1024
 
 
 class Receiver:
     """The two listeners and what they have received (see the module docstring)."""
 
-    def __init__(self, recorded: Mapping[str, tuple[Exchange, ...]],
-                 direct: Collection[str] = (), notify: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        recorded: Mapping[str, tuple[Exchange, ...]],
+        direct: Collection[str] = (),
+        notify: Callable[[], None] = lambda: None,
+    ) -> None:
         self.recorded = recorded  # webhook key -> recorded deliveries, in order
         self.direct = frozenset(direct)  # webhook keys the agent posts to unrelayed
         self.notify = notify
@@ -110,8 +125,12 @@ class Receiver:
     def answer(self, path: str, body: bytes, headers: list[tuple[str, str]]) -> Response:
         key = self._paths.get(path)
         if key is None:
-            return Response(404, "Not Found", (("Content-Type", "application/json"),),
-                            b'{"error":"no such webhook"}')
+            return Response(
+                404,
+                "Not Found",
+                (("Content-Type", "application/json"),),
+                b'{"error":"no such webhook"}',
+            )
         with self._lock:
             back = self._pending[(path, body)] > 0
             if back:
@@ -139,8 +158,7 @@ class Receiver:
             with self._lock:
                 self._pending[(path, body)] -= 1
             return Response(502, "Bad Gateway", (), f"push proxy: {exc}".encode())
-        return Response(got.status_code, got.reason_phrase, tuple(got.headers.items()),
-                        got.content)
+        return Response(got.status_code, got.reason_phrase, tuple(got.headers.items()), got.content)
 
     # -- running --------------------------------------------------------------------------------
 
@@ -148,8 +166,12 @@ class Receiver:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.receiver = self
         self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                         name="verify-webhook", daemon=True).start()
+        threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="verify-webhook",
+            daemon=True,
+        ).start()
         return self
 
     def use_push_proxy(self, url: str | None) -> None:
@@ -169,8 +191,9 @@ class Receiver:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 

@@ -21,9 +21,20 @@ CARD_PATH = "/.well-known/agent-card.json"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
-SCENARIOS = ("01-agent-card", "03-blocking-task", "04-polling", "05-streaming", "06-subscribe",
-             "07-cancel", "08-push-configs", "09-list-tasks", "10-extended-card", "11-errors",
-             "12-tenant", "16-rest-binding")
+SCENARIOS = (
+    "01-agent-card",
+    "03-blocking-task",
+    "04-polling",
+    "05-streaming",
+    "06-subscribe",
+    "07-cancel",
+    "08-push-configs",
+    "09-list-tasks",
+    "10-extended-card",
+    "11-errors",
+    "12-tenant",
+    "16-rest-binding",
+)
 DEFAULT_TENANT = "tenant-a"
 TERMINAL = frozenset({"completed", "canceled", "cancelled", "failed", "rejected"})
 # Where push configs point when the caller runs no webhook receiver (nothing listens there).
@@ -64,8 +75,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="role", required=True)
     agent = sub.add_parser("agent", help="serve the peer agent on 127.0.0.1")
     agent.add_argument("--port", type=int, default=0, help="HTTP port (0: a free port)")
-    agent.add_argument("--grpc-port", type=int, default=0,
-                       help="gRPC port (0: a free port, -1: no gRPC)")
+    agent.add_argument(
+        "--grpc-port", type=int, default=0, help="gRPC port (0: a free port, -1: no gRPC)"
+    )
     agent.add_argument("--delay", type=float, default=0.05, help="seconds between slow events")
     client = sub.add_parser("client", help="run one scenario with the SDK's own client")
     client.add_argument("--card-url", required=True)
@@ -90,9 +102,13 @@ def bind_http(port: int) -> socket.socket:
 
 def urls(http_port: int, grpc_port: int | None) -> dict[str, Any]:
     base = f"http://{HOST}:{http_port}"
-    return {"base_url": base, "card_url": base + CARD_PATH, "jsonrpc_url": base + JSONRPC_PATH,
-            "rest_url": base + REST_PATH,
-            "grpc_target": None if grpc_port is None else f"{HOST}:{grpc_port}"}
+    return {
+        "base_url": base,
+        "card_url": base + CARD_PATH,
+        "jsonrpc_url": base + JSONRPC_PATH,
+        "rest_url": base + REST_PATH,
+        "grpc_target": None if grpc_port is None else f"{HOST}:{grpc_port}",
+    }
 
 
 def print_ready(info: dict[str, Any]) -> None:
@@ -130,9 +146,16 @@ class Summary:
     steps: list[dict[str, Any]] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
 
-    def step(self, call: str, *, events: list[str] | None = None, state: str | None = None,
-             texts: list[str] | None = None, error: str | None = None,
-             **extra: Any) -> dict[str, Any]:
+    def step(
+        self,
+        call: str,
+        *,
+        events: list[str] | None = None,
+        state: str | None = None,
+        texts: list[str] | None = None,
+        error: str | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         entry: dict[str, Any] = {"call": call}
         if events is not None:
             entry["events"] = events
@@ -157,10 +180,17 @@ class Summary:
                 states.append(s["state"])
             texts.extend(s.get("texts", []))
         out: dict[str, Any] = {
-            "sdk": self.sdk, "sdk_version": self.sdk_version, "scenario": self.scenario,
-            "binding": self.binding, "ok": ok, "steps": self.steps,
-            "states": [x for x in states if x], "texts": texts,
-            "errors": [s["error"] for s in self.steps if "error" in s], **self.facts}
+            "sdk": self.sdk,
+            "sdk_version": self.sdk_version,
+            "scenario": self.scenario,
+            "binding": self.binding,
+            "ok": ok,
+            "steps": self.steps,
+            "states": [x for x in states if x],
+            "texts": texts,
+            "errors": [s["error"] for s in self.steps if "error" in s],
+            **self.facts,
+        }
         if failure:
             out["failure"] = failure
         return out
@@ -171,9 +201,13 @@ def expect(cond: bool, why: str) -> None:
         raise ScenarioFailed(why)
 
 
-async def expect_error(summary: Summary, call: str, wanted: str,
-                       action: Callable[[], Awaitable[Any]],
-                       naming: Callable[[BaseException], str]) -> None:
+async def expect_error(
+    summary: Summary,
+    call: str,
+    wanted: str,
+    action: Callable[[], Awaitable[Any]],
+    naming: Callable[[BaseException], str],
+) -> None:
     """Run ``action`` and record the error class; the scenario fails unless ``wanted`` names it."""
     try:
         await action()
@@ -186,9 +220,9 @@ async def expect_error(summary: Summary, call: str, wanted: str,
     raise ScenarioFailed(f"{call}: no error raised, wanted {wanted}")
 
 
-def run_client_main(summary: Summary, body: Callable[[], Awaitable[None]],
-                    timeout: float) -> int:
+def run_client_main(summary: Summary, body: Callable[[], Awaitable[None]], timeout: float) -> int:
     """Run one scenario, print its summary as JSON, return the exit code."""
+
     async def guarded() -> None:
         async with asyncio.timeout(timeout):
             await body()
@@ -196,9 +230,17 @@ def run_client_main(summary: Summary, body: Callable[[], Awaitable[None]],
     try:
         asyncio.run(guarded())
     except Skip as why:
-        print(json.dumps({"skipped": str(why), "sdk": summary.sdk,
-                          "sdk_version": summary.sdk_version, "scenario": summary.scenario,
-                          "binding": summary.binding}))
+        print(
+            json.dumps(
+                {
+                    "skipped": str(why),
+                    "sdk": summary.sdk,
+                    "sdk_version": summary.sdk_version,
+                    "scenario": summary.scenario,
+                    "binding": summary.binding,
+                }
+            )
+        )
         return 0
     except ScenarioFailed as exc:
         print(json.dumps(summary.as_dict(False, str(exc))))
@@ -207,6 +249,7 @@ def run_client_main(summary: Summary, body: Callable[[], Awaitable[None]],
         if isinstance(exc, KeyboardInterrupt):
             raise
         import traceback
+
         traceback.print_exc(file=sys.stderr)
         print(json.dumps(summary.as_dict(False, f"{type(exc).__name__}: {exc}"[:500])))
         return 1

@@ -51,15 +51,39 @@ _PY_EXTRAS = "http-server,grpc"
 ENVS: dict[str, EnvSpec] = {
     spec.key: spec
     for spec in (
-        EnvSpec("a2a-python-1.3.0", "python", "1.3.0", "py-1.3.0",
-                (f"a2a-sdk[{_PY_EXTRAS}]==1.3.0", "uvicorn")),
-        EnvSpec("a2a-python-1.2.x", "python", "1.2.3", "py-1.2.3",
-                (f"a2a-sdk[{_PY_EXTRAS}]==1.2.3", "uvicorn")),
-        EnvSpec("a2a-python-0.3.x", "python", "0.3.26", "py-0.3.26",
-                (f"a2a-sdk[{_PY_EXTRAS}]==0.3.26", "uvicorn")),
-        EnvSpec("a2a-js-1.3.x", "node", "1.3.0", "js-1.3.0",
-                ("@a2a-js/sdk@1.3.0", "express@5.3.0", "@grpc/grpc-js@1.14.7",
-                 "@bufbuild/protobuf@2.17.0")),
+        EnvSpec(
+            "a2a-python-1.3.0",
+            "python",
+            "1.3.0",
+            "py-1.3.0",
+            (f"a2a-sdk[{_PY_EXTRAS}]==1.3.0", "uvicorn"),
+        ),
+        EnvSpec(
+            "a2a-python-1.2.x",
+            "python",
+            "1.2.3",
+            "py-1.2.3",
+            (f"a2a-sdk[{_PY_EXTRAS}]==1.2.3", "uvicorn"),
+        ),
+        EnvSpec(
+            "a2a-python-0.3.x",
+            "python",
+            "0.3.26",
+            "py-0.3.26",
+            (f"a2a-sdk[{_PY_EXTRAS}]==0.3.26", "uvicorn"),
+        ),
+        EnvSpec(
+            "a2a-js-1.3.x",
+            "node",
+            "1.3.0",
+            "js-1.3.0",
+            (
+                "@a2a-js/sdk@1.3.0",
+                "express@5.3.0",
+                "@grpc/grpc-js@1.14.7",
+                "@bufbuild/protobuf@2.17.0",
+            ),
+        ),
         # Not an SDK: the editor HTTP client that runs .http files as VS Code and JetBrains
         # do; the tests send captures' requests with it.
         EnvSpec("httpyac", "node", "6.16.7", "httpyac-6.16.7", ("httpyac@6.16.7",)),
@@ -87,15 +111,18 @@ def is_built(spec: EnvSpec) -> bool:
 def _run(cmd: list[str], cwd: Path | None = None) -> None:
     print("  $", " ".join(cmd), flush=True)
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
-                              timeout=_INSTALL_TIMEOUT, check=False)
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BuildError(f"could not run {cmd[0]}: {exc}") from exc
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise BuildError(f"command failed (exit {proc.returncode}): {' '.join(cmd)}\n"
-                         f"the registry may have refused the request or the version may not "
-                         f"exist; last output:\n{tail}")
+        raise BuildError(
+            f"command failed (exit {proc.returncode}): {' '.join(cmd)}\n"
+            f"the registry may have refused the request or the version may not "
+            f"exist; last output:\n{tail}"
+        )
 
 
 def python_of(spec: EnvSpec) -> Path:
@@ -106,8 +133,17 @@ def _build_python(spec: EnvSpec) -> None:
     if not python_of(spec).exists():
         print(f"  creating venv {spec.path}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(spec.path)
-    _run([str(python_of(spec)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-          *spec.packages])
+    _run(
+        [
+            str(python_of(spec)),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            *spec.packages,
+        ]
+    )
     _run([str(python_of(spec)), "-c", "import a2a, uvicorn, grpc"])
 
 
@@ -117,8 +153,12 @@ def _build_node(spec: EnvSpec) -> None:
         raise BuildError("node and npm are needed for the JS peer and were not found on PATH")
     spec.path.mkdir(parents=True, exist_ok=True)
     deps = dict(p.rsplit("@", 1) for p in spec.packages)
-    package = {"name": f"a2a-peer-{spec.dirname}", "private": True, "type": "module",
-               "dependencies": deps}
+    package = {
+        "name": f"a2a-peer-{spec.dirname}",
+        "private": True,
+        "type": "module",
+        "dependencies": deps,
+    }
     (spec.path / "package.json").write_text(json.dumps(package, indent=2) + "\n")
     _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=spec.path)
 
@@ -142,17 +182,21 @@ def _show_newest() -> None:
     subprocess.run(pip, check=False, timeout=120)
     npm = shutil.which("npm")
     if npm:
-        subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False,
-                       timeout=120)
+        subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False, timeout=120)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", choices=sorted(ENVS),
-                        help="build only this environment (repeatable)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(ENVS),
+        help="build only this environment (repeatable)",
+    )
     parser.add_argument("--force", action="store_true", help="reinstall even if stamped")
-    parser.add_argument("--newest", action="store_true",
-                        help="show the versions the registries offer and exit")
+    parser.add_argument(
+        "--newest", action="store_true", help="show the versions the registries offer and exit"
+    )
     args = parser.parse_args(argv)
     if args.newest:
         _show_newest()

@@ -49,8 +49,10 @@ _PY_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6.100")  # for th
 # The files a wheel is built from (their hash decides a rebuild).
 _SOURCES = ("pyproject.toml", "README.md", "recorder")
 # Files the wheel must carry besides the modules, or it does not work outside the repo.
-DESCRIPTOR_FILES = ("recorder/protocol/descriptors/a2a.binpb",
-                    "recorder/protocol/descriptors/a2a.json")
+DESCRIPTOR_FILES = (
+    "recorder/protocol/descriptors/a2a.binpb",
+    "recorder/protocol/descriptors/a2a.json",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +75,21 @@ class InstallEnv:
 
 
 def _sdk_env(version: str) -> InstallEnv:
-    return InstallEnv(f"sdk-{version}", version,
-                      (f"{_SDK}[http-server,grpc]=={version}", "uvicorn", "pytest>=8"))
+    return InstallEnv(
+        f"sdk-{version}", version, (f"{_SDK}[http-server,grpc]=={version}", "uvicorn", "pytest>=8")
+    )
 
 
-ENVS: dict[str, InstallEnv] = {env.key: env for env in (
-    _sdk_env("0.3.26"), _sdk_env("1.2.3"), _sdk_env("1.3.0"),
-    InstallEnv("no-sdk", None, _PY_TOOLS, newest=True),
-    InstallEnv("lowest", None, _PY_TOOLS, lowest=True),
-)}
+ENVS: dict[str, InstallEnv] = {
+    env.key: env
+    for env in (
+        _sdk_env("0.3.26"),
+        _sdk_env("1.2.3"),
+        _sdk_env("1.3.0"),
+        InstallEnv("no-sdk", None, _PY_TOOLS, newest=True),
+        InstallEnv("lowest", None, _PY_TOOLS, lowest=True),
+    )
+}
 
 
 # --- the wheel ----------------------------------------------------------------------------------
@@ -91,8 +99,11 @@ def source_hash() -> str:
     digest = hashlib.sha256()
     for top in _SOURCES:
         root = REPO / top
-        files = [root] if root.is_file() else sorted(
-            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        files = (
+            [root]
+            if root.is_file()
+            else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        )
         for path in files:
             digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -138,8 +149,11 @@ def build_wheel() -> Path:
 def package_data() -> list[str]:
     """pyproject.toml's package-data patterns, as paths in the wheel (`recorder/py.typed`)."""
     tool = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    return [f"{package}/{pattern}" for package, patterns in tool["package-data"].items()
-            for pattern in patterns]
+    return [
+        f"{package}/{pattern}"
+        for package, patterns in tool["package-data"].items()
+        for pattern in patterns
+    ]
 
 
 def check_wheel(path: Path) -> None:
@@ -156,8 +170,11 @@ def requires_dist(path: Path) -> list[str]:
     with zipfile.ZipFile(path) as wheel:
         meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
         text = wheel.read(meta).decode()
-    return [line.split(":", 1)[1].strip() for line in text.splitlines()
-            if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    return [
+        line.split(":", 1)[1].strip()
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
 
 
 # --- lower bounds -------------------------------------------------------------------------------
@@ -186,15 +203,22 @@ def _pip(env: InstallEnv, *args: str) -> None:
 
 def installed(env: InstallEnv) -> dict[str, str]:
     """`pip list` of the environment: distribution name (lower case) -> version."""
-    proc = subprocess.run([str(env.python), "-m", "pip", "list", "--format=json",
-                           "--disable-pip-version-check"], capture_output=True, text=True,
-                          timeout=120, check=True)
+    proc = subprocess.run(
+        [str(env.python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return {d["name"].lower(): d["version"] for d in json.loads(proc.stdout)}
 
 
 def _spec(env: InstallEnv, wheel: Path) -> dict[str, object]:
-    spec: dict[str, object] = {"packages": list(env.packages), "requires": requires_dist(wheel),
-                               "lowest": lowest_pins() if env.lowest else []}
+    spec: dict[str, object] = {
+        "packages": list(env.packages),
+        "requires": requires_dist(wheel),
+        "lowest": lowest_pins() if env.lowest else [],
+    }
     if env.newest:
         year, week, _ = datetime.date.today().isocalendar()
         spec["week"] = f"{year}-W{week:02d}"
@@ -259,8 +283,9 @@ def _install_all(env: InstallEnv, wheel: Path) -> None:
     _pip(env, "install", *upgrade, *constraints, str(wheel))
     after = installed(env).get(_SDK)
     if after != before:
-        raise BuildError(f"[{env.key}] installing {wheel.name} changed {_SDK} "
-                         f"from {before} to {after}")
+        raise BuildError(
+            f"[{env.key}] installing {wheel.name} changed {_SDK} from {before} to {after}"
+        )
 
 
 def _build_reporting(key: str, wheel: Path) -> bool:
@@ -274,8 +299,12 @@ def _build_reporting(key: str, wheel: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", choices=sorted(ENVS),
-                        help="build only this environment (repeatable)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(ENVS),
+        help="build only this environment (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
         wheel = build_wheel()

@@ -79,16 +79,27 @@ class PeerExecutor(AgentExecutor):
         task_id, context_id = str(context.task_id), str(context.context_id)
         if verb == "message" or verb not in C.COMMANDS:
             text = arg if verb == "message" else f"unknown command {verb!r}"
-            await event_queue.enqueue_event(Message(
-                message_id=str(uuid.uuid4()), role=Role.agent, parts=_text(text),
-                context_id=context_id))
+            await event_queue.enqueue_event(
+                Message(
+                    message_id=str(uuid.uuid4()),
+                    role=Role.agent,
+                    parts=_text(text),
+                    context_id=context_id,
+                )
+            )
             return
         up = TaskUpdater(event_queue, task_id, context_id)
         if context.current_task is None:
             first = TaskState.working if verb == "wait" else TaskState.submitted
             history = [context.message] if context.message is not None else []
-            await event_queue.enqueue_event(Task(id=task_id, context_id=context_id,
-                                                 status=TaskStatus(state=first), history=history))
+            await event_queue.enqueue_event(
+                Task(
+                    id=task_id,
+                    context_id=context_id,
+                    status=TaskStatus(state=first),
+                    history=history,
+                )
+            )
         if verb == "wait":
             await asyncio.Event().wait()  # until the framework cancels this coroutine
         await up.start_work()
@@ -109,20 +120,30 @@ def build_card(http_port: int, grpc_port: int | None) -> AgentCard:
     by_binding = {"JSONRPC": u["jsonrpc_url"], "HTTP+JSON": u["rest_url"], "GRPC": u["grpc_target"]}
     skills = [AgentSkill(id=k, name=k, description=d, tags=["peer"]) for k, d in C.COMMANDS.items()]
     return AgentCard(
-        name=f"{SDK} {SDK_VERSION} peer agent", description="A2A peer agent for a2a-recorder",
-        version="1.0.0", url=u["jsonrpc_url"], preferred_transport="JSONRPC",
-        additional_interfaces=[AgentInterface(transport=b, url=url)
-                               for b, url in by_binding.items() if url],
+        name=f"{SDK} {SDK_VERSION} peer agent",
+        description="A2A peer agent for a2a-recorder",
+        version="1.0.0",
+        url=u["jsonrpc_url"],
+        preferred_transport="JSONRPC",
+        additional_interfaces=[
+            AgentInterface(transport=b, url=url) for b, url in by_binding.items() if url
+        ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         supports_authenticated_extended_card=True,
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills)
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=skills,
+    )
 
 
 def build_extended(card: AgentCard) -> AgentCard:
-    skills = [*card.skills, AgentSkill(id="extended", name="extended",
-                                       description="extended only", tags=["peer"])]
-    return card.model_copy(update={"description": card.description + " (extended card)",
-                                   "skills": skills})
+    skills = [
+        *card.skills,
+        AgentSkill(id="extended", name="extended", description="extended only", tags=["peer"]),
+    ]
+    return card.model_copy(
+        update={"description": card.description + " (extended card)", "skills": skills}
+    )
 
 
 class _QuietServer(uvicorn.Server):
@@ -149,16 +170,25 @@ async def serve(port: int, grpc_port: int, delay: float) -> None:
     push_client = httpx.AsyncClient(timeout=10.0)
     store = InMemoryPushNotificationConfigStore()
     handler = DefaultRequestHandler(
-        agent_executor=PeerExecutor(delay), task_store=InMemoryTaskStore(),
-        push_config_store=store, push_sender=BasePushNotificationSender(push_client, store))
+        agent_executor=PeerExecutor(delay),
+        task_store=InMemoryTaskStore(),
+        push_config_store=store,
+        push_sender=BasePushNotificationSender(push_client, store),
+    )
     # REST app first (its routes carry the /a2a/rest prefix), then JSON-RPC routes on it.
     app = A2ARESTFastAPIApplication(card, handler, extended_agent_card=extended).build(
-        agent_card_url=C.CARD_PATH, rpc_url=C.REST_PATH)
+        agent_card_url=C.CARD_PATH, rpc_url=C.REST_PATH
+    )
     jsonrpc = A2AFastAPIApplication(card, handler, extended_agent_card=extended)
-    jsonrpc.add_routes_to_app(app, agent_card_url=C.CARD_PATH, rpc_url=C.JSONRPC_PATH,
-                              extended_agent_card_url=EXTENDED_CARD_PATH)
-    server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                         timeout_graceful_shutdown=1))
+    jsonrpc.add_routes_to_app(
+        app,
+        agent_card_url=C.CARD_PATH,
+        rpc_url=C.JSONRPC_PATH,
+        extended_agent_card_url=EXTENDED_CARD_PATH,
+    )
+    server = _QuietServer(
+        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    )
     if gserver is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), gserver)
         await gserver.start()
@@ -170,8 +200,9 @@ async def serve(port: int, grpc_port: int, delay: float) -> None:
             raise RuntimeError("HTTP server exited during start-up")
         await asyncio.sleep(0.01)
     C.print_ready({**C.urls(http_port, real_grpc), "sdk": SDK, "sdk_version": SDK_VERSION})
-    await asyncio.wait([asyncio.create_task(stop.wait()), task],
-                       return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait(
+        [asyncio.create_task(stop.wait()), task], return_when=asyncio.FIRST_COMPLETED
+    )
     server.should_exit = True
     await asyncio.wait([task], timeout=5)
     if gserver is not None:
@@ -220,8 +251,14 @@ def _error_name(exc: BaseException) -> str:
 # What each expected error looks like per binding in 0.3 (no typed client errors there).
 _WANTED = {
     "TaskNotFound": ("TaskNotFoundError", "-32001", "[404]", "NOT_FOUND"),
-    "TaskNotCancelable": ("TaskNotCancelableError", "-32002", "[409]", "[400]",
-                          "FAILED_PRECONDITION", "UNIMPLEMENTED"),
+    "TaskNotCancelable": (
+        "TaskNotCancelableError",
+        "-32002",
+        "[409]",
+        "[400]",
+        "FAILED_PRECONDITION",
+        "UNIMPLEMENTED",
+    ),
 }
 
 
@@ -234,8 +271,12 @@ class Py03Client:
         self._clients: list[Client] = []
 
     def message(self, text: str) -> Message:
-        return Message(message_id=str(uuid.uuid4()), role=Role.user, parts=_text(text),
-                       context_id=self.context_id)
+        return Message(
+            message_id=str(uuid.uuid4()),
+            role=Role.user,
+            parts=_text(text),
+            context_id=self.context_id,
+        )
 
     async def resolve_card(self) -> AgentCard:
         url = self.args.card_url
@@ -246,14 +287,21 @@ class Py03Client:
             self.card = await A2ACardResolver(http, base).get_agent_card(relative_card_path=rel)
         return self.card
 
-    async def client(self, streaming: bool, binding: str | None = None,
-                     push: PushNotificationConfig | None = None) -> Client:
+    async def client(
+        self,
+        streaming: bool,
+        binding: str | None = None,
+        push: PushNotificationConfig | None = None,
+    ) -> Client:
         card = self.card or await self.resolve_card()
-        cfg = ClientConfig(streaming=streaming, use_client_preference=True,
-                           supported_transports=[binding or self.args.binding],
-                           grpc_channel_factory=grpc.aio.insecure_channel,
-                           httpx_client=httpx.AsyncClient(timeout=30.0),
-                           push_notification_configs=[push] if push else [])
+        cfg = ClientConfig(
+            streaming=streaming,
+            use_client_preference=True,
+            supported_transports=[binding or self.args.binding],
+            grpc_channel_factory=grpc.aio.insecure_channel,
+            httpx_client=httpx.AsyncClient(timeout=30.0),
+            push_notification_configs=[push] if push else [],
+        )
         client = ClientFactory(cfg).create(card)
         self._clients.append(client)
         return client
@@ -263,10 +311,10 @@ class Py03Client:
             with contextlib.suppress(Exception):
                 await client.close()
 
-    async def send(self, client: Client, text: str, call: str,
-                   config: MessageSendConfiguration | None = None) -> tuple[list[str], Any]:
-        events = [ev async for ev in client.send_message(self.message(text),
-                                                         configuration=config)]
+    async def send(
+        self, client: Client, text: str, call: str, config: MessageSendConfiguration | None = None
+    ) -> tuple[list[str], Any]:
+        events = [ev async for ev in client.send_message(self.message(text), configuration=config)]
         names = [_event(e) for e in events]
         task = next((e[0] for e in reversed(events) if not isinstance(e, Message)), None)
         self.summary.step(call, events=names, state=_terminal(names) or None)
@@ -293,13 +341,20 @@ async def _expect_error(p: Py03Client, call: str, wanted: str, action: Callable[
 async def sc_card(p: Py03Client) -> None:
     card = await p.resolve_card()
     ifaces = sorted(f"{i.transport} {i.url}" for i in card.additional_interfaces or [])
-    p.summary.step("GetAgentCard", name=card.name, url=card.url,
-                   preferred_transport=card.preferred_transport,
-                   protocol_version=card.protocol_version, interfaces=ifaces,
-                   capabilities={"streaming": card.capabilities.streaming,
-                                 "push": card.capabilities.push_notifications,
-                                 "extended": card.supports_authenticated_extended_card},
-                   skills=[s.id for s in card.skills])
+    p.summary.step(
+        "GetAgentCard",
+        name=card.name,
+        url=card.url,
+        preferred_transport=card.preferred_transport,
+        protocol_version=card.protocol_version,
+        interfaces=ifaces,
+        capabilities={
+            "streaming": card.capabilities.streaming,
+            "push": card.capabilities.push_notifications,
+            "extended": card.supports_authenticated_extended_card,
+        },
+        skills=[s.id for s in card.skills],
+    )
 
 
 async def sc_blocking(p: Py03Client, binding: str | None = None) -> None:
@@ -314,8 +369,7 @@ async def sc_blocking(p: Py03Client, binding: str | None = None) -> None:
 
 async def sc_polling(p: Py03Client) -> None:
     c = await p.client(False)
-    _, task = await p.send(c, "slow 3", "message/send",
-                           MessageSendConfiguration(blocking=False))
+    _, task = await p.send(c, "slow 3", "message/send", MessageSendConfiguration(blocking=False))
     C.expect(task is not None, "no task returned")
     seen: list[str] = []
     while True:
@@ -326,8 +380,12 @@ async def sc_polling(p: Py03Client) -> None:
         if state in C.TERMINAL:
             break
         await asyncio.sleep(0.02)
-    p.summary.step("tasks/get*", events=[f"task:{s}" for s in seen], state=seen[-1],
-                   texts=[t for a in got.artifacts or [] for t in _texts(a.parts)])
+    p.summary.step(
+        "tasks/get*",
+        events=[f"task:{s}" for s in seen],
+        state=seen[-1],
+        texts=[t for a in got.artifacts or [] for t in _texts(a.parts)],
+    )
     C.expect(seen[-1] == "completed", f"ended {seen[-1]}")
 
 
@@ -383,9 +441,13 @@ async def sc_cancel(p: Py03Client) -> None:
 
 def _push(p: Py03Client, config_id: str | None = None) -> PushNotificationConfig:
     return PushNotificationConfig(
-        id=config_id, url=p.args.webhook_url or C.NO_WEBHOOK_URL, token=C.PUSH_TOKEN,
-        authentication=PushNotificationAuthenticationInfo(schemes=[C.PUSH_SCHEME],
-                                                          credentials=C.PUSH_CREDENTIALS))
+        id=config_id,
+        url=p.args.webhook_url or C.NO_WEBHOOK_URL,
+        token=C.PUSH_TOKEN,
+        authentication=PushNotificationAuthenticationInfo(
+            schemes=[C.PUSH_SCHEME], credentials=C.PUSH_CREDENTIALS
+        ),
+    )
 
 
 def _cfg_fields(cfg: TaskPushNotificationConfig) -> dict[str, Any]:
@@ -398,12 +460,17 @@ async def sc_push(p: Py03Client) -> None:
     c = await p.client(False)
     _, task = await p.send(c, "echo hello", "message/send")
     cid = "cfg-" + uuid.uuid4().hex[:8]
-    created = await c.set_task_callback(TaskPushNotificationConfig(
-        task_id=task.id, push_notification_config=_push(p, cid)))
-    p.summary.step("tasks/pushNotificationConfig/set", config=_cfg_fields(created),
-                   same_id=created.push_notification_config.id == cid)
-    got = await c.get_task_callback(GetTaskPushNotificationConfigParams(
-        id=task.id, push_notification_config_id=cid))
+    created = await c.set_task_callback(
+        TaskPushNotificationConfig(task_id=task.id, push_notification_config=_push(p, cid))
+    )
+    p.summary.step(
+        "tasks/pushNotificationConfig/set",
+        config=_cfg_fields(created),
+        same_id=created.push_notification_config.id == cid,
+    )
+    got = await c.get_task_callback(
+        GetTaskPushNotificationConfigParams(id=task.id, push_notification_config_id=cid)
+    )
     p.summary.step("tasks/pushNotificationConfig/get", config=_cfg_fields(got))
     for call in ("tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"):
         p.summary.step(call, skipped="the 0.3 Client has no list/delete push-config method")
@@ -413,15 +480,19 @@ async def sc_push(p: Py03Client) -> None:
         # REST and gRPC transports then fail on (AttributeError: 'dict' ... 'authentication').
         pusher = await p.client(False, push=_push(p))
         _, pushed = await p.send(pusher, "echo push", "message/send+push")
-        C.expect(pushed is not None and _state(pushed.status.state) == "completed",
-                 "push send failed")
+        C.expect(
+            pushed is not None and _state(pushed.status.state) == "completed", "push send failed"
+        )
 
 
 async def sc_extended(p: Py03Client) -> None:
     c = await p.client(False)
     card = await c.get_card()
-    p.summary.step("agent/getAuthenticatedExtendedCard", description=card.description,
-                   skills=[s.id for s in card.skills])
+    p.summary.step(
+        "agent/getAuthenticatedExtendedCard",
+        description=card.description,
+        skills=[s.id for s in card.skills],
+    )
     extended = "extended" in card.description
     p.summary.facts["extended"] = extended
     if p.args.binding == "GRPC" and not extended:
@@ -433,11 +504,19 @@ async def sc_extended(p: Py03Client) -> None:
 
 async def sc_errors(p: Py03Client) -> None:
     c = await p.client(False)
-    await _expect_error(p, "tasks/get(unknown)", "TaskNotFound",
-                        lambda: c.get_task(TaskQueryParams(id=str(uuid.uuid4()))))
+    await _expect_error(
+        p,
+        "tasks/get(unknown)",
+        "TaskNotFound",
+        lambda: c.get_task(TaskQueryParams(id=str(uuid.uuid4()))),
+    )
     _, task = await p.send(c, "echo hello", "message/send")
-    await _expect_error(p, "tasks/cancel(completed)", "TaskNotCancelable",
-                        lambda: c.cancel_task(TaskIdParams(id=task.id)))
+    await _expect_error(
+        p,
+        "tasks/cancel(completed)",
+        "TaskNotCancelable",
+        lambda: c.cancel_task(TaskIdParams(id=task.id)),
+    )
 
 
 async def sc_rest(p: Py03Client) -> None:
@@ -448,16 +527,23 @@ async def sc_rest(p: Py03Client) -> None:
 def _skip(why: str) -> Callable[[Py03Client], Any]:
     async def skip(p: Py03Client) -> None:
         raise C.Skip(why)
+
     return skip
 
 
 SCENARIOS: dict[str, Callable[[Py03Client], Any]] = {
-    "01-agent-card": sc_card, "03-blocking-task": sc_blocking, "04-polling": sc_polling,
-    "05-streaming": sc_streaming, "06-subscribe": sc_subscribe, "07-cancel": sc_cancel,
+    "01-agent-card": sc_card,
+    "03-blocking-task": sc_blocking,
+    "04-polling": sc_polling,
+    "05-streaming": sc_streaming,
+    "06-subscribe": sc_subscribe,
+    "07-cancel": sc_cancel,
     "08-push-configs": sc_push,
     "09-list-tasks": _skip("a2a-sdk 0.3 has no ListTasks client call (v0.3 has no tasks/list)"),
-    "10-extended-card": sc_extended, "11-errors": sc_errors,
-    "12-tenant": _skip("v0.3 has no tenant"), "16-rest-binding": sc_rest,
+    "10-extended-card": sc_extended,
+    "11-errors": sc_errors,
+    "12-tenant": _skip("v0.3 has no tenant"),
+    "16-rest-binding": sc_rest,
 }
 
 

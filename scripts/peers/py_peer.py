@@ -81,17 +81,28 @@ class PeerExecutor(AgentExecutor):
         up = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
         if verb == "message" or verb not in C.COMMANDS:
             text = arg if verb == "message" else f"unknown command {verb!r}"
-            await event_queue.enqueue_event(Message(
-                message_id=str(uuid.uuid4()), role=Role.ROLE_AGENT, parts=[Part(text=text)],
-                context_id=str(context.context_id)))
+            await event_queue.enqueue_event(
+                Message(
+                    message_id=str(uuid.uuid4()),
+                    role=Role.ROLE_AGENT,
+                    parts=[Part(text=text)],
+                    context_id=str(context.context_id),
+                )
+            )
             return
         if context.current_task is None:
-            first = (TaskState.TASK_STATE_WORKING if verb == "wait"
-                     else TaskState.TASK_STATE_SUBMITTED)
+            first = (
+                TaskState.TASK_STATE_WORKING if verb == "wait" else TaskState.TASK_STATE_SUBMITTED
+            )
             history = [context.message] if context.message is not None else []
-            await event_queue.enqueue_event(Task(
-                id=up.task_id, context_id=up.context_id, status=TaskStatus(state=first),
-                history=history))
+            await event_queue.enqueue_event(
+                Task(
+                    id=up.task_id,
+                    context_id=up.context_id,
+                    status=TaskStatus(state=first),
+                    history=history,
+                )
+            )
         if verb == "wait":
             await asyncio.Event().wait()  # until the framework cancels this coroutine
         await up.start_work()
@@ -110,23 +121,34 @@ class PeerExecutor(AgentExecutor):
 def build_card(http_port: int, grpc_port: int | None) -> AgentCard:
     u = C.urls(http_port, grpc_port)
     by_binding = {"JSONRPC": u["jsonrpc_url"], "HTTP+JSON": u["rest_url"], "GRPC": u["grpc_target"]}
-    interfaces = [AgentInterface(url=url, protocol_binding=b, protocol_version=v)
-                  for v in _VERSIONS for b, url in by_binding.items() if url]
+    interfaces = [
+        AgentInterface(url=url, protocol_binding=b, protocol_version=v)
+        for v in _VERSIONS
+        for b, url in by_binding.items()
+        if url
+    ]
     skills = [AgentSkill(id=k, name=k, description=d, tags=["peer"]) for k, d in C.COMMANDS.items()]
     return AgentCard(
-        name=f"{SDK} {SDK_VERSION} peer agent", description="A2A peer agent for a2a-recorder",
-        version="1.0.0", supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True,
-                                       extended_agent_card=True),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"], skills=skills)
+        name=f"{SDK} {SDK_VERSION} peer agent",
+        description="A2A peer agent for a2a-recorder",
+        version="1.0.0",
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(
+            streaming=True, push_notifications=True, extended_agent_card=True
+        ),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=skills,
+    )
 
 
 def build_extended(card: AgentCard) -> AgentCard:
     ext = AgentCard()
     ext.CopyFrom(card)
     ext.description = card.description + " (extended card)"
-    ext.skills.append(AgentSkill(id="extended", name="extended", description="extended only",
-                                 tags=["peer"]))
+    ext.skills.append(
+        AgentSkill(id="extended", name="extended", description="extended only", tags=["peer"])
+    )
     return ext
 
 
@@ -153,21 +175,33 @@ async def serve(port: int, grpc_port: int, delay: float) -> None:
     push_client = httpx.AsyncClient(timeout=10.0)
     store = InMemoryPushNotificationConfigStore()
     handler = DefaultRequestHandler(
-        agent_executor=PeerExecutor(delay), task_store=InMemoryTaskStore(), agent_card=card,
-        push_config_store=store, push_sender=BasePushNotificationSender(push_client, store),
-        extended_agent_card=build_extended(card))
+        agent_executor=PeerExecutor(delay),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        push_config_store=store,
+        push_sender=BasePushNotificationSender(push_client, store),
+        extended_agent_card=build_extended(card),
+    )
     routes: list[BaseRoute] = list(create_agent_card_routes(card, card_url=C.CARD_PATH))
     for path in (C.JSONRPC_PATH, C.JSONRPC_PATH + "/"):  # exact routes; the TCK posts to '<url>/'
         routes += create_jsonrpc_routes(handler, rpc_url=path, enable_v0_3_compat=True)
     # Mount, not path_prefix: the SDK mounts '/{tenant}' outside path_prefix.
     routes.append(Mount(C.REST_PATH, routes=create_rest_routes(handler, enable_v0_3_compat=True)))
-    server = _QuietServer(uvicorn.Config(Starlette(routes=routes), log_level="warning",
-                                         lifespan="off", timeout_graceful_shutdown=1))
+    server = _QuietServer(
+        uvicorn.Config(
+            Starlette(routes=routes),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+    )
     if gserver is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            GrpcHandler(handler), gserver)
+            GrpcHandler(handler), gserver
+        )
         a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            CompatGrpcHandler(handler), gserver)
+            CompatGrpcHandler(handler), gserver
+        )
         await gserver.start()
     stop = C.stop_event_on_sigterm()
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -177,8 +211,9 @@ async def serve(port: int, grpc_port: int, delay: float) -> None:
             raise RuntimeError("HTTP server exited during start-up")
         await asyncio.sleep(0.01)
     C.print_ready({**C.urls(http_port, real_grpc), "sdk": SDK, "sdk_version": SDK_VERSION})
-    await asyncio.wait([asyncio.create_task(stop.wait()), task],
-                       return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait(
+        [asyncio.create_task(stop.wait()), task], return_when=asyncio.FIRST_COMPLETED
+    )
     server.should_exit = True
     await asyncio.wait([task], timeout=5)
     if gserver is not None:
@@ -228,8 +263,12 @@ class PyClient:
         self._clients: list[Client] = []
 
     def message(self, text: str) -> Message:
-        return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
-                       context_id=self.context_id, parts=[Part(text=text)])
+        return Message(
+            message_id=str(uuid.uuid4()),
+            role=Role.ROLE_USER,
+            context_id=self.context_id,
+            parts=[Part(text=text)],
+        )
 
     def request(self, text: str, **config: Any) -> SendMessageRequest:
         cfg = SendMessageConfiguration(**config) if config else None
@@ -250,9 +289,12 @@ class PyClient:
 
     async def client(self, streaming: bool, binding: str | None = None) -> Client:
         card = self.card or await self.resolve_card()
-        cfg = ClientConfig(streaming=streaming, use_client_preference=True,
-                           supported_protocol_bindings=[binding or self.args.binding],
-                           grpc_channel_factory=grpc.aio.insecure_channel)
+        cfg = ClientConfig(
+            streaming=streaming,
+            use_client_preference=True,
+            supported_protocol_bindings=[binding or self.args.binding],
+            grpc_channel_factory=grpc.aio.insecure_channel,
+        )
         client = ClientFactory(cfg).create(card)
         self._clients.append(client)
         return client
@@ -262,8 +304,9 @@ class PyClient:
             with contextlib.suppress(Exception):
                 await client.close()
 
-    async def send(self, client: Client, req: SendMessageRequest,
-                   call: str) -> tuple[list[str], Task | None]:
+    async def send(
+        self, client: Client, req: SendMessageRequest, call: str
+    ) -> tuple[list[str], Task | None]:
         events: list[StreamResponse] = [ev async for ev in client.send_message(req)]
         names = [_event(e) for e in events]
         task = next((e.task for e in events if e.HasField("task")), None)
@@ -284,12 +327,20 @@ def _terminal(events: list[str]) -> str:
 async def sc_card(p: PyClient) -> None:
     card = await p.resolve_card()
     caps = card.capabilities
-    ifaces = sorted(f"{i.protocol_binding}@{i.protocol_version} {i.url}"
-                    for i in card.supported_interfaces)
-    p.summary.step("GetAgentCard", name=card.name, interfaces=ifaces,
-                   capabilities={"streaming": caps.streaming, "push": caps.push_notifications,
-                                 "extended": caps.extended_agent_card},
-                   skills=[s.id for s in card.skills])
+    ifaces = sorted(
+        f"{i.protocol_binding}@{i.protocol_version} {i.url}" for i in card.supported_interfaces
+    )
+    p.summary.step(
+        "GetAgentCard",
+        name=card.name,
+        interfaces=ifaces,
+        capabilities={
+            "streaming": caps.streaming,
+            "push": caps.push_notifications,
+            "extended": caps.extended_agent_card,
+        },
+        skills=[s.id for s in card.skills],
+    )
     C.expect(bool(card.supported_interfaces), "card lists no interfaces")
 
 
@@ -317,8 +368,12 @@ async def sc_polling(p: PyClient) -> None:
         if state in C.TERMINAL:
             break
         await asyncio.sleep(0.02)
-    p.summary.step("GetTask*", events=[f"task:{s}" for s in seen], state=seen[-1],
-                   texts=[t for a in got.artifacts for t in _texts(a.parts)])
+    p.summary.step(
+        "GetTask*",
+        events=[f"task:{s}" for s in seen],
+        state=seen[-1],
+        texts=[t for a in got.artifacts for t in _texts(a.parts)],
+    )
     C.expect(seen[-1] == "completed", f"ended {seen[-1]}")
 
 
@@ -373,9 +428,13 @@ async def sc_cancel(p: PyClient) -> None:
 
 def _push(p: PyClient, task_id: str = "", config_id: str = "") -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(
-        id=config_id, task_id=task_id, url=p.args.webhook_url or C.NO_WEBHOOK_URL,
-        token=C.PUSH_TOKEN, tenant=p.tenant,
-        authentication=AuthenticationInfo(scheme=C.PUSH_SCHEME, credentials=C.PUSH_CREDENTIALS))
+        id=config_id,
+        task_id=task_id,
+        url=p.args.webhook_url or C.NO_WEBHOOK_URL,
+        token=C.PUSH_TOKEN,
+        tenant=p.tenant,
+        authentication=AuthenticationInfo(scheme=C.PUSH_SCHEME, credentials=C.PUSH_CREDENTIALS),
+    )
 
 
 def _cfg_fields(cfg: TaskPushNotificationConfig) -> dict[str, str]:
@@ -388,23 +447,29 @@ async def sc_push(p: PyClient) -> None:
     assert task is not None
     cid = "cfg-" + uuid.uuid4().hex[:8]
     created = await c.create_task_push_notification_config(_push(p, task.id, cid))
-    p.summary.step("CreateTaskPushNotificationConfig", config=_cfg_fields(created),
-                   same_id=created.id == cid)
-    got = await c.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(
-        task_id=task.id, id=created.id, tenant=p.tenant))
+    p.summary.step(
+        "CreateTaskPushNotificationConfig", config=_cfg_fields(created), same_id=created.id == cid
+    )
+    got = await c.get_task_push_notification_config(
+        GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id, tenant=p.tenant)
+    )
     p.summary.step("GetTaskPushNotificationConfig", config=_cfg_fields(got))
-    listed = await c.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(
-        task_id=task.id, tenant=p.tenant))
+    listed = await c.list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(task_id=task.id, tenant=p.tenant)
+    )
     p.summary.step("ListTaskPushNotificationConfigs", count=len(listed.configs))
     try:
-        await c.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(
-            task_id=task.id, id=created.id, tenant=p.tenant))
+        await c.delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id, tenant=p.tenant)
+        )
         p.summary.step("DeleteTaskPushNotificationConfig")
     except Exception as exc:  # noqa: BLE001 - py REST client vs a 204 body is a known SDK gap
-        p.summary.step("DeleteTaskPushNotificationConfig", error=_error_name(exc),
-                       message=str(exc)[:200])
-    after = await c.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(
-        task_id=task.id, tenant=p.tenant))
+        p.summary.step(
+            "DeleteTaskPushNotificationConfig", error=_error_name(exc), message=str(exc)[:200]
+        )
+    after = await c.list_task_push_notification_configs(
+        ListTaskPushNotificationConfigsRequest(task_id=task.id, tenant=p.tenant)
+    )
     p.summary.step("ListTaskPushNotificationConfigs", count=len(after.configs))
     C.expect(len(listed.configs) == 1 and not after.configs, "config not listed/deleted")
     if p.args.webhook_url:
@@ -417,31 +482,45 @@ async def sc_push(p: PyClient) -> None:
 async def sc_list(p: PyClient) -> None:
     c = await p.client(False)
     await p.send(c, p.request("echo hello"), "SendMessage")
-    page = await c.list_tasks(ListTasksRequest(context_id=p.context_id, tenant=p.tenant,
-                                               include_artifacts=True))
-    p.summary.step("ListTasks", states=[_state(t) for t in page.tasks],
-                   total=page.total_size, count=len(page.tasks))
+    page = await c.list_tasks(
+        ListTasksRequest(context_id=p.context_id, tenant=p.tenant, include_artifacts=True)
+    )
+    p.summary.step(
+        "ListTasks",
+        states=[_state(t) for t in page.tasks],
+        total=page.total_size,
+        count=len(page.tasks),
+    )
     C.expect(len(page.tasks) == 1, f"listed {len(page.tasks)} tasks")
 
 
 async def sc_extended(p: PyClient) -> None:
     c = await p.client(False)
     card = await c.get_extended_agent_card(GetExtendedAgentCardRequest(tenant=p.tenant))
-    p.summary.step("GetExtendedAgentCard", description=card.description,
-                   skills=[s.id for s in card.skills])
+    p.summary.step(
+        "GetExtendedAgentCard", description=card.description, skills=[s.id for s in card.skills]
+    )
     C.expect("extended" in card.description, "not the extended card")
 
 
 async def sc_errors(p: PyClient) -> None:
     c = await p.client(False)
-    await C.expect_error(p.summary, "GetTask(unknown)", "TaskNotFound",
-                         lambda: c.get_task(GetTaskRequest(id=str(uuid.uuid4()), tenant=p.tenant)),
-                         _error_name)
+    await C.expect_error(
+        p.summary,
+        "GetTask(unknown)",
+        "TaskNotFound",
+        lambda: c.get_task(GetTaskRequest(id=str(uuid.uuid4()), tenant=p.tenant)),
+        _error_name,
+    )
     _, task = await p.send(c, p.request("echo hello"), "SendMessage")
     assert task is not None
-    await C.expect_error(p.summary, "CancelTask(completed)", "TaskNotCancelable",
-                         lambda: c.cancel_task(CancelTaskRequest(id=task.id, tenant=p.tenant)),
-                         _error_name)
+    await C.expect_error(
+        p.summary,
+        "CancelTask(completed)",
+        "TaskNotCancelable",
+        lambda: c.cancel_task(CancelTaskRequest(id=task.id, tenant=p.tenant)),
+        _error_name,
+    )
 
 
 async def sc_tenant(p: PyClient) -> None:
@@ -456,10 +535,18 @@ async def sc_rest(p: PyClient) -> None:
 
 
 SCENARIOS: dict[str, Callable[[PyClient], Any]] = {
-    "01-agent-card": sc_card, "03-blocking-task": sc_blocking, "04-polling": sc_polling,
-    "05-streaming": sc_streaming, "06-subscribe": sc_subscribe, "07-cancel": sc_cancel,
-    "08-push-configs": sc_push, "09-list-tasks": sc_list, "10-extended-card": sc_extended,
-    "11-errors": sc_errors, "12-tenant": sc_tenant, "16-rest-binding": sc_rest,
+    "01-agent-card": sc_card,
+    "03-blocking-task": sc_blocking,
+    "04-polling": sc_polling,
+    "05-streaming": sc_streaming,
+    "06-subscribe": sc_subscribe,
+    "07-cancel": sc_cancel,
+    "08-push-configs": sc_push,
+    "09-list-tasks": sc_list,
+    "10-extended-card": sc_extended,
+    "11-errors": sc_errors,
+    "12-tenant": sc_tenant,
+    "16-rest-binding": sc_rest,
 }
 
 

@@ -56,14 +56,35 @@ from typing import Any, Self
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from envs import ENVS, EnvSpec, is_built  # noqa: E402
 
-__all__ = ["BINDINGS", "SCENARIOS", "SDKS", "AgentProcess", "PeerError", "SdkInfo",
-           "WebhookReceiver", "available_sdks", "run_client", "start_agent"]
+__all__ = [
+    "BINDINGS",
+    "SCENARIOS",
+    "SDKS",
+    "AgentProcess",
+    "PeerError",
+    "SdkInfo",
+    "WebhookReceiver",
+    "available_sdks",
+    "run_client",
+    "start_agent",
+]
 
 HERE = Path(__file__).resolve().parent
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
-SCENARIOS = ("01-agent-card", "03-blocking-task", "04-polling", "05-streaming", "06-subscribe",
-             "07-cancel", "08-push-configs", "09-list-tasks", "10-extended-card", "11-errors",
-             "12-tenant", "16-rest-binding")
+SCENARIOS = (
+    "01-agent-card",
+    "03-blocking-task",
+    "04-polling",
+    "05-streaming",
+    "06-subscribe",
+    "07-cancel",
+    "08-push-configs",
+    "09-list-tasks",
+    "10-extended-card",
+    "11-errors",
+    "12-tenant",
+    "16-rest-binding",
+)
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 
 
@@ -109,13 +130,16 @@ class SdkInfo:
         return is_built(self.env)
 
 
-_V03_SKIPS = {"09-list-tasks": "a2a-sdk 0.3 has no ListTasks client call (v0.3 has no tasks/list)",
-              "12-tenant": "v0.3 has no tenant"}
+_V03_SKIPS = {
+    "09-list-tasks": "a2a-sdk 0.3 has no ListTasks client call (v0.3 has no tasks/list)",
+    "12-tenant": "v0.3 has no tenant",
+}
 SDKS: dict[str, SdkInfo] = {
     "a2a-python-1.3.0": SdkInfo("a2a-python-1.3.0", ENVS["a2a-python-1.3.0"], "py_peer.py"),
     "a2a-python-1.2.x": SdkInfo("a2a-python-1.2.x", ENVS["a2a-python-1.2.x"], "py_peer.py"),
-    "a2a-python-0.3.x": SdkInfo("a2a-python-0.3.x", ENVS["a2a-python-0.3.x"], "py03_peer.py",
-                                skips=_V03_SKIPS),
+    "a2a-python-0.3.x": SdkInfo(
+        "a2a-python-0.3.x", ENVS["a2a-python-0.3.x"], "py03_peer.py", skips=_V03_SKIPS
+    ),
     "a2a-js-1.3.x": SdkInfo("a2a-js-1.3.x", ENVS["a2a-js-1.3.x"], "js_peer.mjs"),
 }
 
@@ -130,8 +154,10 @@ def _sdk(key: str) -> SdkInfo:
         raise PeerError(f"unknown SDK {key!r}; known: {', '.join(SDKS)}")
     info = SDKS[key]
     if not info.built:
-        raise PeerError(f"{key}: environment {info.env.path} is not built; run "
-                        f"scripts/peers/envs.py --only {key}")
+        raise PeerError(
+            f"{key}: environment {info.env.path} is not built; run "
+            f"scripts/peers/envs.py --only {key}"
+        )
     return info
 
 
@@ -141,8 +167,9 @@ def _sdk(key: str) -> SdkInfo:
 class AgentProcess:
     """A running peer agent. ``stop()`` sends SIGTERM, then SIGKILL after 5 s."""
 
-    def __init__(self, sdk: str, proc: subprocess.Popen[str], info: dict[str, Any],
-                 stderr_path: Path) -> None:
+    def __init__(
+        self, sdk: str, proc: subprocess.Popen[str], info: dict[str, Any], stderr_path: Path
+    ) -> None:
         self.sdk = sdk
         self.proc = proc
         self.info = info
@@ -178,8 +205,9 @@ class AgentProcess:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def __repr__(self) -> str:
@@ -192,8 +220,9 @@ def _read_lines(stream: Any, lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-def start_agent(sdk: str, port: int = 0, grpc_port: int = 0, delay: float = 0.05,
-                timeout: float = 30.0) -> AgentProcess:
+def start_agent(
+    sdk: str, port: int = 0, grpc_port: int = 0, delay: float = 0.05, timeout: float = 30.0
+) -> AgentProcess:
     """Spawn ``sdk``'s agent on 127.0.0.1 and wait for its READY line.
 
     ``port``/``grpc_port`` 0 let the agent bind a free port itself (grpc_port -1: no gRPC).
@@ -207,10 +236,16 @@ def start_agent(sdk: str, port: int = 0, grpc_port: int = 0, delay: float = 0.05
     stderr_path = Path(name)
     with os.fdopen(fd, "w") as err:
         proc = subprocess.Popen(
-            info.command("agent", "--port", str(port), "--grpc-port", str(grpc_port),
-                         "--delay", str(delay)),
-            stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True,
-            env=info.environ(), cwd=HERE)
+            info.command(
+                "agent", "--port", str(port), "--grpc-port", str(grpc_port), "--delay", str(delay)
+            ),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=info.environ(),
+            cwd=HERE,
+        )
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True).start()
     agent = AgentProcess(sdk, proc, {}, stderr_path)
@@ -218,16 +253,18 @@ def start_agent(sdk: str, port: int = 0, grpc_port: int = 0, delay: float = 0.05
         while True:
             line = lines.get(timeout=timeout)
             if line is None:
-                raise PeerError(f"{sdk} agent exited ({proc.wait()}) before READY:\n"
-                                f"{agent.stderr[-2000:]}")
+                raise PeerError(
+                    f"{sdk} agent exited ({proc.wait()}) before READY:\n{agent.stderr[-2000:]}"
+                )
             if line.startswith("READY "):
-                agent.info = json.loads(line[len("READY "):])
+                agent.info = json.loads(line[len("READY ") :])
                 return agent
     except queue.Empty:
         stderr = agent.stderr
         agent.stop()
-        raise PeerError(f"{sdk} agent printed no READY within {timeout}s:\n"
-                        f"{stderr[-2000:]}") from None
+        raise PeerError(
+            f"{sdk} agent printed no READY within {timeout}s:\n{stderr[-2000:]}"
+        ) from None
     except BaseException:
         agent.stop()
         raise
@@ -236,9 +273,15 @@ def start_agent(sdk: str, port: int = 0, grpc_port: int = 0, delay: float = 0.05
 # --- client ---------------------------------------------------------------------------------
 
 
-def run_client(sdk: str, card_url: str, binding: str, scenario: str,
-               webhook_url: str | None = None, tenant: str | None = None,
-               timeout: float = 60) -> dict[str, Any]:
+def run_client(
+    sdk: str,
+    card_url: str,
+    binding: str,
+    scenario: str,
+    webhook_url: str | None = None,
+    tenant: str | None = None,
+    timeout: float = 60,
+) -> dict[str, Any]:
     """Run one scenario with ``sdk``'s client; return its JSON summary plus ``exit_code``.
 
     A client that crashes, prints no JSON or outlives ``timeout`` gives
@@ -249,30 +292,58 @@ def run_client(sdk: str, card_url: str, binding: str, scenario: str,
         raise PeerError(f"unknown binding {binding!r}; known: {', '.join(BINDINGS)}")
     if scenario not in SCENARIOS:
         raise PeerError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
-    args = ["client", "--card-url", card_url, "--binding", binding, "--scenario", scenario,
-            "--timeout", str(max(timeout - 5, 1))]
+    args = [
+        "client",
+        "--card-url",
+        card_url,
+        "--binding",
+        binding,
+        "--scenario",
+        scenario,
+        "--timeout",
+        str(max(timeout - 5, 1)),
+    ]
     if webhook_url:
         args += ["--webhook-url", webhook_url]
     if tenant:
         args += ["--tenant", tenant]
     try:
-        proc = subprocess.run(info.command(*args), capture_output=True, text=True,
-                              timeout=timeout, env=info.environ(), cwd=HERE,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            info.command(*args),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=info.environ(),
+            cwd=HERE,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         raw = exc.stderr or b""
         err = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
-        return {"ok": False, "failure": f"client timed out after {timeout}s", "exit_code": None,
-                "stderr": err[-2000:], "sdk": sdk, "scenario": scenario, "binding": binding}
+        return {
+            "ok": False,
+            "failure": f"client timed out after {timeout}s",
+            "exit_code": None,
+            "stderr": err[-2000:],
+            "sdk": sdk,
+            "scenario": scenario,
+            "binding": binding,
+        }
     last = proc.stdout.strip().splitlines()[-1:] or [""]
     try:
         summary = json.loads(last[0])
         if not isinstance(summary, dict):
             raise ValueError("not an object")
     except ValueError:
-        summary = {"ok": False, "failure": "client printed no JSON summary",
-                   "stdout": proc.stdout[-2000:], "sdk": sdk, "scenario": scenario,
-                   "binding": binding}
+        summary = {
+            "ok": False,
+            "failure": "client printed no JSON summary",
+            "stdout": proc.stdout[-2000:],
+            "sdk": sdk,
+            "scenario": scenario,
+            "binding": binding,
+        }
     summary["exit_code"] = proc.returncode
     if proc.returncode != 0:
         summary["stderr"] = proc.stderr[-2000:]
@@ -299,8 +370,14 @@ class WebhookReceiver:
                 except ValueError:
                     parsed = None
                 with owner._lock:
-                    owner.deliveries.append({"path": self.path, "headers": dict(self.headers),
-                                             "body": parsed, "raw": body.decode(errors="replace")})
+                    owner.deliveries.append(
+                        {
+                            "path": self.path,
+                            "headers": dict(self.headers),
+                            "body": parsed,
+                            "raw": body.decode(errors="replace"),
+                        }
+                    )
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -318,6 +395,7 @@ class WebhookReceiver:
     def wait_for(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
         """Wait until ``count`` deliveries arrived (or ``timeout``); return what there is."""
         import time
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -331,8 +409,9 @@ class WebhookReceiver:
         self._thread.start()
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._server.shutdown()
         self._server.server_close()
 
@@ -363,21 +442,28 @@ def run_matrix(sdks: list[str], out: Path | None) -> int:
             for binding in SDKS[sdk].bindings:
                 for scenario in SCENARIOS:
                     before = len(hook.deliveries)
-                    summary = run_client(sdk, agent.card_url, binding, scenario,
-                                         webhook_url=hook.url)
+                    summary = run_client(
+                        sdk, agent.card_url, binding, scenario, webhook_url=hook.url
+                    )
                     if scenario == "08-push-configs" and summary.get("ok"):
                         got = hook.wait_for(before + 4, timeout=5)[before:]
                         summary["webhook"] = [
-                            {"content_type": d["headers"].get("Content-Type"),
-                             "authorization": d["headers"].get("Authorization"),
-                             "token": d["headers"].get("X-A2A-Notification-Token"),
-                             "kind": _body_kind(d["body"])}
-                            for d in got]
+                            {
+                                "content_type": d["headers"].get("Content-Type"),
+                                "authorization": d["headers"].get("Authorization"),
+                                "token": d["headers"].get("X-A2A-Notification-Token"),
+                                "kind": _body_kind(d["body"]),
+                            }
+                            for d in got
+                        ]
                     results.setdefault(sdk, {}).setdefault(binding, {})[scenario] = summary
                     cell = _cell(summary)
                     failures += cell == "FAIL"
-                    print(f"{sdk:18} {binding:9} {scenario:17} {cell}"
-                          + (f"  {summary.get('failure')}" if cell == "FAIL" else ""), flush=True)
+                    print(
+                        f"{sdk:18} {binding:9} {scenario:17} {cell}"
+                        + (f"  {summary.get('failure')}" if cell == "FAIL" else ""),
+                        flush=True,
+                    )
     if out is not None:
         out.write_text(json.dumps(results, indent=1) + "\n")
     return 1 if failures else 0
@@ -393,8 +479,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "list":
         for key, info in SDKS.items():
-            print(f"{key:18} {info.version:8} built={info.built} bindings={','.join(info.bindings)}"
-                  f" skips={','.join(info.skips) or '-'}")
+            print(
+                f"{key:18} {info.version:8} built={info.built} bindings={','.join(info.bindings)}"
+                f" skips={','.join(info.skips) or '-'}"
+            )
         return 0
     sdks = args.sdk or available_sdks()
     if not sdks:

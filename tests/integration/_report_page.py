@@ -15,8 +15,23 @@ from html.parser import HTMLParser
 from recorder.capture import Capture
 from recorder.protocol import event_data
 
-VOID = frozenset({"meta", "br", "input", "img", "hr", "link", "line", "polygon", "path", "circle",
-                  "rect", "source", "wbr"})
+VOID = frozenset(
+    {
+        "meta",
+        "br",
+        "input",
+        "img",
+        "hr",
+        "link",
+        "line",
+        "polygon",
+        "path",
+        "circle",
+        "rect",
+        "source",
+        "wbr",
+    }
+)
 
 
 @dataclass
@@ -120,8 +135,11 @@ def missing_from(page: Page, capture: Capture) -> list[str]:
             gaps.append(f"#{x.number}: row label {label!r}")
         if f"{x.request.method} {x.request.target}" not in section:
             gaps.append(f"#{x.number}: request line")
-        gaps += [f"#{x.number}: request header {k}" for k, v in x.request.headers
-                 if f"{k}: {v}" not in section]
+        gaps += [
+            f"#{x.number}: request header {k}"
+            for k, v in x.request.headers
+            if f"{k}: {v}" not in section
+        ]
         gaps += _missing_body(section, x.number, "request", x.request.body)
         gaps += _missing_items(page, section, x.number, "request", x.request.messages, ())
         if x.response is None:
@@ -130,11 +148,15 @@ def missing_from(page: Page, capture: Capture) -> list[str]:
             continue
         if f"{x.response.http_version} {x.response.status}" not in section:
             gaps.append(f"#{x.number}: status line")
-        gaps += [f"#{x.number}: response header {k}" for k, v in
-                 (*x.response.headers, *x.response.trailers) if f"{k}: {v}" not in section]
+        gaps += [
+            f"#{x.number}: response header {k}"
+            for k, v in (*x.response.headers, *x.response.trailers)
+            if f"{k}: {v}" not in section
+        ]
         gaps += _missing_body(section, x.number, "response", x.response.body)
-        gaps += _missing_items(page, section, x.number, "response", x.response.messages,
-                               x.response.events)
+        gaps += _missing_items(
+            page, section, x.number, "response", x.response.messages, x.response.events
+        )
     return gaps
 
 
@@ -146,8 +168,9 @@ def _missing_body(section: str, number: int, side: str, body: bytes) -> list[str
     return [] if any(f and f in section for f in forms) else [f"#{number}: {side} body"]
 
 
-def _missing_items(page: Page, section: str, number: int, side: str, messages: tuple,
-                   events: tuple) -> list[str]:
+def _missing_items(
+    page: Page, section: str, number: int, side: str, messages: tuple, events: tuple
+) -> list[str]:
     gaps = []
     # A response's events and messages are ticks on the arrow and blocks in the detail.
     expected = 2 if side == "response" else 1

@@ -27,10 +27,16 @@ from google.rpc import error_details_pb2, status_pb2
 TIMEOUT = 20.0
 V1 = "/lf.a2a.v1.A2AService/"
 # An error, named the same whatever the binding (spec §5.4 maps codes, statuses and reasons).
-ERROR_NAMES = {-32001: "TaskNotFound", -32002: "TaskNotCancelable", -32004: "Unsupported",
-               404: "TaskNotFound", "NOT_FOUND": "TaskNotFound",
-               "TASK_NOT_FOUND": "TaskNotFound", "TASK_NOT_CANCELABLE": "TaskNotCancelable",
-               "UNSUPPORTED_OPERATION": "Unsupported"}
+ERROR_NAMES = {
+    -32001: "TaskNotFound",
+    -32002: "TaskNotCancelable",
+    -32004: "Unsupported",
+    404: "TaskNotFound",
+    "NOT_FOUND": "TaskNotFound",
+    "TASK_NOT_FOUND": "TaskNotFound",
+    "TASK_NOT_CANCELABLE": "TaskNotCancelable",
+    "UNSUPPORTED_OPERATION": "Unsupported",
+}
 
 
 def unknown_ids() -> list[str]:
@@ -53,8 +59,7 @@ def run_test(client: SpecClient, *, probes: bool = True) -> list[tuple[str, str]
     assert task is not None, outcome
     out.append(("get", client.get(task)))
     cancelled: list[str] = []
-    out.append(("subscribe", client.subscribe(task, lambda: cancelled.append(
-        client.cancel(task)))))
+    out.append(("subscribe", client.subscribe(task, lambda: cancelled.append(client.cancel(task)))))
     out.append(("cancel-while-subscribed", cancelled[0] if cancelled else "-"))
     out.append(("get-after-cancel", client.get(task)))
     out.append(("cancel-again", client.cancel(task)))
@@ -80,8 +85,11 @@ def _event_word(event: dict[str, Any]) -> str:
 
 
 def _message(text: str, task_id: str | None) -> dict[str, Any]:
-    message: dict[str, Any] = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                               "parts": [{"text": text}]}
+    message: dict[str, Any] = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    }
     if task_id:
         message["taskId"] = task_id
     return message
@@ -94,8 +102,9 @@ def _message(text: str, task_id: str | None) -> dict[str, Any]:
 class _Http:
     base: str  # http://host:port
 
-    def open(self, method: str, path: str, body: Any = None,
-             accept: str = "application/json") -> http.client.HTTPResponse:
+    def open(
+        self, method: str, path: str, body: Any = None, accept: str = "application/json"
+    ) -> http.client.HTTPResponse:
         parts = urlsplit(self.base)
         connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
         data = json.dumps(body).encode() if body is not None else None
@@ -126,8 +135,11 @@ def _events(response: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
             data = []
 
 
-def _stream_outcome(events: Iterator[dict[str, Any]], unwrap: Callable[[Any], Any],
-                    after_first: Callable[[], object]) -> str:
+def _stream_outcome(
+    events: Iterator[dict[str, Any]],
+    unwrap: Callable[[Any], Any],
+    after_first: Callable[[], object],
+) -> str:
     words: list[str] = []
     meanwhile = threading.Thread(target=after_first)  # on its own connection
     try:
@@ -150,15 +162,20 @@ class JsonRpcClient:
     path: str = "/a2a/jsonrpc"
 
     def _call(self, method: str, params: Any) -> Any:
-        body = {"jsonrpc": "2.0", "id": uuid.uuid4().int % 10**9, "method": method,
-                "params": params}
+        body = {
+            "jsonrpc": "2.0",
+            "id": uuid.uuid4().int % 10**9,
+            "method": method,
+            "params": params,
+        }
         return _Http(self.base).json("POST", self.path, body)[1]
 
     @staticmethod
     def _result(document: Any) -> Any:
         if "error" in document:
-            return "error:" + ERROR_NAMES.get(document["error"]["code"],
-                                              str(document["error"]["code"]))
+            return "error:" + ERROR_NAMES.get(
+                document["error"]["code"], str(document["error"]["code"])
+            )
         return document["result"]
 
     def send(self, text: str, task_id: str | None = None) -> tuple[str, str | None]:
@@ -217,8 +234,11 @@ class RestClient:
         return result if isinstance(result, str) else _task_outcome(result)
 
     def subscribe(self, task_id: str, after_first: Callable[[], object]) -> str:
-        response = _Http(self.base).open("POST", f"{self.prefix}/tasks/{quote(task_id, safe='')}"
-                                         ":subscribe", accept="text/event-stream")
+        response = _Http(self.base).open(
+            "POST",
+            f"{self.prefix}/tasks/{quote(task_id, safe='')}:subscribe",
+            accept="text/event-stream",
+        )
         with response:
             if response.status >= 400:
                 return self._error(response.status, json.loads(response.read() or b"{}"))
@@ -235,11 +255,15 @@ class GrpcClient:
 
     def _unary(self, rpc: str, request: Any, reply: Any) -> Any:
         with grpc.insecure_channel(self.target) as channel:
-            call = channel.unary_unary(V1 + rpc, request_serializer=type(request).SerializeToString,
-                                       response_deserializer=reply.FromString)
+            call = channel.unary_unary(
+                V1 + rpc,
+                request_serializer=type(request).SerializeToString,
+                response_deserializer=reply.FromString,
+            )
             try:
-                return json_format.MessageToDict(call(request, timeout=TIMEOUT,
-                                                      metadata=self.metadata))
+                return json_format.MessageToDict(
+                    call(request, timeout=TIMEOUT, metadata=self.metadata)
+                )
             except grpc.RpcError as error:
                 return self._error(error)
 
@@ -256,9 +280,10 @@ class GrpcClient:
         return "error:" + ERROR_NAMES.get(code, code)
 
     def send(self, text: str, task_id: str | None = None) -> tuple[str, str | None]:
-        request = json_format.ParseDict({"message": _message(text, task_id),
-                                         "configuration": {"returnImmediately": True}},
-                                        a2a_pb2.SendMessageRequest())
+        request = json_format.ParseDict(
+            {"message": _message(text, task_id), "configuration": {"returnImmediately": True}},
+            a2a_pb2.SendMessageRequest(),
+        )
         result = self._unary("SendMessage", request, a2a_pb2.SendMessageResponse)
         if isinstance(result, str):
             return result, None
@@ -277,9 +302,11 @@ class GrpcClient:
             call = channel.unary_stream(
                 V1 + "SubscribeToTask",
                 request_serializer=a2a_pb2.SubscribeToTaskRequest.SerializeToString,
-                response_deserializer=a2a_pb2.StreamResponse.FromString)
-            stream = call(a2a_pb2.SubscribeToTaskRequest(id=task_id), timeout=TIMEOUT,
-                          metadata=self.metadata)
+                response_deserializer=a2a_pb2.StreamResponse.FromString,
+            )
+            stream = call(
+                a2a_pb2.SubscribeToTaskRequest(id=task_id), timeout=TIMEOUT, metadata=self.metadata
+            )
             try:
                 events = (json_format.MessageToDict(m) for m in stream)
                 return _stream_outcome(events, lambda d: d, after_first)

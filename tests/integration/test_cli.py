@@ -31,9 +31,13 @@ CAPTURES = ROOT / "captures"
 @contextmanager
 def command(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Run `a2a-recorder ARGS` until it prints its first line on stderr; yield (process, line)."""
-    process = subprocess.Popen([sys.executable, "-m", "recorder", *args], text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recorder", *args],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert process.stderr is not None
         yield process, process.stderr.readline()
@@ -69,8 +73,9 @@ def test_show_prints_a_table_and_json() -> None:
 def test_show_names_file_and_line_of_a_damaged_capture(tmp_path: Path) -> None:
     damaged = tmp_path / "damaged.http"
     lines = (DATA / "rest-send.http").read_text().splitlines(keepends=True)
-    damaged.write_text("".join(line.replace("HTTP/1.1 200 OK", "HTTP/1.1 2x0 OK")
-                               for line in lines))
+    damaged.write_text(
+        "".join(line.replace("HTTP/1.1 200 OK", "HTTP/1.1 2x0 OK") for line in lines)
+    )
     result = CliRunner().invoke(main, ["show", str(damaged)])
     assert result.exit_code == 2
     assert f"{damaged}:" in result.output
@@ -80,9 +85,18 @@ def test_show_names_file_and_line_of_a_damaged_capture(tmp_path: Path) -> None:
 def test_record_writes_what_crossed_and_stops_on_sigterm(tmp_path: Path) -> None:
     out = tmp_path / "cli.http"
     port = free_port()
-    with DemoAgent(enable_grpc=False) as agent, command(
-            "record", "--upstream", agent.base_url, "--listen", f"127.0.0.1:{port}",
-            "--out", str(out)) as (process, first):
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        command(
+            "record",
+            "--upstream",
+            agent.base_url,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--out",
+            str(out),
+        ) as (process, first),
+    ):
         assert f"http://127.0.0.1:{port}" in first
         reply = send(f"http://127.0.0.1:{port}", "echo from the cli")
         code, err = stop(process)
@@ -94,13 +108,31 @@ def test_record_writes_what_crossed_and_stops_on_sigterm(tmp_path: Path) -> None
     assert "recorded 1 exchanges (0 errors" in err
     # The capture now holds an exchange: starting again over it is refused, and --append
     # goes on numbering after it.
-    with command("record", "--upstream", "http://127.0.0.1:9", "--listen",
-                 f"127.0.0.1:{free_port()}", "--out", str(out)) as (refused, line):
+    with command(
+        "record",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--listen",
+        f"127.0.0.1:{free_port()}",
+        "--out",
+        str(out),
+    ) as (refused, line):
         assert refused.wait(30) == 2
         assert "already holds recorded exchanges" in line + refused.communicate()[1]
-    with DemoAgent(enable_grpc=False) as agent, command(
-            "record", "--upstream", agent.base_url, "--listen", f"127.0.0.1:{port}",
-            "--out", str(out), "--append", "--quiet") as (process, first):
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        command(
+            "record",
+            "--upstream",
+            agent.base_url,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--out",
+            str(out),
+            "--append",
+            "--quiet",
+        ) as (process, first),
+    ):
         send(f"http://127.0.0.1:{port}", "echo again")
         code, err = stop(process)
     assert code == 0 and "#2" not in err
@@ -111,13 +143,15 @@ def test_replay_strict_exits_1_naming_what_was_never_served() -> None:
     port = free_port()
     capture = DATA / "sessions" / "demo-session-jsonrpc.http"
     with command("replay", str(capture), "--listen", f"127.0.0.1:{port}", "--strict") as (
-            process, first):
+        process,
+        first,
+    ):
         assert f"http://127.0.0.1:{port}" in first
         card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=5)
         code, err = stop(process)
     assert card.json()["supportedInterfaces"][0]["url"].startswith(f"http://127.0.0.1:{port}")
     assert code == 1
-    report = json.loads(err[err.index("{"):])
+    report = json.loads(err[err.index("{") :])
     assert "#2 SendMessage" in report["unserved"]
     assert "#1 AgentCard" not in report["unserved"]
 
@@ -133,8 +167,13 @@ async def _sdk_clients(url: str, clients: int, sends: int) -> list[str]:
         client = await create_client(url, client_config=ClientConfig(streaming=False))
         try:
             for _ in range(sends):
-                request = SendMessageRequest(message=Message(
-                    message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="echo x")]))
+                request = SendMessageRequest(
+                    message=Message(
+                        message_id=str(uuid.uuid4()),
+                        role=Role.ROLE_USER,
+                        parts=[Part(text="echo x")],
+                    )
+                )
                 async for event in client.send_message(request):
                     states.append(str(event.task.status.state))
         finally:
@@ -142,17 +181,20 @@ async def _sdk_clients(url: str, clients: int, sends: int) -> list[str]:
     return states
 
 
-def test_replay_strict_exits_0_when_the_client_fetched_the_card_fewer_times(
-        tmp_path: Path) -> None:
+def test_replay_strict_exits_0_when_the_client_fetched_the_card_fewer_times(tmp_path: Path) -> None:
     capture = tmp_path / "cards.http"
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=capture) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=capture) as proxy,
+    ):
         live = asyncio.run(_sdk_clients(proxy.url, clients=4, sends=1))
     operations = [e.classification.operation for e in read_capture(capture).exchanges]
     assert operations.count("AgentCard") == 4 and operations.count("SendMessage") == 4
     port = free_port()
     with command("replay", str(capture), "--listen", f"127.0.0.1:{port}", "--strict") as (
-            process, _):
+        process,
+        _,
+    ):
         replayed = asyncio.run(_sdk_clients(f"http://127.0.0.1:{port}", clients=1, sends=4))
         code, err = stop(process)
     assert replayed == live
@@ -170,10 +212,15 @@ def test_replay_forwards_a_miss_to_the_url_given(spelling: str) -> None:
     port = free_port()
     capture = DATA / "sessions" / "demo-session-jsonrpc.http"
     with DemoAgent(enable_grpc=False) as agent:
-        on_miss = (["--on-miss", "forward", agent.base_url] if spelling == "two words"
-                   else ["--on-miss", f"forward={agent.base_url}"])
+        on_miss = (
+            ["--on-miss", "forward", agent.base_url]
+            if spelling == "two words"
+            else ["--on-miss", f"forward={agent.base_url}"]
+        )
         with command("replay", *on_miss, str(capture), "--listen", f"127.0.0.1:{port}") as (
-                process, first):
+            process,
+            first,
+        ):
             assert f"http://127.0.0.1:{port}" in first, process.stderr
             reply = send(f"http://127.0.0.1:{port}", "echo never recorded")
             code, err = stop(process)
@@ -204,8 +251,12 @@ def test_diff_exit_codes(tmp_path: Path) -> None:
 
 
 def test_demo_records_replays_and_diffs_clean(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "recorder", "demo", "--out", str(tmp_path)],
-                            capture_output=True, text=True, timeout=240)
+    result = subprocess.run(
+        [sys.executable, "-m", "recorder", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the client saw the same results in all" in result.stdout
     assert "0 differ, 0 inserted, 0 removed" in result.stdout

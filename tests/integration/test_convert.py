@@ -123,8 +123,9 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
     flows, har = tmp / "session.mitm", tmp / "session.har"
     with DemoAgent(enable_grpc=False, event_delay=0.05) as agent:
         port = free_port()
-        process = start_mitmdump(agent.base_url, port, tmp, "-w", str(flows),
-                                 "--set", f"hardump={har}")  # fmt: skip
+        process = start_mitmdump(
+            agent.base_url, port, tmp, "-w", str(flows), "--set", f"hardump={har}"
+        )
         try:
             task_id, echo = drive(f"http://127.0.0.1:{port}")
         finally:

@@ -28,8 +28,18 @@ FILES = sorted(CAPTURES.rglob("*.http"))
 LATEST = sorted(p for p in FILES if p.parts[len(CAPTURES.parts)].endswith("-1.3.0"))
 FOLDERS = ("a2a-python-1.3.0", "a2a-python-1.2.3", "a2a-python-0.3.26", "a2a-js-1.3.0")
 # The scenarios every SDK records over JSON-RPC (0.3.x skips 09-list-tasks and 12-tenant).
-CORE = ("01-agent-card", "03-blocking-task", "04-polling", "05-streaming", "06-subscribe",
-        "07-cancel", "08-push-configs", "10-extended-card", "11-errors", "16-rest-binding")
+CORE = (
+    "01-agent-card",
+    "03-blocking-task",
+    "04-polling",
+    "05-streaming",
+    "06-subscribe",
+    "07-cancel",
+    "08-push-configs",
+    "10-extended-card",
+    "11-errors",
+    "16-rest-binding",
+)
 
 
 def _rel(path: Path) -> str:
@@ -38,8 +48,12 @@ def _rel(path: Path) -> str:
 
 def test_corpus_has_every_sdk_and_core_scenario() -> None:
     names = {_rel(p) for p in FILES}
-    missing = [f"{folder}/{s}.http" for folder in FOLDERS for s in CORE
-               if f"{folder}/{s}.http" not in names]
+    missing = [
+        f"{folder}/{s}.http"
+        for folder in FOLDERS
+        for s in CORE
+        if f"{folder}/{s}.http" not in names
+    ]
     assert not missing, missing
     assert (CAPTURES / "README.md").is_file()
 
@@ -48,8 +62,11 @@ def test_corpus_has_every_sdk_and_core_scenario() -> None:
 def test_capture_parses_and_is_classified(path: Path) -> None:
     capture: Capture = read_capture(path)
     assert capture.exchanges, f"{_rel(path)} has no exchanges"
-    unclassified = [(x.number, x.request.method, x.request.target, x.classification.reason)
-                    for x in capture.exchanges if x.classification.operation is None]
+    unclassified = [
+        (x.number, x.request.method, x.request.target, x.classification.reason)
+        for x in capture.exchanges
+        if x.classification.operation is None
+    ]
     assert not unclassified, unclassified
     assert [x.number for x in capture.exchanges] == list(range(1, len(capture.exchanges) + 1))
 
@@ -63,13 +80,28 @@ def test_capture_diffs_clean_against_itself(path: Path) -> None:
 
 def test_regenerated_jsonrpc_corpus_diffs_clean(tmp_path: Path) -> None:
     if not (PEERS / "py-1.3.0" / ".installed.json").is_file():
-        pytest.skip(f"{PEERS} is not built (run scripts/peers/envs.py); the checked-in corpus "
-                    "cannot be re-recorded here")
+        pytest.skip(
+            f"{PEERS} is not built (run scripts/peers/envs.py); the checked-in corpus "
+            "cannot be re-recorded here"
+        )
     out = tmp_path / "captures"
     proc = subprocess.run(
-        [sys.executable, str(RECORD_CORPUS), "--no-build", "--sdk", REGEN_SDK,
-         "--binding", "JSONRPC", "--out", str(out)],
-        capture_output=True, text=True, timeout=REGEN_TIMEOUT, check=False)
+        [
+            sys.executable,
+            str(RECORD_CORPUS),
+            "--no-build",
+            "--sdk",
+            REGEN_SDK,
+            "--binding",
+            "JSONRPC",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=REGEN_TIMEOUT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     fresh, kept = out / REGEN_FOLDER, CAPTURES / REGEN_FOLDER
     # Only the JSON-RPC files were regenerated (16-rest-binding is HTTP+JSON): pair those.

@@ -28,29 +28,58 @@ from recorder.demo import (
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 V1 = {"A2A-Version": "1.0"}
 
-_PUSH_CONFIG = (("credentials", "CREDENTIALS"), ("id", "CFG-1"), ("scheme", "Bearer"),
-                ("task", "TASK-1"), ("token", "TOKEN"), ("url", "WEBHOOK-URL"))
+_PUSH_CONFIG = (
+    ("credentials", "CREDENTIALS"),
+    ("id", "CFG-1"),
+    ("scheme", "Bearer"),
+    ("task", "TASK-1"),
+    ("token", "TOKEN"),
+    ("url", "WEBHOOK-URL"),
+)
 _CTX = (("context", "CTX-1"),)
 
 # What the client must see, written out literally (not derived from a run).
 EXPECTED_STEPS = (
-    Step("card", fields=(
-        ("capabilities", "streaming=True push=True extended=True"),
-        ("interfaces", "GRPC@0.3 GRPC@1.0 HTTP+JSON@0.3 HTTP+JSON@1.0 JSONRPC@0.3 JSONRPC@1.0"),
-        ("name", "a2a-recorder demo agent"), ("skills", "echo slow wait message fail whoami"))),
+    Step(
+        "card",
+        fields=(
+            ("capabilities", "streaming=True push=True extended=True"),
+            ("interfaces", "GRPC@0.3 GRPC@1.0 HTTP+JSON@0.3 HTTP+JSON@1.0 JSONRPC@0.3 JSONRPC@1.0"),
+            ("name", "a2a-recorder demo agent"),
+            ("skills", "echo slow wait message fail whoami"),
+        ),
+    ),
     Step("send", task="TASK-1", state="completed", artifacts=("echo hello",), fields=_CTX),
-    Step("stream", task="TASK-2", events=(
-        "task:submitted", "status_update:working", "artifact_update:chunk 1",
-        "artifact_update:chunk 2", "artifact_update:chunk 3", "status_update:completed")),
-    Step("get_task", task="TASK-2", state="completed",
-         artifacts=("chunk 1", "chunk 2", "chunk 3"), fields=_CTX),
+    Step(
+        "stream",
+        task="TASK-2",
+        events=(
+            "task:submitted",
+            "status_update:working",
+            "artifact_update:chunk 1",
+            "artifact_update:chunk 2",
+            "artifact_update:chunk 3",
+            "status_update:completed",
+        ),
+    ),
+    Step(
+        "get_task",
+        task="TASK-2",
+        state="completed",
+        artifacts=("chunk 1", "chunk 2", "chunk 3"),
+        fields=_CTX,
+    ),
     Step("list_tasks", fields=(("tasks", "TASK-2=completed TASK-1=completed"), ("total", "2"))),
     Step("message", messages=("hi there",), events=("message:hi there",)),
     Step("cancel_start", task="TASK-3", state="working", fields=_CTX),
     Step("cancel", task="TASK-3", state="canceled", fields=_CTX),
     Step("subscribe_start", task="TASK-4", state="working", fields=_CTX),
-    Step("subscribe", task="TASK-4", state="canceled",
-         events=("task:working", "status_update:canceled")),
+    Step(
+        "subscribe",
+        task="TASK-4",
+        state="canceled",
+        events=("task:working", "status_update:canceled"),
+    ),
     Step("push_send", task="TASK-5", state="completed", artifacts=("echo push",), fields=_CTX),
     Step("push_create", fields=_PUSH_CONFIG),
     Step("push_get", fields=_PUSH_CONFIG),
@@ -61,9 +90,13 @@ EXPECTED_STEPS = (
     Step("error_cancel_completed", error="TaskNotCancelableError"),
     Step("error_subscribe_terminal", error="UnsupportedOperationError"),
     Step("error_push_get_unknown", error="TaskNotFoundError"),
-    Step("extended_card", fields=(
-        ("description", "Deterministic demo agent for a2a-recorder (extended card)"),
-        ("skills", "echo slow wait message fail whoami extended"))),
+    Step(
+        "extended_card",
+        fields=(
+            ("description", "Deterministic demo agent for a2a-recorder (extended card)"),
+            ("skills", "echo slow wait message fail whoami extended"),
+        ),
+    ),
 )
 
 EXPECTED_DELIVERIES = (
@@ -90,9 +123,14 @@ def _port_is_free(port: int) -> bool:
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_session_live_is_as_expected_and_repeatable(
-        demo_agent: DemoAgent, webhook_receiver: WebhookReceiver, binding: str) -> None:
-    first = await run_session(demo_agent.base_url, binding=binding, webhook=webhook_receiver,
-                              grpc_channel_factory=grpc.aio.insecure_channel)
+    demo_agent: DemoAgent, webhook_receiver: WebhookReceiver, binding: str
+) -> None:
+    first = await run_session(
+        demo_agent.base_url,
+        binding=binding,
+        webhook=webhook_receiver,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
     assert first.binding == binding
     assert [s.name for s in first.steps] == list(SCRIPT)
     for expected, got in zip(EXPECTED_STEPS, first.steps, strict=True):
@@ -109,8 +147,10 @@ async def test_session_live_is_as_expected_and_repeatable(
     assert len(webhook_receiver.deliveries) == 8
     # Fresh values per run: the two sessions used different webhook paths and tokens.
     assert raw[0].path != webhook_receiver.deliveries[4].path
-    assert (raw[0].headers["x-a2a-notification-token"]
-            != webhook_receiver.deliveries[4].headers["x-a2a-notification-token"])
+    assert (
+        raw[0].headers["x-a2a-notification-token"]
+        != webhook_receiver.deliveries[4].headers["x-a2a-notification-token"]
+    )
 
 
 async def test_session_without_webhook_skips_the_delivering_send(demo_agent: DemoAgent) -> None:
@@ -118,10 +158,12 @@ async def test_session_without_webhook_skips_the_delivering_send(demo_agent: Dem
     assert result.webhook_deliveries is None
     assert "push_send" not in [s.name for s in result.steps]
     assert result.step("push_create").fields[-1] == ("url", "NO-WEBHOOK")
-    assert result.errors == {"error_get_unknown_task": "TaskNotFoundError",
-                             "error_cancel_completed": "TaskNotCancelableError",
-                             "error_subscribe_terminal": "UnsupportedOperationError",
-                             "error_push_get_unknown": "TaskNotFoundError"}
+    assert result.errors == {
+        "error_get_unknown_task": "TaskNotFoundError",
+        "error_cancel_completed": "TaskNotCancelableError",
+        "error_subscribe_terminal": "UnsupportedOperationError",
+        "error_push_get_unknown": "TaskNotFoundError",
+    }
     assert json.loads(json.dumps(result.as_dict()))["binding"] == "JSONRPC"
     with pytest.raises(KeyError, match="no step 'nope'"):
         result.step("nope")
@@ -142,13 +184,18 @@ def test_agent_card_uses_real_ports_and_stop_frees_them() -> None:
         http_port, grpc_port = agent.http_port, agent.grpc_port
         assert grpc_port is not None
         card = httpx.get(agent.card_url, headers=V1, timeout=5).json()
-        urls = {(i["protocolBinding"], i["protocolVersion"]): i["url"]
-                for i in card["supportedInterfaces"]}
+        urls = {
+            (i["protocolBinding"], i["protocolVersion"]): i["url"]
+            for i in card["supportedInterfaces"]
+        }
         assert urls[("JSONRPC", "1.0")] == agent.jsonrpc_url
         assert urls[("HTTP+JSON", "0.3")] == agent.rest_url
         assert urls[("GRPC", "1.0")] == agent.grpc_target == f"127.0.0.1:{grpc_port}"
-        assert card["capabilities"] == {"streaming": True, "pushNotifications": True,
-                                        "extendedAgentCard": True}
+        assert card["capabilities"] == {
+            "streaming": True,
+            "pushNotifications": True,
+            "extendedAgentCard": True,
+        }
         assert not _port_is_free(http_port)
     assert _port_is_free(http_port)
     assert _port_is_free(grpc_port)
@@ -164,8 +211,10 @@ def test_agent_without_grpc(make_demo_agent: Callable[..., DemoAgent]) -> None:
 
 
 def _send(url: str, text: str, **configuration: object) -> httpx.Response:
-    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                        "parts": [{"text": text}]}, "configuration": configuration}
+    body = {
+        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]},
+        "configuration": configuration,
+    }
     return httpx.post(url + "/message:send", json=body, headers=V1, timeout=10)
 
 
@@ -188,32 +237,58 @@ def test_error_recipes_on_the_wire(demo_agent: DemoAgent) -> None:
         nope = http.post(rpc, json={"jsonrpc": "2.0", "id": 1, "method": "Nope", "params": {}})
         assert (nope.status_code, nope.json()["error"]["code"]) == (200, -32601)
         # The trailing-slash form is routed too (a bare Starlette Route would answer 307).
-        invalid = http.post(rpc + "/", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
-                                             "params": {"id": "x", "historyLength": -1}})
+        invalid = http.post(
+            rpc + "/",
+            json={
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "GetTask",
+                "params": {"id": "x", "historyLength": -1},
+            },
+        )
         assert (invalid.status_code, invalid.json()["error"]["code"]) == (200, -32602)
     # v0.3 compat: a legacy method with no A2A-Version header.
-    legacy = httpx.post(rpc, timeout=10, json={
-        "jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {"message": {
-            "messageId": "m-1", "role": "user", "kind": "message",
-            "parts": [{"kind": "text", "text": "echo old"}]}}})
+    legacy = httpx.post(
+        rpc,
+        timeout=10,
+        json={
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "message/send",
+            "params": {
+                "message": {
+                    "messageId": "m-1",
+                    "role": "user",
+                    "kind": "message",
+                    "parts": [{"kind": "text", "text": "echo old"}],
+                }
+            },
+        },
+    )
     assert legacy.json()["result"]["kind"] == "task"
 
 
-def test_push_after_create_then_cancel(demo_agent: DemoAgent,
-                                       webhook_receiver: WebhookReceiver) -> None:
+def test_push_after_create_then_cancel(
+    demo_agent: DemoAgent, webhook_receiver: WebhookReceiver
+) -> None:
     """A config created on a running task gets the later events (here: the cancel)."""
     rest = demo_agent.rest_url
     task_id = _send(rest, "wait", returnImmediately=True).json()["task"]["id"]
-    created = httpx.post(f"{rest}/tasks/{task_id}/pushNotificationConfigs", headers=V1,
-                         json={"url": webhook_receiver.url, "token": "tok-1"}, timeout=10)
+    created = httpx.post(
+        f"{rest}/tasks/{task_id}/pushNotificationConfigs",
+        headers=V1,
+        json={"url": webhook_receiver.url, "token": "tok-1"},
+        timeout=10,
+    )
     assert (created.status_code, created.json()["id"]) == (200, task_id)  # id defaults to task
     httpx.post(f"{rest}/tasks/{task_id}:cancel", json={"id": task_id}, headers=V1, timeout=10)
     assert webhook_receiver.wait_for(1, timeout=5)
     delivery = webhook_receiver.deliveries[0]
     assert delivery.json["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED"
     assert delivery.headers["x-a2a-notification-token"] == "tok-1"
-    deleted = httpx.delete(f"{rest}/tasks/{task_id}/pushNotificationConfigs/{task_id}",
-                           headers=V1, timeout=10)
+    deleted = httpx.delete(
+        f"{rest}/tasks/{task_id}/pushNotificationConfigs/{task_id}", headers=V1, timeout=10
+    )
     assert (deleted.status_code, deleted.json()) == (200, {})
 
 
@@ -222,8 +297,11 @@ async def test_slow_stream_events_are_spaced(make_demo_agent: Callable[..., Demo
     agent = await asyncio.to_thread(make_demo_agent, event_delay=0.3)
     client = await create_client(agent.base_url, client_config=ClientConfig(streaming=True))
     arrivals: list[float] = []
-    request = SendMessageRequest(message=Message(message_id=str(uuid.uuid4()),
-                                                 role=Role.ROLE_USER, parts=[Part(text="slow 3")]))
+    request = SendMessageRequest(
+        message=Message(
+            message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="slow 3")]
+        )
+    )
     try:
         async for ev in client.send_message(request):
             if ev.HasField("artifact_update"):
@@ -254,7 +332,10 @@ def test_webhook_receiver_records_and_frees_its_port() -> None:
         assert httpx.get(hook.url).status_code == 405
         first, second = hook.deliveries
         assert (first.path, first.json, first.headers["x-a2a-notification-token"]) == (
-            "/webhook/a", {"x": 1}, "t")
+            "/webhook/a",
+            {"x": 1},
+            "t",
+        )
         assert (second.body, second.json) == (b"not json", None)
         assert hook.wait_for(2, timeout=1)
         assert not hook.wait_for(3, timeout=0.05)
@@ -272,6 +353,7 @@ def test_exports_are_complete_and_sorted() -> None:
 
 
 async def test_session_against_a_non_agent_raises_a_clear_error(
-        webhook_receiver: WebhookReceiver) -> None:
+    webhook_receiver: WebhookReceiver,
+) -> None:
     with pytest.raises(AgentCardResolutionError):
         await run_session(webhook_receiver.url.removesuffix("/webhook"), binding="JSONRPC")

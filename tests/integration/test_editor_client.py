@@ -34,20 +34,28 @@ HTTPYAC = ENV.path / "node_modules" / ".bin" / "httpyac"
 CAPTURES = HERE.parents[1] / "captures"
 pytestmark = pytest.mark.skipif(not is_built(ENV), reason="httpyac is not built in .peers/")
 # JSON-RPC and HTTP+JSON captures of two SDKs: a2a-python's and a2a-js's servers.
-FILES = sorted([*CAPTURES.glob("a2a-python-1.3.0/*.http"),
-                *CAPTURES.glob("a2a-python-1.3.0/http-json/*.http"),
-                *CAPTURES.glob("a2a-js-1.3.0/http-json/*.http")])
+FILES = sorted(
+    [
+        *CAPTURES.glob("a2a-python-1.3.0/*.http"),
+        *CAPTURES.glob("a2a-python-1.3.0/http-json/*.http"),
+        *CAPTURES.glob("a2a-js-1.3.0/http-json/*.http"),
+    ]
+)
 
 
 def _sendable(capture: Capture, host: str) -> Capture:
     """The client's requests of a capture (no push deliveries: the agent sends those), with the
     Host header naming `host`, as a user edits it (or sets an httpyac variable) to aim there."""
+
     def aimed(request: Request) -> Request:
         headers = tuple((k, host) if k.lower() == "host" else (k, v) for k, v in request.headers)
         return replace(request, headers=headers)
 
-    kept = tuple(replace(e, request=aimed(e.request)) for e in capture.exchanges
-                 if e.classification.operation != PUSH_DELIVERY and e.response is not None)
+    kept = tuple(
+        replace(e, request=aimed(e.request))
+        for e in capture.exchanges
+        if e.classification.operation != PUSH_DELIVERY and e.response is not None
+    )
     return replace(capture, exchanges=kept)
 
 
@@ -58,10 +66,23 @@ def _httpyac(files: list[Path]) -> list[dict[str, Any]]:
     out = folder / "httpyac.json"
     # To a file: node cuts a piped stdout short when it exits (at 64 KiB here).
     with out.open("w") as sink:
-        done = subprocess.run([str(HTTPYAC), "send", *(f.name for f in files), "--all",
-                               "--json", "--timeout", "20000"], stdout=sink,
-                              stderr=subprocess.PIPE, text=True, timeout=600, check=False,
-                              cwd=folder)
+        done = subprocess.run(
+            [
+                str(HTTPYAC),
+                "send",
+                *(f.name for f in files),
+                "--all",
+                "--json",
+                "--timeout",
+                "20000",
+            ],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+            check=False,
+            cwd=folder,
+        )
     assert out.stat().st_size, done.stderr[-2000:]
     results: list[dict[str, Any]] = json.loads(out.read_text())["requests"]
     return results
@@ -97,19 +118,27 @@ def test_every_request_gets_the_recorded_outcome_from_the_replayer(tmp_path: Pat
     wrong = []
     for (path, exchange), result in zip(sent, results, strict=True):
         assert exchange.response is not None
-        recorded = _outcome(exchange.classification.binding, exchange.response.status,
-                            exchange.response.body)
+        recorded = _outcome(
+            exchange.classification.binding, exchange.response.status, exchange.response.body
+        )
         got = _outcome(exchange.classification.binding, *_answered(result))
         if got != recorded and not exchange.response.events:
-            wrong.append(f"{path.relative_to(CAPTURES)} #{exchange.number} "
-                         f"{exchange.classification.operation}: recorded {recorded}, got {got}")
+            wrong.append(
+                f"{path.relative_to(CAPTURES)} #{exchange.number} "
+                f"{exchange.classification.operation}: recorded {recorded}, got {got}"
+            )
         elif exchange.response.events:
             assert got[0] == recorded[0], (path, exchange.number, got)
     assert not wrong, "\n".join(wrong)
 
 
-PARSE_ERRORS = {"JSONRPCError(-32700)", "JSONRPCError(-32600)", "InvalidParamsError",
-                "InvalidRequestError", "JSONParseError"}
+PARSE_ERRORS = {
+    "JSONRPCError(-32700)",
+    "JSONRPCError(-32600)",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JSONParseError",
+}
 
 
 def test_every_request_reaches_a_live_agent_as_a_valid_request(tmp_path: Path) -> None:
@@ -117,8 +146,10 @@ def test_every_request_reaches_a_live_agent_as_a_valid_request(tmp_path: Path) -
     with DemoAgent(enable_grpc=False, event_delay=0.05) as agent:
         for binding in ("JSONRPC", "HTTP+JSON"):
             out = tmp_path / f"{binding}.http"
-            with WebhookReceiver() as hook, RecordingProxy(upstream=agent.base_url,
-                                                           out=out) as proxy:
+            with (
+                WebhookReceiver() as hook,
+                RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+            ):
                 asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
         captures = [read_capture(tmp_path / f"{b}.http") for b in ("JSONRPC", "HTTP+JSON")]
         with RecordingProxy(upstream=agent.base_url, out=live) as proxy:
@@ -135,7 +166,10 @@ def test_every_request_reaches_a_live_agent_as_a_valid_request(tmp_path: Path) -
         assert status != 0, (exchange.number, result)
         # A request the agent could not read would be a framing or parse error.
         assert status != 400 or error not in PARSE_ERRORS | {"HTTPError(400)"}, (
-            exchange.number, exchange.classification.operation, result.get("response"))
+            exchange.number,
+            exchange.classification.operation,
+            result.get("response"),
+        )
         assert error not in PARSE_ERRORS, (exchange.number, error)
     # The recorder saw them all, as valid A2A requests.
     recorded = read_capture(live).exchanges

@@ -46,10 +46,12 @@ from recorder.record import RecordingProxy
 from recorder.replay import Replayer
 
 TIMEOUT = 10.0
-ERRORS = {"error_get_unknown_task": "TaskNotFoundError",
-          "error_cancel_completed": "TaskNotCancelableError",
-          "error_subscribe_terminal": "UnsupportedOperationError",
-          "error_push_get_unknown": "TaskNotFoundError"}
+ERRORS = {
+    "error_get_unknown_task": "TaskNotFoundError",
+    "error_cancel_completed": "TaskNotCancelableError",
+    "error_subscribe_terminal": "UnsupportedOperationError",
+    "error_push_get_unknown": "TaskNotFoundError",
+}
 
 
 def grpc_exchanges(capture: Capture) -> list[Exchange]:
@@ -64,14 +66,16 @@ def without_deliveries(result: SessionResult) -> SessionResult:
 
 
 @pytest.fixture(scope="module")
-def plaintext(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[SessionResult, SessionResult, Capture, str]]:
+def plaintext(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SessionResult, SessionResult, Capture, str]]:
     out = tmp_path_factory.mktemp("grpc") / "grpc.http"
     with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
         assert agent.grpc_target is not None
         live = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook))
-        with RecordingProxy(upstream=agent.base_url, out=out,
-                            grpc_upstream=agent.grpc_target) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+        ) as proxy:
             assert proxy.grpc_target != agent.grpc_target
             recorded = asyncio.run(run_session(proxy.url, binding="GRPC", webhook=hook))
         target = agent.grpc_target
@@ -93,10 +97,19 @@ def test_capture_holds_decoded_grpc_calls(
     _, _, capture, _ = plaintext
     calls = grpc_exchanges(capture)
     operations = {e.classification.operation for e in calls}
-    assert operations >= {"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks",
-                          "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig",
-                          "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
-                          "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard"}
+    assert operations >= {
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+    }
     for exchange in calls:
         assert exchange.request.target.startswith("/lf.a2a.v1.A2AService/")
         assert exchange.request.header(":authority")
@@ -112,8 +125,9 @@ def test_streaming_call_has_timed_messages(
     plaintext: tuple[SessionResult, SessionResult, Capture, str],
 ) -> None:
     _, _, capture, _ = plaintext
-    stream = next(e for e in grpc_exchanges(capture)
-                  if e.classification.operation == "SendStreamingMessage")
+    stream = next(
+        e for e in grpc_exchanges(capture) if e.classification.operation == "SendStreamingMessage"
+    )
     assert stream.response is not None
     messages = stream.response.messages
     assert len(messages) >= 5
@@ -156,8 +170,11 @@ def test_push_config_secrets_are_redacted_in_grpc_messages(
     plaintext: tuple[SessionResult, SessionResult, Capture, str],
 ) -> None:
     _, _, capture, _ = plaintext
-    create = next(e for e in grpc_exchanges(capture)
-                  if e.classification.operation == "CreateTaskPushNotificationConfig")
+    create = next(
+        e
+        for e in grpc_exchanges(capture)
+        if e.classification.operation == "CreateTaskPushNotificationConfig"
+    )
     config = json.loads(create.request.messages[0].json or "{}")
     assert config["token"].startswith("<redacted:")
     assert any(n.startswith("redacted:") for n in create.notes)
@@ -197,12 +214,15 @@ def test_grpc_miss_is_internal_with_reason(
     async def call(target: str) -> grpc.aio.AioRpcError:
         async with grpc.aio.insecure_channel(target) as channel:
             stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
-            request = SendMessageRequest(message=Message(
-                message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
-                parts=[Part(text="never recorded")]))
+            request = SendMessageRequest(
+                message=Message(
+                    message_id=str(uuid.uuid4()),
+                    role=Role.ROLE_USER,
+                    parts=[Part(text="never recorded")],
+                )
+            )
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await stub.SendMessage(request, timeout=TIMEOUT,
-                                       metadata=(("a2a-version", "1.0"),))
+                await stub.SendMessage(request, timeout=TIMEOUT, metadata=(("a2a-version", "1.0"),))
             return caught.value
 
     with Replayer([capture]) as replayer:
@@ -224,19 +244,30 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = directory / "agent.pem", directory / "agent.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_path, key_path
 
 
@@ -295,18 +326,25 @@ def test_tls_grpc_session_is_recorded_and_decoded(tmp_path: Path) -> None:
     with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
         assert agent.grpc_port is not None
         live = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook))
-        with TlsFront(("127.0.0.1", agent.grpc_port), cert, key) as front, RecordingProxy(
-                upstream=agent.base_url, out=out, confdir=confdir,
+        with (
+            TlsFront(("127.0.0.1", agent.grpc_port), cert, key) as front,
+            RecordingProxy(
+                upstream=agent.base_url,
+                out=out,
+                confdir=confdir,
                 grpc_upstream=f"https://127.0.0.1:{front.port}",
-                mitm_options={"ssl_verify_upstream_trusted_ca": str(cert)}) as proxy:
+                mitm_options={"ssl_verify_upstream_trusted_ca": str(cert)},
+            ) as proxy,
+        ):
             ca = (confdir / "mitmproxy-ca-cert.pem").read_bytes()
             credentials = grpc.ssl_channel_credentials(root_certificates=ca)
 
             def secure(target: str) -> grpc.aio.Channel:
                 return grpc.aio.secure_channel(target, credentials)
 
-            recorded = asyncio.run(run_session(proxy.url, binding="GRPC", webhook=hook,
-                                               grpc_channel_factory=secure))
+            recorded = asyncio.run(
+                run_session(proxy.url, binding="GRPC", webhook=hook, grpc_channel_factory=secure)
+            )
     assert recorded == live
     capture = read_capture(out)
     calls = grpc_exchanges(capture)
@@ -314,7 +352,8 @@ def test_tls_grpc_session_is_recorded_and_decoded(tmp_path: Path) -> None:
     assert all(e.request.messages and e.request.messages[0].json for e in calls)
     assert capture.upstreams[0].startswith("http://")
     assert [e.classification.error for e in calls if e.classification.error] == list(
-        ERRORS.values())
+        ERRORS.values()
+    )
     stream = next(e for e in calls if e.classification.operation == "SendStreamingMessage")
     assert stream.response is not None and len(stream.response.messages) >= 5
     # The TLS capture replays like a plaintext one.
@@ -332,18 +371,23 @@ def test_one_replayer_serves_jsonrpc_rest_and_grpc_from_one_capture(tmp_path: Pa
     live: dict[str, SessionResult] = {}
     with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.base_url, out=out,
-                            grpc_upstream=agent.grpc_target) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+        ) as proxy:
             for binding in bindings:
                 live[binding] = asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
     capture = read_capture(out)
     assert {e.classification.binding for e in capture.exchanges} >= {
-        Binding.JSONRPC, Binding.HTTP_JSON, Binding.GRPC}
+        Binding.JSONRPC,
+        Binding.HTTP_JSON,
+        Binding.GRPC,
+    }
     with WebhookReceiver() as hook, Replayer([capture]) as replayer:
 
         async def all_at_once() -> list[SessionResult]:
-            return await asyncio.gather(*(run_session(replayer.url, binding=b, webhook=hook)
-                                          for b in bindings))
+            return await asyncio.gather(
+                *(run_session(replayer.url, binding=b, webhook=hook) for b in bindings)
+            )
 
         replayed = dict(zip(bindings, asyncio.run(all_at_once()), strict=True))
         assert replayer.report.misses == []
@@ -359,49 +403,67 @@ async def v03_session(base_url: str) -> tuple[str, ...]:
     """SendMessage then GetTask with the SDK's v0.3 compat gRPC client (card cut to 0.3 GRPC)."""
     async with httpx.AsyncClient(timeout=TIMEOUT) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
-    keep = [i for i in card.supported_interfaces
-            if i.protocol_binding == "GRPC" and i.protocol_version == "0.3"]
+    keep = [
+        i
+        for i in card.supported_interfaces
+        if i.protocol_binding == "GRPC" and i.protocol_version == "0.3"
+    ]
     del card.supported_interfaces[:]
     card.supported_interfaces.extend(keep)
-    factory = ClientFactory(ClientConfig(
-        streaming=False, supported_protocol_bindings=["GRPC"],
-        grpc_channel_factory=grpc.aio.insecure_channel))
+    factory = ClientFactory(
+        ClientConfig(
+            streaming=False,
+            supported_protocol_bindings=["GRPC"],
+            grpc_channel_factory=grpc.aio.insecure_channel,
+        )
+    )
     # a2a-sdk 1.3.0 picks CompatGrpcTransport for a 0.3 interface only if its import worked
     # when a2a.client loaded; importing a2a.compat.v0_3.grpc_handler first (recorder.demo does)
     # makes that import fail silently.  Register the SDK's own compat transport explicitly.
     factory.register("GRPC", CompatGrpcTransport.create)
     client = factory.create(card)
     try:
-        message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
-                          parts=[Part(text="echo v03")])
+        message = Message(
+            message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="echo v03")]
+        )
         events = [e async for e in client.send_message(SendMessageRequest(message=message))]
         task = next(e.task for e in events if e.HasField("task"))
         got = await client.get_task(GetTaskRequest(id=task.id))
     finally:
         await client.close()
     texts = tuple(p.text for a in got.artifacts for p in a.parts)
-    return (type(client._transport).__name__,  # type: ignore[attr-defined]
-            str(task.status.state), str(got.status.state),
-            *texts)
+    return (
+        type(client._transport).__name__,  # type: ignore[attr-defined]
+        str(task.status.state),
+        str(got.status.state),
+        *texts,
+    )
 
 
 def test_v03_grpc_session_records_decodes_and_replays(tmp_path: Path) -> None:
     out = tmp_path / "v03.http"
     with DemoAgent(event_delay=0.05) as agent:
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.base_url, out=out,
-                            grpc_upstream=agent.grpc_target) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+        ) as proxy:
             recorded = asyncio.run(v03_session(proxy.url))
     assert recorded[0] == "CompatGrpcTransport"
     assert "echo v03" in " ".join(recorded)
     capture = read_capture(out)
     calls = grpc_exchanges(capture)
-    assert [e.request.target for e in calls] == ["/a2a.v1.A2AService/SendMessage",
-                                                  "/a2a.v1.A2AService/GetTask"]
+    assert [e.request.target for e in calls] == [
+        "/a2a.v1.A2AService/SendMessage",
+        "/a2a.v1.A2AService/GetTask",
+    ]
     assert [e.request.messages[0].type_name for e in calls] == [
-        "a2a.v1.SendMessageRequest", "a2a.v1.GetTaskRequest"]
-    assert all(e.classification.version is not None and str(e.classification.version) == "0.3"
-               for e in calls)
+        "a2a.v1.SendMessageRequest",
+        "a2a.v1.GetTaskRequest",
+    ]
+    assert all(
+        e.classification.version is not None and str(e.classification.version) == "0.3"
+        for e in calls
+    )
     get = calls[1]
     assert json.loads(get.request.messages[0].json or "{}")["name"].startswith("tasks/")
     assert get.response is not None and get.response.messages[0].type_name == "a2a.v1.Task"
@@ -417,15 +479,18 @@ def test_raw_v03_stub_against_the_replayer(tmp_path: Path) -> None:
     async def call(target: str) -> Any:
         async with grpc.aio.insecure_channel(target) as channel:
             stub = a2a_v0_3_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
-            request = v03.SendMessageRequest(request=v03.Message(
-                message_id="raw-1", role=v03.ROLE_USER,
-                content=[v03.Part(text="echo raw")]))
+            request = v03.SendMessageRequest(
+                request=v03.Message(
+                    message_id="raw-1", role=v03.ROLE_USER, content=[v03.Part(text="echo raw")]
+                )
+            )
             return await stub.SendMessage(request, timeout=TIMEOUT)
 
     with DemoAgent(event_delay=0.05) as agent:
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.base_url, out=out,
-                            grpc_upstream=agent.grpc_target) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+        ) as proxy:
             assert proxy.grpc_target is not None
             live = asyncio.run(call(proxy.grpc_target))
     capture = read_capture(out)
@@ -439,7 +504,8 @@ def test_raw_v03_stub_against_the_replayer(tmp_path: Path) -> None:
     assert again.task.id not in (live.task.id, "")
     assert again.task.status.state == v03.TASK_STATE_COMPLETED
     assert [p.text for a in replayed.task.artifacts for p in a.parts] == [
-        p.text for a in live.task.artifacts for p in a.parts]
+        p.text for a in live.task.artifacts for p in a.parts
+    ]
 
 
 def test_forward_mode_records_grpc_tunnelled_through_connect(tmp_path: Path) -> None:
@@ -450,11 +516,15 @@ def test_forward_mode_records_grpc_tunnelled_through_connect(tmp_path: Path) -> 
         assert agent.grpc_target is not None
         live = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook))
         with RecordingProxy(mode="forward", out=out) as proxy:
+
             def channel(url: str) -> grpc.aio.Channel:
                 return grpc.aio.insecure_channel(url, options=[("grpc.http_proxy", proxy.url)])
 
-            through = asyncio.run(run_session(agent.base_url, binding="GRPC", webhook=hook,
-                                              grpc_channel_factory=channel))
+            through = asyncio.run(
+                run_session(
+                    agent.base_url, binding="GRPC", webhook=hook, grpc_channel_factory=channel
+                )
+            )
         target = agent.grpc_target
     assert through == live
     capture = read_capture(out / f"{target.replace(':', '_')}.http")
@@ -462,8 +532,15 @@ def test_forward_mode_records_grpc_tunnelled_through_connect(tmp_path: Path) -> 
     calls = grpc_exchanges(capture)
     assert len(calls) == len(capture.exchanges)
     assert {e.classification.operation for e in calls} >= {
-        "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask",
-        "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetExtendedAgentCard"}
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+    }
     errors = {e.classification.error for e in calls if e.classification.error}
     assert errors >= set(ERRORS.values())
     assert all(m.json is not None for e in calls for m in e.request.messages)
@@ -479,8 +556,9 @@ def test_bad_grpc_upstream_is_refused() -> None:
 
 
 @pytest.fixture(scope="module")
-def pushed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[SessionResult, SessionResult, Capture, int]]:
+def pushed(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SessionResult, SessionResult, Capture, int]]:
     """A gRPC session recorded with the agent's deliveries sent through the push proxy.
 
     The agent needs the proxy's address before the proxy (which needs the agent's) starts, so
@@ -488,11 +566,17 @@ def pushed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """
     out = tmp_path_factory.mktemp("grpc-push") / "push.http"
     port = free_port()
-    with DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent, \
-            WebhookReceiver() as hook:
+    with (
+        DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent,
+        WebhookReceiver() as hook,
+    ):
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target,
-                            push_proxy=("127.0.0.1", port)) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url,
+            out=out,
+            grpc_upstream=agent.grpc_target,
+            push_proxy=("127.0.0.1", port),
+        ) as proxy:
             assert proxy.push_proxy_url == f"http://127.0.0.1:{port}"
             recorded = asyncio.run(run_session(proxy.url, binding="GRPC", webhook=hook))
         received = len(hook.deliveries)
@@ -516,11 +600,15 @@ def test_push_proxy_deliveries_are_in_the_capture_decoded_and_redacted(
     deliveries = [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
     assert len(deliveries) == 4
     assert capture.upstreams[0].startswith("http://")  # the card fetch opened it
-    send = next(e for e in grpc_exchanges(capture)
-                if e.classification.operation == "SendMessage"
-                and "taskPushNotificationConfig" in (e.request.messages[0].json or ""))
-    config = json.loads(send.request.messages[0].json or "{}")[
-        "configuration"]["taskPushNotificationConfig"]
+    send = next(
+        e
+        for e in grpc_exchanges(capture)
+        if e.classification.operation == "SendMessage"
+        and "taskPushNotificationConfig" in (e.request.messages[0].json or "")
+    )
+    config = json.loads(send.request.messages[0].json or "{}")["configuration"][
+        "taskPushNotificationConfig"
+    ]
     assert config["token"].startswith("<redacted:")
     kinds = []
     for delivery in deliveries:
@@ -528,8 +616,9 @@ def test_push_proxy_deliveries_are_in_the_capture_decoded_and_redacted(
         kinds.append(next(iter(body)))
         assert delivery.classification.task_id
         assert delivery.request.header("X-A2A-Notification-Token") == config["token"]
-        assert f"http://{delivery.request.header('host')}{delivery.request.target}" == (
-            config["url"])
+        assert (
+            f"http://{delivery.request.header('host')}{delivery.request.target}" == (config["url"])
+        )
         assert delivery.response is not None and delivery.response.status == 200
     assert set(kinds) <= {"task", "statusUpdate", "artifactUpdate"} and "task" in kinds
     assert not [e for e in capture.exchanges if e.classification.operation is None]
@@ -553,15 +642,22 @@ def test_push_proxy_forwards_other_traffic_unrecorded(tmp_path: Path) -> None:
     out = tmp_path / "other.http"
     with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook:
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target,
-                            push_proxy=("127.0.0.1", 0)) as proxy:
+        with RecordingProxy(
+            upstream=agent.base_url,
+            out=out,
+            grpc_upstream=agent.grpc_target,
+            push_proxy=("127.0.0.1", 0),
+        ) as proxy:
             url = proxy.push_proxy_url
             assert url is not None and not url.endswith(":0")
             assert proxy.port != int(url.rpartition(":")[2])
             with httpx.Client(proxy=url, timeout=TIMEOUT) as client:
                 other = client.post(hook.url, json={"hello": "world"})
-                delivery = client.post(hook.url, headers={"X-A2A-Notification-Token": "t0k"},
-                                       json={"statusUpdate": {"taskId": "t-1", "contextId": "c"}})
+                delivery = client.post(
+                    hook.url,
+                    headers={"X-A2A-Notification-Token": "t0k"},
+                    json={"statusUpdate": {"taskId": "t-1", "contextId": "c"}},
+                )
         assert other.status_code == delivery.status_code == 200
         assert hook.wait_for(2, timeout=TIMEOUT)
     capture = read_capture(out)
@@ -577,14 +673,17 @@ def test_push_proxy_serves_relay_urls_itself_so_http_deliveries_are_recorded_onc
     """An agent using the push proxy for every POST also sends relay deliveries through it."""
     out = tmp_path / "rest.http"
     port = free_port()
-    with DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent, \
-            WebhookReceiver() as hook, \
-            RecordingProxy(upstream=agent.base_url, out=out,
-                           push_proxy=("127.0.0.1", port)) as proxy:
+    with (
+        DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(upstream=agent.base_url, out=out, push_proxy=("127.0.0.1", port)) as proxy,
+    ):
         result = asyncio.run(run_session(proxy.url, binding="HTTP+JSON", webhook=hook))
     assert result.webhook_deliveries == 4
-    deliveries = [e for e in read_capture(out).exchanges
-                  if e.classification.operation == PUSH_DELIVERY]
+    deliveries = [
+        e for e in read_capture(out).exchanges if e.classification.operation == PUSH_DELIVERY
+    ]
     assert len(deliveries) == 4
-    assert all(any(n.startswith("push relay: /__a2a_recorder/push/") for n in e.notes)
-               for e in deliveries)
+    assert all(
+        any(n.startswith("push relay: /__a2a_recorder/push/") for n in e.notes) for e in deliveries
+    )

@@ -68,7 +68,7 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
             out.append((key >> 3, value))
         elif key & 7 == 2:
             size, at = _read_varint(data, at)
-            out.append((key >> 3, data[at:at + size]))
+            out.append((key >> 3, data[at : at + size]))
             at += size
         else:
             raise AssertionError(f"wire type {key & 7} not expected here")
@@ -92,8 +92,12 @@ def _get(data: bytes, number: int) -> list[int | bytes]:
 def _send_message_request(text: str, message_id: str, context_id: str) -> bytes:
     """SendMessageRequest{message(2): Message{message_id(1), context_id(2), role(4),
     parts(5): Part{text(1)}}, configuration(3): {}}, as the recorded a2a-sdk client sent it."""
-    message = (_field(1, message_id) + _field(2, context_id) + _field(4, ROLE_USER)
-               + _field(5, _field(1, text)))
+    message = (
+        _field(1, message_id)
+        + _field(2, context_id)
+        + _field(4, ROLE_USER)
+        + _field(5, _field(1, text))
+    )
     return _field(2, message) + _field(3, b"")
 
 
@@ -112,8 +116,7 @@ def _grpc_exchanges() -> list[tuple[str, Exchange]]:
     for path in sorted(CORPUS.glob("*/grpc/*.http")):
         for exchange in read_capture(path).exchanges:
             if exchange.classification.binding is Binding.GRPC:
-                found.append((f"{path.parent.parent.name}/{path.name}#{exchange.number}",
-                              exchange))
+                found.append((f"{path.parent.parent.name}/{path.name}#{exchange.number}", exchange))
     return found
 
 
@@ -151,17 +154,24 @@ def test_replay_answers_a_hand_encoded_send_message() -> None:
     recorded = read_capture(BLOCKING)
     with Replayer([recorded], grpc_port=0) as replayer:
         assert replayer.grpc_target is not None
-        response, call = _unary(replayer.grpc_target, SEND,
-                                _send_message_request("echo hello", "m-raw-1", "c-raw-1"))
-        again, _ = _unary(replayer.grpc_target, SEND,
-                          _send_message_request("echo hello", "m-raw-2", "c-raw-2"))
+        response, call = _unary(
+            replayer.grpc_target, SEND, _send_message_request("echo hello", "m-raw-1", "c-raw-1")
+        )
+        again, _ = _unary(
+            replayer.grpc_target, SEND, _send_message_request("echo hello", "m-raw-2", "c-raw-2")
+        )
     assert call.code() is grpc.StatusCode.OK
     (task,) = _get(response, 1)  # SendMessageResponse.task
     assert isinstance(task, bytes)
     (status,) = _get(task, 3)
     assert isinstance(status, bytes) and _get(status, 1) == [TASK_STATE_COMPLETED]
-    texts = [_get(part, 1)[0] for artifact in _get(task, 4) if isinstance(artifact, bytes)
-             for part in _get(artifact, 4) if isinstance(part, bytes)]
+    texts = [
+        _get(part, 1)[0]
+        for artifact in _get(task, 4)
+        if isinstance(artifact, bytes)
+        for part in _get(artifact, 4)
+        if isinstance(part, bytes)
+    ]
     assert texts == [b"echo hello"]
     # The first conversation gets the recorded task id, the next one a new id.
     (task_id,) = _get(task, 1)
@@ -191,14 +201,15 @@ def test_grpc_is_recorded_through_the_recorder(tmp_path: Path) -> None:
     out = tmp_path / "recorded.http"
     with Replayer([read_capture(BLOCKING)], grpc_port=0) as agent:
         assert agent.grpc_target is not None
-        with RecordingProxy(upstream=agent.url, out=out,
-                            grpc_upstream=agent.grpc_target) as proxy:
+        with RecordingProxy(upstream=agent.url, out=out, grpc_upstream=agent.grpc_target) as proxy:
             assert proxy.grpc_target is not None
-            _, call = _unary(proxy.grpc_target, SEND,
-                             _send_message_request("echo hello", "m-raw-2", "c-raw-2"))
+            _, call = _unary(
+                proxy.grpc_target, SEND, _send_message_request("echo hello", "m-raw-2", "c-raw-2")
+            )
             assert call.code() is grpc.StatusCode.OK
-    (exchange,) = [e for e in read_capture(out).exchanges
-                   if e.classification.binding is Binding.GRPC]
+    (exchange,) = [
+        e for e in read_capture(out).exchanges if e.classification.binding is Binding.GRPC
+    ]
     assert exchange.classification.operation == "SendMessage"
     request = json.loads(exchange.request.messages[0].json or "{}")
     assert request["message"]["parts"] == [{"text": "echo hello"}]
@@ -218,8 +229,13 @@ def test_recorder_is_imported_from_the_environment_under_test() -> None:
 
 
 def test_the_version_names_the_shipped_descriptors() -> None:
-    proc = subprocess.run([sys.executable, "-m", "recorder", "--version"], capture_output=True,
-                          text=True, timeout=60, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "recorder", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("a2a-recorder ")
     assert lines[1].startswith("mitmproxy 12.")

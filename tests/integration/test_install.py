@@ -44,9 +44,21 @@ TIMEOUT = 120
 # What the lowest and newest envs run: the SDK-free tests of the codec, gRPC replay and
 # recording, matching, verify and the recorder's pure parts (none imports a2a-sdk or the demo).
 SDK_FREE_TESTS = [
-    *(f"tests/unit/test_{name}.py" for name in (
-        "cardrewrite", "push_relay", "replay_ids", "replay_service", "replay_timing",
-        "secret_scan", "sse", "verify_plan", "verify_report", "verify_schedule")),
+    *(
+        f"tests/unit/test_{name}.py"
+        for name in (
+            "cardrewrite",
+            "push_relay",
+            "replay_ids",
+            "replay_service",
+            "replay_timing",
+            "secret_scan",
+            "sse",
+            "verify_plan",
+            "verify_report",
+            "verify_schedule",
+        )
+    ),
     "tests/integration/test_grpc_without_sdk.py",
 ]
 
@@ -56,8 +68,10 @@ def _env(key: str) -> installs.InstallEnv:
     if not installs.is_built(env):
         pytest.skip(f"{env.path} is not built (.venv/bin/python scripts/peers/installs.py)")
     if not installs.wheel_is_current():
-        pytest.skip("the wheel is older than the sources: .venv/bin/python "
-                    "scripts/peers/installs.py (scripts/test does it)")
+        pytest.skip(
+            "the wheel is older than the sources: .venv/bin/python "
+            "scripts/peers/installs.py (scripts/test does it)"
+        )
     return env
 
 
@@ -69,13 +83,24 @@ def _clean_environ(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _run(cmd: list[str], cwd: Path, timeout: float = TIMEOUT, check: bool = True,
-         **environ: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=_clean_environ(**environ), stdin=subprocess.DEVNULL, check=False)
+def _run(
+    cmd: list[str], cwd: Path, timeout: float = TIMEOUT, check: bool = True, **environ: str
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        cmd,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_clean_environ(**environ),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if check:
-        assert proc.returncode == 0, (f"{' '.join(cmd)} exited {proc.returncode}\n"
-                                      f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        assert proc.returncode == 0, (
+            f"{' '.join(cmd)} exited {proc.returncode}\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -91,9 +116,15 @@ class Process:
 
     def __init__(self, cmd: list[str], cwd: Path) -> None:
         self.cmd = cmd
-        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                     text=True, env=_clean_environ())
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=_clean_environ(),
+        )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         for stream in (self.proc.stdout, self.proc.stderr):
@@ -160,15 +191,40 @@ def _sdk_for(env: installs.InstallEnv) -> Sdk:
 
 @contextlib.contextmanager
 def _agent(sdk: Sdk, cwd: Path) -> Iterator[dict[str, Any]]:
-    with Process([str(sdk.env.python), str(PEERS / sdk.script), "agent", "--port", "0",
-                  "--grpc-port", "0", "--delay", "0.05"], cwd) as agent:
+    with Process(
+        [
+            str(sdk.env.python),
+            str(PEERS / sdk.script),
+            "agent",
+            "--port",
+            "0",
+            "--grpc-port",
+            "0",
+            "--delay",
+            "0.05",
+        ],
+        cwd,
+    ) as agent:
         yield json.loads(agent.wait_for(r"^READY (\{.*\})$").group(1))
         agent.stop(signal.SIGTERM)
 
 
 def _client(sdk: Sdk, card_url: str, binding: str, cwd: Path) -> dict[str, Any]:
-    proc = _run([str(sdk.env.python), str(PEERS / sdk.script), "client", "--card-url", card_url,
-                 "--binding", binding, "--scenario", "03-blocking-task"], cwd, check=False)
+    proc = _run(
+        [
+            str(sdk.env.python),
+            str(PEERS / sdk.script),
+            "client",
+            "--card-url",
+            card_url,
+            "--binding",
+            binding,
+            "--scenario",
+            "03-blocking-task",
+        ],
+        cwd,
+        check=False,
+    )
     summary: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary.get("ok") and proc.returncode == 0, summary
     return summary
@@ -206,14 +262,14 @@ def test_installing_the_wheel_leaves_the_sdk_as_it_was(key: str, tmp_path: Path)
 
 def test_the_demo_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
     env = _env("no-sdk")
-    proc = _run([_bin(env, "a2a-recorder"), "demo", "--out", str(tmp_path)], tmp_path,
-                check=False)
+    proc = _run([_bin(env, "a2a-recorder"), "demo", "--out", str(tmp_path)], tmp_path, check=False)
     assert proc.returncode == 2
     assert "pip install 'a2a-recorder[demo]'" in proc.stderr
     module = _run([str(env.python), "-m", "recorder.demo", "agent"], tmp_path, check=False)
     assert module.returncode != 0
     assert "recorder.demo needs a2a-sdk (a2a is missing): pip install 'a2a-recorder[demo]'" in (
-        module.stderr)
+        module.stderr
+    )
 
 
 @pytest.mark.parametrize("key", SDK_ENVS)
@@ -222,18 +278,45 @@ def test_the_cli_records_replays_shows_and_diffs_grpc(key: str, tmp_path: Path) 
     sdk = _sdk_for(env)
     cli = _bin(env, "a2a-recorder")
     capture = tmp_path / "recorded.http"
-    with _agent(sdk, tmp_path) as agent, Process(
-            [cli, "record", "--upstream", agent["base_url"], "--grpc-upstream",
-             agent["grpc_target"], "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0",
-             "--out", str(capture)], tmp_path) as recorder:
+    with (
+        _agent(sdk, tmp_path) as agent,
+        Process(
+            [
+                cli,
+                "record",
+                "--upstream",
+                agent["base_url"],
+                "--grpc-upstream",
+                agent["grpc_target"],
+                "--listen",
+                "127.0.0.1:0",
+                "--grpc-listen",
+                "127.0.0.1:0",
+                "--out",
+                str(capture),
+            ],
+            tmp_path,
+        ) as recorder,
+    ):
         url = recorder.wait_for(r"point A2A clients at (http://\S+)").group(1)
         recorder.wait_for(r"recording gRPC: point gRPC clients at \S+")
         _client(sdk, url + "/.well-known/agent-card.json", "GRPC", tmp_path)
         assert recorder.stop() == 0
     shown = _run([cli, "show", str(capture)], tmp_path).stdout
     assert re.search(r"GRPC\s+SendMessage", shown), shown
-    with Process([cli, "replay", str(capture), "--listen", "127.0.0.1:0", "--grpc-listen",
-                  "127.0.0.1:0", "--strict"], tmp_path) as replayer:
+    with Process(
+        [
+            cli,
+            "replay",
+            str(capture),
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--strict",
+        ],
+        tmp_path,
+    ) as replayer:
         url = replayer.wait_for(r"replaying \d+ exchanges at (http://\S+)").group(1)
         replayer.wait_for(r"replaying gRPC at \S+")
         summary = _client(sdk, url + "/.well-known/agent-card.json", "GRPC", tmp_path)
@@ -242,8 +325,9 @@ def test_the_cli_records_replays_shows_and_diffs_grpc(key: str, tmp_path: Path) 
     assert _run([cli, "diff", str(capture), str(capture)], tmp_path).returncode == 0
     # Against the corpus's recording of the same scenario by the same SDK, some days ago.
     corpus = ROOT / "captures" / f"a2a-python-{sdk.env.sdk}" / "grpc" / "03-blocking-task.http"
-    other = _run([cli, "diff", str(corpus), str(capture), "--format", "json"], tmp_path,
-                 check=False)
+    other = _run(
+        [cli, "diff", str(corpus), str(capture), "--format", "json"], tmp_path, check=False
+    )
     assert other.returncode in (0, 1), other.stderr
     assert "SendMessage" in other.stdout
 
@@ -253,12 +337,17 @@ def test_a_pytest_file_for_the_sdk_records_then_replays(key: str, tmp_path: Path
     env = _env(key)
     sdk = _sdk_for(env)
     shutil.copy(CLIENTS / sdk.client_file, tmp_path / "test_client.py")
-    pytest_cmd = [str(env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                  "test_client.py"]
+    pytest_cmd = [str(env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_client.py"]
     with _agent(sdk, tmp_path) as agent:
-        recorded = _run([*pytest_cmd, "--a2a-record=missing",
-                         f"--a2a-upstream={agent['base_url']}",
-                         f"--a2a-grpc-upstream={agent['grpc_target']}"], tmp_path)
+        recorded = _run(
+            [
+                *pytest_cmd,
+                "--a2a-record=missing",
+                f"--a2a-upstream={agent['base_url']}",
+                f"--a2a-grpc-upstream={agent['grpc_target']}",
+            ],
+            tmp_path,
+        )
     assert "3 passed" in recorded.stdout
     for name, binding in (("jsonrpc", "JSONRPC"), ("rest", "HTTP+JSON"), ("grpc", "GRPC")):
         text = (tmp_path / "captures" / f"{name}.http").read_text()
@@ -269,7 +358,8 @@ def test_a_pytest_file_for_the_sdk_records_then_replays(key: str, tmp_path: Path
 
 @pytest.mark.parametrize("key", ["lowest", "no-sdk"])
 def test_the_sdk_free_tests_pass_at_the_lowest_and_newest_versions(
-        key: str, tmp_path: Path) -> None:
+    key: str, tmp_path: Path
+) -> None:
     env = _env(key)
     listed = installs.installed(env)
     assert "a2a-sdk" not in listed
@@ -278,9 +368,22 @@ def test_the_sdk_free_tests_pass_at_the_lowest_and_newest_versions(
         for name in ("protobuf", "grpcio", "mitmproxy"):
             assert _same_version(listed[name], floors[name]), (name, listed[name])
     tests = [str(ROOT / path) for path in SDK_FREE_TESTS]
-    proc = _run([str(env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                 f"--rootdir={ROOT}", *tests], tmp_path, timeout=600, check=False,
-                A2A_EXPECT_RECORDER_UNDER=str(env.path))
+    proc = _run(
+        [
+            str(env.python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--rootdir={ROOT}",
+            *tests,
+        ],
+        tmp_path,
+        timeout=600,
+        check=False,
+        A2A_EXPECT_RECORDER_UNDER=str(env.path),
+    )
     tail = proc.stdout.strip().splitlines()[-1:]
     versions = {n: listed[n] for n in ("protobuf", "grpcio", "mitmproxy")}
     assert proc.returncode == 0, f"{versions}\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
@@ -291,4 +394,5 @@ def _same_version(installed: str, floor: str) -> bool:
     def parts(v: str) -> list[int]:
         numbers = [int(p) for p in v.split(".")]
         return numbers + [0] * (4 - len(numbers))
+
     return parts(installed) == parts(floor)

@@ -67,8 +67,12 @@ def js_signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     script = tmp_path_factory.mktemp("signer") / "sign.mjs"
     script.write_text(SIGNER, encoding="utf-8")
     done = subprocess.run(
-        ["node", str(script), json.dumps(CARD)], capture_output=True, text=True, timeout=60,
-        env={**os.environ, "A2A_PEER_NODE_ENV": str(JS_ENV)}, check=True,
+        ["node", str(script), json.dumps(CARD)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "A2A_PEER_NODE_ENV": str(JS_ENV)},
+        check=True,
     )
     signed: dict[str, Any] = json.loads(done.stdout)
     return signed
@@ -76,10 +80,15 @@ def js_signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def _capture(card: dict[str, Any]) -> str:
     request = Request("GET", "/.well-known/agent-card.json", (("A2A-Version", "1.0"),))
-    response = Response(200, "OK", (("Content-Type", "application/json"), ("ETag", 'W/"1"'),
-                                    ("Cache-Control", "max-age=60")), json.dumps(card).encode())
-    exchange = Exchange(1, classify(request, response), request, response,
-                        notes=("card rewritten",))
+    response = Response(
+        200,
+        "OK",
+        (("Content-Type", "application/json"), ("ETag", 'W/"1"'), ("Cache-Control", "max-age=60")),
+        json.dumps(card).encode(),
+    )
+    exchange = Exchange(
+        1, classify(request, response), request, response, notes=("card rewritten",)
+    )
     return render(Capture("2026-12-01T00:00:00.000000Z", "0.1.0", (exchange,)))
 
 
@@ -87,8 +96,9 @@ def _lint(tmp_path: Path, card: dict[str, Any], jwks: dict[str, Any]) -> tuple[i
     capture, keys = tmp_path / "card.http", tmp_path / "keys.json"
     capture.write_text(_capture(card), encoding="utf-8")
     keys.write_text(json.dumps(jwks), encoding="utf-8")
-    result = CliRunner().invoke(main, ["lint", str(capture), "--jwks", str(keys),
-                                       "--select", "card.signature-*"])
+    result = CliRunner().invoke(
+        main, ["lint", str(capture), "--jwks", str(keys), "--select", "card.signature-*"]
+    )
     return result.exit_code, result.stdout
 
 
@@ -108,8 +118,11 @@ def test_fields_served_beside_the_signed_card_are_named(
     tmp_path: Path, js_signed: dict[str, Any]
 ) -> None:
     # What the py SDK serves: the signed v1 card plus v0.3 fields the proto does not know.
-    hybrid = {**js_signed["card"], "url": "http://127.0.0.1:9900/a2a/jsonrpc",
-              "protocolVersion": "0.3"}
+    hybrid = {
+        **js_signed["card"],
+        "url": "http://127.0.0.1:9900/a2a/jsonrpc",
+        "protocolVersion": "0.3",
+    }
     code, out = _lint(tmp_path, hybrid, js_signed["jwks"])
     assert code == 1
     assert "it verifies only over the card without the fields the proto does not define" in out

@@ -20,8 +20,7 @@ from recorder.demo import DemoAgent
 from recorder.record import RecordingProxy
 from recorder.replay import Replayer
 
-SURROGATES = (b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask",'
-              b'"params":{"id":"\\udfff"}}')
+SURROGATES = b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'
 
 
 def _raw(host: str, port: int, request: bytes) -> bytes:
@@ -47,8 +46,7 @@ ODD_REQUESTS = (
     b"GET /a2a/rest/tasks/\xff\xfe HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n",
     b"GET /a2a/rest/tasks/%FF HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\r\n",
     b"POST /a2a/jsonrpc HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n"
-    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SURROGATES)
-    + SURROGATES,
+    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SURROGATES) + SURROGATES,
 )
 
 
@@ -59,8 +57,10 @@ def _status(head: bytes) -> bytes:
 def record_odd_requests(out: Path) -> list[bytes]:
     """Three requests: a path with byte 0xFF raw, one with %FF, a JSON body with surrogates;
     the status lines the agent answered."""
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         answered = [_status(_raw(proxy.host, proxy.port, request)) for request in ODD_REQUESTS]
         assert all(line.startswith(b"HTTP/1.1 ") for line in answered), answered
         assert wait_for(lambda: len(exchanges(out)) == 3)
@@ -84,7 +84,8 @@ def test_odd_bytes_are_recorded_without_a_gap(tmp_path: Path) -> None:
 
 
 def test_show_replay_and_diff_work_on_the_file_and_the_replayer_answers_alike(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "odd.http"
     live = record_odd_requests(out)
     runner = CliRunner()

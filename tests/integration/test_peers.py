@@ -34,8 +34,9 @@ def peer_agent(request: pytest.FixtureRequest) -> Iterator[Any]:
 def _client(agent: Any, binding: str, scenario: str) -> dict[str, Any]:
     if binding not in run.SDKS[agent.sdk].bindings:
         pytest.skip(f"{agent.sdk} has no {binding} binding")
-    summary: dict[str, Any] = run.run_client(agent.sdk, agent.card_url, binding, scenario,
-                                             timeout=60)
+    summary: dict[str, Any] = run.run_client(
+        agent.sdk, agent.card_url, binding, scenario, timeout=60
+    )
     return summary
 
 
@@ -58,7 +59,10 @@ def test_streaming_reports_every_event(peer_agent: Any, binding: str) -> None:
     assert events[0].startswith("task:")
     assert events[-1] == "status:completed"
     assert [e for e in events if e.startswith("artifact:")] == [
-        "artifact:chunk 1", "artifact:chunk 2", "artifact:chunk 3"]
+        "artifact:chunk 1",
+        "artifact:chunk 2",
+        "artifact:chunk 3",
+    ]
 
 
 def test_unknown_sdk_is_a_clear_error() -> None:
@@ -71,8 +75,11 @@ def test_webhook_receiver_records_posts() -> None:
     import urllib.request
 
     with run.WebhookReceiver() as hook:
-        req = urllib.request.Request(hook.url, data=json.dumps({"task": {"id": "t"}}).encode(),
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            hook.url,
+            data=json.dumps({"task": {"id": "t"}}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert resp.status == 200
         got = hook.wait_for(1, timeout=5)

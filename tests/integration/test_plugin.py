@@ -42,25 +42,31 @@ def test_the_demo_session_runs_against_its_capture(a2a_replay: A2AEndpoint) -> N
 
 @pytest.mark.a2a_capture("../data/sessions/demo-session-jsonrpc.http")
 def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
-        a2a_replay: A2AEndpoint) -> None:
+    a2a_replay: A2AEndpoint,
+) -> None:
     with WebhookReceiver() as hook:
         asyncio.run(run_session(a2a_replay.url, binding="JSONRPC", webhook=hook))
         received = hook.deliveries
     requests = a2a_replay.requests
     assert requests and all(r.outcome == "served" for r in requests)
     # The client sent A2A-Version on every JSON-RPC call (an SDK client must, spec §3.6).
-    rpc = [r for r in requests if r.classification.binding is not None
-           and r.classification.binding.value == "JSONRPC"]
+    rpc = [
+        r
+        for r in requests
+        if r.classification.binding is not None and r.classification.binding.value == "JSONRPC"
+    ]
     assert rpc and all(r.request.header("A2A-Version") == "1.0" for r in rpc)
     # It put the push config's credentials in the config it created...
-    create = next(r for r in requests
-                  if r.classification.operation == "CreateTaskPushNotificationConfig")
+    create = next(
+        r for r in requests if r.classification.operation == "CreateTaskPushNotificationConfig"
+    )
     assert b'"credentials"' in create.request.body
     # ...and every delivery made to its webhook was acknowledged with a 2xx.
     deliveries = a2a_replay.deliveries
     assert len(deliveries) == 4 == len(received)
-    assert all(d.url is not None and d.status is not None and 200 <= d.status < 300
-               for d in deliveries)
+    assert all(
+        d.url is not None and d.status is not None and 200 <= d.status < 300 for d in deliveries
+    )
 
 
 CLIENT_TEST = """
@@ -101,8 +107,9 @@ def test_a_missing_capture_fails_with_how_to_record_it(pytester: pytest.Pytester
 def test_record_missing_then_replay_offline(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(CLIENT_TEST)
     with DemoAgent(enable_grpc=False) as agent:
-        recorded = pytester.runpytest("-p", "no:cacheprovider", "--a2a-record=missing",
-                                      f"--a2a-upstream={agent.base_url}")
+        recorded = pytester.runpytest(
+            "-p", "no:cacheprovider", "--a2a-record=missing", f"--a2a-upstream={agent.base_url}"
+        )
     recorded.assert_outcomes(passed=1)
     capture = pytester.path / "captures" / "card.http"
     assert "### 1 AgentCard HTTP 200" in capture.read_text()
@@ -118,15 +125,17 @@ def test_an_unmatched_request_fails_the_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(MISS_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "*requests the capture could not answer:*",
-        "*SendMessage*nearest is #2 SendMessage*\"echo hello\" != live \"never recorded\"*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*requests the capture could not answer:*",
+            '*SendMessage*nearest is #2 SendMessage*"echo hello" != live "never recorded"*',
+        ]
+    )
 
 
 # --- gRPC, isolation and safe re-recording (issue 11) -------------------------------------------
 
-SDK_CLIENT = '''
+SDK_CLIENT = """
 import asyncio, uuid
 import grpc, httpx, pytest
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
@@ -145,36 +154,48 @@ async def send(url, binding, text):
     finally:
         await client.close()
     return next(e.task for e in events if e.HasField("task"))
-'''
+"""
 
-GRPC_TEST = SDK_CLIENT + '''
+GRPC_TEST = (
+    SDK_CLIENT
+    + """
 
 @pytest.mark.a2a_capture("captures/grpc.http")
 def test_over_grpc(a2a_replay):
     task = asyncio.run(send(a2a_replay.url, "GRPC", "echo hello"))
     assert [p.text for a in task.artifacts for p in a.parts] == ["echo hello"]
-'''
+"""
+)
 
-JSONRPC_TEST = SDK_CLIENT + '''
+JSONRPC_TEST = (
+    SDK_CLIENT
+    + """
 
 @pytest.mark.a2a_capture("captures/grpc.http")
 def test_over_jsonrpc(a2a_replay):
     task = asyncio.run(send(a2a_replay.url, "JSONRPC", "echo hello"))
     assert [p.text for a in task.artifacts for p in a.parts] == ["echo hello"]
-'''
+"""
+)
 
-FAILING_GRPC_TEST = GRPC_TEST + '''
+FAILING_GRPC_TEST = (
+    GRPC_TEST
+    + """
     raise AssertionError("the client saw something new")
-'''
+"""
+)
 
-TWO_MESSAGES_TEST = SDK_CLIENT + '''
+TWO_MESSAGES_TEST = (
+    SDK_CLIENT
+    + """
 
 @pytest.mark.a2a_capture("captures/grpc.http")
 def test_two_messages(a2a_replay):
     for text in ("echo hello", "echo again"):
         task = asyncio.run(send(a2a_replay.url, "JSONRPC", text))
         assert [p.text for a in task.artifacts for p in a.parts] == [text]
-'''
+"""
+)
 
 NO_OUTPUT = ("-p", "no:cacheprovider")
 
@@ -184,10 +205,12 @@ def _client(pester: pytest.Pytester, source: str) -> None:
     (pester.path / "test_client.py").write_text(source)
 
 
-def _record(pester: pytest.Pytester, agent: DemoAgent, *extra: str,
-            mode: str = "missing") -> pytest.RunResult:
-    return pester.runpytest(*NO_OUTPUT, f"--a2a-record={mode}",
-                            f"--a2a-upstream={agent.base_url}", *extra)
+def _record(
+    pester: pytest.Pytester, agent: DemoAgent, *extra: str, mode: str = "missing"
+) -> pytest.RunResult:
+    return pester.runpytest(
+        *NO_OUTPUT, f"--a2a-record={mode}", f"--a2a-upstream={agent.base_url}", *extra
+    )
 
 
 def _tasks_on(agent: DemoAgent) -> int:
@@ -202,7 +225,8 @@ def _capture_of(pester: pytest.Pytester) -> Path:
 
 
 def test_grpc_records_through_the_recorder_and_replays_offline(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     agent = make_demo_agent()
     _client(pytester, GRPC_TEST)
     recorded = _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}")
@@ -215,48 +239,60 @@ def test_grpc_records_through_the_recorder_and_replays_offline(
 
 
 def test_grpc_upstream_can_come_from_the_marker(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     agent = make_demo_agent()
-    _client(pytester, GRPC_TEST.replace(
-        '"captures/grpc.http"', f'"captures/grpc.http", grpc_upstream="{agent.grpc_target}"'))
+    _client(
+        pytester,
+        GRPC_TEST.replace(
+            '"captures/grpc.http"', f'"captures/grpc.http", grpc_upstream="{agent.grpc_target}"'
+        ),
+    )
     _record(pytester, agent).assert_outcomes(passed=1)
     assert "SendMessage GRPC" in _capture_of(pytester).read_text()
 
 
 def test_recording_grpc_without_a_grpc_upstream_fails_and_writes_nothing(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     """Issue 11: this used to write a card-only capture and say nothing."""
     agent = make_demo_agent()
     before = _tasks_on(agent)
     _client(pytester, GRPC_TEST)
     result = _record(pytester, agent)
     result.assert_outcomes(failed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "*this test called gRPC (/lf.a2a.v1.A2AService/SendMessage) while recording without "
-        "a gRPC upstream*--a2a-grpc-upstream HOST:PORT*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*this test called gRPC (/lf.a2a.v1.A2AService/SendMessage) while recording without "
+            "a gRPC upstream*--a2a-grpc-upstream HOST:PORT*"
+        ]
+    )
     assert not _capture_of(pytester).exists()
     assert _tasks_on(agent) == before  # the call never reached the live agent
     assert not list((pytester.path / "captures").glob(".*recording"))
 
 
-GRPC_JOURNAL_TEST = GRPC_TEST + '''
+GRPC_JOURNAL_TEST = (
+    GRPC_TEST
+    + """
     calls = [r for r in a2a_replay.requests if r.request.target.startswith("/lf.a2a.v1.")]
     assert [r.classification.operation for r in calls] == ["SendMessage"]
     assert calls[0].outcome == "served"
     assert calls[0].request.header("a2a-version") == "1.0"  # gRPC metadata, as sent
-'''
+"""
+)
 
 
 def test_replay_serves_grpc_while_the_live_agent_runs(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     """Issue 11: replay used to reach the live agent's gRPC port through the recorded card.
 
     The replayer's journal shows the call; the live agent's task store shows none.
     """
     agent = make_demo_agent()
     _client(pytester, GRPC_TEST)
-    _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}").assert_outcomes(
-        passed=1)
+    _record(pytester, agent, f"--a2a-grpc-upstream={agent.grpc_target}").assert_outcomes(passed=1)
     _client(pytester, GRPC_JOURNAL_TEST)
     before = _tasks_on(agent)
     pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
@@ -265,21 +301,28 @@ def test_replay_serves_grpc_while_the_live_agent_runs(
 
 
 def test_a_binding_the_capture_never_recorded_is_a_miss_naming_it(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     """A JSON-RPC-only capture whose card lists gRPC: a gRPC client must not reach the agent."""
     agent = make_demo_agent()
     _client(pytester, JSONRPC_TEST)
     _record(pytester, agent).assert_outcomes(passed=1)
-    assert "GRPC" not in [line.split()[3] for line in _capture_of(pytester).read_text()
-                          .splitlines() if line.startswith("### ")]
+    assert "GRPC" not in [
+        line.split()[3]
+        for line in _capture_of(pytester).read_text().splitlines()
+        if line.startswith("### ")
+    ]
     _client(pytester, GRPC_TEST)
     before = _tasks_on(agent)
     result = pytester.runpytest(*NO_OUTPUT)
     result.assert_outcomes(failed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "*requests the capture could not answer:*",
-        "*/lf.a2a.v1.A2AService/SendMessage*GRPC*",
-        "*the capture holds no GRPC exchange (it holds JSONRPC): this test called gRPC*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*requests the capture could not answer:*",
+            "*/lf.a2a.v1.A2AService/SendMessage*GRPC*",
+            "*the capture holds no GRPC exchange (it holds JSONRPC): this test called gRPC*",
+        ]
+    )
     assert _tasks_on(agent) == before
 
 
@@ -292,7 +335,8 @@ def test_the_modes_are_pytest_recordings_with_two_aliases() -> None:
 
 
 def test_a_failed_re_record_keeps_the_old_capture_byte_for_byte(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     mode = "rewrite"  # the same as "all" (test_the_modes_...)
     agent = make_demo_agent()
     _client(pytester, GRPC_TEST)
@@ -315,20 +359,25 @@ def test_a_failed_re_record_keeps_the_old_capture_byte_for_byte(
 
 
 def test_once_replays_an_existing_capture_without_the_agent(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     agent = make_demo_agent()
     _client(pytester, JSONRPC_TEST)
     _record(pytester, agent, mode="once").assert_outcomes(passed=1)
     recorded = _capture_of(pytester).read_bytes()
     upstream = agent.base_url
     agent.stop()
-    pytester.runpytest(*NO_OUTPUT, "--a2a-record=once", f"--a2a-upstream={upstream}",
-                       ).assert_outcomes(passed=1)
+    pytester.runpytest(
+        *NO_OUTPUT,
+        "--a2a-record=once",
+        f"--a2a-upstream={upstream}",
+    ).assert_outcomes(passed=1)
     assert _capture_of(pytester).read_bytes() == recorded
 
 
 def test_new_episodes_appends_what_the_capture_could_not_answer(
-        pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]) -> None:
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
     agent = make_demo_agent()
     _client(pytester, JSONRPC_TEST)
     _record(pytester, agent).assert_outcomes(passed=1)
@@ -338,7 +387,7 @@ def test_new_episodes_appends_what_the_capture_could_not_answer(
     _record(pytester, agent, mode="new_episodes").assert_outcomes(passed=1)
     grown = read_capture(_capture_of(pytester))
     assert grown.exchanges[: len(first.exchanges)] == first.exchanges
-    added = grown.exchanges[len(first.exchanges):]
+    added = grown.exchanges[len(first.exchanges) :]
     assert [e.classification.operation for e in added] == ["SendMessage"]
     assert b"echo again" in added[0].request.body
     assert [e.number for e in grown.exchanges] == list(range(1, len(grown.exchanges) + 1))

@@ -76,12 +76,28 @@ def webhook() -> Iterator[WebhookReceiver]:
 # -- a whole session, both HTTP bindings --------------------------------------------------------
 
 SESSION_OPERATIONS = [
-    "AgentCard", "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "SendMessage",
-    "SendMessage", "CancelTask", "SendMessage", "CancelTask", "SubscribeToTask", "SendMessage",
-    "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs", "GetTask", "CancelTask", "SubscribeToTask",
-    "GetTaskPushNotificationConfig", "GetExtendedAgentCard",
+    "AgentCard",
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "SendMessage",
+    "SendMessage",
+    "CancelTask",
+    "SendMessage",
+    "CancelTask",
+    "SubscribeToTask",
+    "SendMessage",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "GetTask",
+    "CancelTask",
+    "SubscribeToTask",
+    "GetTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
 ]
 EXPECTED_ERRORS = {
     "error_get_unknown_task": "TaskNotFoundError",
@@ -155,7 +171,9 @@ def _check_stream(capture: Capture) -> None:
 def _check_errors(capture: Capture) -> None:
     errors = [e.classification.error for e in capture.exchanges if e.classification.error]
     assert errors == [
-        "TaskNotFoundError", "TaskNotCancelableError", "UnsupportedOperationError",
+        "TaskNotFoundError",
+        "TaskNotCancelableError",
+        "UnsupportedOperationError",
         "TaskNotFoundError",
     ]
 
@@ -196,7 +214,10 @@ def _spaced_stream(url: str, out: Path) -> tuple[list[float], list[float]]:
     before = len(exchanges(out))
     arrivals: list[float] = []
     with httpx.stream(
-        "POST", url, content=jsonrpc_stream_body("slow 3"), headers=A2A_HEADERS,
+        "POST",
+        url,
+        content=jsonrpc_stream_body("slow 3"),
+        headers=A2A_HEADERS,
         timeout=TIMEOUT,
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
@@ -207,12 +228,15 @@ def _spaced_stream(url: str, out: Path) -> tuple[list[float], list[float]]:
     stream = exchanges(out)[-1]
     assert stream.response is not None
     stamps = [
-        ev.offset_us / 1e6 for ev in stream.response.events
+        ev.offset_us / 1e6
+        for ev in stream.response.events
         if any("artifactUpdate" in line for line in ev.lines)
     ]
     assert len(arrivals) == len(stamps) == 3
-    return ([b - a for a, b in zip(arrivals, arrivals[1:], strict=False)],
-            [b - a for a, b in zip(stamps, stamps[1:], strict=False)])
+    return (
+        [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)],
+        [b - a for a, b in zip(stamps, stamps[1:], strict=False)],
+    )
 
 
 def test_event_spacing_kept(tmp_path: Path) -> None:
@@ -272,7 +296,10 @@ def test_client_hangs_up_mid_stream(tmp_path: Path) -> None:
         url = proxy.url + httpx.URL(slow_agent.jsonrpc_url).path
         seen = 0
         with httpx.stream(
-            "POST", url, content=jsonrpc_stream_body("slow 8"), headers=A2A_HEADERS,
+            "POST",
+            url,
+            content=jsonrpc_stream_body("slow 8"),
+            headers=A2A_HEADERS,
             timeout=TIMEOUT,
         ) as response:
             for line in response.iter_lines():
@@ -351,7 +378,7 @@ class RawUpstream:
         if path == "/truncated-sse":
             return (
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-                b"data: one\n\n: ping\n\ndata: {\"cut"
+                b'data: one\n\n: ping\n\ndata: {"cut'
             )
         return _response(b"text/plain", b"not found", status=b"404 Not Found")
 
@@ -360,8 +387,14 @@ def _response(
     content_type: bytes, body: bytes, extra: bytes = b"", status: bytes = b"200 OK"
 ) -> bytes:
     return (
-        b"HTTP/1.1 " + status + b"\r\nContent-Type: " + content_type + b"\r\n" + extra
-        + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body
+        b"HTTP/1.1 "
+        + status
+        + b"\r\nContent-Type: "
+        + content_type
+        + b"\r\n"
+        + extra
+        + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        + body
     )
 
 
@@ -429,7 +462,9 @@ def test_truncated_upstream_stream(tmp_path: Path) -> None:
     assert "stream truncated" in exchange.notes
     assert exchange.response is not None
     assert [ev.lines for ev in exchange.response.events] == [
-        ("data: one",), (": ping",), ('data: {"cut',),
+        ("data: one",),
+        (": ping",),
+        ('data: {"cut',),
     ]
     assert exchange.response.newline == "\n"
 
@@ -446,8 +481,9 @@ def test_rewritten_card_has_its_own_etag_and_answers_if_none_match(
     path = httpx.URL(agent.card_url).path
     with RecordingProxy(upstream=agent.base_url, out=tmp_path / "a.http") as proxy:
         # The agent's validator names a card this client never gets: a full answer.
-        served = httpx.get(proxy.url + path, headers={"If-None-Match": agents_etag},
-                           timeout=TIMEOUT)
+        served = httpx.get(
+            proxy.url + path, headers={"If-None-Match": agents_etag}, timeout=TIMEOUT
+        )
         assert served.status_code == 200
         etag = served.headers["etag"]
         assert etag != agents_etag and etag.startswith('W/"')  # weak, as the agent's
@@ -537,14 +573,19 @@ def test_bad_arguments() -> None:
 
 
 def test_mitmproxy_options_of_the_proxy_apply_and_those_of_its_tools_are_refused(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     # The recorder's master carries only the proxy's addons: an option of one of mitmdump's
     # tools (anticache, map_remote, ...) is a clear start error, never silently ignored.
     with pytest.raises(ProxyStartError, match="Unknown options: anticache .*proxy addons only"):
-        RecordingProxy(upstream="http://127.0.0.1:9", out=tmp_path / "a.http",
-                       mitm_options={"anticache": True}).start()
-    with RecordingProxy(upstream="http://127.0.0.1:9", out=tmp_path / "b.http",
-                        mitm_options={"body_size_limit": "3m"}) as proxy:
+        RecordingProxy(
+            upstream="http://127.0.0.1:9", out=tmp_path / "a.http", mitm_options={"anticache": True}
+        ).start()
+    with RecordingProxy(
+        upstream="http://127.0.0.1:9",
+        out=tmp_path / "b.http",
+        mitm_options={"body_size_limit": "3m"},
+    ) as proxy:
         assert proxy.port > 0
 
 
@@ -579,7 +620,9 @@ def test_kill_9_leaves_a_parseable_capture(tmp_path: Path) -> None:
     with DemoAgent(enable_grpc=False, event_delay=0.3) as slow_agent:
         process = subprocess.Popen(
             [sys.executable, "-c", RECORDER_SCRIPT, slow_agent.base_url, str(out)],
-            stdout=subprocess.PIPE, cwd=ROOT, text=True,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+            text=True,
         )
         try:
             assert process.stdout is not None
@@ -616,9 +659,20 @@ def test_mitmdump_loads_the_addon_script(agent: DemoAgent, tmp_path: Path) -> No
     out, port = tmp_path / "dump.http", free_port()
     process = subprocess.Popen(
         [
-            str(mitmdump), "--mode", f"reverse:{agent.base_url}", "--listen-host", "127.0.0.1",
-            "-p", str(port), "-q", "--set", f"confdir={tmp_path / 'mitm'}",
-            "-s", str(ROOT / "recorder" / "record" / "addon.py"), "--set", f"a2a_out={out}",
+            str(mitmdump),
+            "--mode",
+            f"reverse:{agent.base_url}",
+            "--listen-host",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-q",
+            "--set",
+            f"confdir={tmp_path / 'mitm'}",
+            "-s",
+            str(ROOT / "recorder" / "record" / "addon.py"),
+            "--set",
+            f"a2a_out={out}",
         ],
         cwd=tmp_path,
     )
@@ -640,5 +694,6 @@ def test_mitmdump_loads_the_addon_script(agent: DemoAgent, tmp_path: Path) -> No
     # A probe that timed out while mitmdump was starting may be there too, with no answer.
     answered_cards = [e for e in capture.exchanges if e.response is not None]
     assert answered_cards and {e.classification.operation for e in capture.exchanges} == {
-        "AgentCard"}
+        "AgentCard"
+    }
     assert "card rewritten" in answered_cards[0].notes

@@ -17,23 +17,26 @@ from recorder.record import RecordingProxy
 def _send(url: str, text: str) -> httpx.Response:
     message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
     body = {"jsonrpc": "2.0", "id": "1", "method": "SendMessage", "params": {"message": message}}
-    return httpx.post(f"{url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"},
-                      timeout=10)
+    return httpx.post(f"{url}/a2a/jsonrpc", json=body, headers={"A2A-Version": "1.0"}, timeout=10)
 
 
 def test_a_line_per_exchange_and_a_summary(tmp_path: Path) -> None:
     lines: list[str] = []
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=tmp_path / "c.http", console=lines.append) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(
+            upstream=agent.base_url, out=tmp_path / "c.http", console=lines.append
+        ) as proxy,
+    ):
         httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10)
         task = _send(proxy.url, "echo hi").json()["result"]["task"]["id"]
         failed = _send(proxy.url, "fail").json()["result"]["task"]["id"]
-        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
-                  timeout=10)
+        httpx.get(
+            f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"}, timeout=10
+        )
     card, sent, fail, missing, summary = lines
     assert re.fullmatch(r"#1 HTTP AgentCard 200 \d+ ms", card), card
-    assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… COMPLETED \d+ ms",
-                        sent), sent
+    assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… COMPLETED \d+ ms", sent), sent
     assert fail.startswith(f"#3 JSONRPC SendMessage task {failed[:8]}… FAILED ")
     assert missing.startswith("#4 HTTP+JSON GetTask task nonexist… TaskNotFoundError ")
     assert summary.startswith("recorded 4 exchanges (1 errors, ")
@@ -43,10 +46,12 @@ def test_a_line_per_exchange_and_a_summary(tmp_path: Path) -> None:
 def test_an_unreachable_upstream_is_a_warning_once(tmp_path: Path) -> None:
     lines: list[str] = []
     port = free_port()  # nothing listens there
-    with RecordingProxy(upstream=f"http://127.0.0.1:{port}", out=tmp_path / "down.http",
-                        console=lines.append) as proxy:
-        answers = [httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10)
-                   for _ in range(3)]
+    with RecordingProxy(
+        upstream=f"http://127.0.0.1:{port}", out=tmp_path / "down.http", console=lines.append
+    ) as proxy:
+        answers = [
+            httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10) for _ in range(3)
+        ]
     assert [a.status_code for a in answers] == [502] * 3
     warnings = [line for line in lines if line.startswith("warning:")]
     assert len(warnings) == 1, lines
@@ -54,8 +59,10 @@ def test_an_unreachable_upstream_is_a_warning_once(tmp_path: Path) -> None:
 
 
 def test_no_console_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=tmp_path / "q.http") as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=tmp_path / "q.http") as proxy,
+    ):
         assert httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=10).status_code == 200
     out, err = capfd.readouterr()
     assert "AgentCard" not in out + err and "recorded 1 exchanges" not in out + err
@@ -63,11 +70,15 @@ def test_no_console_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[
 
 def test_lint_prints_findings_under_their_exchange(tmp_path: Path) -> None:
     lines: list[str] = []
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=tmp_path / "l.http", console=lines.append,
-            lint="1.0.1") as proxy:
-        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
-                  timeout=10)
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(
+            upstream=agent.base_url, out=tmp_path / "l.http", console=lines.append, lint="1.0.1"
+        ) as proxy,
+    ):
+        httpx.get(
+            f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"}, timeout=10
+        )
         _send(proxy.url, "echo fine")
     missing = lines.index(next(line for line in lines if line.startswith("#1 ")))
     # a2a-sdk sends HTTP+JSON errors as application/json (A2A §11.1 says application/a2a+json)
@@ -78,13 +89,17 @@ def test_lint_prints_findings_under_their_exchange(tmp_path: Path) -> None:
 
 def test_the_flush_and_stats_commands(tmp_path: Path) -> None:
     out = tmp_path / "s.http"
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         _send(proxy.url, "echo one")
-        httpx.get(f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"},
-                  timeout=10)
+        httpx.get(
+            f"{proxy.url}/a2a/rest/tasks/nonexistent", headers={"A2A-Version": "1.0"}, timeout=10
+        )
         save = proxy.addons.save
         save.flush()  # returns once every open capture is on disk
-        assert save.stats() == (f"2 exchanges, 1 errors, {save.totals.bytes} bytes, 0 redacted; "
-                                f"captures: {out}")
+        assert save.stats() == (
+            f"2 exchanges, 1 errors, {save.totals.bytes} bytes, 0 redacted; captures: {out}"
+        )
         assert save.totals.bytes == out.stat().st_size - len(out.read_text().split("\n\n")[0]) - 2

@@ -106,8 +106,11 @@ class SignedCardAgent:
             await _answer(send, 200, self.card_bytes)
         elif scope["method"] == "POST" and scope["path"] == JSONRPC_PATH:
             request_id = json.loads(body).get("id")
-            result = {"jsonrpc": "2.0", "id": request_id,
-                      "result": {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}}
+            result = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0},
+            }
             await _answer(send, 200, json.dumps(result).encode())
         else:
             await _answer(send, 404, b'{"error":"not found"}')
@@ -116,8 +119,9 @@ class SignedCardAgent:
         self._loop.start(timeout=TIMEOUT)
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._loop.stop(timeout=TIMEOUT)
 
 
@@ -141,8 +145,7 @@ async def _read_body(receive: Receive) -> bytes:
 
 
 async def _answer(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -154,8 +157,11 @@ def signed_agent() -> Iterator[SignedCardAgent]:
 
 
 def _signature_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records
-            if r.name.startswith(ADDON_LOGGER) and WARNING_TEXT in r.getMessage()]
+    return [
+        r
+        for r in caplog.records
+        if r.name.startswith(ADDON_LOGGER) and WARNING_TEXT in r.getMessage()
+    ]
 
 
 # -- 1. the signed agent card -------------------------------------------------------------------
@@ -174,8 +180,11 @@ def test_signed_card_rewritten_warned_once_and_kept_original(
         served = [client.get(proxy.url + CARD_PATH) for _ in range(2)]
         # The client follows the rewritten card's interface: through the proxy.
         interface = served[0].json()["supportedInterfaces"][0]["url"]
-        listed = client.post(interface, json={"jsonrpc": "2.0", "id": "1", "method": "ListTasks",
-                                              "params": {}}, headers={"A2A-Version": "1.0"})
+        listed = client.post(
+            interface,
+            json={"jsonrpc": "2.0", "id": "1", "method": "ListTasks", "params": {}},
+            headers={"A2A-Version": "1.0"},
+        )
         assert listed.status_code == 200 and listed.json()["result"]["tasks"] == []
         assert wait_for(lambda: len(exchanges(out)) == 3)
 
@@ -245,8 +254,12 @@ def _post_through(proxy: RecordingProxy, url: str, body: bytes) -> httpx.Respons
 @pytest.mark.parametrize("body", list(ODD_BODIES.values()), ids=list(ODD_BODIES))
 def test_heuristic_alone_does_not_see_a_delivery(body: bytes) -> None:
     """The premise of the forward-mode tests: without the webhook path, not a delivery."""
-    request = Request(method="POST", target=WEBHOOK_PATH,
-                      headers=(("Content-Type", "application/json"),), body=body)
+    request = Request(
+        method="POST",
+        target=WEBHOOK_PATH,
+        headers=(("Content-Type", "application/json"),),
+        body=body,
+    )
     assert classify(request).operation != PUSH_DELIVERY
     assert classify(request, webhook_paths=(WEBHOOK_PATH,)).operation == PUSH_DELIVERY
 
@@ -312,8 +325,9 @@ def test_forward_mode_get_to_a_webhook_path_is_no_delivery(tmp_path: Path) -> No
     with WebhookReceiver() as hook:
         url = f"http://127.0.0.1:{hook.port}{WEBHOOK_PATH}"
         capture_file = out_dir / f"127.0.0.1_{hook.port}.http"
-        with RecordingProxy(mode="forward", out=out_dir, webhook_paths=[WEBHOOK_PATH],
-                            record_all=True) as proxy:
+        with RecordingProxy(
+            mode="forward", out=out_dir, webhook_paths=[WEBHOOK_PATH], record_all=True
+        ) as proxy:
             with httpx.Client(proxy=proxy.url, timeout=TIMEOUT, trust_env=False) as client:
                 assert client.get(url).status_code == 405  # the receiver only takes POSTs
             assert wait_for(lambda: len(exchanges(capture_file)) == 1)
@@ -326,16 +340,22 @@ def test_forward_mode_get_to_a_webhook_path_is_no_delivery(tmp_path: Path) -> No
 
 # -- secrets that no header or field rule names ---------------------------------------------------
 
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZW1vIn0"
-       ".c2lnbmF0dXJlLWJ1dC1ub3QtYS1yZWFsLW9uZQ")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZW1vIn0"
+    ".c2lnbmF0dXJlLWJ1dC1ub3QtYS1yZWFsLW9uZQ"
+)
 BEARER = "bearer-token-0123456789"
 
 
 def _send(url: str, text: str) -> httpx.Response:
     message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": text}]}
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
-    return httpx.post(url + "/a2a/jsonrpc", json=body, timeout=TIMEOUT,
-                      headers={"A2A-Version": "1.0", "Authorization": f"Bearer {BEARER}"})
+    return httpx.post(
+        url + "/a2a/jsonrpc",
+        json=body,
+        timeout=TIMEOUT,
+        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {BEARER}"},
+    )
 
 
 def test_echoed_token_is_swept_and_unknown_formats_are_flagged(
@@ -343,8 +363,10 @@ def test_echoed_token_is_swept_and_unknown_formats_are_flagged(
 ) -> None:
     caplog.set_level(logging.WARNING, logger=ADDON_LOGGER)
     out = tmp_path / "secrets.http"
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         echoed = _send(proxy.url, f"echo {BEARER}")
         flagged = _send(proxy.url, f"echo {JWT}")
         assert wait_for(lambda: len(exchanges(out)) == 2)
@@ -383,8 +405,10 @@ def _rest_session(base: str, key: str) -> tuple[str, dict[str, Any]]:
 
 def test_an_api_key_in_the_query_is_redacted_and_replays(tmp_path: Path) -> None:
     out = tmp_path / "query-key.http"
-    with DemoAgent(enable_grpc=False, api_key_query="key") as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False, api_key_query="key") as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         _, live = _rest_session(proxy.url, API_KEY)
         assert wait_for(lambda: len(exchanges(out)) == 3)
     capture = read_capture(out)

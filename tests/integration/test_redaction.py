@@ -44,8 +44,12 @@ def _session(base: str, values: dict[str, str]) -> list[tuple[str, int, str]]:
     seen: list[tuple[str, int, str]] = []
     with httpx.Client(base_url=base, headers=headers, timeout=TIMEOUT) as client:
         for method in ("SendMessage", "SendStreamingMessage"):
-            body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method,
-                    "params": {"message": _message("whoami")}}
+            body = {
+                "jsonrpc": "2.0",
+                "id": str(uuid.uuid4()),
+                "method": method,
+                "params": {"message": _message("whoami")},
+            }
             answer = client.post(f"/a2a/jsonrpc?{query}", json=body)
             seen.append((method, answer.status_code, _last_state(answer)))
         card = client.get("/.well-known/agent-card.json")
@@ -70,9 +74,12 @@ def _last_state(answer: httpx.Response) -> str:
 def test_no_credential_is_left_and_the_capture_replays(tmp_path: Path) -> None:
     out = tmp_path / "authenticated.http"
     with DemoAgent(enable_grpc=False, api_key_headers=("X-API-Key", "X-Partner-Key")) as agent:
-        direct = httpx.post(agent.rest_url + "/message:send", timeout=TIMEOUT,
-                            headers=_credentials(SECRETS)[0],
-                            json={"message": _message("whoami")})
+        direct = httpx.post(
+            agent.rest_url + "/message:send",
+            timeout=TIMEOUT,
+            headers=_credentials(SECRETS)[0],
+            json={"message": _message("whoami")},
+        )
         echoed = json.dumps(direct.json())
         assert all(value in echoed for name, value in SECRETS.items() if name != "access_token")
         with RecordingProxy(upstream=agent.base_url, out=out) as proxy:
@@ -83,7 +90,8 @@ def test_no_credential_is_left_and_the_capture_replays(tmp_path: Path) -> None:
     capture = read_capture(out)
     assert len(capture.exchanges) == 5
     assert {"X-API-Key", "X-Partner-Key", "X-Service-Token", "query:access_token"} <= set(
-        capture.redacted)
+        capture.redacted
+    )
     # Sent before the card declared it, redacted when the capture was finalised.
     before_card = capture.exchanges[0]
     assert (before_card.request.header("X-Partner-Key") or "").startswith("<redacted:")

@@ -26,8 +26,9 @@ from recorder.replay import Replayer
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
 
-def record_session(tmp: Path, binding: str, event_delay: float = 0.05) -> tuple[Capture,
-                                                                                SessionResult]:
+def record_session(
+    tmp: Path, binding: str, event_delay: float = 0.05
+) -> tuple[Capture, SessionResult]:
     out = tmp / f"session-{binding.replace('+', '-')}.http"
     with (
         DemoAgent(event_delay=event_delay, enable_grpc=False) as agent,
@@ -101,9 +102,12 @@ def test_fifty_concurrent_clients_each_see_the_recorded_session(
         with Replayer([capture]) as replayer:
 
             async def everyone() -> list[SessionResult]:
-                return await asyncio.gather(*(
-                    run_session(replayer.url, binding=binding, webhook=hook, timeout=60)
-                    for hook in hooks))
+                return await asyncio.gather(
+                    *(
+                        run_session(replayer.url, binding=binding, webhook=hook, timeout=60)
+                        for hook in hooks
+                    )
+                )
 
             results = asyncio.run(everyone())
             assert replayer.report.misses == []
@@ -111,8 +115,11 @@ def test_fifty_concurrent_clients_each_see_the_recorded_session(
         for hook in hooks:
             hook.stop()
     assert all(result == live for result in results), [
-        step.name for result in results for step, want in zip(result.steps, live.steps,
-                                                              strict=True) if step != want][:5]
+        step.name
+        for result in results
+        for step, want in zip(result.steps, live.steps, strict=True)
+        if step != want
+    ][:5]
 
 
 def test_replay_needs_no_agent(recorded: tuple[str, Capture, SessionResult]) -> None:
@@ -133,8 +140,11 @@ def test_a_miss_is_a_jsonrpc_error_naming_the_nearest_exchange(
     jsonrpc_recorded: Recorded,
 ) -> None:
     _, capture, _ = jsonrpc_recorded
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-               "parts": [{"text": "echo something never recorded"}]}
+    message = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": "echo something never recorded"}],
+    }
     with Replayer([capture]) as replayer:
         reply = _jsonrpc(replayer.url, "SendMessage", {"message": message})
         misses = list(replayer.report.misses)
@@ -153,8 +163,9 @@ def test_a_miss_over_rest_is_a_google_rpc_status(
 ) -> None:
     _, capture, _ = rest_recorded
     with Replayer([capture]) as replayer:
-        reply = httpx.get(f"{replayer.url}/a2a/rest/tasks?pageSize=7", timeout=5,
-                          headers={"A2A-Version": "1.0"})
+        reply = httpx.get(
+            f"{replayer.url}/a2a/rest/tasks?pageSize=7", timeout=5, headers={"A2A-Version": "1.0"}
+        )
     assert reply.status_code == 500
     error = reply.json()["error"]
     assert error["status"] == "INTERNAL"
@@ -170,20 +181,35 @@ def test_json_rpc_trailing_slash_is_served(jsonrpc_recorded: Recorded) -> None:
     _, capture, _ = jsonrpc_recorded
     with Replayer([capture]) as replayer:
         body = {"jsonrpc": "2.0", "id": 7, "method": "GetExtendedAgentCard", "params": {}}
-        reply = httpx.post(f"{replayer.url}/a2a/jsonrpc/", json=body, timeout=5,
-                           headers={"A2A-Version": "1.0"})
+        reply = httpx.post(
+            f"{replayer.url}/a2a/jsonrpc/", json=body, timeout=5, headers={"A2A-Version": "1.0"}
+        )
     assert reply.status_code == 200
     assert reply.json()["id"] == 7
     assert "result" in reply.json()
 
 
 def _stream_arrivals(url: str, text: str) -> list[float]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
-        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                    "parts": [{"text": text}]}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }
+        },
+    }
     arrivals: list[float] = []
-    with httpx.stream("POST", f"{url}/a2a/jsonrpc", json=body, timeout=20,
-                      headers={"A2A-Version": "1.0", "Accept": "text/event-stream"}) as reply:
+    with httpx.stream(
+        "POST",
+        f"{url}/a2a/jsonrpc",
+        json=body,
+        timeout=20,
+        headers={"A2A-Version": "1.0", "Accept": "text/event-stream"},
+    ) as reply:
         for line in reply.iter_lines():
             if line.startswith("data:"):
                 arrivals.append(time.monotonic())
@@ -192,8 +218,10 @@ def _stream_arrivals(url: str, text: str) -> list[float]:
 
 def test_timing_recorded_keeps_the_gaps_and_none_drops_them(tmp_path: Path) -> None:
     out = tmp_path / "slow.http"
-    with DemoAgent(event_delay=0.3, enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(event_delay=0.3, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         live = _stream_arrivals(proxy.url, "slow 3")
     capture = read_capture(out)
     events = capture.exchanges[-1].response.events  # type: ignore[union-attr]
@@ -206,8 +234,12 @@ def test_timing_recorded_keeps_the_gaps_and_none_drops_them(tmp_path: Path) -> N
         while len(tries) < 3:
             paced = _stream_arrivals(replayer.url, "slow 3")
             assert len(paced) == len(live) == len(events)
-            tries.append([abs(want - (b - a)) for want, (a, b)
-                          in zip(recorded_gaps, pairwise(paced), strict=True)])
+            tries.append(
+                [
+                    abs(want - (b - a))
+                    for want, (a, b) in zip(recorded_gaps, pairwise(paced), strict=True)
+                ]
+            )
             if max(tries[-1]) < 0.05:
                 break
     assert max(tries[-1]) < 0.05, (recorded_gaps, tries)
@@ -220,9 +252,14 @@ def test_polling_client_reaches_a_terminal_state(tmp_path: Path) -> None:
     out = tmp_path / "poll.http"
 
     def poll(url: str) -> list[str]:
-        params = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                              "parts": [{"text": "slow 3"}]},
-                  "configuration": {"returnImmediately": True}}
+        params = {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": "slow 3"}],
+            },
+            "configuration": {"returnImmediately": True},
+        }
         task = _jsonrpc(url, "SendMessage", params).json()["result"]["task"]
         states = [task["status"]["state"]]
         for _ in range(200):
@@ -233,8 +270,10 @@ def test_polling_client_reaches_a_terminal_state(tmp_path: Path) -> None:
             time.sleep(0.05)
         return states
 
-    with DemoAgent(event_delay=0.1, enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(event_delay=0.1, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         live = poll(proxy.url)
     with Replayer([read_capture(out)]) as replayer:
         replayed = poll(replayer.url)
@@ -269,8 +308,11 @@ def _without_volatile(target: str, body: bytes | str) -> tuple[str, str]:
 
     def walk(value: object) -> object:
         if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()
-                    if k != "messageId" and not (k == "id" and "jsonrpc" in value)}
+            return {
+                k: walk(v)
+                for k, v in value.items()
+                if k != "messageId" and not (k == "id" and "jsonrpc" in value)
+            }
         return [walk(v) for v in value] if isinstance(value, list) else value
 
     return target, json.dumps(walk(document), sort_keys=True)
@@ -280,10 +322,15 @@ def test_on_miss_forward_sends_the_unmatched_request_to_a_live_agent(
     jsonrpc_recorded: Recorded,
 ) -> None:
     _, capture, _ = jsonrpc_recorded
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-               "parts": [{"text": "echo never recorded"}]}
-    with DemoAgent(enable_grpc=False) as agent, Replayer([capture],
-                                                          on_miss=agent.base_url) as replayer:
+    message = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": "echo never recorded"}],
+    }
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        Replayer([capture], on_miss=agent.base_url) as replayer,
+    ):
         reply = _jsonrpc(replayer.url, "SendMessage", {"message": message})
         misses = list(replayer.report.misses)
     task = reply.json()["result"]["task"]
@@ -300,8 +347,11 @@ async def _send_then_list(url: str) -> tuple[list[str], list[str]]:
     try:
         sent = []
         for text in ("echo one", "echo two"):
-            request = SendMessageRequest(message=Message(
-                message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)]))
+            request = SendMessageRequest(
+                message=Message(
+                    message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)]
+                )
+            )
             async for event in client.send_message(request):
                 sent.append(event.task.id)
         page = await client.list_tasks(ListTasksRequest())
@@ -312,8 +362,10 @@ async def _send_then_list(url: str) -> tuple[list[str], list[str]]:
 
 def test_listing_without_a_filter_names_the_tasks_this_client_was_handed(tmp_path: Path) -> None:
     out = tmp_path / "list.http"
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         live_sent, live_listed = asyncio.run(_send_then_list(proxy.url))
     assert sorted(live_listed) == sorted(live_sent)
     with Replayer([read_capture(out)]) as replayer:
@@ -336,18 +388,29 @@ class _PortClient:
         self.url = httpx.URL(url)
 
     def call(self, method: str, params: dict[str, object], port: int = 0) -> dict[str, Any]:
-        connection = http.client.HTTPConnection(self.url.host, self.url.port, timeout=20,
-                                                source_address=("127.0.0.1", port))
-        body = {"jsonrpc": "2.0", "id": uuid.uuid4().int % 10**9, "method": method,
-                "params": params}
+        connection = http.client.HTTPConnection(
+            self.url.host, self.url.port, timeout=20, source_address=("127.0.0.1", port)
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": uuid.uuid4().int % 10**9,
+            "method": method,
+            "params": params,
+        }
         try:
-            connection.request("POST", "/a2a/jsonrpc", json.dumps(body), headers={
-                "Content-Type": "application/json", "A2A-Version": "1.0",
-                "User-Agent": "port-client/1"})
+            connection.request(
+                "POST",
+                "/a2a/jsonrpc",
+                json.dumps(body),
+                headers={
+                    "Content-Type": "application/json",
+                    "A2A-Version": "1.0",
+                    "User-Agent": "port-client/1",
+                },
+            )
             answer: dict[str, Any] = json.loads(connection.getresponse().read())
             assert connection.sock is not None
-            connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       struct.pack("ii", 1, 0))
+            connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return answer
         finally:
             connection.close()
@@ -361,14 +424,15 @@ class _PortClient:
         return sorted(t["id"] for t in self.call("ListTasks", {}, port)["result"]["tasks"])
 
 
-def test_a_port_that_comes_back_with_another_client_is_not_the_first_client(
-        tmp_path: Path) -> None:
+def test_a_port_that_comes_back_with_another_client_is_not_the_first_client(tmp_path: Path) -> None:
     # Two clients alike in every header, a new connection per request.  The second one's
     # ListTasks comes from the port the first one's ListTasks used (the OS hands ports on);
     # the closed connection must not make it the first client.
     out = tmp_path / "list.http"
-    with DemoAgent(enable_grpc=False) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         live = _PortClient(proxy.url)
         sent = sorted(live.send(text) for text in ("echo one", "echo two"))
         assert live.listed(free_port()) == sent
@@ -396,11 +460,14 @@ def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
     a2a = [r for r in requests if r.classification.operation not in (None, "AgentCard")]
     assert a2a and all(r.request.header("a2a-version") == "1.0" for r in a2a)
     assert all(r.outcome == "served" and r.exchange is not None for r in requests)
-    create = next(r for r in a2a if r.classification.operation
-                  == "CreateTaskPushNotificationConfig")
+    create = next(
+        r for r in a2a if r.classification.operation == "CreateTaskPushNotificationConfig"
+    )
     sent = json.loads(create.request.body)["params"]
-    assert sent["authentication"]["credentials"] and "redacted" not in sent["authentication"][
-        "credentials"]  # the client's own credentials, as it sent them
+    assert (
+        sent["authentication"]["credentials"]
+        and "redacted" not in sent["authentication"]["credentials"]
+    )  # the client's own credentials, as it sent them
     assert [d.status for d in deliveries] == [200] * 4
     assert all(d.url and d.url.startswith(hook_url) for d in deliveries)
     assert all(json.loads(d.response) == {} for d in deliveries)  # the webhook's answer
@@ -410,8 +477,9 @@ def test_the_journal_shows_what_the_client_sent_and_the_webhook_answered(
 
 
 def test_the_served_card_has_its_own_etag_and_answers_if_none_match() -> None:
-    capture = read_capture(Path(__file__).parents[2] / "captures" / "a2a-python-1.3.0"
-                           / "01-agent-card.http")
+    capture = read_capture(
+        Path(__file__).parents[2] / "captures" / "a2a-python-1.3.0" / "01-agent-card.http"
+    )
     recorded = next(e for e in capture.exchanges if e.response is not None)
     agents = recorded.response.header("etag") if recorded.response else None
     assert agents is not None

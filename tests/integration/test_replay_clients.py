@@ -34,8 +34,9 @@ def client(binding: str, url: str, grpc_target: str | None) -> SpecClient:
     return JsonRpcClient(url) if binding == "JSONRPC" else RestClient(url)
 
 
-def suite(binding: str, url: str, grpc_target: str | None, order: list[int],
-          probes: bool = True) -> dict[int, Outcomes]:
+def suite(
+    binding: str, url: str, grpc_target: str | None, order: list[int], probes: bool = True
+) -> dict[int, Outcomes]:
     return {n: run_test(client(binding, url, grpc_target), probes=probes) for n in order}
 
 
@@ -60,18 +61,19 @@ def _record(binding: str, tmp: Path) -> Recorded:
     with DemoAgent(event_delay=0.05) as agent:
         for probes in (True, False):
             out = tmp / f"{binding.replace('+', '-')}-{probes}.http"
-            with RecordingProxy(upstream=agent.base_url, out=out,
-                                grpc_upstream=agent.grpc_target) as proxy:
-                outcomes = suite(binding, proxy.url, proxy.grpc_target, list(range(TESTS)),
-                                 probes)
+            with RecordingProxy(
+                upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+            ) as proxy:
+                outcomes = suite(binding, proxy.url, proxy.grpc_target, list(range(TESTS)), probes)
             captures.append(read_capture(out))
             live = live or outcomes
     return captures[0], captures[1], live
 
 
 @pytest.fixture(params=BINDINGS)
-def recorded(request: pytest.FixtureRequest,
-             recordings: Callable[[str], Recorded]) -> tuple[str, Recorded]:
+def recorded(
+    request: pytest.FixtureRequest, recordings: Callable[[str], Recorded]
+) -> tuple[str, Recorded]:
     return request.param, recordings(request.param)
 
 
@@ -99,16 +101,26 @@ def test_replay_in_any_order_equals_live(recorded: tuple[str, Recorded], order: 
 def test_ten_copies_at_once_each_equal_live(recorded: tuple[str, Recorded]) -> None:
     binding, (capture, _, live) = recorded
     with Replayer([capture]) as replayer, ThreadPoolExecutor(10) as pool:
-        copies = list(pool.map(lambda _: suite(binding, replayer.url, replayer.grpc_target,
-                                               list(range(TESTS))), range(10)))
+        copies = list(
+            pool.map(
+                lambda _: suite(binding, replayer.url, replayer.grpc_target, list(range(TESTS))),
+                range(10),
+            )
+        )
         assert replayer.report.misses == []
-    wrong = [(n, c, dict(live[n])[c], got) for copy in copies for n in copy
-             for c, got in copy[n] if dict(live[n])[c] != got]
+    wrong = [
+        (n, c, dict(live[n])[c], got)
+        for copy in copies
+        for n in copy
+        for c, got in copy[n]
+        if dict(live[n])[c] != got
+    ]
     assert wrong == []
 
 
 def test_a_capture_that_never_probed_answers_probes_with_errors(
-        recorded: tuple[str, Recorded]) -> None:
+    recorded: tuple[str, Recorded],
+) -> None:
     binding, (_, unprobed, live) = recorded
     with Replayer([unprobed]) as replayer:
         replayed = suite(binding, replayer.url, replayer.grpc_target, list(range(TESTS)))

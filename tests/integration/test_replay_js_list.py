@@ -28,15 +28,22 @@ from envs import ENVS, is_built  # noqa: E402
 
 ENV = ENVS["a2a-js-1.3.x"]
 CARD = "/.well-known/agent-card.json"
-pytestmark = pytest.mark.skipif(not is_built(ENV) or not shutil.which("node"),
-                                reason="the @a2a-js/sdk environment under .peers/ is not built")
+pytestmark = pytest.mark.skipif(
+    not is_built(ENV) or not shutil.which("node"),
+    reason="the @a2a-js/sdk environment under .peers/ is not built",
+)
 
 
 def js_client(base_url: str, binding: str) -> dict[str, list[str]]:
     env = {**os.environ, "A2A_PEER_NODE_ENV": str(ENV.path)}
-    done = subprocess.run(["node", str(HERE / "js" / "send_stream_get_list.mjs"),
-                           base_url + CARD, binding], capture_output=True, text=True,
-                          timeout=60, env=env, check=False)
+    done = subprocess.run(
+        ["node", str(HERE / "js" / "send_stream_get_list.mjs"), base_url + CARD, binding],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -45,8 +52,10 @@ def js_client(base_url: str, binding: str) -> dict[str, list[str]]:
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
 def test_the_js_client_lists_both_of_its_tasks(binding: str, tmp_path: Path) -> None:
     out = tmp_path / "js.http"
-    with DemoAgent(event_delay=0.05) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy:
+    with (
+        DemoAgent(event_delay=0.05) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy,
+    ):
         live = js_client(proxy.url, binding)
     assert len(live["sent"]) == 2 and sorted(live["listed"]) == sorted(live["sent"])
     with Replayer([read_capture(out)]) as replayer:

@@ -26,17 +26,21 @@ from recorder.replay import Limits, Replayer
 
 TIMEOUT = 1.0  # the replayer's read timeout in these tests
 GRACE = 6.0  # how long a test waits for the cut (the machine may be busy)
-LIMITS = Limits(read_timeout=TIMEOUT, max_body_bytes=64 * 1024, max_head_bytes=8 * 1024,
-                idle_timeout=2.0)
+LIMITS = Limits(
+    read_timeout=TIMEOUT, max_body_bytes=64 * 1024, max_head_bytes=8 * 1024, idle_timeout=2.0
+)
 
 
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
     out = tmp_path_factory.mktemp("limits") / "card.http"
-    with DemoAgent(event_delay=0.05) as agent, RecordingProxy(
-            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy:
-        httpx.get(f"{proxy.url}/.well-known/agent-card.json", timeout=5,
-                  headers={"A2A-Version": "1.0"}).raise_for_status()
+    with (
+        DemoAgent(event_delay=0.05) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy,
+    ):
+        httpx.get(
+            f"{proxy.url}/.well-known/agent-card.json", timeout=5, headers={"A2A-Version": "1.0"}
+        ).raise_for_status()
     return read_capture(out)
 
 
@@ -83,10 +87,12 @@ HEAD = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.
 POST = b"POST /a2a/jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 
 
-@pytest.mark.parametrize("case", ["trickled headers", "trickled body", "short body",
-                                  "silent connection"])
+@pytest.mark.parametrize(
+    "case", ["trickled headers", "trickled body", "short body", "silent connection"]
+)
 def test_a_slow_client_gets_408_after_the_timeout_while_others_are_served(
-        replayer: Replayer, case: str) -> None:
+    replayer: Replayer, case: str
+) -> None:
     sock = _connect(replayer)
     body = b'{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}'
     started = time.monotonic()
@@ -143,7 +149,8 @@ def test_a_client_within_the_limits_is_not_cut(replayer: Replayer) -> None:
 
 
 def test_a_grpc_call_whose_message_never_comes_ends_with_deadline_exceeded(
-        replayer: Replayer) -> None:
+    replayer: Replayer,
+) -> None:
     assert replayer.grpc_target is not None
     target = replayer.grpc_target
 

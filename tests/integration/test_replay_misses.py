@@ -30,11 +30,16 @@ def card_only(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Captu
         if not run.SDKS[sdk].built:
             continue
         out = tmp_path_factory.mktemp("card") / f"{sdk}.http"
-        with run.start_agent(sdk, grpc_port=0, timeout=60) as agent, RecordingProxy(
-                upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy:
-            card_path = agent.card_url[len(agent.base_url):]
-            summary = run.run_client(sdk, proxy.url + card_path, "JSONRPC", "01-agent-card",
-                                     timeout=60)
+        with (
+            run.start_agent(sdk, grpc_port=0, timeout=60) as agent,
+            RecordingProxy(
+                upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+            ) as proxy,
+        ):
+            card_path = agent.card_url[len(agent.base_url) :]
+            summary = run.run_client(
+                sdk, proxy.url + card_path, "JSONRPC", "01-agent-card", timeout=60
+            )
             assert summary.get("ok"), summary
         found[sdk] = (read_capture(out), card_path)
     return found
@@ -42,14 +47,16 @@ def card_only(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Captu
 
 @pytest.mark.parametrize("binding", BINDINGS)
 @pytest.mark.parametrize("sdk", SDKS)
-def test_the_miss_text_reaches_the_client(sdk: str, binding: str,
-                                          card_only: dict[str, tuple[Capture, str]]) -> None:
+def test_the_miss_text_reaches_the_client(
+    sdk: str, binding: str, card_only: dict[str, tuple[Capture, str]]
+) -> None:
     if sdk not in card_only:
         pytest.skip(f"{sdk} is not built")
     capture, card_path = card_only[sdk]
     with Replayer([capture], grpc_port=0) as replayer:
-        summary = run.run_client(sdk, replayer.url + card_path, binding, "03-blocking-task",
-                                 timeout=60)
+        summary = run.run_client(
+            sdk, replayer.url + card_path, binding, "03-blocking-task", timeout=60
+        )
         misses = replayer.report.misses
     assert summary["ok"] is False
     failure = summary["failure"]

@@ -20,28 +20,50 @@ from recorder.replay import Replayer
 
 JSON = (("content-type", "application/json"),)
 RPC = b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'
-RPC_ANSWER = (b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32001,'
-              b'"message":"Task \\udfff not found"}}')
-STREAM = (b'{"jsonrpc":"2.0","id":7,"method":"SubscribeToTask","params":{"id":"\\ud83d"}}')
+RPC_ANSWER = (
+    b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32001,"message":"Task \\udfff not found"}}'
+)
+STREAM = b'{"jsonrpc":"2.0","id":7,"method":"SubscribeToTask","params":{"id":"\\ud83d"}}'
 EVENT = '{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"no \\ud83d here"}}'
 
 
 def exchange(number: int, request: Request, response: Response) -> Exchange:
-    return Exchange(number, classify(request, response), request, response,
-                    started_us=number * 1000, duration_us=100)
+    return Exchange(
+        number,
+        classify(request, response),
+        request,
+        response,
+        started_us=number * 1000,
+        duration_us=100,
+    )
 
 
 @pytest.fixture
 def replayer() -> Iterator[Replayer]:
     exchanges = [
-        exchange(1, Request("POST", "/a2a/jsonrpc", JSON, RPC), Response(200, "OK", JSON,
-                                                                          RPC_ANSWER)),
-        exchange(2, Request("GET", "/a2a/rest/tasks/%FF", (("a2a-version", "1.0"),)),
-                 Response(404, "Not Found", JSON, b'{"error":{"code":404,"status":'
-                          b'"NOT_FOUND","message":"Task not found"}}')),
-        exchange(3, Request("POST", "/a2a/jsonrpc", JSON, STREAM),
-                 Response(200, "OK", (("content-type", "text/event-stream"),),
-                          events=(SseEvent(0, (f"data: {EVENT}",)),))),
+        exchange(
+            1, Request("POST", "/a2a/jsonrpc", JSON, RPC), Response(200, "OK", JSON, RPC_ANSWER)
+        ),
+        exchange(
+            2,
+            Request("GET", "/a2a/rest/tasks/%FF", (("a2a-version", "1.0"),)),
+            Response(
+                404,
+                "Not Found",
+                JSON,
+                b'{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found"}}',
+            ),
+        ),
+        exchange(
+            3,
+            Request("POST", "/a2a/jsonrpc", JSON, STREAM),
+            Response(
+                200,
+                "OK",
+                (("content-type", "text/event-stream"),),
+                events=(SseEvent(0, (f"data: {EVENT}",)),),
+            ),
+        ),
     ]
     with Replayer([Capture("2026-01-01T00:00:00.000000Z", "test", tuple(exchanges))]) as running:
         yield running
@@ -49,16 +71,19 @@ def replayer() -> Iterator[Replayer]:
 
 def _request(replayer: Replayer, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
     connection = http.client.HTTPConnection(replayer.host, replayer.port, timeout=10)
-    connection.request(method, path, body=body or None, headers={
-        "Content-Type": "application/json", "A2A-Version": "1.0"})
+    connection.request(
+        method,
+        path,
+        body=body or None,
+        headers={"Content-Type": "application/json", "A2A-Version": "1.0"},
+    )
     response = connection.getresponse()
     data = response.read()
     connection.close()
     return response.status, data
 
 
-def test_a_request_holding_lone_surrogates_is_answered_from_the_capture(
-        replayer: Replayer) -> None:
+def test_a_request_holding_lone_surrogates_is_answered_from_the_capture(replayer: Replayer) -> None:
     status, body = _request(replayer, "POST", "/a2a/jsonrpc", RPC)
     assert status == 200
     assert body == RPC_ANSWER  # the recorded escapes, the live id echoed (the same one)

@@ -33,13 +33,13 @@ AGENT_TIMEOUT = 60.0
 PUSH_SCENARIO = "08-push-configs"
 
 
-
-
 run = load_peers_run()
 
 if not run.available_sdks():
-    pytest.skip("no SDK peer environment under .peers/ is built (run scripts/peers/envs.py)",
-                allow_module_level=True)
+    pytest.skip(
+        "no SDK peer environment under .peers/ is built (run scripts/peers/envs.py)",
+        allow_module_level=True,
+    )
 
 # 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3.
 SDK_ORDER = ("a2a-python-0.3.x", "a2a-js-1.3.x", "a2a-python-1.2.x")
@@ -47,10 +47,14 @@ SDK_ORDER = ("a2a-python-0.3.x", "a2a-js-1.3.x", "a2a-python-1.2.x")
 # A2A_FULL_MATRIX=1 runs every SDK on every binding (about five).
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 DEFAULT_CASES = {("a2a-python-0.3.x", b) for b in ("JSONRPC", "HTTP+JSON", "GRPC")} | {
-    ("a2a-js-1.3.x", "JSONRPC")}
-CASES = [pytest.param(sdk, binding, id=f"{sdk}-{binding}")
-         for sdk in SDK_ORDER for binding in run.SDKS[sdk].bindings
-         if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES]
+    ("a2a-js-1.3.x", "JSONRPC")
+}
+CASES = [
+    pytest.param(sdk, binding, id=f"{sdk}-{binding}")
+    for sdk in SDK_ORDER
+    for binding in run.SDKS[sdk].bindings
+    if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES
+]
 
 # --- normalising what differs between two runs of the same session ---------------------------
 
@@ -92,10 +96,17 @@ def normalise(summary: Any) -> Any:
 def test_normalise_numbers_ids_in_first_seen_order() -> None:
     a = "0f8fad5b-d9cb-469f-a165-70867728950e"
     b = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
-    got = normalise({"steps": [{"id": b, "msg": f"task {a} of {b}"}],
-                     "url": "http://127.0.0.1:5123/a", "stderr": "x"})
-    assert got == {"steps": [{"id": "<id1>", "msg": "task <id2> of <id1>"}],
-                   "url": "http://<addr>/a"}
+    got = normalise(
+        {
+            "steps": [{"id": b, "msg": f"task {a} of {b}"}],
+            "url": "http://127.0.0.1:5123/a",
+            "stderr": "x",
+        }
+    )
+    assert got == {
+        "steps": [{"id": "<id1>", "msg": "task <id2> of <id1>"}],
+        "url": "http://<addr>/a",
+    }
 
 
 # --- one session: live through the recorder, then replayed ------------------------------------
@@ -114,36 +125,48 @@ def _deliveries(hook: Any, before: int, scenario: str) -> list[str]:
 def _client(sdk: str, card_url: str, binding: str, scenario: str, hook: Any) -> dict[str, Any]:
     before = len(hook.deliveries)
     summary: dict[str, Any] = run.run_client(
-        sdk, card_url, binding, scenario,
-        webhook_url=hook.url if scenario == PUSH_SCENARIO else None, timeout=CLIENT_TIMEOUT)
+        sdk,
+        card_url,
+        binding,
+        scenario,
+        webhook_url=hook.url if scenario == PUSH_SCENARIO else None,
+        timeout=CLIENT_TIMEOUT,
+    )
     summary["webhook"] = _deliveries(hook, before, scenario)
     return summary
 
 
-def record_scenarios(sdk: str, binding: str, tmp: Path) -> Iterator[
-        tuple[str, dict[str, Any], Path, str]]:
+def record_scenarios(
+    sdk: str, binding: str, tmp: Path
+) -> Iterator[tuple[str, dict[str, Any], Path, str]]:
     """Run every scenario live through a fresh RecordingProxy.
 
     Yields (scenario, summary, capture file, card path).
     """
     grpc = binding == "GRPC"
-    with run.start_agent(sdk, grpc_port=0 if grpc else -1, timeout=AGENT_TIMEOUT) as agent, \
-            run.WebhookReceiver() as hook:
+    with (
+        run.start_agent(sdk, grpc_port=0 if grpc else -1, timeout=AGENT_TIMEOUT) as agent,
+        run.WebhookReceiver() as hook,
+    ):
         for scenario in run.SDKS[sdk].scenarios:
             out = tmp / f"{scenario}.http"
-            with RecordingProxy(upstream=agent.base_url, out=out,
-                                grpc_upstream=agent.grpc_target if grpc else None) as proxy:
-                card_path = agent.card_url[len(agent.base_url):]
+            with RecordingProxy(
+                upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target if grpc else None
+            ) as proxy:
+                card_path = agent.card_url[len(agent.base_url) :]
                 live = _client(sdk, proxy.url + card_path, binding, scenario, hook)
             yield scenario, live, out, card_path
 
 
-def replay_scenario(sdk: str, binding: str, scenario: str, capture: Capture,
-                    card_path: str) -> tuple[dict[str, Any], list[str], list[str]]:
+def replay_scenario(
+    sdk: str, binding: str, scenario: str, capture: Capture, card_path: str
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """Run the client against a replay of `capture`: (summary, misses, unserved exchanges)."""
     grpc_port = 0 if binding == "GRPC" else None
-    with run.WebhookReceiver() as hook, Replayer([capture], timing="none",
-                                                  grpc_port=grpc_port) as replayer:
+    with (
+        run.WebhookReceiver() as hook,
+        Replayer([capture], timing="none", grpc_port=grpc_port) as replayer,
+    ):
         replayed = _client(sdk, replayer.url + card_path, binding, scenario, hook)
         report = replayer.report
         misses = list(report.misses)
@@ -162,8 +185,9 @@ def test_replayed_sessions_equal_live(sdk: str, binding: str, tmp_path: Path) ->
         if "skipped" in live:
             continue
         assert live.get("ok") and live["exit_code"] == 0, (scenario, live)
-        replayed, misses, unserved = replay_scenario(sdk, binding, scenario, read_capture(out),
-                                                     card_path)
+        replayed, misses, unserved = replay_scenario(
+            sdk, binding, scenario, read_capture(out), card_path
+        )
         if binding == "GRPC" and scenario == PUSH_SCENARIO:
             # Known limit (as in test_grpc.py): a gRPC push config passes the recorder as
             # untouched bytes, so its URL cannot point at the relay; the agent POSTs straight
@@ -172,21 +196,26 @@ def test_replayed_sessions_equal_live(sdk: str, binding: str, tmp_path: Path) ->
             assert replayed.pop("webhook") == []
         want, got = normalise(live), normalise(replayed)
         if misses or unserved or got != want:
-            failures.append(f"{scenario}: misses={misses} unserved={unserved}\n"
-                            f"  live    ={json.dumps(want)}\n"
-                            f"  replayed={json.dumps(got)}")
+            failures.append(
+                f"{scenario}: misses={misses} unserved={unserved}\n"
+                f"  live    ={json.dumps(want)}\n"
+                f"  replayed={json.dumps(got)}"
+            )
     assert not failures, "\n".join(failures)
 
 
 # --- across SDKs: a py agent's capture to the JS client, and the other way round ---------------
 
-CROSS = [pytest.param("a2a-python-1.3.0", "a2a-js-1.3.x", id="py-agent-to-js-client"),
-         pytest.param("a2a-js-1.3.x", "a2a-python-1.3.0", id="js-agent-to-py-client")]
+CROSS = [
+    pytest.param("a2a-python-1.3.0", "a2a-js-1.3.x", id="py-agent-to-js-client"),
+    pytest.param("a2a-js-1.3.x", "a2a-python-1.3.0", id="js-agent-to-py-client"),
+]
 
 
 @pytest.mark.parametrize(("recorded_sdk", "client_sdk"), CROSS)
-def test_a_capture_replays_to_another_sdks_client(recorded_sdk: str, client_sdk: str,
-                                                  tmp_path: Path) -> None:
+def test_a_capture_replays_to_another_sdks_client(
+    recorded_sdk: str, client_sdk: str, tmp_path: Path
+) -> None:
     """03-blocking-task over JSON-RPC, recorded with one SDK, replayed to the other's client.
 
     It works.  The two 1.3.0 clients send the same SendMessage up to what a sender may spell out
@@ -202,15 +231,18 @@ def test_a_capture_replays_to_another_sdks_client(recorded_sdk: str, client_sdk:
         if not run.SDKS[sdk].built:
             pytest.skip(f"{sdk}: {run.SDKS[sdk].env.path} not built")
     scenario, binding, out = "03-blocking-task", "JSONRPC", tmp_path / "cross.http"
-    with run.start_agent(recorded_sdk, grpc_port=-1, timeout=AGENT_TIMEOUT) as agent, \
-            run.WebhookReceiver() as hook:
-        card_path = agent.card_url[len(agent.base_url):]
+    with (
+        run.start_agent(recorded_sdk, grpc_port=-1, timeout=AGENT_TIMEOUT) as agent,
+        run.WebhookReceiver() as hook,
+    ):
+        card_path = agent.card_url[len(agent.base_url) :]
         with RecordingProxy(upstream=agent.base_url, out=out) as proxy:
             live = _client(recorded_sdk, proxy.url + card_path, binding, scenario, hook)
         own = _client(client_sdk, agent.card_url, binding, scenario, hook)
     assert live["ok"] and own["ok"], (live, own)
-    replayed, misses, unserved = replay_scenario(client_sdk, binding, scenario,
-                                                 read_capture(out), card_path)
+    replayed, misses, unserved = replay_scenario(
+        client_sdk, binding, scenario, read_capture(out), card_path
+    )
     assert misses == []
     assert unserved == []
     assert replayed["ok"] is True, replayed

@@ -41,14 +41,55 @@ from recorder.report import render_report
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / "captures"
 # One capture per SDK, chosen for what they hold: push deliveries, SSE, v0.3 shapes, gRPC.
-PER_SDK = ("a2a-python-1.3.0/08-push-configs.http", "a2a-python-1.2.3/05-streaming.http",
-           "a2a-python-0.3.26/06-subscribe.http", "a2a-js-1.3.0/grpc/05-streaming.http")
+PER_SDK = (
+    "a2a-python-1.3.0/08-push-configs.http",
+    "a2a-python-1.2.3/05-streaming.http",
+    "a2a-python-0.3.26/06-subscribe.http",
+    "a2a-js-1.3.0/grpc/05-streaming.http",
+)
 ALL = sorted(CAPTURES.rglob("*.http"))
 # Tags a page may hold; anything else (img, iframe, link, object ...) came from a capture.
-PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "span",
-             "dl", "dt", "dd", "code", "p", "b", "details", "summary", "ul", "li", "a", "div",
-             "label", "input", "i", "main", "svg", "text", "line", "polygon", "path",
-             "circle", "rect", "aside", "section", "nav", "pre", "script"}
+PAGE_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "h1",
+    "h2",
+    "h3",
+    "span",
+    "dl",
+    "dt",
+    "dd",
+    "code",
+    "p",
+    "b",
+    "details",
+    "summary",
+    "ul",
+    "li",
+    "a",
+    "div",
+    "label",
+    "input",
+    "i",
+    "main",
+    "svg",
+    "text",
+    "line",
+    "polygon",
+    "path",
+    "circle",
+    "rect",
+    "aside",
+    "section",
+    "nav",
+    "pre",
+    "script",
+}
 
 
 def _page(capture: Capture, **options: object) -> tuple[str, Page]:
@@ -121,8 +162,11 @@ def test_errors_are_red_and_only_errors() -> None:
 def demo_capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
     """The scripted demo session over JSON-RPC, recorded through a real recorder."""
     out = tmp_path_factory.mktemp("report") / "live.http"
-    with DemoAgent(event_delay=0.05, enable_grpc=False) as agent, WebhookReceiver() as hook, \
-            RecordingProxy(upstream=agent.base_url, out=out) as proxy:
+    with (
+        DemoAgent(event_delay=0.05, enable_grpc=False) as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
         asyncio.run(run_session(proxy.url, binding="JSONRPC", webhook=hook))
     return read_capture(out)
 
@@ -130,8 +174,9 @@ def demo_capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
 def test_the_demo_capture_is_all_there(demo_capture: Capture) -> None:
     html, page = _page(demo_capture, name="live.http")
     assert missing_from(page, demo_capture) == []
-    stream = next(x for x in demo_capture.exchanges
-                  if x.classification.operation == "SendStreamingMessage")
+    stream = next(
+        x for x in demo_capture.exchanges if x.classification.operation == "SendStreamingMessage"
+    )
     assert len(stream.response.events) == 6 if stream.response else False
     ticks = [item for item in page.items if item.startswith(f"{stream.number}:response:")]
     assert len(ticks) == 6
@@ -147,9 +192,11 @@ def test_the_demo_capture_is_all_there(demo_capture: Capture) -> None:
 def three_bindings(tmp_path_factory: pytest.TempPathFactory) -> Capture:
     """The scripted session over JSON-RPC, HTTP+JSON and gRPC, recorded into one capture."""
     out = tmp_path_factory.mktemp("report") / "mixed.http"
-    with DemoAgent(event_delay=0.05) as agent, WebhookReceiver() as hook, \
-            RecordingProxy(upstream=agent.base_url, out=out,
-                           grpc_upstream=agent.grpc_target) as proxy:
+    with (
+        DemoAgent(event_delay=0.05) as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy,
+    ):
         for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
             asyncio.run(run_session(proxy.url, binding=binding, webhook=hook))
     return read_capture(out)
@@ -163,9 +210,12 @@ def test_a_capture_of_three_bindings_is_all_there(three_bindings: Capture) -> No
     for binding in bindings:
         rows = [x.number for x in three_bindings.exchanges if x.classification.binding == binding]
         assert all(binding.value in page.row_text[n] for n in rows)
-    grpc_stream = next(x for x in three_bindings.exchanges
-                       if x.classification.binding == Binding.GRPC
-                       and x.classification.operation == "SendStreamingMessage")
+    grpc_stream = next(
+        x
+        for x in three_bindings.exchanges
+        if x.classification.binding == Binding.GRPC
+        and x.classification.operation == "SendStreamingMessage"
+    )
     assert grpc_stream.response is not None and len(grpc_stream.response.messages) == 6
     assert "6 messages" in page.row_text[grpc_stream.number]
     errors = {n for n, row in page.rows.items() if "tone-error" in row["class"].split()}
@@ -185,44 +235,77 @@ def test_rows_follow_start_time_and_link_to_their_detail(demo_capture: Capture) 
 def test_three_hundred_exchanges_scroll_at_full_size() -> None:
     one = read_capture(CAPTURES / "a2a-python-1.3.0/08-push-configs.http")
     span = max(x.started_us + x.duration_us for x in one.exchanges)
-    many = tuple(replace(x, number=round_ * 100 + x.number, started_us=x.started_us + round_ * span)
-                 for round_ in range(25) for x in one.exchanges)
+    many = tuple(
+        replace(x, number=round_ * 100 + x.number, started_us=x.started_us + round_ * span)
+        for round_ in range(25)
+        for x in one.exchanges
+    )
     big = replace(one, exchanges=many)
     html, page = _page(big)
     assert len(page.rows) == 300 and missing_from(page, big) == []
     heights = re.findall(r'<svg class="seq" width="\d+" height="(\d+)"', html)
     assert len(heights) == 301 and len(set(heights[1:])) == 1  # the head, then equal rows
-    few = re.findall(r'<svg class="seq" width="\d+" height="(\d+)"',
-                     render_report(replace(one, exchanges=one.exchanges[:3])))
+    few = re.findall(
+        r'<svg class="seq" width="\d+" height="(\d+)"',
+        render_report(replace(one, exchanges=one.exchanges[:3])),
+    )
     assert few[1:] == heights[1:4]  # 3 rows are as tall as 300 rows
 
 
 # ---- hostile content ----
 
-HOSTILE = '</script><script>alert(1)</script><img src=x onerror=alert(2)>"\'&'
+HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>\"'&"
 SURROGATE_JSON = '{"text": "\\ud800 and \\udfff", "html": "<svg onload=alert(3)>"}'
 
 
 def _hostile_capture() -> Capture:
-    request = Request("POST", "/a2a?q=" + HOSTILE,
-                      (("X-Evil", HOSTILE), ("X-Lone", "\ud800"), ("Content-Type", "text/html")),
-                      body=HOSTILE.encode())
-    events = (SseEvent(5, (f"event: {HOSTILE}", f"data: {SURROGATE_JSON}")),
-              SseEvent(9, (": <b>ping</b>",)))
-    response = Response(200, reason=HOSTILE, headers=(("Content-Type", "text/event-stream"),),
-                        events=events)
-    grpc = Request("POST", "/lf.a2a.v1.A2AService/SendMessage", http_version="HTTP/2",
-                   messages=(GrpcMessage(0, json=json.dumps({"x": "\ud800" + HOSTILE})),
-                             GrpcMessage(1, raw=b"\x00<script>")))
-    c = Classification(binding=Binding.JSONRPC, operation=HOSTILE, task_id=HOSTILE,
-                       method=HOSTILE, error=HOSTILE, reason=HOSTILE)
+    request = Request(
+        "POST",
+        "/a2a?q=" + HOSTILE,
+        (("X-Evil", HOSTILE), ("X-Lone", "\ud800"), ("Content-Type", "text/html")),
+        body=HOSTILE.encode(),
+    )
+    events = (
+        SseEvent(5, (f"event: {HOSTILE}", f"data: {SURROGATE_JSON}")),
+        SseEvent(9, (": <b>ping</b>",)),
+    )
+    response = Response(
+        200, reason=HOSTILE, headers=(("Content-Type", "text/event-stream"),), events=events
+    )
+    grpc = Request(
+        "POST",
+        "/lf.a2a.v1.A2AService/SendMessage",
+        http_version="HTTP/2",
+        messages=(
+            GrpcMessage(0, json=json.dumps({"x": "\ud800" + HOSTILE})),
+            GrpcMessage(1, raw=b"\x00<script>"),
+        ),
+    )
+    c = Classification(
+        binding=Binding.JSONRPC,
+        operation=HOSTILE,
+        task_id=HOSTILE,
+        method=HOSTILE,
+        error=HOSTILE,
+        reason=HOSTILE,
+    )
     return Capture(
-        started=HOSTILE, recorder_version=HOSTILE, upstreams=(f"javascript:{HOSTILE}",),
-        redacted=(HOSTILE,), extra=((HOSTILE, HOSTILE),),
-        exchanges=(Exchange(1, c, request, response,
-                            notes=(HOSTILE, f"possible secret: {HOSTILE}")),
-                   Exchange(2, Classification(binding=Binding.GRPC, operation=PUSH_DELIVERY),
-                            grpc, None, error=HOSTILE + "\ud800\x00")))
+        started=HOSTILE,
+        recorder_version=HOSTILE,
+        upstreams=(f"javascript:{HOSTILE}",),
+        redacted=(HOSTILE,),
+        extra=((HOSTILE, HOSTILE),),
+        exchanges=(
+            Exchange(1, c, request, response, notes=(HOSTILE, f"possible secret: {HOSTILE}")),
+            Exchange(
+                2,
+                Classification(binding=Binding.GRPC, operation=PUSH_DELIVERY),
+                grpc,
+                None,
+                error=HOSTILE + "\ud800\x00",
+            ),
+        ),
+    )
 
 
 def test_hostile_content_is_text_never_markup() -> None:
@@ -265,8 +348,11 @@ def test_marks_show_on_the_arrow_in_the_detail_and_in_the_notes() -> None:
 def test_an_exchange_without_response_is_a_cut_red_arrow() -> None:
     request = Request("POST", "/a2a", (("Content-Type", "application/json"),), b'{"jsonrpc":"2.0"}')
     c = Classification(binding=Binding.JSONRPC, operation="SendMessage")
-    capture = Capture(started="2026-01-01T00:00:00.000000Z", recorder_version="0",
-                      exchanges=(Exchange(4, c, request, None, 10, 20, error="upstream reset"),))
+    capture = Capture(
+        started="2026-01-01T00:00:00.000000Z",
+        recorder_version="0",
+        exchanges=(Exchange(4, c, request, None, 10, 20, error="upstream reset"),),
+    )
     html, page = _page(capture)
     assert "tone-error" in page.rows[4]["class"].split()
     assert 'class="arrow cut"' in html
@@ -300,8 +386,9 @@ def test_report_command_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(damaged), "--html", str(tmp_path / "o.html")])
     assert result.exit_code == 2 and "bad.http:" in result.output
     good = CAPTURES / "a2a-python-1.3.0/01-agent-card.http"
-    result = CliRunner().invoke(main, ["report", str(good), "--html",
-                                       str(tmp_path / "no" / "such" / "o.html")])
+    result = CliRunner().invoke(
+        main, ["report", str(good), "--html", str(tmp_path / "no" / "such" / "o.html")]
+    )
     assert result.exit_code == 2 and "error:" in result.output
     assert "report" in CliRunner().invoke(main, ["--help"]).output
 
@@ -335,11 +422,25 @@ def _click_in_chromium(html: str, number: int, tmp_path: Path) -> dict[str, obje
     page.write_text(html.replace("</body>", f"<script>{probe}</script></body>"), "utf-8")
     assert CHROMIUM is not None
     result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     found = re.search(r'data-probe="([^"]*)"', result.stdout)
     assert found, result.stderr[-2000:]
     return dict(json.loads(found.group(1).replace("&quot;", '"')))
@@ -347,11 +448,21 @@ def _click_in_chromium(html: str, number: int, tmp_path: Path) -> dict[str, obje
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_a_click_on_an_arrow_opens_its_exchange(demo_capture: Capture, tmp_path: Path) -> None:
-    stream = next(x.number for x in demo_capture.exchanges
-                  if x.classification.operation == "SendStreamingMessage")
+    stream = next(
+        x.number
+        for x in demo_capture.exchanges
+        if x.classification.operation == "SendStreamingMessage"
+    )
     seen = _click_in_chromium(render_report(demo_capture), stream, tmp_path)
-    assert seen == {"hash": f"#x{stream}", "section": "block", "panel": "block", "others": 0,
-                    "selected": True, "pwned": False, "images": 0}
+    assert seen == {
+        "hash": f"#x{stream}",
+        "section": "block",
+        "panel": "block",
+        "others": 0,
+        "selected": True,
+        "pwned": False,
+        "images": 0,
+    }
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")

@@ -72,8 +72,9 @@ class Burst:
             thread.join(15)
 
     def _client(self) -> None:
-        with httpx.Client(headers={"A2A-Version": "1.0", "Authorization": TOKEN},
-                          timeout=10) as client:
+        with httpx.Client(
+            headers={"A2A-Version": "1.0", "Authorization": TOKEN}, timeout=10
+        ) as client:
             while not self.stop.is_set():
                 message_id = str(uuid.uuid4())
                 try:
@@ -89,9 +90,16 @@ class Burst:
 
     def _long_stream(self) -> None:
         body = {**_send(str(uuid.uuid4()), "slow 200"), "method": "SendStreamingMessage"}
-        with contextlib.suppress(httpx.HTTPError), httpx.stream(
-                "POST", f"{self.url}/a2a/jsonrpc", json=body, timeout=30,
-                headers={"A2A-Version": "1.0", "Authorization": TOKEN}) as response:
+        with (
+            contextlib.suppress(httpx.HTTPError),
+            httpx.stream(
+                "POST",
+                f"{self.url}/a2a/jsonrpc",
+                json=body,
+                timeout=30,
+                headers={"A2A-Version": "1.0", "Authorization": TOKEN},
+            ) as response,
+        ):
             for line in response.iter_lines():
                 if line.startswith("data:"):
                     self.stream_started.set()
@@ -107,8 +115,12 @@ class Burst:
 
 def _send(message_id: str, text: str = "echo stop") -> dict[str, object]:
     message = {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
-    return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": "SendMessage",
-            "params": {"message": message}}
+    return {
+        "jsonrpc": "2.0",
+        "id": str(uuid.uuid4()),
+        "method": "SendMessage",
+        "params": {"message": message},
+    }
 
 
 def _recorded_keys(capture: Capture) -> set[str]:
@@ -160,10 +172,24 @@ def _burst_then(url: str, stop: Callable[[], None]) -> set[str]:
 def _record_command(agent: DemoAgent, out: Path) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "recorder", "record", "--upstream", agent.base_url,
-         "--listen", f"127.0.0.1:{port}", "--out", str(out), "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            sys.executable,
+            "-m",
+            "recorder",
+            "record",
+            "--upstream",
+            agent.base_url,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert process.stderr is not None
     line = process.stderr.readline()
     assert "recording to" in line, line
@@ -179,8 +205,9 @@ SIGNALS: dict[str, list[signal.Signals]] = {
 
 
 @pytest.mark.parametrize("how", list(SIGNALS))
-def test_a_signal_keeps_every_completed_exchange(how: str, agent: DemoAgent,
-                                                 tmp_path: Path) -> None:
+def test_a_signal_keeps_every_completed_exchange(
+    how: str, agent: DemoAgent, tmp_path: Path
+) -> None:
     for run in range(RUNS):
         out = tmp_path / f"{run}.http"
         process, url = _record_command(agent, out)
@@ -206,12 +233,17 @@ def test_a_ctrl_c_after_the_stop_leaves_a_clean_exit(command: str, tmp_path: Pat
     # Found by CI: a second Ctrl-C that came once the capture was written, while Python tore
     # the process down, killed it (exit -2) after a clean stop.
     for delay in (0.0, 0.01, 0.03, 0.08):
-        args = [*COMMANDS[command], *([str(tmp_path / f"{delay}.http")]
-                                      if command == "record" else [])]
+        args = [
+            *COMMANDS[command],
+            *([str(tmp_path / f"{delay}.http")] if command == "record" else []),
+        ]
         process = subprocess.Popen(
             [sys.executable, "-m", "recorder", *args, "--listen", f"127.0.0.1:{free_port()}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         assert process.stderr is not None
         try:
             assert " (Ctrl-C to stop)" in process.stderr.readline()
@@ -241,8 +273,12 @@ def test_a_volley_of_signals_never_hangs_the_stop() -> None:
     # Found by CI: the handler set a threading.Event, and a signal that came while the main
     # thread was inside that Event's wait() waited for the Event's lock, held by itself.
     for _ in range(20):
-        process = subprocess.Popen([sys.executable, "-c", WAITER], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", WAITER],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert process.stdout is not None
         try:
             assert process.stdout.readline().strip() == "ready"
@@ -265,22 +301,41 @@ def _signal(process: subprocess.Popen[str], numbers: list[signal.Signals]) -> No
     process.wait(30)
 
 
-def test_mitmdump_with_the_addon_script_keeps_everything_on_sigint(agent: DemoAgent,
-                                                                  tmp_path: Path) -> None:
+def test_mitmdump_with_the_addon_script_keeps_everything_on_sigint(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
     mitmdump = Path(sys.executable).with_name("mitmdump")
     port = free_port()
     out = tmp_path / "mitmdump.http"
     process = subprocess.Popen(
-        [str(mitmdump), "-q", "--mode", f"reverse:{agent.base_url}", "--listen-host",
-         "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={tmp_path / 'conf'}",
-         "-s", str(ROOT / "recorder" / "record" / "addon.py"), "--set", f"a2a_out={out}",
-         "--set", "a2a_quiet=true"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            str(mitmdump),
+            "-q",
+            "--mode",
+            f"reverse:{agent.base_url}",
+            "--listen-host",
+            "127.0.0.1",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"confdir={tmp_path / 'conf'}",
+            "-s",
+            str(ROOT / "recorder" / "record" / "addon.py"),
+            "--set",
+            f"a2a_out={out}",
+            "--set",
+            "a2a_quiet=true",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert wait_for(lambda: _listening(port), timeout=20)
 
-        completed = _burst_then(f"http://127.0.0.1:{port}",
-                                lambda: _signal(process, [signal.SIGINT]))
+        completed = _burst_then(
+            f"http://127.0.0.1:{port}", lambda: _signal(process, [signal.SIGINT])
+        )
     finally:
         if process.poll() is None:
             process.kill()
@@ -316,11 +371,17 @@ def test_a_burst_left_running(run, request):
 """
 
 
-def test_the_plugin_teardown_keeps_every_completed_exchange(agent: DemoAgent,
-                                                           pytester: pytest.Pytester) -> None:
+def test_the_plugin_teardown_keeps_every_completed_exchange(
+    agent: DemoAgent, pytester: pytest.Pytester
+) -> None:
     pytester.makepyfile(PLUGIN_TEST.format(here=str(Path(__file__).parent), runs=RUNS))
-    pytester.runpytest_subprocess("--a2a-record=all", f"--a2a-upstream={agent.base_url}",
-                                  "-p", "no:cacheprovider", timeout=300)
+    pytester.runpytest_subprocess(
+        "--a2a-record=all",
+        f"--a2a-upstream={agent.base_url}",
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
     for run in range(RUNS):
         completed = set(json.loads((pytester.path / f"completed-{run}.json").read_text()))
         # What was cut at teardown kept the capture from being replaced; the recording is kept.
@@ -332,8 +393,9 @@ def test_the_plugin_teardown_keeps_every_completed_exchange(agent: DemoAgent,
 # -- in-process ---------------------------------------------------------------------------------
 
 
-def test_recording_proxy_stop_keeps_every_completed_exchange(agent: DemoAgent,
-                                                             tmp_path: Path) -> None:
+def test_recording_proxy_stop_keeps_every_completed_exchange(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
     for run in range(RUNS):
         out = tmp_path / f"{run}.http"
         proxy = RecordingProxy(upstream=agent.base_url, out=out).start()

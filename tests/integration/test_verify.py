@@ -47,13 +47,21 @@ def _record_demo(out: Path, bindings: tuple[str, ...] = BINDINGS, webhook: bool 
     """The demo session on each binding through the recorder; with `webhook`, the agent's
     deliveries go through the recorder's push proxy, so the gRPC ones are recorded too."""
     port = free_port()
-    with DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent, \
-            WebhookReceiver() as hook, \
-            RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target,
-                           push_proxy=("127.0.0.1", port), existing="overwrite") as proxy:
+    with (
+        DemoAgent(event_delay=0.05, push_proxy=f"http://127.0.0.1:{port}") as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(
+            upstream=agent.base_url,
+            out=out,
+            grpc_upstream=agent.grpc_target,
+            push_proxy=("127.0.0.1", port),
+            existing="overwrite",
+        ) as proxy,
+    ):
         for binding in bindings:
-            result = asyncio.run(run_session(proxy.url, binding=binding,
-                                             webhook=hook if webhook else None))
+            result = asyncio.run(
+                run_session(proxy.url, binding=binding, webhook=hook if webhook else None)
+            )
             assert result.webhook_deliveries in (4, None), binding
 
 
@@ -65,12 +73,16 @@ def demo_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _deliveries(capture: Capture) -> list[Binding | None]:
-    return [e.classification.binding for e in capture.exchanges
-            if e.classification.operation == PUSH_DELIVERY]
+    return [
+        e.classification.binding
+        for e in capture.exchanges
+        if e.classification.operation == PUSH_DELIVERY
+    ]
 
 
-def test_the_demo_session_verifies_clean_against_a_fresh_agent(demo_capture: Path,
-                                                               tmp_path: Path) -> None:
+def test_the_demo_session_verifies_clean_against_a_fresh_agent(
+    demo_capture: Path, tmp_path: Path
+) -> None:
     recorded = read_capture(demo_capture)
     assert len(_deliveries(recorded)) == 12  # four per binding, gRPC's through the push proxy
     new = tmp_path / "new.http"
@@ -78,7 +90,8 @@ def test_the_demo_session_verifies_clean_against_a_fresh_agent(demo_capture: Pat
         result = _verify(str(demo_capture), "--agent", agent.base_url, "--out", str(new))
         assert result.exit_code == 0
         assert result.output.splitlines()[-1].startswith(
-            f"Verify: no drift: {len(recorded.exchanges)} exchanges compared, 0 differ")
+            f"Verify: no drift: {len(recorded.exchanges)} exchanges compared, 0 differ"
+        )
         # Run again against the same agent: its client-chosen ids are fresh, nothing collides.
         again = _verify(str(demo_capture), "--agent", agent.base_url, "--format", "json")
         assert again.exit_code == 0 and json.loads(again.output)["drift"] is False
@@ -88,9 +101,11 @@ def test_the_demo_session_verifies_clean_against_a_fresh_agent(demo_capture: Pat
     # Every task a request named is the live agent's, except the probe of an unknown id.
     recorded_tasks = {e.classification.task_id for e in recorded.exchanges} - {None}
     live_tasks = {e.classification.task_id for e in live.exchanges} - {None}
-    probes = {e.classification.task_id for e in recorded.exchanges
-              if e.classification.error == "TaskNotFoundError"
-              and e.classification.operation == "GetTask"}
+    probes = {
+        e.classification.task_id
+        for e in recorded.exchanges
+        if e.classification.error == "TaskNotFoundError" and e.classification.operation == "GetTask"
+    }
     assert len(probes) == 3 and probes <= live_tasks
     assert recorded_tasks & live_tasks == probes
     assert len(live_tasks - probes) == len(recorded_tasks - probes) == 15
@@ -102,16 +117,22 @@ def test_a_deliberate_change_is_named_and_nothing_else(demo_capture: Path) -> No
     assert result.exit_code == 1
     report = json.loads(result.output)
     assert report["drift"] is True and report["not_sent"] == []
-    changed = [(pair["operation"], d) for pair in report["diff"]["exchanges"]
-               for d in pair["differences"] if d["kind"] != "empty-default"]
-    assert {(d["kind"], d["old"], d["new"]) for _, d in changed} == {
-        ("changed", "echo", "echoed")}
-    assert all(d["path"].endswith("artifacts[0].name") or d["path"].endswith(".artifact.name")
-               for _, d in changed)
+    changed = [
+        (pair["operation"], d)
+        for pair in report["diff"]["exchanges"]
+        for d in pair["differences"]
+        if d["kind"] != "empty-default"
+    ]
+    assert {(d["kind"], d["old"], d["new"]) for _, d in changed} == {("changed", "echo", "echoed")}
+    assert all(
+        d["path"].endswith("artifacts[0].name") or d["path"].endswith(".artifact.name")
+        for _, d in changed
+    )
     # Per binding: the send and the push send, the listing that shows the echo task, and the
     # artifact update pushed to the webhook.
     assert sorted(op for op, _ in changed) == sorted(
-        ["SendMessage", "SendMessage", "ListTasks", "PushDelivery"] * 3)
+        ["SendMessage", "SendMessage", "ListTasks", "PushDelivery"] * 3
+    )
 
 
 def test_a_status_event_added_to_a_stream_is_named_and_nothing_else(demo_capture: Path) -> None:
@@ -120,24 +141,29 @@ def test_a_status_event_added_to_a_stream_is_named_and_nothing_else(demo_capture
     assert result.exit_code == 1
     report = json.loads(result.output)
     assert report["drift"] is True and report["not_sent"] == []
-    added = [(pair["operation"], pair["binding"], d["kind"], d["path"], d["new"])
-             for pair in report["diff"]["exchanges"] for d in pair["differences"]
-             if d["kind"] != "empty-default"]
+    added = [
+        (pair["operation"], pair["binding"], d["kind"], d["path"], d["new"])
+        for pair in report["diff"]["exchanges"]
+        for d in pair["differences"]
+        if d["kind"] != "empty-default"
+    ]
     # One per binding: the stream of `slow 3` (task, working, three chunks, completed) has
     # one more working status update before its completion; nothing else differs.
     assert [a[:4] for a in added] == [
         ("SendStreamingMessage", "JSONRPC", "added", "events[5]"),
         ("SendStreamingMessage", "HTTP+JSON", "added", "events[5]"),
-        ("SendStreamingMessage", "GRPC", "added", "messages[5]")]
-    events = [a[4]["data"].get("result", a[4]["data"]) if "data" in a[4] else a[4]
-              for a in added]
+        ("SendStreamingMessage", "GRPC", "added", "messages[5]"),
+    ]
+    events = [a[4]["data"].get("result", a[4]["data"]) if "data" in a[4] else a[4] for a in added]
     assert [e["statusUpdate"]["status"]["state"] for e in events] == ["TASK_STATE_WORKING"] * 3
 
 
 def test_a_slowdown_fails_only_beyond_the_factor_given(tmp_path: Path) -> None:
     capture = tmp_path / "stream.http"
-    with DemoAgent(event_delay=0.02, enable_grpc=False) as agent, \
-            RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+    with (
+        DemoAgent(event_delay=0.02, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=capture) as proxy,
+    ):
         _stream(proxy.url, "slow 3")
     with DemoAgent(event_delay=0.3, enable_grpc=False) as slower:
         timing = _verify(str(capture), "--agent", slower.base_url)
@@ -150,18 +176,42 @@ def test_a_slowdown_fails_only_beyond_the_factor_given(tmp_path: Path) -> None:
 
 
 def _stream(base_url: str, text: str) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
-        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                    "parts": [{"text": text}]}}}
-    with httpx.stream("POST", base_url + "/a2a/jsonrpc", json=body, timeout=10,
-                      headers={"A2A-Version": "1.0", "Accept": "text/event-stream"}) as answer:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }
+        },
+    }
+    with httpx.stream(
+        "POST",
+        base_url + "/a2a/jsonrpc",
+        json=body,
+        timeout=10,
+        headers={"A2A-Version": "1.0", "Accept": "text/event-stream"},
+    ) as answer:
         assert answer.status_code == 200
         answer.read()
 
 
 def _send(base_url: str, text: str, token: str | None = None) -> dict[str, object]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-        "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }
+        },
+    }
     headers = {"A2A-Version": "1.0"} | ({"Authorization": f"Bearer {token}"} if token else {})
     answer = httpx.post(base_url + "/a2a/jsonrpc", json=body, headers=headers, timeout=10)
     document: dict[str, object] = answer.json()
@@ -170,19 +220,24 @@ def _send(base_url: str, text: str, token: str | None = None) -> dict[str, objec
 
 def _listed(agent: DemoAgent) -> list[str]:
     """The whoami artifacts of every task the agent holds, asked of the agent directly."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks",
-            "params": {"includeArtifacts": True}}
-    tasks = httpx.post(agent.jsonrpc_url, json=body, headers={"A2A-Version": "1.0"},
-                       timeout=10).json()["result"]["tasks"]
-    return [part["text"] for task in tasks for artifact in task.get("artifacts", [])
-            for part in artifact["parts"]]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"includeArtifacts": True}}
+    tasks = httpx.post(
+        agent.jsonrpc_url, json=body, headers={"A2A-Version": "1.0"}, timeout=10
+    ).json()["result"]["tasks"]
+    return [
+        part["text"]
+        for task in tasks
+        for artifact in task.get("artifacts", [])
+        for part in artifact["parts"]
+    ]
 
 
-def test_redacted_credentials_are_supplied_to_the_agent_and_never_recorded(
-        tmp_path: Path) -> None:
+def test_redacted_credentials_are_supplied_to_the_agent_and_never_recorded(tmp_path: Path) -> None:
     capture, new = tmp_path / "whoami.http", tmp_path / "new.http"
-    with DemoAgent(event_delay=0.02, enable_grpc=False) as agent, \
-            RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+    with (
+        DemoAgent(event_delay=0.02, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=capture) as proxy,
+    ):
         _send(proxy.url, "whoami", token="recorded-secret-1")
     assert "recorded-secret" not in capture.read_text()
     assert "Bearer <redacted:1>" in capture.read_text()
@@ -193,15 +248,28 @@ def test_redacted_credentials_are_supplied_to_the_agent_and_never_recorded(
         assert "A2A_VERIFY_HEADER_AUTHORIZATION" in refused.output
         assert _listed(agent) == []  # nothing reached the agent
         # The artifact echoes the request's headers, Host among them: ignored here.
-        supplied = _verify(str(capture), "--agent", agent.base_url, "--out", str(new),
-                           "--header", "Authorization: Bearer live-secret-2",
-                           "--ignore", "body.result.task.artifacts")
+        supplied = _verify(
+            str(capture),
+            "--agent",
+            agent.base_url,
+            "--out",
+            str(new),
+            "--header",
+            "Authorization: Bearer live-secret-2",
+            "--ignore",
+            "body.result.task.artifacts",
+        )
         assert supplied.exit_code == 0
         (echoed,) = _listed(agent)
         assert "authorization: Bearer live-secret-2" in echoed
-        from_env = _verify(str(capture), "--agent", agent.base_url, "--ignore",
-                           "body.result.task.artifacts",
-                           env={"A2A_VERIFY_HEADER_AUTHORIZATION": "Bearer env-secret-3"})
+        from_env = _verify(
+            str(capture),
+            "--agent",
+            agent.base_url,
+            "--ignore",
+            "body.result.task.artifacts",
+            env={"A2A_VERIFY_HEADER_AUTHORIZATION": "Bearer env-secret-3"},
+        )
         assert from_env.exit_code == 0
         assert any("authorization: Bearer env-secret-3" in text for text in _listed(agent))
     text = new.read_text()
@@ -212,16 +280,25 @@ def test_a_request_whose_id_never_came_is_reported_not_sent(tmp_path: Path) -> N
     """The recorded send made a task; the same send now makes a message (the capture is
     edited so), so the GetTask of that task has no live id to go out with."""
     capture = tmp_path / "edited.http"
-    with DemoAgent(event_delay=0.02, enable_grpc=False) as agent, \
-            RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+    with (
+        DemoAgent(event_delay=0.02, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=capture) as proxy,
+    ):
         task = _send(proxy.url, "echo hello")["result"]["task"]  # type: ignore[index]
-        httpx.post(proxy.url + "/a2a/jsonrpc", headers={"A2A-Version": "1.0"}, timeout=10,
-                   json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
-                         "params": {"id": task["id"]}})  # type: ignore[index]
+        httpx.post(
+            proxy.url + "/a2a/jsonrpc",
+            headers={"A2A-Version": "1.0"},
+            timeout=10,
+            json={"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}},
+        )  # type: ignore[index]
     recorded = read_capture(capture)
     send = recorded.exchanges[0]
-    edited = replace(send, request=replace(
-        send.request, body=send.request.body.replace(b"echo hello", b"message hello")))
+    edited = replace(
+        send,
+        request=replace(
+            send.request, body=send.request.body.replace(b"echo hello", b"message hello")
+        ),
+    )
     write_capture(capture, replace(recorded, exchanges=(edited, *recorded.exchanges[1:])))
     with DemoAgent(event_delay=0.02, enable_grpc=False) as agent:
         result = _verify(str(capture), "--agent", agent.base_url)
@@ -231,14 +308,17 @@ def test_a_request_whose_id_never_came_is_reported_not_sent(tmp_path: Path) -> N
 
 
 def test_intended_differences_are_ignored_from_the_command_line_or_a_settings_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`--ignore` is diff's; verify.toml holds a project's standing ignores, and so does a
     `[tool.a2a-recorder.verify]` section in pyproject.toml (per capture glob too)."""
     project = tmp_path / "project"
     (project / "captures").mkdir(parents=True)
     capture = project / "captures" / "echo.http"
-    with DemoAgent(event_delay=0.02, enable_grpc=False) as agent, \
-            RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+    with (
+        DemoAgent(event_delay=0.02, enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=capture) as proxy,
+    ):
         _send(proxy.url, "echo hello")
     renamed = '"$.result.task.artifacts[*].name"'
     monkeypatch.chdir(project)
@@ -248,7 +328,8 @@ def test_intended_differences_are_ignored_from_the_command_line_or_a_settings_fi
         flag = _verify(str(capture), "--agent", url, "--ignore", renamed.strip('"'))
         (project / "pyproject.toml").write_text(
             f'[project]\nname = "x"\n\n[tool.a2a-recorder.verify.captures."captures/*.http"]\n'
-            f"ignore = [{renamed}]\n")
+            f"ignore = [{renamed}]\n"
+        )
         by_pyproject = _verify(str(capture), "--agent", url)
         (project / "verify.toml").write_text('ignore = ["header:etag"]\n')  # wins, and lacks it
         by_verify_toml = _verify(str(capture), "--agent", url)
@@ -259,27 +340,34 @@ def test_intended_differences_are_ignored_from_the_command_line_or_a_settings_fi
         named = _verify(str(capture), "--agent", url, "--config", str(project / "verify.toml"))
     assert plain.exit_code == 1
     assert '~ body.result.task.artifacts[0].name: "echo" → "echoed"' in plain.output
-    assert [r.exit_code for r in (flag, by_pyproject, by_verify_toml, standing, outside, named)
-            ] == [0, 0, 1, 0, 1, 0]
+    assert [
+        r.exit_code for r in (flag, by_pyproject, by_verify_toml, standing, outside, named)
+    ] == [0, 0, 1, 0, 1, 0]
 
 
-@pytest.mark.parametrize("args", [
-    ["--agent", "http://127.0.0.1:{port}"],
-    ["--agent", "{agent}", "--ignore", "nonsense.path"],
-    ["--agent", "{agent}", "--out", "{capture}"],
-    ["--agent", "{agent}", "--header", "no colon"],
-])
-def test_what_cannot_run_exits_2_and_says_why(demo_capture: Path, demo_agent: DemoAgent,
-                                              args: list[str]) -> None:
-    filled = [a.format(port=free_port(), agent=demo_agent.base_url, capture=demo_capture)
-              for a in args]
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--agent", "http://127.0.0.1:{port}"],
+        ["--agent", "{agent}", "--ignore", "nonsense.path"],
+        ["--agent", "{agent}", "--out", "{capture}"],
+        ["--agent", "{agent}", "--header", "no colon"],
+    ],
+)
+def test_what_cannot_run_exits_2_and_says_why(
+    demo_capture: Path, demo_agent: DemoAgent, args: list[str]
+) -> None:
+    filled = [
+        a.format(port=free_port(), agent=demo_agent.base_url, capture=demo_capture) for a in args
+    ]
     result = _verify(str(demo_capture), *filled)
     assert result.exit_code == 2 and result.output.startswith("error: ")
     assert "Traceback" not in result.output
 
 
-def test_a_damaged_capture_exits_2_with_file_and_line(tmp_path: Path,
-                                                      demo_agent: DemoAgent) -> None:
+def test_a_damaged_capture_exits_2_with_file_and_line(
+    tmp_path: Path, demo_agent: DemoAgent
+) -> None:
     damaged = tmp_path / "damaged.http"
     damaged.write_text("# a2a-recorder capture format 2\n### 1 GetTask JSONRPC\nnot a request\n")
     result = _verify(str(damaged), "--agent", demo_agent.base_url)
@@ -318,8 +406,10 @@ ignore = ["$.result.task.artifacts[*].name", "$.result.tasks[*].artifacts[*].nam
 
 
 @pytest.fixture
-def three_captures(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory,
-                   ) -> Iterator[pytest.Pytester]:
+def three_captures(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[pytest.Pytester]:
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     folder = pytester.path / "captures"
     folder.mkdir()
@@ -330,10 +420,10 @@ def three_captures(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathF
 
 
 def test_pytest_a2a_verify_is_green_against_the_same_agent_and_red_against_a_changed_one(
-        three_captures: pytest.Pytester) -> None:
+    three_captures: pytest.Pytester,
+) -> None:
     with DemoAgent(event_delay=0.05) as agent:
-        green = three_captures.runpytest("-p", "no:cacheprovider",
-                                         f"--a2a-verify={agent.base_url}")
+        green = three_captures.runpytest("-p", "no:cacheprovider", f"--a2a-verify={agent.base_url}")
     green.assert_outcomes(passed=3)
     assert not list((three_captures.path / "captures").glob("*.drift.http"))
     with DemoAgent(event_delay=0.05, artifact_names=RENAMED) as changed:
@@ -362,7 +452,8 @@ def test_pytest_a2a_verify_is_green_against_the_same_agent_and_red_against_a_cha
 def test_pytest_a2a_verify_and_recording_do_not_mix(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(THREE_CAPTURES)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--a2a-verify=http://127.0.0.1:9",
-                                "--a2a-record=all")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--a2a-verify=http://127.0.0.1:9", "--a2a-record=all"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--a2a-verify checks captures, --a2a-record makes them*"])

@@ -71,8 +71,12 @@ def _captures(folder: str, top_level_only: bool = False) -> list[Path]:
 
 
 def _keys(diff: CaptureDiff) -> list[Key]:
-    return sorted((p.operation, d.kind.value, d.path, str(d.old), str(d.new))
-                  for p in diff.exchanges for d in p.differences if d.counts)
+    return sorted(
+        (p.operation, d.kind.value, d.path, str(d.old), str(d.new))
+        for p in diff.exchanges
+        for d in p.differences
+        if d.counts
+    )
 
 
 def _client_side(operation: str, path: str) -> bool:
@@ -94,9 +98,9 @@ def agent_side(keys: Iterable[Key]) -> list[Key]:
     keys = list(keys)
     sent = [path for op, _, path, _, _ in keys if _client_side(op, path)]
     echoed = {tail for tail in map(_history_tail, (k[2] for k in keys)) if tail} & {
-        path.rpartition("message.")[2] for path in sent if "message." in path}
-    return [k for k in keys if not _client_side(k[0], k[2])
-            and _history_tail(k[2]) not in echoed]
+        path.rpartition("message.")[2] for path in sent if "message." in path
+    }
+    return [k for k in keys if not _client_side(k[0], k[2]) and _history_tail(k[2]) not in echoed]
 
 
 def test_agent_side_keeps_what_the_agent_said_and_drops_what_the_client_sent() -> None:
@@ -113,7 +117,8 @@ def test_agent_side_keeps_what_the_agent_said_and_drops_what_the_client_sent() -
     assert agent_side(keys) == [
         ("GetTask", "added", "body.result.history[0].parts[0].metadata", "-", "m"),
         ("PushDelivery", "changed", "request.header:content-type", "a", "b"),
-        ("AgentCard", "changed", "body.name", "a", "b")]
+        ("AgentCard", "changed", "body.name", "a", "b"),
+    ]
 
 
 def _verify_folder(agent: Any, mine: str, other: str, captures: list[Path]) -> list[str]:
@@ -124,20 +129,20 @@ def _verify_folder(agent: Any, mine: str, other: str, captures: list[Path]) -> l
     for path in captures:
         result = verify_capture(read_capture(path), agent.base_url, name=str(path))
         counterpart = CORPUS / other / path.relative_to(CORPUS / mine)
-        corpus = diff_captures(read_capture(path), read_capture(counterpart),
-                               collapse_polls=True)
+        corpus = diff_captures(read_capture(path), read_capture(counterpart), collapse_polls=True)
         want = Counter(agent_side(_keys(corpus)))
         got = Counter(k for k in _keys(result.diff) if k[:3] not in allowed)
         live_only = {k[:3] for k in _keys(result.diff)} & allowed
         extra, missing = sorted(got - want), sorted(want - got)
         status = EXIT_DRIFT if want or live_only else EXIT_SAME
         # Every corpus capture starts with a card fetch, so the live-only card difference too.
-        if extra or missing or live_only != allowed or result.not_sent or (
-                result.status != status):
-            failures.append(f"{path.relative_to(CORPUS)}: status {result.status} (want "
-                            f"{status}), not sent {result.not_sent}\n  only in verify: "
-                            f"{extra}\n  only in the corpus diff: {missing}\n  live only: "
-                            f"{live_only} (want {allowed})")
+        if extra or missing or live_only != allowed or result.not_sent or (result.status != status):
+            failures.append(
+                f"{path.relative_to(CORPUS)}: status {result.status} (want "
+                f"{status}), not sent {result.not_sent}\n  only in verify: "
+                f"{extra}\n  only in the corpus diff: {missing}\n  live only: "
+                f"{live_only} (want {allowed})"
+            )
     return failures
 
 
@@ -164,9 +169,14 @@ def test_the_1_3_0_corpus_against_a_live_js_agent_drifts_as_the_corpus_diff_says
 def test_the_0_3_26_corpus_verifies_clean_against_a_live_0_3_26_agent() -> None:
     captures = _captures("a2a-python-0.3.26")
     with _agent("a2a-python-0.3.x") as agent:
-        results = {p.relative_to(CORPUS): verify_capture(read_capture(p), agent.base_url,
-                                                         name=str(p)) for p in captures}
-    drifted = {str(name): result.diff.summary() for name, result in results.items()
-               if result.status != EXIT_SAME or result.not_sent}
+        results = {
+            p.relative_to(CORPUS): verify_capture(read_capture(p), agent.base_url, name=str(p))
+            for p in captures
+        }
+    drifted = {
+        str(name): result.diff.summary()
+        for name, result in results.items()
+        if result.status != EXIT_SAME or result.not_sent
+    }
     assert not drifted
     assert len(results) == 28  # ten scenarios over JSON-RPC and HTTP+JSON, nine over gRPC

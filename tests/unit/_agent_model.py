@@ -29,8 +29,10 @@ Json = Any
 PATH = "/a2a/jsonrpc"
 JSON_HEADERS = (("content-type", "application/json"),)
 EPHEMERAL = itertools.count(20000)  # ports no two connections share, unless a test says so
-ERRORS = {"TaskNotFound": (-32001, "Task not found", "TASK_NOT_FOUND"),
-          "TaskNotCancelable": (-32002, "Task cannot be canceled", "TASK_NOT_CANCELABLE")}
+ERRORS = {
+    "TaskNotFound": (-32001, "Task not found", "TASK_NOT_FOUND"),
+    "TaskNotCancelable": (-32002, "Task cannot be canceled", "TASK_NOT_CANCELABLE"),
+}
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_CANCELED", "TASK_STATE_FAILED"}
 
 
@@ -54,10 +56,17 @@ class ModelAgent:
             result = getattr(self, "_" + method)(params)
         except AgentError as error:
             code, message, reason = ERRORS[error.name]
-            info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
-                    "domain": "a2a-protocol.org", "metadata": {}}
-            return {"error": {"code": code, "message": message, "data": [info]},
-                    "id": body.get("id"), "jsonrpc": "2.0"}
+            info = {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": reason,
+                "domain": "a2a-protocol.org",
+                "metadata": {},
+            }
+            return {
+                "error": {"code": code, "message": message, "data": [info]},
+                "id": body.get("id"),
+                "jsonrpc": "2.0",
+            }
         return {"result": result, "id": body.get("id"), "jsonrpc": "2.0"}
 
     def _SendMessage(self, params: Json) -> Json:  # noqa: N802 - the A2A method name
@@ -70,12 +79,18 @@ class ModelAgent:
         task_id, context = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
         message.update(taskId=task_id, contextId=context)
         state = {"wait": "TASK_STATE_WORKING", "slow": "TASK_STATE_WORKING"}.get(
-            text.split()[0], "TASK_STATE_COMPLETED")
-        task = {"id": task_id, "contextId": context, "status": {"state": state},
-                "history": [message]}
+            text.split()[0], "TASK_STATE_COMPLETED"
+        )
+        task = {
+            "id": task_id,
+            "contextId": context,
+            "status": {"state": state},
+            "history": [message],
+        }
         if state == "TASK_STATE_COMPLETED":
-            task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "name": "echo",
-                                  "parts": [{"text": text}]}]
+            task["artifacts"] = [
+                {"artifactId": str(uuid.uuid4()), "name": "echo", "parts": [{"text": text}]}
+            ]
         if text.startswith("slow"):
             self.polls_left[task_id] = 2
         self.tasks[task_id] = task
@@ -100,11 +115,18 @@ class ModelAgent:
         return json.loads(json.dumps(task))
 
     def _ListTasks(self, params: Json) -> Json:  # noqa: N802
-        ids = [t for t in self.order
-               if not params.get("contextId") or self.tasks[t]["contextId"] == params["contextId"]]
+        ids = [
+            t
+            for t in self.order
+            if not params.get("contextId") or self.tasks[t]["contextId"] == params["contextId"]
+        ]
         listed = [{k: v for k, v in self.tasks[t].items() if k != "artifacts"} for t in ids]
-        return {"tasks": json.loads(json.dumps(listed)), "nextPageToken": "",
-                "pageSize": 50, "totalSize": len(listed)}
+        return {
+            "tasks": json.loads(json.dumps(listed)),
+            "nextPageToken": "",
+            "pageSize": 50,
+            "totalSize": len(listed),
+        }
 
     def _task(self, task_id: str) -> Json:
         if task_id not in self.tasks:
@@ -134,12 +156,19 @@ class Client:
         kind, arg = op
         params: Json
         if kind == "send":
-            message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                       "parts": [{"text": arg}]}
+            message = {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": arg}],
+            }
             params, method = {"message": message}, "SendMessage"
         elif kind == "bogus":
-            message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                       "taskId": f"made-up-{uuid.uuid4().hex[:6]}", "parts": [{"text": "more"}]}
+            message = {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "taskId": f"made-up-{uuid.uuid4().hex[:6]}",
+                "parts": [{"text": "more"}],
+            }
             params, method = {"message": message}, "SendMessage"
         elif kind in ("get", "cancel"):
             method = {"get": "GetTask", "cancel": "CancelTask"}[kind]
@@ -150,8 +179,11 @@ class Client:
         else:
             params, method = {}, "ListTasks"
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        headers = [("content-type", "application/json"), ("a2a-version", "1.0"),
-                   ("user-agent", "spec-client/1")]
+        headers = [
+            ("content-type", "application/json"),
+            ("a2a-version", "1.0"),
+            ("user-agent", "spec-client/1"),
+        ]
         if self.identity:
             headers.append(("authorization", f"Bearer {self.name}"))
         return Request("POST", PATH, tuple(headers), json.dumps(body).encode())
@@ -183,8 +215,16 @@ class Recording:
             answer = self.agent.answer(json.loads(request.body))
             reply = response(answer)
             number = len(self.exchanges) + 1
-            self.exchanges.append(Exchange(number, classify(request, reply), request, reply,
-                                           started_us=number * 1000, duration_us=500))
+            self.exchanges.append(
+                Exchange(
+                    number,
+                    classify(request, reply),
+                    request,
+                    reply,
+                    started_us=number * 1000,
+                    duration_us=500,
+                )
+            )
             client.saw(op, answer)
             answers.append(answer)
         return answers
@@ -209,8 +249,7 @@ def normalised(answers: list[Json]) -> list[Json]:
         if isinstance(value, list):
             return [walk(v) for v in value]
         if isinstance(value, str):
-            return _UUID.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen) + 1}>"),
-                             value)
+            return _UUID.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen) + 1}>"), value)
         return value
 
     return [walk(a) for a in answers]

@@ -26,33 +26,64 @@ def _body(document: object) -> Response:
         (_body(TASK), ("t-1", "WORKING")),  # GetTask over HTTP+JSON
         (_body({"message": {"messageId": "m", "taskId": "t-2"}}), ("t-2", None)),
         (_body({"message": {"messageId": "m"}}), (None, None)),
-        (_body({"jsonrpc": "2.0", "id": 1, "result": {"kind": "task", "id": "t-3",
-                                                     "status": {"state": "input-required"}}}),
-         ("t-3", "INPUT_REQUIRED")),  # v0.3
+        (
+            _body(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "result": {"kind": "task", "id": "t-3", "status": {"state": "input-required"}},
+                }
+            ),
+            ("t-3", "INPUT_REQUIRED"),
+        ),  # v0.3
         (_body({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001}}), None),
-        (Response(200, events=(
-            SseEvent(0, ("data: " + json.dumps({"task": TASK}),)),
-            SseEvent(1, (": ping",)),
-            SseEvent(2, ("data: " + json.dumps({"statusUpdate": {
-                "taskId": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}}),)),
-            SseEvent(3, ("data: " + json.dumps({"artifactUpdate": {"taskId": "t-1"}}),)),
-        )), ("t-1", "COMPLETED")),
-        (Response(200, messages=(GrpcMessage(0, json=json.dumps({"task": TASK})),),
-                  trailers=(("grpc-status", "0"),)), ("t-1", "WORKING")),
+        (
+            Response(
+                200,
+                events=(
+                    SseEvent(0, ("data: " + json.dumps({"task": TASK}),)),
+                    SseEvent(1, (": ping",)),
+                    SseEvent(
+                        2,
+                        (
+                            "data: "
+                            + json.dumps(
+                                {
+                                    "statusUpdate": {
+                                        "taskId": "t-1",
+                                        "status": {"state": "TASK_STATE_COMPLETED"},
+                                    }
+                                }
+                            ),
+                        ),
+                    ),
+                    SseEvent(3, ("data: " + json.dumps({"artifactUpdate": {"taskId": "t-1"}}),)),
+                ),
+            ),
+            ("t-1", "COMPLETED"),
+        ),
+        (
+            Response(
+                200,
+                messages=(GrpcMessage(0, json=json.dumps({"task": TASK})),),
+                trailers=(("grpc-status", "0"),),
+            ),
+            ("t-1", "WORKING"),
+        ),
         (Response(200, body=b"\xff not json"), None),
         (None, None),
     ],
 )
-def test_shapes(response: Response | None,
-                expected: tuple[str | None, str | None] | None) -> None:
+def test_shapes(response: Response | None, expected: tuple[str | None, str | None] | None) -> None:
     found = answered_state(response)
     assert (None if found is None else (found.task_id, found.state)) == expected
 
 
 def test_every_corpus_send_names_its_task_and_state() -> None:
     for path in sorted(CAPTURES.rglob("03-blocking-task.http")):
-        sends = [e for e in read_capture(path).exchanges
-                 if e.classification.operation == "SendMessage"]
+        sends = [
+            e for e in read_capture(path).exchanges if e.classification.operation == "SendMessage"
+        ]
         assert sends, path
         found = answered_state(sends[0].response)
         assert isinstance(found, Answer) and found.task_id, (path, found)

@@ -184,18 +184,29 @@ CASES: list[tuple[str, Capture, str]] = [
     (
         "framing-headers-set-aside",
         _one(
-            Request("POST", "/a2a", (("Host", "h"), ("Content-Length", "9"),
-                                     ("Content-Type", "application/json"),
-                                     ("Transfer-Encoding", "chunked")), b'{"a": 1}\n'),
-            Response(200, "OK", (("content-length", "7"), ("content-encoding", "gzip")),
-                     b'{"b":2}'),
+            Request(
+                "POST",
+                "/a2a",
+                (
+                    ("Host", "h"),
+                    ("Content-Length", "9"),
+                    ("Content-Type", "application/json"),
+                    ("Transfer-Encoding", "chunked"),
+                ),
+                b'{"a": 1}\n',
+            ),
+            Response(
+                200, "OK", (("content-length", "7"), ("content-encoding", "gzip")), b'{"b":2}'
+            ),
         ),
         "# wire-header: request 1 Content-Length: 9",
     ),
     (
         "framing-headers-kept-without-a-body",
-        _one(Request("GET", "/", (("Content-Length", "0"),)), Response(204, "", (
-            ("Transfer-Encoding", "chunked"),))),
+        _one(
+            Request("GET", "/", (("Content-Length", "0"),)),
+            Response(204, "", (("Transfer-Encoding", "chunked"),)),
+        ),
         "Content-Length: 0",
     ),
     (
@@ -215,17 +226,26 @@ CASES: list[tuple[str, Capture, str]] = [
     ),
     (
         "header-values-a-line-cannot-hold",
-        _one(Request("GET", "/", (("X-A", "a\r\nb"), ("X-B", "nul\x00"), ("X-C", "\ud800"))),
-             Response(200, "OK\udcff", (("X-D", "\x1b[31m"),),
-                      trailers=(("grpc-message", "x\ny"),))),
+        _one(
+            Request("GET", "/", (("X-A", "a\r\nb"), ("X-B", "nul\x00"), ("X-C", "\ud800"))),
+            Response(200, "OK\udcff", (("X-D", "\x1b[31m"),), trailers=(("grpc-message", "x\ny"),)),
+        ),
         "X-B: nul?",
     ),
     (
         "lone-surrogates-in-json-and-metadata",
-        _one(_post(b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'),
-             Response(200, "OK", (), b'{"error":"\\udfff"}',),
-             classification=Classification(task_id="\udfff", error="\ud800"),
-             notes=("\udcff note",), error="\ud800"),
+        _one(
+            _post(b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'),
+            Response(
+                200,
+                "OK",
+                (),
+                b'{"error":"\\udfff"}',
+            ),
+            classification=Classification(task_id="\udfff", error="\ud800"),
+            notes=("\udcff note",),
+            error="\ud800",
+        ),
         '# task-id: "\\udfff"',
     ),
     (
@@ -499,8 +519,9 @@ def _responses(draw: st.DrawFn) -> Response | None:
         return None
     common: dict[str, Any] = {
         "status": draw(st.integers(100, 599)),
-        "reason": draw(st.one_of(st.sampled_from(["", "OK", "Not Found", " odd ", "Zoë"]),
-                                 _any_line)),
+        "reason": draw(
+            st.one_of(st.sampled_from(["", "OK", "Not Found", " odd ", "Zoë"]), _any_line)
+        ),
         "headers": draw(_headers),
         "http_version": draw(_versions),
         "newline": draw(st.sampled_from(["\n", "\r\n", "\r"])),
@@ -510,7 +531,8 @@ def _responses(draw: st.DrawFn) -> Response | None:
         return Response(**common, events=draw(_events))
     if kind == "grpc":
         trailers = draw(
-            st.lists(st.tuples(_token.map(str.lower), _any_line), max_size=3).map(tuple))
+            st.lists(st.tuples(_token.map(str.lower), _any_line), max_size=3).map(tuple)
+        )
         return Response(**common, messages=draw(_messages), trailers=trailers)
     return Response(**common, body=draw(_bodies))
 
@@ -537,10 +559,12 @@ def _requests(draw: st.DrawFn) -> Request:
     messages = draw(_messages) if draw(st.booleans()) else ()
     return Request(
         method=draw(st.sampled_from(["GET", "POST", "DELETE", "PATCH"])),
-        target=draw(st.one_of(
-            st.sampled_from(["/", "/a2a/jsonrpc/", "/tasks/abc?historyLength=2", "/x%20y"]),
-            _any_line,
-        )),
+        target=draw(
+            st.one_of(
+                st.sampled_from(["/", "/a2a/jsonrpc/", "/tasks/abc?historyLength=2", "/x%20y"]),
+                _any_line,
+            )
+        ),
         headers=draw(_headers),
         body=b"" if messages else draw(_bodies),
         http_version=draw(_versions),

@@ -42,8 +42,14 @@ EXPECTED_IDS: dict[str, tuple[str | None, str | None, str | None]] = {
     "GetExtendedAgentCard": (None, None, None),
 }
 MESSAGE = {"messageId": "m1", "taskId": "t1", "contextId": "c1", "role": "ROLE_USER"}
-V03_MESSAGE = {"messageId": "m1", "taskId": "t1", "contextId": "c1", "role": "user",
-               "kind": "message", "parts": [{"kind": "text", "text": "hi"}]}  # fmt: skip
+V03_MESSAGE = {
+    "messageId": "m1",
+    "taskId": "t1",
+    "contextId": "c1",
+    "role": "user",
+    "kind": "message",
+    "parts": [{"kind": "text", "text": "hi"}],
+}
 
 JSONRPC_PARAMS: dict[tuple[str, Version], dict[str, Any]] = {
     ("SendMessage", V1): {"message": MESSAGE},
@@ -113,8 +119,12 @@ def ids(c: Classification) -> tuple[str | None, str | None, str | None]:
     return c.task_id, c.context_id, c.config_id
 
 
-def rpc(method: str, params: dict[str, Any] | None = None, target: str = "/a2a/jsonrpc",
-        headers: tuple[tuple[str, str], ...] = ()) -> Request:  # fmt: skip
+def rpc(
+    method: str,
+    params: dict[str, Any] | None = None,
+    target: str = "/a2a/jsonrpc",
+    headers: tuple[tuple[str, str], ...] = (),
+) -> Request:
     envelope: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
     if params is not None:
         envelope["params"] = params
@@ -133,10 +143,14 @@ def grpc_request(path: str, message: dict[str, Any] | None) -> Request:
 @pytest.mark.parametrize("target", ["/a2a/jsonrpc", "/a2a/jsonrpc/", "/"])
 @pytest.mark.parametrize("card", [(), CARD], ids=["no-card", "card"])
 def test_jsonrpc_rows(op: Operation, target: str, card: tuple[Interface, ...]) -> None:
-    found = classify(rpc(op.jsonrpc_method, JSONRPC_PARAMS[op.name, op.version], target),
-                     interfaces=card)  # fmt: skip
+    found = classify(
+        rpc(op.jsonrpc_method, JSONRPC_PARAMS[op.name, op.version], target), interfaces=card
+    )
     assert (found.binding, found.operation, found.method) == (
-        Binding.JSONRPC, op.name, op.jsonrpc_method)  # fmt: skip
+        Binding.JSONRPC,
+        op.name,
+        op.jsonrpc_method,
+    )
     assert (found.version, found.streaming) == (op.version, op.streaming)
     assert ids(found) == EXPECTED_IDS[op.name]
 
@@ -195,7 +209,11 @@ def test_grpc_without_decoded_message_still_names_the_operation() -> None:
 def test_grpc_unknown(path: str, version: Version | None, reason: str) -> None:
     found = classify(grpc_request(path, {}))
     assert (found.binding, found.operation, found.version, found.reason) == (
-        Binding.GRPC, None, version, reason)  # fmt: skip
+        Binding.GRPC,
+        None,
+        version,
+        reason,
+    )
 
 
 # ---- HTTP+JSON: every route of every row, under a base path, with and without a card ----
@@ -217,7 +235,10 @@ def test_rest_routes(op: Operation, route: Any, card: tuple[Interface, ...]) -> 
     request = Request(route.verb, "/a2a/rest" + route.expand(**params) + query, body=raw)
     found = classify(request, interfaces=card)
     assert (found.binding, found.operation, found.version) == (
-        Binding.HTTP_JSON, op.name, op.version)  # fmt: skip
+        Binding.HTTP_JSON,
+        op.name,
+        op.version,
+    )
     assert found.method == f"{route.verb} {route.template}"
     assert found.tenant == params.get("tenant")
     assert found.streaming == op.streaming
@@ -249,9 +270,14 @@ LITERAL = [
 
 @pytest.mark.parametrize(("verb", "target", "op", "version", "tenant", "task", "config"), LITERAL)
 def test_literal_request_lines(
-    verb: str, target: str, op: str, version: Version, tenant: str | None, task: str | None,
+    verb: str,
+    target: str,
+    op: str,
+    version: Version,
+    tenant: str | None,
+    task: str | None,
     config: str | None,
-) -> None:  # fmt: skip
+) -> None:
     found = classify(Request(verb, target))
     assert (found.binding, found.operation, found.version) == (Binding.HTTP_JSON, op, version)
     assert (found.tenant, found.task_id, found.config_id) == (tenant, task, config)
@@ -313,8 +339,9 @@ PUSH_BODIES = [
 
 @pytest.mark.parametrize(("body", "version", "task"), PUSH_BODIES)
 def test_push_with_token(body: dict[str, Any], version: Version, task: str) -> None:
-    request = Request("POST", "/hook", (("X-A2A-Notification-Token", "tok"),),
-                      json.dumps(body).encode())  # fmt: skip
+    request = Request(
+        "POST", "/hook", (("X-A2A-Notification-Token", "tok"),), json.dumps(body).encode()
+    )
     found = classify(request)
     assert (found.binding, found.operation, found.version) == (Binding.HTTP, PUSH_DELIVERY, version)
     assert (found.task_id, found.context_id) == (task, "c1")
@@ -374,16 +401,31 @@ def test_junk_at_a_known_jsonrpc_endpoint(body: bytes, reason: str) -> None:
 
 def test_jsonrpc_stream_error_event() -> None:
     error = '{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"terminal"}}'
-    response = Response(200, headers=(("content-type", "text/event-stream"),),
-                        events=(SseEvent(0, ("event: error", f"data: {error}")),))  # fmt: skip
+    response = Response(
+        200,
+        headers=(("content-type", "text/event-stream"),),
+        events=(SseEvent(0, ("event: error", f"data: {error}")),),
+    )
     found = classify(rpc("SubscribeToTask", {"id": "t1"}), response)
     assert (found.operation, found.error) == ("SubscribeToTask", "UnsupportedOperationError")
 
 
 def test_rest_error_body() -> None:
-    body = json.dumps({"error": {"code": 404, "status": "NOT_FOUND", "message": "Task not found",
-                                 "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                                              "reason": "TASK_NOT_FOUND"}]}}).encode()  # fmt: skip
+    body = json.dumps(
+        {
+            "error": {
+                "code": 404,
+                "status": "NOT_FOUND",
+                "message": "Task not found",
+                "details": [
+                    {
+                        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                        "reason": "TASK_NOT_FOUND",
+                    }
+                ],
+            }
+        }
+    ).encode()
     found = classify(Request("GET", "/a2a/rest/tasks/nope"), Response(404, body=body))
     assert (found.operation, found.task_id, found.error) == ("GetTask", "nope", "TaskNotFoundError")
 
@@ -430,15 +472,22 @@ _json_texts = st.one_of(
     event_lines=st.lists(st.lists(st.text(max_size=30), max_size=3).map(tuple), max_size=3),
 )  # fmt: skip
 def test_never_raises(
-    method: str, target: str, headers: list[tuple[str, str]], body: bytes,
-    grpc_json: str | None, status: int, response_body: bytes, trailers: list[tuple[str, str]],
+    method: str,
+    target: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    grpc_json: str | None,
+    status: int,
+    response_body: bytes,
+    trailers: list[tuple[str, str]],
     event_lines: list[tuple[str, ...]],
-) -> None:  # fmt: skip
+) -> None:
     messages = () if grpc_json is None else (GrpcMessage(0, json=grpc_json),)
     request = Request(method, target, tuple(headers), body, messages=messages)
     events = tuple(SseEvent(0, lines) for lines in event_lines)
-    response = Response(status, headers=tuple(headers), body=response_body,
-                        trailers=tuple(trailers), events=events)  # fmt: skip
+    response = Response(
+        status, headers=tuple(headers), body=response_body, trailers=tuple(trailers), events=events
+    )
     for interfaces in ((), CARD):
         found = classify(request, response, interfaces=interfaces)
         assert isinstance(found, Classification)

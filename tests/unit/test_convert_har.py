@@ -69,8 +69,13 @@ def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def test_jsonrpc_entry_is_classified_and_timed() -> None:
     send = rpc("SendMessage", {"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}})
-    late = entry("POST", "/rpc", body=send, response={"jsonrpc": "2.0", "id": 1, "result": {}},
-                 started="2026-01-02T03:04:06.250+00:00")  # fmt: skip
+    late = entry(
+        "POST",
+        "/rpc",
+        body=send,
+        response={"jsonrpc": "2.0", "id": 1, "result": {}},
+        started="2026-01-02T03:04:06.250+00:00",
+    )
     result = convert(observed_from_har(har(entry("GET", "/favicon.ico", status=404), late)))
     (exchange,) = result.capture.exchanges
     assert (exchange.classification.operation, exchange.classification.binding) == (

@@ -42,8 +42,9 @@ SHIPPED = ROOT / "recorder" / "protocol" / "descriptors"
 
 
 def _script() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("descriptors_script",
-                                                  str(ROOT / "scripts" / "descriptors"))
+    loader = importlib.machinery.SourceFileLoader(
+        "descriptors_script", str(ROOT / "scripts" / "descriptors")
+    )
     spec = importlib.util.spec_from_loader(loader.name, loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
@@ -78,16 +79,21 @@ def test_every_file_equals_the_installed_one_when_the_providers_are_the_same() -
     script = _script()
     fresh, manifest = script.collect()
     if manifest != descriptor_manifest():
-        pytest.skip("installed protobuf / googleapis-common-protos differ from the manifest's: "
-                    "run scripts/descriptors to refresh")
+        pytest.skip(
+            "installed protobuf / googleapis-common-protos differ from the manifest's: "
+            "run scripts/descriptors to refresh"
+        )
     assert (SHIPPED / "a2a.binpb").read_bytes() == fresh
     assert (SHIPPED / "a2a.json").read_text() == script.manifest_text(manifest)
 
 
 def test_the_pool_is_private_and_holds_both_services() -> None:
     assert a2a_pool() is not descriptor_pool.Default()
-    services = {s.full_name for name in DESCRIPTOR_FILES
-                for s in a2a_pool().FindFileByName(name).services_by_name.values()}
+    services = {
+        s.full_name
+        for name in DESCRIPTOR_FILES
+        for s in a2a_pool().FindFileByName(name).services_by_name.values()
+    }
     assert services == {"lf.a2a.v1.A2AService", "a2a.v1.A2AService"}
     cls = message_class("lf.a2a.v1.Task")
     assert cls is not None and cls is not a2a_pb2.Task
@@ -129,8 +135,9 @@ def test_the_corpus_has_messages_of_both_versions() -> None:
     assert len(CORPUS) > 50
 
 
-@pytest.mark.parametrize(("type_name", "text"), CORPUS,
-                         ids=[f"{i}-{name}" for i, (name, _) in enumerate(CORPUS)])
+@pytest.mark.parametrize(
+    ("type_name", "text"), CORPUS, ids=[f"{i}-{name}" for i, (name, _) in enumerate(CORPUS)]
+)
 def test_our_codec_and_the_sdk_agree_on_real_messages(type_name: str, text: str) -> None:
     sdk_message = json_format.Parse(text, _sdk_class(type_name)())
     ours = encode_message(type_name, text)
@@ -164,23 +171,32 @@ print(json.dumps({{"package": package, "same": first == second,
                   "task": json.loads(first[0]), "old": json.loads(first[1])}}))
 """
 
-V1_IMPORTS = ("import a2a.client; from a2a.types import a2a_pb2; "
-              "from a2a.compat.v0_3 import a2a_v0_3_pb2")
+V1_IMPORTS = (
+    "import a2a.client; from a2a.types import a2a_pb2; from a2a.compat.v0_3 import a2a_v0_3_pb2"
+)
 V03_IMPORTS = "import a2a.client; from a2a.grpc import a2a_pb2"
 
 
 def _probe(python: Path | str, order: str, sdk_imports: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([str(python), "-c", PROBE.format(sdk_imports=sdk_imports), order],
-                          capture_output=True, text=True, timeout=120, env=env, check=False)
+    proc = subprocess.run(
+        [str(python), "-c", PROBE.format(sdk_imports=sdk_imports), order],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
 
 
-EXPECTED_TASK = {"id": "t", "status": {"state": "TASK_STATE_COMPLETED",
-                                       "timestamp": "2024-01-01T00:00:00Z"},
-                 "metadata": {"k": [1.0, "x"]}}
+EXPECTED_TASK = {
+    "id": "t",
+    "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2024-01-01T00:00:00Z"},
+    "metadata": {"k": [1.0, "x"]},
+}
 
 
 @pytest.mark.parametrize("order", ["ours-first", "sdk-first"])

@@ -221,8 +221,13 @@ def _with_events(x: Exchange, results: list[dict[str, Any]]) -> Exchange:
 def _status(seed: str, state: str, text: str) -> dict[str, Any]:
     message = {"messageId": ident(seed, text), "role": "ROLE_AGENT", "parts": [{"text": text}]}
     status = {"state": state, "message": message}
-    return {"statusUpdate": {"taskId": ident(seed, "task"), "contextId": ident(seed, "ctx"),
-                             "status": status}}  # fmt: skip
+    return {
+        "statusUpdate": {
+            "taskId": ident(seed, "task"),
+            "contextId": ident(seed, "ctx"),
+            "status": status,
+        }
+    }
 
 
 def _eight(seed: str) -> list[dict[str, Any]]:
@@ -276,7 +281,8 @@ def test_key_order_is_no_difference_unless_strict() -> None:
         (DiffKind.KEY_ORDER, "body", ["result", "id", "jsonrpc"], True)
     ]
     assert "key order at body: jsonrpc, id, result → result, id, jsonrpc" in describe(
-        strict.differences[0])
+        strict.differences[0]
+    )
 
 
 def test_grpc_service_rename_enum_spelling_and_trailers() -> None:
@@ -423,14 +429,33 @@ def test_unknown_ignore_keywords_are_refused_with_the_valid_ones(bad: str, why: 
         IgnorePattern.parse(bad)
     message = str(raised.value)
     assert why in message
-    for keyword in ("status", "header:NAME", "events[N][.data.PATH]", "$.PATH", "rename:RULE",
-                    "key-order", "empty-defaults", "card-field"):
+    for keyword in (
+        "status",
+        "header:NAME",
+        "events[N][.data.PATH]",
+        "$.PATH",
+        "rename:RULE",
+        "key-order",
+        "empty-defaults",
+        "card-field",
+    ):
         assert keyword in message
 
 
-@pytest.mark.parametrize("good", ["response", "request.method", "events[2~3].data",
-                                  "messages[*].task", "trailer:grpc-message", "rename:*",
-                                  "timing.duration_us", "$", "body"])  # fmt: skip
+@pytest.mark.parametrize(
+    "good",
+    [
+        "response",
+        "request.method",
+        "events[2~3].data",
+        "messages[*].task",
+        "trailer:grpc-message",
+        "rename:*",
+        "timing.duration_us",
+        "$",
+        "body",
+    ],
+)
 def test_documented_patterns_parse(good: str) -> None:
     assert IgnorePattern.parse(good).text == good
 
@@ -630,8 +655,10 @@ GRPC_EXTRA = {"transport": "GRPC", "url": "127.0.0.1:8081"}
 
 
 def test_additional_interfaces_compare_by_transport_not_index() -> None:
-    pair = one(card_with(additionalInterfaces=[JSONRPC_EXTRA, REST_EXTRA, GRPC_EXTRA]),
-               card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]))  # fmt: skip
+    pair = one(
+        card_with(additionalInterfaces=[JSONRPC_EXTRA, REST_EXTRA, GRPC_EXTRA]),
+        card_with(additionalInterfaces=[REST_EXTRA, GRPC_EXTRA]),
+    )
     assert [(d.kind, d.path) for d in pair.differences] == [
         (DiffKind.REMOVED, "body.additionalInterfaces[transport=JSONRPC]")
     ]
@@ -650,8 +677,7 @@ def test_keyed_list_members_compare_under_their_name_and_order_only_when_strict(
 
 def test_lists_without_distinct_names_compare_by_index() -> None:
     twice = [REST_EXTRA, {**REST_EXTRA, "url": "http://127.0.0.1:8080/other"}]
-    pair = one(card_with(additionalInterfaces=twice),
-               card_with(additionalInterfaces=[REST_EXTRA]))  # fmt: skip
+    pair = one(card_with(additionalInterfaces=twice), card_with(additionalInterfaces=[REST_EXTRA]))
     assert paths(pair) == ["body.additionalInterfaces[1]"]
 
 
@@ -662,18 +688,34 @@ def test_v03_security_schemes_and_requirements_are_renames() -> None:
             "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
         },
         "security": [{"bearer": []}, {"key": ["read"]}],
-        "skills": [{"id": "e", "name": "e", "description": "e", "tags": ["e"],
-                    "security": [{"key": ["read"]}]}],
+        "skills": [
+            {
+                "id": "e",
+                "name": "e",
+                "description": "e",
+                "tags": ["e"],
+                "security": [{"key": ["read"]}],
+            }
+        ],
     }
     v10 = {
         "securitySchemes": {
             "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearerFormat": "JWT"}},
             "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}},
         },
-        "securityRequirements": [{"schemes": {"bearer": {"list": []}}},
-                                 {"schemes": {"key": {"list": ["read"]}}}],
-        "skills": [{"id": "e", "name": "e", "description": "e", "tags": ["e"],
-                    "securityRequirements": [{"schemes": {"key": {"list": ["read"]}}}]}],
+        "securityRequirements": [
+            {"schemes": {"bearer": {"list": []}}},
+            {"schemes": {"key": {"list": ["read"]}}},
+        ],
+        "skills": [
+            {
+                "id": "e",
+                "name": "e",
+                "description": "e",
+                "tags": ["e"],
+                "securityRequirements": [{"schemes": {"key": {"list": ["read"]}}}],
+            }
+        ],
     }
     pair = one(card_with(**v03), card_with(**v10))
     texts = {r.text for r in pair.renames}
@@ -685,8 +727,9 @@ def test_v03_security_schemes_and_requirements_are_renames() -> None:
 
 def test_a_real_security_change_survives_the_translation() -> None:
     v03 = {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "k"}}}
-    v10 = {"securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header",
-                                                                "name": "k"}}}}
+    v10 = {
+        "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "k"}}}
+    }
     pair = one(card_with(**v03), card_with(**v10))
     (difference,) = pair.differences
     assert difference.path == "body.securitySchemes.key.apiKeySecurityScheme.location"

@@ -31,8 +31,9 @@ def test_empty_defaults_are_one_note_that_does_not_count() -> None:
 
 def test_a_non_empty_added_field_still_counts_next_to_empty_defaults() -> None:
     a = capture(get_task_exchange(1, "a", 8080), seed="a")
-    b = capture(_with_body(get_task_exchange(1, "b", 8080), {"metadata": {}, "name": "x"}),
-                seed="b")
+    b = capture(
+        _with_body(get_task_exchange(1, "b", 8080), {"metadata": {}, "name": "x"}), seed="b"
+    )
     (pair,) = diff_captures(a, b).exchanges
     assert pair.kind is PairKind.CHANGED
     kinds = [d.kind for d in pair.differences]

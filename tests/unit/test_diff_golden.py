@@ -34,8 +34,13 @@ def _args(golden: Path) -> list[str]:
 def test_every_case_has_its_inputs_and_a_golden_file() -> None:
     cases = {p.name.split(".")[0] for p in DATA.glob("*.http")}
     assert cases == {p.name.split(".")[0] for p in GOLDEN}
-    assert {"stream-inserted-event", "stream-removed-event", "stream-changed-event",
-            "long-text", "key-order"} <= cases  # fmt: skip
+    assert {
+        "stream-inserted-event",
+        "stream-removed-event",
+        "stream-changed-event",
+        "long-text",
+        "key-order",
+    } <= cases
     for case in cases:
         assert (DATA / f"{case}.a.http").is_file() and (DATA / f"{case}.b.http").is_file()
 

@@ -348,16 +348,27 @@ def test_lone_surrogates_in_events_and_grpc_messages_are_normalised_not_fatal() 
     from recorder.protocol import classify
 
     def capture_with(mark: str) -> Any:
-        request = Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),),
-                          b'{"jsonrpc":"2.0","id":"\\ud801","method":"SendStreamingMessage",'
-                          b'"params":{"message":{"messageId":"\\udfff"}}}')  # fmt: skip
-        events = (SseEvent(0, (f'data: {{"jsonrpc":"2.0","id":1,"result":"{mark}"}}',)),
-                  SseEvent(5, (f"data: not json {mark}",)))  # fmt: skip
+        request = Request(
+            "POST",
+            "/a2a/jsonrpc",
+            (("content-type", "application/json"),),
+            b'{"jsonrpc":"2.0","id":"\\ud801","method":"SendStreamingMessage",'
+            b'"params":{"message":{"messageId":"\\udfff"}}}',
+        )
+        events = (
+            SseEvent(0, (f'data: {{"jsonrpc":"2.0","id":1,"result":"{mark}"}}',)),
+            SseEvent(5, (f"data: not json {mark}",)),
+        )
         stream = Response(200, headers=(("content-type", "text/event-stream"),), events=events)
-        grpc = Response(200, messages=(GrpcMessage(0, json=f'{{"message":"{mark}"}}'),),
-                        trailers=(("grpc-status", "0"),))  # fmt: skip
-        return capture(Exchange(1, classify(request, stream), request, stream),
-                       Exchange(2, classify(request, grpc), request, grpc))  # fmt: skip
+        grpc = Response(
+            200,
+            messages=(GrpcMessage(0, json=f'{{"message":"{mark}"}}'),),
+            trailers=(("grpc-status", "0"),),
+        )
+        return capture(
+            Exchange(1, classify(request, stream), request, stream),
+            Exchange(2, classify(request, grpc), request, grpc),
+        )
 
     result = diff_captures(capture_with("\ud800"), capture_with("\udc00"))
     changed = [(d.path, d.old, d.new) for e in result.exchanges for d in e.differences]

@@ -197,8 +197,10 @@ def test_exports_are_sorted_and_complete() -> None:
 
 # -- long changes are never cut ------------------------------------------------------------------
 
-LONG = ("The agent read the question, looked at the three documents it was given, and wrote "
-        "a summary of each before drafting the answer that follows in full below.")  # fmt: skip
+LONG = (
+    "The agent read the question, looked at the three documents it was given, and wrote "
+    "a summary of each before drafting the answer that follows in full below."
+)
 
 
 def _long_change() -> CaptureDiff:
@@ -248,8 +250,9 @@ def test_excerpts_keep_the_span_whole_however_long() -> None:
 
 def test_folder_reports_end_with_a_files_table() -> None:
     same = diff_captures(session("a"), session("b"), a_name="A/one.http", b_name="B/one.http")
-    other = diff_captures(session("a"), session("c", polls=2), a_name="A/sub/two.http",
-                          b_name="B/sub/two.http")  # fmt: skip
+    other = diff_captures(
+        session("a"), session("c", polls=2), a_name="A/sub/two.http", b_name="B/sub/two.http"
+    )
     unpaired = [("A", "three.http"), ("B", "four.http")]
     text = render_text([same, other], unpaired=unpaired)
     tail = text.rstrip().splitlines()
@@ -292,5 +295,6 @@ def test_lone_surrogates_and_invalid_utf8_never_break_a_report() -> None:
     paths = {d["path"] for d in pair["differences"]}
     assert "request.body" in paths  # the bytes bodies differ, as summaries
     texts = [d for d in pair["differences"] if d["path"].endswith("parts[0].text")]
-    assert texts == [{"kind": "changed", "path": texts[0]["path"], "old": "left \ud800",
-                      "new": "right \udc00"}]  # fmt: skip
+    assert texts == [
+        {"kind": "changed", "path": texts[0]["path"], "old": "left \ud800", "new": "right \udc00"}
+    ]

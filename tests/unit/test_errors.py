@@ -67,8 +67,13 @@ EXPECTED = {  # hand-copied from a2a-wire.md §5, v1.0.1 columns, then v1.0.0 di
 def test_a2a_rows_by_hand(name: str) -> None:
     row = error_by_name(name)
     assert row is not None
-    got = (row.code, row.http_status, row.grpc_status, row.http_status_v1_0_0,
-           row.grpc_status_v1_0_0)  # fmt: skip
+    got = (
+        row.code,
+        row.http_status,
+        row.grpc_status,
+        row.http_status_v1_0_0,
+        row.grpc_status_v1_0_0,
+    )
     assert got == EXPECTED[name]
     # The reason rule (spec §10.6): UPPER_SNAKE of the name without "Error".
     snake = "".join("_" + c if c.isupper() else c.upper() for c in name.removesuffix("Error"))

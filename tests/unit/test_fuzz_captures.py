@@ -27,5 +27,6 @@ def test_every_mutant_parses_or_names_file_and_line_and_readers_survive() -> Non
         problem = check(mutant)
         if problem is not None:
             failures.append(f"mutant {index} of {mutant.source.name} {mutant.steps}: {problem}")
-    assert not failures, f"{len(failures)} of {COUNT} mutants broke the contract:\n" + \
-        "\n".join(failures[:5])
+    assert not failures, f"{len(failures)} of {COUNT} mutants broke the contract:\n" + "\n".join(
+        failures[:5]
+    )

@@ -324,10 +324,11 @@ def test_url_safe_base64_and_the_reason() -> None:
     info = any_pb2.Any()
     info.Pack(error_details_pb2.ErrorInfo(reason="TASK_NOT_FOUND", domain="a2a-protocol.org"))
     # ">?" runs of some length give base64 holding both of the URL-safe characters.
-    candidates = (status_pb2.Status(code=5, message=">?" * n, details=[info]).SerializeToString()
-                  for n in range(1, 12))
-    raw = next(r for r in candidates
-               if {"-", "_"} <= set(base64.urlsafe_b64encode(r).decode()))
+    candidates = (
+        status_pb2.Status(code=5, message=">?" * n, details=[info]).SerializeToString()
+        for n in range(1, 12)
+    )
+    raw = next(r for r in candidates if {"-", "_"} <= set(base64.urlsafe_b64encode(r).decode()))
     value = base64.urlsafe_b64encode(raw).decode().rstrip("=")
     decoded = decode_status_details(value)
     assert decoded is not None and decoded == decode_status_details(raw)

@@ -100,13 +100,39 @@ def test_a_failing_check_is_a_may_finding_not_a_crash() -> None:
     assert finding.severity is Severity.MAY and "KeyError" in finding.message
 
 
-_KEYS = st.sampled_from([
-    "task", "message", "status", "state", "role", "parts", "id", "contextId", "kind",
-    "statusUpdate", "error", "code", "data", "details", "result", "jsonrpc", "@type",
-    "reason", "supportedInterfaces", "signatures", "protected", "url", "text",
-])  # fmt: skip
-_LEAVES = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(
-    ["TASK_STATE_WORKING", "completed", "ROLE_USER", "task"]
+_KEYS = st.sampled_from(
+    [
+        "task",
+        "message",
+        "status",
+        "state",
+        "role",
+        "parts",
+        "id",
+        "contextId",
+        "kind",
+        "statusUpdate",
+        "error",
+        "code",
+        "data",
+        "details",
+        "result",
+        "jsonrpc",
+        "@type",
+        "reason",
+        "supportedInterfaces",
+        "signatures",
+        "protected",
+        "url",
+        "text",
+    ]
+)
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
+    | st.sampled_from(["TASK_STATE_WORKING", "completed", "ROLE_USER", "task"])
 )
 
 

@@ -48,12 +48,17 @@ def test_objects_sort_by_utf16_and_strings_keep_unicode() -> None:
     assert canonical_json(value) == expected
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text()
-    | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-))  # fmt: skip
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**53), 2**53)
+        | st.text()
+        | st.floats(allow_nan=False, allow_infinity=False),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=20,
+    )
+)
 def test_canonical_json_is_json_that_reads_back_equal(value: Any) -> None:
     text = canonical_json(value)
     # Compared as floats: JCS writes every number as an IEEE double, as ECMAScript does.
@@ -142,8 +147,13 @@ def _hs256() -> tuple[Callable[[bytes], bytes], dict[str, Any]]:
     return sign, {"kty": "oct", "k": b64url(secret)}
 
 
-KEYS = {"ES256": _es256, "RS256": lambda: _rsa(False), "PS256": lambda: _rsa(True),
-        "EdDSA": _eddsa, "HS256": _hs256}  # fmt: skip
+KEYS = {
+    "ES256": _es256,
+    "RS256": lambda: _rsa(False),
+    "PS256": lambda: _rsa(True),
+    "EdDSA": _eddsa,
+    "HS256": _hs256,
+}
 
 
 @pytest.mark.parametrize("alg", sorted(KEYS))
@@ -154,13 +164,18 @@ def test_each_algorithm_verifies_and_rejects_another_payload(alg: str) -> None:
     assert not verifies(signature, sdk_payload(CARD), jwk)
 
 
-@pytest.mark.parametrize("signature", [
-    {}, {"protected": 5, "signature": "x"}, {"protected": "!!!", "signature": "x"},
-    {"protected": b64url(b"[1]"), "signature": "x"},
-    {"protected": b64url(b'{"alg":"none"}'), "signature": ""},
-    {"protected": b64url(b'{"alg":"ES256"}'), "signature": "not base64 !"},
-    {"protected": b64url(b'{"alg":"RS256"}'), "signature": "AAAA"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "signature",
+    [
+        {},
+        {"protected": 5, "signature": "x"},
+        {"protected": "!!!", "signature": "x"},
+        {"protected": b64url(b"[1]"), "signature": "x"},
+        {"protected": b64url(b'{"alg":"none"}'), "signature": ""},
+        {"protected": b64url(b'{"alg":"ES256"}'), "signature": "not base64 !"},
+        {"protected": b64url(b'{"alg":"RS256"}'), "signature": "AAAA"},
+    ],
+)
 def test_junk_signatures_do_not_verify_and_do_not_raise(signature: dict[str, Any]) -> None:
     _, jwk = _es256()
     assert not verifies(signature, "{}", jwk)

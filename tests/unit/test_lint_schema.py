@@ -46,11 +46,18 @@ def test_required_fields_are_the_spec_s(name: str) -> None:
 
 
 def test_v0_3_names_a_v1_0_message_no_longer_has() -> None:
-    names = {n: legacy_keys(descriptor(f"lf.a2a.v1.{n}")) for n in  # type: ignore[arg-type]
-             ("AgentCard", "Message", "Part", "TaskStatusUpdateEvent", "Task")}
-    assert names["AgentCard"] == {"url", "preferredTransport", "additionalInterfaces",
-                                  "protocolVersion", "security",
-                                  "supportsAuthenticatedExtendedCard"}
+    names = {
+        n: legacy_keys(descriptor(f"lf.a2a.v1.{n}"))
+        for n in ("AgentCard", "Message", "Part", "TaskStatusUpdateEvent", "Task")  # type: ignore[arg-type]
+    }
+    assert names["AgentCard"] == {
+        "url",
+        "preferredTransport",
+        "additionalInterfaces",
+        "protocolVersion",
+        "security",
+        "supportsAuthenticatedExtendedCard",
+    }
     assert names["Message"] == {"content", "kind"}
     assert names["Part"] == {"file", "kind"}
     assert names["TaskStatusUpdateEvent"] == {"final", "kind"}
@@ -67,20 +74,36 @@ def test_enums_and_oneofs() -> None:
     assert stream is not None
     ((name, members),) = oneofs(stream)
     assert (name, [f.json_name for f in members]) == (
-        "payload", ["task", "message", "statusUpdate", "artifactUpdate"])
+        "payload",
+        ["task", "message", "statusUpdate", "artifactUpdate"],
+    )
     optional = descriptor("lf.a2a.v1.AgentCapabilities")
     assert optional is not None and oneofs(optional) == ()  # proto3 `optional`s are no oneofs
 
 
 def test_walk_reaches_nested_messages_and_stops_at_user_data() -> None:
-    document = {"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING", "message": {
-        "role": "ROLE_AGENT", "parts": [{"text": "x", "metadata": {"role": "admin"}}]}},
-        "metadata": {"status": {"state": "mine"}}}}
-    paths = [(n.path, n.message.name, n.in_scope) for n in
-             walk(document, "lf.a2a.v1.StreamResponse", "$", frozenset({"Task"}))]
+    document = {
+        "task": {
+            "id": "t",
+            "status": {
+                "state": "TASK_STATE_WORKING",
+                "message": {
+                    "role": "ROLE_AGENT",
+                    "parts": [{"text": "x", "metadata": {"role": "admin"}}],
+                },
+            },
+            "metadata": {"status": {"state": "mine"}},
+        }
+    }
+    paths = [
+        (n.path, n.message.name, n.in_scope)
+        for n in walk(document, "lf.a2a.v1.StreamResponse", "$", frozenset({"Task"}))
+    ]
     assert paths == [
-        ("$", "StreamResponse", False), ("$.task", "Task", True),
-        ("$.task.status", "TaskStatus", True), ("$.task.status.message", "Message", True),
+        ("$", "StreamResponse", False),
+        ("$.task", "Task", True),
+        ("$.task.status", "TaskStatus", True),
+        ("$.task.status.message", "Message", True),
         ("$.task.status.message.parts[0]", "Part", True),
     ]
     assert list(walk(document, "no.such.Type", "$")) == []

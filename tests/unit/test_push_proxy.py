@@ -40,8 +40,12 @@ def through(addons: RecordingAddons, flow: http.HTTPFlow, response: http.Respons
         getattr(addon, "response", lambda _: None)(flow)
 
 
-def pushed_flow(url: str, body: bytes, headers: dict[str | bytes, str | bytes] | None = None,
-                mode: str = PUSH_MODE) -> http.HTTPFlow:
+def pushed_flow(
+    url: str,
+    body: bytes,
+    headers: dict[str | bytes, str | bytes] | None = None,
+    mode: str = PUSH_MODE,
+) -> http.HTTPFlow:
     flow = tflow.tflow()
     flow.client_conn.proxy_mode = ProxyMode.parse(mode)
     flow.request = http.Request.make("POST", url, body, headers or {})
@@ -49,12 +53,24 @@ def pushed_flow(url: str, body: bytes, headers: dict[str | bytes, str | bytes] |
 
 
 def v03_create_config(url: str, token: str) -> GrpcRecord:
-    message = {"parent": "tasks/t-1", "configId": "c-1",
-               "config": {"pushNotificationConfig": {"url": url, "token": token}}}
-    request = Request("POST", "/a2a.v1.A2AService/CreateTaskPushNotificationConfig",
-                      (("content-type", "application/grpc"),), http_version="HTTP/2",
-                      messages=(GrpcMessage(0, json=json.dumps(message),
-                                            type_name="a2a.v1.CreateTaskPushNotificationConfigRequest"),))
+    message = {
+        "parent": "tasks/t-1",
+        "configId": "c-1",
+        "config": {"pushNotificationConfig": {"url": url, "token": token}},
+    }
+    request = Request(
+        "POST",
+        "/a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+        (("content-type", "application/grpc"),),
+        http_version="HTTP/2",
+        messages=(
+            GrpcMessage(
+                0,
+                json=json.dumps(message),
+                type_name="a2a.v1.CreateTaskPushNotificationConfigRequest",
+            ),
+        ),
+    )
     return GrpcRecord(request, None, 1.0, 1.1)
 
 
@@ -70,8 +86,9 @@ def test_url_key_ignores_default_port_and_host_case() -> None:
 def test_webhook_learnt_from_a_grpc_config_marks_any_post_to_it(tmp_path: Path) -> None:
     with recorder(tmp_path / "c.http") as addons:
         addons.record_grpc(v03_create_config(HOOK, "s3cret"), GRPC_UPSTREAM)
-        to_hook = pushed_flow("http://127.0.0.1:7000/hook/1", b"not json",
-                              {"X-A2A-Notification-Token": "s3cret"})
+        to_hook = pushed_flow(
+            "http://127.0.0.1:7000/hook/1", b"not json", {"X-A2A-Notification-Token": "s3cret"}
+        )
         elsewhere = pushed_flow("http://127.0.0.1:7000/other", b"not json")
         for flow in (to_hook, elsewhere):
             through(addons, flow, http.Response.make(200, b"{}"))

@@ -16,19 +16,21 @@ HOOK = "http://127.0.0.1:7000/webhook"
     ("body", "root"),
     [
         # v1.0 JSON-RPC SendMessage with an inline push config
-        ({"params": {"configuration": {"taskPushNotificationConfig": {"url": HOOK}}}},
-         ("params",)),
+        ({"params": {"configuration": {"taskPushNotificationConfig": {"url": HOOK}}}}, ("params",)),
         # v0.3 JSON-RPC message/send
         ({"params": {"configuration": {"pushNotificationConfig": {"url": HOOK}}}}, ("params",)),
         # v0.3 REST /v1/message:send: the v0.3 proto's JSON names it `pushNotification`
         ({"message": {}, "configuration": {"pushNotification": {"url": HOOK}}}, ()),
         # v0.3 set config (REST and JSON-RPC params)
-        ({"name": "tasks/t/pushNotificationConfigs/c", "pushNotificationConfig": {"url": HOOK}},
-         ()),
+        (
+            {"name": "tasks/t/pushNotificationConfigs/c", "pushNotificationConfig": {"url": HOOK}},
+            (),
+        ),
     ],
 )
-def test_webhook_url_is_replaced_by_a_relay_url(body: dict[str, object],
-                                                root: tuple[str, ...]) -> None:
+def test_webhook_url_is_replaced_by_a_relay_url(
+    body: dict[str, object], root: tuple[str, ...]
+) -> None:
     relay = PushRelay()
     new, count = relay.to_relay(json.dumps(body).encode(), root, ORIGIN)
     assert count == 1

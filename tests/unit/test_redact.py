@@ -182,12 +182,12 @@ def test_sse_event_data_is_redacted() -> None:
     events = (
         SseEvent(0, (": ping",)),
         SseEvent(5, ("event: config", f"data: {json.dumps({'result': config})}")),
-        SseEvent(9, ("data: {\"note\": \"stream-token-77 again\"}",)),
+        SseEvent(9, ('data: {"note": "stream-token-77 again"}',)),
     )
     out = r.response(Response(200, events=events))
     assert out.events[0] == events[0]
     assert out.events[1].lines[0] == "event: config"
-    assert json.loads(out.events[1].lines[1][len("data: "):])["result"]["token"] == "<redacted:3>"
+    assert json.loads(out.events[1].lines[1][len("data: ") :])["result"]["token"] == "<redacted:3>"
     assert out.events[2].lines == ('data: {"note": "<redacted:3> again"}',)
     assert out.events[1].offset_us == 5
 
@@ -195,11 +195,15 @@ def test_sse_event_data_is_redacted() -> None:
 def test_grpc_messages_are_redacted_and_swept_in_one_exchange_step() -> None:
     r = Redactor()
     config = {"taskId": "t", "url": "http://127.0.0.1:1/hook", "token": "grpc-token-123456"}
-    request = Request("POST", "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
-                      messages=(GrpcMessage(0, json=json.dumps(config)),))
+    request = Request(
+        "POST",
+        "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+        messages=(GrpcMessage(0, json=json.dumps(config)),),
+    )
     echoed = {"id": "c", "note": "stored grpc-token-123456"}
-    response = Response(200, messages=(GrpcMessage(5, json=json.dumps(echoed)),
-                                       GrpcMessage(6, raw=b"\x00raw")))
+    response = Response(
+        200, messages=(GrpcMessage(5, json=json.dumps(echoed)), GrpcMessage(6, raw=b"\x00raw"))
+    )
     request, redacted_response, notes = r.exchange(request, response)
     assert json.loads(request.messages[0].json or "")["token"] == "<redacted:1>"
     assert redacted_response is not None
@@ -210,10 +214,22 @@ def test_grpc_messages_are_redacted_and_swept_in_one_exchange_step() -> None:
 
 @pytest.mark.parametrize(
     ("name", "secret"),
-    [("X-Service-Token", True), ("x-api-key", True), ("ApiKey", True), ("api_key", True),
-     ("X-Client-Secret", True), ("password", True), ("X-Goog-Auth-User", True),
-     ("access_token", True), ("pageToken", False), ("nextPageToken", False),
-     ("A2A-Version", False), ("X-Request-Id", False), ("Accept", False), ("Author", False)],
+    [
+        ("X-Service-Token", True),
+        ("x-api-key", True),
+        ("ApiKey", True),
+        ("api_key", True),
+        ("X-Client-Secret", True),
+        ("password", True),
+        ("X-Goog-Auth-User", True),
+        ("access_token", True),
+        ("pageToken", False),
+        ("nextPageToken", False),
+        ("A2A-Version", False),
+        ("X-Request-Id", False),
+        ("Accept", False),
+        ("Author", False),
+    ],
 )
 def test_names_that_say_they_carry_a_credential(name: str, secret: bool) -> None:
     assert is_credential_name(name) is secret
@@ -225,13 +241,23 @@ def test_names_that_say_they_carry_a_credential(name: str, secret: bool) -> None
 
 def test_redaction_is_idempotent_and_a_rework_uses_what_was_learnt_later() -> None:
     r = Redactor()
-    early = Exchange(1, Classification(), Request("GET", "/", (("X-Partner", "p-secret-1"),)),
-                     Response(200, "OK", (), b'{"echo":"p-secret-1"}'), notes=("card rewritten",))
+    early = Exchange(
+        1,
+        Classification(),
+        Request("GET", "/", (("X-Partner", "p-secret-1"),)),
+        Response(200, "OK", (), b'{"echo":"p-secret-1"}'),
+        notes=("card rewritten",),
+    )
     first, _, notes = r.exchange(early.request, early.response)
     assert first.headers == (("X-Partner", "p-secret-1"),) and notes == ()  # not known yet
     before = r.generation
-    r.learn_card({"securitySchemes": {"k": {"apiKeySecurityScheme": {
-        "location": "header", "name": "X-Partner"}}}})
+    r.learn_card(
+        {
+            "securitySchemes": {
+                "k": {"apiKeySecurityScheme": {"location": "header", "name": "X-Partner"}}
+            }
+        }
+    )
     assert r.generation > before
     reworked = r.rework(early)
     assert reworked.request.headers == (("X-Partner", "<redacted:1>"),)

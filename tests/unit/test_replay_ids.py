@@ -14,8 +14,9 @@ from recorder.protocol import ID_FIELDS, IdRole, classify
 from recorder.replay._ids import find_slots, positions_of, request_value
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = sorted((ROOT / "captures").rglob("*.http")) + sorted((ROOT / "tests" / "data").rglob(
-    "*.http"))
+CORPUS = sorted((ROOT / "captures").rglob("*.http")) + sorted(
+    (ROOT / "tests" / "data").rglob("*.http")
+)
 ID_KEYS = set(ID_FIELDS) | {"id", "name", "parent", "url", "token", "credentials", "pageToken"}
 
 
@@ -42,34 +43,67 @@ def test_every_id_in_every_recorded_request_is_at_a_table_position(path: Path) -
         value = request_value(exchange.request, c)
         located = {s.location for s in find_slots(value, positions_of(c))}
         body = {("body", *w) for w in _id_strings(value.get("body"))}
-        query = {("query", *w[:-1]) if isinstance(w[-1], int) else ("query", *w)
-                 for w in _id_strings(value.get("query"))}
+        query = {
+            ("query", *w[:-1]) if isinstance(w[-1], int) else ("query", *w)
+            for w in _id_strings(value.get("query"))
+        }
         missing = (body | query) - located
         assert not missing, (exchange.number, c.operation, c.version, sorted(missing))
 
 
 def v03_grpc(path: str, message: object) -> Request:
-    return Request("POST", f"/a2a.v1.A2AService/{path}", (("content-type", "application/grpc"),),
-                   messages=(GrpcMessage(0, json=json.dumps(message)),))
+    return Request(
+        "POST",
+        f"/a2a.v1.A2AService/{path}",
+        (("content-type", "application/grpc"),),
+        messages=(GrpcMessage(0, json=json.dumps(message)),),
+    )
 
 
-@pytest.mark.parametrize(("request_", "want"), [
-    (v03_grpc("GetTask", {"name": "tasks/t-1"}), [("t-1", IdRole.REFERENCE)]),
-    (v03_grpc("CreateTaskPushNotificationConfig", {
-        "parent": "tasks/t-1", "configId": "c-1",
-        "config": {"name": "tasks/t-1/pushNotificationConfigs/c-1",
-                   "pushNotificationConfig": {"id": "c-1", "url": "http://h/w", "token": "k"}}}),
-     [("t-1", IdRole.REFERENCE), ("c-1", IdRole.CHOSEN), ("t-1", IdRole.REFERENCE),
-      ("c-1", IdRole.CHOSEN), ("c-1", IdRole.CHOSEN), ("http://h/w", IdRole.FRESH),
-      ("k", IdRole.FRESH)]),
-    (Request("GET", "/a2a/rest/tasks/t-9/pushNotificationConfigs/c-9"),
-     [("t-9", IdRole.REFERENCE), ("c-9", IdRole.REFERENCE)]),
-    (Request("POST", "/a2a/rest/tasks/t-9/pushNotificationConfigs",
-             (("content-type", "application/json"),), b'{"id": "c-new", "url": "http://h/w"}'),
-     [("c-new", IdRole.CHOSEN), ("http://h/w", IdRole.FRESH), ("t-9", IdRole.REFERENCE)]),
-])
-def test_positions_tell_references_from_the_client_s_own(request_: Request,
-                                                          want: list[tuple[str, IdRole]]) -> None:
+@pytest.mark.parametrize(
+    ("request_", "want"),
+    [
+        (v03_grpc("GetTask", {"name": "tasks/t-1"}), [("t-1", IdRole.REFERENCE)]),
+        (
+            v03_grpc(
+                "CreateTaskPushNotificationConfig",
+                {
+                    "parent": "tasks/t-1",
+                    "configId": "c-1",
+                    "config": {
+                        "name": "tasks/t-1/pushNotificationConfigs/c-1",
+                        "pushNotificationConfig": {"id": "c-1", "url": "http://h/w", "token": "k"},
+                    },
+                },
+            ),
+            [
+                ("t-1", IdRole.REFERENCE),
+                ("c-1", IdRole.CHOSEN),
+                ("t-1", IdRole.REFERENCE),
+                ("c-1", IdRole.CHOSEN),
+                ("c-1", IdRole.CHOSEN),
+                ("http://h/w", IdRole.FRESH),
+                ("k", IdRole.FRESH),
+            ],
+        ),
+        (
+            Request("GET", "/a2a/rest/tasks/t-9/pushNotificationConfigs/c-9"),
+            [("t-9", IdRole.REFERENCE), ("c-9", IdRole.REFERENCE)],
+        ),
+        (
+            Request(
+                "POST",
+                "/a2a/rest/tasks/t-9/pushNotificationConfigs",
+                (("content-type", "application/json"),),
+                b'{"id": "c-new", "url": "http://h/w"}',
+            ),
+            [("c-new", IdRole.CHOSEN), ("http://h/w", IdRole.FRESH), ("t-9", IdRole.REFERENCE)],
+        ),
+    ],
+)
+def test_positions_tell_references_from_the_client_s_own(
+    request_: Request, want: list[tuple[str, IdRole]]
+) -> None:
     c = classify(request_)
     assert c.operation is not None, c.reason
     slots = find_slots(request_value(request_, c), positions_of(c))
@@ -78,9 +112,16 @@ def test_positions_tell_references_from_the_client_s_own(request_: Request,
 
 def test_a_recorded_session_s_ids_get_their_provenance_at_load() -> None:
     recording = Recording()
-    recording.run(Client("recorder"), [("send", "echo a"), ("get", 0),
-                                       ("probe-get", "nonexistent-1"), ("bogus", None),
-                                       ("list", None)])
+    recording.run(
+        Client("recorder"),
+        [
+            ("send", "echo a"),
+            ("get", 0),
+            ("probe-get", "nonexistent-1"),
+            ("bogus", None),
+            ("list", None),
+        ],
+    )
     script = replay.load_script([recording.capture()])
     got = [[r.provenance.value for r in step.slots] for step in script.steps]
     assert got == [["fresh"], ["issued"], ["unknown"], ["fresh", "unknown"], []]
@@ -105,8 +146,10 @@ def test_located_ids_are_the_ids_the_script_learns_from_each_answer(path: Path) 
     for step in script.steps:
         response = step.exchange.response
         documents = replay.answer_documents(response)
-        if not replay.answer_succeeded(step.exchange.classification.binding, response,
-                                       documents) or step.exchange.classification.error:
+        if (
+            not replay.answer_succeeded(step.exchange.classification.binding, response, documents)
+            or step.exchange.classification.error
+        ):
             continue
         if step.exchange.classification.operation in replay.CARD_OPERATIONS:
             continue
@@ -121,10 +164,19 @@ def test_located_ids_are_the_ids_the_script_learns_from_each_answer(path: Path) 
 
 
 def test_located_ids_give_paths_and_split_resource_names() -> None:
-    document = {"jsonrpc": "2.0", "id": "rpc-1", "result": {
-        "task": {"id": "t-1", "contextId": "c-1", "metadata": {"id": "not-an-id"},
-                 "artifacts": [{"artifactId": "a-1"}]},
-        "name": "tasks/t-1/pushNotificationConfigs/cfg-1"}}
+    document = {
+        "jsonrpc": "2.0",
+        "id": "rpc-1",
+        "result": {
+            "task": {
+                "id": "t-1",
+                "contextId": "c-1",
+                "metadata": {"id": "not-an-id"},
+                "artifacts": [{"artifactId": "a-1"}],
+            },
+            "name": "tasks/t-1/pushNotificationConfigs/cfg-1",
+        },
+    }
     assert replay.located_ids(document) == [
         (("result", "task", "id"), "id", "t-1"),
         (("result", "task", "contextId"), "contextId", "c-1"),

@@ -59,25 +59,43 @@ SEND, WAIT, SLOW = ("send", "echo a"), ("send", "wait"), ("send", "slow 2")
 # would show it, on a new connection per request.
 SAME_AS_LIVE = [
     ("own reads", [SEND, ("get", 0)], [SEND, ("get", 0)]),
-    ("probes repeat freely and in any order",
-     [SEND, ("get", 0), ("probe-get", "nonexistent-1")],
-     [("probe-get", None), SEND, ("probe-get", None), ("get", 0), ("probe-get", "x")]),
-    ("a bogus continuation is not found", [SEND, ("get", 0), ("bogus", None)],
-     [("bogus", None), SEND, ("bogus", None), ("get", 0)]),
-    ("an id-less list names the client's own tasks", [SEND, WAIT, ("list", None)],
-     [SEND, WAIT, ("list", None), ("list", None)]),
-    ("repeated identical reads repeat the last", [SEND, ("get", 0), ("get", 0)],
-     [SEND, ("get", 0), ("get", 0), ("get", 0), ("get", 0)]),
-    ("a poll reaches the recorded terminal state and stays there",
-     [SLOW, ("get", 0), ("get", 0)], [SLOW, ("get", 0), ("get", 0), ("get", 0)]),
+    (
+        "probes repeat freely and in any order",
+        [SEND, ("get", 0), ("probe-get", "nonexistent-1")],
+        [("probe-get", None), SEND, ("probe-get", None), ("get", 0), ("probe-get", "x")],
+    ),
+    (
+        "a bogus continuation is not found",
+        [SEND, ("get", 0), ("bogus", None)],
+        [("bogus", None), SEND, ("bogus", None), ("get", 0)],
+    ),
+    (
+        "an id-less list names the client's own tasks",
+        [SEND, WAIT, ("list", None)],
+        [SEND, WAIT, ("list", None), ("list", None)],
+    ),
+    (
+        "repeated identical reads repeat the last",
+        [SEND, ("get", 0), ("get", 0)],
+        [SEND, ("get", 0), ("get", 0), ("get", 0), ("get", 0)],
+    ),
+    (
+        "a poll reaches the recorded terminal state and stays there",
+        [SLOW, ("get", 0), ("get", 0)],
+        [SLOW, ("get", 0), ("get", 0), ("get", 0)],
+    ),
     ("cancel then read", [WAIT, ("cancel", 0), ("get", 0)], [WAIT, ("cancel", 0), ("get", 0)]),
-    ("a second cancel is refused as recorded",
-     [WAIT, ("cancel", 0), ("cancel", 0)], [WAIT, ("cancel", 0), ("cancel", 0)]),
+    (
+        "a second cancel is refused as recorded",
+        [WAIT, ("cancel", 0), ("cancel", 0)],
+        [WAIT, ("cancel", 0), ("cancel", 0)],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("recorded", "ops"), [pytest.param(r, o, id=n) for n, r, o in
-                                                SAME_AS_LIVE])
+@pytest.mark.parametrize(
+    ("recorded", "ops"), [pytest.param(r, o, id=n) for n, r, o in SAME_AS_LIVE]
+)
 def test_a_client_sees_what_a_live_agent_shows(recorded: list[Op], ops: list[Op]) -> None:
     service = record(recorded)
     for name in ("alice", "bob"):  # one after the other, each with its own ids
@@ -86,24 +104,34 @@ def test_a_client_sees_what_a_live_agent_shows(recorded: list[Op], ops: list[Op]
 
 # (name, recorded, live, index of the live request that must miss)
 MISSES = [
-    ("an id never issued, where the capture never probed", [SEND, ("get", 0)],
-     [SEND, ("probe-get", None)], 1),
+    (
+        "an id never issued, where the capture never probed",
+        [SEND, ("get", 0)],
+        [SEND, ("probe-get", None)],
+        1,
+    ),
     ("a bogus continuation the capture never sent", [SEND, ("get", 0)], [("bogus", None)], 0),
-    ("a task id the capture holds but this replay never issued", [SEND, ("get", 0)],
-     [("probe-get", "RECORDED")], 0),
+    (
+        "a task id the capture holds but this replay never issued",
+        [SEND, ("get", 0)],
+        [("probe-get", "RECORDED")],
+        0,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("recorded", "ops", "index"),
-                         [pytest.param(r, o, i, id=n) for n, r, o, i in MISSES])
-def test_an_id_never_issued_is_never_answered_with_a_success(recorded: list[Op], ops: list[Op],
-                                                           index: int) -> None:
+@pytest.mark.parametrize(
+    ("recorded", "ops", "index"), [pytest.param(r, o, i, id=n) for n, r, o, i in MISSES]
+)
+def test_an_id_never_issued_is_never_answered_with_a_success(
+    recorded: list[Op], ops: list[Op], index: int
+) -> None:
     service = record(recorded)
     recorded_task = service.script.steps[0].response_ids[0]
     ops = [("probe-get", recorded_task) if op == ("probe-get", "RECORDED") else op for op in ops]
     answers = replayed(service, ops, "alice")
     assert "miss" in answers[index], answers[index]
-    assert all("result" not in a for a in answers[index:index + 1])
+    assert all("result" not in a for a in answers[index : index + 1])
     assert "nearest is #" in answers[index]["miss"]
 
 
@@ -124,7 +152,11 @@ def test_the_journal_keeps_each_request_with_its_provenance_and_answer() -> None
     assert [e.outcome for e in entries] == ["served", "served", "served", "miss"]
     assert [e.exchange for e in entries] == [1, 2, 3, None]
     assert [[i.provenance.value for i in e.ids] for e in entries] == [
-        ["fresh"], ["issued"], ["unknown"], []]
+        ["fresh"],
+        ["issued"],
+        ["unknown"],
+        [],
+    ]
     assert entries[1].ids[0].value == client.tasks[0]
     assert entries[1].ids[0].recorded == service.script.steps[0].response_ids[0]
     assert entries[0].request.header("authorization") == "Bearer alice"
@@ -163,13 +195,22 @@ def test_a_forgotten_session_is_not_found_again_by_a_connection_it_used() -> Non
 
 def card_exchange(number: int) -> Exchange:
     request = Request("GET", "/.well-known/agent-card.json", (("a2a-version", "1.0"),))
-    card = {"name": "a", "supportedInterfaces": [
-        {"url": "http://127.0.0.1:9/a2a/jsonrpc", "protocolBinding": "JSONRPC",
-         "protocolVersion": "1.0"}]}
-    response = Response(200, "OK", (("content-type", "application/json"),),
-                        json.dumps(card).encode())
-    return Exchange(number, classify(request, response), request, response,
-                    started_us=number * 1000)
+    card = {
+        "name": "a",
+        "supportedInterfaces": [
+            {
+                "url": "http://127.0.0.1:9/a2a/jsonrpc",
+                "protocolBinding": "JSONRPC",
+                "protocolVersion": "1.0",
+            }
+        ],
+    }
+    response = Response(
+        200, "OK", (("content-type", "application/json"),), json.dumps(card).encode()
+    )
+    return Exchange(
+        number, classify(request, response), request, response, started_us=number * 1000
+    )
 
 
 def test_identical_recorded_exchanges_count_as_one_in_the_report() -> None:
@@ -190,11 +231,16 @@ def jsonrpc_post(body: bytes) -> Request:
     return Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),), body)
 
 
-@pytest.mark.parametrize(("body", "code"), [
-    (b"not json{", -32700), (b"", -32700),
-    (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]', -32600),
-    (b'"a string"', -32600), (b'{"id": 1, "method": "GetTask"}', -32600),
-])
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"not json{", -32700),
+        (b"", -32700),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]', -32600),
+        (b'"a string"', -32600),
+        (b'{"id": 1, "method": "GetTask"}', -32600),
+    ],
+)
 def test_unreadable_jsonrpc_gets_the_error_a_real_agent_gives(body: bytes, code: int) -> None:
     service = record([SEND])
     outcome = service.handle(jsonrpc_post(body), Conn())
@@ -207,14 +253,20 @@ def test_unreadable_jsonrpc_gets_the_error_a_real_agent_gives(body: bytes, code:
 def test_lone_surrogates_load_and_are_answered_from_the_capture() -> None:
     # "\ud800" is valid JSON text; ids holding lone surrogates must not crash anything.
     body = b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff"}}'
-    reply = Response(200, "OK", (("content-type", "application/json"),),
-                     b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32001,'
-                     b'"message":"Task \\udfff not found"}}')
+    reply = Response(
+        200,
+        "OK",
+        (("content-type", "application/json"),),
+        b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32001,'
+        b'"message":"Task \\udfff not found"}}',
+    )
     request = jsonrpc_post(body)
     odd_path = Request("GET", "/a2a/rest/tasks/%FF\udcff?x=\ud800", (("h", "\ud800"),))
     not_found = Response(404, "Not Found", (("x-odd", "\udcff"),), b'{"error":{"code":404}}')
-    exchanges = [Exchange(1, classify(request, reply), request, reply),
-                 Exchange(2, classify(odd_path, not_found), odd_path, not_found, started_us=5)]
+    exchanges = [
+        Exchange(1, classify(request, reply), request, reply),
+        Exchange(2, classify(odd_path, not_found), odd_path, not_found, started_us=5),
+    ]
     service = ReplayService([Recording(exchanges=exchanges).capture()])
     outcome = service.handle(request, Conn())
     assert isinstance(outcome, Served) and isinstance(outcome.answer, HttpAnswer)
@@ -225,9 +277,18 @@ def test_lone_surrogates_load_and_are_answered_from_the_capture() -> None:
 
 # ---- many clients at once ---------------------------------------------------------------------
 
-SCRIPT: list[Op] = [SEND, ("get", 0), WAIT, ("cancel", 1), ("get", 1), ("list", None),
-                    ("probe-get", "nonexistent-1"), ("probe-cancel", "nonexistent-2"),
-                    ("bogus", None), ("get", 0)]
+SCRIPT: list[Op] = [
+    SEND,
+    ("get", 0),
+    WAIT,
+    ("cancel", 1),
+    ("get", 1),
+    ("list", None),
+    ("probe-get", "nonexistent-1"),
+    ("probe-cancel", "nonexistent-2"),
+    ("bogus", None),
+    ("get", 0),
+]
 EXTRAS = st.sampled_from([("probe-get", None), ("probe-cancel", None), ("bogus", None)])
 
 
@@ -268,22 +329,26 @@ def run_all(runs: list[list[Op]], turns: list[int], identity: bool) -> list[list
 # derandomize: CI runs the same examples every time.  A random seed once found that a port
 # reused by another client made a ListTasks join that client's session; the clients now share
 # a few ports, so every example reuses them.
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          derandomize=True)
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 @given(schedules())
 def test_many_clients_each_see_only_what_a_live_agent_shows_them(
-        schedule: tuple[list[list[Op]], list[int]]) -> None:
+    schedule: tuple[list[list[Op]], list[int]],
+) -> None:
     runs, turns = schedule
     seen = run_all(runs, turns, identity=True)
     for i, ops in enumerate(runs):
         assert normalised(seen[i]) == normalised(live(ops, f"client-{i}")), (i, ops)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          derandomize=True)
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 @given(schedules())
 def test_clients_told_apart_by_nothing_still_get_their_own_tasks(
-        schedule: tuple[list[list[Op]], list[int]]) -> None:
+    schedule: tuple[list[list[Op]], list[int]],
+) -> None:
     # No header tells these clients apart and every request comes on a new connection: an
     # id-less list may name another client's tasks (the report says so), nothing else may
     # differ from a live agent.
@@ -340,8 +405,9 @@ def test_a_miss_in_another_binding_names_no_jsonrpc_exchange_as_nearest() -> Non
 
 
 def _rest_get(target: str) -> tuple[Request, Response]:
-    body = json.dumps({"id": "t-1", "contextId": "c-1",
-                       "status": {"state": "TASK_STATE_COMPLETED"}}).encode()
+    body = json.dumps(
+        {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+    ).encode()
     headers = (("content-type", "application/json"), ("a2a-version", "1.0"))
     return Request("GET", target, headers), Response(200, "OK", headers, body)
 
@@ -363,7 +429,8 @@ def test_a_redacted_api_key_in_the_query_matches_any_live_key() -> None:
 
 @pytest.mark.parametrize("count", [50, 200])
 def test_a_long_session_costs_about_the_same_per_request(
-        monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
     from recorder.replay import _sessions
 
     calls = 0

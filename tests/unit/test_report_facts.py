@@ -19,27 +19,55 @@ TASK_ID = "3f2a9c1e-0000-4000-8000-000000000001"
 
 ANSWERS = [
     # v1.0 JSON-RPC, a task in a SendMessageResponse
-    ({"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": TASK_ID, "status": {
-        "state": "TASK_STATE_INPUT_REQUIRED"}}}}, Answer("task", "INPUT_REQUIRED", TASK_ID)),
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"task": {"id": TASK_ID, "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}},
+        },
+        Answer("task", "INPUT_REQUIRED", TASK_ID),
+    ),
     # v1.0 stream event, bare (HTTP+JSON, gRPC, push)
-    ({"statusUpdate": {"taskId": TASK_ID, "status": {"state": "TASK_STATE_WORKING"}}},
-     Answer("statusUpdate", "WORKING", TASK_ID)),
-    ({"artifactUpdate": {"taskId": TASK_ID, "artifact": {"name": "chunk-1"}}},
-     Answer("artifactUpdate", None, TASK_ID, "chunk-1")),
+    (
+        {"statusUpdate": {"taskId": TASK_ID, "status": {"state": "TASK_STATE_WORKING"}}},
+        Answer("statusUpdate", "WORKING", TASK_ID),
+    ),
+    (
+        {"artifactUpdate": {"taskId": TASK_ID, "artifact": {"name": "chunk-1"}}},
+        Answer("artifactUpdate", None, TASK_ID, "chunk-1"),
+    ),
     ({"message": {"messageId": "m", "role": "ROLE_AGENT"}}, Answer("message")),
     # v0.3: kind discriminators and lower-case states
-    ({"jsonrpc": "2.0", "id": 2, "result": {"kind": "status-update", "taskId": TASK_ID,
-                                             "status": {"state": "input-required"}}},
-     Answer("statusUpdate", "INPUT_REQUIRED", TASK_ID)),
-    ({"jsonrpc": "2.0", "id": 3, "result": {"kind": "task", "id": TASK_ID,
-                                             "status": {"state": "completed"}}},
-     Answer("task", "COMPLETED", TASK_ID)),
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {
+                "kind": "status-update",
+                "taskId": TASK_ID,
+                "status": {"state": "input-required"},
+            },
+        },
+        Answer("statusUpdate", "INPUT_REQUIRED", TASK_ID),
+    ),
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"kind": "task", "id": TASK_ID, "status": {"state": "completed"}},
+        },
+        Answer("task", "COMPLETED", TASK_ID),
+    ),
     # GetTask outside JSON-RPC: a bare Task (v0.3 proto-JSON spells CANCELLED: one state)
-    ({"id": TASK_ID, "status": {"state": "TASK_STATE_CANCELLED"}},
-     Answer("task", "CANCELED", TASK_ID)),
+    (
+        {"id": TASK_ID, "status": {"state": "TASK_STATE_CANCELLED"}},
+        Answer("task", "CANCELED", TASK_ID),
+    ),
     # errors, JSON-RPC and HTTP+JSON
-    ({"jsonrpc": "2.0", "id": 4, "error": {"code": -32001, "message": "x"}},
-     Answer("error", detail="-32001")),
+    (
+        {"jsonrpc": "2.0", "id": 4, "error": {"code": -32001, "message": "x"}},
+        Answer("error", detail="-32001"),
+    ),
     ({"error": {"code": 404, "status": "NOT_FOUND"}}, Answer("error", detail="NOT_FOUND")),
     # not A2A
     ({"hello": "world"}, Answer()),
@@ -94,20 +122,42 @@ def _state(state: str) -> dict[str, object]:
 
 OUTCOMES = [
     (_exchange(None, error="reset"), "no response", Tone.ERROR),
-    (_exchange(Response(200), Classification(operation="SendMessage", error="TaskNotFoundError")),
-     "TaskNotFoundError", Tone.ERROR),
+    (
+        _exchange(
+            Response(200), Classification(operation="SendMessage", error="TaskNotFoundError")
+        ),
+        "TaskNotFoundError",
+        Tone.ERROR,
+    ),
     (_exchange(Response(200, trailers=(("grpc-status", "5"),))), "NOT_FOUND", Tone.ERROR),
     (_exchange(Response(200, headers=(("grpc-status", "14"),))), "UNAVAILABLE", Tone.ERROR),
     (_exchange(Response(503)), "503", Tone.ERROR),
-    (_exchange(_sse(_rpc({"task": {"id": TASK_ID, "status": {"state": "TASK_STATE_SUBMITTED"}}}),
-                    _rpc(_state("TASK_STATE_WORKING")), _rpc({"artifactUpdate": {}}),
-                    _rpc(_state("TASK_STATE_COMPLETED")))), "COMPLETED", Tone.OK),
+    (
+        _exchange(
+            _sse(
+                _rpc({"task": {"id": TASK_ID, "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+                _rpc(_state("TASK_STATE_WORKING")),
+                _rpc({"artifactUpdate": {}}),
+                _rpc(_state("TASK_STATE_COMPLETED")),
+            )
+        ),
+        "COMPLETED",
+        Tone.OK,
+    ),
     (_exchange(Response(200, body=_json(_rpc(_state("TASK_STATE_FAILED"))))), "FAILED", Tone.WARN),
     (_exchange(Response(200, body=_json(_rpc({"message": {}})))), "message", Tone.OK),
-    (_exchange(_sse(_rpc(_state("TASK_STATE_WORKING"))), error="client closed"), "WORKING",
-     Tone.WARN),
-    (_exchange(Response(200, messages=(GrpcMessage(0, json="{}"),),
-                        trailers=(("grpc-status", "0"),))), "OK", Tone.OK),
+    (
+        _exchange(_sse(_rpc(_state("TASK_STATE_WORKING"))), error="client closed"),
+        "WORKING",
+        Tone.WARN,
+    ),
+    (
+        _exchange(
+            Response(200, messages=(GrpcMessage(0, json="{}"),), trailers=(("grpc-status", "0"),))
+        ),
+        "OK",
+        Tone.OK,
+    ),
     (_exchange(Response(404), Classification(reason="no A2A route")), "404", Tone.ERROR),
     (_exchange(Response(200), Classification(reason="no A2A route")), "200", Tone.MUTED),
 ]
@@ -131,14 +181,25 @@ def test_a_push_delivery_goes_from_agent_to_webhook_and_says_what_it_delivered()
 
 def test_ticks_name_each_event_and_flags_the_notes_that_matter() -> None:
     working = f"data: {json.dumps(_state('TASK_STATE_WORKING'))}"
-    response = Response(200, events=(SseEvent(0, (": ping",)),
-                                     SseEvent(7, ("event: error", "data: {}")),
-                                     SseEvent(9, (working,))))
-    facts = exchange_facts(_exchange(response, notes=("stream truncated", "gzip decoded",
-                                                      "possible secret: JWT in request body")))
+    response = Response(
+        200,
+        events=(
+            SseEvent(0, (": ping",)),
+            SseEvent(7, ("event: error", "data: {}")),
+            SseEvent(9, (working,)),
+        ),
+    )
+    facts = exchange_facts(
+        _exchange(
+            response,
+            notes=("stream truncated", "gzip decoded", "possible secret: JWT in request body"),
+        )
+    )
     assert [(t.index, t.offset_us, t.label, t.tone) for t in facts.ticks] == [
-        (0, 0, ": ping", Tone.MUTED), (1, 7, "event: error", Tone.ERROR),
-        (2, 9, "statusUpdate WORKING", Tone.OK)]
+        (0, 0, ": ping", Tone.MUTED),
+        (1, 7, "event: error", Tone.ERROR),
+        (2, 9, "statusUpdate WORKING", Tone.OK),
+    ]
     assert [(f.word, f.tone) for f in facts.flags] == [("cut", Tone.WARN), ("secret?", Tone.ERROR)]
 
 
@@ -146,8 +207,15 @@ def test_ticks_name_each_event_and_flags_the_notes_that_matter() -> None:
 
 
 def test_ticks_sit_on_the_arrow_and_the_bar_at_their_offsets() -> None:
-    response = Response(200, events=(SseEvent(0, ("data: 1",)), SseEvent(50, ("data: 2",)),
-                                     SseEvent(100, ("data: 3",)), SseEvent(400, ("data: 4",))))
+    response = Response(
+        200,
+        events=(
+            SseEvent(0, ("data: 1",)),
+            SseEvent(50, ("data: 2",)),
+            SseEvent(100, ("data: 3",)),
+            SseEvent(400, ("data: 4",)),
+        ),
+    )
     first = exchange_facts(_exchange(Response(200), started_us=0, duration_us=100))
     stream = exchange_facts(_exchange(response, started_us=100, duration_us=100))
     axis = timeline([first, stream])
@@ -157,7 +225,8 @@ def test_ticks_sit_on_the_arrow_and_the_bar_at_their_offsets() -> None:
     assert xs[0] == row.x1 and xs[2] == row.x2 == xs[3]  # a late event stays on the arrow
     assert xs[1] == pytest.approx((row.x1 + row.x2) / 2)
     assert row.bar_x == pytest.approx(axis.x(100)) and axis.x(200) == pytest.approx(
-        row.bar_x + row.bar_width)
+        row.bar_x + row.bar_width
+    )
     assert [p.x for p in row.bar_ticks][1] == pytest.approx(axis.x(150))
 
 
@@ -193,10 +262,18 @@ def test_bodies_that_are_not_text_show_as_base64() -> None:
 def test_units() -> None:
     assert offset_text(1_250_000) == "+1.250000s" and offset_text(-5) == "-0.000005s"
     assert [duration_text(us) for us in (400, 14_000, 1_234_000, 123_000_000)] == [
-        "0.4 ms", "14 ms", "1.23 s", "2 min 3 s"]
+        "0.4 ms",
+        "14 ms",
+        "1.23 s",
+        "2 min 3 s",
+    ]
     assert axis_step(1_230_000) == 200_000 and axis_step(0) == 1
     assert [axis_text(us) for us in (0, 250_000, 1_500_000, 120_000_000)] == [
-        "0", "250 ms", "1.5 s", "2 min"]
+        "0",
+        "250 ms",
+        "1.5 s",
+        "2 min",
+    ]
     assert short_id(TASK_ID) == "3f2a9c1e…" and short_id("abc") == "abc" and short_id(None) == ""
 
 

@@ -13,8 +13,10 @@ import pytest
 from recorder.capture import GrpcMessage, Request, Response, SseEvent
 from recorder.record._scan import MAX_SCANNED_BYTES, scan_exchange
 
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
-       ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
 TOKENS = {
     "JWT": JWT,
     "private key": "-----BEGIN RSA PRIVATE KEY-----",
@@ -27,8 +29,15 @@ TOKENS = {
 
 
 def message(text: str) -> bytes:
-    return json.dumps({"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                                   "parts": [{"text": text}]}}).encode()
+    return json.dumps(
+        {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }
+        }
+    ).encode()
 
 
 @pytest.mark.parametrize("kind", sorted(TOKENS))
@@ -38,23 +47,45 @@ def test_each_format_is_found_and_named_with_its_place(kind: str) -> None:
 
 
 def test_every_place_is_looked_at() -> None:
-    request = Request("GET", f"/x?t={JWT}", (("X-Id", JWT),),
-                      messages=(GrpcMessage(0, json=json.dumps({"t": JWT})),))
-    response = Response(200, headers=(("X-Echo", JWT),), body=JWT.encode(),
-                        events=(SseEvent(0, (f"data: {JWT}",)),),
-                        messages=(GrpcMessage(0, json=json.dumps({"t": JWT})),))
+    request = Request(
+        "GET",
+        f"/x?t={JWT}",
+        (("X-Id", JWT),),
+        messages=(GrpcMessage(0, json=json.dumps({"t": JWT})),),
+    )
+    response = Response(
+        200,
+        headers=(("X-Echo", JWT),),
+        body=JWT.encode(),
+        events=(SseEvent(0, (f"data: {JWT}",)),),
+        messages=(GrpcMessage(0, json=json.dumps({"t": JWT})),),
+    )
     places = [note.rpartition(" in ")[2] for note in scan_exchange(request, response)]
-    assert places == ["request target", "request headers", "request messages",
-                      "response headers", "response body", "response events",
-                      "response messages"]
+    assert places == [
+        "request target",
+        "request headers",
+        "request messages",
+        "response headers",
+        "response body",
+        "response events",
+        "response messages",
+    ]
 
 
 def test_ordinary_values_are_not_secrets() -> None:
-    ordinary = " ".join([
-        str(uuid.uuid4()), hashlib.sha256(b"x").hexdigest(),
-        base64.b64encode(bytes(range(64))).decode(), "sk-1", "ghp_short", "AKIA1234",
-        "<redacted:1>", "Bearer <redacted:2>", "2026-11-30T10:00:00.000Z",
-    ])
+    ordinary = " ".join(
+        [
+            str(uuid.uuid4()),
+            hashlib.sha256(b"x").hexdigest(),
+            base64.b64encode(bytes(range(64))).decode(),
+            "sk-1",
+            "ghp_short",
+            "AKIA1234",
+            "<redacted:1>",
+            "Bearer <redacted:2>",
+            "2026-11-30T10:00:00.000Z",
+        ]
+    )
     response = Response(200, body=message(ordinary))
     assert scan_exchange(Request("POST", "/", body=message(ordinary)), response) == ()
 

@@ -30,27 +30,37 @@ from recorder.show import (
 
 
 def capture(*exchanges: Exchange) -> Capture:
-    return Capture(started="2026-11-30T00:00:00.000000Z", recorder_version="0",
-                   exchanges=exchanges)
+    return Capture(started="2026-11-30T00:00:00.000000Z", recorder_version="0", exchanges=exchanges)
 
 
 TASK = {"task": {"id": "9f1c2a77-task", "status": {"state": "TASK_STATE_COMPLETED"}}}
 
 
 def grpc_send(notes: tuple[str, ...]) -> Exchange:
-    request = Request("POST", "/lf.a2a.v1.A2AService/SendMessage",
-                      (("content-type", "application/grpc"),), http_version="HTTP/2",
-                      messages=(GrpcMessage(0, json=json.dumps({"message": {"messageId": "m"}})),))
-    response = Response(200, headers=(("content-type", "application/grpc"),),
-                        http_version="HTTP/2", messages=(GrpcMessage(10, json=json.dumps(TASK)),),
-                        trailers=(("grpc-status", "0"),))
+    request = Request(
+        "POST",
+        "/lf.a2a.v1.A2AService/SendMessage",
+        (("content-type", "application/grpc"),),
+        http_version="HTTP/2",
+        messages=(GrpcMessage(0, json=json.dumps({"message": {"messageId": "m"}})),),
+    )
+    response = Response(
+        200,
+        headers=(("content-type", "application/grpc"),),
+        http_version="HTTP/2",
+        messages=(GrpcMessage(10, json=json.dumps(TASK)),),
+        trailers=(("grpc-status", "0"),),
+    )
     return Exchange(1, classify(request, response), request, response, notes=notes)
 
 
 def test_a_grpc_send_shows_the_task_it_created() -> None:
     (row,) = capture_rows(capture(grpc_send(())))
-    assert (row["binding"], row["operation"], row["task"]) == ("GRPC", "SendMessage",
-                                                               "9f1c2a77-task")
+    assert (row["binding"], row["operation"], row["task"]) == (
+        "GRPC",
+        "SendMessage",
+        "9f1c2a77-task",
+    )
     assert "9f1c2a77…" in render_table([row])
 
 
@@ -75,26 +85,48 @@ def _column(path: str, key: str) -> list[object]:
 def test_state_kind_and_error_of_real_answers() -> None:
     push = capture_rows(read_capture(CAPTURES / "a2a-python-1.3.0" / "08-push-configs.http"))
     deliveries = [(r["state"], r["kind"]) for r in push if r["operation"] == "PushDelivery"]
-    assert deliveries == [("TASK_STATE_SUBMITTED", "task"), ("TASK_STATE_WORKING", "statusUpdate"),
-                          (None, "artifactUpdate"), ("TASK_STATE_COMPLETED", "statusUpdate")]
+    assert deliveries == [
+        ("TASK_STATE_SUBMITTED", "task"),
+        ("TASK_STATE_WORKING", "statusUpdate"),
+        (None, "artifactUpdate"),
+        ("TASK_STATE_COMPLETED", "statusUpdate"),
+    ]
     # A stream shows its last state, whatever the version or binding.
-    for path in ("a2a-python-1.3.0/05-streaming.http", "a2a-python-0.3.26/05-streaming.http",
-                 "a2a-js-1.3.0/grpc/05-streaming.http", "a2a-python-0.3.26/grpc/05-streaming.http"):
+    for path in (
+        "a2a-python-1.3.0/05-streaming.http",
+        "a2a-python-0.3.26/05-streaming.http",
+        "a2a-js-1.3.0/grpc/05-streaming.http",
+        "a2a-python-0.3.26/grpc/05-streaming.http",
+    ):
         assert _column(path, "state")[-1] == "TASK_STATE_COMPLETED", path
     # v0.3 states read as v1.0 names; errors are named; gRPC statuses by name.
     assert _column("a2a-python-0.3.26/http-json/07-cancel.http", "state")[1:] == [
-        "TASK_STATE_WORKING", "TASK_STATE_CANCELED"]
+        "TASK_STATE_WORKING",
+        "TASK_STATE_CANCELED",
+    ]
     errors = capture_rows(read_capture(CAPTURES / "a2a-js-1.3.0" / "grpc" / "11-errors.http"))
     assert [(r["grpc_status"], r["error"]) for r in errors[1:]] == [
-        ("NOT_FOUND", "TaskNotFoundError"), ("OK", None),
-        ("FAILED_PRECONDITION", "TaskNotCancelableError")]
+        ("NOT_FOUND", "TaskNotFoundError"),
+        ("OK", None),
+        ("FAILED_PRECONDITION", "TaskNotCancelableError"),
+    ]
     assert _column("a2a-python-1.3.0/grpc/09-list-tasks.http", "tasks")[-1] == 1
 
 
 def _send_answer(state: str, seed: str) -> Exchange:
-    request = Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),),
-                      json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                                  "params": {"message": {"messageId": seed}}}).encode())
+    request = Request(
+        "POST",
+        "/a2a/jsonrpc",
+        (("content-type", "application/json"),),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {"message": {"messageId": seed}},
+            }
+        ).encode(),
+    )
     task = {"id": f"task-{seed}", "contextId": "c", "status": {"state": state}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"task": task}}).encode()
     response = Response(200, headers=(("content-type", "application/json"),), body=body)
@@ -102,14 +134,32 @@ def _send_answer(state: str, seed: str) -> Exchange:
 
 
 def test_input_required_completed_and_failed_are_told_apart() -> None:
-    rows = capture_rows(capture(*(replace(_send_answer(state, str(n)), number=n)
-                                  for n, state in enumerate(
-                                      ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED",
-                                       "input-required", "TASK_STATE_FAILED", "NEW_STATE"), 1))))
+    rows = capture_rows(
+        capture(
+            *(
+                replace(_send_answer(state, str(n)), number=n)
+                for n, state in enumerate(
+                    (
+                        "TASK_STATE_INPUT_REQUIRED",
+                        "TASK_STATE_COMPLETED",
+                        "input-required",
+                        "TASK_STATE_FAILED",
+                        "NEW_STATE",
+                    ),
+                    1,
+                )
+            )
+        )
+    )
     assert [r["status"] for r in rows] == [200] * 5
     table = render_table(rows).splitlines()
     assert [line.split()[6] for line in table[1:]] == [
-        "INPUT_REQUIRED", "COMPLETED", "INPUT_REQUIRED", "FAILED", "NEW_STATE"]
+        "INPUT_REQUIRED",
+        "COMPLETED",
+        "INPUT_REQUIRED",
+        "FAILED",
+        "NEW_STATE",
+    ]
 
 
 # -- --json is JSON Lines ------------------------------------------------------------------------
@@ -153,17 +203,24 @@ def test_one_exchange_whole() -> None:
 
 
 def test_lone_surrogates_and_control_characters_are_escaped() -> None:
-    request = Request("POST", "/a2a/jsonrpc", (("content-type", "application/json"),),
-                      b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask",'
-                      b'"params":{"id":"\\udfff\\u001b[31m"}}')  # fmt: skip
-    body = (b'{"jsonrpc":"2.0","id":"\\ud800",'
-            b'"result":{"id":"\\udfff","status":{"state":"\\ud801"}}}')
+    request = Request(
+        "POST",
+        "/a2a/jsonrpc",
+        (("content-type", "application/json"),),
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{"id":"\\udfff\\u001b[31m"}}',
+    )
+    body = (
+        b'{"jsonrpc":"2.0","id":"\\ud800","result":{"id":"\\udfff","status":{"state":"\\ud801"}}}'
+    )
     event = SseEvent(0, ('data: {"task":{"id":"t","status":{"state":"\ud802"}}}',))
     stream = Response(200, headers=(("content-type", "text/event-stream"),), events=(event,))
     plain = Response(200, headers=(("content-type", "application/json"),), body=body)
-    rows = capture_rows(capture(Exchange(1, classify(request, plain), request, plain),
-                                Exchange(2, classify(request, stream), request, stream,
-                                         error="reset \x1b[2J\udc00")))  # fmt: skip
+    rows = capture_rows(
+        capture(
+            Exchange(1, classify(request, plain), request, plain),
+            Exchange(2, classify(request, stream), request, stream, error="reset \x1b[2J\udc00"),
+        )
+    )
     assert rows[0]["task"] == "\udfff\x1b[31m" and rows[1]["state"] == "\ud802"
     table = render_table(rows)
     table.encode("utf-8")

@@ -19,8 +19,13 @@ from recorder.record._stand_in import stand_in
 REFUSED = Exchange(
     7,
     Classification(operation="Two words"),
-    Request("G T", "/x", (("Bad Name", "v"), ("Good", "w")), http_version="HTTP 9",
-            messages=(GrpcMessage(0, json="{}", type_name="not one word"),)),
+    Request(
+        "G T",
+        "/x",
+        (("Bad Name", "v"), ("Good", "w")),
+        http_version="HTTP 9",
+        messages=(GrpcMessage(0, json="{}", type_name="not one word"),),
+    ),
     Response(42, "odd", (("Also Bad", "x"),), events=(), newline="\n\n"),
     notes=("card rewritten",),
 )
@@ -34,8 +39,10 @@ def test_a_refused_exchange_renders_once_stood_in() -> None:
     parsed = parse(text + render_exchange(marked))
     (exchange,) = parsed.exchanges
     assert exchange.number == 7
-    assert exchange.notes == ("card rewritten",
-                              "not written as recorded: header name 'Bad Name' is not a token")
+    assert exchange.notes == (
+        "card rewritten",
+        "not written as recorded: header name 'Bad Name' is not a token",
+    )
     assert exchange.request.headers == (("X-Invalid-Name", "v"), ("Good", "w"))
     assert exchange.request.target == "/x"
     assert isinstance(parsed, Capture)

@@ -56,7 +56,10 @@ def test_stream_members_are_the_stream_response_oneof() -> None:
 def test_task_state_forms(value: str, name: str, terminal: bool, interrupted: bool) -> None:
     row = task_state_row(value)
     assert row is not None and (row.name, row.terminal, row.interrupted) == (
-        name, terminal, interrupted)  # fmt: skip
+        name,
+        terminal,
+        interrupted,
+    )
     assert row.short == name.removeprefix("TASK_STATE_")
 
 
@@ -87,8 +90,9 @@ CARRIED_CASES: list[tuple[str, Any, Carried | None]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("_name", "document", "expected"), CARRIED_CASES,
-                         ids=[c[0] for c in CARRIED_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("_name", "document", "expected"), CARRIED_CASES, ids=[c[0] for c in CARRIED_CASES]
+)
 def test_carried(_name: str, document: Any, expected: Carried | None) -> None:
     assert carried(document) == expected
 

@@ -32,8 +32,7 @@ def _plan(name: str) -> verify.Plan:
 
 
 def _ops(plan: verify.Plan) -> list[list[str]]:
-    return [[s.exchange.classification.operation or "-" for s in send.steps]
-            for send in plan.sends]
+    return [[s.exchange.classification.operation or "-" for s in send.steps] for send in plan.sends]
 
 
 # ---- the plan -----------------------------------------------------------------------------
@@ -65,12 +64,12 @@ def test_push_deliveries_are_expected_by_webhook_and_counted_in_the_waits() -> N
     (key,) = plan.deliveries
     assert key.startswith("http://127.0.0.1:") and key.endswith("/webhook")
     assert all(d.classification.operation == "PushDelivery" for d in plan.deliveries[key])
-    assert not any(s.step.exchange.classification.operation == "PushDelivery"
-                   for s in plan.sends)
+    assert not any(s.step.exchange.classification.operation == "PushDelivery" for s in plan.sends)
     # The webhook is named in an HTTP push config: relayed, not direct.
     assert plan.direct_webhooks == frozenset()
-    assert plan.numbers == {e.number for e in read_capture(
-        CORPUS / "a2a-python-1.3.0/08-push-configs.http").exchanges}
+    assert plan.numbers == {
+        e.number for e in read_capture(CORPUS / "a2a-python-1.3.0/08-push-configs.http").exchanges
+    }
 
 
 def test_a_webhook_only_grpc_configs_name_is_direct() -> None:
@@ -104,8 +103,7 @@ def test_events_count_only_those_surely_before_a_moment() -> None:
 def _recording() -> tuple[Capture, list[str]]:
     recording = Recording()
     client = Client("c")
-    recording.run(client, [("send", "echo a"), ("get", 0), ("probe-get", "nope-1"),
-                           ("list", None)])
+    recording.run(client, [("send", "echo a"), ("get", 0), ("probe-get", "nope-1"), ("list", None)])
     return recording.capture(), client.tasks
 
 
@@ -128,9 +126,19 @@ def test_live_answers_teach_by_place_whatever_their_key_order() -> None:
     plan = verify.make_plan(capture)
     send, get = plan.sends[0].step, plan.sends[1].step
     ids = verify.LiveIds(lambda url: url, dict(plan.script.issuer))
-    live = {"jsonrpc": "2.0", "id": 9, "result": {"task": {
-        "status": {"state": "TASK_STATE_COMPLETED"}, "contextId": "live-ctx", "id": "live-task",
-        "history": [], "artifacts": [{"parts": [], "artifactId": "live-art", "name": "echo"}]}}}
+    live = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "result": {
+            "task": {
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "contextId": "live-ctx",
+                "id": "live-task",
+                "history": [],
+                "artifacts": [{"parts": [], "artifactId": "live-art", "name": "echo"}],
+            }
+        },
+    }
     ids.learn(send, [live], success=True)
     assert ids.to_live[tasks[0]] == "live-task"
     assert ids.taught[tasks[0]] == send.number
@@ -141,8 +149,11 @@ def test_an_error_teaches_nothing() -> None:
     capture, tasks = _recording()
     plan = verify.make_plan(capture)
     ids = verify.LiveIds(lambda url: url, dict(plan.script.issuer))
-    ids.learn(plan.sends[0].step, [{"jsonrpc": "2.0", "id": 1, "result": {"task": {
-        "id": "x"}}}], success=False)
+    ids.learn(
+        plan.sends[0].step,
+        [{"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "x"}}}],
+        success=False,
+    )
     assert tasks[0] not in ids.to_live
 
 
@@ -176,42 +187,62 @@ def test_poll_states_read_every_state_in_order() -> None:
 def test_target_ids_are_replaced_whole_segment_by_segment() -> None:
     mapping = {"t-1": "live/1", "c-1": "live-c"}
     assert substitute_target("/a2a/rest/tasks/t-1:cancel", mapping) == (
-        "/a2a/rest/tasks/live%2F1:cancel")
+        "/a2a/rest/tasks/live%2F1:cancel"
+    )
     assert substitute_target("/tasks/t-1/pushNotificationConfigs/c-1", mapping) == (
-        "/tasks/live%2F1/pushNotificationConfigs/live-c")
+        "/tasks/live%2F1/pushNotificationConfigs/live-c"
+    )
     assert substitute_target("/tasks?contextId=c-1&pageSize=5", mapping) == (
-        "/tasks?contextId=live-c&pageSize=5")
+        "/tasks?contextId=live-c&pageSize=5"
+    )
     assert substitute_target("/tasks/t-10?x=t-1x", mapping) == "/tasks/t-10?x=t-1x"
 
 
 def test_paths_move_from_the_recorded_agent_s_interfaces_to_the_live_one_s() -> None:
-    recorded = [Interface("http://old:1/a2a/jsonrpc", Binding.JSONRPC, Version.V1_0),
-                Interface("http://old:1/a2a/rest", Binding.HTTP_JSON, Version.V1_0)]
-    live = [Interface("http://new:2/rpc", Binding.JSONRPC, Version.V1_0),
-            Interface("http://new:2/a2a/rest", Binding.HTTP_JSON, Version.V1_0)]
+    recorded = [
+        Interface("http://old:1/a2a/jsonrpc", Binding.JSONRPC, Version.V1_0),
+        Interface("http://old:1/a2a/rest", Binding.HTTP_JSON, Version.V1_0),
+    ]
+    live = [
+        Interface("http://new:2/rpc", Binding.JSONRPC, Version.V1_0),
+        Interface("http://new:2/a2a/rest", Binding.HTTP_JSON, Version.V1_0),
+    ]
     paths = PathMap.of(recorded, live, ("", "/agent"))
     assert paths.apply(Binding.JSONRPC, Version.V1_0, "/a2a/jsonrpc/") == "/rpc/"
     assert paths.apply(Binding.JSONRPC, None, "/a2a/jsonrpc?x=1") == "/rpc?x=1"
     assert paths.apply(Binding.HTTP_JSON, Version.V1_0, "/a2a/rest/tasks/1") == (
-        "/a2a/rest/tasks/1")
+        "/a2a/rest/tasks/1"
+    )
     assert paths.apply(Binding.HTTP, None, "/.well-known/agent-card.json") == (
-        "/agent/.well-known/agent-card.json")
+        "/agent/.well-known/agent-card.json"
+    )
     assert paths.apply(Binding.JSONRPC, Version.V1_0, "/elsewhere") == "/elsewhere"
 
 
-def _request(headers: tuple[tuple[str, str], ...], body: bytes = b"{}",
-             target: str = "/a2a/jsonrpc") -> Request:
+def _request(
+    headers: tuple[tuple[str, str], ...], body: bytes = b"{}", target: str = "/a2a/jsonrpc"
+) -> Request:
     return Request("POST", target, headers, body)
 
 
 def test_http_requests_go_out_as_recorded_less_framing_with_credentials_in() -> None:
-    request = _request((("Host", "old:1"), ("Content-Length", "2"), ("Connection", "keep-alive"),
-                        ("Authorization", "Bearer <redacted:1>"), ("A2A-Version", "1.0")),
-                       b'{"id": "t-1"}')
+    request = _request(
+        (
+            ("Host", "old:1"),
+            ("Content-Length", "2"),
+            ("Connection", "keep-alive"),
+            ("Authorization", "Bearer <redacted:1>"),
+            ("A2A-Version", "1.0"),
+        ),
+        b'{"id": "t-1"}',
+    )
     credentials = verify.Credentials.of(["Authorization: Bearer real"])
     out = http_outgoing(request, Binding.JSONRPC, Version.V1_0, {"t-1": "live"}, credentials)
-    assert out.headers == (("Connection", "keep-alive"), ("Authorization", "Bearer real"),
-                           ("A2A-Version", "1.0"))
+    assert out.headers == (
+        ("Connection", "keep-alive"),
+        ("Authorization", "Bearer real"),
+        ("A2A-Version", "1.0"),
+    )
     assert out.body == b'{"id": "live"}' and out.method == "POST"
 
 
@@ -222,8 +253,7 @@ def test_a_placeholder_never_goes_out() -> None:
     query = _request((), target="/a2a/jsonrpc?key=%3Credacted%3A2%3E")
     with pytest.raises(verify.PlaceholderError, match="query"):
         http_outgoing(query, Binding.JSONRPC, None, {}, verify.Credentials())
-    filled = http_outgoing(query, Binding.JSONRPC, None, {},
-                           verify.Credentials.of((), ["key=k-1"]))
+    filled = http_outgoing(query, Binding.JSONRPC, None, {}, verify.Credentials.of((), ["key=k-1"]))
     assert filled.target == "/a2a/jsonrpc?key=k-1"
 
 
@@ -231,26 +261,43 @@ def test_a_body_recorded_decoded_goes_out_encoded_again() -> None:
     request = _request((("Content-Encoding", "gzip"),), b'{"a": 1}')
     out = http_outgoing(request, Binding.JSONRPC, None, {}, verify.Credentials())
     assert gzip.decompress(out.body) == b'{"a": 1}'
-    odd = http_outgoing(_request((("Content-Encoding", "zstd"),)), Binding.JSONRPC, None, {},
-                        verify.Credentials())
+    odd = http_outgoing(
+        _request((("Content-Encoding", "zstd"),)), Binding.JSONRPC, None, {}, verify.Credentials()
+    )
     assert odd.headers == ()
 
 
 def test_grpc_calls_carry_custom_metadata_and_the_message_with_live_ids() -> None:
     path = "/lf.a2a.v1.A2AService/GetTask"
-    request = Request("POST", path, ((":authority", "old:1"), ("content-type", "application/grpc"),
-                                     ("te", "trailers"), ("a2a-version", "1.0"),
-                                     ("x-trace-bin", "AAEC"), ("user-agent", "grpc-python")),
-                      messages=(GrpcMessage(0, json='{"id":"t-1"}',
-                                            type_name="lf.a2a.v1.GetTaskRequest"),))
+    request = Request(
+        "POST",
+        path,
+        (
+            (":authority", "old:1"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            ("a2a-version", "1.0"),
+            ("x-trace-bin", "AAEC"),
+            ("user-agent", "grpc-python"),
+        ),
+        messages=(GrpcMessage(0, json='{"id":"t-1"}', type_name="lf.a2a.v1.GetTaskRequest"),),
+    )
     out = grpc_outgoing(request, {"t-1": "live-1"}, verify.Credentials())
     assert out.metadata == (("a2a-version", "1.0"), ("x-trace-bin", b"\x00\x01\x02"))
     assert decode_message(path, out.message, "request") == (
-        "lf.a2a.v1.GetTaskRequest", '{"id":"live-1"}')
+        "lf.a2a.v1.GetTaskRequest",
+        '{"id":"live-1"}',
+    )
     assert not out.server_streaming
-    stream = grpc_outgoing(replace(request, target="/lf.a2a.v1.A2AService/SubscribeToTask",
-                                   messages=(GrpcMessage(0, json='{"id":"t-1"}'),)),
-                           {}, verify.Credentials())
+    stream = grpc_outgoing(
+        replace(
+            request,
+            target="/lf.a2a.v1.A2AService/SubscribeToTask",
+            messages=(GrpcMessage(0, json='{"id":"t-1"}'),),
+        ),
+        {},
+        verify.Credentials(),
+    )
     assert stream.server_streaming
 
 
@@ -259,14 +306,20 @@ def test_grpc_calls_carry_custom_metadata_and_the_message_with_live_ids() -> Non
 
 def test_credentials_come_from_options_then_the_environment() -> None:
     credentials = verify.Credentials.of(
-        ["X-Api-Key: from-cli"], ["key=k"],
-        {"A2A_VERIFY_HEADER_X_API_KEY": "from-env", "A2A_VERIFY_HEADER_COOKIE": "c=1",
-         "A2A_VERIFY_PARAM_TOKEN": "t"})
+        ["X-Api-Key: from-cli"],
+        ["key=k"],
+        {
+            "A2A_VERIFY_HEADER_X_API_KEY": "from-env",
+            "A2A_VERIFY_HEADER_COOKIE": "c=1",
+            "A2A_VERIFY_PARAM_TOKEN": "t",
+        },
+    )
     assert credentials.header("x-api-key") == "from-cli"
     assert credentials.header("Cookie") == "c=1"
     assert credentials.param("token") == "t" and credentials.param("key") == "k"
     assert verify.Credentials.environment_name("header", "X-API-Key") == (
-        "A2A_VERIFY_HEADER_X_API_KEY")
+        "A2A_VERIFY_HEADER_X_API_KEY"
+    )
     for bad in (["no colon"], [": value"]):
         with pytest.raises(ValueError, match="expected 'Name: value'"):
             verify.Credentials.of(bad)
@@ -275,13 +328,23 @@ def test_credentials_come_from_options_then_the_environment() -> None:
 
 
 def test_every_redacted_secret_nothing_fills_is_listed_before_anything_is_sent() -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
-        "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "<redacted:3>"}]},
-        "configuration": {"taskPushNotificationConfig": {"url": "http://h/w",
-                                                          "token": "<redacted:2>"}}}}
-    request = Request("POST", "/a2a/jsonrpc?key=<redacted:4>",
-                      (("Authorization", "Bearer <redacted:1>"),),
-                      json.dumps(body).encode())
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "<redacted:3>"}]},
+            "configuration": {
+                "taskPushNotificationConfig": {"url": "http://h/w", "token": "<redacted:2>"}
+            },
+        },
+    }
+    request = Request(
+        "POST",
+        "/a2a/jsonrpc?key=<redacted:4>",
+        (("Authorization", "Bearer <redacted:1>"),),
+        json.dumps(body).encode(),
+    )
     reply = Response(200, "OK", (), b"{}")
     exchange = Exchange(1, classify(request, reply), request, reply)
     steps = verify.make_plan(Capture("2026-01-01T00:00:00.000000Z", "t", (exchange,))).script.steps
@@ -291,5 +354,4 @@ def test_every_redacted_secret_nothing_fills_is_listed_before_anything_is_sent()
     assert "query parameter key" in text and "--param key=VALUE" in text
     assert "<redacted:3>" in text and "<redacted:2>" not in text  # the token is the client's
     filled = verify.Credentials.of(["Authorization: Bearer x"], ["key=y"])
-    assert ["<redacted:3>" in line for line in verify.missing_credentials(steps, filled)] == [
-        True]
+    assert ["<redacted:3>" in line for line in verify.missing_credentials(steps, filled)] == [True]

@@ -23,14 +23,17 @@ CAPTURE = ROOT / "captures" / "a2a-python-1.3.0" / "03-blocking-task.http"
 def test_verify_toml_is_found_from_a_folder_upward(tmp_path: Path) -> None:
     (tmp_path / "verify.toml").write_text(
         'ignore = ["header:etag"]\ntimeout = 20\nmax-slowdown = 3\n'
-        '[captures."grpc/*.http"]\nignore = ["trailer:grpc-message"]\n')
+        '[captures."grpc/*.http"]\nignore = ["trailer:grpc-message"]\n'
+    )
     deep = tmp_path / "tests" / "grpc"
     deep.mkdir(parents=True)
     config = verify.find_config(deep)
     assert config.path == tmp_path / "verify.toml"
     assert (config.timeout, config.max_slowdown) == (20.0, 3.0)
-    assert config.ignores_for(tmp_path / "grpc" / "x.http") == ("header:etag",
-                                                                "trailer:grpc-message")
+    assert config.ignores_for(tmp_path / "grpc" / "x.http") == (
+        "header:etag",
+        "trailer:grpc-message",
+    )
     assert config.ignores_for(tmp_path / "x.http") == ("header:etag",)
 
 
@@ -48,17 +51,21 @@ def test_a_pyproject_section_counts_only_when_it_is_there(tmp_path: Path) -> Non
     assert verify.find_config(empty).ignore == ()
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ('ignores = ["status"]', "unknown key 'ignores'"),
-    ('ignore = "status"', "ignore must be a list of strings"),
-    ('ignore = ["nonsense.path"]', "not a keyword"),
-    ("timeout = -1", "timeout must be a positive number"),
-    ("max-slowdown = true", "max-slowdown must be a positive number"),
-    ('[captures."*.http"]\nfoo = 1', "takes only ignore"),
-    ("ignore = [", "verify.toml"),
-])
-def test_bad_settings_name_the_file_and_what_is_wrong(tmp_path: Path, text: str,
-                                                      error: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('ignores = ["status"]', "unknown key 'ignores'"),
+        ('ignore = "status"', "ignore must be a list of strings"),
+        ('ignore = ["nonsense.path"]', "not a keyword"),
+        ("timeout = -1", "timeout must be a positive number"),
+        ("max-slowdown = true", "max-slowdown must be a positive number"),
+        ('[captures."*.http"]\nfoo = 1', "takes only ignore"),
+        ("ignore = [", "verify.toml"),
+    ],
+)
+def test_bad_settings_name_the_file_and_what_is_wrong(
+    tmp_path: Path, text: str, error: str
+) -> None:
     (tmp_path / "verify.toml").write_text(text)
     with pytest.raises(verify.ConfigError, match="verify.toml") as caught:
         verify.find_config(tmp_path)
@@ -70,8 +77,12 @@ def test_bad_settings_name_the_file_and_what_is_wrong(tmp_path: Path, text: str,
 
 def _result(**changes: object) -> verify.VerifyResult:
     capture = read_capture(CAPTURE)
-    slower = replace(capture, exchanges=tuple(
-        replace(e, duration_us=e.duration_us * 10 + 100_000) for e in capture.exchanges))
+    slower = replace(
+        capture,
+        exchanges=tuple(
+            replace(e, duration_us=e.duration_us * 10 + 100_000) for e in capture.exchanges
+        ),
+    )
     diff = diff_captures(capture, slower, collapse_polls=True, a_name="rec", b_name="live")
     result = verify.VerifyResult("rec", "http://agent", diff, latencies=latencies(diff))
     return replace(result, **changes)  # type: ignore[arg-type]
@@ -106,10 +117,12 @@ def test_every_format_says_the_verdict_and_verify_s_own_facts() -> None:
     assert text.splitlines()[-1].startswith("Verify: drift: ")
     document = json.loads(verify.render_json(result))
     assert (document["format"], document["version"], document["status"]) == (
-        "a2a-recorder-verify", 1, 1)
+        "a2a-recorder-verify",
+        1,
+        1,
+    )
     assert document["diff"]["same"] is True
-    assert document["not_sent"] == [{"number": 3, "operation": "GetTask",
-                                     "reason": item.reason}]
+    assert document["not_sent"] == [{"number": 3, "operation": "GetTask", "reason": item.reason}]
     assert [t["slow"] for t in document["timing"]] == [True, True]
     markdown = verify.render_markdown(result)
     assert "### Not sent" in markdown and "| A#2 | B#2 | SendMessage |" in markdown

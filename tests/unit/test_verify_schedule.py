@@ -31,8 +31,9 @@ class ModelTransport:
     requests: list[Any] = field(default_factory=list)
     hold: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> release
 
-    async def send(self, step: Step, out: Outgoing, timeout: float,
-                   on_document: Callable[[int, Any], None]) -> LiveAnswer:
+    async def send(
+        self, step: Step, out: Outgoing, timeout: float, on_document: Callable[[int, Any], None]
+    ) -> LiveAnswer:
         assert isinstance(out, HttpOutgoing)
         body = json.loads(out.body)
         self.requests.append(body)
@@ -52,8 +53,9 @@ class ModelTransport:
 
 def _prepare(step: Step, mapping: dict[str, str]) -> Outgoing:
     c = step.exchange.classification
-    return http_outgoing(step.exchange.request, c.binding, c.version, mapping,
-                         verify.Credentials(), PathMap())
+    return http_outgoing(
+        step.exchange.request, c.binding, c.version, mapping, verify.Credentials(), PathMap()
+    )
 
 
 def _run(capture: Capture, transport: ModelTransport, timeout: float = 5.0) -> Schedule:
@@ -76,16 +78,22 @@ def _record(*ops: tuple[str, Any], agent: ModelAgent | None = None) -> tuple[Cap
 
 
 def test_requests_carry_the_live_agent_s_ids_and_probes_stay_probes() -> None:
-    capture, client = _record(("send", "echo a"), ("get", 0), ("probe-get", "nope-1"),
-                              ("cancel", 0), ("list", None))
+    capture, client = _record(
+        ("send", "echo a"), ("get", 0), ("probe-get", "nope-1"), ("cancel", 0), ("list", None)
+    )
     transport = ModelTransport()
     schedule = _run(capture, transport)
     assert schedule.not_sent == [] and schedule.sent == 5
     live_task = transport.agent.order[0]
     assert live_task != client.tasks[0]
     methods = [(r["method"], r["params"].get("id")) for r in transport.requests]
-    assert methods == [("SendMessage", None), ("GetTask", live_task), ("GetTask", "nope-1"),
-                       ("CancelTask", live_task), ("ListTasks", None)]
+    assert methods == [
+        ("SendMessage", None),
+        ("GetTask", live_task),
+        ("GetTask", "nope-1"),
+        ("CancelTask", live_task),
+        ("ListTasks", None),
+    ]
     assert schedule.ids.to_live[client.tasks[0]] == live_task
     recorded_message = json.loads(capture.exchanges[0].request.body)["params"]["message"]
     sent_message = transport.requests[0]["params"]["message"]
@@ -97,8 +105,11 @@ def test_a_second_run_against_the_same_agent_does_not_collide() -> None:
     transport = ModelTransport()
     first, second = _run(capture, transport), _run(capture, transport)
     assert first.not_sent == second.not_sent == []
-    sent = [r["params"]["message"]["messageId"] for r in transport.requests
-            if r["method"] == "SendMessage"]
+    sent = [
+        r["params"]["message"]["messageId"]
+        for r in transport.requests
+        if r["method"] == "SendMessage"
+    ]
     assert len(set(sent)) == 2 and len(transport.agent.tasks) == 2
 
 
@@ -127,8 +138,10 @@ def test_a_request_that_overlapped_an_earlier_one_starts_beside_it() -> None:
     capture, client = _record(("send", "wait"), ("get", 0))
     send, get = capture.exchanges
     # The send was still running when the get started (its answer came last).
-    overlapped = replace(capture, exchanges=(
-        replace(send, started_us=0, duration_us=10_000), replace(get, started_us=2_000)))
+    overlapped = replace(
+        capture,
+        exchanges=(replace(send, started_us=0, duration_us=10_000), replace(get, started_us=2_000)),
+    )
 
     async def main() -> tuple[Schedule, ModelTransport]:
         transport = ModelTransport()
@@ -143,15 +156,20 @@ def test_a_request_that_overlapped_an_earlier_one_starts_beside_it() -> None:
     schedule, transport = asyncio.run(main())
     assert schedule.not_sent == []
     assert [(r["method"], r["params"].get("id")) for r in transport.requests] == [
-        ("SendMessage", None), ("GetTask", transport.agent.order[0])]
+        ("SendMessage", None),
+        ("GetTask", transport.agent.order[0]),
+    ]
     assert verify.make_plan(overlapped).sends[1].concurrent == {send.number}
 
 
 def test_polls_repeat_until_the_recorded_state_comes() -> None:
     recorded = ModelAgent()
     capture, _ = _record(("send", "slow 1"), ("get", 0), ("get", 0), ("get", 0), agent=recorded)
-    states = [json.loads(e.response.body)["result"].get("status", {}).get("state")
-              for e in capture.exchanges[1:] if e.response is not None]
+    states = [
+        json.loads(e.response.body)["result"].get("status", {}).get("state")
+        for e in capture.exchanges[1:]
+        if e.response is not None
+    ]
     assert states == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED", "TASK_STATE_COMPLETED"]
     plan = verify.make_plan(capture)
     assert [len(s.steps) for s in plan.sends] == [1, 3]

@@ -35,7 +35,8 @@ CORPUS = HERE.parents[2] / "captures" / "a2a-python-1.3.0"
 SPACED = (", ", ": ")  # the py SDK's SSE data form
 LONG = " ".join(
     f"Paragraph {n}: the agent reads the request, plans its steps, calls its tools, and writes"
-    " down what each of them returned before it answers." for n in range(1, 5)
+    " down what each of them returned before it answers."
+    for n in range(1, 5)
 )
 
 
@@ -62,8 +63,11 @@ def _insert(events: list[SseEvent]) -> None:
     at = next(i for i, e in enumerate(events) if "statusUpdate" in e.lines[0])
     document = _event_json(events[at])
     status = document["result"]["statusUpdate"]["status"]
-    status["message"] = {"messageId": "a6f1c0de-5b1e-4c5e-9d7a-0c0ffee00001",
-                         "role": "ROLE_AGENT", "parts": [{"text": "checking sources"}]}
+    status["message"] = {
+        "messageId": "a6f1c0de-5b1e-4c5e-9d7a-0c0ffee00001",
+        "role": "ROLE_AGENT",
+        "parts": [{"text": "checking sources"}],
+    }
     events.insert(at + 1, _event(events[at].offset_us + 900, document))
 
 
@@ -89,8 +93,12 @@ def _all(events: list[SseEvent]) -> None:
 
 
 def _edit_send(capture: Capture, edit: Callable[[Exchange], Exchange]) -> Capture:
-    return replace(capture, exchanges=tuple(
-        edit(x) if x.classification.operation == "SendMessage" else x for x in capture.exchanges))
+    return replace(
+        capture,
+        exchanges=tuple(
+            edit(x) if x.classification.operation == "SendMessage" else x for x in capture.exchanges
+        ),
+    )
 
 
 def _with_text(x: Exchange, asked: str, echoed: str) -> Exchange:
@@ -101,10 +109,11 @@ def _with_text(x: Exchange, asked: str, echoed: str) -> Exchange:
     task["artifacts"][0]["parts"][0]["text"] = echoed
     task["history"][0]["parts"][0]["text"] = asked
     compact = (",", ":")
-    return replace(x, request=replace(x.request, body=json.dumps(request, separators=compact)
-                                      .encode()),
-                   response=replace(x.response, body=json.dumps(response, separators=compact)
-                                    .encode()))
+    return replace(
+        x,
+        request=replace(x.request, body=json.dumps(request, separators=compact).encode()),
+        response=replace(x.response, body=json.dumps(response, separators=compact).encode()),
+    )
 
 
 def _long(capture: Capture, inserted: bool) -> Capture:
@@ -119,8 +128,9 @@ def _reordered(x: Exchange) -> Exchange:
     task = envelope["result"]["task"]
     envelope["result"]["task"] = dict(reversed(list(task.items())))
     flipped = {"jsonrpc": envelope["jsonrpc"], "id": envelope["id"], "result": envelope["result"]}
-    return replace(x, response=replace(x.response, body=json.dumps(
-        flipped, separators=(",", ":")).encode()))
+    return replace(
+        x, response=replace(x.response, body=json.dumps(flipped, separators=(",", ":")).encode())
+    )
 
 
 def main(fresh: Path) -> None:

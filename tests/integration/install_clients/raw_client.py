@@ -14,8 +14,11 @@ import pytest
 
 def interface(base_url: str, binding: str) -> str:
     card = httpx.get(base_url + "/.well-known/agent-card.json", timeout=10).json()
-    return next(i["url"] for i in card["supportedInterfaces"]
-                if i["protocolBinding"] == binding and i["protocolVersion"] == "1.0")
+    return next(
+        i["url"]
+        for i in card["supportedInterfaces"]
+        if i["protocolBinding"] == binding and i["protocolVersion"] == "1.0"
+    )
 
 
 def message(text: str) -> dict:
@@ -50,7 +53,7 @@ def fields(data: bytes, wanted: int) -> list[bytes]:
             continue
         size, at = read_varint(data, at)
         if key >> 3 == wanted:
-            out.append(data[at:at + size])
+            out.append(data[at : at + size])
         at += size
     return out
 
@@ -66,18 +69,26 @@ def read_varint(data: bytes, at: int) -> tuple[int, int]:
 
 @pytest.mark.a2a_capture("captures/jsonrpc.http")
 def test_jsonrpc(a2a_replay):
-    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": "SendMessage",
-            "params": {"message": message("echo hello")}}
-    reply = httpx.post(interface(a2a_replay.url, "JSONRPC"), json=body,
-                       headers={"A2A-Version": "1.0"}, timeout=10).json()
+    body = {
+        "jsonrpc": "2.0",
+        "id": str(uuid.uuid4()),
+        "method": "SendMessage",
+        "params": {"message": message("echo hello")},
+    }
+    reply = httpx.post(
+        interface(a2a_replay.url, "JSONRPC"), json=body, headers={"A2A-Version": "1.0"}, timeout=10
+    ).json()
     assert texts(reply["result"]["task"]) == ["echo hello"]
 
 
 @pytest.mark.a2a_capture("captures/rest.http")
 def test_rest(a2a_replay):
-    reply = httpx.post(interface(a2a_replay.url, "HTTP+JSON") + "/message:send",
-                       json={"message": message("echo hello")},
-                       headers={"A2A-Version": "1.0"}, timeout=10)
+    reply = httpx.post(
+        interface(a2a_replay.url, "HTTP+JSON") + "/message:send",
+        json={"message": message("echo hello")},
+        headers={"A2A-Version": "1.0"},
+        timeout=10,
+    )
     assert texts(reply.json()["task"]) == ["echo hello"]
 
 
@@ -87,7 +98,8 @@ def test_grpc(a2a_replay):
     request = field(2, field(1, str(uuid.uuid4()).encode()) + field(4, 1) + field(5, text))
     with grpc.insecure_channel(interface(a2a_replay.url, "GRPC")) as channel:
         response = channel.unary_unary("/lf.a2a.v1.A2AService/SendMessage")(
-            request, timeout=10, metadata=(("a2a-version", "1.0"),))
+            request, timeout=10, metadata=(("a2a-version", "1.0"),)
+        )
     (task,) = fields(response, 1)
     parts = [p for a in fields(task, 4) for p in fields(a, 4)]
     assert [t.decode() for p in parts for t in fields(p, 1)] == ["echo hello"]

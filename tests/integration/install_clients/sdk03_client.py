@@ -13,11 +13,16 @@ from a2a.types import Message, Part, Role, TextPart
 async def echo(url: str, binding: str, text: str) -> list[str]:
     async with httpx.AsyncClient(timeout=10) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
-        config = ClientConfig(streaming=False, supported_transports=[binding],
-                              grpc_channel_factory=grpc.aio.insecure_channel, httpx_client=http)
+        config = ClientConfig(
+            streaming=False,
+            supported_transports=[binding],
+            grpc_channel_factory=grpc.aio.insecure_channel,
+            httpx_client=http,
+        )
         client = ClientFactory(config).create(card)
-        message = Message(message_id=str(uuid.uuid4()), role=Role.user,
-                          parts=[Part(root=TextPart(text=text))])
+        message = Message(
+            message_id=str(uuid.uuid4()), role=Role.user, parts=[Part(root=TextPart(text=text))]
+        )
         try:
             events = [e async for e in client.send_message(message)]
         finally:

@@ -13,8 +13,11 @@ from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 async def echo(url: str, binding: str, text: str) -> list[str]:
     async with httpx.AsyncClient(timeout=10) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
-    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding],
-                          grpc_channel_factory=grpc.aio.insecure_channel)
+    config = ClientConfig(
+        streaming=False,
+        supported_protocol_bindings=[binding],
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
     client = ClientFactory(config).create(card)
     message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
     try:
