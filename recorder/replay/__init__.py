@@ -15,6 +15,7 @@ from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
 from recorder.replay._limits import Limits
+from recorder.replay._mint import IdFactory, fresh_id
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
 from recorder.replay._respond import (
@@ -43,7 +44,6 @@ from recorder.replay._service import (
     ReplayService,
     Served,
 )
-from recorder.replay._sessions import fresh_id
 from recorder.replay._timing import Timing
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "Client",
     "GrpcAnswer",
     "HttpAnswer",
+    "IdFactory",
     "Journal",
     "JournalDelivery",
     "JournalRequest",

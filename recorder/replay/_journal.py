@@ -2,7 +2,9 @@
 
 Users of WireMock and mockttp verify their client by asking the fake server what it got.
 `Journal.requests` holds each live request as received, with its classification, the
-provenance of every id in it, and the recorded exchange that answered it (or the miss);
+provenance of every id in it, the recorded exchange that answered it (or the miss), and what
+the answer was: `recorded` (the agent's), `adapted` (the agent's, with `changes` saying what
+was changed and why) or `synthesized` (the replayer's own: nothing recorded fits);
 `Journal.deliveries` holds each push delivery made to a client's webhook with the webhook's
 answer.  Both are bounded (the oldest entries go first) and are read as tuples of frozen
 values, so a test thread can read them while the server appends.  `as_json()` is what
@@ -22,7 +24,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from recorder.capture import Headers, Request
@@ -30,7 +32,11 @@ from recorder.protocol import Classification
 from recorder.replay._ids import Provenance, Slot
 
 MAX_ENTRIES = 10_000
-Outcome = Literal["served", "miss", "refused"]
+Outcome = Literal["served", "miss", "refused", "forwarded"]
+# What the answer is: the agent's, as recorded; the agent's, changed where it had to be (and
+# `changes` says how and why); written by the replayer (nothing recorded fits); or a live
+# agent's (`--on-miss forward`).
+AnswerKind = Literal["recorded", "adapted", "synthesized", "forwarded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,8 @@ class JournalRequest:
     detail: str | None = None  # the miss or refusal, in words
     status: int | None = None  # the HTTP status or gRPC code answered
     seen: tuple[tuple[Slot, Provenance, str | None], ...] = ()  # what `ids` is made of
+    answer: AnswerKind = "recorded"
+    changes: tuple[str, ...] = ()  # for an adapted answer: what changed and why
 
     @property
     def ids(self) -> tuple[SeenId, ...]:
@@ -110,6 +118,15 @@ class Journal:
         with self._lock:
             self._requests.append(entry)
 
+    def update(self, number: int, **fields: Any) -> None:
+        """Change fields of request `number` (if still kept): what happened after it was
+        logged (a miss forwarded)."""
+        with self._lock:
+            for n in range(len(self._requests) - 1, -1, -1):
+                if self._requests[n].number == number:
+                    self._requests[n] = replace(self._requests[n], **fields)
+                    return
+
     def add_delivery(self, **fields: Any) -> JournalDelivery:
         entry = JournalDelivery(number=next(self._delivery_numbers), **fields)
         with self._lock:
@@ -156,6 +173,8 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
             for i in entry.ids
         ],
         "outcome": entry.outcome,
+        "answer": entry.answer,
+        "changes": list(entry.changes),
         "exchange": entry.exchange,
         "session": entry.session,
         "detail": entry.detail,

@@ -16,8 +16,8 @@ from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
 from recorder.replay._report import Report
 from recorder.replay._server import ReplayApp
-from recorder.replay._service import Client, ReplayService
-from recorder.replay._sessions import MAX_SESSIONS
+from recorder.replay._service import ReplayService
+from recorder.replay._state import MAX_SESSIONS
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
 
@@ -80,7 +80,7 @@ class Replayer:
         return self.service.journal
 
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
-        protocol = limited_protocol(self.limits, on_close=self._closed)
+        protocol = limited_protocol(self.limits)
         if self._grpc_port is None:
             await self._serve_http(protocol, ready, stop)
             return
@@ -99,9 +99,6 @@ class Replayer:
         finally:
             await server.stop(grace=0.5)
             self.grpc_target = None
-
-    def _closed(self, address: tuple[str, int]) -> None:
-        self.service.closed(Client.at(address))
 
     async def _serve_http(
         self, protocol: type[asyncio.Protocol], ready: Callable[[], None], stop: asyncio.Event

@@ -126,10 +126,17 @@ def test_a_recorded_session_s_ids_get_their_provenance_at_load() -> None:
     got = [[r.provenance.value for r in step.slots] for step in script.steps]
     assert got == [["fresh"], ["issued"], ["unknown"], ["fresh", "unknown"], []]
     send, get, probe, bogus, listing = script.steps
-    assert send.creates and send.joins and not send.stateless
-    assert get.names == (send.response_ids[0],) and not get.joins
+    assert send.creating and not send.stateless
+    # The send introduces its task and context (not the message or artifact ids it names).
+    task = send.exchange.response and json.loads(send.exchange.response.body)["result"]["task"]
+    assert task and send.introduced == (task["id"], task["contextId"])
+    assert script.origin[task["id"]] == (send.index, 0)
+    assert get.names == (task["id"],) and get.named == (task["id"],) and not get.creating
+    assert (
+        get.key == script.steps[1].key and "~issued" in get.key[2] and task["id"] not in get.key[2]
+    )
     assert probe.stateless and bogus.stateless
-    assert listing.joins and set(listing.response_ids) >= {send.response_ids[0]}
+    assert listing.listing and set(listing.response_ids) >= {task["id"]}
     assert script.issuer[send.response_ids[0]] == send.number
 
 
