@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import uuid
 from collections.abc import Iterator
@@ -41,6 +42,19 @@ TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_CANCELED", "TASK_STATE_FAILED"}
 # The agent's own words for what it cannot serve (the JS SDK's, as in the issue).
 UNKNOWN_METHOD = {"code": -32601, "message": "Invalid method."}
 PARSE_ERROR = {"code": -32700, "message": "Invalid JSON payload."}
+
+
+# Every id the model makes (the agent's, the clients' own) comes from here: a test that seeds
+# it (`seed_ids`) runs the same bytes again.
+_IDS = random.Random()
+
+
+def seed_ids(seed: int) -> None:
+    _IDS.seed(seed)
+
+
+def new_uuid() -> uuid.UUID:
+    return uuid.UUID(int=_IDS.getrandbits(128), version=4)
 
 
 class AgentError(Exception):
@@ -112,7 +126,7 @@ class ModelAgent:
             task["history"].append(message)
             return {"task": _copy(task)}
         text = message["parts"][0]["text"]
-        task_id, context = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
+        task_id, context = str(new_uuid()), message.get("contextId") or str(new_uuid())
         message.update(taskId=task_id, contextId=context)
         state = {"wait": "TASK_STATE_WORKING", "slow": "TASK_STATE_WORKING"}.get(
             text.split()[0], "TASK_STATE_COMPLETED"
@@ -124,7 +138,7 @@ class ModelAgent:
             "history": [message],
         }
         if state == "TASK_STATE_COMPLETED":
-            artifact = self.artifact_id or str(uuid.uuid4())
+            artifact = self.artifact_id or str(new_uuid())
             task["artifacts"] = [
                 {"artifactId": artifact, "name": "echo", "parts": [{"text": text}]}
             ]
@@ -233,13 +247,13 @@ class Client:
             return method[kind], {"id": self.tasks[arg]}
         if kind.startswith("probe-"):
             method = {"probe-get": "GetTask", "probe-cancel": "CancelTask"}[kind]
-            return method, {"id": arg or str(uuid.uuid4())}
+            return method, {"id": arg or str(new_uuid())}
         if kind == "config":
             params = {"taskId": self.tasks[arg], "id": self.config}
             return "CreateTaskPushNotificationConfig", {
                 **params,
-                "url": f"http://127.0.0.1:9/hook/{uuid.uuid4().hex[:8]}",
-                "token": uuid.uuid4().hex,
+                "url": f"http://127.0.0.1:9/hook/{new_uuid().hex[:8]}",
+                "token": new_uuid().hex,
             }
         if kind == "get-config":
             return "GetTaskPushNotificationConfig", {"taskId": self.tasks[arg], "id": self.config}
@@ -250,14 +264,14 @@ class Client:
     def _message(self, kind: str, arg: Any) -> Json:
         text = "more" if kind in ("bogus", "follow") else arg
         message: Json = {
-            "messageId": str(uuid.uuid4()),
+            "messageId": str(new_uuid()),
             "role": "ROLE_USER",
             "parts": [{"text": text}],
         }
         if kind == "send-ctx":
             message["contextId"] = self.context
         if kind == "bogus":
-            message["taskId"] = f"made-up-{uuid.uuid4().hex[:6]}"
+            message["taskId"] = f"made-up-{new_uuid().hex[:6]}"
         if kind == "follow":
             message["taskId"] = self.tasks[arg]
         return message
