@@ -10,11 +10,12 @@ from typing import Self
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder.capture import Capture
 from recorder.protocol import Binding
-from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
+from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
+from recorder.replay._runner import Runner
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import ReplayService
 from recorder.replay._state import MAX_SESSIONS
@@ -34,7 +35,8 @@ class Replayer:
 
     `.report` is what `--strict` checks; `.journal` holds every request received and every
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
-    times and request sizes; `max_sessions` how many client sessions are remembered.
+    times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
+    mints the ids handed out (seed it to replay the same bytes).
     """
 
     def __init__(
@@ -48,12 +50,13 @@ class Replayer:
         grpc_port: int | None = None,
         limits: Limits = DEFAULT_LIMITS,
         max_sessions: int = MAX_SESSIONS,
+        ids: IdFactory | None = None,
     ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
-        self.service = ReplayService(captures, max_sessions=max_sessions)
-        self.deliverer = Deliverer(self.service, self.timing)
-        self.app = ReplayApp(self.service, self.deliverer, timing=self.timing, on_miss=on_miss)
+        self.service = ReplayService(captures, max_sessions=max_sessions, ids=ids)
+        self.runner = Runner(self.service, self.timing, forward=on_miss)
+        self.app = ReplayApp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host
         self.port: int = self._sock.getsockname()[1]
@@ -85,8 +88,7 @@ class Replayer:
             await self._serve_http(protocol, ready, stop)
             return
         server, port = await start_grpc_server(
-            self.service,
-            self.deliverer,
+            self.runner,
             host=self.host,
             port=self._grpc_port,
             timing=self.timing,
@@ -106,7 +108,7 @@ class Replayer:
         try:
             await serve_asgi(self.app, self._sock, ready, stop, http=protocol)
         finally:
-            await self.deliverer.close()
+            await self.runner.close()
 
     def start(self) -> Self:
         self._runner.start()

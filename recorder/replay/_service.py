@@ -58,7 +58,7 @@ from recorder.protocol import (
     rewrite_grpc_interfaces,
 )
 from recorder.replay._fallback import Troubles, describe, trouble
-from recorder.replay._grpcanswer import GrpcAnswer, grpc_answer
+from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
 from recorder.replay._journal import AnswerKind, Journal, JournalRequest, Outcome, now
 from recorder.replay._listing import Lister
@@ -462,13 +462,26 @@ class ReplayService:
             pairs = ", ".join(f"{r} -> {v}" for r, v in mapped[:3])
             more = f" and {len(mapped) - 3} more" if len(mapped) > 3 else ""
             found.append(f"ids mapped to the ones this client was handed: {pairs}{more}")
-        if card_location(step.exchange.classification) is not None:
-            response = step.exchange.response
-            if isinstance(answer, HttpAnswer) and answer.status == 304:
-                found.append("304: the client's If-None-Match names the card served")
-            elif isinstance(answer, GrpcAnswer) or (response and answer.body != response.body):
-                found.append("card: its interfaces point at the replayer")
+        if self._card_changed(step, answer):
+            found.append("card: its interfaces point at the replayer")
+        if isinstance(answer, HttpAnswer) and answer.status == 304:
+            found.append("304: the client's If-None-Match names the card served")
         return found
+
+    def _card_changed(self, step: Step, answer: Answer) -> bool:
+        response = step.exchange.response
+        if response is None:
+            return False
+        if isinstance(answer, HttpAnswer):
+            located = card_location(step.exchange.classification) is not None
+            return located and answer.status != 304 and answer.body != response.body
+        rewrite = self._card_rewrite(())
+        cards = (
+            m.json.encode("utf-8", "surrogatepass")
+            for m in response.messages
+            if m.json is not None and (m.type_name or "").endswith(CARD_TYPE_SUFFIX)
+        )
+        return any(rewrite(card) != card for card in cards)
 
     def _card_rewrite(
         self, location: tuple[str, ...] | None, exchange: Exchange | None = None
