@@ -27,6 +27,14 @@ from recorder.replay._ids import Json
 from recorder.replay._script import Step
 
 Trouble = tuple[str, str]  # (trouble, path)
+WORDS = {
+    "jsonrpc:not-json": "a body that is not JSON, at a JSON-RPC endpoint",
+    "jsonrpc:batch": "a JSON-RPC batch",
+    "jsonrpc:invalid": "JSON that is no JSON-RPC request",
+    "jsonrpc:unknown-method": "an unknown JSON-RPC method",
+    "http:not-json": "a body that is not JSON, on an HTTP+JSON route",
+    "http:unknown-route": "a request no A2A route takes",
+}
 
 
 def trouble(request: Request, c: Classification, jsonrpc_paths: frozenset[str]) -> str | None:

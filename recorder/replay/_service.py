@@ -57,7 +57,7 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
-from recorder.replay._fallback import Troubles, describe, trouble
+from recorder.replay._fallback import WORDS, Troubles, describe, trouble
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
 from recorder.replay._journal import AnswerKind, Journal, JournalRequest, Outcome, now
@@ -536,7 +536,7 @@ class ReplayService:
                 return self._instead(request, client, reading, instead)
             refused = refusal(request, c, kind.startswith("jsonrpc"))
             if refused is not None:
-                reason = c.reason or "the request cannot be read"
+                reason = WORDS[kind]
                 why = f"refused as an a2a-sdk agent refuses it: {reason}"
                 logged = _Logged("refused", "synthesized", (why,), detail=reason)
                 number = self._log(request, client, reading, logged, refused)
