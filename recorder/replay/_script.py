@@ -64,6 +64,7 @@ from recorder.replay._ids import (
     shape,
     token,
 )
+from recorder.replay._respond import MIN_EMBEDDED
 
 # Operations whose answers hold no session ids (a card's `id`s and `name`s are skills').
 CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
@@ -334,7 +335,13 @@ def _shaped(value: Json, ids: dict[str, str], key: str | None) -> Json:
     if isinstance(value, str):
         if key in UNMINTED_KEYS:
             return "<kept>"
-        return ids.get(value, value)
+        found = ids.get(value)
+        if found is not None:
+            return found
+        for recorded, placeholder in ids.items():  # an id quoted in a text ("Task t-1 ...")
+            if len(recorded) >= MIN_EMBEDDED and recorded in value:
+                value = value.replace(recorded, placeholder)
+        return value
     return value
 
 
