@@ -3,7 +3,8 @@
 Replay mints a live id for every recorded task, context and push-config id a session is
 handed (after the first hand-out, which is the recorded id itself); verify mints the client's
 own ids for a second run.  `IdFactory` draws its randomness from a `random.Random`, so a test
-that seeds it replays byte for byte; the default draws from the operating system.
+that seeds it replays byte for byte; unseeded, it is seeded from the operating system once
+(the ids must be unlikely to repeat, not secret: a replay mints thousands a second).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ class IdFactory:
     """Mints ids: a UUID for a UUID, else the recorded id with a short random suffix."""
 
     def __init__(self, seed: int | None = None) -> None:
-        self._random = random.Random(seed) if seed is not None else random.SystemRandom()
+        self._random = random.Random(seed)  # None: seeded from the operating system
 
     def fresh(self, recorded: str) -> str:
         bits = self._random.getrandbits(128)

@@ -140,6 +140,8 @@ class Resolver:
 
     def hypotheses(self, slots: Sequence[Slot]) -> list[Hypothesis]:
         choices = [self.senses(s) for s in slots]
+        if all(len(found) == 1 for found in choices):  # most requests: one reading
+            return [tuple(found[0] for found in choices)]
         found = list(itertools.islice(itertools.product(*choices), MAX_HYPOTHESES))
 
         def rank(hypothesis: Hypothesis) -> tuple[bool, int]:
@@ -259,9 +261,11 @@ class Resolver:
     def _groups(
         self, options: list[Option], hypothesis: Hypothesis, live: LiveRequest
     ) -> list[list[Option]]:
+        if len(options) <= 1:
+            return [options] if options else []
         ranked = sorted(options, key=lambda o: self._preference(o, hypothesis, live))
         if len({o.step.index for o in ranked}) <= 1:
-            return [ranked] if ranked else []
+            return [ranked]
         groups: dict[tuple[bool, str], list[Option]] = {}
         for option in ranked:
             shaped = (option.step.creating, self.script.shape_of(option.step))

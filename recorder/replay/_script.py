@@ -70,6 +70,8 @@ from recorder.replay._respond import MIN_EMBEDDED
 CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
 # Subtrees of an answer that hold the agent's or the user's data, never ids to swap.
 OPAQUE_KEYS = frozenset({"metadata", "data"})
+# Page cursors: served as recorded, and named back by the client's next page request.
+CURSOR_KEYS = frozenset({"nextPageToken"})
 # Ids an answer hands out that a client never names back: served as recorded, never minted.
 UNMINTED_KEYS = frozenset({"messageId", "message_id", "artifactId", "artifact_id", "nextPageToken"})
 _NAMED = (Provenance.ISSUED, Provenance.OWN, Provenance.FIXED)
@@ -130,6 +132,7 @@ class Script:
     issuer: dict[str, int] = field(default_factory=dict)  # recorded id -> exchange number
     origin: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (step, position)
     deliveries: dict[int, tuple[Exchange, ...]] = field(default_factory=dict)  # by step index
+    cursors: dict[int, tuple[str, ...]] = field(default_factory=dict)  # page tokens, by step
     secret_params: frozenset[str] = frozenset()
     _named: dict[int, dict[tuple[str | None, ...], list[Step]]] = field(default_factory=dict)
     _shapes: dict[int, str] = field(default_factory=dict)
@@ -216,6 +219,9 @@ class _Loader:
         listing = c.operation in LISTINGS
         probe = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED})
         new = self._learn(found, exchange.number, index)
+        cursors = tuple(v for k, v in found if k in CURSOR_KEYS and v)
+        if cursors:
+            self.script.cursors[index] = cursors
         if probe or listing or c.operation in CARD_OPERATIONS:
             self.script.fixed.update(new)  # shown, not handed out: they existed before
             new = []

@@ -165,6 +165,23 @@ class _Applied:
     mapping: dict[str, str]
     agent_ids: dict[str, str]  # the part of `mapping` that maps ids the agent handed out
     session: Session | None
+    changes: tuple[str, ...] | None = None  # what of the answer is not as recorded
+    seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None  # for the journal
+
+
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """A decision and what carrying it out gave, for as long as its sessions stay as they
+    were (`holds`)."""
+
+    decision: Decision
+    applied: _Applied
+    families: tuple[Family, ...]
+    sessions: tuple[tuple[Session, int], ...]  # and their generations then
+
+    def holds(self) -> bool:
+        """Nothing in its sessions changed (a family moving away changes the one it left)."""
+        return all(session.generation == then for session, then in self.sessions)
 
 
 class ReplayService:
@@ -200,6 +217,9 @@ class ReplayService:
         self.forwarding = False  # misses go to a live agent (`--on-miss forward`)
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
         self.reader = RequestReader(self.interfaces, self.script.secret_params)
+        self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
+        self._decided: dict[tuple[object, ...], _Decided] = {}
+        self._unminted: dict[int, list[str]] = {}
 
     @property
     def sessions(self) -> LiveState:
@@ -216,13 +236,13 @@ class ReplayService:
         """The answer to one live request, and what to deliver after it."""
         reading = self.reader.read(request)
         parsed = reading.parsed
-        live = LiveRequest(
-            parsed,
-            parsed.classification,
-            parsed.value,
-            parsed.slots,
-            reading.headers.get("a2a-version"),
-        )
+        version = reading.headers.get("a2a-version")
+        cached = self._decided.get((parsed, version, self.state.generation))
+        if cached is not None and cached.holds():
+            for family in cached.families:
+                self.state.touch(family)
+            return self._serve(request, client, reading, cached.decision, cached.applied)
+        live = LiveRequest(parsed, parsed.classification, parsed.value, parsed.slots, version)
         found = self.resolver.resolve(live)
         if isinstance(found, Unanswered):
             return self._unanswered(request, client, reading, found)
@@ -266,30 +286,51 @@ class ReplayService:
     # -- serving ------------------------------------------------------------------------
 
     def _serve(
-        self, request: Request, client: Client, reading: Reading, decision: Decision
+        self,
+        request: Request,
+        client: Client,
+        reading: Reading,
+        decision: Decision,
+        applied: _Applied | None = None,
     ) -> Served:
-        applied = self._apply(decision, reading)
+        if applied is None:
+            before = self.state.generation, _generations(decision)
+            applied = self._apply(decision, reading)
+            if before == (self.state.generation, _generations(decision)):
+                self._remember(decision, applied, reading)
         step = decision.step
-        changes: list[str] = []
+        changes: tuple[str, ...] = ()
         if decision.kind is Kind.LIST:
-            answer, step, listed = self._listing(decision, applied, reading)
-            changes += listed
+            answer, step, changes = self._listing(decision, applied, reading)
         else:
             answer = self._answer(step, applied.mapping, reading)
-        changes += self._changed(step, applied, answer, reading)
+        if applied.changes is None or card_location(step.exchange.classification) is not None:
+            applied.changes = (*changes, *self._changed(step, applied, answer, reading))
+        changes = applied.changes
         self.report.served(step.key)
         deliveries = self._plan(step, applied.mapping) if self.deliver else ()
         kind: AnswerKind = "adapted" if changes else "recorded"
+        if step.index in self.script.cursors:
+            self.state.keep(self.script.cursors[step.index])
         session = applied.session.number if applied.session else None
-        number = self._log(
-            request,
-            client,
-            reading,
-            _Logged("served", kind, tuple(changes), step=step, session=session),
-            answer,
-            decision,
-        )
-        return Served(answer, step, session, deliveries, number, kind, tuple(changes))
+        if applied.seen is None:
+            applied.seen = _seen(reading, decision)
+        logged = _Logged("served", kind, changes, step=step, session=session, seen=applied.seen)
+        number = self._log(request, client, reading, logged, answer)
+        return Served(answer, step, session, deliveries, number, kind, changes)
+
+    def _remember(self, decision: Decision, applied: _Applied, reading: Reading) -> None:
+        """A read or a stateless answer that changed nothing is decided the same way again
+        while nothing it depends on changes (the generations of `_state`): a poll that has
+        reached the end of its recorded story costs no resolving."""
+        if decision.kind not in (Kind.READ, Kind.STATELESS):
+            return
+        families = tuple(dict.fromkeys(f for o in decision.options for f, _ in o.branches))
+        sessions = _generations(decision)
+        key = (reading.parsed, reading.headers.get("a2a-version"), self.state.generation)
+        if len(self._decided) >= ANSWER_CACHE_SIZE:
+            self._decided.clear()
+        self._decided[key] = _Decided(decision, applied, families, sessions)
 
     def _apply(self, decision: Decision, reading: Reading) -> _Applied:
         """Carry out a decision on the live state; the values its answer needs."""
@@ -305,26 +346,30 @@ class ReplayService:
                 named = self._named_in(decision, family, root, reading)
                 state.advance(family, root, named, option.step.index)
         created = self._create(decision, reading) if decision.kind is Kind.CREATE else None
-        if narrowing:
+        if narrowing and (len(decision.options) > 1 or _fresh(decision)):
             self._alias(decision, reading, created)
         mapping: dict[str, str] = {}
         agent: dict[str, str] = {}
+        mapped: set[Family] = set()
         for family, root in decision.options[0].branches if decision.options else ():
             self._map(family, root, mapping, agent)
+            mapped.add(family)
             state.touch(family)
         if created is not None:
             self._map(created, decision.step.index, mapping, agent)
+            mapped.add(created)
             session = created.session
         self._echo(decision, reading, session, mapping)
         for family, root in session.matching.items() if session else ():
-            self._map(family, root, mapping, agent)  # the session's other ids (a context)
+            if family not in mapped:  # the session's other ids (a context, a config)
+                self._map(family, root, mapping, agent)
         return _Applied(mapping, agent, session)
 
     def _alias(self, decision: Decision, reading: Reading, created: Family | None) -> None:
         """In every branch kept, the ids the step answered from showed as recorded, and the
         client's fresh values, stand for the same at the same places (see `_state`)."""
         rep = decision.options[0]
-        shown = self._shown_ids(rep, created)
+        shown = self._shown_ids(rep, created) if len(decision.options) > 1 else []
         for option in decision.options:
             # The fresh values of a create belong to what it created, of a read to what it read.
             branches = [(created, option.step.index)] if created else list(option.branches)
@@ -335,7 +380,7 @@ class ReplayService:
                 )
                 if sense.provenance is Provenance.FRESH
             ]
-            kept = zip(self._unminted_ids(option.step), shown, strict=False)
+            kept = list(zip(self._unminted_ids(option.step), shown, strict=False))
             for family, root in branches:
                 self.state.alias(family, root, pairs, echo=True)
                 if option is not rep:
@@ -350,8 +395,14 @@ class ReplayService:
         return [self.state.shown(family, root, v) for v in found]
 
     def _unminted_ids(self, step: Step) -> list[str]:
-        slots = {r.slot.value for r in step.slots}
-        return [v for v in step.response_ids if v not in self.script.origin and v not in slots]
+        """The ids a step's answer shows as recorded (not minted, not the request's own)."""
+        found = self._unminted.get(step.index)
+        if found is None:
+            slots = {r.slot.value for r in step.slots}
+            origin = self.script.origin
+            found = [v for v in step.response_ids if v not in origin and v not in slots]
+            self._unminted[step.index] = found
+        return found
 
     def _create(self, decision: Decision, reading: Reading) -> Family:
         step = decision.step
@@ -456,7 +507,11 @@ class ReplayService:
     ) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
         found = []
-        shown = set(step.response_ids) | {r.slot.value for r in step.slots}
+        shown = self._shown.get(step.index)
+        if shown is None:
+            shown = self._shown[step.index] = frozenset(
+                (*step.response_ids, *(r.slot.value for r in step.slots))
+            )
         mapped = [(r, v) for r, v in applied.agent_ids.items() if r in shown]
         if mapped:
             pairs = ", ".join(f"{r} -> {v}" for r, v in mapped[:3])
@@ -582,7 +637,6 @@ class ReplayService:
         reading: Reading,
         logged: _Logged,
         answer: Answer,
-        decision: Decision | None = None,
     ) -> int:
         number = self.journal.next_number()
         status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
@@ -598,7 +652,7 @@ class ReplayService:
                 logged.session,
                 logged.detail,
                 status,
-                _seen(reading, decision),
+                logged.seen if logged.seen is not None else _seen(reading, None),
                 logged.kind,
                 logged.changes,
             )
@@ -616,9 +670,20 @@ class _Logged:
     step: Step | None = None
     session: int | None = None
     detail: str | None = None
+    seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None
 
 
 # ---- small pure helpers ---------------------------------------------------------------------
+
+
+def _generations(decision: Decision) -> tuple[tuple[Session, int], ...]:
+    """The sessions a decision's families are in, with their generations now."""
+    sessions = {f.session: f.session.generation for o in decision.options for f, _ in o.branches}
+    return tuple(sessions.items())
+
+
+def _fresh(decision: Decision) -> bool:
+    return any(s.provenance is Provenance.FRESH for s in decision.hypothesis)
 
 
 def _kept(decision: Decision) -> dict[Family, list[int]]:

@@ -32,6 +32,11 @@
     keep(values)                    ids served as recorded (page tokens) are known from now on
     touch(family)                   used now (sessions live on an LRU of `limit`)
 
+Every change bumps a `generation`: the session's for what happens within it, the state's for
+families made and sessions forgotten (which change how any id reads).  Answering a request
+whose generations have not moved since it was last answered the same way decides the same,
+so the service may reuse that decision (`_service`, polls).
+
 **Invariants** (`problems()` lists any that fail; a property test checks them after every
 step):
 
@@ -85,6 +90,7 @@ class Session:
     matching: dict[Family, int] = field(default_factory=dict)  # family -> its distinct root
     owner: dict[int, Family] = field(default_factory=dict)  # the inverse of `matching`
     echoes: dict[str, str] = field(default_factory=dict)  # recorded fresh value -> live
+    generation: int = 0  # bumped by every change to the session or its families
 
 
 class LiveState:
@@ -98,9 +104,10 @@ class LiveState:
         self._sessions: OrderedDict[Session, None] = OrderedDict()
         self._by_live: dict[str, list[Family]] = {}
         self._by_root: dict[int, dict[Family, None]] = {}
-        self._minted: set[str] = set()  # ids this replay minted (recorded ones included)
+        self._handed: set[str] = set()  # recorded ids handed out as themselves
         self._kept: set[str] = set()  # ids served as recorded that clients may name back
         self._numbers = itertools.count(1)
+        self.generation = 0  # bumped by every family made or session forgotten
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -120,7 +127,7 @@ class LiveState:
 
     def handed(self, recorded: str) -> bool:
         """Whether the recorded id was handed out as itself already."""
-        return recorded in self._minted
+        return recorded in self._handed
 
     def by_root(self, root: int) -> Iterable[Family]:
         return self._by_root.get(root, {}).keys()
@@ -180,6 +187,8 @@ class LiveState:
             for recorded in self.script.steps[ordered[0]].introduced
         )
         family = Family(next(self._numbers), session, live, {r: Branch(r) for r in ordered})
+        self.generation += 1
+        session.generation += 1
         session.families[family] = None
         self._match(session, family)
         for value in live:
@@ -193,8 +202,10 @@ class LiveState:
         kept = [r for r in keep if r in family.branches]
         if not kept or len(kept) == len(family.branches):
             return
+        family.session.generation += 1
         if not self.fits_narrowed(family, kept):
             self._move(family, self._open())
+            family.session.generation += 1
         for root in [r for r in family.branches if r not in kept]:
             del family.branches[root]
             self._by_root[root].pop(family, None)
@@ -211,6 +222,7 @@ class LiveState:
         for value in recorded:
             if branch.frontier.get(value, -1) < index:
                 branch.frontier[value] = index
+                family.session.generation += 1
 
     def alias(
         self, family: Family, root: int, pairs: Iterable[tuple[str, str]], *, echo: bool = False
@@ -221,14 +233,21 @@ class LiveState:
         if branch is not None:
             found = branch.echoes if echo else branch.aliases
             for recorded, shown in pairs:
-                if recorded != shown:
-                    found[recorded] = shown if echo else found.get(recorded, shown)
+                value = shown if echo else found.get(recorded, shown)
+                if recorded != shown and found.get(recorded) != value:
+                    found[recorded] = value
+                    family.session.generation += 1
 
     def echo(self, session: Session, recorded: str, live: str) -> None:
-        session.echoes[recorded] = live
+        if session.echoes.get(recorded) != live:
+            session.echoes[recorded] = live
+            session.generation += 1
 
     def keep(self, values: Iterable[str]) -> None:
-        self._kept.update(values)
+        new = set(values) - self._kept
+        if new:
+            self._kept |= new
+            self.generation += 1
 
     def touch(self, family: Family) -> None:
         if family.session in self._sessions:
@@ -237,14 +256,14 @@ class LiveState:
     # -- inner workings -----------------------------------------------------------------
 
     def _mint(self, recorded: str) -> str:
-        live = recorded
-        while (
-            live in self._minted
-            or live in self._by_live
-            or (live != recorded and live in self.script.known)
-        ):
+        """The recorded id itself the first time, else a fresh one that names nothing else
+        (fresh ids are random: a repeat is not looked for beyond what is held now)."""
+        if recorded not in self._handed and recorded not in self._by_live:
+            self._handed.add(recorded)
+            return recorded
+        live = self.factory.fresh(recorded)
+        while live in self._by_live or live in self.script.known:
             live = self.factory.fresh(recorded)
-        self._minted.add(live)
         return live
 
     def _open(self) -> Session:
@@ -257,6 +276,7 @@ class LiveState:
     def _forget(self, session: Session) -> None:
         del self._sessions[session]
         self.forgotten += 1
+        self.generation += 1
         for family in session.families:
             self._unindex(family)
 
@@ -308,6 +328,10 @@ class LiveState:
 
 def _roots(family: Family) -> Iterable[int]:
     return family.branches
+
+
+def _root(family: Family) -> int:
+    return next(iter(family.branches))
 
 
 def _augment(
@@ -385,9 +409,9 @@ def _index_problems(state: LiveState, families: list[Family]) -> Iterator[str]:
     actual = {v: {f.number for f in found} for v, found in state._by_live.items()}
     if expected != actual:
         yield "the live-id index does not match the families"
-    for value, numbers in expected.items():
-        if value in state._minted and len(numbers) > 1:
-            yield f"minted id {value!r} held by {len(numbers)} families"
+    minted = [v for f in families for v in f.live[state.script.steps[_root(f)].owned :]]
+    if len(minted) != len(set(minted)):
+        yield "a minted id is held by two families"
     roots: dict[int, set[int]] = {}
     for family in families:
         for root in family.branches:
