@@ -294,3 +294,38 @@ def test_a_miss_is_synthesized_and_named() -> None:
     entry = service.journal.requests[-1]
     assert entry.answer == "synthesized" and entry.outcome == "miss"
     assert service.report.synthesized_answers[0].startswith("request 1, POST /a2a/jsonrpc")
+
+
+def test_a_listing_s_next_page_is_served_for_the_cursor_it_handed_out() -> None:
+    def listing(number: int, params: Json, result: Json) -> Exchange:
+        body = {"jsonrpc": "2.0", "id": number, "method": "ListTasks", "params": params}
+        request = Request(
+            "POST",
+            "/a2a/jsonrpc",
+            (("content-type", "application/json"),),
+            json.dumps(body).encode(),
+        )
+        reply = Response(
+            200,
+            "OK",
+            (("content-type", "application/json"),),
+            json.dumps({"jsonrpc": "2.0", "id": number, "result": result}).encode(),
+        )
+        return Exchange(number, classify(request, reply), request, reply, number * 1000)
+
+    task = {"id": "pre-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+    first = listing(
+        1, {"pageSize": 1}, {"tasks": [task], "nextPageToken": "page-2", "totalSize": 2}
+    )
+    second = listing(
+        2,
+        {"pageSize": 1, "pageToken": "page-2"},
+        {"tasks": [{**task, "id": "pre-2"}], "totalSize": 2},
+    )
+    service = ReplayService([Recording(exchanges=[first, second]).capture()], ids=IdFactory(3))
+    early = service.handle(second.request, Conn())
+    assert isinstance(early, Miss)  # a cursor nobody handed out yet is unknown
+    got = service.handle(first.request, Conn())
+    assert isinstance(got, Served) and b'"page-2"' in got.answer.body  # type: ignore[union-attr]
+    then = service.handle(second.request, Conn())
+    assert isinstance(then, Served) and then.step.number == 2 and then.kind == "recorded"
