@@ -3,7 +3,10 @@
 - one line per exchange written, like mitmdump's flow log:
   `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
-- a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
+- every fault, once per reason (`_faults`): an error inside the recorder with its traceback,
+  exchanges lost, exchanges left out, warnings of the recorder's own;
+- a summary at stop: exchanges, errors, bytes, redactions, the captures written, then a line
+  per fault reason with its count.
 
 `a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
 `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
@@ -27,6 +30,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange
 from recorder.capture._render import outcome
 from recorder.protocol import answered_state
+from recorder.record._faults import Fault, Faults, Kind
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._save import Save
 
@@ -73,14 +77,18 @@ class Console:
 
     name = "a2a_console"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
-    def __init__(self, save: Save, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, save: Save, faults: Faults, echo: Callable[[str], None] | None = None
+    ) -> None:
         self.save = save
+        self.faults = faults
         self.quiet = False
         self.lint_spec = ""
         self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
         self._echo = echo or _stderr
         self._warned: set[str] = set()
         save.listeners.append(self._exchange_written)
+        faults.listeners.append(self._fault)
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -128,6 +136,16 @@ class Console:
             f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
             f"{t.redactions} with redactions) to {files}"
         )
+        for line in self.faults.summary():
+            self._say(line, level=logging.WARNING)
+
+    def _fault(self, fault: Fault) -> None:
+        """The first of each reason; the log has them all (the console does not repeat it)."""
+        if self.quiet:
+            return
+        self._echo(f"{FAULT_PREFIX[fault.kind]}{fault.reason}")
+        if fault.detail:
+            self._echo(_indented(fault.detail))
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
@@ -151,6 +169,18 @@ class Console:
             logger.log(level, text)
         else:
             self._echo(text)
+
+
+FAULT_PREFIX = {
+    Kind.ERROR: "error inside the recorder: ",
+    Kind.LOST: "lost: ",
+    Kind.LEFT_OUT: "left out: ",
+    Kind.WARNING: "warning: ",
+}
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
 
 
 def _stderr(text: str) -> None:
