@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from recorder.capture import CaptureParseError, read_capture
+from recorder.cli import check_grpc_upstream, check_url
 from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
 from recorder.verify._report import FORMATS
 from recorder.verify._result import EXIT_ERROR, VerifyError
@@ -27,10 +28,13 @@ def _fail(message: str) -> None:
 
 @click.command("verify")
 @click.argument("capture", type=click.Path(path_type=Path))
-@click.option("--agent", required=True, metavar="URL", help="The live agent's base URL.")
+@click.option(
+    "--agent", required=True, metavar="URL", callback=check_url, help="The live agent's base URL."
+)
 @click.option(
     "--grpc",
     metavar="HOST:PORT",
+    callback=check_grpc_upstream,
     help="The live agent's gRPC address (default: its card's GRPC interface).",
 )
 @click.option(
