@@ -1,10 +1,10 @@
 """The only code that touches disk for captures: an append-only writer, read and write.
 
 Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
-- `append` renders the exchange before taking the lock, then writes it with one `write` and a
-  flush under the lock.  When `append` returns, the exchange is in the operating system's page
-  cache: a killed process (`kill -9`, a crash) loses no exchange whose `append` returned, and
-  the file on disk is always a complete, parseable capture.
+- `append` renders the exchange before taking the lock, then writes it under the lock,
+  straight to the file (unbuffered).  When `append` returns, the exchange is in the operating
+  system's page cache: a killed process (`kill -9`, a crash) loses no exchange whose `append`
+  returned, and the file on disk is always a complete, parseable capture.
 - `fsync` happens off the caller's thread: one shared syncer thread, woken by the first
   append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and then syncs
   every writer with unsynced data at once (group commit); under a steady load it syncs about
