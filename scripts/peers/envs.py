@@ -41,7 +41,7 @@ class EnvSpec:
     kind: str  # "python", "node" or "maven"
     version: str  # exact SDK version installed
     dirname: str  # folder under .peers/
-    packages: tuple[str, ...]  # pip requirement strings, npm name@version, maven group:artifact:version
+    packages: tuple[str, ...]  # pip requirements, npm name@version, maven group:artifact:version
 
     @property
     def path(self) -> Path:
