@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,67 @@ def test_streaming_reports_every_event(peer_agent: Any, binding: str) -> None:
         "artifact:chunk 2",
         "artifact:chunk 3",
     ]
+
+
+# The config's secrets a delivery may carry: the token (in one of these headers, names in lower
+# case) or the authentication credentials (@a2a-js/sdk 1.3.0 sends only those).
+_TOKEN_HEADERS = ("x-a2a-notification-token", "a2a-notification-token")
+_SECRETS = {"peer-token-1", "Bearer peer-credentials-1"}
+
+
+def _secrets(delivery: dict[str, Any]) -> set[str]:
+    headers = {k.lower(): v for k, v in delivery["headers"].items()}
+    return {headers[h] for h in (*_TOKEN_HEADERS, "authorization") if h in headers}
+
+
+def test_push_reaches_a_webhook_on_loopback(peer_agent: Any) -> None:
+    """Every SDK's push sender, as its peer configures it, delivers to 127.0.0.1, where the
+    recorder's relay listens.  Java's check is the next test: with 08-push-configs its agent
+    races (java_peer/README.md) and may send nothing."""
+    if peer_agent.sdk == JAVA:
+        pytest.skip("a2a-java: see test_java_push_sender_reaches_loopback")
+    with run.WebhookReceiver() as hook:
+        summary = run.run_client(
+            peer_agent.sdk, peer_agent.card_url, "JSONRPC", "08-push-configs", hook.url, timeout=60
+        )
+        got = hook.wait_for(1, timeout=10)
+    assert summary["exit_code"] == 0, summary
+    assert got, f"{peer_agent.sdk}: no push delivery reached {hook.url}"
+    assert all(_secrets(d) & _SECRETS for d in got), got
+
+
+def _rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": method, "method": method, "params": params}
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+    assert "result" in answer, answer
+    return answer
+
+
+def test_java_push_sender_reaches_loopback() -> None:
+    """a2a-java 1.0.0.Alpha3 posts to a webhook on 127.0.0.1 without any switch: its sender has
+    no private-network guard (GHSA-q78c-5jjq-57g8's came in a later release).  A raw JSON-RPC
+    client sets the config on a running task, so the deliveries do not depend on the race of a
+    config sent with SendMessage (stored only after the blocking call consumed the events)."""
+    if not run.SDKS[JAVA].built:
+        pytest.skip(f"{JAVA}: {run.SDKS[JAVA].env.path} not built (run scripts/peers/envs.py)")
+    with (
+        run.start_agent(JAVA, grpc_port=-1, delay=0.3, timeout=60) as agent,
+        run.WebhookReceiver() as hook,
+    ):
+        message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "slow 3"}]}
+        sent = _rpc(agent.jsonrpc_url, "SendMessage", {"message": message})
+        task_id = sent["result"]["task"]["id"]
+        config = {"url": hook.url, "token": "peer-token-1"}
+        params = {"taskId": task_id, "configId": "cfg-1", "config": config}
+        _rpc(agent.jsonrpc_url, "CreateTaskPushNotificationConfig", params)
+        got = hook.wait_for(4, timeout=5)
+    assert got, f"no delivery reached {hook.url}"
+    assert {d["headers"].get("X-A2A-Notification-Token") for d in got} == {"peer-token-1"}, got
+    assert [run._body_kind(d["body"]) for d in got].count("artifactUpdate") >= 1, got
 
 
 def test_unknown_sdk_is_a_clear_error() -> None:
