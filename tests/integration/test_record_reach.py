@@ -8,6 +8,10 @@
    before anything says so, junk there is left out, and the console says what and why, once
    and in the stop summary.
 3. An unknown route under the card's HTTP+JSON interface is recorded with the agent's 404.
+4. The variants real SDKs and agents send (sdk-variants.md): Java's trailing-slash route and
+   `POST /{tenant}`, .NET's singular method, the 0.1 dialect, card paths and a card known by
+   its answer, every push delivery header, unknown methods, bodies that are not JSON, batches:
+   a tiny agent of our own answers each, and each is classified and recorded.
 
 Every server binds 127.0.0.1 on a free port and is stopped by its context manager.
 """
@@ -20,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from _helpers import exchanges, wait_for
+from _tiny_agents import Answer, TinyAgent, TinyRequest, json_head
 from click.testing import CliRunner
 
 from recorder.capture import Exchange, read_capture
@@ -31,6 +36,7 @@ from recorder.replay import Replayer
 
 TIMEOUT = 10.0
 JSONRPC_PATH = "/a2a/jsonrpc"
+REST = "/a2a/rest"
 V1 = {"A2A-Version": "1.0"}
 JSON = {**V1, "Content-Type": "application/json"}
 
@@ -233,3 +239,131 @@ def test_unknown_rest_route_is_recorded_with_the_agents_answer(
         answer.content,
     )
     assert answer.status_code == 404
+
+
+# ---- 4. the variants real SDKs and agents send, each classified and recorded ---------------------
+
+CARD_SHAPED_PATHS = (
+    "/.well-known/agent-card.json",
+    "/.well-known/agent.json",
+    "/.well-known/echo-agent/agent-card.json",
+    "/agents/echo/.well-known/agent-card.json",
+    "/a2a/",  # no card path: known by its answer
+)
+
+
+def _interface(url: str, binding: str) -> dict[str, str]:
+    return {"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}
+
+
+async def _own_answer(url: str, request: TinyRequest, answer: Answer) -> None:
+    """An agent that serves its card wherever asked and answers the rest with its own errors."""
+    if request.method == "GET" and request.path in CARD_SHAPED_PATHS:
+        interfaces = [
+            _interface(url + JSONRPC_PATH, "JSONRPC"),
+            _interface(url + REST, "HTTP+JSON"),
+        ]
+        card = {
+            "name": "own answers", "description": "", "version": "1",
+            "supportedInterfaces": interfaces, "capabilities": {}, "skills": [],
+            "defaultInputModes": [], "defaultOutputModes": [],
+        }  # fmt: skip
+        await _json(answer, 200, card)
+    elif request.path.startswith(REST + "/"):
+        await _json(answer, 404, {"error": {"code": 404, "status": "NOT_FOUND", "message": "no"}})
+    elif request.path == "/hook":
+        await answer(200, json_head(0), [])
+    else:
+        try:
+            rpc_id = json.loads(request.body).get("id")
+        except (ValueError, AttributeError):
+            rpc_id = None
+        error = {"code": -32601, "message": "not served by this agent"}
+        await _json(answer, 200, {"jsonrpc": "2.0", "id": rpc_id, "error": error})
+
+
+async def _json(answer: Answer, status: int, document: object) -> None:
+    body = json.dumps(document).encode()
+    await answer(status, json_head(len(body)), [body])
+
+
+def _rpc(method: str, params: object) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+
+STATUS_UPDATE = json.dumps({"message": {"taskId": "t1", "contextId": "c1", "role": "ROLE_AGENT"}})
+# name -> (verb, path, headers, body, operation, version or None)
+SENT: dict[str, tuple[str, str, dict[str, str], bytes, str, str | None]] = {
+    "java-list-trailing-slash": ("GET", "/a2a/rest/tasks/t1/pushNotificationConfigs/", V1, b"",
+                                 "ListTaskPushNotificationConfigs", "1.0"),
+    "dotnet-singular-method": ("POST", JSONRPC_PATH, JSON,
+                               _rpc("ListTaskPushNotificationConfig", {"taskId": "t1"}),
+                               "ListTaskPushNotificationConfigs", "1.0"),
+    "java-tenant-path": ("POST", JSONRPC_PATH + "/acme", JSON, _rpc("GetTask", {"id": "t1"}),
+                         "GetTask", "1.0"),
+    "tasks/send": ("POST", JSONRPC_PATH, JSON, _rpc("tasks/send", {"id": "t1", "message": {}}),
+                   "SendMessage", "0.1"),
+    "tasks/sendSubscribe": ("POST", JSONRPC_PATH, JSON,
+                            _rpc("tasks/sendSubscribe", {"id": "t1", "message": {}}),
+                            "SendStreamingMessage", "0.1"),
+    "tasks/pushNotification/set": ("POST", JSONRPC_PATH, JSON,
+                                   _rpc("tasks/pushNotification/set", {"id": "t1"}),
+                                   "CreateTaskPushNotificationConfig", "0.1"),
+    "tasks/pushNotification/get": ("POST", JSONRPC_PATH, JSON,
+                                   _rpc("tasks/pushNotification/get", {"id": "t1"}),
+                                   "GetTaskPushNotificationConfig", "0.1"),
+    "fasta2a-tasks/list": ("POST", JSONRPC_PATH, JSON, _rpc("tasks/list", {}), "ListTasks", "0.1"),
+    "x-a2a-notification-token": ("POST", "/hook", {"X-A2A-Notification-Token": "t"},
+                                 STATUS_UPDATE.encode(), "PushDelivery", "1.0"),
+    "go-a2a-notification-token": ("POST", "/hook", {"A2A-Notification-Token": "t"},
+                                  STATUS_UPDATE.encode(), "PushDelivery", "1.0"),
+    "authorization": ("POST", "/hook", {"Authorization": "Bearer t"}, STATUS_UPDATE.encode(),
+                      "PushDelivery", "1.0"),
+    "unknown-method": ("POST", JSONRPC_PATH, JSON, _rpc("tasks/explode", {}), UNKNOWN, None),
+    "not-json": ("POST", JSONRPC_PATH, JSON, b"hello agent", UNKNOWN, None),
+    "xml": ("POST", JSONRPC_PATH, {"Content-Type": "application/xml"}, b"<x/>", UNKNOWN, None),
+    "batch": ("POST", JSONRPC_PATH, JSON, b"[" + _rpc("GetTask", {"id": "t1"}) + b"]", UNKNOWN,
+              None),
+    "empty-batch": ("POST", JSONRPC_PATH, JSON, b"[]", UNKNOWN, None),
+    "unknown-route": ("DELETE", "/a2a/rest/tasks/t1", V1, b"", UNKNOWN, None),
+}  # fmt: skip
+
+
+def test_variants_are_classified_and_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "variants.http"
+    agent = TinyAgent(lambda request, answer: _own_answer(agent.base_url, request, answer))
+    with agent:
+        with RecordingProxy(upstream=agent.base_url, out=out) as proxy:
+            cards = [httpx.get(proxy.url + p, timeout=TIMEOUT) for p in CARD_SHAPED_PATHS]
+            answers = {
+                name: httpx.request(
+                    verb, proxy.url + path, headers=h, content=body, timeout=TIMEOUT
+                )
+                for name, (verb, path, h, body, _op, _v) in SENT.items()
+            }
+            total = len(CARD_SHAPED_PATHS) + len(SENT)
+            assert wait_for(lambda: len(exchanges(out)) == total, timeout=TIMEOUT)
+        seen = len(agent.requests)
+
+    assert seen == len(CARD_SHAPED_PATHS) + len(SENT)  # every request reached the agent
+    for card in cards:  # each card, wherever served, points the client at the recorder
+        urls = [i["url"] for i in card.json()["supportedInterfaces"]]
+        assert all(u.startswith(proxy.url) for u in urls), urls
+    recorded = {e.request.target: e for e in read_capture(out).exchanges[: len(CARD_SHAPED_PATHS)]}
+    for path in CARD_SHAPED_PATHS:
+        assert recorded[path].classification.operation == "AgentCard", path
+        assert "card rewritten" in recorded[path].notes, path
+    rest = read_capture(out).exchanges[len(CARD_SHAPED_PATHS) :]
+    for exchange, (name, (verb, path, _h, body, operation, version)) in zip(
+        rest, SENT.items(), strict=True
+    ):
+        c = exchange.classification
+        assert (exchange.request.method, exchange.request.target) == (verb, path), name
+        assert exchange.request.body == body, name
+        assert (c.operation, c.version.value if c.version else None) == (operation, version) or (
+            operation == UNKNOWN and c.operation == UNKNOWN
+        ), (name, c)
+        assert exchange.response is not None, name
+        assert exchange.response.body == answers[name].content, name
+    tenant = next(e for e in rest if e.request.target == JSONRPC_PATH + "/acme")
+    assert tenant.classification.tenant == "acme"
