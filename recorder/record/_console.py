@@ -136,6 +136,10 @@ class Console:
         if t.left_out:
             self._say(left_out_summary(t.left_out))
 
+    def warning(self, text: str) -> None:
+        """A warning line for the person watching (other addons' too)."""
+        self._say(f"warning: {text}", level=logging.WARNING)
+
     def _left_out(self, why: str, count: int) -> None:
         if count == 1:
             self._say(f"left out (not A2A; --all records it): {why}")

@@ -367,3 +367,5 @@ def test_variants_are_classified_and_recorded(tmp_path: Path) -> None:
         assert exchange.response.body == answers[name].content, name
     tenant = next(e for e in rest if e.request.target == JSONRPC_PATH + "/acme")
     assert tenant.classification.tenant == "acme"
+    go = next(e for e in rest if e.request.header("A2A-Notification-Token") is not None)
+    assert str(go.request.header("A2A-Notification-Token")).startswith("<redacted:")
