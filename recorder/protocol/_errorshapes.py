@@ -33,7 +33,9 @@ def response_error(binding: Binding | None, response: ResponseLike) -> str | Non
     `{"error": google.rpc.Status}` body or SSE event, named by ErrorInfo reason, then by HTTP
     status and status name.  gRPC: `grpc-status` in trailers (or headers, trailers-only), named
     by the ErrorInfo in `grpc-status-details-bin`, then by status.  Otherwise, any HTTP status
-    of 400 or more is `HTTPError(<status>)`.
+    of 400 or more is `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
+    `data: {"error":"An internal error occurred during streaming."}` mid-stream) is
+    `JSONRPCError(no code)` or `HTTPError(no code)`: an error, in no shape the spec gives.
     """
     reader = _ERROR_SHAPES.get(binding) if binding is not None else None
     found = reader(response) if reader is not None else None
@@ -47,7 +49,7 @@ def _jsonrpc_error(response: ResponseLike) -> str | None:
         error = value_at(document, ("error",), snake_case=True)
         if isinstance(error, Mapping) and "code" in error:
             return _name_jsonrpc_code(error.get("code"))
-    return None
+    return _bare_error(response, "JSONRPCError")
 
 
 def _name_jsonrpc_code(code: object) -> str:
@@ -60,6 +62,18 @@ def _rest_error(response: ResponseLike) -> str | None:
         status = value_at(document, ("error",), snake_case=True)
         if isinstance(status, Mapping) and ("status" in status or "code" in status):
             return _name_rest_status(status, response.status)
+    return _bare_error(response, "HTTPError")
+
+
+def _bare_error(response: ResponseLike, kind: str) -> str | None:
+    """An `error` member that is a message and nothing more, in the body or an event, of an
+    answer whose HTTP status says nothing failed (a failing status names the error itself)."""
+    if response.status >= 400:
+        return None
+    for document in _documents(response):
+        error = document.get("error") if isinstance(document, Mapping) else None
+        if isinstance(error, str) and error:
+            return unknown_error_name(kind, "no code")
     return None
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from recorder.capture import Request, Response
+from recorder.capture import Request, Response, SseEvent
 from recorder.protocol import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -244,3 +244,27 @@ def test_card_at_the_jsonrpc_endpoint_url() -> None:
     assert classify(request, interfaces=JSONRPC_CARD).operation == UNKNOWN
     answer = Response(200, body=json.dumps(V03_CARD).encode())
     assert classify(request, answer, interfaces=JSONRPC_CARD).operation == AGENT_CARD
+
+
+# ---- errors in the shapes real agents send them ----
+
+
+def _sse(*data: str, status: int = 200) -> Response:
+    events = tuple(SseEvent(0, (f"data: {d}",)) for d in data)
+    return Response(status, headers=(("content-type", "text/event-stream"),), events=events)
+
+
+def test_go_error_on_a_streaming_method_is_an_event_with_200() -> None:
+    error = '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"task not found"}}'
+    found = classify(rpc("SubscribeToTask", {"id": "t1"}), _sse(error))
+    assert found.error == "TaskNotFoundError"
+
+
+def test_dotnet_error_message_mid_stream_is_an_error_without_a_code() -> None:
+    ok = '{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1"}}}'
+    bare = '{"error":"An internal error occurred during streaming."}'
+    found = classify(rpc("SendStreamingMessage", {}), _sse(ok, bare))
+    assert found.error == "JSONRPCError(no code)"
+    # A failing HTTP status names the error itself.
+    rest = classify(Request("GET", "/a2a/rest/tasks/t1"), Response(404, body=b'{"error":"gone"}'))
+    assert rest.error == "HTTPError(404)"
