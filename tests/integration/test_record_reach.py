@@ -258,7 +258,12 @@ def _interface(url: str, binding: str) -> dict[str, str]:
 
 async def _own_answer(url: str, request: TinyRequest, answer: Answer) -> None:
     """An agent that serves its card wherever asked and answers the rest with its own errors."""
-    if request.method == "GET" and request.path in CARD_SHAPED_PATHS:
+    if request.method == "GET" and request.path == "/.well-known/agent.json":
+        # A v0.1 card (specification/json/a2a.json at tag v0.1.0): one `url`, JSON-RPC.
+        v01 = {"name": "own answers", "url": url + JSONRPC_PATH, "version": "1",
+               "capabilities": {}, "skills": []}  # fmt: skip
+        await _json(answer, 200, v01)
+    elif request.method == "GET" and request.path in CARD_SHAPED_PATHS:
         interfaces = [
             _interface(url + JSONRPC_PATH, "JSONRPC"),
             _interface(url + REST, "HTTP+JSON"),
@@ -347,8 +352,10 @@ def test_variants_are_classified_and_recorded(tmp_path: Path) -> None:
 
     assert seen == len(CARD_SHAPED_PATHS) + len(SENT)  # every request reached the agent
     for card in cards:  # each card, wherever served, points the client at the recorder
-        urls = [i["url"] for i in card.json()["supportedInterfaces"]]
-        assert all(u.startswith(proxy.url) for u in urls), urls
+        served = card.json()
+        urls = [i["url"] for i in served.get("supportedInterfaces", [])] + [served.get("url", "")]
+        assert all(u.startswith(proxy.url) for u in urls if u), urls
+    assert cards[1].json()["url"] == proxy.url + JSONRPC_PATH  # the v0.1 card's only URL
     recorded = {e.request.target: e for e in read_capture(out).exchanges[: len(CARD_SHAPED_PATHS)]}
     for path in CARD_SHAPED_PATHS:
         assert recorded[path].classification.operation == "AgentCard", path
