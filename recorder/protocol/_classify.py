@@ -121,8 +121,7 @@ class _Req:
     headers: Mapping[str, str]
     body: object  # parsed JSON, or NOT_JSON
     grpc_json: object  # the first gRPC message's JSON, or NOT_JSON
-    raw_size: int  # the body's length in bytes
-    raw: bytes
+    raw: bytes  # the body as sent
 
     @property
     def json_problem(self) -> str:
@@ -202,8 +201,7 @@ def _parse_request(request: RequestLike) -> _Req:
     messages = list(request.messages)
     grpc_json = parse_json(messages[0].json) if messages and messages[0].json else NOT_JSON
     raw = request.body
-    body = parse_json(raw)
-    return _Req(str(request.method).upper(), path, query, headers, body, grpc_json, len(raw), raw)
+    return _Req(str(request.method).upper(), path, query, headers, parse_json(raw), grpc_json, raw)
 
 
 def _split_target(target: str) -> tuple[str, dict[str, str]]:
@@ -404,7 +402,7 @@ def _junk_reason(req: _Req) -> str:
     if isinstance(body, list):
         return "JSON-RPC batch request (A2A has no batches)" if body else "empty JSON-RPC batch"
     if body is NOT_JSON:
-        return f"body not read as JSON ({req.json_problem})" if req.raw_size else "no body"
+        return f"body not read as JSON ({req.json_problem})" if req.raw else "no body"
     kind = "null" if body is None else type(body).__name__
     return f"body is JSON {kind}, not a JSON-RPC request"
 
