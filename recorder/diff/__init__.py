@@ -9,7 +9,8 @@ As a library::
     result.same, result.summary()
     render_text([result]), render_json([result]), render_html([result])
 
-`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything.
+`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything;
+`parse_compare` the `shape:PATH` settings that compare sampled text by presence (`sampled`).
 Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC status details)
 come from `recorder.protocol`; nothing here restates them.
 
@@ -39,7 +40,7 @@ from recorder.diff._exchanges import (
     normalise_response,
 )
 from recorder.diff._html import render_html
-from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_ignores
+from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_compare, parse_ignores, sampled
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -124,6 +125,7 @@ __all__ = [
     "normalise_exchange",
     "normalise_request",
     "normalise_response",
+    "parse_compare",
     "parse_ignores",
     "printable",
     "render_html",
@@ -133,5 +135,6 @@ __all__ = [
     "render_text",
     "report_dict",
     "run_diff",
+    "sampled",
     "to_v1",
 ]
