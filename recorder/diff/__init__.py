@@ -41,6 +41,7 @@ from recorder.diff._exchanges import (
 )
 from recorder.diff._html import render_html
 from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_compare, parse_ignores, sampled
+from recorder.diff._junit import diff_case, diff_failures, diff_notes
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -114,8 +115,11 @@ __all__ = [
     "describe",
     "diff_captures",
     "diff_command",
+    "diff_case",
     "diff_exchanges",
+    "diff_failures",
     "diff_normalised",
+    "diff_notes",
     "excerpts",
     "exchange_key",
     "group_empty_defaults",
