@@ -46,6 +46,7 @@ class _Commands(click.Group):
     PACKAGED = {
         "convert": "recorder.convert:convert_command",
         "diff": "recorder.diff:diff_command",
+        "export": "recorder.export:export_command",
         "lint": "recorder.lint:lint_command",
         "report": "recorder.report:report_command",
         "verify": "recorder.verify:verify_command",

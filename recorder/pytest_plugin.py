@@ -356,6 +356,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             out=kept,
             name=str(settings.path),
             ignore=standing.ignores_for(settings.path),
+            compare=standing.compares_for(settings.path),
             credentials=credentials,
             timeout=standing.timeout or 10.0,
             max_slowdown=standing.max_slowdown,

@@ -114,7 +114,7 @@ class RecordingAddons:
         classification = self.classifier.classify(None, record.request, record.response)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
-                self.push.learn(parse_json(message.json), (), upstream)
+                self.push.learn_grpc(parse_json(message.json), upstream)
         self.save.record(
             upstream,
             classification,
@@ -178,14 +178,9 @@ def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddo
     faults = Faults()
     classifier = Classifier()
     redaction = Redaction()
-    save = Save(classifier, redaction, faults)
+    save = Save(classifier, redaction)
+    push, console = PushAddon(), Console(save, faults, echo)
+    push.warn = console.warning
     return RecordingAddons(
-        Deadlines(),
-        classifier,
-        PushAddon(),
-        CardRewrite(),
-        redaction,
-        save,
-        Console(save, faults, echo),
-        faults,
+        Deadlines(), classifier, push, CardRewrite(), redaction, save, console, faults
     )

@@ -1,18 +1,17 @@
-"""What went wrong while recording, and what was left out: one ledger, never silent.
+"""What went wrong while recording: one ledger, never silent.
 
-Three tallies, each counted by reason in the order first seen:
+Two tallies, each counted by reason in the order first seen:
 - **lost**: exchanges a client got an answer to that are not in the capture (a full disk at
   stop, an error inside the recorder while the exchange passed);
 - **errors**: errors inside the recorder (an addon hook, the writer, the HTTP/2 decoder, a task
-  of the proxy's loop), whether or not they cost an exchange;
-- **left out**: exchanges deliberately not recorded (not A2A without `--all`, ...).
+  of the proxy's loop), whether or not they cost an exchange.
+(What is left out on purpose, not A2A without `--all`, is no fault: the save addon counts it.)
 
 Errors and losses arrive through logging, so that an error nobody planned for is counted like
 one we did: `FaultLog` is a handler on the `mitmproxy` and `recorder` loggers for the whole
 run, and turns every ERROR record into an error (mitmproxy logs an exception in an addon hook
 as `Addon error: ...` and goes on), or into a loss when the record says so (`lost(n, reason)`
 as its `extra`).  Its WARNING records of the recorder's own loggers are passed on once each.
-Left-out exchanges are counted directly (`leave_out`).
 
 Listeners hear of the first occurrence of each reason (the console shows it once, with its
 traceback); `summary()` has a line per reason for the stop summary; `clean` is false when
@@ -37,7 +36,6 @@ REASON_KEY = "a2a_reason"
 class Kind(StrEnum):
     LOST = "lost"
     ERROR = "error"
-    LEFT_OUT = "left out"
     WARNING = "warning"  # passed on once, not counted
 
 
@@ -69,7 +67,6 @@ class Faults:
 
     lost: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
-    left_out: dict[str, int] = field(default_factory=dict)
     listeners: list[Listener] = field(default_factory=list)
     seen: int = 0  # losses and errors so far, each record once
     last: str = ""  # the reason of the latest loss or error
@@ -97,9 +94,6 @@ class Faults:
         self._count(self.errors, Kind.ERROR, reason, detail, 1)
         self._saw(reason)
 
-    def leave_out(self, reason: str, detail: str = "") -> None:
-        self._count(self.left_out, Kind.LEFT_OUT, reason, detail, 1)
-
     def warn(self, reason: str) -> None:
         with self._lock:
             first = reason not in self._warned
@@ -108,11 +102,10 @@ class Faults:
             self._tell(Fault(Kind.WARNING, reason))
 
     def summary(self) -> list[str]:
-        """A line per reason: what was lost, what failed, what was left out."""
+        """A line per reason: what was lost, what failed."""
         return [
             *(f"{_exchanges(n)} lost: {reason}" for reason, n in self.lost.items()),
             *(f"error inside the recorder{_times(n)}: {r}" for r, n in self.errors.items()),
-            *(f"left out ({n}): {reason}" for reason, n in self.left_out.items()),
         ]
 
     def _count(self, tally: dict[str, int], kind: Kind, reason: str, detail: str, n: int) -> None:

@@ -47,7 +47,7 @@ from recorder.protocol._grpc import (
     is_binary_header,
     timed_messages,
 )
-from recorder.record._faults import Faults, lost
+from recorder.record._faults import lost
 from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
 
 logger = logging.getLogger(__name__)
@@ -62,7 +62,6 @@ UPSTREAM_SCHEMES: dict[str, str] = {
     "grpcs": "tls",
     "tls": "tls",
 }
-NOT_HTTP2 = "connections to the gRPC listener that are not HTTP/2 (forwarded, not recorded)"
 # Request pseudo-headers that the request line already says; `:authority` is kept as metadata.
 REQUEST_LINE_PSEUDO = frozenset({":method", ":scheme", ":path"})
 
@@ -295,19 +294,15 @@ class GrpcTap:
     (`grpc://host:port`); None leaves the flow alone.  `sink(record, upstream)` is called for
     every finished call, in the proxy's loop.  The bytes are forwarded untouched (the hook reads
     `flow.messages` and then drops them, so a long connection does not pile up in memory).
-    A connection whose bytes are not HTTP/2 is forwarded, never recorded, and counted as left
-    out in `faults`; a call that fails to decode or to be written is logged as lost.
+    A connection whose bytes are not HTTP/2 is forwarded and logged (a warning), never
+    recorded; a call that fails to decode or to be written is logged as lost.
     """
 
     def __init__(
-        self,
-        origin: Callable[[Any], str | None],
-        sink: Callable[[GrpcRecord, str], None],
-        faults: Faults | None = None,
+        self, origin: Callable[[Any], str | None], sink: Callable[[GrpcRecord, str], None]
     ) -> None:
         self.origin = origin
         self.sink = sink
-        self.faults = faults or Faults()
         self._connections: dict[str, _Connection] = {}
 
     def tcp_start(self, flow: Any) -> None:
@@ -341,7 +336,7 @@ class GrpcTap:
         connection.failed = True
         self._drain(connection)
         if isinstance(exc, H2ProtocolError):
-            self.faults.leave_out(NOT_HTTP2, f"{connection.upstream}: {exc}")
+            logger.warning("gRPC listener: not HTTP/2, forwarded unrecorded: %s", exc)
         calls = connection.observer.open_streams
         if calls or not isinstance(exc, H2ProtocolError):
             logger.error(

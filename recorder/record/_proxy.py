@@ -383,7 +383,7 @@ class RecordingProxy:
         return master
 
     def _tap(self, origin: Callable[[Any], str | None]) -> GrpcTap:
-        return GrpcTap(origin, self.addons.record_grpc, self.addons.faults)
+        return GrpcTap(origin, self.addons.record_grpc)
 
     def _grpc_listener_origin(self, flow: Any) -> str | None:
         if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:

@@ -15,8 +15,9 @@ Invariants:
   together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
   capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
   recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
-  so it is counted and the exit status says so.  What is left out on purpose (not A2A) is
-  counted too (`Faults.leave_out`).
+  so it is counted and the exit status says so.
+- **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
+  is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ from mitmproxy import command, ctx, http
 from recorder.capture import Exchange, Request, Response, render_exchange
 from recorder.protocol import Classification
 from recorder.record._classifier import Classifier
-from recorder.record._faults import Faults, lost
+from recorder.record._faults import lost
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._redaction import Redaction
 from recorder.record._sinks import EXISTING, SPLITS, Sink, capture_path, out_problem
@@ -69,10 +71,10 @@ OPTIONS = (
 CUT_NOTE = "cut by recorder shutdown"
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
-NOT_A2A = "not A2A (--all, a2a_all, records such exchanges too)"
-PUSHED_OTHER = "the agent's own traffic through the push proxy, not a push delivery"
 
 Listener = Callable[[Path, Exchange, int], None]  # capture, exchange, bytes written
+LeftOutListener = Callable[[str, int], None]  # why, how many left out for it so far
+PUSH_PROXY_OTHER = "not a push delivery (the agent's own traffic through the push proxy)"
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Totals:
     bytes: int = 0
     redactions: int = 0
     captures: set[Path] = field(default_factory=set)
+    left_out: Counter[str] = field(default_factory=Counter)  # reason -> exchanges not recorded
 
     def add(self, path: Path, exchange: Exchange, size: int) -> None:
         self.exchanges += 1
@@ -99,15 +102,15 @@ class Save:
 
     name = "a2a_save"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
-    def __init__(self, classifier: Classifier, redaction: Redaction, faults: Faults) -> None:
+    def __init__(self, classifier: Classifier, redaction: Redaction) -> None:
         self.classifier = classifier
         self.redaction = redaction
-        self.faults = faults
         self.out: Path | None = None
         self.split = "none"
         self.record_all = False
         self.existing = "refuse"
         self.listeners: list[Listener] = []
+        self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
         self._sinks: dict[Path, Sink] = {}
         self._finalised: set[Path] = set()
@@ -214,8 +217,7 @@ class Save:
         state.saved = True
         self._inflight.pop(flow.id, None)
         if state.pushed and not state.delivery and not self.record_all:
-            # the agent's other outgoing traffic, through the push proxy
-            self.faults.leave_out(PUSHED_OTHER, _what(state.request))
+            self._leave_out(f"{state.request.method} {flow.request.pretty_url}: {PUSH_PROXY_OTHER}")
             return
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
@@ -253,10 +255,10 @@ class Save:
         error: str | None,
     ) -> None:
         """Write one exchange (HTTP here, gRPC from the tap); times are epoch seconds."""
-        if self.out is None:
-            return
         if not (classification.is_a2a or self.record_all):
-            self.faults.leave_out(NOT_A2A, f"{_what(request)}: {classification.reason}")
+            self._leave_out(classification.reason or f"{request.method} {request.target}: not A2A")
+            return
+        if self.out is None:
             return
         if error is not None and self._stopping:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
@@ -275,6 +277,13 @@ class Save:
             )
             landed = self._append(sink, exchange)
         self._written(sink, landed)
+
+    def _leave_out(self, why: str) -> None:
+        with self._lock:
+            self.totals.left_out[why] += 1
+            count = self.totals.left_out[why]
+        for listener in self.left_out_listeners:
+            listener(why, count)
 
     def _written(self, sink: Sink, landed: list[tuple[Exchange, int]]) -> None:
         for exchange, size in landed:

@@ -288,9 +288,12 @@ def test_what_is_left_out_is_counted_with_its_reason(agent: DemoAgent, tmp_path:
     code, console = recorder.stop()
     check_accounted(out, answered, code, console)
     assert code == 0
-    assert "left out: not A2A" in console  # said as it happens, once
-    assert "  GET /favicon.ico: no A2A route for GET /favicon.ico" in console
-    assert "left out (3): not A2A" in console  # and counted in the summary
+    said = "left out (not A2A; --all records it): no A2A route for GET /favicon.ico"
+    assert console.count(said) == 1  # said as it happens, once
+    assert (
+        "left out 3 exchanges that are not A2A (--all records them): "
+        "2× no A2A route for GET /favicon.ico; 1× no A2A route for GET /robots.txt"
+    ) in console  # and counted in the summary
 
 
 # -- errors inside the recorder -----------------------------------------------------------------

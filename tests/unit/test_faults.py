@@ -65,17 +65,6 @@ def test_warnings_of_our_own_are_passed_on_once_and_not_counted(
     assert [(f.kind, f.reason) for f in heard] == [(Kind.WARNING, "possible secret: x")]
 
 
-def test_left_out_is_said_but_is_no_fault() -> None:
-    faults = Faults()
-    heard: list[Fault] = []
-    faults.listeners.append(heard.append)
-    faults.leave_out("not A2A", "GET /favicon.ico")
-    faults.leave_out("not A2A", "GET /robots.txt")
-    assert faults.clean and faults.left_out == {"not A2A": 2}
-    assert faults.summary() == ["left out (2): not A2A"]
-    assert heard == [Fault(Kind.LEFT_OUT, "not A2A", "GET /favicon.ico")]
-
-
 def test_uninstalled_it_hears_nothing() -> None:
     faults = Faults()
     handler = FaultLog(faults)
