@@ -163,7 +163,8 @@ def _offset_us(value: object, started: float) -> int:
 def _response(
     part: object, where: str, started: float, event_times: tuple[int, ...]
 ) -> tuple[Response | None, tuple[str, ...], str | None]:
-    """The response, its notes, and the error when none came (HAR status 0)."""
+    """The response, its notes, and the error: why none came (HAR status 0), or why it broke
+    off (`_error` beside a status)."""
     if not isinstance(part, Mapping):
         raise ConvertError(f"{where}: response is missing or not an object")
     status = part.get("status")
@@ -188,7 +189,8 @@ def _response(
     if is_event_stream(response.header("content-type")):
         response, stream_notes = framed(response, event_times)
         notes = (*notes, *stream_notes)
-    return response, notes, None
+    error = part.get("_error")  # an answer that began and then broke off
+    return response, notes, str(error) if error else None
 
 
 def _content(content: object, where: str) -> bytes:

@@ -141,6 +141,8 @@ def _response(response: Response | None, error: str | None) -> dict[str, Any]:
         out["content"] = {**content, **_grpc(response.messages)}
     if response.trailers:
         out["_trailers"] = _headers(response.trailers)
+    if error:  # the answer began, then broke off (a stream cut, a client gone)
+        out["_error"] = error
     return out
 
 
