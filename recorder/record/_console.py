@@ -9,12 +9,12 @@
 - a summary at stop: exchanges, errors, bytes, redactions, the captures written, what was
   left out and why, then a line per fault reason with its count.
 
-`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
-`a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
-(`recorder.lint.Linter`, one per capture) and its findings follow its line, quiet or not.
-Linting sees exchanges as they complete, so a push delivery that arrives before the send that
-configured it inline is not judged.  The text of a line is pure (`exchange_line`), so tests
-and other shells can use it.
+`a2a_quiet` turns the lines off (warnings and the summary still go to the log; errors and
+losses are still shown).  With `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange
+is also linted as it is written (`recorder.lint.Linter`, one per capture) and its findings
+follow its line, quiet or not.  Linting sees exchanges as they complete, so a push delivery
+that arrives before the send that configured it inline is not judged.  The text of a line is
+pure (`exchange_line`), so tests and other shells can use it.
 """
 
 from __future__ import annotations
@@ -154,8 +154,9 @@ class Console:
             self._say(f"left out (not A2A; --all records it): {why}")
 
     def _fault(self, fault: Fault) -> None:
-        """The first of each reason; the log has them all (the console does not repeat it)."""
-        if self.quiet:
+        """The first of each reason; the log has them all (the console does not repeat it).
+        `a2a_quiet` silences warnings, not errors or losses."""
+        if self.quiet and fault.kind is Kind.WARNING:
             return
         self._echo(f"{FAULT_PREFIX[fault.kind]}{fault.reason}")
         if fault.detail:

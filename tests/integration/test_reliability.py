@@ -314,15 +314,17 @@ _cards.CardRewrite.response = response
 """
 
 
+@pytest.mark.parametrize("quiet", [False, True], ids=["", "quiet"])
 def test_an_error_inside_the_recorder_is_counted_shown_and_fails_the_run(
-    agent: DemoAgent, tmp_path: Path
+    agent: DemoAgent, tmp_path: Path, quiet: bool
 ) -> None:
     """A hook that raises stops mitmproxy's visit of the set for that event, so the save addon
-    never sees the exchange: it must be counted lost, its traceback shown once."""
+    never sees the exchange: it must be counted lost, its traceback shown once (`--quiet`
+    silences the line per exchange, not this)."""
     (tmp_path / "sitecustomize.py").write_text(INJECTED)
     out = tmp_path / "cap.http"
     recorder = Recorder(
-        ["--upstream", agent.base_url, "--out", str(out)],
+        ["--upstream", agent.base_url, "--out", str(out), *(["--quiet"] if quiet else [])],
         env={"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
     ).start()
     answered = sends(recorder.url, 3) | sends(recorder.url, 2, "echo boom") | sends(recorder.url, 3)
