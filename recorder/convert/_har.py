@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from recorder.capture import GrpcMessage, Headers, Request, Response, header_value
+from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
 from recorder.convert._observed import ConvertError, Observed, framed
 from recorder.protocol import is_event_stream
 from recorder.protocol._grpc import is_grpc_content_type
@@ -67,7 +67,7 @@ def observed_from_har(document: object) -> list[Observed]:
 def load_har(path: Path) -> object:
     """The parsed JSON of a HAR file; `ConvertError` (`path: what is wrong`) if unreadable."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8-sig"))
+        return json.loads(read_regular(path).decode("utf-8-sig"))
     except OSError as exc:
         raise ConvertError(f"{path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:

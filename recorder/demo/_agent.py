@@ -69,7 +69,7 @@ from a2a.types.a2a_pb2 import (
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
-from recorder._background import BackgroundLoop, bind_socket
+from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, bind_socket
 
 __all__ = [
     "COMMANDS",
@@ -403,7 +403,9 @@ class _Servers:
         host = agent.host
         self.sock = bind_socket(host, agent.requested_http_port)
         self.http_port = int(self.sock.getsockname()[1])
-        self.grpc: grpc.aio.Server | None = grpc.aio.server() if agent.enable_grpc else None
+        self.grpc: grpc.aio.Server | None = (
+            grpc.aio.server(options=GRPC_SERVER_OPTIONS) if agent.enable_grpc else None
+        )
         self.grpc_port: int | None = None
         if self.grpc is not None:
             self.grpc_port = int(self.grpc.add_insecure_port(f"{host}:{agent.requested_grpc_port}"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from recorder.capture import CaptureParseError, parse
+from recorder.capture import CaptureParseError, parse, read_regular
 from recorder.ci import BaselineError, BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
@@ -58,7 +58,7 @@ def capture_files(paths: Sequence[Path]) -> list[Path]:
 def lint_file(path: Path, **options: Any) -> list[Finding]:
     """Read and lint one capture file; LintInputError (with file:line) if it is damaged."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except OSError as exc:
         raise LintInputError(f"{path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:

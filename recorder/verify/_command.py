@@ -18,6 +18,7 @@ import click
 
 from recorder.capture import Capture, CaptureParseError, read_capture
 from recorder.ci import BaselineError
+from recorder.cli import check_grpc_upstream, check_url
 from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
 from recorder.verify._modes import LEARN_FORMATS, Job, learn_into, once, run_trials
 from recorder.verify._report import FORMATS
@@ -33,10 +34,13 @@ def _fail(message: str) -> NoReturn:
 
 @click.command("verify")
 @click.argument("capture", type=click.Path(path_type=Path))
-@click.option("--agent", required=True, metavar="URL", help="The live agent's base URL.")
+@click.option(
+    "--agent", required=True, metavar="URL", callback=check_url, help="The live agent's base URL."
+)
 @click.option(
     "--grpc",
     metavar="HOST:PORT",
+    callback=check_grpc_upstream,
     help="The live agent's gRPC address (default: its card's GRPC interface).",
 )
 @click.option(
