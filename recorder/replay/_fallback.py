@@ -39,7 +39,7 @@ WORDS = {
 
 def trouble(request: Request, c: Classification, jsonrpc_paths: frozenset[str]) -> str | None:
     """What kind of request no agent route serves this is; None for an A2A request."""
-    if c.operation is not None or request.messages:
+    if c.is_known or request.messages:
         return None
     path = request.target.partition("?")[0]
     if c.binding is Binding.JSONRPC or path in jsonrpc_paths:

@@ -106,8 +106,8 @@ def request_value(
         value["path"] = _path_ids(request.target, classification)
         query = query_of(request.target)
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
-    if classification.operation is None:
-        # Not an A2A operation: two unknown methods, or two routes, are two requests.
+    if not classification.is_known:
+        # No operation the tables know: two unknown methods, or two routes, are two requests.
         value["route"] = f"{request.method} {request.target.partition('?')[0]}"
         if classification.method:
             value["method"] = classification.method
