@@ -761,10 +761,16 @@ def _host_origin(request: Request) -> list[str]:
 
 
 def _interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
+    """The interfaces the recorded cards list, and, as the recorder learns them, every path
+    that carried a known JSON-RPC operation: a live request is read as it was recorded."""
     found: list[Interface] = []
+    learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
-        if exchange.classification.operation != AGENT_CARD or exchange.response is None:
-            continue
-        card = find_card(exchange.response.body, exchange.classification)
-        found.extend(interfaces_from_card(card) if card is not None else ())
-    return tuple(dict.fromkeys(found))
+        c = exchange.classification
+        if c.binding is Binding.JSONRPC and c.is_known:
+            path = exchange.request.target.partition("?")[0]
+            learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
+        if c.operation == AGENT_CARD and exchange.response is not None:
+            card = find_card(exchange.response.body, c)
+            found.extend(interfaces_from_card(card) if card is not None else ())
+    return tuple(dict.fromkeys([*found, *learned]))

@@ -268,6 +268,50 @@ def test_the_suite_replayed_in_any_order_sees_what_it_saw_live(
     assert replayed == {t: live[t] for t in replayed}
 
 
+# ---- what no agent route serves: the agent's own answers --------------------------------------
+
+BAD = [
+    (
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tasks/explode"}',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "x/y"}',
+    ),
+    (b'{"jsonrpc":', b"\xff\xfe not json"),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}]', b'[{"jsonrpc": "2.0", "id": 2}]'),
+]
+
+
+def post(base: str, body: bytes) -> tuple[int, Any]:
+    parts = urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
+    try:
+        connection.request("POST", "/a2a/jsonrpc", body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_the_agent_s_own_answers_to_bad_requests_serve_others_like_them(tmp_path: Path) -> None:
+    out = tmp_path / "bad.http"
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
+        RawClient(proxy.url, "client").send("echo card")  # the endpoint is known from here on
+        live = [post(proxy.url, recorded) for recorded, _ in BAD]
+    with Replayer([read_capture(out)]) as replayer:
+        same = [post(replayer.url, recorded) for recorded, _ in BAD]
+        others = [post(replayer.url, other) for _, other in BAD]
+        entries = replayer.journal.requests
+        assert replayer.report.synthesized_answers == [], replayer.report.as_json()
+    assert same == live
+    for (status, answer), (live_status, live_answer) in zip(others, live, strict=True):
+        assert status == live_status
+        assert answer["error"] == live_answer["error"]  # the agent's words, not a2a-sdk's
+    assert [e.answer for e in entries] == ["recorded"] * 3 + ["adapted"] * 3
+    assert all("could not serve" in e.changes[0] for e in entries[3:])
+
+
 # ---- the @a2a-js/sdk client's push-config flow, twice -------------------------------------------
 
 JS = ENVS["a2a-js-1.3.x"]

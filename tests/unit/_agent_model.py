@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recorder.capture import Capture, Exchange, Request, Response
-from recorder.protocol import classify
+from recorder.protocol import Binding, Interface, classify
 
 Json = Any
 PATH = "/a2a/jsonrpc"
 JSON_HEADERS = (("content-type", "application/json"),)
+# The endpoint, as the recorder knows it (from the card, or from a known request it carried).
+INTERFACES = (Interface(f"http://127.0.0.1:9{PATH}", Binding.JSONRPC),)
 EPHEMERAL = itertools.count(20000)  # ports no two connections share, unless a test says so
 ERRORS = {
     "TaskNotFound": (-32001, "Task not found", "TASK_NOT_FOUND"),
@@ -324,7 +326,7 @@ class Recording:
         self.exchanges.append(
             Exchange(
                 number,
-                classify(request, reply),
+                classify(request, reply, interfaces=INTERFACES),
                 request,
                 reply,
                 started_us=number * 1000,
