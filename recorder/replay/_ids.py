@@ -43,6 +43,7 @@ from recorder.protocol import (
     Version,
     operation,
     parse_json,
+    resource_ids,
 )
 
 Json = Any
@@ -57,7 +58,6 @@ IGNORED_KEYS = TIMESTAMP_FIELDS
 DEFAULT_MEMBERS: dict[str, tuple[Json, str]] = {"mediaType": ("text/plain", "text")}
 EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
 _REDACTED = re.compile(r"<redacted:\d+>")
-_RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
 _SNAKE = re.compile(r"(?<!^)([A-Z])")
 
 
@@ -215,12 +215,13 @@ def _slots_at(where: Location, value: str, position: IdPosition) -> Iterator[Slo
     if not position.resource:
         yield Slot(where, value, position.role, position.kind)
         return
-    matched = _RESOURCE.fullmatch(value)
-    if matched is None:
+    found = resource_ids(value)
+    if found is None:
         return  # not a resource name: compared as it is
-    yield Slot(where, matched.group(1), IdRole.REFERENCE, IdKind.TASK, 1)
-    if matched.group(2):
-        yield Slot(where, matched.group(2), position.role, IdKind.CONFIG, 3)
+    task, config = found
+    yield Slot(where, task, IdRole.REFERENCE, IdKind.TASK, 1)
+    if config:
+        yield Slot(where, config, position.role, IdKind.CONFIG, 3)
 
 
 # ---- shape and key ------------------------------------------------------------------------

@@ -40,15 +40,19 @@ from recorder._gcpause import collector_paused
 from recorder.capture import Capture, Exchange, Response
 from recorder.protocol import (
     AGENT_CARD,
+    CURSOR_FIELDS,
     LISTINGS,
     NOT_JSON,
     PUSH_DELIVERY,
     RESPONSE_ID_KEYS,
+    SERVED_AS_RECORDED,
     TIMESTAMP_FIELDS,
+    USER_CONTENT_KEYS,
     Binding,
     IdRole,
     event_data,
     parse_json,
+    resource_ids,
 )
 from recorder.replay._ids import (
     Json,
@@ -68,12 +72,9 @@ from recorder.replay._respond import MIN_EMBEDDED
 
 # Operations whose answers hold no session ids (a card's `id`s and `name`s are skills').
 CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
-# Subtrees of an answer that hold the agent's or the user's data, never ids to swap.
-OPAQUE_KEYS = frozenset({"metadata", "data"})
-# Page cursors: served as recorded, and named back by the client's next page request.
-CURSOR_KEYS = frozenset({"nextPageToken"})
-# Ids an answer hands out that a client never names back: served as recorded, never minted.
-UNMINTED_KEYS = frozenset({"messageId", "message_id", "artifactId", "artifact_id", "nextPageToken"})
+# Ids an answer hands out that are served as recorded, never minted (`recorder.protocol`'s id
+# model): those a client never names back, and page cursors, which it names back as they are.
+UNMINTED_KEYS = SERVED_AS_RECORDED | CURSOR_FIELDS
 _NAMED = (Provenance.ISSUED, Provenance.OWN, Provenance.FIXED)
 
 
@@ -219,7 +220,7 @@ class _Loader:
         listing = c.operation in LISTINGS
         probe = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED})
         new = self._learn(found, exchange.number, index)
-        cursors = tuple(v for k, v in found if k in CURSOR_KEYS and v)
+        cursors = tuple(v for k, v in found if k in CURSOR_FIELDS and v)
         if cursors:
             self.script.cursors[index] = cursors
         if probe or listing or c.operation in CARD_OPERATIONS:
@@ -409,7 +410,7 @@ def _located(
     if isinstance(value, dict):
         envelope = "jsonrpc" in value
         for k, v in value.items():
-            if not (k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id")):
+            if not (k in USER_CONTENT_KEYS or k == "jsonrpc" or (envelope and k == "id")):
                 _located(v, k, (*where, k), out)
     elif isinstance(value, list):
         for index, item in enumerate(value):
@@ -426,7 +427,7 @@ def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:
     if kind is dict:
         envelope = "jsonrpc" in value
         for k, v in value.items():
-            if k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id"):
+            if k in USER_CONTENT_KEYS or k == "jsonrpc" or (envelope and k == "id"):
                 continue
             if type(v) is str:
                 if k in RESPONSE_ID_KEYS:  # checked here: most strings are not ids
@@ -453,8 +454,8 @@ def _id_at(key: str | None, value: str, out: list[tuple[str, str]]) -> None:
 
 
 def _resource_ids(name: str) -> Iterator[tuple[str, str]]:
-    parts = name.split("/")
-    if len(parts) in (2, 4) and parts[0] == "tasks" and all(parts):
-        yield "taskId", parts[1]
-        if len(parts) == 4:
-            yield "configId", parts[3]
+    found = resource_ids(name)
+    if found is not None:
+        yield "taskId", found[0]
+        if found[1]:
+            yield "configId", found[1]
