@@ -57,6 +57,7 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
+from recorder.replay._carry import Applied, Carrier
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
@@ -70,7 +71,6 @@ from recorder.replay._resolve import (
     Decision,
     Kind,
     LiveRequest,
-    Option,
     Resolver,
     Unanswered,
 )
@@ -83,7 +83,7 @@ from recorder.replay._respond import (
     template,
 )
 from recorder.replay._script import Script, Step, load_script
-from recorder.replay._state import MAX_SESSIONS, Family, LiveState, Session
+from recorder.replay._state import MAX_SESSIONS, LiveState, Session
 
 ANSWER_CACHE_SIZE = 4096
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
@@ -158,32 +158,6 @@ class Refused:
 Outcomes = Served | Miss | Refused
 
 
-@dataclass(slots=True)
-class _Applied:
-    """What answering a decision did: the values to put in the answer and who it touched."""
-
-    mapping: dict[str, str]
-    agent_ids: dict[str, str]  # the part of `mapping` that maps ids the agent handed out
-    session: Session | None
-    changes: tuple[str, ...] | None = None  # what of the answer is not as recorded
-    seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None  # for the journal
-
-
-@dataclass(frozen=True, slots=True)
-class _Decided:
-    """A decision and what carrying it out gave, for as long as its sessions stay as they
-    were (`holds`)."""
-
-    decision: Decision
-    applied: _Applied
-    families: tuple[Family, ...]
-    sessions: tuple[tuple[Session, int], ...]  # and their generations then
-
-    def holds(self) -> bool:
-        """Nothing in its sessions changed (a family moving away changes the one it left)."""
-        return all(session.generation == then for session, then in self.sessions)
-
-
 class ReplayService:
     """Answers live requests from captures (see the module docstring)."""
 
@@ -201,6 +175,7 @@ class ReplayService:
         self.state = LiveState(self.script, ids or IdFactory(), max_sessions)
         self.resolver = Resolver(self.script, self.state)
         self.lister = Lister(self.script, self.state)
+        self.carrier = Carrier(self.script, self.state)
         self.report = Report(self.script)
         self.journal = Journal(journal_limit)
         self.deliver = deliver
@@ -218,8 +193,6 @@ class ReplayService:
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
         self.reader = RequestReader(self.interfaces, self.script.secret_params)
         self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
-        self._decided: dict[tuple[object, ...], _Decided] = {}
-        self._unminted: dict[int, list[str]] = {}
 
     @property
     def sessions(self) -> LiveState:
@@ -237,10 +210,8 @@ class ReplayService:
         reading = self.reader.read(request)
         parsed = reading.parsed
         version = reading.headers.get("a2a-version")
-        cached = self._decided.get((parsed, version, self.state.generation))
-        if cached is not None and cached.holds():
-            for family in cached.families:
-                self.state.touch(family)
+        cached = self.carrier.recall(reading)
+        if cached is not None:
             return self._serve(request, client, reading, cached.decision, cached.applied)
         live = LiveRequest(parsed, parsed.classification, parsed.value, parsed.slots, version)
         found = self.resolver.resolve(live)
@@ -291,13 +262,10 @@ class ReplayService:
         client: Client,
         reading: Reading,
         decision: Decision,
-        applied: _Applied | None = None,
+        applied: Applied | None = None,
     ) -> Served:
         if applied is None:
-            before = self.state.generation, _generations(decision)
-            applied = self._apply(decision, reading)
-            if before == (self.state.generation, _generations(decision)):
-                self._remember(decision, applied, reading)
+            applied = self.carrier.carry(decision, reading)
         step = decision.step
         changes: tuple[str, ...] = ()
         if decision.kind is Kind.LIST:
@@ -318,147 +286,6 @@ class ReplayService:
         logged = _Logged("served", kind, changes, step=step, session=session, seen=applied.seen)
         number = self._log(request, client, reading, logged, answer)
         return Served(answer, step, session, deliveries, number, kind, changes)
-
-    def _remember(self, decision: Decision, applied: _Applied, reading: Reading) -> None:
-        """A read or a stateless answer that changed nothing is decided the same way again
-        while nothing it depends on changes (the generations of `_state`): a poll that has
-        reached the end of its recorded story costs no resolving."""
-        if decision.kind not in (Kind.READ, Kind.STATELESS):
-            return
-        families = tuple(dict.fromkeys(f for o in decision.options for f, _ in o.branches))
-        sessions = _generations(decision)
-        key = (reading.parsed, reading.headers.get("a2a-version"), self.state.generation)
-        if len(self._decided) >= ANSWER_CACHE_SIZE:
-            self._decided.clear()
-        self._decided[key] = _Decided(decision, applied, families, sessions)
-
-    def _apply(self, decision: Decision, reading: Reading) -> _Applied:
-        """Carry out a decision on the live state; the values its answer needs."""
-        state = self.state
-        narrowing = decision.kind in (Kind.READ, Kind.CREATE)
-        session: Session | None = None
-        for family, roots in _kept(decision).items():
-            if narrowing:
-                state.narrow(family, roots)
-            session = family.session
-        for option in decision.options if narrowing else ():
-            for family, root in option.branches:
-                named = self._named_in(decision, family, root, reading)
-                state.advance(family, root, named, option.step.index)
-        created = self._create(decision, reading) if decision.kind is Kind.CREATE else None
-        if narrowing and (len(decision.options) > 1 or _fresh(decision)):
-            self._alias(decision, reading, created)
-        mapping: dict[str, str] = {}
-        agent: dict[str, str] = {}
-        mapped: set[Family] = set()
-        for family, root in decision.options[0].branches if decision.options else ():
-            self._map(family, root, mapping, agent)
-            mapped.add(family)
-            state.touch(family)
-        if created is not None:
-            self._map(created, decision.step.index, mapping, agent)
-            mapped.add(created)
-            session = created.session
-        self._echo(decision, reading, session, mapping)
-        for family, root in session.matching.items() if session else ():
-            if family not in mapped:  # the session's other ids (a context, a config)
-                self._map(family, root, mapping, agent)
-        return _Applied(mapping, agent, session)
-
-    def _alias(self, decision: Decision, reading: Reading, created: Family | None) -> None:
-        """In every branch kept, the ids the step answered from showed as recorded, and the
-        client's fresh values, stand for the same at the same places (see `_state`)."""
-        rep = decision.options[0]
-        shown = self._shown_ids(rep, created) if len(decision.options) > 1 else []
-        for option in decision.options:
-            # The fresh values of a create belong to what it created, of a read to what it read.
-            branches = [(created, option.step.index)] if created else list(option.branches)
-            pairs = [
-                (recorded.slot.value, slot.value)
-                for sense, slot, recorded in zip(
-                    decision.hypothesis, reading.parsed.slots, option.step.slots, strict=True
-                )
-                if sense.provenance is Provenance.FRESH
-            ]
-            kept = list(zip(self._unminted_ids(option.step), shown, strict=False))
-            for family, root in branches:
-                self.state.alias(family, root, pairs, echo=True)
-                if option is not rep:
-                    self.state.alias(family, root, kept)
-
-    def _shown_ids(self, option: Option, created: Family | None) -> list[str]:
-        """The ids served as recorded in the answer of `option`, as the client sees them."""
-        found = self._unminted_ids(option.step)
-        if created is not None or not option.branches:
-            return found
-        family, root = option.branches[0]
-        return [self.state.shown(family, root, v) for v in found]
-
-    def _unminted_ids(self, step: Step) -> list[str]:
-        """The ids a step's answer shows as recorded (not minted, not the request's own)."""
-        found = self._unminted.get(step.index)
-        if found is None:
-            slots = {r.slot.value for r in step.slots}
-            origin = self.script.origin
-            found = [v for v in step.response_ids if v not in origin and v not in slots]
-            self._unminted[step.index] = found
-        return found
-
-    def _create(self, decision: Decision, reading: Reading) -> Family:
-        step = decision.step
-        given = {
-            recorded.slot.value: slot.value
-            for sense, slot, recorded in zip(
-                decision.hypothesis, reading.parsed.slots, step.slots, strict=True
-            )
-            if sense.provenance is Provenance.OWN
-        }
-        roots = [step.index, *(o.step.index for o in decision.options)]
-        session = decision.session if decision.fits else None
-        return self.state.create(session, roots, given)
-
-    def _named_in(
-        self, decision: Decision, family: Family, root: int, reading: Reading
-    ) -> list[str]:
-        return [
-            self.state.recorded(family, root, slot.value)
-            for sense, slot in zip(decision.hypothesis, reading.parsed.slots, strict=True)
-            if sense.family is family
-        ]
-
-    def _map(
-        self, family: Family, root: int, mapping: dict[str, str], agent: dict[str, str]
-    ) -> None:
-        owned = self.script.steps[root].owned
-        for position, (recorded, live) in enumerate(self.state.mapping(family, root)):
-            mapping.setdefault(recorded, live)
-            if position >= owned and recorded != live:
-                agent.setdefault(recorded, live)
-        branch = family.branches[root]
-        for recorded, shown in branch.aliases.items():
-            mapping.setdefault(recorded, shown)
-            agent.setdefault(recorded, shown)
-        for recorded, shown in branch.echoes.items():
-            mapping.setdefault(recorded, shown)
-        mapping.update((k, v) for k, v in family.session.echoes.items() if k not in mapping)
-
-    def _echo(
-        self,
-        decision: Decision,
-        reading: Reading,
-        session: Session | None,
-        mapping: dict[str, str],
-    ) -> None:
-        """The request's own values for the recorded ones (a fresh messageId, a webhook URL
-        and its token): in the answer, and kept by the session for later answers."""
-        for sense, slot, recorded in zip(
-            decision.hypothesis, reading.parsed.slots, decision.step.slots, strict=True
-        ):
-            old = recorded.slot.value
-            if old != slot.value and (sense.family is None or old not in mapping):
-                mapping.setdefault(old, slot.value)
-            if session is not None and sense.provenance is Provenance.FRESH:
-                self.state.echo(session, old, slot.value)
 
     # -- answers ------------------------------------------------------------------------
 
@@ -492,7 +319,7 @@ class ReplayService:
         return template(recorded, mapping, jsonrpc=jsonrpc, rewrite=rewrite)  # type: ignore[arg-type]
 
     def _listing(
-        self, decision: Decision, applied: _Applied, reading: Reading
+        self, decision: Decision, applied: Applied, reading: Reading
     ) -> tuple[Answer, Step, tuple[str, ...]]:
         steps = self.script.candidates(decision.key, reading.headers.get("a2a-version"))
         scope = _scope(decision, self.state, reading)
@@ -502,9 +329,7 @@ class ReplayService:
         answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
         return answer, listing.step, listing.changes
 
-    def _changed(
-        self, step: Step, applied: _Applied, answer: Answer, reading: Reading
-    ) -> list[str]:
+    def _changed(self, step: Step, applied: Applied, answer: Answer, reading: Reading) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
         found = []
         shown = self._shown.get(step.index)
@@ -674,26 +499,6 @@ class _Logged:
 
 
 # ---- small pure helpers ---------------------------------------------------------------------
-
-
-def _generations(decision: Decision) -> tuple[tuple[Session, int], ...]:
-    """The sessions a decision's families are in, with their generations now."""
-    sessions = {f.session: f.session.generation for o in decision.options for f, _ in o.branches}
-    return tuple(sessions.items())
-
-
-def _fresh(decision: Decision) -> bool:
-    return any(s.provenance is Provenance.FRESH for s in decision.hypothesis)
-
-
-def _kept(decision: Decision) -> dict[Family, list[int]]:
-    kept: dict[Family, list[int]] = {}
-    for option in decision.options:
-        for family, root in option.branches:
-            roots = kept.setdefault(family, [])
-            if root not in roots:
-                roots.append(root)
-    return kept
 
 
 def _scope(decision: Decision, state: LiveState, reading: Reading) -> frozenset[Session] | None:
