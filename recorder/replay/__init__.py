@@ -1,7 +1,10 @@
 """Replay a capture as a fake agent: one transport-neutral service, thin HTTP and gRPC faces.
 
-`ReplayService` (pure) decides every answer; `ReplayApp` (ASGI) and the gRPC handler only
-translate bytes; `Replayer` runs both on a thread.  See `_service` for the model.
+`ReplayService` (pure) decides every answer; a `Runner` does what goes around it (misses,
+forwarding, push deliveries before and after); `ReplayApp` (ASGI) and the gRPC handler only
+translate bytes; `Replayer` runs both on a thread.  See `_service` for the model, `_state`
+for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
+replay the same bytes).
 
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
