@@ -180,6 +180,8 @@ class LiveState:
         """A family for `roots` (the first is the one answered from); `given` maps recorded
         ids of that root to the live ids the client chose.  Joins `session` when it fits."""
         ordered = list(dict.fromkeys(roots))
+        if session is not None and session in self._sessions:
+            self._sessions.move_to_end(session)  # not the one a new session pushes out
         if session is None or not self.fits(session, ordered):
             session = self._open()
         live = tuple(
@@ -191,10 +193,7 @@ class LiveState:
         session.generation += 1
         session.families[family] = None
         self._match(session, family)
-        for value in live:
-            self._by_live.setdefault(value, []).append(family)
-        for root in ordered:
-            self._by_root.setdefault(root, {})[family] = None
+        self._index(family)
         self.touch(family)
         return family
 
@@ -202,15 +201,17 @@ class LiveState:
         kept = [r for r in keep if r in family.branches]
         if not kept or len(kept) == len(family.branches):
             return
+        self.touch(family)  # not the session a new one would push out
         family.session.generation += 1
         if not self.fits_narrowed(family, kept):
             self._move(family, self._open())
             family.session.generation += 1
         for root in [r for r in family.branches if r not in kept]:
             del family.branches[root]
-            self._by_root[root].pop(family, None)
-            if not self._by_root[root]:
-                del self._by_root[root]
+            found = self._by_root.get(root, {})
+            found.pop(family, None)
+            if not found:
+                self._by_root.pop(root, None)
         if family.session.matching.get(family) not in family.branches:
             self._unmatch(family)
             self._match(family.session, family)
@@ -280,6 +281,14 @@ class LiveState:
         for family in session.families:
             self._unindex(family)
 
+    def _index(self, family: Family) -> None:
+        for value in family.live:
+            held = self._by_live.setdefault(value, [])
+            if family not in held:
+                held.append(family)
+        for root in family.branches:
+            self._by_root.setdefault(root, {})[family] = None
+
     def _unindex(self, family: Family) -> None:
         for value in family.live:
             held = self._by_live.get(value, [])
@@ -294,12 +303,15 @@ class LiveState:
                 self._by_root.pop(root, None)
 
     def _move(self, family: Family, session: Session) -> None:
+        """`family` leaves its session for `session` (a new one: opening it may have pushed
+        the old one out of the LRU, with this family's ids: they are indexed again)."""
         self._unmatch(family)
-        del family.session.families[family]
+        family.session.families.pop(family, None)
         family.session = session
         session.families[family] = None
         first = next(iter(family.branches))
         session.matching[family], session.owner[first] = first, family
+        self._index(family)
 
     def _match(self, session: Session, family: Family) -> None:
         found = _augment(session.matching, session.owner, family, _roots)

@@ -329,3 +329,28 @@ def test_a_listing_s_next_page_is_served_for_the_cursor_it_handed_out() -> None:
     assert isinstance(got, Served) and b'"page-2"' in got.answer.body  # type: ignore[union-attr]
     then = service.handle(second.request, Conn())
     assert isinstance(then, Served) and then.step.number == 2 and then.kind == "recorded"
+
+
+@pytest.mark.parametrize("limit", [1, 2, 64])
+def test_a_read_the_session_cannot_match_moves_its_task_to_a_session_of_its_own(
+    limit: int,
+) -> None:
+    # Two waiting tasks in one context, only the first recorded with a cancel: a live client
+    # that cancels both has its second task read a way the session has no second of.  The
+    # task moves to a session of its own (Hall's condition holds where it was), and is still
+    # answered as recorded, even when a new session pushes the old one out of the LRU.
+    ops: list[Op] = [("send-ctx", "echo a"), ("send-ctx", "wait"), ("send-ctx", "wait")]
+    recording = Recording(ModelAgent())
+    client = Client("raw")
+    recording.run(client, ops)
+    recording.step(client, ("cancel", 1))
+    recording.step(client, ("get", 2))
+    service = ReplayService([recording.capture()], ids=IdFactory(5), max_sessions=limit)
+    live = Client("raw")
+    for op in ops:
+        serve(service, live, op)
+    first, second = serve(service, live, ("cancel", 1)), serve(service, live, ("cancel", 2))
+    assert first["result"]["status"]["state"] == second["result"]["status"]["state"]
+    assert service.state.problems() == []
+    assert len(service.state) == min(2, limit)  # the second task's session, and the first's
+    assert clean(service)
