@@ -38,8 +38,8 @@ from recorder.protocol import (
     find_card,
     interfaces_from_card,
 )
-from recorder.record._redact import Redactor
 from recorder.record._scan import scan_exchange
+from recorder.redaction import Redactor
 
 EXTENDED_CARD = "GetExtendedAgentCard"
 # Where the card sits in a card exchange's response body, per binding (JSON-RPC wraps it).

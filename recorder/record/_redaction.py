@@ -23,9 +23,9 @@ from mitmproxy import ctx, http
 
 from recorder.capture import Exchange, Request, Response
 from recorder.record._options import Option, declare, touched
-from recorder.record._redact import Redactor
 from recorder.record._scan import scan_exchange
 from recorder.record._state import state_of
+from recorder.redaction import Redactor
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,45 @@
+"""Secrets out of what the tool writes and serves: the recorder's captures, the replayer's
+journal and report (pure: values in, values out).
+
+`Rules` say what is secret (`_rules`: names, push-config fields, a card's API keys);
+`Redactor` learns the secret values of an exchange and replaces them with stable placeholders
+(`<redacted:1>`) wherever they appear, however encoded (`_sweep`).  The recorder applies it
+to each exchange as it is written (never to what the proxy forwards); the replayer to each
+journal entry and report line.
+"""
+
+from recorder.redaction._redactor import (
+    MIN_SWEPT_LENGTH,
+    PLACEHOLDER,
+    REDACTED_NOTE,
+    Redactor,
+    with_redaction_note,
+)
+from recorder.redaction._rules import (
+    CREDENTIAL_NAME,
+    SECRET_FIELDS,
+    SECRET_HEADERS,
+    Rules,
+    api_key_headers,
+    api_key_names,
+    is_credential_name,
+)
+from recorder.redaction._sweep import Finder, secret_pattern, sweep_text
+
+__all__ = [
+    "CREDENTIAL_NAME",
+    "MIN_SWEPT_LENGTH",
+    "PLACEHOLDER",
+    "REDACTED_NOTE",
+    "SECRET_FIELDS",
+    "SECRET_HEADERS",
+    "Finder",
+    "Redactor",
+    "Rules",
+    "api_key_headers",
+    "api_key_names",
+    "is_credential_name",
+    "secret_pattern",
+    "sweep_text",
+    "with_redaction_note",
+]
