@@ -301,7 +301,7 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this header (known credentials and names with token, secret, "
-    "api-key, password are redacted anyway).",
+    "password, api-key, key, *-key, x-auth are redacted anyway).",
 )
 @click.option(
     "--redact-param",
@@ -309,6 +309,13 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this query parameter.",
+)
+@click.option(
+    "--card",
+    metavar="FILE|URL",
+    help="An agent card whose security schemes name the API keys to redact, for clients "
+    "that never fetch the card through the recorder (the upstream's own card is fetched "
+    "at start anyway when it can be).",
 )
 @click.option(
     "--read-timeout",
@@ -354,6 +361,7 @@ def record(
     force: bool,
     redact_headers: tuple[str, ...],
     redact_params: tuple[str, ...],
+    card: str | None,
     read_timeout: float,
     max_body_size: str,
     quiet: bool,
@@ -389,6 +397,7 @@ def record(
         console=None if quiet else lambda line: click.echo(line, err=True),
         redact_headers=redact_headers,
         redact_params=redact_params,
+        card=card,
         read_timeout=read_timeout,
         max_body_size=max_body_size,
         lint=lint_spec,

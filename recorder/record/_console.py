@@ -124,9 +124,10 @@ class Console:
     def done(self) -> None:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
+        left_out = f", {t.left_out} left out by before_record" if t.left_out else ""
         self._say(
             f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
-            f"{t.redactions} with redactions) to {files}"
+            f"{t.redactions} with redactions{left_out}) to {files}"
         )
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:

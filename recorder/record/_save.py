@@ -73,6 +73,7 @@ class Totals:
     errors: int = 0
     bytes: int = 0
     redactions: int = 0
+    left_out: int = 0  # exchanges the user's before_record hook left out
     captures: set[Path] = field(default_factory=set)
 
     def add(self, path: Path, exchange: Exchange, size: int) -> None:
@@ -217,18 +218,23 @@ class Save:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
         with self._lock:
             sink = self._sink(upstream, classification)
-            request, response, found = self.redaction.redact(sink.path, request, response)
-            exchange = Exchange(
-                number=sink.count + 1,
-                classification=classification,
-                request=request,
-                response=response,
-                started_us=max(0, int((started - sink.started) * 1e6)),
-                duration_us=max(0, int((ended - started) * 1e6)),
-                notes=(*notes, *found),
-                error=error,
+            kept = self.redaction.redact(
+                sink.path,
+                Exchange(
+                    number=sink.count + 1,
+                    classification=classification,
+                    request=request,
+                    response=response,
+                    started_us=max(0, int((started - sink.started) * 1e6)),
+                    duration_us=max(0, int((ended - started) * 1e6)),
+                    notes=tuple(notes),
+                    error=error,
+                ),
             )
-            exchange, size = self._append(sink, exchange)
+            if kept is None:
+                self.totals.left_out += 1  # by the user's before_record hook
+                return
+            exchange, size = self._append(sink, kept)
         self.totals.add(sink.path, exchange, size)
         for listener in self.listeners:
             listener(sink.path, exchange, size)
