@@ -10,6 +10,7 @@ journal entry and report line.
 
 from recorder.redaction._redactor import (
     MIN_SWEPT_LENGTH,
+    NO_RULES,
     PLACEHOLDER,
     REDACTED_NOTE,
     Redactor,
@@ -29,6 +30,7 @@ from recorder.redaction._sweep import Finder, secret_pattern, sweep_text
 __all__ = [
     "CREDENTIAL_NAME",
     "MIN_SWEPT_LENGTH",
+    "NO_RULES",
     "PLACEHOLDER",
     "REDACTED_NOTE",
     "SECRET_FIELDS",

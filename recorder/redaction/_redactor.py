@@ -298,6 +298,13 @@ class Redactor:
         """Free text (a report line) with the known secrets swept."""
         return sweep_text(text, self.finder())
 
+    def value(self, text: str) -> str:
+        """A value shown on its own (an id the journal lists): its placeholder when it is a
+        known secret, whatever its length; else swept."""
+        if text in self._placeholders:
+            return self._swept_placeholder(text)
+        return self.text(text)
+
     def event(self, event: SseEvent) -> SseEvent:
         """An SSE event: each `data:` line as a document, other lines as text."""
         lines = tuple(self._event_line(line) for line in event.lines)
