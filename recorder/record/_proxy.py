@@ -70,7 +70,7 @@ from recorder.record._grpcrecord import (
     mode_spec,
     parse_grpc_upstream,
 )
-from recorder.record._redaction import BeforeRecord
+from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from recorder.protocol._classify import CARD_PATHS
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._scan import RepeatedHeaders, scan_exchange
 from recorder.record._state import state_of
-from recorder.redaction import Redactor
+from recorder.redaction import BeforeRecord, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +71,6 @@ OPTIONS = (
     ),
 )
 FETCH_TIMEOUT = 5.0  # seconds for the card fetched at start
-
-BeforeRecord = Callable[[Exchange], Exchange | None]
 
 
 class Redaction:

@@ -5,9 +5,17 @@ journal and report (pure: values in, values out).
 `Redactor` learns the secret values of an exchange and replaces them with stable placeholders
 (`<redacted:1>`) wherever they appear, however encoded (`_sweep`).  The recorder applies it
 to each exchange as it is written (never to what the proxy forwards); the replayer to each
-journal entry and report line.
+journal entry and report line it serves.  `RecorderConfig` is what a project adds for the
+pytest plugin (`_config`: `[tool.a2a-recorder]`, the `a2a_recorder_config` fixture).
 """
 
+from recorder.redaction._config import (
+    BeforeRecord,
+    ConfigError,
+    RecorderConfig,
+    from_pyproject,
+    read_pyproject,
+)
 from recorder.redaction._redactor import (
     MIN_SWEPT_LENGTH,
     NO_RULES,
@@ -35,11 +43,16 @@ __all__ = [
     "REDACTED_NOTE",
     "SECRET_FIELDS",
     "SECRET_HEADERS",
+    "BeforeRecord",
+    "ConfigError",
     "Finder",
+    "RecorderConfig",
     "Redactor",
     "Rules",
     "api_key_headers",
     "api_key_names",
+    "from_pyproject",
+    "read_pyproject",
     "is_credential_name",
     "secret_pattern",
     "sweep_text",
