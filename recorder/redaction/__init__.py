@@ -16,6 +16,7 @@ from recorder.redaction._config import (
     from_pyproject,
     read_pyproject,
 )
+from recorder.redaction._mask import MASK, Masker
 from recorder.redaction._redactor import (
     MIN_SWEPT_LENGTH,
     NO_RULES,
@@ -37,6 +38,7 @@ from recorder.redaction._sweep import Finder, secret_pattern, sweep_text
 
 __all__ = [
     "CREDENTIAL_NAME",
+    "MASK",
     "MIN_SWEPT_LENGTH",
     "NO_RULES",
     "PLACEHOLDER",
@@ -46,6 +48,7 @@ __all__ = [
     "BeforeRecord",
     "ConfigError",
     "Finder",
+    "Masker",
     "RecorderConfig",
     "Redactor",
     "Rules",

@@ -175,6 +175,11 @@ class Redactor:
         self._hit(self._secret_names.get(secret, "secret"))
         return self._placeholders[secret]
 
+    @property
+    def sweepable(self) -> Mapping[str, str]:
+        """The secrets swept wherever they appear, with their placeholders."""
+        return self._sweepable
+
     def finder(self, exact: Mapping[str, str] | None = None) -> Finder:
         """What `_sweep` needs to find the known secrets (plus `exact` whole-string ones)."""
         if exact:

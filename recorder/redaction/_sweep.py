@@ -48,6 +48,7 @@ class Finder:
     pattern: re.Pattern[str] | None
     placeholder: Callable[[str], str]
     exact: Mapping[str, str] = field(default_factory=dict)
+    keep_placeholders: bool = True  # False: a placeholder is replaced like a secret (masking)
 
     def sub(self, text: str) -> str:
         if self.pattern is None:
@@ -56,7 +57,9 @@ class Finder:
 
     def _replace(self, match: re.Match[str]) -> str:
         found = match.group()
-        return found if _PLACEHOLDER.fullmatch(found) else self.placeholder(found)
+        if self.keep_placeholders and _PLACEHOLDER.fullmatch(found):
+            return found
+        return self.placeholder(found)
 
     @property
     def empty(self) -> bool:
@@ -151,11 +154,15 @@ def as_bytes(text: str) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
-def secret_pattern(secrets: Mapping[str, object]) -> re.Pattern[str] | None:
+def secret_pattern(
+    secrets: Mapping[str, object], *, placeholders: bool = False
+) -> re.Pattern[str] | None:
     """One pattern for all `secrets`, longest first (so a secret inside another loses), after
     the placeholders themselves: a placeholder is consumed whole, so a secret that a
-    placeholder's text holds (`redacted`, `00000000`) is never found inside one."""
-    if not secrets:
+    placeholder's text holds (`redacted`, `00000000`) is never found inside one.  None when
+    there are no secrets (and `placeholders`, a pattern for the placeholders alone, is not
+    asked for)."""
+    if not secrets and not placeholders:
         return None
     ordered = sorted(secrets, key=len, reverse=True)
     return re.compile("|".join([PLACEHOLDER_PATTERN, *(re.escape(s) for s in ordered)]))

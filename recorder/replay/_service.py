@@ -62,7 +62,7 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
-from recorder.redaction import NO_RULES, Rules
+from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._grpcanswer import GrpcAnswer, grpc_answer
 from recorder.replay._ids import (
     Json,
@@ -187,9 +187,8 @@ class ReplayService:
         self.script: Script = load_script(captures)
         self.sessions = Sessions(max_sessions)
         self.report = Report(self.script)
-        self.journal = Journal(
-            journal_limit, max_bytes=journal_bytes, rules=replay_rules(captures, redaction)
-        )
+        rules = replay_rules(captures, redaction)
+        self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
         self.deliver = deliver
         self.interfaces = _interfaces(exchanges)
         self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
@@ -201,7 +200,8 @@ class ReplayService:
         self.base_url = ""
         self.grpc_target: str | None = None
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
-        self.reader = RequestReader(self.interfaces, self.script.secret_params)
+        masker = Masker(rules) if self.script.masker is not None else None
+        self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
         self._keys: OrderedDict[tuple[object, ...], Key] = OrderedDict()
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from recorder.capture import GrpcMessage, Request, Response, SseEvent
 from recorder.protocol import render_events
-from recorder.redaction import Redactor, is_credential_name
+from recorder.redaction import MASK, Masker, Redactor, is_credential_name
 
 HOOK = "http://127.0.0.1:1/hook"
 
@@ -176,3 +176,18 @@ def test_redaction_is_idempotent_on_encoded_forms() -> None:
     body = json.dumps({"m": "abc\\/defgh1234 " + quote("abc/defgh1234")}).encode()
     once = r.response(Response(200, body=body))
     assert r.response(once) == once
+
+
+def test_the_masker_makes_a_placeholder_and_a_live_secret_compare_equal() -> None:
+    masker = Masker()
+    recorded = {"text": "my key is <redacted:3>", "b": base64.b64encode(b"k=<redacted:3>").decode()}
+    live_secret = "live-secret-value-9"
+    live = {
+        "text": f"my key is {live_secret}",
+        "b": base64.b64encode(f"k={live_secret}".encode()).decode(),
+    }
+    assert masker.value(recorded) != masker.value(live)  # the live secret is not known yet
+    masker.learn(Request("POST", "/", (("Authorization", f"Bearer {live_secret}"),)))
+    assert masker.value(recorded) == masker.value(live)
+    assert masker.value(live)["text"] == f"my key is {MASK}"
+    assert masker.value([1, None, {"n": 2.5}]) == [1, None, {"n": 2.5}]
