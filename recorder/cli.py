@@ -475,6 +475,18 @@ def record(
     show_default=True,
     help="Client sessions remembered; the least recently used are forgotten.",
 )
+@click.option(
+    "--journal-bytes",
+    type=click.IntRange(min=0),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="Bytes the request journal keeps; beyond, the oldest bodies are cut to 1 KiB.",
+)
+@click.option(
+    "--keep-secrets",
+    is_flag=True,
+    help="Serve the journal and report with credentials as received (redacted by default).",
+)
 def replay(
     files: tuple[str, ...],
     listen: str,
@@ -485,8 +497,11 @@ def replay(
     read_timeout: float,
     max_request_bytes: int,
     max_sessions: int,
+    journal_bytes: int,
+    keep_secrets: bool,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
+    from recorder.redaction import Rules
     from recorder.replay import Limits, Replayer, Timing
 
     try:
@@ -509,6 +524,8 @@ def replay(
             grpc_port=grpc_port,
             limits=limits,
             max_sessions=max_sessions,
+            journal_bytes=journal_bytes,
+            redaction=Rules(keep_secrets=keep_secrets),
         ).start()
     except (OSError, RuntimeError) as exc:
         click.echo(f"error: cannot listen on {listen}: {exc}", err=True)
