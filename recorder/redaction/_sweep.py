@@ -31,6 +31,9 @@ PLACEHOLDER_PATTERN = r"<redacted:\d+>"
 _PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
 MIN_BASE64 = 12  # a shorter run is too often a word, an id or a number
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# Only the JSON strings that hold an escape (in JSON text, backslashes are only in strings, so
+# a scan never starts one at a closing quote): the others read as written.
+_ESCAPED_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)+"', re.DOTALL)
 _PERCENT_RUN = re.compile(r"[^\s\"'<>\\]*%[0-9A-Fa-f]{2}[^\s\"'<>\\]*")
 # Scanned left to right, a run is always matched from its first character (no look-behind,
 # which would make the scan several times slower).
@@ -74,7 +77,8 @@ def sweep_text(text: str, finder: Finder, depth: int = 0) -> str:
     if depth >= MAX_DEPTH:
         return swept
     if '"' in swept and ("\\" in swept or finder.exact):
-        swept = _JSON_STRING.sub(lambda m: _json_token(m.group(), finder, depth), swept)
+        tokens = _JSON_STRING if finder.exact else _ESCAPED_JSON_STRING
+        swept = tokens.sub(lambda m: _json_token(m.group(), finder, depth), swept)
     if finder.pattern is None:
         return swept
     if "%" in swept:
@@ -93,11 +97,13 @@ def sweep_value(value: str, finder: Finder, depth: int = 0) -> str:
 
 def _json_token(token: str, finder: Finder, depth: int) -> str:
     inner = token[1:-1]
-    if "\\" in inner:
-        try:
-            inner = json.loads(token)
-        except (ValueError, RecursionError):
-            return token  # not a JSON string after all (free text with quotes)
+    if "\\" not in inner:  # it reads as it is written: the layers around it saw it whole
+        exact = finder.exact.get(inner)
+        return token if exact is None else json.dumps(sweep_value(inner, finder, depth + 1))
+    try:
+        inner = json.loads(token)
+    except (ValueError, RecursionError):
+        return token  # not a JSON string after all (free text with quotes)
     swept = sweep_value(inner, finder, depth + 1)
     if swept == inner:
         return token
