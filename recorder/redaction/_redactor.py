@@ -272,7 +272,8 @@ class Redactor:
         if not sep:
             return sweep_text(target, finder)
         items = (self._query_item(item, finder) for item in query.split("&"))
-        return sweep_text(path, finder) + sep + "&".join(items)
+        # Then the whole, as it reads: a secret with a `&` in it spans two items.
+        return finder.sub(sweep_text(path, finder) + sep + "&".join(items))
 
     def _query_item(self, item: str, finder: Finder) -> str:
         name, sep, value = item.partition("=")

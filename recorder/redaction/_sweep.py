@@ -116,7 +116,7 @@ def _percent_run(run: str, finder: Finder, depth: int) -> str:
         decoded = decode(run, errors="surrogateescape")
         swept = sweep_text(decoded, finder, depth + 1)
         if swept != decoded:
-            return encode(swept, safe=kept, errors="surrogateescape")
+            return encode(as_bytes(swept), safe=kept)
         if "+" not in run:
             break
     return run
@@ -140,9 +140,8 @@ def _base64_run(run: str, finder: Finder, depth: int) -> str:
     swept = sweep_text(decoded, finder, inner)
     if swept == decoded:
         return run
-    encoded = base64.b64encode(
-        swept.encode("utf-8", "surrogateescape"), altchars=b"-_" if urlsafe else None
-    ).decode("ascii")
+    altchars = b"-_" if urlsafe else None
+    encoded = base64.b64encode(as_bytes(swept), altchars=altchars).decode("ascii")
     return encoded if run.endswith("=") or len(run) % 4 == 0 else encoded.rstrip("=")
 
 

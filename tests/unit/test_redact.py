@@ -274,3 +274,10 @@ def test_placeholders_go_on_after_an_earlier_recording() -> None:
     r.skip_placeholders(4)
     out = r.request(Request("GET", "/", (("Authorization", "Bearer abcdefgh"),)))
     assert out.headers == (("Authorization", "Bearer <redacted:5>"),)
+
+
+def test_the_package_exports_are_sorted_and_complete() -> None:
+    import recorder.redaction as redaction
+
+    assert redaction.__all__ == sorted(redaction.__all__)
+    assert all(hasattr(redaction, name) for name in redaction.__all__)

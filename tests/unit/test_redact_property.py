@@ -205,3 +205,26 @@ def test_no_decoding_of_the_redacted_exchange_holds_the_secret(
     for text in _texts(redacted_request, redacted_response):
         for decoded in _decodings(text):
             assert secret not in decoded, (text, decoded)
+
+
+# Any text at all (lone surrogates, stray escapes, broken percent-encoding and base64): the
+# redactor never raises, whatever part of an exchange the text is in.
+_PIECES = st.one_of(
+    st.text(st.characters(codec=None), max_size=16),
+    st.sampled_from(['"', "\\", "\\u00e9", "\\ud800", "%41", "%FF", "%", "+", "==", '"url"']),
+    st.just('{"url": "x", "token": "'),
+    st.just("QUJDREVGR0hJSktMTU5PUA=="),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_PIECES, max_size=10), secret=header_secrets)
+def test_any_text_is_redacted_without_an_error(parts: list[str], secret: str) -> None:
+    text = "".join(parts) + quote(secret, safe="") + base64.b64encode(secret.encode()).decode()
+    data = text.encode("utf-8", "surrogatepass")
+    r = Redactor()
+    r.request(Request("GET", "/x", (("Authorization", f"Bearer {secret}"),)))
+    out = r.request(Request("POST", "/x?q=" + text, (("X-Note", text),), data))
+    r.response(Response(200, events=(SseEvent(0, ("data: " + text, text)),)))
+    r.response(Response(200, messages=(GrpcMessage(0, json=text), GrpcMessage(1, raw=data))))
+    assert secret not in out.target.partition("?")[2]
