@@ -243,8 +243,14 @@ class DemoExecutor(AgentExecutor):
         event_delay: float = DEFAULT_EVENT_DELAY,
         artifact_names: Mapping[str, str] | None = None,
         extra_status: bool = False,
+        push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.event_delay = event_delay
+        # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
+        # refuses loopback and private addresses); given only when set, for older a2a-sdk.
+        self.push_sender_options: dict[str, Any] = (
+            {"push_url_validator": push_url_validator} if push_url_validator else {}
+        )
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
 
@@ -392,7 +398,9 @@ class _Servers:
             task_store=InMemoryTaskStore(),
             agent_card=self.card,
             push_config_store=push_store,
-            push_sender=BasePushNotificationSender(self.push_client, push_store),
+            push_sender=BasePushNotificationSender(
+                self.push_client, push_store, **agent.push_sender_options
+            ),
             extended_agent_card=build_extended_card(self.card),
         )
         app = _QueryKeeper(
@@ -440,6 +448,8 @@ class DemoAgent:
     proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
     ``api_key_query`` makes the card declare an API key in that query parameter.
     ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
+    ``push_url_validator`` screens webhook URLs before each delivery (a2a-sdk's
+    ``BasePushNotificationSender``), as a hardened agent does.
     ``api_key_headers`` makes the card declare API keys in those headers.
     ``artifact_names`` renames artifacts (``{"echo": "echoed"}``): a deliberate change of what
     the agent says on the wire, for tests of ``verify`` and ``diff``; ``extra_status`` is
@@ -473,8 +483,14 @@ class DemoAgent:
         api_key_headers: tuple[str, ...] = (),
         artifact_names: Mapping[str, str] | None = None,
         extra_status: bool = False,
+        push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.event_delay = event_delay
+        # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
+        # refuses loopback and private addresses); given only when set, for older a2a-sdk.
+        self.push_sender_options: dict[str, Any] = (
+            {"push_url_validator": push_url_validator} if push_url_validator else {}
+        )
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
         self.card_cache_control = card_cache_control

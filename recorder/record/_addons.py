@@ -73,7 +73,7 @@ class RecordingAddons:
         classification = self.classifier.classify(None, record.request, record.response)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
-                self.push.learn(parse_json(message.json), (), upstream)
+                self.push.learn_grpc(parse_json(message.json), upstream)
         self.save.record(
             upstream,
             classification,
@@ -91,6 +91,6 @@ def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddo
     classifier = Classifier()
     redaction = Redaction()
     save = Save(classifier, redaction)
-    return RecordingAddons(
-        Deadlines(), classifier, PushAddon(), CardRewrite(), redaction, save, Console(save, echo)
-    )
+    push, console = PushAddon(), Console(save, echo)
+    push.warn = console.warning
+    return RecordingAddons(Deadlines(), classifier, push, CardRewrite(), redaction, save, console)

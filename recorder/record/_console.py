@@ -3,7 +3,9 @@
 - one line per exchange written, like mitmdump's flow log:
   `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
-- a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
+- a line the first time an exchange is left out for a reason (not A2A, without `a2a_all`);
+- a summary at stop: exchanges, errors, bytes, redactions, the captures written, and what was
+  left out and why.
 
 `a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
 `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ OPTIONS = (
     ),
 )
 SHORT_ID = 8
+LEFT_OUT_SHOWN = 5  # reasons the stop summary names; the rest are counted
 
 
 def exchange_line(exchange: Exchange) -> str:
@@ -81,6 +85,7 @@ class Console:
         self._echo = echo or _stderr
         self._warned: set[str] = set()
         save.listeners.append(self._exchange_written)
+        save.left_out_listeners.append(self._left_out)
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -124,11 +129,22 @@ class Console:
     def done(self) -> None:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
-        left_out = f", {t.left_out} left out by before_record" if t.left_out else ""
         self._say(
             f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
-            f"{t.redactions} with redactions{left_out}) to {files}"
+            f"{t.redactions} with redactions) to {files}"
         )
+        if t.left_out:
+            self._say(left_out_summary(t.left_out))
+        if t.dropped_by_hook:
+            self._say(f"before_record left out {t.dropped_by_hook} exchanges")
+
+    def warning(self, text: str) -> None:
+        """A warning line for the person watching (other addons' too)."""
+        self._say(f"warning: {text}", level=logging.WARNING)
+
+    def _left_out(self, why: str, count: int) -> None:
+        if count == 1:
+            self._say(f"left out (not A2A; --all records it): {why}")
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
@@ -152,6 +168,17 @@ class Console:
             logger.log(level, text)
         else:
             self._echo(text)
+
+
+def left_out_summary(left_out: Counter[str]) -> str:
+    """`left out 7 exchanges that are not A2A (--all records them): 5× no A2A route …; …`"""
+    total = sum(left_out.values())
+    shown = left_out.most_common(LEFT_OUT_SHOWN)
+    parts = [f"{count}× {why}" for why, count in shown]
+    if len(left_out) > len(shown):
+        parts.append(f"{len(left_out) - len(shown)} more reasons")
+    noun = "exchange that is" if total == 1 else "exchanges that are"
+    return f"left out {total} {noun} not A2A (--all records them): " + "; ".join(parts)
 
 
 def _stderr(text: str) -> None:

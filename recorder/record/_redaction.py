@@ -38,7 +38,6 @@ from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode
 
 from recorder._background import host_port
 from recorder.capture import Exchange
-from recorder.protocol._classify import CARD_PATHS
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._scan import RepeatedHeaders, scan_exchange
 from recorder.record._state import state_of
@@ -71,6 +70,8 @@ OPTIONS = (
     ),
 )
 FETCH_TIMEOUT = 5.0  # seconds for the card fetched at start
+# Where an agent serves its card at its root: the spec's path (§8.2), then v0.1/v0.2's.
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 
 class Redaction:
@@ -193,7 +194,7 @@ def fetch_card(origin: str) -> dict[str, Any]:
     """The agent card an upstream serves at its well-known path(s); OSError or ValueError
     when there is none."""
     problems = []
-    for path in CARD_PATHS:
+    for path in CARD_PATHS:  # where the upstream's own card is, newest first
         try:
             return _card_document(_get(origin.rstrip("/") + path))
         except (OSError, ValueError) as exc:

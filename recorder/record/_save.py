@@ -11,6 +11,8 @@ Invariants:
   that fails afterwards is not written again, and a late exchange continues its capture.
 - The capture holds what the client sent and saw, except the agent card, which is kept as the
   agent served it (the card addon leaves the agent's answer in the flow's state).
+- **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
+  is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -63,6 +66,8 @@ CUT_NOTE = "cut by recorder shutdown"
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 
 Listener = Callable[[Path, Exchange, int], None]  # capture, exchange, bytes written
+LeftOutListener = Callable[[str, int], None]  # why, how many left out for it so far
+PUSH_PROXY_OTHER = "not a push delivery (the agent's own traffic through the push proxy)"
 
 
 @dataclass
@@ -73,8 +78,9 @@ class Totals:
     errors: int = 0
     bytes: int = 0
     redactions: int = 0
-    left_out: int = 0  # exchanges the user's before_record hook left out
+    dropped_by_hook: int = 0  # exchanges the user's before_record hook left out
     captures: set[Path] = field(default_factory=set)
+    left_out: Counter[str] = field(default_factory=Counter)  # reason -> exchanges not recorded
 
     def add(self, path: Path, exchange: Exchange, size: int) -> None:
         self.exchanges += 1
@@ -98,6 +104,7 @@ class Save:
         self.record_all = False
         self.existing = "refuse"
         self.listeners: list[Listener] = []
+        self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
         self._sinks: dict[Path, Sink] = {}
         self._finalised: set[Path] = set()
@@ -184,7 +191,8 @@ class Save:
         state.saved = True
         self._inflight.pop(flow.id, None)
         if state.pushed and not state.delivery and not self.record_all:
-            return  # the agent's other outgoing traffic, through the push proxy
+            self._leave_out(f"{state.request.method} {flow.request.pretty_url}: {PUSH_PROXY_OTHER}")
+            return
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
             notes.append("client closed" if "client" in error.lower() else "stream truncated")
@@ -212,7 +220,10 @@ class Save:
         error: str | None,
     ) -> None:
         """Write one exchange (HTTP here, gRPC from the tap); times are epoch seconds."""
-        if self.out is None or not (classification.is_a2a or self.record_all):
+        if not (classification.is_a2a or self.record_all):
+            self._leave_out(classification.reason or f"{request.method} {request.target}: not A2A")
+            return
+        if self.out is None:
             return
         if error is not None and self._stopping:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
@@ -231,13 +242,21 @@ class Save:
                     error=error,
                 ),
             )
-            if kept is None:
-                self.totals.left_out += 1  # by the user's before_record hook
-                return
-            exchange, size = self._append(sink, kept)
+            if kept is not None:
+                exchange, size = self._append(sink, kept)
+        if kept is None:
+            self.totals.dropped_by_hook += 1
+            return
         self.totals.add(sink.path, exchange, size)
         for listener in self.listeners:
             listener(sink.path, exchange, size)
+
+    def _leave_out(self, why: str) -> None:
+        with self._lock:
+            self.totals.left_out[why] += 1
+            count = self.totals.left_out[why]
+        for listener in self.left_out_listeners:
+            listener(why, count)
 
     def _append(self, sink: Sink, exchange: Exchange) -> tuple[Exchange, int]:
         try:

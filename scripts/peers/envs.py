@@ -15,6 +15,7 @@ unknown version) stops with a message naming the command and the tail of its out
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -37,10 +38,10 @@ class EnvSpec:
     """One environment: its SDK family, exact version and what gets installed."""
 
     key: str  # the SDK name used by run.py (SDKS)
-    kind: str  # "python" or "node"
+    kind: str  # "python", "node" or "maven"
     version: str  # exact SDK version installed
     dirname: str  # folder under .peers/
-    packages: tuple[str, ...]  # pip requirement strings or npm name@version
+    packages: tuple[str, ...]  # pip requirements, npm name@version, maven group:artifact:version
 
     @property
     def path(self) -> Path:
@@ -84,6 +85,19 @@ ENVS: dict[str, EnvSpec] = {
                 "@bufbuild/protobuf@2.17.0",
             ),
         ),
+        # The Java SDK's newest release that Maven Central serves: the org.a2aproject.sdk group
+        # (1.0.0.Alpha4 onwards) is not served there, so io.github.a2asdk. See java_peer/pom.xml.
+        EnvSpec(
+            "a2a-java-1.0.x",
+            "maven",
+            "1.0.0.Alpha3",
+            "java-1.0.0.Alpha3",
+            (
+                "io.github.a2asdk:a2a-java-sdk-bom:1.0.0.Alpha3",
+                "io.grpc:grpc-netty-shaded:1.77.0",
+                "org.slf4j:slf4j-simple:2.0.17",
+            ),
+        ),
         # Not an SDK: the editor HTTP client that runs .http files as VS Code and JetBrains
         # do; the tests send captures' requests with it.
         EnvSpec("httpyac", "node", "6.16.7", "httpyac-6.16.7", ("httpyac@6.16.7",)),
@@ -95,8 +109,19 @@ class BuildError(RuntimeError):
     """An install command failed; the message says which and why."""
 
 
+class ToolchainMissing(BuildError):
+    """The environment needs a toolchain that is not installed; it is skipped, not failed."""
+
+
 def _stamp(spec: EnvSpec) -> dict[str, object]:
-    return {"key": spec.key, "version": spec.version, "packages": list(spec.packages)}
+    stamp: dict[str, object] = {
+        "key": spec.key,
+        "version": spec.version,
+        "packages": list(spec.packages),
+    }
+    if spec.kind == "maven":  # a compiled peer: a changed source means a rebuild
+        stamp["source"] = _java_source_digest()
+    return stamp
 
 
 def is_built(spec: EnvSpec) -> bool:
@@ -163,6 +188,62 @@ def _build_node(spec: EnvSpec) -> None:
     _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=spec.path)
 
 
+# --- maven (the Java peer) --------------------------------------------------------------------
+
+JAVA_PEER = Path(__file__).resolve().parent / "java_peer"
+# The pom property each pinned artifact sets (java_peer/pom.xml has the same values as defaults).
+_MAVEN_PROPERTIES = {
+    "a2a-java-sdk-bom": "a2a.version",
+    "grpc-netty-shaded": "grpc.version",
+    "slf4j-simple": "slf4j.version",
+}
+
+
+def _java_source_digest() -> str:
+    """A digest of the Java peer's pom and sources: compiled classes go stale when they change."""
+    digest = hashlib.sha256()
+    files = [JAVA_PEER / "pom.xml", *sorted((JAVA_PEER / "src").rglob("*"))]
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(JAVA_PEER).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def java_tools() -> tuple[str, str]:
+    """(mvn, java) on PATH (java from JAVA_HOME first); ToolchainMissing when either is absent."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    mvn = shutil.which("mvn")
+    if mvn is None or java is None or not Path(java).exists():
+        raise ToolchainMissing(
+            "mvn and java (17 or newer) are needed for the Java peer and were not found "
+            "(PATH, JAVA_HOME); install them (Debian: apt-get install maven) or skip with --only"
+        )
+    return mvn, java
+
+
+def _build_maven(spec: EnvSpec) -> None:
+    """Compile java_peer into <env>/classes and copy its runtime jars to <env>/lib.
+
+    A2A_MAVEN_REPO_LOCAL, when set, is the Maven local repository (default ~/.m2/repository).
+    """
+    mvn, _ = java_tools()
+    for sub in ("classes", "lib", "maven-status", "generated-sources"):
+        shutil.rmtree(spec.path / sub, ignore_errors=True)
+    spec.path.mkdir(parents=True, exist_ok=True)
+    props = [f"-Dpeer.out={spec.path}"]
+    for coordinate in spec.packages:
+        _, artifact, version = coordinate.split(":")
+        props.append(f"-D{_MAVEN_PROPERTIES[artifact]}={version}")
+    repo = os.environ.get("A2A_MAVEN_REPO_LOCAL")
+    if repo:
+        props.append(f"-Dmaven.repo.local={repo}")
+    _run([mvn, "-B", "-q", "-f", str(JAVA_PEER / "pom.xml"), "compile", *props])
+    if not (spec.path / "classes" / "peer" / "Main.class").exists():
+        raise BuildError(f"mvn compile left no {spec.path}/classes/peer/Main.class")
+
+
 def build(spec: EnvSpec, force: bool = False) -> bool:
     """Install ``spec`` unless its stamp says it is already there; True if work was done."""
     if is_built(spec) and not force:
@@ -170,7 +251,8 @@ def build(spec: EnvSpec, force: bool = False) -> bool:
         return False
     print(f"[{spec.key}] installing {', '.join(spec.packages)} into {spec.path}", flush=True)
     (spec.path / _STAMP).unlink(missing_ok=True)
-    {"python": _build_python, "node": _build_node}[spec.kind](spec)
+    builders = {"python": _build_python, "node": _build_node, "maven": _build_maven}
+    builders[spec.kind](spec)
     (spec.path / _STAMP).write_text(json.dumps(_stamp(spec), indent=2) + "\n")
     print(f"[{spec.key}] done", flush=True)
     return True
@@ -183,6 +265,28 @@ def _show_newest() -> None:
     npm = shutil.which("npm")
     if npm:
         subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False, timeout=120)
+    _show_newest_maven()
+
+
+# The Java SDK's client artifact under its old and new group ids (1.0.0.Alpha4 moved it).
+_MAVEN_METADATA = (
+    "https://repo.maven.apache.org/maven2/io/github/a2asdk/a2a-java-sdk-client/maven-metadata.xml",
+    "https://repo.maven.apache.org/maven2/org/a2aproject/sdk/a2a-java-sdk-client/maven-metadata.xml",
+)
+
+
+def _show_newest_maven() -> None:
+    import re
+    import urllib.error
+    import urllib.request
+
+    for url in _MAVEN_METADATA:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as resp:
+                versions = re.findall(r"<version>([^<]+)</version>", resp.read().decode())
+            print(f"{url}: {' '.join(versions)}")
+        except (OSError, urllib.error.URLError) as exc:
+            print(f"{url}: not served ({exc})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.only or list(ENVS):
         try:
             build(ENVS[key], force=args.force)
+        except ToolchainMissing as exc:
+            print(f"[{key}] skipped: {exc}", flush=True)
         except BuildError as exc:
             print(f"[{key}] FAILED: {exc}", file=sys.stderr, flush=True)
             failed.append(key)

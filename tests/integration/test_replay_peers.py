@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import load_peers_run
+from _helpers import load_peers_run, normalise
 
 from recorder.capture import Capture, read_capture
 from recorder.record import RecordingProxy
@@ -41,56 +39,45 @@ if not run.available_sdks():
         allow_module_level=True,
     )
 
-# 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3.
-SDK_ORDER = ("a2a-python-0.3.x", "a2a-js-1.3.x", "a2a-python-1.2.x")
+# 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3, then Java.
+SDK_ORDER = ("a2a-python-0.3.x", "a2a-js-1.3.x", "a2a-python-1.2.x", "a2a-java-1.0.x")
 # The suite runs the v0.3 SDK on every binding and the JS SDK on JSON-RPC (about two minutes);
 # A2A_FULL_MATRIX=1 runs every SDK on every binding (about five).
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 DEFAULT_CASES = {("a2a-python-0.3.x", b) for b in ("JSONRPC", "HTTP+JSON", "GRPC")} | {
     ("a2a-js-1.3.x", "JSONRPC")
 }
+# Why a Java session's replay does not equal it live yet: recording works on every binding, the
+# replay of each is expected to fail (strict) until the cause is fixed where it lives.
+_H2C = (
+    "the Java client offers Upgrade: h2c on every cleartext request and the replayer's uvicorn "
+    "protocol then drops the request body (test_replay_h2c.py; recorder/replay/_uvicorn.py)"
+)
+KNOWN_REPLAY_FAILURES: dict[tuple[str, str], str] = {
+    ("a2a-java-1.0.x", "JSONRPC"): _H2C,
+    ("a2a-java-1.0.x", "HTTP+JSON"): _H2C,
+    ("a2a-java-1.0.x", "GRPC"): (
+        "a2a-java 1.0.0.Alpha3 speaks a draft v1.0 schema under v0.3's package name a2a.v1 "
+        "(GetTaskRequest.id where v0.3 has name, GetExtendedAgentCard where v0.3 has "
+        "GetAgentCard): the recorder decodes its messages as v0.3, matching falls back to raw "
+        "bytes with random ids and misses, and the replay's a2a.v1 service has no "
+        "GetExtendedAgentCard"
+    ),
+}
+
+
+def _case(sdk: str, binding: str) -> Any:
+    why = KNOWN_REPLAY_FAILURES.get((sdk, binding))
+    marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+    return pytest.param(sdk, binding, id=f"{sdk}-{binding}", marks=marks)
+
+
 CASES = [
-    pytest.param(sdk, binding, id=f"{sdk}-{binding}")
+    _case(sdk, binding)
     for sdk in SDK_ORDER
     for binding in run.SDKS[sdk].bindings
     if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES
 ]
-
-# --- normalising what differs between two runs of the same session ---------------------------
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_CONFIG_ID = re.compile(r"\bcfg-[0-9a-f]{8}\b")
-_ADDRESS = re.compile(r"(127\.0\.0\.1|localhost|\[::1\]):\d+")
-# Fields that only say how the process ended, not what the client saw.
-_DROPPED = frozenset({"stderr"})
-
-
-@dataclass
-class _Ids:
-    """Volatile ids numbered in first-seen order, so the same session gives the same names."""
-
-    seen: dict[str, str] = field(default_factory=dict)
-
-    def name(self, match: re.Match[str]) -> str:
-        return self.seen.setdefault(match.group(0), f"<id{len(self.seen) + 1}>")
-
-
-def normalise(summary: Any) -> Any:
-    """The summary with ids numbered in first-seen order and host:port made `<addr>`."""
-    ids = _Ids()
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items() if k not in _DROPPED}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, str):
-            value = _UUID.sub(ids.name, value)
-            value = _CONFIG_ID.sub(ids.name, value)
-            return _ADDRESS.sub("<addr>", value)
-        return value
-
-    return walk(summary)
 
 
 def test_normalise_numbers_ids_in_first_seen_order() -> None:
