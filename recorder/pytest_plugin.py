@@ -409,6 +409,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             out=kept,
             name=str(settings.path),
             ignore=standing.ignores_for(settings.path),
+            compare=standing.compares_for(settings.path),
             credentials=credentials,
             timeout=standing.timeout or 10.0,
             max_slowdown=standing.max_slowdown,
@@ -461,6 +462,7 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 mode=settings.mode,
             )
         _check_refused(refused, temporary, settings.path)
+        _check_faults(proxy, temporary, settings.path)
         if not passed():
             _keep_rejected(temporary, settings.path)  # the old capture stays as it was
             return
@@ -494,6 +496,7 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
             yield _replay_endpoint(settings, replayer)
             misses = list(replayer.report.misses)
         _check_refused(refused, temporary, settings.path)
+        _check_faults(proxy, temporary, settings.path)
         grpc_misses = [m for m in misses if is_grpc_miss(m)]
         if grpc_misses:
             pytest.fail(
@@ -578,6 +581,19 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
             "recording without a gRPC upstream: the calls were refused and are not in the "
             "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
             "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
+            pytrace=False,
+        )
+
+
+def _check_faults(proxy: Any, temporary: Path, path: Path) -> None:
+    """A recording that lost exchanges, or met an error inside the recorder, replaces no
+    capture: the test fails saying what happened."""
+    if not proxy.faults.clean:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            f"recording {path} went wrong, the capture was left as it was: "
+            + "; ".join(proxy.faults.summary())
+            + _kept_text(kept),
             pytrace=False,
         )
 
@@ -670,7 +686,9 @@ class GrpcRefuser:
                 refuser.calls.append(str(details.method))
                 return grpc.unary_unary_rpc_method_handler(refuser.refuse)
 
-        self._server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        from recorder._background import GRPC_SERVER_OPTIONS
+
+        self._server = grpc.server(ThreadPoolExecutor(max_workers=2), options=GRPC_SERVER_OPTIONS)
         self._server.add_generic_rpc_handlers((Handler(),))
         port = self._server.add_insecure_port("127.0.0.1:0")
         self._server.start()

@@ -156,7 +156,7 @@ def _exchange(
         classification=classification,
         request=request,
         response=response,
-        started_us=max(0, int((item.started - t0) * 1_000_000)),
+        started_us=max(0, round((item.started - t0) * 1_000_000)),
         duration_us=max(0, item.duration_us),
         notes=notes,
         error=item.error,

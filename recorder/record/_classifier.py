@@ -173,8 +173,8 @@ class Classifier:
                 interfaces=interfaces,
                 webhook_paths=(*self.webhook_paths, *webhook_paths),
             )
-        except Exception as exc:  # a classifier bug must not break the proxy
-            logger.warning("classification failed for %s: %s", request.target, exc)
+        except Exception as exc:  # a classifier bug must not break the proxy, nor go unsaid
+            logger.exception("classification failed: %r", exc)
             return Classification(reason=f"classification failed: {exc}")
 
     def learn_card(self, upstream: str, card: dict[str, Any]) -> None:

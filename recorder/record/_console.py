@@ -4,15 +4,17 @@
   `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
 - a line the first time an exchange is left out for a reason (not A2A, without `a2a_all`);
-- a summary at stop: exchanges, errors, bytes, redactions, the captures written, and what was
-  left out and why.
+- every fault, once per reason (`_faults`): an error inside the recorder with its traceback,
+  exchanges lost, warnings of the recorder's own;
+- a summary at stop: exchanges, errors, bytes, redactions, the captures written, what was
+  left out and why, then a line per fault reason with its count.
 
-`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
-`a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
-(`recorder.lint.Linter`, one per capture) and its findings follow its line, quiet or not.
-Linting sees exchanges as they complete, so a push delivery that arrives before the send that
-configured it inline is not judged.  The text of a line is pure (`exchange_line`), so tests
-and other shells can use it.
+`a2a_quiet` turns the lines off (warnings and the summary still go to the log; errors and
+losses are still shown).  With `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange
+is also linted as it is written (`recorder.lint.Linter`, one per capture) and its findings
+follow its line, quiet or not.  Linting sees exchanges as they complete, so a push delivery
+that arrives before the send that configured it inline is not judged.  The text of a line is
+pure (`exchange_line`), so tests and other shells can use it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange
 from recorder.capture._render import outcome
 from recorder.protocol import answered_state
+from recorder.record._faults import Fault, Faults, Kind
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._save import Save
 
@@ -77,8 +80,11 @@ class Console:
 
     name = "a2a_console"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
-    def __init__(self, save: Save, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, save: Save, faults: Faults, echo: Callable[[str], None] | None = None
+    ) -> None:
         self.save = save
+        self.faults = faults
         self.quiet = False
         self.lint_spec = ""
         self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
@@ -86,6 +92,7 @@ class Console:
         self._warned: set[str] = set()
         save.listeners.append(self._exchange_written)
         save.left_out_listeners.append(self._left_out)
+        faults.listeners.append(self._fault)
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -137,6 +144,8 @@ class Console:
             self._say(left_out_summary(t.left_out))
         if t.dropped_by_hook:
             self._say(f"before_record left out {t.dropped_by_hook} exchanges")
+        for line in self.faults.summary():
+            self._say(line, level=logging.WARNING)
 
     def warning(self, text: str) -> None:
         """A warning line for the person watching (other addons' too)."""
@@ -145,6 +154,15 @@ class Console:
     def _left_out(self, why: str, count: int) -> None:
         if count == 1:
             self._say(f"left out (not A2A; --all records it): {why}")
+
+    def _fault(self, fault: Fault) -> None:
+        """The first of each reason; the log has them all (the console does not repeat it).
+        `a2a_quiet` silences warnings, not errors or losses."""
+        if self.quiet and fault.kind is Kind.WARNING:
+            return
+        self._echo(f"{FAULT_PREFIX[fault.kind]}{fault.reason}")
+        if fault.detail:
+            self._echo(_indented(fault.detail))
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
@@ -179,6 +197,17 @@ def left_out_summary(left_out: Counter[str]) -> str:
         parts.append(f"{len(left_out) - len(shown)} more reasons")
     noun = "exchange that is" if total == 1 else "exchanges that are"
     return f"left out {total} {noun} not A2A (--all records them): " + "; ".join(parts)
+
+
+FAULT_PREFIX = {
+    Kind.ERROR: "error inside the recorder: ",
+    Kind.LOST: "lost: ",
+    Kind.WARNING: "warning: ",
+}
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
 
 
 def _stderr(text: str) -> None:

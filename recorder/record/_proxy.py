@@ -12,6 +12,11 @@ Facts this module is built around (mitmproxy 12):
 - A startup error (port taken, bad mode) is logged; mitmdump's `errorcheck` addon would turn
   it into `sys.exit(1)` and take the caller's loop down, so it is not loaded and the logged
   errors become a `ProxyStartError` instead.
+- Once listening, mitmproxy still only logs what goes wrong (an exception in an addon hook is
+  `Addon error: ...`, and the exchange goes on without the rest of the hook's addons), and
+  without mitmdump's terminal log nobody reads that log: the addon set's fault ledger listens
+  from then until the master is shut down (`RecordingAddons.listen`), so every error is
+  counted, shown and in `faults` (see `_faults`).
 - Stopping must empty the server set (`servers.update([])`) before `shutdown()`, or the
   listening port stays bound.
 - `confdir` is always passed (a temporary directory unless given), so nothing is written to the
@@ -63,6 +68,7 @@ from mitmproxy.master import Master
 
 from recorder._background import host_port
 from recorder.record._addons import recording_addons
+from recorder.record._faults import Faults
 from recorder.record._grpcrecord import (
     GrpcTap,
     GrpcUpstream,
@@ -106,7 +112,9 @@ class _ErrorLog(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        # mitmproxy's own advice names its command line (`--mode ...`), not ours: left out.
+        lines = record.getMessage().splitlines()
+        self.messages.append(" ".join(x for x in lines if not x.startswith("Try specifying")))
 
 
 class RecordingProxy:
@@ -227,6 +235,11 @@ class RecordingProxy:
         return f"http://{host_port(self.host, self.port)}"
 
     @property
+    def faults(self) -> Faults:
+        """What was lost, failed or left out so far (`faults.clean`: nothing lost or failed)."""
+        return self.addons.faults
+
+    @property
     def grpc_target(self) -> str | None:
         """`host:port` of the gRPC listener (None without `grpc_upstream`)."""
         if self.grpc_upstream is None:
@@ -342,6 +355,7 @@ class RecordingProxy:
         try:
             await self._await_listening(master, run, errors)
             logging.getLogger("mitmproxy").removeHandler(errors)
+            self.addons.listen()
             self._ready.set()
             await asyncio.wait(
                 {run, asyncio.create_task(self._stop.wait())},
@@ -350,6 +364,7 @@ class RecordingProxy:
         finally:
             logging.getLogger("mitmproxy").removeHandler(errors)
             await self._shutdown(master, run)
+            self.addons.close()
             self._ready.set()
 
     def _build_master(self) -> Any:  # master.Master; untyped in mitmproxy
@@ -361,11 +376,11 @@ class RecordingProxy:
         # it finalises the captures.
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen, taken))
-            master.addons.add(GrpcTap(self._grpc_listener_origin, self.addons.record_grpc))
+            master.addons.add(self._tap(self._grpc_listener_origin))
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
-            master.addons.add(tunnels, GrpcTap(tunnels.origin, self.addons.record_grpc))
-        master.addons.add(self.addons)
+            master.addons.add(tunnels, self._tap(tunnels.origin))
+        master.addons.add(self.addons, self.addons.audit)
         if self.push_proxy is not None:
             host, port = _resolved(self.push_proxy, taken)
             self._push_mode = f"regular@{host}:{port}"
@@ -382,6 +397,9 @@ class RecordingProxy:
             master._legacy_log_events.uninstall()
             raise
         return master
+
+    def _tap(self, origin: Callable[[Any], str | None]) -> GrpcTap:
+        return GrpcTap(origin, self.addons.record_grpc)
 
     def _grpc_listener_origin(self, flow: Any) -> str | None:
         if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:
