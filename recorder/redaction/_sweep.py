@@ -89,8 +89,7 @@ def sweep_text(text: str, finder: Finder, depth: int = 0) -> str:
 def sweep_value(value: str, finder: Finder, depth: int = 0) -> str:
     """A decoded string value: the placeholder if it is an `exact` secret, else swept."""
     exact = finder.exact.get(value)
-    if exact is not None:
-        finder.placeholder(value)
+    if exact is not None:  # its hit was noted when it was learnt
         return exact
     return sweep_text(value, finder, depth)
 
@@ -99,7 +98,7 @@ def _json_token(token: str, finder: Finder, depth: int) -> str:
     inner = token[1:-1]
     if "\\" not in inner:  # it reads as it is written: the layers around it saw it whole
         exact = finder.exact.get(inner)
-        return token if exact is None else json.dumps(sweep_value(inner, finder, depth + 1))
+        return token if exact is None else json.dumps(exact, ensure_ascii=token.isascii())
     try:
         inner = json.loads(token)
     except (ValueError, RecursionError):

@@ -93,4 +93,4 @@ def test_a_hook_named_in_pyproject_is_imported(pytester: pytest.Pytester) -> Non
             *NO_OUTPUT, "--a2a-record=missing", f"--a2a-upstream={agent.base_url}", "-W", "ignore"
         )
     recorded.assert_outcomes(passed=1)
-    assert read_capture(pytester.path / "captures" / "card.http").exchanges == ()  # all dropped
+    assert not (pytester.path / "captures" / "card.http").exists()  # every exchange dropped

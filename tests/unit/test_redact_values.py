@@ -191,3 +191,14 @@ def test_the_masker_makes_a_placeholder_and_a_live_secret_compare_equal() -> Non
     assert masker.value(recorded) == masker.value(live)
     assert masker.value(live)["text"] == f"my key is {MASK}"
     assert masker.value([1, None, {"n": 2.5}]) == [1, None, {"n": 2.5}]
+
+
+def test_a_redacted_push_config_is_redacted_again_as_it_is() -> None:
+    """A capture reworked at stop holds placeholders where push tokens were: they stay."""
+    r = Redactor()
+    first = r.body(_config('"push-token-0123456"'))
+    assert json.loads(first)["token"] == "<redacted:1>"
+    again = Redactor()
+    assert again.body(first) == first
+    assert again.take_hits() == ("token",)
+    assert r.body(first) == first
