@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode
 
+import recorder
 from recorder._background import host_port
 from recorder.capture import Exchange
 from recorder.record._options import Option, OptionsError, declare, touched
@@ -72,6 +73,8 @@ OPTIONS = (
 FETCH_TIMEOUT = 5.0  # seconds for the card fetched at start
 # Where an agent serves its card at its root: the spec's path (§8.2), then v0.1/v0.2's.
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+# So that the agent's operator can tell the recorder's own fetch from a client's.
+USER_AGENT = f"a2a-recorder/{recorder.__version__} (card fetch for redaction)"
 
 
 class Redaction:
@@ -206,7 +209,13 @@ def _get(url: str) -> bytes:
     import httpx
 
     try:
-        answer = httpx.get(url, timeout=FETCH_TIMEOUT, follow_redirects=True, trust_env=False)
+        answer = httpx.get(
+            url,
+            headers={"User-Agent": USER_AGENT},
+            timeout=FETCH_TIMEOUT,
+            follow_redirects=True,
+            trust_env=False,
+        )
     except httpx.HTTPError as exc:
         raise OSError(str(exc) or type(exc).__name__) from exc
     if answer.status_code != 200:
