@@ -395,7 +395,7 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this header (known credentials and names with token, secret, "
-    "api-key, password are redacted anyway).",
+    "password, api-key, key, *-key, x-auth are redacted anyway).",
 )
 @click.option(
     "--redact-param",
@@ -403,6 +403,13 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this query parameter.",
+)
+@click.option(
+    "--card",
+    metavar="FILE|URL",
+    help="An agent card whose security schemes name the API keys to redact, for clients "
+    "that never fetch the card through the recorder (the upstream's own card is fetched "
+    "at start anyway when it can be).",
 )
 @click.option(
     "--read-timeout",
@@ -448,6 +455,7 @@ def record(
     force: bool,
     redact_headers: tuple[str, ...],
     redact_params: tuple[str, ...],
+    card: str | None,
     read_timeout: float,
     max_body_size: str,
     quiet: bool,
@@ -490,6 +498,7 @@ def record(
             console=None if quiet else lambda line: click.echo(line, err=True),
             redact_headers=redact_headers,
             redact_params=redact_params,
+            card=card,
             read_timeout=read_timeout,
             max_body_size=max_body_size,
             lint=lint_spec,
@@ -588,6 +597,18 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
     show_default=True,
     help="Client sessions remembered; the least recently used are forgotten.",
 )
+@click.option(
+    "--journal-bytes",
+    type=click.IntRange(min=0),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="Bytes the request journal keeps; beyond, the oldest bodies are cut to 1 KiB.",
+)
+@click.option(
+    "--keep-secrets",
+    is_flag=True,
+    help="Serve the journal and report with credentials as received (redacted by default).",
+)
 def replay(
     files: tuple[str, ...],
     listen: str,
@@ -598,8 +619,11 @@ def replay(
     read_timeout: float,
     max_request_bytes: int,
     max_sessions: int,
+    journal_bytes: int,
+    keep_secrets: bool,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
+    from recorder.redaction import Rules
     from recorder.replay import Limits, Replayer, Timing
 
     try:
@@ -626,6 +650,8 @@ def replay(
             grpc_port=grpc_port,
             limits=limits,
             max_sessions=max_sessions,
+            journal_bytes=journal_bytes,
+            redaction=Rules(keep_secrets=keep_secrets),
         ).start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)

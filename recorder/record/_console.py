@@ -142,6 +142,8 @@ class Console:
         )
         if t.left_out:
             self._say(left_out_summary(t.left_out))
+        if t.dropped_by_hook:
+            self._say(f"before_record left out {t.dropped_by_hook} exchanges")
         for line in self.faults.summary():
             self._say(line, level=logging.WARNING)
 

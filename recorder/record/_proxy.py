@@ -76,6 +76,7 @@ from recorder.record._grpcrecord import (
     mode_spec,
     parse_grpc_upstream,
 )
+from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
@@ -139,6 +140,9 @@ class RecordingProxy:
     request and response bodies (streams aside).  `lint` (a spec version) lints each exchange
     as it is written and prints its findings on the console.  `console` receives one line per
     exchange written, warnings and a summary at stop (default: nothing is printed).
+    Redaction: `card` (a file or URL) names API keys up front, `fetch_card` fetches the
+    upstream's card at start, `before_record(exchange)` may change or drop each exchange
+    before it is redacted and written (see `_redaction`).
     """
 
     def __init__(
@@ -162,6 +166,9 @@ class RecordingProxy:
         console: Callable[[str], None] | None = None,
         redact_headers: Sequence[str] = (),
         redact_params: Sequence[str] = (),
+        card: str | None = None,
+        fetch_card: bool = True,
+        before_record: BeforeRecord | None = None,
         read_timeout: float = 10.0,
         max_body_size: str = "100m",
         lint: str | None = None,
@@ -181,6 +188,7 @@ class RecordingProxy:
         self.out = Path(out) if out is not None else None
         self.split = split or ("none" if self.mode is Mode.REVERSE else "upstream")
         self.addons = recording_addons(console)
+        self.addons.redaction.before_record = before_record
         self._addon_options = {
             "a2a_out": str(self.out) if self.out is not None else "",
             "a2a_card_rewrite": card_rewrite,
@@ -193,6 +201,8 @@ class RecordingProxy:
             "a2a_lint": lint or "",
             "a2a_redact_headers": list(redact_headers),
             "a2a_redact_params": list(redact_params),
+            "a2a_card": card or "",
+            "a2a_fetch_card": fetch_card,
             "a2a_read_timeout": read_timeout,
             # mitmproxy's own bound: a larger request gets 413 unread, a larger response (not a
             # stream) 502.  Streams are never bounded.
@@ -379,7 +389,13 @@ class RecordingProxy:
             self.addons.push.push_upstream = (
                 self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream
             )
-        opts.update(**self._options())
+        try:
+            opts.update(**self._options())
+        except BaseException:
+            # The master's log handler would outlive it, and any later log record in this
+            # process would fail on the master's closed loop.
+            master._legacy_log_events.uninstall()
+            raise
         return master
 
     def _tap(self, origin: Callable[[Any], str | None]) -> GrpcTap:

@@ -85,6 +85,7 @@ class Totals:
     errors: int = 0
     bytes: int = 0
     redactions: int = 0
+    dropped_by_hook: int = 0  # exchanges the user's before_record hook left out
     captures: set[Path] = field(default_factory=set)
     left_out: Counter[str] = field(default_factory=Counter)  # reason -> exchanges not recorded
 
@@ -264,18 +265,23 @@ class Save:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
         with self._lock:
             sink = self._sink(upstream, classification)
-            request, response, found = self.redaction.redact(sink.path, request, response)
-            exchange = Exchange(
-                number=sink.count + 1,
-                classification=classification,
-                request=request,
-                response=response,
-                started_us=max(0, int((started - sink.started) * 1e6)),
-                duration_us=max(0, int((ended - started) * 1e6)),
-                notes=(*notes, *found),
-                error=error,
+            kept = self.redaction.redact(
+                sink.path,
+                Exchange(
+                    number=sink.count + 1,
+                    classification=classification,
+                    request=request,
+                    response=response,
+                    started_us=max(0, int((started - sink.started) * 1e6)),
+                    duration_us=max(0, int((ended - started) * 1e6)),
+                    notes=tuple(notes),
+                    error=error,
+                ),
             )
-            landed = self._append(sink, exchange)
+            if kept is None:
+                self.totals.dropped_by_hook += 1
+                return
+            landed = self._append(sink, kept)
         self._written(sink, landed)
 
     def _leave_out(self, why: str) -> None:

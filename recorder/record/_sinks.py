@@ -33,7 +33,7 @@ from recorder.capture import (
     started_at,
     write_capture,
 )
-from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
+from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,9 @@ from typing import Self
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder.capture import Capture
 from recorder.protocol import Binding
+from recorder.redaction import NO_RULES, Rules
 from recorder.replay._grpcserver import start_grpc_server
-from recorder.replay._journal import Journal
+from recorder.replay._journal import MAX_BYTES, Journal
 from recorder.replay._limits import Limits
 from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
@@ -36,7 +37,10 @@ class Replayer:
     `.report` is what `--strict` checks; `.journal` holds every request received and every
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
     times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
-    mints the ids handed out (seed it to replay the same bytes).
+    mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
+    the journal keeps.  What the replayer serves about itself (the journal, the report) is
+    redacted with the recorder's rules, what the captures say was redacted, and `redaction`
+    (`Rules(keep_secrets=True)` turns it off).
     """
 
     def __init__(
@@ -51,10 +55,18 @@ class Replayer:
         limits: Limits = DEFAULT_LIMITS,
         max_sessions: int = MAX_SESSIONS,
         ids: IdFactory | None = None,
+        redaction: Rules = NO_RULES,
+        journal_bytes: int = MAX_BYTES,
     ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
-        self.service = ReplayService(captures, max_sessions=max_sessions, ids=ids)
+        self.service = ReplayService(
+            captures,
+            max_sessions=max_sessions,
+            ids=ids,
+            redaction=redaction,
+            journal_bytes=journal_bytes,
+        )
         self.runner = Runner(self.service, self.timing, forward=on_miss)
         self.app = ReplayApp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)

@@ -57,11 +57,20 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
+from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._carry import Applied, Carrier
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
-from recorder.replay._journal import AnswerKind, Journal, JournalRequest, Outcome, now
+from recorder.replay._journal import (
+    MAX_BYTES,
+    AnswerKind,
+    Journal,
+    JournalRequest,
+    Outcome,
+    now,
+    replay_rules,
+)
 from recorder.replay._listing import Lister
 from recorder.replay._mint import IdFactory
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
@@ -167,6 +176,8 @@ class ReplayService:
         *,
         max_sessions: int = MAX_SESSIONS,
         journal_limit: int = 10_000,
+        journal_bytes: int = MAX_BYTES,
+        redaction: Rules = NO_RULES,
         deliver: bool = True,
         ids: IdFactory | None = None,
     ) -> None:
@@ -177,7 +188,8 @@ class ReplayService:
         self.lister = Lister(self.script, self.state)
         self.carrier = Carrier(self.script, self.state)
         self.report = Report(self.script)
-        self.journal = Journal(journal_limit)
+        rules = replay_rules(captures, redaction)
+        self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
         self.deliver = deliver
         self.interfaces = _interfaces(exchanges)
         self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
@@ -191,7 +203,8 @@ class ReplayService:
         self.grpc_target: str | None = None
         self.forwarding = False  # misses go to a live agent (`--on-miss forward`)
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
-        self.reader = RequestReader(self.interfaces, self.script.secret_params)
+        masker = Masker(rules) if self.script.masker is not None else None
+        self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
         self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
 
     @property
@@ -425,7 +438,7 @@ class ReplayService:
         report = self._nearest(found, reading)
         answer = miss_answer(report, reading.jsonrpc_id, grpc=bool(request.messages))
         text = report.describe()
-        self.report.missed(f"{_line(request)}: {text}")
+        self.report.missed(self.journal.line(request, text))
         logged = _Logged("miss", "synthesized", (text,), detail=text)
         number = self._log(request, client, reading, logged, answer)
         if not self.forwarding or request.messages:
@@ -451,9 +464,12 @@ class ReplayService:
         return nearest(classification, parse_json(found.key[2]), same, others)
 
     def _synthesized_note(self, number: int, why: str, request: Request | None = None) -> None:
-        entry = next((e for e in self.journal.requests if e.number == number), None)
-        where = _line(request) if request else _line(entry.request) if entry else "?"
-        self.report.synthesized(f"request {number}, {where}: {why}")
+        """A report line for an answer the replayer wrote (redacted, as the journal's)."""
+        if request is None:
+            entry = next((e for e in self.journal.requests if e.number == number), None)
+            request = entry.request if entry else None
+        where = self.journal.line(request, why) if request else why
+        self.report.synthesized(f"request {number}, {where}")
 
     def _log(
         self,
@@ -545,14 +561,6 @@ def _misfit(found: Unanswered) -> tuple[str, ...]:
         f"{', '.join(named[:4]) or 'none'}): no recorded story of the live ids holds such a "
         "request at this point",
     )
-
-
-def _line(request: Request) -> str:
-    return f"{request.method} {_printable(request.target)}"
-
-
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _delivery_url(request: Request) -> str:

@@ -114,6 +114,8 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
     except ValueError as exc:
         raise VerifyError(str(exc)) from exc
     plan = make_plan(capture)
+    requests = (step.exchange.request for step in plan.script.steps)
+    options = replace(options, credentials=options.credentials.reading(requests))
     missing = missing_credentials(plan.script.steps, options.credentials)
     if missing:
         raise VerifyError(
