@@ -9,12 +9,14 @@ Run with any Python >= 3.10 (stdlib only)::
 Each environment is pinned (``ENVS``) so a corpus recorded today can be re-recorded with the
 same SDK versions. A stamp file inside each environment records the exact install spec; a
 second run with the same spec does nothing. A failed install (registry refusal, no network,
-unknown version) stops with a message naming the command and the tail of its output.
+unknown version) stops with a message naming the command and the tail of its output. A missing
+toolchain (``go`` not on PATH) skips that environment with a message and does not fail the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -37,10 +39,10 @@ class EnvSpec:
     """One environment: its SDK family, exact version and what gets installed."""
 
     key: str  # the SDK name used by run.py (SDKS)
-    kind: str  # "python" or "node"
+    kind: str  # "python", "node" or "go"
     version: str  # exact SDK version installed
     dirname: str  # folder under .peers/
-    packages: tuple[str, ...]  # pip requirement strings or npm name@version
+    packages: tuple[str, ...]  # pip requirement strings, npm name@version, Go module@version
 
     @property
     def path(self) -> Path:
@@ -48,6 +50,7 @@ class EnvSpec:
 
 
 _PY_EXTRAS = "http-server,grpc"
+_GO_MODULE = "github.com/a2aproject/a2a-go/v2"
 ENVS: dict[str, EnvSpec] = {
     spec.key: spec
     for spec in (
@@ -84,6 +87,8 @@ ENVS: dict[str, EnvSpec] = {
                 "@bufbuild/protobuf@2.17.0",
             ),
         ),
+        # Built from scripts/peers/go_peer (go.mod and go.sum pin every module); see _build_go.
+        EnvSpec("a2a-go-2.4.x", "go", "2.4.0", "go-2.4.0", (f"{_GO_MODULE}@v2.4.0",)),
         # Not an SDK: the editor HTTP client that runs .http files as VS Code and JetBrains
         # do; the tests send captures' requests with it.
         EnvSpec("httpyac", "node", "6.16.7", "httpyac-6.16.7", ("httpyac@6.16.7",)),
@@ -95,8 +100,19 @@ class BuildError(RuntimeError):
     """An install command failed; the message says which and why."""
 
 
+class ToolchainMissing(BuildError):
+    """The environment needs a toolchain that is not installed; it is skipped, not failed."""
+
+
 def _stamp(spec: EnvSpec) -> dict[str, object]:
-    return {"key": spec.key, "version": spec.version, "packages": list(spec.packages)}
+    stamp: dict[str, object] = {
+        "key": spec.key,
+        "version": spec.version,
+        "packages": list(spec.packages),
+    }
+    if spec.kind == "go":  # a compiled peer: a changed source means a rebuild
+        stamp["source"] = _go_source_digest()
+    return stamp
 
 
 def is_built(spec: EnvSpec) -> bool:
@@ -108,11 +124,17 @@ def is_built(spec: EnvSpec) -> bool:
         return False
 
 
-def _run(cmd: list[str], cwd: Path | None = None) -> None:
+def _run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     print("  $", " ".join(cmd), flush=True)
     try:
         proc = subprocess.run(
-            cmd, cwd=cwd, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT, check=False
+            cmd,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=_INSTALL_TIMEOUT,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BuildError(f"could not run {cmd[0]}: {exc}") from exc
@@ -123,6 +145,7 @@ def _run(cmd: list[str], cwd: Path | None = None) -> None:
             f"the registry may have refused the request or the version may not "
             f"exist; last output:\n{tail}"
         )
+    return proc.stdout
 
 
 def python_of(spec: EnvSpec) -> Path:
@@ -163,6 +186,48 @@ def _build_node(spec: EnvSpec) -> None:
     _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=spec.path)
 
 
+# --- Go ---------------------------------------------------------------------------------------
+
+GO_PEER_DIR = Path(__file__).resolve().parent / "go_peer"
+# (binary under <env>/bin, Go package): our peer, and the SDK's own CLI at the same pin
+# (go.mod's `tool` line keeps its modules in go.sum).
+GO_BINARIES = (("go-peer", "."), ("a2a", f"{_GO_MODULE}/cmd/a2a"))
+
+
+def _go_source_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(GO_PEER_DIR.rglob("*")):
+        if path.is_file() and (path.suffix == ".go" or path.name in ("go.mod", "go.sum")):
+            digest.update(str(path.relative_to(GO_PEER_DIR)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def go_environ() -> dict[str, str]:
+    """The environment of every go command: pinned (go.sum must already hold every module),
+    no VCS stamping (a fresh clone may be owned by someone else), reproducible paths."""
+    env = dict(os.environ)
+    env["GOFLAGS"] = "-mod=readonly -buildvcs=false -trimpath"
+    return env
+
+
+def _build_go(spec: EnvSpec) -> None:
+    go = shutil.which("go")
+    if go is None:
+        raise ToolchainMissing(
+            "go is not on PATH; the Go peer (a2a-go) is skipped. Install Go >= 1.25 to build it."
+        )
+    env = go_environ()
+    got = _run(
+        [go, "list", "-m", "-f", "{{.Version}}", _GO_MODULE], cwd=GO_PEER_DIR, env=env
+    ).strip()
+    if got != f"v{spec.version}":
+        raise BuildError(f"{GO_PEER_DIR}/go.mod pins {_GO_MODULE} {got}, ENVS says v{spec.version}")
+    for name, package in GO_BINARIES:
+        out = spec.path / "bin" / name
+        _run([go, "build", "-o", str(out), package], cwd=GO_PEER_DIR, env=env)
+
+
 def build(spec: EnvSpec, force: bool = False) -> bool:
     """Install ``spec`` unless its stamp says it is already there; True if work was done."""
     if is_built(spec) and not force:
@@ -170,7 +235,7 @@ def build(spec: EnvSpec, force: bool = False) -> bool:
         return False
     print(f"[{spec.key}] installing {', '.join(spec.packages)} into {spec.path}", flush=True)
     (spec.path / _STAMP).unlink(missing_ok=True)
-    {"python": _build_python, "node": _build_node}[spec.kind](spec)
+    {"python": _build_python, "node": _build_node, "go": _build_go}[spec.kind](spec)
     (spec.path / _STAMP).write_text(json.dumps(_stamp(spec), indent=2) + "\n")
     print(f"[{spec.key}] done", flush=True)
     return True
@@ -183,6 +248,10 @@ def _show_newest() -> None:
     npm = shutil.which("npm")
     if npm:
         subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False, timeout=120)
+    go = shutil.which("go")
+    if go:  # a proxy that serves no version list answers 404 here; ask for @vX.Y.Z instead
+        cmd = [go, "list", "-m", "-versions", _GO_MODULE]
+        subprocess.run(cmd, cwd=GO_PEER_DIR, check=False, timeout=120)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.only or list(ENVS):
         try:
             build(ENVS[key], force=args.force)
+        except ToolchainMissing as exc:
+            print(f"[{key}] skipped: {exc}", flush=True)
         except BuildError as exc:
             print(f"[{key}] FAILED: {exc}", file=sys.stderr, flush=True)
             failed.append(key)

@@ -1,7 +1,8 @@
 """Start SDK peer agents and run SDK peer clients in their isolated environments (stdlib only).
 
 The environments come from ``envs.py`` (``.peers/``); the peers are ``py_peer.py`` (a2a-sdk 1.x),
-``py03_peer.py`` (a2a-sdk 0.3.x) and ``js_peer.mjs`` (@a2a-js/sdk 1.3.x).
+``py03_peer.py`` (a2a-sdk 0.3.x), ``js_peer.mjs`` (@a2a-js/sdk 1.3.x) and ``go_peer/`` (a2a-go
+v2, compiled by envs.py into ``<env>/bin/go-peer``).
 
 Command-line contract, the same for every peer::
 
@@ -98,7 +99,7 @@ class SdkInfo:
 
     key: str
     env: EnvSpec
-    script: str  # file name under scripts/peers/
+    script: str  # file name under scripts/peers/ (for a compiled peer: under <env>/bin/)
     bindings: tuple[str, ...] = BINDINGS
     skips: dict[str, str] = field(default_factory=dict)  # scenario -> why the peer skips it
 
@@ -115,6 +116,8 @@ class SdkInfo:
         script = str(HERE / self.script)
         if self.env.kind == "node":
             return [shutil.which("node") or "node", script, *args]
+        if self.env.kind == "go":
+            return [str(self.env.path / "bin" / self.script), *args]
         return [str(self.env.path / "bin" / "python"), script, *args]
 
     def environ(self) -> dict[str, str]:
@@ -141,6 +144,7 @@ SDKS: dict[str, SdkInfo] = {
         "a2a-python-0.3.x", ENVS["a2a-python-0.3.x"], "py03_peer.py", skips=_V03_SKIPS
     ),
     "a2a-js-1.3.x": SdkInfo("a2a-js-1.3.x", ENVS["a2a-js-1.3.x"], "js_peer.mjs"),
+    "a2a-go-2.4.x": SdkInfo("a2a-go-2.4.x", ENVS["a2a-go-2.4.x"], "go-peer"),
 }
 
 
@@ -428,6 +432,14 @@ def _body_kind(body: Any) -> str | None:
     return next(iter(body), None) if len(body) == 1 else "?"
 
 
+# The header each SDK's push sender carries the config's token in (a2a-go: no X- prefix).
+PUSH_TOKEN_HEADERS = ("X-A2A-Notification-Token", "A2A-Notification-Token")
+
+
+def _push_token(headers: dict[str, str]) -> str | None:
+    return next((headers[h] for h in PUSH_TOKEN_HEADERS if h in headers), None)
+
+
 def _cell(summary: dict[str, Any]) -> str:
     if "skipped" in summary:
         return "skip"
@@ -451,7 +463,7 @@ def run_matrix(sdks: list[str], out: Path | None) -> int:
                             {
                                 "content_type": d["headers"].get("Content-Type"),
                                 "authorization": d["headers"].get("Authorization"),
-                                "token": d["headers"].get("X-A2A-Notification-Token"),
+                                "token": _push_token(d["headers"]),
                                 "kind": _body_kind(d["body"]),
                             }
                             for d in got
