@@ -1,21 +1,36 @@
-"""Real SDK peers talking to themselves: each SDK's client against its own agent.
+"""Real SDK peers: each SDK's client against its own agent, and every client x agent pair
+through the recorder compared with the same pair direct.
 
 The peers run in the isolated environments that ``scripts/peers/envs.py`` builds under
-``.peers/``. CI does not build them (the capture corpus is checked in), so every SDK whose
-environment is missing is skipped with the reason. When built, each SDK's agent is started
-once and its own client runs ``03-blocking-task`` and ``05-streaming`` on every binding the
-SDK supports.
+``.peers/``; every SDK whose environment is missing is skipped with the reason. When built,
+each SDK's agent is started once and its own client runs ``03-blocking-task`` and
+``05-streaming`` on every binding the SDK supports.
+
+The matrix (``test_recorder_changes_nothing_a_client_sees``): a client runs a scenario against
+an agent of any SDK directly, then again through a RecordingProxy; what it saw (its summary,
+and the kinds of the push deliveries its webhook got) must be the same, timing aside.
+``A2A_FULL_MATRIX=1`` runs every client x agent x binding x scenario; the default run keeps the
+rows of ``DEFAULT_MATRIX``.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import load_peers_run
+from _helpers import load_peers_run, timing_free
+
+from recorder.capture import read_capture
+from recorder.record import RecordingProxy
 
 run = load_peers_run()
+FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
+PUSH_SCENARIO = "08-push-configs"
 
 
 @pytest.fixture(scope="module", params=sorted(run.SDKS))
@@ -85,3 +100,102 @@ def test_webhook_receiver_records_posts() -> None:
         got = hook.wait_for(1, timeout=5)
     assert got[0]["body"] == {"task": {"id": "t"}}
     assert got[0]["path"] == "/webhook"
+
+
+# --- client x agent, through the recorder and direct --------------------------------------------
+
+ALL = None  # every scenario the client runs
+# (client, agent, binding) -> the scenarios the default run covers.
+_GO_ROWS: dict[tuple[str, str, str], tuple[str, ...] | None] = {
+    ("a2a-go-2.4.x", "a2a-go-2.4.x", "JSONRPC"): ALL,
+    ("a2a-go-2.4.x", "a2a-go-2.4.x", "HTTP+JSON"): ("05-streaming", PUSH_SCENARIO, "12-tenant"),
+    ("a2a-go-2.4.x", "a2a-go-2.4.x", "GRPC"): ("05-streaming", "06-subscribe", "11-errors"),
+    ("a2a-go-2.4.x", "a2a-python-1.3.0", "HTTP+JSON"): ("05-streaming", PUSH_SCENARIO),
+    ("a2a-go-2.4.x", "a2a-js-1.3.x", "GRPC"): ("05-streaming", "09-list-tasks"),
+    ("a2a-python-1.3.0", "a2a-go-2.4.x", "GRPC"): ("11-errors",),
+    ("a2a-js-1.3.x", "a2a-go-2.4.x", "JSONRPC"): ("05-streaming", PUSH_SCENARIO),
+    ("a2a-python-0.3.x", "a2a-go-2.4.x", "HTTP+JSON"): ("05-streaming",),
+}
+DEFAULT_MATRIX = {**_GO_ROWS}
+
+
+def _matrix() -> list[Any]:
+    cases = []
+    for client in run.SDKS:
+        for agent in run.SDKS:
+            for binding in run.BINDINGS:
+                key = (client, agent, binding)
+                both = binding in run.SDKS[client].bindings and binding in run.SDKS[agent].bindings
+                if both and (FULL_MATRIX or key in DEFAULT_MATRIX):
+                    cases.append(pytest.param(*key, id=f"{client}-to-{agent}-{binding}"))
+    return cases
+
+
+def _settled(hook: Any, before: int, quiet: float = 0.5, timeout: float = 5.0) -> list[Any]:
+    """The deliveries since `before`, once none has come for `quiet` seconds (they may trail
+    the client's exit)."""
+    deadline = time.monotonic() + timeout
+    seen, since = len(hook.deliveries), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = len(hook.deliveries)
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif now > before and time.monotonic() - since >= quiet:
+            break
+    return list(hook.deliveries[before:])
+
+
+def _without_wording(summary: Any) -> Any:
+    """Error classes stay, the agent's wording goes: a2a-go words one error two ways by
+    timing ("cancelation failed: setup failed" or "... canceler setup failed")."""
+    for step in summary.get("steps") or []:
+        step.pop("message", None)
+    return summary
+
+
+def _session(client: str, card_url: str, binding: str, scenario: str, hook: Any) -> Any:
+    """The client's summary, timing aside, plus the kinds of the push deliveries it caused."""
+    before = len(hook.deliveries)
+    push = scenario == PUSH_SCENARIO
+    summary = run.run_client(
+        client, card_url, binding, scenario, webhook_url=hook.url if push else None, timeout=60
+    )
+    seen = _without_wording(timing_free(summary))
+    if push:
+        seen["webhook"] = [run._body_kind(d["body"]) for d in _settled(hook, before)]
+    return seen
+
+
+def _scenarios(client: str, agent: str, binding: str) -> list[str]:
+    wanted = None if FULL_MATRIX else DEFAULT_MATRIX[(client, agent, binding)]
+    return [s for s in run.SDKS[client].scenarios if wanted is None or s in wanted]
+
+
+@pytest.mark.parametrize(("client", "agent", "binding"), _matrix())
+def test_recorder_changes_nothing_a_client_sees(
+    client: str, agent: str, binding: str, tmp_path: Path
+) -> None:
+    for sdk in (client, agent):
+        if not run.SDKS[sdk].built:
+            pytest.skip(f"{sdk}: {run.SDKS[sdk].env.path} not built (run scripts/peers/envs.py)")
+    grpc = binding == "GRPC"
+    failures = []
+    with (
+        run.start_agent(agent, grpc_port=0 if grpc else -1, timeout=60) as live,
+        run.WebhookReceiver() as hook,
+    ):
+        card_path = live.card_url[len(live.base_url) :]
+        for scenario in _scenarios(client, agent, binding):
+            direct = _session(client, live.card_url, binding, scenario, hook)
+            out = tmp_path / f"{scenario}.http"
+            upstream = live.grpc_target if grpc else None
+            with RecordingProxy(upstream=live.base_url, out=out, grpc_upstream=upstream) as proxy:
+                recorded = _session(client, proxy.url + card_path, binding, scenario, hook)
+            if recorded != direct:
+                failures.append(
+                    f"{scenario}:\n  direct  ={json.dumps(direct)}"
+                    f"\n  recorded={json.dumps(recorded)}"
+                )
+            assert read_capture(out).exchanges, f"{scenario}: nothing recorded"
+    assert not failures, "\n".join(failures)

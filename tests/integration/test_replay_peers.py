@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import load_peers_run
+from _helpers import load_peers_run, normalise
 
 from recorder.capture import Capture, read_capture
 from recorder.record import RecordingProxy
@@ -55,42 +53,6 @@ CASES = [
     for binding in run.SDKS[sdk].bindings
     if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES
 ]
-
-# --- normalising what differs between two runs of the same session ---------------------------
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_CONFIG_ID = re.compile(r"\bcfg-[0-9a-f]{8}\b")
-_ADDRESS = re.compile(r"(127\.0\.0\.1|localhost|\[::1\]):\d+")
-# Fields that only say how the process ended, not what the client saw.
-_DROPPED = frozenset({"stderr"})
-
-
-@dataclass
-class _Ids:
-    """Volatile ids numbered in first-seen order, so the same session gives the same names."""
-
-    seen: dict[str, str] = field(default_factory=dict)
-
-    def name(self, match: re.Match[str]) -> str:
-        return self.seen.setdefault(match.group(0), f"<id{len(self.seen) + 1}>")
-
-
-def normalise(summary: Any) -> Any:
-    """The summary with ids numbered in first-seen order and host:port made `<addr>`."""
-    ids = _Ids()
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items() if k not in _DROPPED}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, str):
-            value = _UUID.sub(ids.name, value)
-            value = _CONFIG_ID.sub(ids.name, value)
-            return _ADDRESS.sub("<addr>", value)
-        return value
-
-    return walk(summary)
 
 
 def test_normalise_numbers_ids_in_first_seen_order() -> None:
