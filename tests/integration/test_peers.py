@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import load_peers_run, timing_free
+from _helpers import load_peers_run, timing_free, without_wording
 
 from recorder.capture import read_capture
 from recorder.record import RecordingProxy
@@ -146,14 +146,6 @@ def _settled(hook: Any, before: int, quiet: float = 0.5, timeout: float = 5.0) -
     return list(hook.deliveries[before:])
 
 
-def _without_wording(summary: Any) -> Any:
-    """Error classes stay, the agent's wording goes: a2a-go words one error two ways by
-    timing ("cancelation failed: setup failed" or "... canceler setup failed")."""
-    for step in summary.get("steps") or []:
-        step.pop("message", None)
-    return summary
-
-
 def _session(client: str, card_url: str, binding: str, scenario: str, hook: Any) -> Any:
     """The client's summary, timing aside, plus the kinds of the push deliveries it caused."""
     before = len(hook.deliveries)
@@ -161,7 +153,7 @@ def _session(client: str, card_url: str, binding: str, scenario: str, hook: Any)
     summary = run.run_client(
         client, card_url, binding, scenario, webhook_url=hook.url if push else None, timeout=60
     )
-    seen = _without_wording(timing_free(summary))
+    seen = without_wording(timing_free(summary))
     if push:
         seen["webhook"] = [run._body_kind(d["body"]) for d in _settled(hook, before)]
     return seen
