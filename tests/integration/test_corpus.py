@@ -26,7 +26,13 @@ REGEN_TIMEOUT = 600
 
 FILES = sorted(CAPTURES.rglob("*.http"))
 LATEST = sorted(p for p in FILES if p.parts[len(CAPTURES.parts)].endswith("-1.3.0"))
-FOLDERS = ("a2a-python-1.3.0", "a2a-python-1.2.3", "a2a-python-0.3.26", "a2a-js-1.3.0")
+FOLDERS = (
+    "a2a-python-1.3.0",
+    "a2a-python-1.2.3",
+    "a2a-python-0.3.26",
+    "a2a-js-1.3.0",
+    "a2a-go-2.4.0",
+)
 # The scenarios every SDK records over JSON-RPC (0.3.x skips 09-list-tasks and 12-tenant).
 CORE = (
     "01-agent-card",
