@@ -189,9 +189,10 @@ def _build_node(spec: EnvSpec) -> None:
 # --- Go ---------------------------------------------------------------------------------------
 
 GO_PEER_DIR = Path(__file__).resolve().parent / "go_peer"
-# (binary under <env>/bin, Go package): our peer, and the SDK's own CLI at the same pin
+# (binary under <env>/bin, Go package): our peer; the same peer named a2a-cli-peer, which
+# drives the SDK's own CLI instead of a2aclient (go_peer/cli.go); and that CLI at the same pin
 # (go.mod's `tool` line keeps its modules in go.sum).
-GO_BINARIES = (("go-peer", "."), ("a2a", f"{_GO_MODULE}/cmd/a2a"))
+GO_BINARIES = (("go-peer", "."), ("a2a-cli-peer", "."), ("a2a", f"{_GO_MODULE}/cmd/a2a"))
 
 
 def _go_source_digest() -> str:

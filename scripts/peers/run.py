@@ -67,6 +67,7 @@ __all__ = [
     "WebhookReceiver",
     "available_sdks",
     "run_client",
+    "scenarios_between",
     "start_agent",
 ]
 
@@ -102,6 +103,18 @@ class SdkInfo:
     script: str  # file name under scripts/peers/ (for a compiled peer: under <env>/bin/)
     bindings: tuple[str, ...] = BINDINGS
     skips: dict[str, str] = field(default_factory=dict)  # scenario -> why the peer skips it
+    agent_bindings: tuple[str, ...] | None = None  # what its agent serves, when not `bindings`
+    in_corpus: bool = True  # scripts/record-corpus records it by default
+
+    @property
+    def serves(self) -> tuple[str, ...]:
+        """The bindings its agent serves."""
+        return self.agent_bindings or self.bindings
+
+    @property
+    def own_bindings(self) -> tuple[str, ...]:
+        """The bindings on which its client can talk to its own agent."""
+        return tuple(b for b in self.bindings if b in self.serves)
 
     @property
     def version(self) -> str:
@@ -145,7 +158,25 @@ SDKS: dict[str, SdkInfo] = {
     ),
     "a2a-js-1.3.x": SdkInfo("a2a-js-1.3.x", ENVS["a2a-js-1.3.x"], "js_peer.mjs"),
     "a2a-go-2.4.x": SdkInfo("a2a-go-2.4.x", ENVS["a2a-go-2.4.x"], "go-peer"),
+    # The SDK's own `a2a` CLI as the client, `a2a serve --proxy` in front of go-peer as the
+    # agent (go_peer/cli.go says why it serves JSON-RPC only).
+    "a2a-go-cli-2.4.x": SdkInfo(
+        "a2a-go-cli-2.4.x",
+        ENVS["a2a-go-2.4.x"],
+        "a2a-cli-peer",
+        skips={"08-push-configs": "the a2a CLI has no push-config commands"},
+        agent_bindings=("JSONRPC",),
+        in_corpus=False,
+    ),
 }
+
+
+def scenarios_between(client: str, agent: str) -> tuple[str, ...]:
+    """The scenarios ``client`` runs against ``agent``: 16-rest-binding needs HTTP+JSON."""
+    serves = SDKS[agent].serves
+    return tuple(
+        s for s in SDKS[client].scenarios if s != "16-rest-binding" or "HTTP+JSON" in serves
+    )
 
 
 def available_sdks() -> list[str]:
@@ -451,8 +482,8 @@ def run_matrix(sdks: list[str], out: Path | None) -> int:
     failures = 0
     for sdk in sdks:
         with start_agent(sdk) as agent, WebhookReceiver() as hook:
-            for binding in SDKS[sdk].bindings:
-                for scenario in SCENARIOS:
+            for binding in SDKS[sdk].own_bindings:
+                for scenario in scenarios_between(sdk, sdk):
                     before = len(hook.deliveries)
                     summary = run_client(
                         sdk, agent.card_url, binding, scenario, webhook_url=hook.url

@@ -47,7 +47,7 @@ def peer_agent(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 def _client(agent: Any, binding: str, scenario: str) -> dict[str, Any]:
-    if binding not in run.SDKS[agent.sdk].bindings:
+    if binding not in run.SDKS[agent.sdk].own_bindings:
         pytest.skip(f"{agent.sdk} has no {binding} binding")
     summary: dict[str, Any] = run.run_client(
         agent.sdk, agent.card_url, binding, scenario, timeout=60
@@ -115,6 +115,9 @@ _GO_ROWS: dict[tuple[str, str, str], tuple[str, ...] | None] = {
     ("a2a-python-1.3.0", "a2a-go-2.4.x", "GRPC"): ("11-errors",),
     ("a2a-js-1.3.x", "a2a-go-2.4.x", "JSONRPC"): ("05-streaming", PUSH_SCENARIO),
     ("a2a-python-0.3.x", "a2a-go-2.4.x", "HTTP+JSON"): ("05-streaming",),
+    # The SDK's `a2a` CLI as client, and `a2a serve --proxy` as agent.
+    ("a2a-go-cli-2.4.x", "a2a-go-cli-2.4.x", "JSONRPC"): ("05-streaming", "06-subscribe"),
+    ("a2a-go-cli-2.4.x", "a2a-go-2.4.x", "GRPC"): ("05-streaming", "11-errors"),
 }
 DEFAULT_MATRIX = {**_GO_ROWS}
 
@@ -125,7 +128,7 @@ def _matrix() -> list[Any]:
         for agent in run.SDKS:
             for binding in run.BINDINGS:
                 key = (client, agent, binding)
-                both = binding in run.SDKS[client].bindings and binding in run.SDKS[agent].bindings
+                both = binding in run.SDKS[client].bindings and binding in run.SDKS[agent].serves
                 if both and (FULL_MATRIX or key in DEFAULT_MATRIX):
                     cases.append(pytest.param(*key, id=f"{client}-to-{agent}-{binding}"))
     return cases
@@ -161,7 +164,7 @@ def _session(client: str, card_url: str, binding: str, scenario: str, hook: Any)
 
 def _scenarios(client: str, agent: str, binding: str) -> list[str]:
     wanted = None if FULL_MATRIX else DEFAULT_MATRIX[(client, agent, binding)]
-    return [s for s in run.SDKS[client].scenarios if wanted is None or s in wanted]
+    return [s for s in run.scenarios_between(client, agent) if wanted is None or s in wanted]
 
 
 @pytest.mark.parametrize(("client", "agent", "binding"), _matrix())

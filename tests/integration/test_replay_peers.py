@@ -40,7 +40,13 @@ if not run.available_sdks():
     )
 
 # 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3, then Go.
-SDK_ORDER = ("a2a-python-0.3.x", "a2a-js-1.3.x", "a2a-python-1.2.x", "a2a-go-2.4.x")
+SDK_ORDER = (
+    "a2a-python-0.3.x",
+    "a2a-js-1.3.x",
+    "a2a-python-1.2.x",
+    "a2a-go-2.4.x",
+    "a2a-go-cli-2.4.x",
+)
 # The suite runs the v0.3 SDK on every binding, the JS SDK on JSON-RPC and Go on HTTP+JSON
 # (about two minutes); A2A_FULL_MATRIX=1 runs every SDK on every binding (about six).
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
@@ -51,7 +57,7 @@ DEFAULT_CASES = {("a2a-python-0.3.x", b) for b in ("JSONRPC", "HTTP+JSON", "GRPC
 CASES = [
     pytest.param(sdk, binding, id=f"{sdk}-{binding}")
     for sdk in SDK_ORDER
-    for binding in run.SDKS[sdk].bindings
+    for binding in run.SDKS[sdk].own_bindings
     if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES
 ]
 
@@ -111,7 +117,7 @@ def record_scenarios(
         run.start_agent(sdk, grpc_port=0 if grpc else -1, timeout=AGENT_TIMEOUT) as agent,
         run.WebhookReceiver() as hook,
     ):
-        for scenario in run.SDKS[sdk].scenarios:
+        for scenario in run.scenarios_between(sdk, sdk):
             out = tmp / f"{scenario}.http"
             with RecordingProxy(
                 upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target if grpc else None
@@ -269,8 +275,12 @@ def _cross_cases() -> list[Any]:
         for capture in V1_SDKS:
             for binding in run.BINDINGS:
                 key = (client, capture, binding)
-                if client != capture and (FULL_MATRIX or key in DEFAULT_CROSS):
-                    cases.append(pytest.param(*key, id=f"{capture}-capture-to-{client}"))
+                meet = (
+                    binding in run.SDKS[client].bindings
+                    and binding in run.SDKS[capture].own_bindings
+                )
+                if client != capture and meet and (FULL_MATRIX or key in DEFAULT_CROSS):
+                    cases.append(pytest.param(*key, id=f"{capture}-capture-to-{client}-{binding}"))
     return cases
 
 
@@ -294,10 +304,11 @@ def test_a_client_sees_from_another_sdks_capture_what_it_sees_live(
         if not run.SDKS[sdk].built:
             pytest.skip(f"{sdk}: {run.SDKS[sdk].env.path} not built")
     wanted = None if FULL_MATRIX else DEFAULT_CROSS[(client, capture, binding)]
+    ours = run.scenarios_between(capture, capture)
     scenarios = [
         s
-        for s in run.SDKS[client].scenarios
-        if s in run.SDKS[capture].scenarios and (wanted is None or s in wanted)
+        for s in run.scenarios_between(client, capture)
+        if s in ours and (wanted is None or s in wanted)
     ]
     grpc = binding == "GRPC"
     direct: dict[str, Any] = {}

@@ -210,6 +210,10 @@ func scCard(ctx context.Context, p *goClient) error {
 	if err != nil {
 		return err
 	}
+	return describeCard(p.sum, card)
+}
+
+func describeCard(sum *summary, card *a2a.AgentCard) error {
 	ifaces := []string{}
 	for _, i := range card.SupportedInterfaces {
 		ifaces = append(ifaces, fmt.Sprintf("%s@%s %s", i.ProtocolBinding, i.ProtocolVersion, i.URL))
@@ -220,7 +224,7 @@ func scCard(ctx context.Context, p *goClient) error {
 		skills = append(skills, s.ID)
 	}
 	caps := card.Capabilities
-	p.sum.add("GetAgentCard", nil, "", step{
+	sum.add("GetAgentCard", nil, "", step{
 		"name": card.Name, "interfaces": ifaces, "skills": skills,
 		"capabilities": map[string]bool{
 			"streaming": caps.Streaming, "push": caps.PushNotifications, "extended": caps.ExtendedAgentCard,
@@ -241,11 +245,16 @@ func blocking(ctx context.Context, p *goClient, binding string) error {
 	if err != nil {
 		return err
 	}
+	return checkEcho(p.sum, task)
+}
+
+// checkEcho: the blocking send of "echo hello" gave a completed task with that artifact.
+func checkEcho(sum *summary, task *a2a.Task) error {
 	if task == nil {
 		return failf("no task returned")
 	}
 	got := artifactTexts(task)
-	p.sum.last()["texts"] = got
+	sum.last()["texts"] = got
 	if state(task) != "completed" {
 		return failf("state %s", state(task))
 	}
@@ -271,30 +280,37 @@ func scPolling(ctx context.Context, p *goClient) error {
 	if task == nil {
 		return failf("no task returned")
 	}
+	return pollUntilDone(p.sum, func() (*a2a.Task, error) {
+		return c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, Tenant: p.tenant})
+	})
+}
+
+// pollUntilDone gets the task until it ends and records the states seen, as "GetTask*".
+func pollUntilDone(sum *summary, get func() (*a2a.Task, error)) error {
 	var seen []string
-	var got *a2a.Task
 	for {
-		if got, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, Tenant: p.tenant}); err != nil {
+		got, err := get()
+		if err != nil {
 			return err
 		}
 		if s := state(got); len(seen) == 0 || seen[len(seen)-1] != s {
 			seen = append(seen, s)
 		}
-		if got.Status.State.Terminal() {
-			break
+		if !got.Status.State.Terminal() {
+			time.Sleep(20 * time.Millisecond)
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		events := make([]string, len(seen))
+		for i, s := range seen {
+			events[i] = "task:" + s
+		}
+		last := seen[len(seen)-1]
+		sum.add("GetTask*", events, last, step{"texts": artifactTexts(got)})
+		if last != "completed" {
+			return failf("ended %s", last)
+		}
+		return nil
 	}
-	events := make([]string, len(seen))
-	for i, s := range seen {
-		events[i] = "task:" + s
-	}
-	last := seen[len(seen)-1]
-	p.sum.add("GetTask*", events, last, step{"texts": artifactTexts(got)})
-	if last != "completed" {
-		return failf("ended %s", last)
-	}
-	return nil
 }
 
 func scStreaming(ctx context.Context, p *goClient) error {
@@ -502,11 +518,15 @@ func scList(ctx context.Context, p *goClient) error {
 	if err != nil {
 		return err
 	}
+	return describeList(p.sum, page)
+}
+
+func describeList(sum *summary, page *a2a.ListTasksResponse) error {
 	states := []string{}
 	for _, t := range page.Tasks {
 		states = append(states, state(t))
 	}
-	p.sum.add("ListTasks", nil, "", step{"states": states, "total": page.TotalSize, "count": len(page.Tasks)})
+	sum.add("ListTasks", nil, "", step{"states": states, "total": page.TotalSize, "count": len(page.Tasks)})
 	if len(page.Tasks) != 1 {
 		return failf("listed %d tasks", len(page.Tasks))
 	}
@@ -522,11 +542,15 @@ func scExtended(ctx context.Context, p *goClient) error {
 	if err != nil {
 		return err
 	}
+	return describeExtended(p.sum, card)
+}
+
+func describeExtended(sum *summary, card *a2a.AgentCard) error {
 	skills := []string{}
 	for _, s := range card.Skills {
 		skills = append(skills, s.ID)
 	}
-	p.sum.add("GetExtendedAgentCard", nil, "", step{"description": card.Description, "skills": skills})
+	sum.add("GetExtendedAgentCard", nil, "", step{"description": card.Description, "skills": skills})
 	if !strings.Contains(card.Description, "extended") {
 		return failf("not the extended card")
 	}
@@ -587,34 +611,41 @@ var scenarioFuncs = map[string]func(context.Context, *goClient) error{
 	"16-rest-binding":  scRest,
 }
 
-// clientMain runs one scenario, prints its summary as JSON and returns the exit code.
+// clientMain runs one scenario with a2aclient.
 func clientMain(args clientArgs) int {
 	p := &goClient{args: args, sum: newSummary(args), contextID: uuid.NewString(), tenant: args.tenant}
+	defer p.close()
+	return finish(args, p.sum, func(ctx context.Context) error {
+		return scenarioFuncs[args.scenario](ctx, p)
+	}, errorName)
+}
+
+// finish runs a scenario within the timeout, prints its summary as JSON, returns the exit code.
+func finish(args clientArgs, sum *summary, body func(context.Context) error, naming func(error) string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), args.timeout)
 	defer cancel()
 	// A call that ignores its context still cannot keep the process past the timeout.
 	hard := time.AfterFunc(args.timeout+2*time.Second, func() {
-		printJSON(p.sum.asMap(false, fmt.Sprintf("TimeoutError: scenario took over %s", args.timeout)))
+		printJSON(sum.asMap(false, fmt.Sprintf("TimeoutError: scenario took over %s", args.timeout)))
 		os.Exit(1)
 	})
-	err := scenarioFuncs[args.scenario](ctx, p)
+	err := body(ctx)
 	hard.Stop()
-	p.close()
 	var skip *skipped
 	var failed *scenarioFailed
 	switch {
 	case err == nil:
-		printJSON(p.sum.asMap(true, ""))
+		printJSON(sum.asMap(true, ""))
 		return 0
 	case errors.As(err, &skip):
-		printJSON(map[string]any{"skipped": skip.why, "sdk": sdkName, "sdk_version": sdkVersion(),
+		printJSON(map[string]any{"skipped": skip.why, "sdk": sum.sdk, "sdk_version": sum.version,
 			"scenario": args.scenario, "binding": args.binding})
 		return 0
 	case errors.As(err, &failed):
-		printJSON(p.sum.asMap(false, failed.why))
+		printJSON(sum.asMap(false, failed.why))
 	default:
-		fmt.Fprintf(os.Stderr, "%s: %+v\n", errorName(err), err)
-		printJSON(p.sum.asMap(false, clip(fmt.Sprintf("%s: %v", errorName(err), err), 500)))
+		fmt.Fprintf(os.Stderr, "%s: %+v\n", naming(err), err)
+		printJSON(sum.asMap(false, clip(fmt.Sprintf("%s: %v", naming(err), err), 500)))
 	}
 	return 1
 }

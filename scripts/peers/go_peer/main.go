@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -115,18 +116,25 @@ func parseClient(argv []string) clientArgs {
 	return a
 }
 
+// viaCLI: this binary runs as `a2a-cli-peer` (cli.go) when it has that name.
+func viaCLI() bool { return strings.HasPrefix(filepath.Base(os.Args[0]), "a2a-cli-peer") }
+
 func main() {
 	if len(os.Args) < 2 {
 		usage("first argument must be agent or client")
 	}
+	agent, client := serve, clientMain
+	if viaCLI() {
+		agent, client = cliServe, cliClientMain
+	}
 	switch os.Args[1] {
 	case "agent":
-		if err := serve(parseAgent(os.Args[2:])); err != nil {
-			fmt.Fprintf(os.Stderr, "go-peer agent: %v\n", err)
+		if err := agent(parseAgent(os.Args[2:])); err != nil {
+			fmt.Fprintf(os.Stderr, "%s agent: %v\n", filepath.Base(os.Args[0]), err)
 			os.Exit(1)
 		}
 	case "client":
-		os.Exit(clientMain(parseClient(os.Args[2:])))
+		os.Exit(client(parseClient(os.Args[2:])))
 	default:
 		usage("first argument must be agent or client")
 	}
