@@ -6,6 +6,8 @@
 // SDK's a2acompat/a2av0), the SDK's push sender with AllowPrivateNetworks on (its default
 // refuses loopback webhooks, so the recorder's relay on 127.0.0.1 would never be reached),
 // and an extended card. The client runs one scenario with the SDK's own a2aclient.
+//
+// Named a2a-cli-peer, the same binary drives the SDK's `a2a` CLI instead (cli.go).
 package main
 
 import (
