@@ -48,7 +48,7 @@ def peer_agent(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 def _client(agent: Any, binding: str, scenario: str) -> dict[str, Any]:
     if binding not in run.SDKS[agent.sdk].own_bindings:
-        pytest.skip(f"{agent.sdk} has no {binding} binding")
+        pytest.skip(f"{agent.sdk}: its client and its agent do not both speak {binding}")
     summary: dict[str, Any] = run.run_client(
         agent.sdk, agent.card_url, binding, scenario, timeout=60
     )
