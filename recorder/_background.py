@@ -37,6 +37,12 @@ def url_key(url: str) -> str:
     return f"{parts.scheme.lower()}://{where}{parts.path or '/'}{query}"
 
 
+# Every gRPC server the tool starts: grpcio sets SO_REUSEPORT on its listening sockets by
+# default, so a second server (a replay on the live agent's port) would bind the same port
+# and take half of its calls; with this it is refused ("address in use"), as any listener is.
+GRPC_SERVER_OPTIONS: tuple[tuple[str, int], ...] = (("grpc.so_reuseport", 0),)
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket; port 0 picks a free one (read it back from getsockname)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

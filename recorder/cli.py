@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,6 +31,8 @@ from recorder.show import (
 )
 
 EXIT_ERROR = 2
+EXIT_LOST = 1  # record: something was lost or failed inside the recorder
+MAX_PORT = 65535
 # What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
 DEMO_MODULES = frozenset({"a2a", "starlette", "sse_starlette"})
 
@@ -43,6 +46,7 @@ class _Commands(click.Group):
     PACKAGED = {
         "convert": "recorder.convert:convert_command",
         "diff": "recorder.diff:diff_command",
+        "export": "recorder.export:export_command",
         "lint": "recorder.lint:lint_command",
         "report": "recorder.report:report_command",
         "verify": "recorder.verify:verify_command",
@@ -57,6 +61,29 @@ class _Commands(click.Group):
             command: click.Command = getattr(importlib.import_module(module), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise OneLineUsageError(exc) from None
+
+
+class OneLineUsageError(click.UsageError):
+    """A usage error of any command as one line (`error: ...`, exit 2), not click's usage
+    block: what is wrong, and where the help is."""
+
+    def __init__(self, cause: click.UsageError) -> None:
+        super().__init__(cause.format_message(), cause.ctx)
+
+    def show(self, file: object = None) -> None:
+        where = f" (see '{self.ctx.command_path} -h')" if self.ctx is not None else ""
+        click.echo(f"error: {_first_line(self.format_message())}{where}", err=True)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return "; ".join(lines)
 
 
 def version_text() -> str:
@@ -91,10 +118,11 @@ def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
 
-def load_capture(path: Path) -> Capture:
-    """Read a capture or exit 2 with `file:line: what is wrong`."""
+def load_capture(path: Path, only: int | None = None) -> Capture:
+    """Read a capture (`only`: exchange number `only` alone) or exit 2 with `file:line: what
+    is wrong`."""
     try:
-        return read_capture(path)
+        return read_capture(path, only=only)
     except CaptureParseError as exc:
         click.echo(f"error: {exc}", err=True)
     except OSError as exc:
@@ -104,9 +132,51 @@ def load_capture(path: Path) -> Capture:
 
 def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()):
-        raise click.BadParameter(f"expected HOST:PORT, got {text!r}")
+    if not sep or not (port.isascii() and port.isdigit()) or int(port) > MAX_PORT:
+        raise click.BadParameter(f"expected HOST:PORT (port 0-{MAX_PORT}), got {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def check_listen(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Option callback: a HOST:PORT to listen on (returned as given)."""
+    if value is not None:
+        parse_listen(value)
+    return value
+
+
+def check_grpc_upstream(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """Option callback: a gRPC upstream `parse_grpc_upstream` takes (returned as given)."""
+    if value is not None:
+        from recorder.record import parse_grpc_upstream
+
+        try:
+            parse_grpc_upstream(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def check_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Option callback: an http(s) URL with a host and a valid port (returned as given)."""
+    if value is not None:
+        url_problem(value, raise_as=click.BadParameter)
+    return value
+
+
+def url_problem(text: str, raise_as: type[Exception] = ValueError) -> None:
+    """Raise `raise_as` saying what is wrong with `text` as an http(s) URL of an agent."""
+    from urllib.parse import urlsplit
+
+    expected = f"expected http://HOST[:PORT] or https://HOST[:PORT], got {text!r}"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise raise_as(f"{expected} ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise raise_as(expected)
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -195,10 +265,10 @@ def show(
         check_operations(operations)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--op") from exc
-    capture = load_capture(file)
     if number is not None:
-        _show_one(capture, number, filtered=bool(operations or bindings or task), file=file)
+        _show_one(number, filtered=bool(operations or bindings or task), file=file)
         return
+    capture = load_capture(file)
     rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
     if as_json:
         click.echo(json_lines(rows), nl=False)
@@ -206,14 +276,19 @@ def show(
         click.echo(render_table(rows))
 
 
-def _show_one(capture: Capture, number: int, *, filtered: bool, file: Path) -> None:
+def _show_one(number: int, *, filtered: bool, file: Path) -> None:
     if filtered:
         raise click.UsageError(
             "NUMBER picks one exchange; --op, --binding and --task filter "
             "the table: use one or the other"
         )
-    try:
-        click.echo(render_one(capture, number), nl=False)
+    try:  # the other exchanges are not even read (a 100 MB body elsewhere costs nothing)
+        click.echo(render_one(load_capture(file, only=number), number), nl=False)
+        return
+    except LookupError:
+        pass
+    try:  # the whole capture, to say which numbers there are
+        render_one(load_capture(file), number)
     except LookupError as exc:
         click.echo(f"error: {file}: {exc.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
@@ -237,18 +312,32 @@ def migrate(files: tuple[Path, ...]) -> None:
         if parse(render(current), str(path)) != current:
             click.echo(f"error: {path}: would not read back the same; left as it was", err=True)
             sys.exit(EXIT_ERROR)
-        write_capture(path, current)
+        try:
+            write_capture(path, current)  # atomic: a failure leaves the file as it was
+        except OSError as exc:
+            click.echo(
+                f"error: {path}: cannot write: {exc.strerror or exc}; left as it was", err=True
+            )
+            sys.exit(EXIT_ERROR)
         click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
 
 
 @main.command()
-@click.option("--upstream", metavar="URL", help="Reverse mode: the agent's base URL.")
+@click.option(
+    "--upstream", metavar="URL", callback=check_url, help="Reverse mode: the agent's base URL."
+)
 @click.option(
     "--forward",
     is_flag=True,
     help="Forward mode: clients use the recorder as HTTP_PROXY (gRPC clients: grpc.http_proxy).",
 )
-@click.option("--listen", default="127.0.0.1:8480", show_default=True, metavar="HOST:PORT")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8480",
+    show_default=True,
+    metavar="HOST:PORT",
+    callback=check_listen,
+)
 @click.option(
     "--out",
     required=True,
@@ -278,14 +367,19 @@ def migrate(files: tuple[Path, ...]) -> None:
 @click.option(
     "--grpc-upstream",
     metavar="HOST:PORT",
+    callback=check_grpc_upstream,
     help="Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).",
 )
 @click.option(
-    "--grpc-listen", metavar="HOST:PORT", help="Where to take gRPC (default: a free port)."
+    "--grpc-listen",
+    metavar="HOST:PORT",
+    callback=check_listen,
+    help="Where to take gRPC (default: a free port).",
 )
 @click.option(
     "--push-proxy",
     metavar="HOST:PORT",
+    callback=check_listen,
     help="Also listen here as a forward proxy for the agent's push deliveries "
     "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).",
 )
@@ -301,7 +395,7 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this header (known credentials and names with token, secret, "
-    "api-key, password are redacted anyway).",
+    "password, api-key, key, *-key, x-auth are redacted anyway).",
 )
 @click.option(
     "--redact-param",
@@ -309,6 +403,13 @@ def migrate(files: tuple[Path, ...]) -> None:
     multiple=True,
     metavar="NAME",
     help="Also redact this query parameter.",
+)
+@click.option(
+    "--card",
+    metavar="FILE|URL",
+    help="An agent card whose security schemes name the API keys to redact, for clients "
+    "that never fetch the card through the recorder (the upstream's own card is fetched "
+    "at start anyway when it can be).",
 )
 @click.option(
     "--read-timeout",
@@ -354,6 +455,7 @@ def record(
     force: bool,
     redact_headers: tuple[str, ...],
     redact_params: tuple[str, ...],
+    card: str | None,
     read_timeout: float,
     max_body_size: str,
     quiet: bool,
@@ -364,6 +466,10 @@ def record(
     A capture that already holds exchanges is never overwritten unless --force is given;
     --append adds to it.  Ctrl-C, SIGTERM and SIGHUP stop the recorder; every exchange that
     completed is kept, and those still in flight are written as cut by the shutdown.
+
+    Exit status: 0 when every exchange was recorded (or left out on purpose, as said);
+    1 when exchanges were lost (a full disk) or an error happened inside the recorder;
+    2 for bad options or when the recorder cannot start.
     """
     from recorder.record import ProxyStartError, RecordingProxy
 
@@ -371,29 +477,32 @@ def record(
         raise click.UsageError("give exactly one of --upstream URL (reverse) and --forward")
     if append and force:
         raise click.UsageError("give at most one of --append and --force")
+    if grpc_listen and not grpc_upstream:
+        raise click.UsageError("--grpc-listen needs --grpc-upstream")
     signals = StopSignals("stopping: finishing the capture, please wait")
-    proxy = RecordingProxy(
-        "forward" if forward else "reverse",
-        upstream,
-        parse_listen(listen),
-        out,
-        card_rewrite=not no_card_rewrite,
-        keep_secrets=keep_secrets,
-        record_all=record_all,
-        split=split,
-        webhook_paths=webhook_paths,
-        grpc_upstream=grpc_upstream,
-        grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
-        push_proxy=parse_listen(push_proxy) if push_proxy else None,
-        existing="append" if append else "overwrite" if force else "refuse",
-        console=None if quiet else lambda line: click.echo(line, err=True),
-        redact_headers=redact_headers,
-        redact_params=redact_params,
-        read_timeout=read_timeout,
-        max_body_size=max_body_size,
-        lint=lint_spec,
-    )
     try:
+        proxy = RecordingProxy(
+            "forward" if forward else "reverse",
+            upstream,
+            parse_listen(listen),
+            out,
+            card_rewrite=not no_card_rewrite,
+            keep_secrets=keep_secrets,
+            record_all=record_all,
+            split=split,
+            webhook_paths=webhook_paths,
+            grpc_upstream=grpc_upstream,
+            grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
+            push_proxy=parse_listen(push_proxy) if push_proxy else None,
+            existing="append" if append else "overwrite" if force else "refuse",
+            console=None if quiet else lambda line: click.echo(line, err=True),
+            redact_headers=redact_headers,
+            redact_params=redact_params,
+            card=card,
+            read_timeout=read_timeout,
+            max_body_size=max_body_size,
+            lint=lint_spec,
+        )
         proxy.start()
     except (ProxyStartError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -413,7 +522,29 @@ def record(
     finally:
         proxy.stop()
         signals.finished()
-        click.echo(f"capture written: {out}", err=True)
+        _say_written(proxy, out, quiet)
+    if not proxy.faults.clean:
+        sys.exit(EXIT_LOST)
+
+
+def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProxy
+    """The captures that exist now, and what was lost (the console said it unless quiet)."""
+    written = sorted(path for path in proxy.addons.save.totals.captures if path.is_file())
+    for path in written:
+        click.echo(f"capture written: {path}", err=True)
+    if not written:
+        kept = f" ({out} left as it was)" if out.is_file() else ""
+        click.echo(f"nothing recorded: no capture written{kept}", err=True)
+    faults = proxy.faults
+    for line in faults.summary() if quiet else ():
+        click.echo(line, err=True)
+    if not faults.clean:
+        lost, errors = faults.lost_count, faults.error_count
+        click.echo(
+            f"error: {lost} exchange{'' if lost == 1 else 's'} lost, {errors} "
+            f"error{'' if errors == 1 else 's'} inside the recorder (see above)",
+            err=True,
+        )
 
 
 @main.command()
@@ -466,6 +597,18 @@ def record(
     show_default=True,
     help="Client sessions remembered; the least recently used are forgotten.",
 )
+@click.option(
+    "--journal-bytes",
+    type=click.IntRange(min=0),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="Bytes the request journal keeps; beyond, the oldest bodies are cut to 1 KiB.",
+)
+@click.option(
+    "--keep-secrets",
+    is_flag=True,
+    help="Serve the journal and report with credentials as received (redacted by default).",
+)
 def replay(
     files: tuple[str, ...],
     listen: str,
@@ -476,8 +619,11 @@ def replay(
     read_timeout: float,
     max_request_bytes: int,
     max_sessions: int,
+    journal_bytes: int,
+    keep_secrets: bool,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
+    from recorder.redaction import Rules
     from recorder.replay import Limits, Replayer, Timing
 
     try:
@@ -488,7 +634,11 @@ def replay(
     captures = [load_capture(Path(path)) for path in paths]
     signals = StopSignals()
     host, port = parse_listen(listen)
-    grpc_port = parse_listen(grpc_listen)[1] if grpc_listen else None
+    grpc_host, grpc_port = parse_listen(grpc_listen) if grpc_listen else (host, None)
+    if grpc_host != host:
+        raise click.BadParameter(
+            f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
+        )
     limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
         replayer = Replayer(
@@ -500,9 +650,14 @@ def replay(
             grpc_port=grpc_port,
             limits=limits,
             max_sessions=max_sessions,
+            journal_bytes=journal_bytes,
+            redaction=Rules(keep_secrets=keep_secrets),
         ).start()
-    except (OSError, RuntimeError) as exc:
-        click.echo(f"error: cannot listen on {listen}: {exc}", err=True)
+    except OSError as exc:
+        click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except RuntimeError as exc:
+        click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     count = sum(len(c.exchanges) for c in captures)
     click.echo(f"replaying {count} exchanges at {replayer.url} (Ctrl-C to stop)", err=True)
@@ -538,6 +693,10 @@ def _forward_url(on_miss: str, files: tuple[str, ...]) -> tuple[tuple[str, ...],
         url, files = files[0], files[1:]
     if not _is_url(url):
         raise click.BadParameter("expected 'error' or 'forward URL'", param_hint="--on-miss")
+    try:
+        url_problem(url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--on-miss") from None
     if not files:
         raise click.UsageError("no capture FILE given")
     return files, url

@@ -64,6 +64,7 @@ import pytest
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
+    from recorder.redaction import RecorderConfig, Rules
     from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
 
 
@@ -80,6 +81,7 @@ HOW_TO_RECORD = "--a2a-record=missing --a2a-upstream URL [--a2a-grpc-upstream HO
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _VERIFIED = pytest.StashKey[dict[Path, "str | None"]]()  # capture -> drift message (or None)
 _DRIFT = pytest.StashKey["str | None"]()
+_PROJECT = pytest.StashKey["RecorderConfig"]()  # `[tool.a2a-recorder]`, read once a session
 
 
 def parse_mode(text: str) -> RecordMode:
@@ -130,6 +132,7 @@ class _Settings:
     upstream: str | None
     grpc_upstream: str | None
     verify: str | None = None  # the live agent to verify the capture against
+    recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -211,6 +214,22 @@ def _passed(node: pytest.Item) -> bool:
 
 
 @pytest.fixture
+def a2a_recorder_config() -> dict[str, Any]:
+    """Redaction for this test's recording and replay, on top of `[tool.a2a-recorder]` in
+    pyproject.toml: override it in a conftest.py, as pytest-recording's `vcr_config`.
+
+        @pytest.fixture
+        def a2a_recorder_config():
+            return {"redact_headers": ["X-Tenant-Seal"], "before_record": drop_health_checks}
+
+    Keys: `redact_headers`, `redact_params`, `card`, `keep_secrets`, `before_record` (a
+    function of the exchange returning it, changed or not, or None to leave it out); see
+    `recorder.redaction._config`.
+    """
+    return {}
+
+
+@pytest.fixture
 def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
     """A replayer of the test's capture on free ports (or a recorder when recording)."""
     settings = _settings(request)
@@ -240,7 +259,38 @@ def _settings(request: pytest.FixtureRequest) -> _Settings:
         upstream=marker.kwargs.get("upstream") or option("--a2a-upstream"),
         grpc_upstream=option("--a2a-grpc-upstream") or marker.kwargs.get("grpc_upstream"),
         verify=option("--a2a-verify"),
+        recorder=_recorder_config(request),
     )
+
+
+def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
+    """The project's redaction settings with the `a2a_recorder_config` fixture's on top (a
+    card file from the project's root)."""
+    from recorder.redaction import ConfigError, RecorderConfig, read_pyproject
+
+    given = request.getfixturevalue("a2a_recorder_config")
+    root = request.config.rootpath
+    try:
+        if not isinstance(given, dict):
+            raise ConfigError(f"a2a_recorder_config must return a dict, not {given!r}")
+        if _PROJECT not in request.config.stash:
+            request.config.stash[_PROJECT] = read_pyproject(root / "pyproject.toml")
+        fixture = RecorderConfig.from_mapping(given, "a2a_recorder_config").relative_to(root)
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return request.config.stash[_PROJECT].merged(fixture)
+
+
+def _replay_rules(settings: _Settings) -> Rules:
+    """The rules the replayer redacts what it serves with."""
+    from recorder.redaction import ConfigError, Rules
+
+    if settings.recorder is None:
+        return Rules()
+    try:
+        return settings.recorder.rules()
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 # --- replay -------------------------------------------------------------------------------------
@@ -263,7 +313,10 @@ def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
     capture = _load(settings.path)
     # grpc_port=0: the gRPC face runs even for a capture without gRPC, so that the card never
     # sends a client to the live agent's gRPC port.
-    with Replayer([capture], timing=settings.timing, grpc_port=0) as replayer:
+    replayer = Replayer(
+        [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
+    )
+    with replayer:
         yield _replay_endpoint(settings, replayer)
         misses = list(replayer.report.misses)
     if misses:
@@ -356,6 +409,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             out=kept,
             name=str(settings.path),
             ignore=standing.ignores_for(settings.path),
+            compare=standing.compares_for(settings.path),
             credentials=credentials,
             timeout=standing.timeout or 10.0,
             max_slowdown=standing.max_slowdown,
@@ -408,6 +462,7 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 mode=settings.mode,
             )
         _check_refused(refused, temporary, settings.path)
+        _check_faults(proxy, temporary, settings.path)
         if not passed():
             _keep_rejected(temporary, settings.path)  # the old capture stays as it was
             return
@@ -430,11 +485,18 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
-            Replayer([capture], timing=settings.timing, grpc_port=0, on_miss=proxy.url) as replayer,
+            Replayer(
+                [capture],
+                timing=settings.timing,
+                grpc_port=0,
+                on_miss=proxy.url,
+                redaction=_replay_rules(settings),
+            ) as replayer,
         ):
             yield _replay_endpoint(settings, replayer)
             misses = list(replayer.report.misses)
         _check_refused(refused, temporary, settings.path)
+        _check_faults(proxy, temporary, settings.path)
         grpc_misses = [m for m in misses if is_grpc_miss(m)]
         if grpc_misses:
             pytest.fail(
@@ -454,6 +516,7 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
 def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, GrpcRefuser | None]]:
     """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser."""
     from recorder.record import RecordingProxy
+    from recorder.redaction import RecorderConfig
 
     if not settings.upstream:
         pytest.fail(
@@ -465,10 +528,18 @@ def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, Grpc
         if grpc_upstream is None:
             refuser = stack.enter_context(GrpcRefuser())
             grpc_upstream = refuser.target
+        redaction = settings.recorder or RecorderConfig()
         proxy = stack.enter_context(
             _started(
                 lambda: RecordingProxy(
-                    upstream=settings.upstream, out=temporary, grpc_upstream=grpc_upstream
+                    upstream=settings.upstream,
+                    out=temporary,
+                    grpc_upstream=grpc_upstream,
+                    keep_secrets=bool(redaction.keep_secrets),
+                    redact_headers=redaction.redact_headers,
+                    redact_params=redaction.redact_params,
+                    card=redaction.card,
+                    before_record=redaction.before_record,
                 )
             )
         )
@@ -510,6 +581,19 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
             "recording without a gRPC upstream: the calls were refused and are not in the "
             "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
             "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
+            pytrace=False,
+        )
+
+
+def _check_faults(proxy: Any, temporary: Path, path: Path) -> None:
+    """A recording that lost exchanges, or met an error inside the recorder, replaces no
+    capture: the test fails saying what happened."""
+    if not proxy.faults.clean:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            f"recording {path} went wrong, the capture was left as it was: "
+            + "; ".join(proxy.faults.summary())
+            + _kept_text(kept),
             pytrace=False,
         )
 
@@ -602,7 +686,9 @@ class GrpcRefuser:
                 refuser.calls.append(str(details.method))
                 return grpc.unary_unary_rpc_method_handler(refuser.refuse)
 
-        self._server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        from recorder._background import GRPC_SERVER_OPTIONS
+
+        self._server = grpc.server(ThreadPoolExecutor(max_workers=2), options=GRPC_SERVER_OPTIONS)
         self._server.add_generic_rpc_handlers((Handler(),))
         port = self._server.add_insecure_port("127.0.0.1:0")
         self._server.start()

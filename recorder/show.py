@@ -13,8 +13,9 @@ UTF-8) are escaped in the table, and escaped as JSON escapes in `--json` lines.
 
 from __future__ import annotations
 
+import functools
 import json
-import unicodedata
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -169,18 +170,26 @@ def select(
 # -- output -------------------------------------------------------------------------------------
 
 
+# Unicode's control characters (category Cc) and surrogates (Cs): a regular expression finds
+# them at C speed (a 100 MB body took 70 s character by character).
+CONTROLS = (*range(0x20), *range(0x7F, 0xA0))
+SURROGATES = "\ud800-\udfff"
+
+
 def printable(text: str, keep: str = "") -> str:
     """`text` with control characters (but those in `keep`) and lone surrogates escaped, so
     that a terminal shows them as text and any encoding can carry them."""
-    return "".join(_escaped(ch) if _unprintable(ch, keep) else ch for ch in text)
+    return _unprintable(keep).sub(_escaped, text)
 
 
-def _unprintable(ch: str, keep: str) -> bool:
-    return unicodedata.category(ch) in ("Cc", "Cs") and ch not in keep
+@functools.cache
+def _unprintable(keep: str) -> re.Pattern[str]:
+    controls = "".join(re.escape(chr(c)) for c in CONTROLS if chr(c) not in keep)
+    return re.compile(f"[{controls}{SURROGATES}]")
 
 
-def _escaped(ch: str) -> str:
-    code = ord(ch)
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

@@ -25,8 +25,11 @@ from recorder.capture._render import render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureExistsError,
     CaptureWriter,
+    check_regular,
+    file_kind,
     holds_exchanges,
     read_capture,
+    read_regular,
     write_capture,
 )
 
@@ -43,10 +46,13 @@ __all__ = [
     "Request",
     "Response",
     "SseEvent",
+    "check_regular",
+    "file_kind",
     "header_value",
     "holds_exchanges",
     "parse",
     "read_capture",
+    "read_regular",
     "render",
     "render_exchange",
     "render_header",

@@ -38,6 +38,17 @@ OFFSET = re.compile(r"([+-]?)([0-9]+)\.([0-9]{6})s")
 BASE64_WIDTH = 76
 
 
+QUOTE_LIMIT = 200  # characters of a bad line an error message quotes
+
+
+def quoted(text: str) -> str:
+    """`text` quoted for an error message: its first `QUOTE_LIMIT` characters only (a bad
+    line can be a 100 MB body)."""
+    if len(text) <= QUOTE_LIMIT:
+        return repr(text)
+    return f"{text[:QUOTE_LIMIT]!r}… ({len(text)} characters)"
+
+
 class FormError(ValueError):
     """A display that does not restore; `offset` is the 0-based line inside the display."""
 
@@ -83,7 +94,7 @@ def format_seconds(us: int, *, signed: bool) -> str:
 def parse_seconds(text: str) -> int:
     match = OFFSET.fullmatch(text)
     if match is None:
-        raise FormError(f"bad time {text!r}: expected seconds like +1.250000s")
+        raise FormError(f"bad time {quoted(text)}: expected seconds like +1.250000s")
     sign, whole, frac = match.groups()
     us = int(whole) * 1_000_000 + int(frac)
     return -us if sign == "-" else us
@@ -109,9 +120,9 @@ def restore_value(text: str) -> str:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise FormError(f"bad quoted value {text!r}: {exc}") from exc
+        raise FormError(f"bad quoted value {quoted(text)}: {exc}") from exc
     if not isinstance(value, str):
-        raise FormError(f"bad quoted value {text!r}: not a string")
+        raise FormError(f"bad quoted value {quoted(text)}: not a string")
     return value
 
 
@@ -217,7 +228,7 @@ def restore_json(display: str, form: JsonForm) -> str:
 def json_form(label: str) -> JsonForm:
     form = JSON_FORMS.get(label)
     if form is None:
-        raise FormLineError(f"unknown JSON form {label!r}; known: {', '.join(JSON_FORMS)}")
+        raise FormLineError(f"unknown JSON form {quoted(label)}; known: {', '.join(JSON_FORMS)}")
     return form
 
 
@@ -318,7 +329,7 @@ def restore_body(form: str, display: str) -> bytes:
         return decode_base64(display)
     if form.startswith("json "):
         return restore_json(display, json_form(form[5:])).encode("utf-8")
-    raise FormLineError(f"unknown body form {form!r}")
+    raise FormLineError(f"unknown body form {quoted(form)}")
 
 
 def _base64_lines(data: bytes) -> str:
@@ -355,7 +366,7 @@ def restore_event(block: list[str]) -> SseEvent:
     match = ANNOTATION.fullmatch(block[0])
     if match is None:
         raise FormError(
-            f"SSE block must start with an annotation like ': +0.100000s', got {block[0]!r}"
+            f"SSE block must start with an annotation like ': +0.100000s', got {quoted(block[0])}"
         )
     offset = parse_seconds(match.group(1))
     form, lines = match.group(2), block[1:]
@@ -365,7 +376,7 @@ def restore_event(block: list[str]) -> SseEvent:
         return SseEvent(offset, _restore_quoted_lines(lines))
     if form.startswith("json "):
         return SseEvent(offset, _restore_pretty_event(lines, json_form(form[5:])))
-    raise FormError(f"unknown SSE block form {form!r}")
+    raise FormError(f"unknown SSE block form {quoted(form)}")
 
 
 def _sse_line_safe(line: str) -> bool:
@@ -428,7 +439,7 @@ MESSAGE_HEAD = "# message "
 def show_message(message: GrpcMessage) -> list[str]:
     type_name = message.type_name
     if type_name is not None and (type_name in ("", "-") or not _is_word(type_name)):
-        raise ValueError(f"gRPC type name {type_name!r} must be one word, not '-'")
+        raise ValueError(f"gRPC type name {quoted(type_name)} must be one word, not '-'")
     form, content = _message_content(message)
     words = [
         MESSAGE_HEAD.rstrip(),
@@ -444,7 +455,7 @@ def restore_message(block: list[str]) -> GrpcMessage:
     words = block[0].split(" ")
     if len(words) < 5 or words[:2] != ["#", "message"]:
         raise FormError(
-            f"bad message line {block[0]!r}: expected '# message <offset> <type> <form>'"
+            f"bad message line {quoted(block[0])}: expected '# message <offset> <type> <form>'"
         )
     offset = parse_seconds(words[2])
     type_name = None if words[3] == "-" else words[3]
@@ -477,11 +488,11 @@ def _restore_message_json(form: str, lines: list[str], content: str) -> str:
         return restore_value(lines[0]) if lines[0].startswith('"') else _not_quoted(lines[0])
     if form.startswith("json ") and lines:
         return restore_json(content, json_form(form[5:]))
-    raise FormError(f"bad message form {form!r} for {len(lines)} content line(s)")
+    raise FormError(f"bad message form {quoted(form)} for {len(lines)} content line(s)")
 
 
 def _not_quoted(line: str) -> str:
-    raise FormError(f"quoted message must be a JSON string literal, got {line!r}", 1)
+    raise FormError(f"quoted message must be a JSON string literal, got {quoted(line)}", 1)
 
 
 def _is_word(text: str) -> bool:

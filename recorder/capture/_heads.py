@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from recorder.capture._bodies import FormError
+from recorder.capture._bodies import FormError, quoted
 
 Header = tuple[str, str]
 
@@ -69,7 +69,9 @@ class Aside:
         """Add one `wire-header` metadata value; FormError when it is malformed."""
         match = _WIRE_HEADER.fullmatch(text)
         if match is None:
-            raise FormError(f"bad wire-header {text!r}: expected '<side> <index> Name: value'")
+            raise FormError(
+                f"bad wire-header {quoted(text)}: expected '<side> <index> Name: value'"
+            )
         side, index, name, value = match.groups()
         self.wire_headers.append((side, int(index), name, value or ""))
 
@@ -112,18 +114,18 @@ def _exact_order(item: tuple[tuple[str, int | None], str]) -> tuple[int, int]:
 def _exact(text: str) -> tuple[str, int | None, str]:
     match = _EXACT.fullmatch(text)
     if match is None:
-        raise FormError(f"bad exact value {text!r}: expected '<where> [<index>] \"...\"'")
+        raise FormError(f"bad exact value {quoted(text)}: expected '<where> [<index>] \"...\"'")
     where, index, literal = match.groups()
     if (index is None) == (where in _INDEXED):
         raise FormError(
-            f"exact value for {where!r} {'needs' if index is None else 'takes no'} index"
+            f"exact value for {quoted(where)} {'needs' if index is None else 'takes no'} index"
         )
     try:
         value = json.loads(literal)
     except ValueError as exc:
-        raise FormError(f"bad exact value {literal!r}: {exc}") from exc
+        raise FormError(f"bad exact value {quoted(literal)}: {exc}") from exc
     if not isinstance(value, str):
-        raise FormError(f"exact value {literal!r} is not a JSON string")
+        raise FormError(f"exact value {quoted(literal)} is not a JSON string")
     return where, None if index is None else int(index), value
 
 

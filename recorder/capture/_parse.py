@@ -11,6 +11,10 @@ region is its display plus one blank line.  The display is then restored by `_bo
 Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is wrong`; any
 other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
 file never crashes a caller and never loses an exchange silently.
+
+`parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
+their `###` line to the next (a line that starts `###` always ends a body region), unread, so
+showing one exchange does not cost a 100 MB body elsewhere in the file.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from recorder.capture._bodies import (
     FormLineError,
     is_section_start,
     parse_seconds,
+    quoted,
     restore_body,
     restore_event,
     restore_message,
@@ -89,39 +94,45 @@ _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
 
+MESSAGE_LIMIT = 1000  # characters; a quoted line is cut shorter (`quoted`)
+
+
 class CaptureParseError(ValueError):
     """A capture file that cannot be read; `str()` is `file:line: what is wrong`."""
 
     def __init__(self, message: str, filename: str, line: int) -> None:
+        if len(message) > MESSAGE_LIMIT:  # whatever said it, a message stays a line
+            message = f"{message[:MESSAGE_LIMIT]}… (message cut)"
         super().__init__(f"{filename}:{line}: {message}")
         self.message = message
         self.filename = filename
         self.line = line
 
 
-def parse(text: str, filename: str = "<capture>") -> Capture:
+def parse(text: str, filename: str = "<capture>", *, only: int | None = None) -> Capture:
     """Parse capture text; raises CaptureParseError (with file:line) for any damage.
 
+    `only`: keep exchange number `only` alone, and read no other (their damage goes unseen).
     See also: `render` (the inverse), `read_capture` (from a path).
     """
     cursor = _Cursor(_checked(text, filename), filename)
     try:
         with collector_paused():  # see recorder._gcpause
-            return _parse_capture(cursor)
+            return _parse_capture(cursor, only)
     except CaptureParseError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:  # a safety net; see module docstring
         raise CaptureParseError(str(exc), filename, cursor.lineno) from exc
 
 
-def parse_bytes(data: bytes, filename: str = "<capture>") -> Capture:
-    """Decode UTF-8 and parse; invalid UTF-8 is a CaptureParseError too."""
+def parse_bytes(data: bytes, filename: str = "<capture>", *, only: int | None = None) -> Capture:
+    """Decode UTF-8 and parse (`parse`); invalid UTF-8 is a CaptureParseError too."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise CaptureParseError(f"not UTF-8 ({exc.reason})", filename, line) from exc
-    return parse(text, filename)
+    return parse(text, filename, only=only)
 
 
 def _checked(text: str, filename: str) -> str:
@@ -207,7 +218,9 @@ def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
     fields = _fields(pattern, cursor.text, start, end - 1, count)
     if fields is None:
         bad, line = _first_mismatch(pattern, cursor.text[start : end - 1])
-        cursor.fail(f"bad metadata line {line!r}: expected '# key: value'", meta.first_line + bad)
+        cursor.fail(
+            f"bad metadata line {quoted(line)}: expected '# key: value'", meta.first_line + bad
+        )
     for lineno, (key, raw) in enumerate(fields, meta.first_line):
         value = _restored(cursor, raw, lineno) if raw[:1] == '"' else raw
         meta.values.setdefault(key, []).append((lineno, value))
@@ -245,7 +258,7 @@ def _restored(cursor: _Cursor, text: str, lineno: int | None = None) -> str:
 # --- header --------------------------------------------------------------------------------
 
 
-def _parse_capture(cursor: _Cursor) -> Capture:
+def _parse_capture(cursor: _Cursor, only: int | None = None) -> Capture:
     version_line = cursor.take()
     match = VERSION_PATTERN.fullmatch(version_line)
     if match is None:
@@ -260,7 +273,7 @@ def _parse_capture(cursor: _Cursor) -> Capture:
     if cursor.peek() != "":
         cursor.fail("the header must end with a blank line (truncated or bad header line?)")
     cursor.skip_line()
-    exchanges = _parse_exchanges(cursor)
+    exchanges = _parse_exchanges(cursor) if only is None else _parse_only(cursor, only)
     return _header_capture(cursor, meta, exchanges, version)
 
 
@@ -309,13 +322,24 @@ def _parse_exchanges(cursor: _Cursor) -> tuple[Exchange, ...]:
     return tuple(exchanges)
 
 
+def _parse_only(cursor: _Cursor, number: int) -> tuple[Exchange, ...]:
+    """Exchange `number` alone (none if there is none), the others stepped over unread."""
+    while not cursor.at_end():
+        found = _EXCHANGE_LINE.match(cursor.peek() or "")
+        if found is None or int(found.group(1)) == number:
+            return (_parse_exchange(cursor),)
+        end = cursor.text.find("\n###", cursor.pos) + 1 or len(cursor.text)
+        cursor.advance(end, cursor.lines_to(end))
+    return ()
+
+
 def _parse_exchange(cursor: _Cursor) -> Exchange:
     cursor.exchange_line = cursor.lineno
     line = cursor.take()
     match = _EXCHANGE_LINE.fullmatch(line)
     if match is None:
         cursor.fail(
-            f"expected '### <number> <operation> <binding> <outcome>', got {line!r}",
+            f"expected '### <number> <operation> <binding> <outcome>', got {quoted(line)}",
             cursor.exchange_line,
         )
     number, operation, binding, _outcome = match.groups()
@@ -364,7 +388,7 @@ def _classification(cursor: _Cursor, meta: _Meta, operation: str, binding: str) 
     streaming = meta.one(cursor, KEY_STREAMING)
     if streaming not in (None, "true"):
         cursor.fail(
-            f"'streaming' must be 'true' when present, got {streaming!r}",
+            f"'streaming' must be 'true' when present, got {quoted(streaming)}",
             meta.line_of(KEY_STREAMING),
         )
     return Classification(
@@ -380,7 +404,7 @@ def _binding(cursor: _Cursor, name: str) -> Binding:
         return Binding(name)
     except ValueError:
         known = ", ".join(binding.value for binding in Binding)
-        cursor.fail(f"unknown binding {name!r}; known: {known}", cursor.exchange_line)
+        cursor.fail(f"unknown binding {quoted(name)}; known: {known}", cursor.exchange_line)
 
 
 def _convert(cursor: _Cursor, meta: _Meta, key: str, value: str) -> object:
@@ -390,7 +414,7 @@ def _convert(cursor: _Cursor, meta: _Meta, key: str, value: str) -> object:
     try:
         return converter(value)
     except ValueError:
-        cursor.fail(f"bad '{key}' value {value!r}", meta.line_of(key))
+        cursor.fail(f"bad '{key}' value {quoted(value)}", meta.line_of(key))
 
 
 def _seconds(cursor: _Cursor, meta: _Meta, key: str) -> int:
@@ -420,7 +444,7 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
         cursor.fail("missing request line (truncated?)")
     match = REQUEST_LINE.fullmatch(line)
     if match is None:
-        cursor.fail(f"bad request line {line!r}: expected 'METHOD target HTTP/x'")
+        cursor.fail(f"bad request line {quoted(line)}: expected 'METHOD target HTTP/x'")
     cursor.skip_line()
     headers = _parse_headers(cursor)
     form = meta.one(cursor, KEY_REQUEST_BODY)
@@ -439,7 +463,8 @@ def _parse_response(
     declared_none = meta.one(cursor, KEY_RESPONSE)
     if declared_none not in (None, NO_RESPONSE):
         cursor.fail(
-            f"'response' can only be 'none', got {declared_none!r}", meta.line_of(KEY_RESPONSE)
+            f"'response' can only be 'none', got {quoted(declared_none)}",
+            meta.line_of(KEY_RESPONSE),
         )
     status = STATUS_LINE.fullmatch(line) if line is not None else None
     if declared_none is not None:
@@ -474,7 +499,8 @@ def _newline(cursor: _Cursor, meta: _Meta) -> str:
     name = meta.one(cursor, KEY_SSE_NEWLINE) or "lf"
     if name not in _NEWLINE_BY_NAME:
         cursor.fail(
-            f"'sse-newline' must be lf, crlf or cr, got {name!r}", meta.line_of(KEY_SSE_NEWLINE)
+            f"'sse-newline' must be lf, crlf or cr, got {quoted(name)}",
+            meta.line_of(KEY_SSE_NEWLINE),
         )
     return _NEWLINE_BY_NAME[name]
 
@@ -500,9 +526,9 @@ def _parse_headers(cursor: _Cursor) -> Headers:
 
 def _bad_header_line(cursor: _Cursor, line: str, lineno: int) -> NoReturn:
     if is_section_start(line):
-        cursor.fail(f"missing blank line after headers before {line!r}", lineno)
+        cursor.fail(f"missing blank line after headers before {quoted(line)}", lineno)
     cursor.fail(
-        f"bad header line {line!r}: expected 'Name: value' or a blank line "
+        f"bad header line {quoted(line)}: expected 'Name: value' or a blank line "
         "(missing blank line after headers?)",
         lineno,
     )
@@ -519,10 +545,12 @@ def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _For
     # The region must be the display and then one blank line.
     if not region.endswith("\n\n") or region == "\n":
         where = cursor.lineno - 1 if region else form_line
-        cursor.fail(f"body declared as {form!r} is missing or not ended by a blank line", where)
+        cursor.fail(
+            f"body declared as {quoted(form)} is missing or not ended by a blank line", where
+        )
     restore = forms.get(form.split(" ")[0])
     if restore is None:
-        cursor.fail(f"unknown body form {form!r}", form_line)
+        cursor.fail(f"unknown body form {quoted(form)}", form_line)
     try:
         return restore(form, region[:-2])
     except FormLineError as exc:
@@ -548,7 +576,7 @@ def _region_end(cursor: _Cursor) -> int:
             return start
         if _STATUS_ATTEMPT.match(line):
             cursor.fail(
-                f"bad status line {line!r}: expected 'HTTP/x NNN reason'",
+                f"bad status line {quoted(line)}: expected 'HTTP/x NNN reason'",
                 cursor.lineno + cursor.lines_to(start),
             )
         after = start + len(line)
@@ -610,7 +638,7 @@ def _trailers(offset: int, block: list[str]) -> Headers:
         match = HEADER_LINE.fullmatch(field)
         if match is None:
             raise FormError(
-                f"bad trailer line {line!r}: expected '# trailer name: value'", offset + index
+                f"bad trailer line {quoted(line)}: expected '# trailer name: value'", offset + index
             )
         trailers.append(match.groups())  # type: ignore[arg-type]
     return tuple(trailers)
@@ -619,7 +647,7 @@ def _trailers(offset: int, block: list[str]) -> Headers:
 def _counts(pattern: re.Pattern[str], form: str) -> tuple[int, int | None]:
     match = pattern.fullmatch(form)
     if match is None:
-        raise FormLineError(f"bad body form {form!r}")
+        raise FormLineError(f"bad body form {quoted(form)}")
     extra = match.group(2) if match.re.groups > 1 else None
     return int(match.group(1)), None if extra is None else int(extra)
 

@@ -1,10 +1,10 @@
 """The only code that touches disk for captures: an append-only writer, read and write.
 
 Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
-- `append` renders the exchange before taking the lock, then writes it with one `write` and a
-  flush under the lock.  When `append` returns, the exchange is in the operating system's page
-  cache: a killed process (`kill -9`, a crash) loses no exchange whose `append` returned, and
-  the file on disk is always a complete, parseable capture.
+- `append` renders the exchange before taking the lock, then writes it under the lock,
+  straight to the file (unbuffered).  When `append` returns, the exchange is in the operating
+  system's page cache: a killed process (`kill -9`, a crash) loses no exchange whose `append`
+  returned, and the file on disk is always a complete, parseable capture.
 - `fsync` happens off the caller's thread: one shared syncer thread, woken by the first
   append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and then syncs
   every writer with unsynced data at once (group commit); under a steady load it syncs about
@@ -14,18 +14,26 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
   that too.
 - A writer never truncates a file that holds exchanges: it creates a new capture (`create`)
   only where there is none, or continues one (`resume`), numbering after its last exchange.
+- **Whole exchanges or nothing**: when a write fails (a full disk, a read-only remount, an I/O
+  error), the part of it that reached the file is cut off again (the file is unbuffered, so
+  nothing of it is left to go out later), and the `OSError` is raised.  The file then ends with
+  its last whole exchange and still parses; a new capture whose header could not be written is
+  removed.  Only when the cut itself fails can the file end damaged, and the error says so.
+- Reading refuses what is not a regular file (a FIFO would block, `/dev/zero` never ends).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import IO
 
 from recorder.capture._model import Capture, Exchange
 from recorder.capture._parse import parse_bytes
@@ -58,8 +66,12 @@ class CaptureWriter:
         self.path = Path(path)
         if not overwrite and holds_exchanges(self.path):
             raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
-        self._setup(open(self.path, "wb"), None)  # noqa: SIM115 - closed in close()
-        self._write(render_header(capture_header).encode("utf-8"))
+        self._setup(open(self.path, "wb", buffering=0), None)  # noqa: SIM115 - see close()
+        try:
+            self._write(render_header(capture_header).encode("utf-8"))
+        except OSError:
+            self._abandon()
+            raise
         _fsync_directory(self.path.parent)
         for exchange in capture_header.exchanges:
             self.append(exchange)
@@ -74,12 +86,13 @@ class CaptureWriter:
         writer = cls.__new__(cls)
         writer.path = Path(path)
         last = existing.exchanges[-1].number if existing.exchanges else None
-        writer._setup(open(writer.path, "ab"), last)  # noqa: SIM115 - closed in close()
+        writer._setup(open(writer.path, "ab", buffering=0), last)  # noqa: SIM115 - see close()
         return writer
 
-    def _setup(self, file: BinaryIO, last_number: int | None) -> None:
+    def _setup(self, file: IO[bytes], last_number: int | None) -> None:
         self._lock = threading.Lock()
-        self._file: BinaryIO | None = file
+        self._file: IO[bytes] | None = file
+        self._end = os.fstat(file.fileno()).st_size  # where the last whole write ends
         self._last_number = last_number
         self._written = 0  # appends so far; the syncer catches up with it
         self._synced = 0
@@ -90,18 +103,22 @@ class CaptureWriter:
         return self._last_number
 
     def append(self, exchange: Exchange) -> int:
-        """Render one exchange and append it (write and flush now, fsync soon); the number of
-        bytes written."""
-        data = render_exchange(exchange).encode("utf-8")
+        """Render one exchange and append it (write now, fsync soon); the number of bytes
+        written.  ValueError for a value the format cannot hold; OSError when the disk refuses
+        (the file is left as it was)."""
+        return self.append_rendered(exchange.number, render_exchange(exchange).encode("utf-8"))
+
+    def append_rendered(self, number: int, data: bytes) -> int:
+        """Append exchange `number`, already rendered (`render_exchange`) as `data`."""
         with self._lock:
             if self._file is None:
                 raise ValueError(f"{self.path}: capture writer is closed")
-            if self._last_number is not None and exchange.number <= self._last_number:
+            if self._last_number is not None and number <= self._last_number:
                 raise ValueError(
-                    f"exchange {exchange.number} after {self._last_number}: numbers must increase"
+                    f"exchange {number} after {self._last_number}: numbers must increase"
                 )
             self._write(data)
-            self._last_number = exchange.number
+            self._last_number = number
         _SYNCER.want(self)
         return len(data)
 
@@ -112,14 +129,16 @@ class CaptureWriter:
             return self._synced_changed.wait_for(lambda: self._synced >= target, timeout)
 
     def close(self) -> None:
+        """Sync and close; an OSError of the sync is raised once the file is closed."""
         with self._lock:
             if self._file is None:
                 return
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            self._file = None
-            self._mark_synced(self._written)
+            try:
+                os.fsync(self._file.fileno())
+            finally:
+                self._file.close()
+                self._file = None
+                self._mark_synced(self._written)
 
     @property
     def closed(self) -> bool:
@@ -137,10 +156,39 @@ class CaptureWriter:
         self.close()
 
     def _write(self, data: bytes) -> None:
+        """Write all of `data` (into the page cache: a killed process loses nothing written),
+        or none of it (see the module docstring)."""
         assert self._file is not None
-        self._file.write(data)
-        self._file.flush()  # into the page cache now: a killed process loses nothing written
+        view, done = memoryview(data), 0
+        try:
+            while done < len(data):
+                done += self._file.write(view[done:]) or 0
+        except OSError as exc:
+            raise self._cut_back(exc) from None
+        self._end += len(data)
         self._written += 1
+
+    def _cut_back(self, failure: OSError) -> OSError:
+        """Cut the file back to its last whole write; the error to raise."""
+        assert self._file is not None
+        fd = self._file.fileno()
+        try:
+            os.ftruncate(fd, self._end)
+            os.lseek(fd, self._end, os.SEEK_SET)
+        except OSError as cut:
+            return OSError(
+                failure.errno,
+                f"{failure.strerror}; the part written could not be cut off again "
+                f"({cut.strerror}): {self.path} may end damaged",
+            )
+        return failure
+
+    def _abandon(self) -> None:
+        """A new capture whose header did not fit: close it and take it away."""
+        assert self._file is not None
+        self._file.close()
+        self._file = None
+        self.path.unlink(missing_ok=True)
 
     def _sync_now(self) -> None:
         """Called by the syncer thread: fsync what was written so far.
@@ -223,8 +271,11 @@ _SYNCER = _Syncer()
 
 
 def holds_exchanges(path: Path) -> bool:
-    """Whether `path` is a file with more than a capture header (anything that may be data)."""
+    """Whether `path` is a regular file with more than a capture header (anything that may be
+    data)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -232,9 +283,39 @@ def holds_exchanges(path: Path) -> bool:
     return b"\n###" in head or (bool(head) and not head.startswith(b"# a2a-recorder capture"))
 
 
-def read_capture(path: str | os.PathLike[str]) -> Capture:
-    """Read and parse a capture file; CaptureParseError names `path:line` on damage."""
-    return parse_bytes(Path(path).read_bytes(), os.fspath(path))
+def read_capture(path: str | os.PathLike[str], *, only: int | None = None) -> Capture:
+    """Read and parse a capture file (`only`: exchange number `only` alone, see `parse`);
+    CaptureParseError names `path:line` on damage, OSError says why it cannot be read
+    (`read_regular`)."""
+    return parse_bytes(read_regular(path), os.fspath(path), only=only)
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file; OSError for anything else (`check_regular`)."""
+    check_regular(path)
+    return Path(path).read_bytes()
+
+
+def check_regular(path: str | os.PathLike[str]) -> None:
+    """OSError, saying what it is, unless `path` is a regular file: a directory, a FIFO that
+    would block a reader, a device such as `/dev/zero` that never ends."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)})", os.fspath(path))
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, from its `st_mode`."""
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from recorder.capture import write_capture
+from recorder.capture import check_regular, write_capture
 from recorder.convert._flows import observed_from_flows, read_flows
 from recorder.convert._har import load_har, observed_from_har
 from recorder.convert._observed import ConvertError, Observed, convert
@@ -52,6 +52,7 @@ def _is_har(path: Path) -> bool:
     if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
         return suffix in HAR_SUFFIXES
     try:
+        check_regular(path)
         with path.open("rb") as handle:
             head = handle.read(64)
     except OSError:

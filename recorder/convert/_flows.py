@@ -20,6 +20,7 @@ from pathlib import Path
 from mitmproxy import exceptions, http, io
 from mitmproxy.flow import Flow
 
+from recorder.capture import check_regular
 from recorder.convert._observed import ConvertError, Observed, framed
 from recorder.protocol import is_event_stream
 from recorder.record._flows import origin, to_request, to_response
@@ -79,6 +80,7 @@ def read_flows(path: Path) -> FlowFile:
     """
     flows: list[Flow] = []
     try:
+        check_regular(path)
         with path.open("rb") as handle:
             flows.extend(io.FlowReader(handle).stream())
     except OSError as exc:

@@ -3,9 +3,15 @@
 A HAR entry keeps the request line and headers, the request body as `postData.text`, and the
 response body as `content.text` after content decoding (base64 when `content.encoding` says
 so), which is also what a capture keeps, so a `Content-Encoding` header just earns a note.
-HAR 1.2 has no per-event times for an event stream: its events get offset 0 and a note.
-HTTP/2 pseudo-headers that browsers list among the headers (`:authority`) are not headers on
-the capture's HTTP/1.1-style lines and are left out.
+HAR 1.2 has no per-event times for an event stream: its events get offset 0 and a note,
+unless the entry lists them under `_eventSourceMessages` (Chrome's devtools and `a2a-recorder
+export` do; `time` in seconds since the epoch).  HTTP/2 pseudo-headers that browsers list
+among the headers (`:authority`) are not headers on the capture's HTTP/1.1-style lines and
+are left out, except in a gRPC exchange, whose capture keeps them.
+
+`a2a-recorder export` writes what HAR has no field for in custom fields, read here too: a
+gRPC request's or response's messages under `_grpcMessages` (proto-JSON, or base64 bytes),
+its trailers under `_trailers`.
 
 Damage is reported, never skipped: anything that is not a HAR log, or an entry without the
 fields HAR 1.2 requires, raises `ConvertError` naming the entry.
@@ -22,9 +28,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from recorder.capture import Headers, Request, Response, header_value
+from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
 from recorder.convert._observed import ConvertError, Observed, framed
 from recorder.protocol import is_event_stream
+from recorder.protocol._grpc import is_grpc_content_type
 from recorder.record._flows import origin
 
 # Browser spellings of the protocol -> the capture's `HTTP/x` form.
@@ -60,7 +67,7 @@ def observed_from_har(document: object) -> list[Observed]:
 def load_har(path: Path) -> object:
     """The parsed JSON of a HAR file; `ConvertError` (`path: what is wrong`) if unreadable."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8-sig"))
+        return json.loads(read_regular(path).decode("utf-8-sig"))
     except OSError as exc:
         raise ConvertError(f"{path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -78,37 +85,86 @@ def _entry(index: int, entry: object) -> Observed:
     parts = urlsplit(url)
     if not parts.scheme or not parts.hostname:
         raise ConvertError(f"{where}: request.url {url!r} is not an absolute URL")
-    request, notes = _request(request_part, where)
-    response, response_notes, error = _response(entry.get("response"), where)
+    started = _started(entry, where)
+    request, notes = _request(request_part, where, started)
+    events = _event_times(entry.get("_eventSourceMessages"), started)
+    response, response_notes, error = _response(entry.get("response"), where, started, events)
     return Observed(
         origin=origin(parts.scheme, parts.hostname, parts.port),
         request=request,
         response=response,
-        started=_started(entry, where),
+        started=started,
         duration_us=_duration_us(entry.get("time")),
         notes=(*notes, *response_notes),
         error=error,
     )
 
 
-def _request(part: Mapping[str, Any], where: str) -> tuple[Request, tuple[str, ...]]:
+def _request(
+    part: Mapping[str, Any], where: str, started: float
+) -> tuple[Request, tuple[str, ...]]:
     url = urlsplit(part["url"])
     target = (url.path or "/") + (f"?{url.query}" if url.query else "")
     post = part.get("postData")
     text = post.get("text") if isinstance(post, Mapping) else None
     headers = _headers(part.get("headers"), f"{where}: request")
+    messages = _messages(part.get("_grpcMessages"), started, f"{where}: request")
     request = Request(
         method=_string(part, "method", f"{where}: request"),
         target=target,
         headers=headers,
-        body=text.encode("utf-8") if isinstance(text, str) else b"",
+        body=text.encode("utf-8") if isinstance(text, str) and not messages else b"",
         http_version=_version(part.get("httpVersion")),
+        messages=messages,
     )
     return request, _decoded_note(headers)
 
 
-def _response(part: object, where: str) -> tuple[Response | None, tuple[str, ...], str | None]:
-    """The response, its notes, and the error when none came (HAR status 0)."""
+def _messages(value: object, started: float, where: str) -> tuple[GrpcMessage, ...]:
+    """gRPC messages as `a2a-recorder export` lists them under `_grpcMessages`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(m, Mapping) for m in value):
+        raise ConvertError(f"{where}._grpcMessages is not a list of objects")
+    return tuple(_message(m, started, f"{where}._grpcMessages[{i}]") for i, m in enumerate(value))
+
+
+def _message(item: Mapping[str, Any], started: float, where: str) -> GrpcMessage:
+    offset = _offset_us(item.get("time"), started)
+    type_name = item.get("type") if isinstance(item.get("type"), str) else None
+    compressed = item.get("compressed") is True
+    if "json" in item:
+        text = json.dumps(item["json"], separators=(",", ":"), ensure_ascii=False)
+        return GrpcMessage(offset, json=text, compressed=compressed, type_name=type_name)
+    raw = item.get("base64")
+    try:
+        data = base64.b64decode(raw if isinstance(raw, str) else "", validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ConvertError(f"{where}: neither json nor valid base64") from exc
+    return GrpcMessage(offset, raw=data, compressed=compressed, type_name=type_name)
+
+
+def _event_times(value: object, started: float) -> tuple[int, ...]:
+    """Each event's offset from `_eventSourceMessages`; () when the entry has none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        _offset_us(m.get("time") if isinstance(m, Mapping) else None, started) for m in value
+    )
+
+
+def _offset_us(value: object, started: float) -> int:
+    """Microseconds from the entry's start to `value` (seconds since the epoch), at least 0."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return 0
+    return max(0, round((value - started) * 1_000_000))
+
+
+def _response(
+    part: object, where: str, started: float, event_times: tuple[int, ...]
+) -> tuple[Response | None, tuple[str, ...], str | None]:
+    """The response, its notes, and the error: why none came (HAR status 0), or why it broke
+    off (`_error` beside a status)."""
     if not isinstance(part, Mapping):
         raise ConvertError(f"{where}: response is missing or not an object")
     status = part.get("status")
@@ -119,18 +175,22 @@ def _response(part: object, where: str) -> tuple[Response | None, tuple[str, ...
         return None, (), str(error) if error else "no response"
     headers = _headers(part.get("headers"), f"{where}: response")
     reason = part.get("statusText")
+    messages = _messages(part.get("_grpcMessages"), started, f"{where}: response")
     response = Response(
         status=status,
         reason=reason if isinstance(reason, str) else "",
         headers=headers,
-        body=_content(part.get("content"), where),
+        body=b"" if messages else _content(part.get("content"), where),
         http_version=_version(part.get("httpVersion")),
+        messages=messages,
+        trailers=_headers(part.get("_trailers"), f"{where}: response._trailers"),
     )
     notes = _decoded_note(headers)
     if is_event_stream(response.header("content-type")):
-        response, stream_notes = framed(response)
+        response, stream_notes = framed(response, event_times)
         notes = (*notes, *stream_notes)
-    return response, notes, None
+    error = part.get("_error")  # an answer that began and then broke off
+    return response, notes, str(error) if error else None
 
 
 def _content(content: object, where: str) -> bytes:
@@ -153,7 +213,8 @@ def _headers(value: object, where: str) -> Headers:
     if not isinstance(value, list):
         raise ConvertError(f"{where}.headers is not a list")
     pairs = [_header(item, where) for item in value]
-    return tuple(pair for pair in pairs if not pair[0].startswith(":"))
+    grpc = any(n.lower() == "content-type" and is_grpc_content_type(v) for n, v in pairs)
+    return tuple(pair for pair in pairs if grpc or not pair[0].startswith(":"))
 
 
 def _header(item: object, where: str) -> tuple[str, str]:
@@ -182,7 +243,7 @@ def _started(entry: Mapping[str, Any], where: str) -> float:
 def _duration_us(value: object) -> int:
     """HAR `time` is milliseconds; -1 or junk means unknown (0)."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return int(value * 1000)
+        return round(value * 1000)
     return 0
 
 
@@ -190,7 +251,9 @@ def _version(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         return DEFAULT_VERSION
     text = value.strip()
-    return HTTP_VERSIONS.get(text.lower(), text if text.startswith("HTTP/") else DEFAULT_VERSION)
+    if text.startswith("HTTP/"):  # already the capture's form (HTTP/2 for gRPC): kept
+        return text
+    return HTTP_VERSIONS.get(text.lower(), DEFAULT_VERSION)
 
 
 def _object(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

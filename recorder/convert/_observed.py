@@ -9,8 +9,9 @@ Pure: values in, values out.  Reading files is the command's business.
 Invariants:
 - Every exchange `convert` returns renders: one the `.http` format cannot hold exactly is left
   out and named in `Conversion.problems`, never silently dropped.
-- Redaction learns the API-key headers of every card in the input before redacting anything,
-  so a key sent before the card was fetched is not kept by accident.
+- Redaction learns the API-key headers of every card in the input, and every secret of every
+  exchange, before redacting anything, so a key sent before the card was fetched, or a token
+  echoed before it was seen in a header, is not kept by accident.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from recorder.protocol import (
     find_card,
     interfaces_from_card,
 )
-from recorder.record._redact import Redactor
 from recorder.record._scan import scan_exchange
+from recorder.redaction import Redactor
 
 EXTENDED_CARD = "GetExtendedAgentCard"
 # Where the card sits in a card exchange's response body, per binding (JSON-RPC wraps it).
@@ -100,9 +101,11 @@ def convert(
     classified = [(o, _classify(o, state)) for o in observed]
     kept = [(o, c) for o, c in classified if c.is_a2a or include_all]
     redactor = None if keep_secrets else Redactor()
-    for card in state.cards:
-        if redactor is not None:
+    if redactor is not None:
+        for card in state.cards:
             redactor.learn_card(card)
+        for item, _ in kept:  # learn every secret first, so each is swept from every exchange
+            redactor.exchange(item.request, item.response)
     t0 = min((o.started for o in observed), default=0.0)
     exchanges: list[Exchange] = []
     problems: list[str] = []
@@ -153,7 +156,7 @@ def _exchange(
         classification=classification,
         request=request,
         response=response,
-        started_us=max(0, int((item.started - t0) * 1_000_000)),
+        started_us=max(0, round((item.started - t0) * 1_000_000)),
         duration_us=max(0, item.duration_us),
         notes=notes,
         error=item.error,

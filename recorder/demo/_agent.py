@@ -8,9 +8,11 @@ mounts ``/{tenant}`` outside the prefix), and gRPC with the v1.0 and v0.3 servic
 ``grpc.aio`` server. v0.3 compat is on everywhere and the card lists both versions.
 
 The executor's behaviour is chosen by the first word of the user's text (``COMMANDS``), so a
-test can provoke each path deterministically. Errors such as TaskNotFound, TaskNotCancelable,
-UnsupportedOperation, invalid params and method-not-found come from the SDK itself (see
-``ERROR_RECIPES``).
+test can provoke each path deterministically.  ``noise_seed`` makes it an LLM-like agent
+instead: every artifact's text gets a few words sampled from a seeded generator (another on
+each call), while states, part kinds and artifact names stay as they were.  Errors such as
+TaskNotFound, TaskNotCancelable, UnsupportedOperation, invalid params and method-not-found
+come from the SDK itself (see ``ERROR_RECIPES``).
 
 ``DemoAgent`` runs everything on its own event loop in a daemon thread, on ports it bound
 itself (port 0) before building the card, so the card's URLs carry the real ports.
@@ -19,6 +21,7 @@ itself (port 0) before building the card, so the card's URLs carry the real port
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -66,7 +69,7 @@ from a2a.types.a2a_pb2 import (
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
-from recorder._background import BackgroundLoop, bind_socket
+from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, bind_socket
 
 __all__ = [
     "COMMANDS",
@@ -113,10 +116,18 @@ class _Run:
     delay: float
     artifact_names: Mapping[str, str] = field(default_factory=dict)
     extra_status: bool = False
+    sampler: random.Random | None = None
 
     def artifact(self, name: str) -> str:
         """The name an artifact goes out under (`DemoAgent(artifact_names=...)` renames)."""
         return self.artifact_names.get(name, name)
+
+    def artifact_text(self, text: str) -> list[Part]:
+        """An artifact's parts: one text part, with sampled words when the agent is noisy."""
+        if self.sampler is None:
+            return _text_part(text)
+        words = self.sampler.choices(_WORDS, k=self.sampler.randint(3, 8))
+        return _text_part(f"{text} ({' '.join(words)})")
 
     async def open_task(self, state: TaskState) -> None:
         """Emit the initial Task (required before status events) unless it already exists."""
@@ -137,6 +148,13 @@ def _text_part(text: str) -> list[Part]:
     return [Part(text=text)]
 
 
+# What a noisy agent samples its words from (`DemoAgent(noise_seed=...)`).
+_WORDS = (
+    "sure", "here", "is", "the", "result", "certainly", "happy", "to", "help", "done",
+    "as", "requested", "let", "me", "know", "anything", "else", "great", "question", "okay",
+)  # fmt: skip
+
+
 def _agent_message(run: _Run, text: str) -> Message:
     return Message(
         message_id=str(uuid.uuid4()),
@@ -150,7 +168,7 @@ async def _echo(run: _Run) -> None:
     await run.open_task(TaskState.TASK_STATE_SUBMITTED)
     await run.updater.start_work()
     await run.updater.add_artifact(
-        _text_part(f"echo {run.arg}".rstrip()), name=run.artifact("echo")
+        run.artifact_text(f"echo {run.arg}".rstrip()), name=run.artifact("echo")
     )
     await run.updater.complete()
 
@@ -161,7 +179,9 @@ async def _slow(run: _Run) -> None:
     await run.updater.start_work()
     for i in range(1, count + 1):
         await asyncio.sleep(run.delay)
-        await run.updater.add_artifact(_text_part(f"chunk {i}"), name=run.artifact(f"chunk-{i}"))
+        await run.updater.add_artifact(
+            run.artifact_text(f"chunk {i}"), name=run.artifact(f"chunk-{i}")
+        )
     if run.extra_status:  # DemoAgent(extra_status=True): one status event more
         await run.updater.start_work()
     await run.updater.complete()
@@ -192,7 +212,7 @@ async def _whoami(run: _Run) -> None:
     lines.append(f"query: {_REQUEST_QUERY.get()}")
     await run.open_task(TaskState.TASK_STATE_SUBMITTED)
     await run.updater.start_work()
-    await run.updater.add_artifact(_text_part("\n".join(lines)), name=run.artifact("whoami"))
+    await run.updater.add_artifact(run.artifact_text("\n".join(lines)), name=run.artifact("whoami"))
     await run.updater.complete()
 
 
@@ -243,10 +263,18 @@ class DemoExecutor(AgentExecutor):
         event_delay: float = DEFAULT_EVENT_DELAY,
         artifact_names: Mapping[str, str] | None = None,
         extra_status: bool = False,
+        push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
+        noise_seed: int | None = None,
     ) -> None:
         self.event_delay = event_delay
+        # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
+        # refuses loopback and private addresses); given only when set, for older a2a-sdk.
+        self.push_sender_options: dict[str, Any] = (
+            {"push_url_validator": push_url_validator} if push_url_validator else {}
+        )
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
+        self.sampler = random.Random(noise_seed) if noise_seed is not None else None
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         verb, _, arg = context.get_user_input().strip().partition(" ")
@@ -261,6 +289,7 @@ class DemoExecutor(AgentExecutor):
                 self.event_delay,
                 self.artifact_names,
                 self.extra_status,
+                self.sampler,
             )
         )
 
@@ -374,7 +403,9 @@ class _Servers:
         host = agent.host
         self.sock = bind_socket(host, agent.requested_http_port)
         self.http_port = int(self.sock.getsockname()[1])
-        self.grpc: grpc.aio.Server | None = grpc.aio.server() if agent.enable_grpc else None
+        self.grpc: grpc.aio.Server | None = (
+            grpc.aio.server(options=GRPC_SERVER_OPTIONS) if agent.enable_grpc else None
+        )
         self.grpc_port: int | None = None
         if self.grpc is not None:
             self.grpc_port = int(self.grpc.add_insecure_port(f"{host}:{agent.requested_grpc_port}"))
@@ -388,11 +419,18 @@ class _Servers:
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
-            agent_executor=DemoExecutor(event_delay, agent.artifact_names, agent.extra_status),
+            agent_executor=DemoExecutor(
+                event_delay,
+                agent.artifact_names,
+                agent.extra_status,
+                noise_seed=agent.noise_seed,
+            ),
             task_store=InMemoryTaskStore(),
             agent_card=self.card,
             push_config_store=push_store,
-            push_sender=BasePushNotificationSender(self.push_client, push_store),
+            push_sender=BasePushNotificationSender(
+                self.push_client, push_store, **agent.push_sender_options
+            ),
             extended_agent_card=build_extended_card(self.card),
         )
         app = _QueryKeeper(
@@ -440,10 +478,16 @@ class DemoAgent:
     proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
     ``api_key_query`` makes the card declare an API key in that query parameter.
     ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
+    ``push_url_validator`` screens webhook URLs before each delivery (a2a-sdk's
+    ``BasePushNotificationSender``), as a hardened agent does.
     ``api_key_headers`` makes the card declare API keys in those headers.
     ``artifact_names`` renames artifacts (``{"echo": "echoed"}``): a deliberate change of what
     the agent says on the wire, for tests of ``verify`` and ``diff``; ``extra_status`` is
     another: ``slow N`` sends one more working status update, after its last chunk.
+    ``noise_seed`` makes it answer like an LLM-backed agent: each artifact's text gets words
+    sampled anew on every call from a generator seeded with it (states, part kinds and
+    artifact names unchanged), for tests of ``verify --learn``, ``--trials`` and
+    ``--compare shape:PATH``.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -473,8 +517,16 @@ class DemoAgent:
         api_key_headers: tuple[str, ...] = (),
         artifact_names: Mapping[str, str] | None = None,
         extra_status: bool = False,
+        push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
+        noise_seed: int | None = None,
     ) -> None:
+        self.noise_seed = noise_seed
         self.event_delay = event_delay
+        # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
+        # refuses loopback and private addresses); given only when set, for older a2a-sdk.
+        self.push_sender_options: dict[str, Any] = (
+            {"push_url_validator": push_url_validator} if push_url_validator else {}
+        )
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
         self.card_cache_control = card_cache_control

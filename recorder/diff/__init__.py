@@ -9,7 +9,8 @@ As a library::
     result.same, result.summary()
     render_text([result]), render_json([result]), render_html([result])
 
-`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything.
+`parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything;
+`parse_compare` the `shape:PATH` settings that compare sampled text by presence (`sampled`).
 Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC status details)
 come from `recorder.protocol`; nothing here restates them.
 
@@ -39,7 +40,8 @@ from recorder.diff._exchanges import (
     normalise_response,
 )
 from recorder.diff._html import render_html
-from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_ignores
+from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_compare, parse_ignores, sampled
+from recorder.diff._junit import diff_case, diff_failures, diff_notes
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -112,9 +114,12 @@ __all__ = [
     "compare_exchanges",
     "describe",
     "diff_captures",
+    "diff_case",
     "diff_command",
     "diff_exchanges",
+    "diff_failures",
     "diff_normalised",
+    "diff_notes",
     "excerpts",
     "exchange_key",
     "group_empty_defaults",
@@ -124,6 +129,7 @@ __all__ = [
     "normalise_exchange",
     "normalise_request",
     "normalise_response",
+    "parse_compare",
     "parse_ignores",
     "printable",
     "render_html",
@@ -133,5 +139,6 @@ __all__ = [
     "render_text",
     "report_dict",
     "run_diff",
+    "sampled",
     "to_v1",
 ]

@@ -18,7 +18,7 @@ import click
 
 from recorder.capture import Capture, CaptureParseError, read_capture
 from recorder.diff._compare import diff_captures
-from recorder.diff._ignore import parse_ignores
+from recorder.diff._ignore import parse_compare, parse_ignores
 from recorder.diff._report import FORMATS, render_report
 from recorder.diff._result import CaptureDiff
 
@@ -78,14 +78,17 @@ def run_diff(
     timing: bool = False,
     collapse_polls: bool = True,
     strict_order: bool = False,
+    compare: Sequence[str] = (),
 ) -> _Run:
     """Diff two files or two folders; errors are collected, not raised.
 
-    The options are `diff_captures`'s; a bad `ignore` pattern raises ValueError.
+    The options are `diff_captures`'s; a bad `ignore` or `compare` pattern raises ValueError.
     """
     parse_ignores(ignore)
+    parse_compare(compare)
     options = {
         "ignore": ignore,
+        "compare": compare,
         "timing": timing,
         "collapse_polls": collapse_polls,
         "strict_order": strict_order,
@@ -125,6 +128,14 @@ def run_diff(
     "them all.  Repeatable.",
 )
 @click.option(
+    "--compare",
+    "compare",
+    multiple=True,
+    metavar="shape:PATH",
+    help="Compare text under PATH by shape: a text changed for another is no difference, "
+    "but states, part kinds, names, and whether text is there, still are.  Repeatable.",
+)
+@click.option(
     "--output",
     "-o",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -148,6 +159,7 @@ def diff_command(
     b: Path,
     fmt: str,
     ignore: tuple[str, ...],
+    compare: tuple[str, ...],
     output: Path | None,
     timing: bool,
     strict_order: bool,
@@ -161,11 +173,18 @@ def diff_command(
     """
     try:
         parse_ignores(ignore)
+        parse_compare(compare)
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     run = run_diff(
-        a, b, ignore=ignore, timing=timing, collapse_polls=collapse_polls, strict_order=strict_order
+        a,
+        b,
+        ignore=ignore,
+        timing=timing,
+        collapse_polls=collapse_polls,
+        strict_order=strict_order,
+        compare=compare,
     )
     for message in run.errors:
         click.echo(f"error: {message}", err=True)

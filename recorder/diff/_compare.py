@@ -28,6 +28,7 @@ from recorder.diff._ignore import (
     IgnorePattern,
     kept,
     pair_index,
+    parse_compare,
     parse_ignores,
     segments,
     side_path,
@@ -475,13 +476,14 @@ def diff_normalised(
     strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
+    compare: Iterable[str] = (),
 ) -> CaptureDiff:
     """Align and compare two normalised exchange sequences.
 
     `collapse_polls`: compare only the last of each run of identical consecutive GetTask or
     ListTasks requests (see `last_polls`); a different run length is a note, not a difference.
     """
-    ignores = parse_ignores(ignore)
+    ignores = (*parse_ignores(ignore), *parse_compare(compare))
     runs_a: dict[int, int] = {}
     runs_b: dict[int, int] = {}
     if collapse_polls:
@@ -523,6 +525,7 @@ def diff_captures(
     strict_order: bool = False,
     a_name: str = "A",
     b_name: str = "B",
+    compare: Iterable[str] = (),
 ) -> CaptureDiff:
     """Diff two captures of the same scenario.
 
@@ -535,6 +538,7 @@ def diff_captures(
     - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
     - `collapse_polls`: compare only the last poll of each run of identical polls.
     - `strict_order`: also report object key order (proto-JSON gives it no meaning).
+    - `compare`: `shape:PATH` settings: text under PATH compared by whether it is there.
 
     Example::
 
@@ -551,5 +555,6 @@ def diff_captures(
         strict_order=strict_order,
         a_name=a_name,
         b_name=b_name,
+        compare=compare,
     )
     return replace(result, a_capture=a, b_capture=b)

@@ -19,14 +19,20 @@ from recorder.diff._normal import (
     NormalResponse,
 )
 from recorder.diff._normalise import Normaliser
-from recorder.protocol import NOT_JSON, event_fields, parse_json
+from recorder.protocol import NOT_JSON, UNKNOWN, event_data, event_fields, parse_json
+
+# SSE event ids are the transport's (Go: a fresh uuid per event; Java: a counter): volatile.
+EVENT_ID = "<event-id>"
 
 
 def exchange_key(exchange: Exchange) -> str:
-    """What alignment compares: the A2A operation (v1.0 name whatever the wire version)."""
-    operation = exchange.classification.operation
-    if operation is not None:
-        return operation
+    """What alignment compares: the A2A operation (v1.0 name whatever the wire version); for
+    an operation the tables do not know, what the wire named (`unknown tasks/explode`)."""
+    c = exchange.classification
+    if c.operation == UNKNOWN and c.method:
+        return f"{UNKNOWN} {c.method}"
+    if c.operation is not None:
+        return c.operation
     return f"(not A2A) {exchange.request.method}"
 
 
@@ -55,8 +61,8 @@ def _normal_event(event: SseEvent, normaliser: Normaliser) -> NormalEvent:
     fields = event_fields(event.lines)
     return NormalEvent(
         event=fields.event,
-        data=normalise_body(fields.data, normaliser),
-        id=normaliser.text(fields.id) if fields.id is not None else None,
+        data=normalise_body(event_data(event.lines), normaliser),
+        id=EVENT_ID if fields.id is not None else None,
         comments=fields.comments,
         offset_us=event.offset_us,
     )

@@ -29,6 +29,12 @@ a pattern applies to both sides.
 
 Pure and safe to use as a library: `parse_ignores(texts)` checks a list of patterns (raising
 ValueError with the valid keywords), `kept(differences, patterns)` filters.
+
+`--compare shape:PATH` (`parse_compare`) is a pattern of the same syntax that drops less: only
+a change of one non-empty text for another inside a JSON document, outside the fields that
+make a message's shape (`recorder.protocol.SHAPE_FIELDS`: state, part kind, names, roles,
+media types).  So text an LLM samples anew is compared by whether it is there, and what the
+agent did (its states, its part kinds, its artifacts' names) still by value.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from dataclasses import dataclass
 
 from recorder.diff._renames import Rule
 from recorder.diff._result import Difference, DiffKind, RenameSummary
+from recorder.protocol import SHAPE_FIELDS
 
 _SEGMENT = re.compile(r'\.?([^.\[\]]+)|\[(\d+~\d+|\d+|\*|"[^"]*"|[\w-]+=[^\]]*)\]')
 _PAIRED = re.compile(r"\[(\d+)~(\d+)\]")
@@ -167,6 +174,7 @@ class IgnorePattern:
     segments: tuple[str, ...]
     side: str | None  # "request", "response" or None for both
     json_only: bool  # a `$.` pattern
+    shape: bool = False  # `--compare shape:PATH`: drops only sampled text (`sampled`)
 
     @classmethod
     def parse(cls, text: str) -> IgnorePattern:
@@ -189,6 +197,8 @@ class IgnorePattern:
         return cls(text, tuple(parts), side, json_only)
 
     def matches(self, diff: Difference) -> bool:
+        if self.shape and not sampled(diff):
+            return False
         kind = KIND_KEYWORDS.get(self.segments) if self.side is None else None
         if kind is not None:
             return diff.kind is kind
@@ -221,6 +231,36 @@ def _segment_match(pattern: str, segment: str) -> bool:
     if paired and pattern.startswith("["):  # `[3]` names A's 3rd and B's 3rd event
         return pattern[1:-1] in paired.groups()
     return pattern == "*" and not segment.startswith("[")
+
+
+def sampled(diff: Difference) -> bool:
+    """Whether `diff` is one non-empty text changed for another inside a JSON document, at a
+    field that is not part of the shape (see the module docstring)."""
+    old, new = diff.old, diff.new
+    if diff.kind is not DiffKind.CHANGED or diff.json_path is None:
+        return False
+    if not (isinstance(old, str) and isinstance(new, str) and old and new):
+        return False
+    parts = segments(diff.json_path)
+    return not parts or parts[-1] not in SHAPE_FIELDS
+
+
+COMPARE_MODES = ("shape",)
+
+
+def parse_compare(texts: Iterable[str]) -> tuple[IgnorePattern, ...]:
+    """Parse `--compare MODE:PATH` settings into patterns; ValueError for a bad one."""
+    out = []
+    for text in texts:
+        mode, sep, path = text.partition(":")
+        if mode not in COMPARE_MODES or not sep or not path.strip():
+            raise ValueError(
+                f"bad --compare {text!r}: expected shape:PATH, e.g. shape:$.result.artifacts "
+                "or shape:events[*].data (PATH as for --ignore)"
+            )
+        pattern = IgnorePattern.parse(path)
+        out.append(IgnorePattern(text, pattern.segments, pattern.side, pattern.json_only, True))
+    return tuple(out)
 
 
 def parse_ignores(patterns: Iterable[str]) -> tuple[IgnorePattern, ...]:

@@ -1,4 +1,5 @@
-"""Diff reports: text (coloured on a terminal), markdown, JSON; the HTML page is `_html`.
+"""Diff reports: text (coloured on a terminal), markdown, JSON; the HTML page is `_html`, JUnit
+XML `_junit`.
 
 Every renderer takes the same input, a sequence of `CaptureDiff` (one per file pair) plus the
 names of files that had no partner, and returns a string; none prints or writes.  Same pairs
@@ -18,6 +19,7 @@ from typing import Any
 import click
 
 from recorder.diff._html import render_html
+from recorder.diff._junit import render_junit_report
 from recorder.diff._result import (
     ABSENT,
     CaptureDiff,
@@ -259,6 +261,7 @@ FORMATS: Mapping[str, Renderer] = {
     "markdown": render_markdown,
     "json": render_json,
     "html": render_html,
+    "junit": render_junit_report,
 }
 
 

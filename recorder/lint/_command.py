@@ -2,7 +2,11 @@
 
 Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does, 2 on
 an error (a missing or damaged capture, `file:line: ...` on stderr; an unknown rule; a bad key
-file).  A folder stands for every `.http` file under it, in path order.
+or baseline file).  A folder stands for every `.http` file under it, in path order.
+
+With `--baseline FILE`, the findings that reach `--fail-on` are matched against the file's
+accepted ones (`recorder.ci`): exit 1 for a new finding or a stale entry, 0 otherwise.  The
+file is written when it does not exist, and rewritten by `--update-baseline`.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any
 
 import click
 
-from recorder.capture import CaptureParseError, parse
+from recorder.capture import CaptureParseError, parse, read_regular
+from recorder.ci import BaselineError, BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
-from recorder.lint._report import FORMATS, LintRun, fails, render, render_rules
+from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
 from recorder.protocol import (
     LATEST_SPEC,
     Severity,
@@ -53,7 +58,7 @@ def capture_files(paths: Sequence[Path]) -> list[Path]:
 def lint_file(path: Path, **options: Any) -> list[Finding]:
     """Read and lint one capture file; LintInputError (with file:line) if it is damaged."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except OSError as exc:
         raise LintInputError(f"{path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -101,7 +106,7 @@ def _split(values: Sequence[str]) -> list[str]:
     type=click.Choice(list(FORMATS)),
     default="text",
     show_default=True,
-    help="Report format (sarif: SARIF 2.1.0).",
+    help="Report format (sarif: SARIF 2.1.0; junit: JUnit XML).",
 )
 @click.option(
     "--select",
@@ -130,6 +135,18 @@ def _split(values: Sequence[str]) -> list[str]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the report to FILE instead of standard output.",
 )
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Accepted findings: fail only on new ones, and on entries that no longer occur "
+    "(the file is written when it does not exist).",
+)
+@click.option(
+    "--update-baseline",
+    is_flag=True,
+    help="Rewrite the --baseline file from this run's findings (reasons are kept).",
+)
 @click.option("--list-rules", is_flag=True, help="Print the rules (those --select leaves).")
 def lint_command(
     captures: tuple[Path, ...],
@@ -140,6 +157,8 @@ def lint_command(
     fail_on: str,
     jwks: tuple[Path, ...],
     output: Path | None,
+    baseline: Path | None,
+    update_baseline: bool,
     list_rules: bool,
 ) -> None:
     """Check captures against the A2A spec: one finding per violated rule per exchange.
@@ -156,14 +175,20 @@ def lint_command(
         return
     if not captures:
         raise click.UsageError("give at least one CAPTURE (a .http file or a folder)")
+    if update_baseline and baseline is None:
+        raise click.UsageError("--update-baseline needs --baseline FILE")
+    threshold = Severity(fail_on)
     try:
         files = capture_files(captures)
         keys = load_keys(jwks)
         findings = [f for path in files for f in lint_file(path, spec=spec, rules=rules, keys=keys)]
-    except LintInputError as exc:
+        findings, outcome = _against(baseline, findings, threshold, update_baseline)
+    except (LintInputError, BaselineError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    run = LintRun(SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings))
+    run = LintRun(
+        SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings), threshold, outcome
+    )
     report = render(run, fmt)
     if output is not None:
         try:
@@ -173,4 +198,30 @@ def lint_command(
             sys.exit(EXIT_ERROR)
     else:
         click.echo(report, nl=False)
-    sys.exit(EXIT_FINDINGS if fails(findings, Severity(fail_on)) else EXIT_CLEAN)
+    stale = outcome is not None and bool(outcome.stale)
+    sys.exit(EXIT_FINDINGS if fails(findings, threshold) or stale else EXIT_CLEAN)
+
+
+def baseline_entry(finding: Finding) -> Entry:
+    """A finding as a baseline entry (`recorder.ci.KEYS["lint"]` identify it)."""
+    return {
+        "file": finding.file,
+        "exchange": finding.exchange,
+        "rule": finding.rule,
+        "where": finding.where,
+        "severity": finding.severity.value,
+        "operation": finding.operation,
+        "message": finding.message,
+    }
+
+
+def _against(
+    path: Path | None, findings: list[Finding], threshold: Severity, update: bool
+) -> tuple[list[Finding], BaselineOutcome | None]:
+    """The findings less those the baseline accepts, and what the baseline said."""
+    if path is None:
+        return findings, None
+    gated = fails_on(findings, threshold)
+    result, outcome = gate(path, [baseline_entry(f) for f in gated], "lint", update=update)
+    accepted = {id(gated[i]) for i in result.accepted}  # by identity: equal findings may differ
+    return [f for f in findings if id(f) not in accepted], outcome

@@ -1,10 +1,14 @@
-"""Lint reports: text for people, JSON for scripts, SARIF 2.1.0 for code-scanning UIs.
+"""Lint reports: text for people, JSON for scripts, SARIF 2.1.0 for code-scanning UIs, JUnit
+XML for CI test views.
 
 Every renderer is pure: findings (and the rules and files of the run) in, a string out.  The
 text report puts each finding's `file:line` first, so editors and terminals link it.
 SARIF follows the OASIS SARIF 2.1.0 schema (errata 01): one run, the rules that ran as
 `tool.driver.rules`, each finding a `result` located at its exchange's `###` line, MUST as
-`error`, SHOULD as `warning`, MAY as `note`.
+`error`, SHOULD as `warning`, MAY as `note`.  JUnit has one test case per capture file and
+one failure per finding that fails the run (`--fail-on`); weaker findings are listed in the
+case's output.  With a baseline, every report ends with what it accepted and which of its
+entries are stale.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from recorder import __version__
+from recorder.ci import BaselineOutcome, Case, Failure, Suite, render_junit
 from recorder.lint._engine import Finding
 from recorder.protocol import Rule, Severity, SpecVersion
 
@@ -36,7 +41,9 @@ class LintRun:
     spec: SpecVersion
     rules: tuple[Rule, ...]
     files: tuple[str, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[Finding, ...]  # those a baseline accepted are left out
+    fail_on: Severity = Severity.MUST
+    baseline: BaselineOutcome | None = None
 
     def counts(self) -> dict[str, int]:
         by = Counter(f.severity.value for f in self.findings)
@@ -46,7 +53,14 @@ class LintRun:
 def render_text(run: LintRun) -> str:
     """One block per finding, then a summary line."""
     blocks = [_text_block(f) for f in run.findings]
-    return "".join(blocks) + _summary(run) + "\n"
+    return "".join(blocks) + _baseline_text(run.baseline) + _summary(run) + "\n"
+
+
+def _baseline_text(outcome: BaselineOutcome | None) -> str:
+    if outcome is None:
+        return ""
+    lines = [f"stale baseline entry (no longer found): {entry}" for entry in outcome.stale]
+    return "".join(f"{line}\n" for line in [*lines, outcome.summary()])
 
 
 def _text_block(f: Finding) -> str:
@@ -79,7 +93,18 @@ def render_json(run: LintRun) -> str:
         "counts": run.counts(),
         "findings": [f.as_json() for f in run.findings],
     }
+    if run.baseline is not None:
+        document["baseline"] = _baseline_json(run.baseline)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _baseline_json(outcome: BaselineOutcome) -> dict[str, Any]:
+    return {
+        "file": outcome.path,
+        "accepted": outcome.accepted,
+        "stale": list(outcome.stale),
+        "written": outcome.written,
+    }
 
 
 def render_sarif(run: LintRun) -> str:
@@ -94,7 +119,9 @@ def render_sarif(run: LintRun) -> str:
                 "rules": [_sarif_rule(rule, run.spec) for rule in run.rules],
             }},
             "results": [_sarif_result(f, index) for f in run.findings],
-            "properties": {"spec": run.spec.value},
+            "properties": {"spec": run.spec.value, **(
+                {"baseline": _baseline_json(run.baseline)} if run.baseline else {}
+            )},
         }],
     }  # fmt: skip
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -139,13 +166,34 @@ def _uri(file: str) -> str:
     return Path(path).as_uri() if path.is_absolute() else path.as_posix()
 
 
+def render_junit_report(run: LintRun) -> str:
+    """JUnit XML: a test case per capture file, a failure per finding that fails the run."""
+    cases = [_junit_case(run, file) for file in run.files]
+    if run.baseline is not None and run.baseline.stale:
+        stale = tuple(Failure(f"stale baseline entry: {e}", "stale") for e in run.baseline.stale)
+        cases.append(Case(run.baseline.path, "a2a-recorder.lint.baseline", stale))
+    suite = Suite(f"lint (A2A {run.spec.value})", tuple(cases), (("spec", run.spec.value),))
+    return render_junit([suite], "a2a-recorder lint")
+
+
+def _junit_case(run: LintRun, file: str) -> Case:
+    mine = [f for f in run.findings if f.file == file]
+    failing = fails_on(mine, run.fail_on)
+    failures = tuple(
+        Failure(f"{f.severity.value} {f.rule}: {f.message}", f.rule, _text_block(f))
+        for f in failing
+    )
+    others = "".join(_text_block(f) for f in mine if f not in failing)
+    return Case(file, "a2a-recorder.lint", failures, output=others)
+
+
 FORMATS: Mapping[str, Callable[[LintRun], str]] = {
-    "text": render_text, "json": render_json, "sarif": render_sarif,
+    "text": render_text, "json": render_json, "sarif": render_sarif, "junit": render_junit_report,
 }  # fmt: skip
 
 
 def render(run: LintRun, fmt: str) -> str:
-    """The report in `fmt` (text, json, sarif); ValueError for another name."""
+    """The report in `fmt` (text, json, sarif, junit); ValueError for another name."""
     try:
         return FORMATS[fmt](run)
     except KeyError:
@@ -173,4 +221,9 @@ def _level(rule: Rule, spec: SpecVersion) -> str:
 
 def fails(findings: Sequence[Finding], threshold: Severity) -> bool:
     """Whether any finding is at least as strong as `threshold` (`--fail-on`)."""
-    return any(f.severity.rank >= threshold.rank for f in findings)
+    return bool(fails_on(findings, threshold))
+
+
+def fails_on(findings: Sequence[Finding], threshold: Severity) -> list[Finding]:
+    """The findings at least as strong as `threshold`: those that fail a run."""
+    return [f for f in findings if f.severity.rank >= threshold.rank]

@@ -18,9 +18,16 @@ from recorder.protocol._cardrewrite import (
     rewrite_grpc_interfaces,
     rewrite_url,
 )
-from recorder.protocol._cards import Interface, interfaces_from_card, parse_version
+from recorder.protocol._cards import (
+    Interface,
+    card_path,
+    interfaces_from_card,
+    looks_like_card,
+    parse_version,
+)
 from recorder.protocol._classify import (
     BASE_PATH_WORDS,
+    DELIVERY_HEADERS,
     GrpcMessageLike,
     RequestLike,
     ResponseLike,
@@ -74,7 +81,7 @@ from recorder.protocol._operations import (
     route_for,
     v1_route_path,
 )
-from recorder.protocol._paths import NOT_JSON, parse_json, value_at
+from recorder.protocol._paths import NOT_JSON, json_problem, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
@@ -108,6 +115,7 @@ from recorder.protocol._states import (
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
+    UNKNOWN,
     Binding,
     Classification,
     Version,
@@ -136,6 +144,7 @@ from recorder.protocol._volatile import (
     PATH_POSITIONS,
     RESOURCE_NAME_FIELDS,
     RESPONSE_ID_KEYS,
+    SHAPE_FIELDS,
     TIMESTAMP_FIELDS,
     IdKind,
     IdPosition,
@@ -190,11 +199,14 @@ __all__ = [
     "PUSH_DELIVERY",
     "RESOURCE_NAME_FIELDS",
     "RESPONSE_ID_KEYS",
+    "SHAPE_FIELDS",
     "TIMESTAMP_FIELDS",
+    "UNKNOWN",
     "V03_SERVICE",
     "V1_SERVICE",
     "Binding",
     "CardRewrite",
+    "DELIVERY_HEADERS",
     "Capability",
     "Classification",
     "ErrorRow",
@@ -213,6 +225,7 @@ __all__ = [
     "SseFramer",
     "Version",
     "card_etag",
+    "card_path",
     "card_location",
     "classify",
     "decode_status_details",
@@ -227,6 +240,8 @@ __all__ = [
     "event_type",
     "find_card",
     "interfaces_from_card",
+    "json_problem",
+    "looks_like_card",
     "match_route",
     "match_routes",
     "operation",

@@ -7,10 +7,17 @@ hybrid card holding both; both sets are read, duplicates dropped, v1.0 entries f
 
 Cards come from the wire, so anything may be junk: entries that are not objects, have no
 URL, or name an unknown binding are skipped; nothing here raises on a dict.
+
+**Where cards are served** (`card_path`): `/.well-known/agent-card.json` (spec §8.2, since
+v0.3), `/.well-known/agent.json` (v0.1 to v0.2.x), and VoltAgent's one card per agent at
+`/.well-known/<agentId>/agent-card.json`, each possibly under a base path (a2a-dotnet maps it
+under a route prefix).  A card served anywhere else (a2a-dotnet's v0.3 compat also answers
+`GET <base>/`) is known by its shape (`looks_like_card`), once the answer is in.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +40,35 @@ class Interface:
     binding: Binding
     version: Version | None = None
     tenant: str | None = None
+
+
+_CARD_PATH = re.compile(r"/\.well-known/(?:[^/]+/)?(?:agent-card|agent)\.json\Z")
+# Fields every card has, v0.1 to v1.0 (each version's schema requires them), and the name of
+# where its interfaces are (v1.0 `supportedInterfaces`, earlier a top-level `url`).
+_CARD_SHAPE: tuple[tuple[str, type], ...] = (
+    ("name", str),
+    ("version", str),
+    ("capabilities", Mapping),
+    ("skills", list),
+)
+
+
+def card_path(path: str) -> str | None:
+    """The well-known card part at the end of a request path (`/.well-known/agent.json`), or
+    None when the path names no card."""
+    found = _CARD_PATH.search(path)
+    return found.group(0) if found else None
+
+
+def looks_like_card(document: object) -> bool:
+    """Whether a JSON document is shaped like an agent card of any version."""
+    if not isinstance(document, Mapping):
+        return False
+    if not all(isinstance(document.get(key), kind) for key, kind in _CARD_SHAPE):
+        return False
+    return isinstance(document.get("supportedInterfaces"), list) or isinstance(
+        document.get("url"), str
+    )
 
 
 def parse_version(value: object) -> Version | None:

@@ -5,17 +5,29 @@ Strategy: a pure function from request (and optionally response) values to a
 claims it wins:
 
 1. gRPC: `content-type: application/grpc*`; the `:path` is looked up in the service tables.
-2. Agent card: GET `<any base>/.well-known/agent-card.json` (or the v0.2 `agent.json`).
+2. Agent card: GET or HEAD of a card path (`card_path`: `/.well-known/agent-card.json`, the
+   v0.1/v0.2 `agent.json`, VoltAgent's `/.well-known/<agentId>/agent-card.json`, under any
+   base path).
 3. Push delivery to a webhook path the caller names (`webhook_paths`).
-4. The card's interfaces: a request under a JSON-RPC interface URL (trailing slash allowed)
-   is JSON-RPC; under an HTTP+JSON interface URL its remainder must be a route exactly.
-5. JSON-RPC by body: a POST whose JSON object has `"jsonrpc": "2.0"`.
+4. The card's interfaces: a request at a JSON-RPC interface URL (trailing slash allowed) is
+   JSON-RPC; under an HTTP+JSON interface URL its remainder must be a route exactly; a JSON-RPC
+   request one segment below a JSON-RPC interface URL names its tenant there (Java's
+   `POST /{tenant}`).
+5. JSON-RPC by body: a POST whose JSON object has a `jsonrpc` member, or a batch of them.
 6. HTTP+JSON by path suffix: the route table is matched against every suffix of the path.
 7. Push delivery by heuristic: a POST of a StreamResponse-shaped object (v1.0 `task`,
-   `message`, `statusUpdate`, `artifactUpdate`, or v0.3 `kind`) with an
-   `X-A2A-Notification-Token` header, or of a task event shape (not a bare `message`) at a path
-   that is no A2A route.
-8. Anything else is not A2A, and `reason` says why.
+   `message`, `statusUpdate`, `artifactUpdate`, or v0.3 `kind`) with a delivery credential
+   header (`DELIVERY_HEADERS`), or of a task event shape (not a bare `message`) at a path that
+   is no A2A route.
+8. Unknown at an A2A endpoint: anything else at an interface URL (any verb, any body: not
+   JSON, a batch, `null`), under an HTTP+JSON interface URL (an unknown route), or at a card
+   path with another verb.  Operation `unknown` (`UNKNOWN`): recorded like any other exchange,
+   with `reason` saying what was not understood.
+9. Anything else is not A2A (`operation=None`), and `reason` says why.
+
+A GET that rules 1-8 leave out or call `unknown` is an agent card after all when its answer is
+shaped like one (`looks_like_card`; a2a-dotnet's v0.3 compat serves its card at `GET <base>/`,
+the URL of its JSON-RPC interface).
 
 **The tenant rule (rule 6, no card).**  `/a2a/rest/acme/tasks/1` reads as base `/a2a/rest`
 with tenant `acme`, or as base `/a2a/rest/acme` with no tenant; a card settles it, the path
@@ -25,12 +37,14 @@ same route, the tenant reading wins unless the would-be tenant is a common base-
 (`BASE_PATH_WORDS`: `a2a`, `rest`, `api`, ...).
 
 **Version.**  Names decide: PascalCase JSON-RPC methods, tenant-or-plain routes and
-`lf.a2a.v1` are 1.0; slash methods, `/v1/` routes and `a2a.v1` are 0.3, whatever the
-`A2A-Version` header says.  Where names are shared (the card fetch, unknown methods) the header
-is recorded; push deliveries go by body shape.
+`lf.a2a.v1` are 1.0; slash methods, `/v1/` routes and `a2a.v1` are 0.3; A2A v0.1.0's methods
+(`tasks/send` ...) are 0.1, whatever the `A2A-Version` header says.  A method name two dialects
+share (`tasks/get`) is the newest's unless the interface's card says its version.  Where names
+are shared (the card fetch, unknown methods) the header is recorded; push deliveries go by body
+shape.
 
 The function never raises: malformed bodies, unknown methods and junk headers give a
-classification with `operation=None` and a `reason`.
+classification with operation `unknown` or None, and a `reason`.
 """
 
 from __future__ import annotations
@@ -38,21 +52,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from recorder.protocol._cards import Interface, parse_version
-from recorder.protocol._errors import (
-    ERROR_INFO_TYPE,
-    GRPC_STATUS_NAMES,
-    ErrorRow,
-    error_by_code,
-    error_by_reason,
-    errors_by_grpc_status,
-    errors_by_http,
-    unknown_error_name,
+from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
+from recorder.protocol._errorshapes import response_error
+from recorder.protocol._likes import (
+    GrpcMessageLike,
+    RequestLike,
+    ResponseLike,
+    SseEventLike,
 )
-from recorder.protocol._grpc import DETAILS_HEADER, decode_status_details, status_reason
 from recorder.protocol._operations import (
     V03_SERVICE,
     V1_SERVICE,
@@ -62,62 +71,44 @@ from recorder.protocol._operations import (
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
 )
-from recorder.protocol._paths import NOT_JSON, parse_json, value_at
-from recorder.protocol._sse import event_data, event_type
+from recorder.protocol._paths import NOT_JSON, json_problem, parse_json, value_at
 from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS
-from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
+from recorder.protocol._types import (
+    AGENT_CARD,
+    PUSH_DELIVERY,
+    UNKNOWN,
+    Binding,
+    Classification,
+    Version,
+)
+
+__all__ = [
+    "BASE_PATH_WORDS",
+    "DELIVERY_HEADERS",
+    "GrpcMessageLike",
+    "RequestLike",
+    "ResponseLike",
+    "SseEventLike",
+    "classify",
+    "response_error",
+]
 
 # Path segments that name a mount point, never a tenant (the no-card tenant rule above).
 BASE_PATH_WORDS: frozenset[str] = frozenset(
     {"a2a", "rest", "api", "http", "json", "http+json", "http-json", "httpjson", "jsonrpc",
      "json-rpc", "grpc", "v1", "v2", "agent", "agents"}
 )  # fmt: skip
-CARD_PATHS: tuple[str, ...] = ("/.well-known/agent-card.json", "/.well-known/agent.json")
-NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token"
+# Headers push senders put their credential in (lower case): the token most SDKs send
+# (a2a-python, a2a-js, a2a-java), Go's (a2a-go `a2asrv/push/sender.go`), and the
+# `Authorization` every SDK sends for a config with `authentication`.
+DELIVERY_HEADERS: tuple[str, ...] = (
+    "x-a2a-notification-token",
+    "a2a-notification-token",
+    "authorization",
+)
 STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
 V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
 _RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
-
-
-# ---- what the classifier reads (recorder.capture's Request/Response fit these) ----
-
-
-class GrpcMessageLike(Protocol):
-    @property
-    def json(self) -> str | None: ...
-
-
-class SseEventLike(Protocol):
-    @property
-    def lines(self) -> Sequence[str]: ...
-
-
-class RequestLike(Protocol):
-    @property
-    def method(self) -> str: ...
-    @property
-    def target(self) -> str: ...
-    @property
-    def headers(self) -> Sequence[tuple[str, str]]: ...
-    @property
-    def body(self) -> bytes: ...
-    @property
-    def messages(self) -> Sequence[GrpcMessageLike]: ...
-
-
-class ResponseLike(Protocol):
-    @property
-    def status(self) -> int: ...
-    @property
-    def headers(self) -> Sequence[tuple[str, str]]: ...
-    @property
-    def body(self) -> bytes: ...
-    @property
-    def events(self) -> Sequence[SseEventLike]: ...
-    @property
-    def messages(self) -> Sequence[GrpcMessageLike]: ...
-    @property
-    def trailers(self) -> Sequence[tuple[str, str]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +121,11 @@ class _Req:
     headers: Mapping[str, str]
     body: object  # parsed JSON, or NOT_JSON
     grpc_json: object  # the first gRPC message's JSON, or NOT_JSON
+    raw: bytes  # the body as sent
+
+    @property
+    def json_problem(self) -> str:
+        return json_problem(self.raw) or "unreadable"
 
     def header_version(self) -> Version | None:
         return parse_version(self.headers.get("a2a-version"))
@@ -169,6 +165,7 @@ def classify(
         req = _parse_request(request)
         found = _classify_request(req, tuple(interfaces), frozenset(webhook_paths))
         if response is not None:
+            found = _card_by_answer(req, found, response)
             found = replace(found, error=response_error(found.binding, response))
         return found
     except Exception as exc:  # noqa: BLE001 - last resort: the recorder must not crash
@@ -203,8 +200,8 @@ def _parse_request(request: RequestLike) -> _Req:
         headers.setdefault(str(name).lower(), str(value))
     messages = list(request.messages)
     grpc_json = parse_json(messages[0].json) if messages and messages[0].json else NOT_JSON
-    body = parse_json(request.body)
-    return _Req(str(request.method).upper(), path, query, headers, body, grpc_json)
+    raw = request.body
+    return _Req(str(request.method).upper(), path, query, headers, parse_json(raw), grpc_json, raw)
 
 
 def _split_target(target: str) -> tuple[str, dict[str, str]]:
@@ -276,11 +273,15 @@ def _grpc(req: _Req, ctx: _Context) -> Classification | None:
         return None
     op = operation_by_grpc_path(req.path)
     if op is None:
+        version = _grpc_service_version(req.path)
         return Classification(
             binding=Binding.GRPC,
+            operation=UNKNOWN if version is not None else None,
             method=req.path,
-            version=_grpc_service_version(req.path),
-            reason=f"unknown gRPC method {req.path}",
+            version=version,
+            reason=f"unknown gRPC method {req.path}"
+            if version is not None
+            else f"gRPC method {req.path} of no A2A service",
         )
     message = req.grpc_json if isinstance(req.grpc_json, Mapping) else {}
     ids = _resource_ids(message) | _ids(op, message)
@@ -296,13 +297,17 @@ def _grpc_service_version(path: str) -> Version | None:
 def _agent_card(req: _Req, ctx: _Context) -> Classification | None:
     if req.verb not in ("GET", "HEAD"):
         return None
-    suffix = next((p for p in CARD_PATHS if req.path.endswith(p)), None)
+    suffix = card_path(req.path)
     if suffix is None:
         return None
+    return _card(req, suffix)
+
+
+def _card(req: _Req, where: str) -> Classification:
     return Classification(
         binding=Binding.HTTP,
         operation=AGENT_CARD,
-        method=f"{req.verb} {suffix}",
+        method=f"{req.verb} {where}",
         version=req.header_version(),
     )
 
@@ -316,13 +321,20 @@ def _known_webhook(req: _Req, ctx: _Context) -> Classification | None:
 
 
 def _by_interface(req: _Req, ctx: _Context) -> Classification | None:
-    for iface, rest in _under_interfaces(req.path, ctx.interfaces):
-        if iface.binding is Binding.JSONRPC and rest in ("", "/") and req.verb == "POST":
-            return _jsonrpc(req, ctx.interfaces) or _jsonrpc_junk(req)
+    """At a JSON-RPC interface URL, or a route under an HTTP+JSON one; then Java's tenant."""
+    under = _under_interfaces(req.path, ctx.interfaces)
+    for iface, rest in under:
+        if iface.binding is Binding.JSONRPC and rest in ("", "/"):
+            return _jsonrpc(req, ctx.interfaces, iface.version) or _jsonrpc_junk(req)
         if iface.binding is Binding.HTTP_JSON:
             matches = match_routes(req.verb, rest or "/")
             if matches:
                 return _rest(req, matches[0], ctx.interfaces)
+    for iface, rest in under:
+        tenant = _path_tenant(rest) if iface.binding is Binding.JSONRPC else None
+        found = _jsonrpc(req, ctx.interfaces, iface.version) if tenant else None
+        if found is not None and found.is_known:
+            return replace(found, tenant=found.tenant or tenant)
     return None
 
 
@@ -338,35 +350,40 @@ def _under_interfaces(path: str, interfaces: Sequence[Interface]) -> list[tuple[
     return sorted(found, key=lambda pair: len(pair[1]))  # longest base first
 
 
+def _path_tenant(rest: str) -> str | None:
+    """`acme` for a remainder `/acme` or `/acme/` (Java's JSON-RPC `POST /{tenant}`)."""
+    segment = rest[1:].removesuffix("/") if rest.startswith("/") else ""
+    return segment if segment and "/" not in segment else None
+
+
 def _jsonrpc_by_body(req: _Req, ctx: _Context) -> Classification | None:
     if req.verb != "POST":
         return None
     if isinstance(req.body, list):
         if any(isinstance(item, Mapping) and "jsonrpc" in item for item in req.body):
-            return Classification(
-                binding=Binding.JSONRPC,
-                reason="JSON-RPC batch request (A2A has no batches)",
-            )
+            return _unknown(Binding.JSONRPC, req, "JSON-RPC batch request (A2A has no batches)")
         return None
     return _jsonrpc(req, ctx.interfaces)
 
 
-def _jsonrpc(req: _Req, interfaces: Sequence[Interface]) -> Classification | None:
-    """The JSON-RPC reading of a request body, or None if it is no JSON-RPC request."""
+def _jsonrpc(
+    req: _Req, interfaces: Sequence[Interface], version: Version | None = None
+) -> Classification | None:
+    """The JSON-RPC reading of a request body, or None if it is no JSON-RPC request.
+
+    `version` is the interface's, from its card: it picks the dialect of a shared name.
+    """
     body = req.body
-    if not isinstance(body, Mapping) or body.get("jsonrpc") != "2.0":
+    if not isinstance(body, Mapping) or "jsonrpc" not in body:
         return None
     method = body.get("method")
+    if body.get("jsonrpc") != "2.0":
+        return _unknown(Binding.JSONRPC, req, f"JSON-RPC version {body.get('jsonrpc')!r}", method)
     if not isinstance(method, str):
-        return Classification(binding=Binding.JSONRPC, reason="JSON-RPC request without a method")
-    op = operation_by_jsonrpc_method(method)
+        return _unknown(Binding.JSONRPC, req, "JSON-RPC request without a method")
+    op = operation_by_jsonrpc_method(method, version)
     if op is None:
-        return Classification(
-            binding=Binding.JSONRPC,
-            method=method,
-            version=req.header_version(),
-            reason=f"unknown JSON-RPC method {method!r}",
-        )
+        return _unknown(Binding.JSONRPC, req, f"unknown JSON-RPC method {method!r}", method)
     params = body.get("params")
     params = params if isinstance(params, Mapping) else {}
     tenant = _tenant(params) or _interface_tenant(interfaces, Binding.JSONRPC, op.version)
@@ -374,12 +391,20 @@ def _jsonrpc(req: _Req, interfaces: Sequence[Interface]) -> Classification | Non
 
 
 def _jsonrpc_junk(req: _Req) -> Classification:
-    if isinstance(req.body, list):
-        return Classification(
-            binding=Binding.JSONRPC, reason="JSON-RPC batch request (A2A has no batches)"
-        )
-    what = "body is not JSON" if req.body is NOT_JSON else "body is not a JSON-RPC request"
-    return Classification(binding=Binding.JSONRPC, reason=what)
+    """A request at a JSON-RPC endpoint that is no JSON-RPC request: say what it is."""
+    if req.verb != "POST":
+        return _unknown(Binding.JSONRPC, req, f"{req.verb} at the JSON-RPC endpoint")
+    return _unknown(Binding.JSONRPC, req, _junk_reason(req))
+
+
+def _junk_reason(req: _Req) -> str:
+    body = req.body
+    if isinstance(body, list):
+        return "JSON-RPC batch request (A2A has no batches)" if body else "empty JSON-RPC batch"
+    if body is NOT_JSON:
+        return f"body not read as JSON ({req.json_problem})" if req.raw else "no body"
+    kind = "null" if body is None else type(body).__name__
+    return f"body is JSON {kind}, not a JSON-RPC request"
 
 
 def _rest_by_suffix(req: _Req, ctx: _Context) -> Classification | None:
@@ -431,9 +456,9 @@ def _push_heuristic(req: _Req, ctx: _Context) -> Classification | None:
     found = _push(req)
     if found is None:
         return None
-    has_token = NOTIFICATION_TOKEN_HEADER in req.headers
+    credential = any(name in req.headers for name in DELIVERY_HEADERS)
     bare_message = isinstance(req.body, Mapping) and "message" in req.body
-    return found if has_token or not bare_message else None
+    return found if credential or not bare_message else None
 
 
 def _push(req: _Req) -> Classification | None:
@@ -456,6 +481,34 @@ def _push(req: _Req) -> Classification | None:
         version=version,
         task_id=_text(value_at(event, (task_key,), snake_case=True)),
         context_id=_text(value_at(event, ("contextId",), snake_case=True)),
+    )
+
+
+def _unknown_at_endpoint(req: _Req, ctx: _Context) -> Classification | None:
+    """What is left at an A2A endpoint: under an interface URL, or at a card path."""
+    for iface, rest in _under_interfaces(req.path, ctx.interfaces):
+        if iface.binding is Binding.HTTP_JSON:
+            reason = f"no HTTP+JSON route for {req.verb} {rest or '/'}"
+            return _unknown(Binding.HTTP_JSON, req, reason, rest or "/")
+        if _path_tenant(rest) and req.verb == "POST":
+            return _jsonrpc(req, ctx.interfaces, iface.version) or _jsonrpc_junk(req)
+    suffix = card_path(req.path)
+    if suffix is not None:
+        return _unknown(Binding.HTTP, req, f"{req.verb} at the agent card path", suffix)
+    return None
+
+
+def _unknown(binding: Binding, req: _Req, reason: str, method: object = None) -> Classification:
+    """Operation `unknown` at an A2A endpoint: `method` is what the wire named, if anything."""
+    named = method if isinstance(method, str) else None
+    if binding is not Binding.JSONRPC:
+        named = f"{req.verb} {named or req.path}"
+    return Classification(
+        binding=binding,
+        operation=UNKNOWN,
+        method=named,
+        version=req.header_version(),
+        reason=reason,
     )
 
 
@@ -484,115 +537,17 @@ _RECOGNISERS: tuple[_Recogniser, ...] = (
     _jsonrpc_by_body,
     _rest_by_suffix,
     _push_heuristic,
+    _unknown_at_endpoint,
 )
 
 
-# ---- response errors: one small reader per binding's error shape ----
+# ---- a GET answered with an agent card, wherever it was served ----
 
 
-def response_error(binding: Binding | None, response: ResponseLike) -> str | None:
-    """The name of the A2A error a response carries in its binding's shape, or None.
-
-    JSON-RPC: an error envelope in the body or in an SSE event.  HTTP+JSON: a
-    `{"error": google.rpc.Status}` body or SSE event, named by ErrorInfo reason, then by HTTP
-    status and status name.  gRPC: `grpc-status` in trailers (or headers, trailers-only), named
-    by the ErrorInfo in `grpc-status-details-bin`, then by status.  Otherwise, any HTTP status
-    of 400 or more is `HTTPError(<status>)`.
-    """
-    reader = _ERROR_SHAPES.get(binding) if binding is not None else None
-    found = reader(response) if reader is not None else None
-    if found is None and response.status >= 400:
-        found = unknown_error_name("HTTPError", response.status)
-    return found
-
-
-def _jsonrpc_error(response: ResponseLike) -> str | None:
-    for document in _documents(response):
-        error = value_at(document, ("error",), snake_case=True)
-        if isinstance(error, Mapping) and "code" in error:
-            return _name_jsonrpc_code(error.get("code"))
-    return None
-
-
-def _name_jsonrpc_code(code: object) -> str:
-    row = error_by_code(code) if isinstance(code, int) and not isinstance(code, bool) else None
-    return row.name if row is not None else unknown_error_name("JSONRPCError", repr(code))
-
-
-def _rest_error(response: ResponseLike) -> str | None:
-    for document in _documents(response):
-        status = value_at(document, ("error",), snake_case=True)
-        if isinstance(status, Mapping) and ("status" in status or "code" in status):
-            return _name_rest_status(status, response.status)
-    return None
-
-
-def _name_rest_status(status: Mapping[str, Any], http_status: int) -> str:
-    row = _row_by_reason(status.get("details"))
-    if row is not None:
-        return row.name
-    code = status.get("code")
-    http = code if isinstance(code, int) and http_status < 400 else http_status
-    name = status.get("status") if isinstance(status.get("status"), str) else None
-    rows = errors_by_http(http, name)
-    if len(rows) == 1:
-        return rows[0].name
-    return unknown_error_name("HTTPError", f"{http} {name}" if name else http)
-
-
-def _row_by_reason(details: object) -> ErrorRow | None:
-    """The row named by the first google.rpc.ErrorInfo in a JSON `details` / `data` list."""
-    if not isinstance(details, list):
-        return None
-    for detail in details:
-        if isinstance(detail, Mapping) and detail.get("@type") == ERROR_INFO_TYPE:
-            reason = detail.get("reason")
-            row = error_by_reason(reason) if isinstance(reason, str) else None
-            if row is not None:
-                return row
-    return None
-
-
-def _documents(response: ResponseLike) -> list[object]:
-    """The body's JSON, then each SSE event's data as JSON (error events first)."""
-    documents = [parse_json(response.body)]
-    events = [tuple(event.lines) for event in response.events]
-    events.sort(key=lambda lines: event_type(lines) != "error")
-    documents += [parse_json(event_data(lines)) for lines in events]
-    return [d for d in documents if isinstance(d, Mapping)]
-
-
-def _grpc_error(response: ResponseLike) -> str | None:
-    metadata = _lower_map(response.trailers)
-    if "grpc-status" not in metadata:
-        metadata = _lower_map(response.headers)  # trailers-only response
-    raw = metadata.get("grpc-status", "").strip()
-    if not raw:
-        return None
-    if not (raw.isascii() and raw.isdigit()):
-        return unknown_error_name("GRPCError", raw)
-    code = int(raw)
-    if code == 0:
-        return None
-    reason = status_reason(decode_status_details(metadata.get(DETAILS_HEADER)))
-    row = error_by_reason(reason) if reason else None
-    if row is not None:
-        return row.name
-    rows = errors_by_grpc_status(code)
-    if len(rows) == 1:
-        return rows[0].name
-    return unknown_error_name("GRPCError", GRPC_STATUS_NAMES.get(code, str(code)))
-
-
-def _lower_map(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name, value in headers:
-        found.setdefault(str(name).lower(), str(value))
-    return found
-
-
-_ERROR_SHAPES: dict[Binding, Callable[[ResponseLike], str | None]] = {
-    Binding.JSONRPC: _jsonrpc_error,
-    Binding.HTTP_JSON: _rest_error,
-    Binding.GRPC: _grpc_error,
-}
+def _card_by_answer(req: _Req, found: Classification, response: ResponseLike) -> Classification:
+    """The request's classification, unless no operation was known and the answer is a card."""
+    if found.is_known or req.verb != "GET" or response.status != 200:
+        return found
+    if not looks_like_card(parse_json(response.body)):
+        return found
+    return _card(req, req.path)

@@ -10,9 +10,19 @@ Sources (see /work/shared/reference/a2a-wire.md §1): the v1.0 routes are the pr
 `google.api.http` options, each also under `/{tenant}` (its `additional_bindings`); `:subscribe`
 takes GET (proto) and POST (spec §5.3, §11.3.2), and the SDK servers accept both.  The v0.3
 routes are the ones the py and JS compat layers mount (`/v1/tasks/{id}...`), not the v0.3
-proto's resource-name templates.  v0.3 has no ListTasks in any binding.  Message type names
-were read from `a2a.types.a2a_pb2` and `a2a.compat.v0_3.a2a_v0_3_pb2` (see the unit tests, which
-check them against those descriptors).
+proto's resource-name templates.  The v0.3 spec has no ListTasks; Go's v0.3 compat serves one
+at `GET /v1/tasks` (a2a-go `a2acompat/a2av0/rest_server.go`), and that route is its only name.
+Message type names were read from `a2a.types.a2a_pb2` and `a2a.compat.v0_3.a2a_v0_3_pb2` (see
+the unit tests, which check them against those descriptors).
+
+**What real SDKs send besides the spec's names** is in the same table, so the classifier has
+one source: Java's client lists push configs with a trailing slash (`GET
+…/pushNotificationConfigs/`, a2a-java `RestTransport`), .NET names the v1.0 JSON-RPC list method
+`ListTaskPushNotificationConfig` (a2a-dotnet `A2AMethods`), and the `0.1` dialect (A2A v0.1.0's
+`tasks/send`, `tasks/sendSubscribe`, `tasks/pushNotification/set|get`, plus fasta2a's
+`tasks/list`) has JSON-RPC names only: no gRPC rpc, no route, no proto types (its rows leave
+those empty).  A name several dialects share belongs to the newest (`tasks/get` is v0.3's)
+unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
 """
 
 from __future__ import annotations
@@ -159,13 +169,21 @@ class Operation:
     ids: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
     positions: tuple[IdPosition, ...] = ()
 
+    jsonrpc_aliases: tuple[str, ...] = ()  # other JSON-RPC names real SDKs use for it
+
     @property
     def grpc_service(self) -> str:
         return V1_SERVICE if self.version is Version.V1_0 else V03_SERVICE
 
     @property
     def grpc_path(self) -> str:
-        return f"/{self.grpc_service}/{self.grpc_rpc}"
+        """`/<service>/<rpc>`, or "" for a row with no gRPC rpc (the 0.1 dialect)."""
+        return f"/{self.grpc_service}/{self.grpc_rpc}" if self.grpc_rpc else ""
+
+    @property
+    def jsonrpc_methods(self) -> tuple[str, ...]:
+        """Every JSON-RPC method name of the row: the spec's first, then the aliases."""
+        return tuple(m for m in (self.jsonrpc_method, *self.jsonrpc_aliases) if m)
 
     def id_paths(self, kind: str) -> tuple[tuple[str, ...], ...]:
         return dict(self.ids).get(kind, ())
@@ -184,6 +202,7 @@ def _v03_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]
 
 _T = Version.V1_0
 _L = Version.V0_3
+_O = Version.V0_1
 _S = Capability.STREAMING
 _P = Capability.PUSH_NOTIFICATIONS
 _X = Capability.EXTENDED_AGENT_CARD
@@ -212,6 +231,10 @@ _V03_CONFIG_IDS = (
     ("task_id", (("id",), ("taskId",))),
     ("config_id", (("pushNotificationConfigId",),)),
 )
+# A2A v0.1.0 (specification/json/a2a.json at tag v0.1.0): `TaskSendParams {id, sessionId,
+# message, pushNotification}`; the other methods take `{id}` (`TaskIdParams`,
+# `TaskQueryParams`, and `TaskPushNotificationConfig {id, pushNotificationConfig}`).
+_V01_SEND_IDS = (("task_id", (("id",),)), ("context_id", (("sessionId",),)))
 
 # Where requests hold ids, and what they do with them (see `IdRole`).  v0.3 rows list both
 # shapes: the JSON-RPC schema's (`{"id"}`, `pushNotificationConfigId`) and the v0.3 proto's
@@ -236,6 +259,11 @@ _V03_SEND_POSITIONS = (
     *message_positions("message"),
     *push_config_positions("configuration", "pushNotificationConfig"),  # JSON-RPC schema
     *push_config_positions("configuration", "pushNotification"),  # v0.3 proto
+)
+_V01_SEND_POSITIONS = (
+    IdPosition(("id",), IdKind.TASK, _CHOSEN),
+    IdPosition(("sessionId",), IdKind.CONTEXT, _CHOSEN),
+    *push_config_positions("pushNotification")[2:],
 )
 _POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
     ("SendMessage", Version.V1_0): _SEND_POSITIONS,
@@ -268,6 +296,18 @@ _POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
         _PAGE_REF,
     ),
     ("DeleteTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
+    ("ListTasks", Version.V0_3): (IdPosition(("contextId",), IdKind.CONTEXT, _CHOSEN), _PAGE_REF),
+    # v0.1: the client picks the task id it sends to (`tasks/send {id}`) and its session.
+    ("SendMessage", Version.V0_1): _V01_SEND_POSITIONS,
+    ("SendStreamingMessage", Version.V0_1): _V01_SEND_POSITIONS,
+    ("GetTask", Version.V0_1): _TASK_REF,
+    ("CancelTask", Version.V0_1): _TASK_REF,
+    ("SubscribeToTask", Version.V0_1): _TASK_REF,
+    ("CreateTaskPushNotificationConfig", Version.V0_1): (
+        *_TASK_REF,
+        *push_config_positions("pushNotificationConfig")[2:],  # v0.1 configs have no id
+    ),
+    ("GetTaskPushNotificationConfig", Version.V0_1): _TASK_REF,
 }
 
 _ROWS: tuple[Operation, ...] = (
@@ -302,8 +342,9 @@ _ROWS: tuple[Operation, ...] = (
               "lf.a2a.v1.TaskPushNotificationConfig", _V1_CONFIG_IDS),
     Operation("ListTaskPushNotificationConfigs", _T, "ListTaskPushNotificationConfigs",
               "ListTaskPushNotificationConfigs",
-              _v1_routes("GET", "/tasks/{task_id}/pushNotificationConfigs"), False, _P,
-              "lf.a2a.v1.ListTaskPushNotificationConfigsRequest",
+              _v1_routes("GET", "/tasks/{task_id}/pushNotificationConfigs")
+              + _v1_routes("GET", "/tasks/{task_id}/pushNotificationConfigs/"),  # Java's client
+              False, _P, "lf.a2a.v1.ListTaskPushNotificationConfigsRequest",
               "lf.a2a.v1.ListTaskPushNotificationConfigsResponse", _V1_CONFIG_IDS),
     Operation("DeleteTaskPushNotificationConfig", _T, "DeleteTaskPushNotificationConfig",
               "DeleteTaskPushNotificationConfig",
@@ -352,15 +393,43 @@ _ROWS: tuple[Operation, ...] = (
     Operation("GetExtendedAgentCard", _L, "agent/getAuthenticatedExtendedCard", "GetAgentCard",
               _v03_routes("GET", "/card"), False, _X,
               "a2a.v1.GetAgentCardRequest", "a2a.v1.AgentCard"),
+    # Go's v0.3 compat REST lists tasks; no v0.3 JSON-RPC method, rpc or proto type does.
+    Operation("ListTasks", _L, "", "", _v03_routes("GET", "/tasks"), False, None, "", "",
+              _LIST_IDS),
+    # ---- 0.1: A2A v0.1.0's JSON-RPC names (and fasta2a's tasks/list); nothing else ----
+    Operation("SendMessage", _O, "tasks/send", "", (), False, None, "", "", _V01_SEND_IDS),
+    Operation("SendStreamingMessage", _O, "tasks/sendSubscribe", "", (), True, _S, "", "",
+              _V01_SEND_IDS),
+    Operation("GetTask", _O, "tasks/get", "", (), False, None, "", "", _TASK_IDS),
+    Operation("ListTasks", _O, "tasks/list", "", (), False, None, "", "", _LIST_IDS),
+    Operation("CancelTask", _O, "tasks/cancel", "", (), False, None, "", "", _TASK_IDS),
+    Operation("SubscribeToTask", _O, "tasks/resubscribe", "", (), True, _S, "", "", _TASK_IDS),
+    Operation("CreateTaskPushNotificationConfig", _O, "tasks/pushNotification/set", "", (),
+              False, _P, "", "", _TASK_IDS),
+    Operation("GetTaskPushNotificationConfig", _O, "tasks/pushNotification/get", "", (),
+              False, _P, "", "", _TASK_IDS),
 )  # fmt: skip
+# Other JSON-RPC names real SDKs give an operation (see the module docstring).
+_JSONRPC_ALIASES: dict[tuple[str, Version], tuple[str, ...]] = {
+    ("ListTaskPushNotificationConfigs", Version.V1_0): ("ListTaskPushNotificationConfig",),
+}
 OPERATIONS: tuple[Operation, ...] = tuple(
-    replace(op, positions=_POSITIONS.get((op.name, op.version), ())) for op in _ROWS
+    replace(
+        op,
+        positions=_POSITIONS.get((op.name, op.version), ()),
+        jsonrpc_aliases=_JSONRPC_ALIASES.get((op.name, op.version), ()),
+    )
+    for op in _ROWS
 )
 
 OPERATION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(op.name for op in OPERATIONS))
 
-_BY_JSONRPC: dict[str, Operation] = {op.jsonrpc_method: op for op in OPERATIONS}
-_BY_GRPC_PATH: dict[str, Operation] = {op.grpc_path: op for op in OPERATIONS}
+# Every row a JSON-RPC name stands for, newest dialect first (the table's order).
+_BY_JSONRPC: dict[str, tuple[Operation, ...]] = {}
+for _op in OPERATIONS:
+    for _name in _op.jsonrpc_methods:
+        _BY_JSONRPC[_name] = (*_BY_JSONRPC.get(_name, ()), _op)
+_BY_GRPC_PATH: dict[str, Operation] = {op.grpc_path: op for op in OPERATIONS if op.grpc_rpc}
 _BY_NAME: dict[tuple[str, Version], Operation] = {(op.name, op.version): op for op in OPERATIONS}
 # Most specific template first, so `/tasks/{task_id}:cancel` wins over `/tasks/{task_id}`.
 _ROUTES: tuple[tuple[Route, Operation], ...] = tuple(
@@ -386,11 +455,13 @@ def _v1_row(row: Operation) -> Operation:
 _V03_ROWS = tuple(op for op in OPERATIONS if op.version is Version.V0_3)
 # v0.3 JSON-RPC method -> v1.0 method: `message/send` -> `SendMessage`.
 V03_METHOD_RENAMES: Mapping[str, str] = {
-    op.jsonrpc_method: _v1_row(op).jsonrpc_method for op in _V03_ROWS
+    op.jsonrpc_method: _v1_row(op).jsonrpc_method for op in _V03_ROWS if op.jsonrpc_method
 }
 # v0.3 gRPC rpc names that v1.0 changed: `TaskSubscription` -> `SubscribeToTask`.
 V03_RPC_RENAMES: Mapping[str, str] = {
-    op.grpc_rpc: _v1_row(op).grpc_rpc for op in _V03_ROWS if op.grpc_rpc != _v1_row(op).grpc_rpc
+    op.grpc_rpc: _v1_row(op).grpc_rpc
+    for op in _V03_ROWS
+    if op.grpc_rpc and op.grpc_rpc != _v1_row(op).grpc_rpc
 }
 V03_SERVICE_RENAMES: Mapping[str, str] = {V03_SERVICE: V1_SERVICE}
 
@@ -424,9 +495,14 @@ class RouteMatch:
     params: Mapping[str, str]
 
 
-def operation_by_jsonrpc_method(method: str) -> Operation | None:
-    """The operation a JSON-RPC `method` names (`SendMessage`, `message/send`), or None."""
-    return _BY_JSONRPC.get(method)
+def operation_by_jsonrpc_method(method: str, version: Version | None = None) -> Operation | None:
+    """The operation a JSON-RPC `method` names (`SendMessage`, `message/send`), or None.
+
+    A name several dialects share (`tasks/get`: v0.3 and 0.1) gives the row of `version` when
+    there is one (the agent's card said which it speaks), else the newest.
+    """
+    rows = _BY_JSONRPC.get(method, ())
+    return next((op for op in rows if op.version is version), rows[0] if rows else None)
 
 
 def operation_by_grpc_path(path: str) -> Operation | None:

@@ -23,6 +23,24 @@ def parse_json(data: bytes | str | None) -> Any:
         return NOT_JSON
 
 
+def json_problem(data: bytes | str | None) -> str | None:
+    """Why `data` does not parse as JSON, in a few words; None when it does.
+
+    The reason is the parser's, cut short: `Expecting value: line 1 column 1 (char 0)`, a
+    document nested too deep, an integer longer than Python reads (4,300 digits), bytes that
+    are not UTF-8.
+    """
+    if not data:
+        return "empty"
+    try:
+        json.loads(data)
+    except RecursionError:
+        return "nested too deep to read"
+    except (ValueError, TypeError) as exc:
+        return str(exc).split("\n", 1)[0][:120]
+    return None
+
+
 def value_at(document: Any, path: Sequence[str], *, snake_case: bool = False) -> Any:
     """The value at `path` (keys through nested objects), or None where the path breaks off.
 

@@ -10,6 +10,12 @@ that mix endings are rare (and re-rendered with the first one).
 Decoding is UTF-8 with surrogateescape, not the replacement a client does ("decode as UTF-8"):
 a recorder keeps what the wire said, so a byte that is not UTF-8 becomes a lone surrogate
 (0xFF is U+DCFF) and `render_events` turns it back into the same byte.
+
+**Framings real agents write** are all kept line for line, and read by the same rules: Go's
+`id: <uuid>` before each `data:` and `: keep-alive` comments; Java's `: SSE stream started`
+comment block first, then `data:` with `id: <n>` counting from 0; a2a-sdk's CRLF and `: ping`;
+VoltAgent's record separator (U+001E, RFC 7464) at the start of each data value, which
+`event_data` leaves out (every reader here wants the JSON it frames; `event_fields` keeps it).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 
 _ENDINGS = ("\r\n", "\n", "\r")
 EVENT_STREAM = "text/event-stream"
+RECORD_SEPARATOR = "\x1e"  # RFC 7464; VoltAgent writes `data: \x1e{...}`
 
 
 def is_event_stream(content_type: str | None) -> bool:
@@ -142,8 +149,13 @@ def event_type(lines: Sequence[str]) -> str:
 
 
 def event_data(lines: Sequence[str]) -> str:
-    """The event's data: its `data` field values joined with "\\n" (HTML spec §9.2.6)."""
-    return event_fields(lines).data
+    """The event's data: its `data` field values joined with "\\n" (HTML spec §9.2.6), less one
+    leading RFC 7464 record separator (VoltAgent's), so that a JSON reader gets the JSON text.
+
+    >>> event_data(("id: 7", "data: \\x1e{}"))
+    '{}'
+    """
+    return event_fields(lines).data.removeprefix(RECORD_SEPARATOR)
 
 
 def _field(line: str) -> tuple[str, str]:

@@ -23,13 +23,28 @@ class Binding(StrEnum):
 
 
 class Version(StrEnum):
+    """The dialect an exchange speaks, told by its names on the wire.
+
+    `0.1` is the dialect of A2A v0.1.0 (`tasks/send`, `tasks/sendSubscribe`,
+    `tasks/pushNotification/set`): v0.2.0 renamed those methods to the ones v0.3 still uses,
+    but agents of the v0.2 era (python-a2a, fasta2a) keep serving the old names.  Only names
+    found in no later version are this dialect's; `tasks/get` is v0.3's unless the card says
+    otherwise.
+    """
+
     V1_0 = "1.0"
     V0_3 = "0.3"
+    V0_1 = "0.1"
 
 
 # Operations that are not among the proto's eleven rpcs but belong to an A2A session.
 AGENT_CARD = "AgentCard"
 PUSH_DELIVERY = "PushDelivery"
+# An exchange with an A2A endpoint (an interface the card lists, or a known A2A path) whose
+# operation no table knows: an unknown method or route, a body that is no request, a batch.
+# It is recorded like any other (the agent's answer is part of its behaviour); `method` keeps
+# what the wire named, when it named anything, and `reason` says what was not understood.
+UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +52,10 @@ class Classification:
     """What one exchange is, in A2A terms.
 
     `operation` is the v1.0 rpc name (`SendMessage` ... `GetExtendedAgentCard`), or
-    `AgentCard` / `PushDelivery`, whatever the version on the wire; `method` keeps the name the
+    `AgentCard` / `PushDelivery`, whatever the version on the wire, or `unknown` for a request
+    to an A2A endpoint that names no operation the tables know; `method` keeps the name the
     wire used (`message/send`, `/a2a.v1.A2AService/TaskSubscription`, `GET /v1/card`).
-    An exchange that is not A2A has `operation=None` and says why in `reason`.
+    An exchange that is not A2A has `operation=None`; both say why in `reason`.
     """
 
     binding: Binding | None = None
@@ -56,4 +72,10 @@ class Classification:
 
     @property
     def is_a2a(self) -> bool:
+        """Whether the exchange belongs to an A2A session (and is recorded without `--all`)."""
         return self.operation is not None
+
+    @property
+    def is_known(self) -> bool:
+        """Whether the exchange is an operation the tables know (not `unknown`, not non-A2A)."""
+        return self.operation is not None and self.operation != UNKNOWN

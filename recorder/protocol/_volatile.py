@@ -135,3 +135,10 @@ RESPONSE_ID_KEYS: frozenset[str] = frozenset(ID_FIELDS) | {"id", "name", "nextPa
 # Responses that list resources: operation -> (the list's key, each item's id key).  Spec
 # §3.1.4: ListTasks "MUST return only tasks visible to the authenticated client".
 LISTINGS: Mapping[str, tuple[str, str]] = {"ListTasks": ("tasks", "id")}
+
+# The fields that make a message's or a task's shape: `--compare shape:PATH` compares these by
+# value, and every other string under PATH only by whether it is there (the text an LLM-backed
+# agent samples anew on every run).  The task state (v1.0 `TASK_STATE_*`, v0.3 `completed`),
+# the part kind (v0.3 `kind`; a v1.0 Part's kind is which member it has, a key, compared
+# anyway), artifact and file names, roles and media types.
+SHAPE_FIELDS: frozenset[str] = frozenset({"state", "kind", "name", "role", "mediaType", "mimeType"})

@@ -23,7 +23,7 @@ from recorder.record._grpcrecord import (
 )
 from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
-from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
+from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 
 __all__ = [
     "RELAY_PREFIX",

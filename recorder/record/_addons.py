@@ -17,25 +17,44 @@ relay, card), then redaction, then saving, then the console, which reports what 
   `a2a_redact_headers`, `a2a_redact_params`);
 - `Save`: captures, cut-on-stop, finalising; commands `a2a.flush`, `a2a.stats`
   (`a2a_out`, `a2a_split`, `a2a_all`, `a2a_existing`);
-- `Console`: a line per exchange, warnings, the summary (`a2a_quiet`).
+- `Console`: a line per exchange, warnings, faults, the summary (`a2a_quiet`).
+
+Never silent: the set owns one `Faults` ledger (see `_faults`).  `listen()` puts its logging
+handler in place for the run, so that an exception in any hook, which mitmproxy only logs
+(`Addon error`) and which stops the rest of the set for that event, is counted and shown.  An
+exchange such an error kept out of the capture is counted as lost by `Audit`, a chain entry of
+its own after the set: the set's own hooks, which mitmproxy calls before its children's, note
+how many faults the ledger held as each event of a flow began; `Audit` compares when the event
+is over, and when the flow ends unsaved after a fault during one of its events, counts it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
+
+from mitmproxy import http
 
 from recorder.protocol import parse_json
 from recorder.record._cards import CardRewrite
 from recorder.record._classifier import Classifier
 from recorder.record._console import Console
 from recorder.record._deadline import Deadlines
+from recorder.record._faults import FaultLog, Faults, lost
 from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._push import PUSH_CONFIG_OPERATIONS
 from recorder.record._redaction import Redaction
 from recorder.record._relay import PushAddon
 from recorder.record._save import Save
+from recorder.record._state import state_of
+
+logger = logging.getLogger(__name__)
+
+FAULTS_AT_START = "a2a_faults_at_start"  # flow.metadata: the ledger's count as an event began
+FAULTED = "a2a_faulted"  # flow.metadata: the reason of a fault during one of the flow's events
+COUNTED = "a2a_counted_lost"  # flow.metadata: the audit counted this flow as lost
 
 
 @dataclass
@@ -51,10 +70,32 @@ class RecordingAddons:
     redaction: Redaction
     save: Save
     console: Console
+    faults: Faults
     addons: list[object] = field(init=False)  # what mitmproxy traverses, in order
+    audit: Audit = field(init=False)  # the chain entry to add right after this set
+    _log: FaultLog | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.addons = self.chain()
+        self.audit = Audit(self.faults, self.save.forget)
+
+    def listen(self) -> None:
+        """Count and show every error logged from now on (idempotent)."""
+        if self._log is None:
+            self._log = FaultLog(self.faults)
+            self._log.install()
+
+    def close(self) -> None:
+        """Stop listening (after the run, its summary written)."""
+        if self._log is not None:
+            self._log.uninstall()
+            self._log = None
+
+    # The set's own hooks run before its children's: see the module docstring.
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        flow.metadata[FAULTS_AT_START] = self.faults.seen
+
+    request = responseheaders = response = error = requestheaders
 
     def chain(self) -> list[object]:
         """The addons in the order mitmproxy must call them."""
@@ -73,7 +114,7 @@ class RecordingAddons:
         classification = self.classifier.classify(None, record.request, record.response)
         if classification.operation in PUSH_CONFIG_OPERATIONS:
             for message in record.request.messages:
-                self.push.learn(parse_json(message.json), (), upstream)
+                self.push.learn_grpc(parse_json(message.json), upstream)
         self.save.record(
             upstream,
             classification,
@@ -86,11 +127,60 @@ class RecordingAddons:
         )
 
 
+@dataclass
+class Audit:
+    """mitmproxy addon, the chain entry after the recording set: see the module docstring."""
+
+    faults: Faults
+    forget: Callable[[http.HTTPFlow], None]  # the save addon lets go of a flow counted lost
+    name: ClassVar[str] = "a2a_audit"
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        self._event_over(flow)
+
+    request = responseheaders = requestheaders
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._event_over(flow)
+        self._ended(flow)
+
+    error = response
+
+    def _event_over(self, flow: http.HTTPFlow) -> None:
+        before = flow.metadata.pop(FAULTS_AT_START, None)
+        if isinstance(before, int) and self.faults.seen > before:
+            flow.metadata[FAULTED] = self.faults.last
+
+    def _ended(self, flow: http.HTTPFlow) -> None:
+        reason = flow.metadata.get(FAULTED)
+        state = state_of(flow)
+        if reason is None or (state is not None and state.saved) or flow.metadata.get(COUNTED):
+            return
+        flow.metadata[COUNTED] = True
+        if state is not None:
+            state.saved = True  # dealt with: not to be written as cut at stop
+        self.forget(flow)
+        logger.error(
+            "%s %s was not recorded: %s",
+            flow.request.method,
+            _cut(flow.request.path),
+            reason,
+            extra=lost(1, f"an error inside the recorder: {reason}"),
+        )
+
+
+def _cut(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddons:
     """A fresh addon set; `echo` receives the console's lines (default: stderr)."""
+    faults = Faults()
     classifier = Classifier()
     redaction = Redaction()
     save = Save(classifier, redaction)
+    push, console = PushAddon(), Console(save, faults, echo)
+    push.warn = console.warning
     return RecordingAddons(
-        Deadlines(), classifier, PushAddon(), CardRewrite(), redaction, save, Console(save, echo)
+        Deadlines(), classifier, push, CardRewrite(), redaction, save, console, faults
     )

@@ -5,6 +5,13 @@ It learns each upstream's agent card (its interface URLs decide a binding and a 
 classifies an exchange twice only: from the request when it is complete (the other addons
 need to know a card fetch or a push-config request before forwarding it), and again with the
 response, which adds the error the answer carried.
+
+**Where A2A endpoints are.**  An exchange with an interface a card lists is A2A even when it
+asks nothing the tables know (operation `unknown`): the card says where the endpoints are.
+Without a card, a path that carried a JSON-RPC request of a known operation is a JSON-RPC
+endpoint from then on, so the junk a client sends there later (a body that is not JSON, a
+batch, `null`) is recorded too.  A GET left unclassified whose answer is shaped like an agent
+card is a card fetch (and so is rewritten, and teaches its interfaces).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from mitmproxy import ctx, http
 from recorder.capture import Request, Response
 from recorder.protocol import (
     AGENT_CARD,
+    Binding,
     Classification,
     Interface,
     classify,
@@ -56,6 +64,7 @@ class Classifier:
     def __init__(self) -> None:
         self.webhook_paths: tuple[str, ...] = ()
         self._interfaces: dict[str, tuple[Interface, ...]] = {}  # upstream origin -> card's
+        self._learned: dict[str, tuple[Interface, ...]] = {}  # upstream -> seen in traffic
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -73,7 +82,9 @@ class Classifier:
     def request(self, flow: http.HTTPFlow) -> None:
         captured, notes = to_request(flow.request)
         upstream = upstream_origin(flow)
-        attach(flow, FlowState(captured, self.classify(upstream, captured), upstream, list(notes)))
+        classification = self.classify(upstream, captured)
+        self._learn_endpoint(upstream, captured, classification)
+        attach(flow, FlowState(captured, classification, upstream, list(notes)))
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """An event stream goes on to the client live; a tee keeps a copy of each event."""
@@ -131,6 +142,11 @@ class Classifier:
                 upstream_origin(flow), state.request, state.response, webhook_paths=own
             )
             state.classification = as_delivery(found, state.request)
+        elif state.response is not None and not state.classification.is_known:
+            # Once more with the answer: a GET answered with an agent card is a card fetch.
+            state.classification = self.classify(
+                upstream_origin(flow), state.request, state.response
+            )
         elif state.response is not None:
             error = response_error(state.classification.binding, state.response)
             if error != state.classification.error:
@@ -149,7 +165,7 @@ class Classifier:
         if upstream is None:
             interfaces = tuple(i for found in self._interfaces.values() for i in found)
         else:
-            interfaces = self._interfaces.get(upstream, ())
+            interfaces = self._interfaces.get(upstream, ()) + self._learned.get(upstream, ())
         try:
             return classify(
                 request,
@@ -157,9 +173,17 @@ class Classifier:
                 interfaces=interfaces,
                 webhook_paths=(*self.webhook_paths, *webhook_paths),
             )
-        except Exception as exc:  # a classifier bug must not break the proxy
-            logger.warning("classification failed for %s: %s", request.target, exc)
+        except Exception as exc:  # a classifier bug must not break the proxy, nor go unsaid
+            logger.exception("classification failed: %r", exc)
             return Classification(reason=f"classification failed: {exc}")
+
+    def learn_card(self, upstream: str, card: dict[str, Any]) -> None:
+        """Take `card`'s interfaces as `upstream`'s (a card fetched by the client, or by the
+        recorder itself before any client came)."""
+        try:
+            self._interfaces[upstream] = tuple(interfaces_from_card(card))
+        except (ValueError, TypeError, KeyError) as exc:
+            logger.warning("agent card interfaces not understood: %s", exc)
 
     def _learn_card(self, upstream: str, state: FlowState) -> None:
         assert state.response is not None
@@ -167,7 +191,13 @@ class Classifier:
         if card is None:
             return
         state.card = card
-        try:
-            self._interfaces[upstream] = tuple(interfaces_from_card(card))
-        except (ValueError, TypeError, KeyError) as exc:
-            logger.warning("agent card interfaces not understood: %s", exc)
+        self.learn_card(upstream, card)
+
+    def _learn_endpoint(self, upstream: str, request: Request, found: Classification) -> None:
+        """A path that carried a known JSON-RPC operation is that upstream's endpoint."""
+        if found.binding is not Binding.JSONRPC or not found.is_known:
+            return
+        url = upstream + urlsplit(request.target).path
+        known = self._learned.get(upstream, ())
+        if all(i.url != url for i in known):
+            self._learned[upstream] = (*known, Interface(url, Binding.JSONRPC, found.version))

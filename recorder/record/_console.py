@@ -3,20 +3,25 @@
 - one line per exchange written, like mitmdump's flow log:
   `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
-- a summary at stop: exchanges, errors, bytes, redactions, and the captures written.
+- a line the first time an exchange is left out for a reason (not A2A, without `a2a_all`);
+- every fault, once per reason (`_faults`): an error inside the recorder with its traceback,
+  exchanges lost, warnings of the recorder's own;
+- a summary at stop: exchanges, errors, bytes, redactions, the captures written, what was
+  left out and why, then a line per fault reason with its count.
 
-`a2a_quiet` turns the lines off (warnings and the summary still go to the log).  With
-`a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange is also linted as it is written
-(`recorder.lint.Linter`, one per capture) and its findings follow its line, quiet or not.
-Linting sees exchanges as they complete, so a push delivery that arrives before the send that
-configured it inline is not judged.  The text of a line is pure (`exchange_line`), so tests
-and other shells can use it.
+`a2a_quiet` turns the lines off (warnings and the summary still go to the log; errors and
+losses are still shown).  With `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange
+is also linted as it is written (`recorder.lint.Linter`, one per capture) and its findings
+follow its line, quiet or not.  Linting sees exchanges as they complete, so a push delivery
+that arrives before the send that configured it inline is not judged.  The text of a line is
+pure (`exchange_line`), so tests and other shells can use it.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange
 from recorder.capture._render import outcome
 from recorder.protocol import answered_state
+from recorder.record._faults import Fault, Faults, Kind
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._save import Save
 
@@ -43,6 +49,7 @@ OPTIONS = (
     ),
 )
 SHORT_ID = 8
+LEFT_OUT_SHOWN = 5  # reasons the stop summary names; the rest are counted
 
 
 def exchange_line(exchange: Exchange) -> str:
@@ -73,14 +80,19 @@ class Console:
 
     name = "a2a_console"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
-    def __init__(self, save: Save, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, save: Save, faults: Faults, echo: Callable[[str], None] | None = None
+    ) -> None:
         self.save = save
+        self.faults = faults
         self.quiet = False
         self.lint_spec = ""
         self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
         self._echo = echo or _stderr
         self._warned: set[str] = set()
         save.listeners.append(self._exchange_written)
+        save.left_out_listeners.append(self._left_out)
+        faults.listeners.append(self._fault)
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -128,6 +140,29 @@ class Console:
             f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
             f"{t.redactions} with redactions) to {files}"
         )
+        if t.left_out:
+            self._say(left_out_summary(t.left_out))
+        if t.dropped_by_hook:
+            self._say(f"before_record left out {t.dropped_by_hook} exchanges")
+        for line in self.faults.summary():
+            self._say(line, level=logging.WARNING)
+
+    def warning(self, text: str) -> None:
+        """A warning line for the person watching (other addons' too)."""
+        self._say(f"warning: {text}", level=logging.WARNING)
+
+    def _left_out(self, why: str, count: int) -> None:
+        if count == 1:
+            self._say(f"left out (not A2A; --all records it): {why}")
+
+    def _fault(self, fault: Fault) -> None:
+        """The first of each reason; the log has them all (the console does not repeat it).
+        `a2a_quiet` silences warnings, not errors or losses."""
+        if self.quiet and fault.kind is Kind.WARNING:
+            return
+        self._echo(f"{FAULT_PREFIX[fault.kind]}{fault.reason}")
+        if fault.detail:
+            self._echo(_indented(fault.detail))
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
@@ -151,6 +186,28 @@ class Console:
             logger.log(level, text)
         else:
             self._echo(text)
+
+
+def left_out_summary(left_out: Counter[str]) -> str:
+    """`left out 7 exchanges that are not A2A (--all records them): 5× no A2A route …; …`"""
+    total = sum(left_out.values())
+    shown = left_out.most_common(LEFT_OUT_SHOWN)
+    parts = [f"{count}× {why}" for why, count in shown]
+    if len(left_out) > len(shown):
+        parts.append(f"{len(left_out) - len(shown)} more reasons")
+    noun = "exchange that is" if total == 1 else "exchanges that are"
+    return f"left out {total} {noun} not A2A (--all records them): " + "; ".join(parts)
+
+
+FAULT_PREFIX = {
+    Kind.ERROR: "error inside the recorder: ",
+    Kind.LOST: "lost: ",
+    Kind.WARNING: "warning: ",
+}
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
 
 
 def _stderr(text: str) -> None:

@@ -47,6 +47,7 @@ from recorder.protocol._grpc import (
     is_binary_header,
     timed_messages,
 )
+from recorder.record._faults import lost
 from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
 
 logger = logging.getLogger(__name__)
@@ -293,7 +294,8 @@ class GrpcTap:
     (`grpc://host:port`); None leaves the flow alone.  `sink(record, upstream)` is called for
     every finished call, in the proxy's loop.  The bytes are forwarded untouched (the hook reads
     `flow.messages` and then drops them, so a long connection does not pile up in memory).
-    A connection whose bytes are not HTTP/2 is forwarded and logged, never recorded.
+    A connection whose bytes are not HTTP/2 is forwarded and logged (a warning), never
+    recorded; a call that fails to decode or to be written is logged as lost.
     """
 
     def __init__(
@@ -324,11 +326,27 @@ class GrpcTap:
             )
             try:
                 feed(message.content, _now_us())
-            except H2ProtocolError as err:
-                connection.failed = True
-                logger.warning("gRPC listener: not HTTP/2, forwarded unrecorded: %s", err)
+            except Exception as exc:  # the relay goes on; the connection is no longer decoded
+                self._give_up(connection, exc)
                 return
         self._drain(connection)
+
+    def _give_up(self, connection: _Connection, exc: Exception) -> None:
+        """Stop decoding a connection: the rest of it is forwarded, not recorded."""
+        connection.failed = True
+        self._drain(connection)
+        if isinstance(exc, H2ProtocolError):
+            logger.warning("gRPC listener: not HTTP/2, forwarded unrecorded: %s", exc)
+        calls = connection.observer.open_streams
+        if calls or not isinstance(exc, H2ProtocolError):
+            logger.error(
+                "gRPC connection to %s no longer decoded (%d calls open): %s",
+                connection.upstream,
+                calls,
+                exc,
+                exc_info=not isinstance(exc, H2ProtocolError),
+                extra=lost(calls, f"gRPC calls open when decoding failed: {exc!r}"),
+            )
 
     def tcp_end(self, flow: Any) -> None:
         connection = self._connections.pop(flow.id, None)
@@ -348,8 +366,11 @@ class GrpcTap:
     def _drain(self, connection: _Connection) -> None:
         for call in connection.observer.completed():
             try:
-                record = call_exchange(call)
-            except Exception as exc:  # a decoding bug must not break the relay
-                logger.warning("gRPC call on stream %d not recorded: %s", call.stream_id, exc)
-                continue
-            self.sink(record, connection.upstream)
+                self.sink(call_exchange(call), connection.upstream)
+            except Exception as exc:  # one call's failure must not cost the relay or the others
+                logger.exception(
+                    "gRPC call %s on stream %d was not recorded",
+                    call.path,
+                    call.stream_id,
+                    extra=lost(1, f"an error inside the recorder: {exc!r}"),
+                )

@@ -12,6 +12,11 @@ Facts this module is built around (mitmproxy 12):
 - A startup error (port taken, bad mode) is logged; mitmdump's `errorcheck` addon would turn
   it into `sys.exit(1)` and take the caller's loop down, so it is not loaded and the logged
   errors become a `ProxyStartError` instead.
+- Once listening, mitmproxy still only logs what goes wrong (an exception in an addon hook is
+  `Addon error: ...`, and the exchange goes on without the rest of the hook's addons), and
+  without mitmdump's terminal log nobody reads that log: the addon set's fault ledger listens
+  from then until the master is shut down (`RecordingAddons.listen`), so every error is
+  counted, shown and in `faults` (see `_faults`).
 - Stopping must empty the server set (`servers.update([])`) before `shutdown()`, or the
   listening port stays bound.
 - `confdir` is always passed (a temporary directory unless given), so nothing is written to the
@@ -63,6 +68,7 @@ from mitmproxy.master import Master
 
 from recorder._background import host_port
 from recorder.record._addons import recording_addons
+from recorder.record._faults import Faults
 from recorder.record._grpcrecord import (
     GrpcTap,
     GrpcUpstream,
@@ -70,6 +76,7 @@ from recorder.record._grpcrecord import (
     mode_spec,
     parse_grpc_upstream,
 )
+from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
@@ -105,7 +112,9 @@ class _ErrorLog(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        # mitmproxy's own advice names its command line (`--mode ...`), not ours: left out.
+        lines = record.getMessage().splitlines()
+        self.messages.append(" ".join(x for x in lines if not x.startswith("Try specifying")))
 
 
 class RecordingProxy:
@@ -131,6 +140,9 @@ class RecordingProxy:
     request and response bodies (streams aside).  `lint` (a spec version) lints each exchange
     as it is written and prints its findings on the console.  `console` receives one line per
     exchange written, warnings and a summary at stop (default: nothing is printed).
+    Redaction: `card` (a file or URL) names API keys up front, `fetch_card` fetches the
+    upstream's card at start, `before_record(exchange)` may change or drop each exchange
+    before it is redacted and written (see `_redaction`).
     """
 
     def __init__(
@@ -154,6 +166,9 @@ class RecordingProxy:
         console: Callable[[str], None] | None = None,
         redact_headers: Sequence[str] = (),
         redact_params: Sequence[str] = (),
+        card: str | None = None,
+        fetch_card: bool = True,
+        before_record: BeforeRecord | None = None,
         read_timeout: float = 10.0,
         max_body_size: str = "100m",
         lint: str | None = None,
@@ -173,6 +188,7 @@ class RecordingProxy:
         self.out = Path(out) if out is not None else None
         self.split = split or ("none" if self.mode is Mode.REVERSE else "upstream")
         self.addons = recording_addons(console)
+        self.addons.redaction.before_record = before_record
         self._addon_options = {
             "a2a_out": str(self.out) if self.out is not None else "",
             "a2a_card_rewrite": card_rewrite,
@@ -185,6 +201,8 @@ class RecordingProxy:
             "a2a_lint": lint or "",
             "a2a_redact_headers": list(redact_headers),
             "a2a_redact_params": list(redact_params),
+            "a2a_card": card or "",
+            "a2a_fetch_card": fetch_card,
             "a2a_read_timeout": read_timeout,
             # mitmproxy's own bound: a larger request gets 413 unread, a larger response (not a
             # stream) 502.  Streams are never bounded.
@@ -215,6 +233,11 @@ class RecordingProxy:
     def url(self) -> str:
         """`http://host:port` of the listening proxy (the real port when 0 was asked for)."""
         return f"http://{host_port(self.host, self.port)}"
+
+    @property
+    def faults(self) -> Faults:
+        """What was lost, failed or left out so far (`faults.clean`: nothing lost or failed)."""
+        return self.addons.faults
 
     @property
     def grpc_target(self) -> str | None:
@@ -332,6 +355,7 @@ class RecordingProxy:
         try:
             await self._await_listening(master, run, errors)
             logging.getLogger("mitmproxy").removeHandler(errors)
+            self.addons.listen()
             self._ready.set()
             await asyncio.wait(
                 {run, asyncio.create_task(self._stop.wait())},
@@ -340,6 +364,7 @@ class RecordingProxy:
         finally:
             logging.getLogger("mitmproxy").removeHandler(errors)
             await self._shutdown(master, run)
+            self.addons.close()
             self._ready.set()
 
     def _build_master(self) -> Any:  # master.Master; untyped in mitmproxy
@@ -351,11 +376,11 @@ class RecordingProxy:
         # it finalises the captures.
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen, taken))
-            master.addons.add(GrpcTap(self._grpc_listener_origin, self.addons.record_grpc))
+            master.addons.add(self._tap(self._grpc_listener_origin))
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
-            master.addons.add(tunnels, GrpcTap(tunnels.origin, self.addons.record_grpc))
-        master.addons.add(self.addons)
+            master.addons.add(tunnels, self._tap(tunnels.origin))
+        master.addons.add(self.addons, self.addons.audit)
         if self.push_proxy is not None:
             host, port = _resolved(self.push_proxy, taken)
             self._push_mode = f"regular@{host}:{port}"
@@ -364,8 +389,17 @@ class RecordingProxy:
             self.addons.push.push_upstream = (
                 self.grpc_upstream.origin if self.grpc_upstream is not None else self.upstream
             )
-        opts.update(**self._options())
+        try:
+            opts.update(**self._options())
+        except BaseException:
+            # The master's log handler would outlive it, and any later log record in this
+            # process would fail on the master's closed loop.
+            master._legacy_log_events.uninstall()
+            raise
         return master
+
+    def _tap(self, origin: Callable[[Any], str | None]) -> GrpcTap:
+        return GrpcTap(origin, self.addons.record_grpc)
 
     def _grpc_listener_origin(self, flow: Any) -> str | None:
         if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:

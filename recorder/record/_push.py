@@ -33,6 +33,8 @@ PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
     ("configuration", "pushNotificationConfig", "url"),
     # v0.3 REST and gRPC speak the v0.3 proto's JSON: `SendMessageConfiguration.push_notification`.
     ("configuration", "pushNotification", "url"),
+    # 0.1 `tasks/send`: `TaskSendParams.pushNotification`.
+    ("pushNotification", "url"),
 )
 
 

@@ -3,8 +3,18 @@
 Each capture file has its own `Redactor`, so placeholders (`<redacted:1>`) are stable within
 a file.  Every redactor knows the credential names of every agent card the recorder has seen,
 plus the names the user adds (`a2a_redact_headers`, `a2a_redact_params`).  `a2a_keep_secrets`
-turns it all off.  After redaction, a scan for well-known token formats notes (and warns once
-about) what no rule covered.
+turns it all off.  After redaction, a scan for well-known token formats and for headers that
+carry the same high-entropy value on every request notes (and warns once about) what no rule
+covered.
+
+Cards without a recording: a client with a cached card, a card fetched while the recorder was
+not running, or curl never shows the recorder the card that declares an API key.  So the
+security schemes can be given up front (`a2a_card`, a file or URL: a card that cannot be read
+stops the start), and at start the recorder fetches the upstream's own card itself
+(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.
+
+`before_record` (set by the pytest plugin, as vcrpy's hook of that name): a function of the
+exchange, run before redaction, returning the exchange to write or None to leave it out.
 
 Exchanges are written as they complete, so something learnt later (an API key name that a
 card declares after requests already used it; a token first seen in a header after an answer
@@ -15,17 +25,24 @@ before it was learnt; names that say they hold a credential are redacted from th
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mitmproxy import ctx, http
+from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode
 
-from recorder.capture import Exchange, Request, Response
-from recorder.record._options import Option, declare, touched
-from recorder.record._redact import Redactor
-from recorder.record._scan import scan_exchange
+import recorder
+from recorder._background import host_port
+from recorder.capture import Exchange
+from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._scan import RepeatedHeaders, scan_exchange
 from recorder.record._state import state_of
+from recorder.redaction import BeforeRecord, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +53,28 @@ OPTIONS = (
         Sequence[str],
         [],
         "More header names to redact (beyond the known ones and any *token*, *secret*, "
-        "*api-key*, *password*, x-*-auth*).",
+        "*password*, *api-key*, key, *-key, x-auth*, x-*-auth*).",
     ),
     Option("a2a_redact_params", Sequence[str], [], "More query parameter names to redact."),
+    Option(
+        "a2a_card",
+        str,
+        "",
+        "An agent card (file or URL) whose security schemes name the API keys to redact, "
+        "for sessions that never fetch the card through the recorder.",
+    ),
+    Option(
+        "a2a_fetch_card",
+        bool,
+        True,
+        "At start, fetch the upstream's agent card (directly, unrecorded) to learn its API keys.",
+    ),
 )
+FETCH_TIMEOUT = 5.0  # seconds for the card fetched at start
+# Where an agent serves its card at its root: the spec's path (§8.2), then v0.1/v0.2's.
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+# So that the agent's operator can tell the recorder's own fetch from a client's.
+USER_AGENT = f"a2a-recorder/{recorder.__version__} (card fetch for redaction)"
 
 
 class Redaction:
@@ -49,16 +84,23 @@ class Redaction:
 
     def __init__(self) -> None:
         self.keep_secrets = False
+        self.before_record: BeforeRecord | None = None
         self._headers: tuple[str, ...] = ()
         self._params: tuple[str, ...] = ()
         self._cards: list[dict[str, Any]] = []
         self._redactors: dict[object, Redactor] = {}
+        self._repeated: dict[object, RepeatedHeaders] = {}
         self._warned: set[str] = set()
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
 
     def configure(self, updated: set[str]) -> None:
+        if "a2a_card" in updated and ctx.options.a2a_card:
+            self.learn_card(_given_card(ctx.options.a2a_card))
+        if ({"a2a_fetch_card", "mode"} & updated) and ctx.options.a2a_fetch_card:
+            for origin in _reverse_origins(ctx.options.mode):
+                self._fetch_card(origin)
         if not touched(updated, OPTIONS):
             return
         self.keep_secrets = ctx.options.a2a_keep_secrets
@@ -72,7 +114,20 @@ class Redaction:
         if state is not None and state.card is not None:
             self.learn_card(state.card)
 
-    # -- what the save addon calls ---------------------------------------------------------------
+    def _fetch_card(self, origin: str) -> None:
+        try:
+            card = fetch_card(origin)
+        except (OSError, ValueError) as exc:
+            logger.warning(
+                "could not fetch the agent card of %s (%s): API keys it declares are redacted "
+                "once a client fetches the card through the recorder, or give it with --card",
+                origin,
+                exc,
+            )
+            return
+        self.learn_card(card)
+
+    # -- what the save addon calls ---------------------------------------------------------
 
     def learn_card(self, card: dict[str, Any]) -> None:
         self._cards.append(card)
@@ -89,20 +144,101 @@ class Redaction:
                 found.learn_card(card)
         return found
 
-    def redact(
-        self, capture: object, request: Request, response: Response | None
-    ) -> tuple[Request, Response | None, tuple[str, ...]]:
-        """The exchange as its capture keeps it, with notes naming what was redacted or found."""
-        if self.keep_secrets:
-            return request, response, ()
-        request, response, notes = self.redactor(capture).exchange(request, response)
-        suspects = scan_exchange(request, response)
+    def redact(self, capture: object, exchange: Exchange) -> Exchange | None:
+        """The exchange as its capture keeps it, with notes naming what was redacted or
+        found; None when `before_record` leaves it out."""
+        exchange_or_none = self._before_record(exchange)
+        if exchange_or_none is None or self.keep_secrets:
+            return exchange_or_none
+        request, response, notes = self.redactor(capture).exchange(
+            exchange_or_none.request, exchange_or_none.response
+        )
+        repeated = self._repeated.setdefault(capture, RepeatedHeaders())
+        suspects = (*scan_exchange(request, response), *repeated.see(request.headers))
         for suspect in suspects:
             if suspect not in self._warned:
                 self._warned.add(suspect)
                 logger.warning("%s (left as is; check the capture before sharing it)", suspect)
-        return request, response, (*notes, *suspects)
+        return replace(
+            exchange_or_none,
+            request=request,
+            response=response,
+            notes=(*exchange_or_none.notes, *notes, *suspects),
+        )
+
+    def _before_record(self, exchange: Exchange) -> Exchange | None:
+        if self.before_record is None:
+            return exchange
+        try:
+            return self.before_record(exchange)
+        except Exception as exc:  # the user's hook: its failure must not lose the exchange
+            logger.exception("before_record failed on exchange #%d", exchange.number)
+            return replace(exchange, notes=(*exchange.notes, f"before_record failed: {exc!r}"))
 
     def rework(self, capture: object, exchange: Exchange) -> Exchange:
         """An exchange written earlier, redacted with all that its capture's redactor knows."""
         return exchange if self.keep_secrets else self.redactor(capture).rework(exchange)
+
+
+# -- cards from outside the recording (I/O) ----------------------------------------------------
+
+
+def _given_card(source: str) -> dict[str, Any]:
+    """The card `a2a_card` names; OptionsError when it cannot be read."""
+    try:
+        if urlsplit(source).scheme in ("http", "https"):
+            return _card_document(_get(source))
+        return _card_document(Path(source).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise OptionsError(f"a2a_card: cannot read an agent card from {source}: {exc}") from exc
+
+
+def fetch_card(origin: str) -> dict[str, Any]:
+    """The agent card an upstream serves at its well-known path(s); OSError or ValueError
+    when there is none."""
+    problems = []
+    for path in CARD_PATHS:  # where the upstream's own card is, newest first
+        try:
+            return _card_document(_get(origin.rstrip("/") + path))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+    raise ValueError("; ".join(problems))
+
+
+def _get(url: str) -> bytes:
+    import httpx
+
+    try:
+        answer = httpx.get(
+            url,
+            headers={"User-Agent": USER_AGENT},
+            timeout=FETCH_TIMEOUT,
+            follow_redirects=True,
+            trust_env=False,
+        )
+    except httpx.HTTPError as exc:
+        raise OSError(str(exc) or type(exc).__name__) from exc
+    if answer.status_code != 200:
+        raise ValueError(f"HTTP {answer.status_code}")
+    return answer.content
+
+
+def _card_document(data: bytes) -> dict[str, Any]:
+    document = json.loads(data)
+    if not isinstance(document, dict):
+        raise ValueError("not a JSON object")
+    return document
+
+
+def _reverse_origins(modes: Sequence[str]) -> list[str]:
+    """The HTTP upstreams of mitmproxy's reverse modes (`reverse:http://host:port@8080`)."""
+    found = []
+    for text in modes:
+        try:
+            mode = ProxyMode.parse(text)
+        except ValueError:
+            continue  # mitmproxy itself refuses it, and says why
+        if isinstance(mode, ReverseMode) and mode.scheme in ("http", "https"):
+            host, port = mode.address
+            found.append(f"{mode.scheme}://{host_port(host, port)}")
+    return found

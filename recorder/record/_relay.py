@@ -20,10 +20,19 @@ StreamResponse with `X-A2A-Notification-Token`: an inline config's stream may st
 when its deliveries go out, so its URL is not known yet).  A delivery goes to the capture of
 the upstream whose config named its webhook.  Other traffic through the push proxy is left to
 the save addon, which records it only with `a2a_all`.
+
+**Said once, when deliveries will be missed** (`warn`, the console's warning line):
+- a push config set over gRPC while no push proxy runs: its deliveries go straight to the
+  webhook and cannot be recorded;
+- at stop, when push configs named webhooks and no delivery reached the recorder: the agent's
+  SDK may refuse webhooks on loopback or private addresses (the relay is one), and each SDK has
+  its own switch for that (README, "Push notifications").
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,7 +50,23 @@ from recorder.record._push import (
 )
 from recorder.record._state import FlowState, is_reverse, mode_spec, own_origin, state_of
 
+logger = logging.getLogger(__name__)
+
 _RELAY_UNKNOWN = b'{"error":"unknown a2a-recorder push relay path"}'
+GRPC_CONFIG_WARNING = (
+    "a push config was set over gRPC (webhook {url}): gRPC messages pass through unchanged, so "
+    "the agent delivers straight to that webhook and its deliveries are not recorded. To record "
+    "them, start record with --push-proxy HOST:PORT and run the agent with "
+    "HTTP_PROXY=http://HOST:PORT (README: Push notifications)"
+)
+NO_DELIVERY_WARNING = (
+    "push configs named {count} webhook(s) ({url}), but no push delivery reached the recorder. "
+    "If the agent sent some, its SDK may refuse webhooks on loopback or private addresses, as "
+    "the recorder's relay is: allow them (Go: HTTPSenderConfig{{AllowPrivateNetworks: true}}; "
+    "Java: a2a.push-notification.url.allow-private-network-targets=true and "
+    "a2a.push-notification.url.allowed-schemes=http,https; Python: no push_url_validator), "
+    "and for configs set over gRPC, use --push-proxy (README: Push notifications)"
+)
 
 
 class PushAddon:
@@ -58,6 +83,10 @@ class PushAddon:
         self.push_upstream: str | None = None
         # Webhook URLs seen in push configs (`url_key`) -> the upstream whose config named them.
         self._webhooks: dict[str, str] = {}
+        self.warn: Callable[[str], None] = logger.warning  # the console's, when there is one
+        self.delivered = 0  # deliveries that reached the recorder (relay, push proxy, webhook)
+        self._expected: list[str] = []  # webhooks whose deliveries should reach the recorder
+        self._warned: set[str] = set()
 
     def configure(self, updated: set[str]) -> None:
         if "a2a_webhook_paths" in updated:  # declared (and checked) by the classifier
@@ -69,6 +98,16 @@ class PushAddon:
         state = state_of(flow)
         if state is None:
             return
+        self._route(flow, state)
+        if state.delivery and flow.response is None:  # not the relay's own 404
+            self.delivered += 1
+
+    def done(self) -> None:
+        if self._expected and not self.delivered:
+            text = NO_DELIVERY_WARNING.format(count=len(self._expected), url=self._expected[0])
+            self._warn_once("no-delivery", text)
+
+    def _route(self, flow: http.HTTPFlow, state: FlowState) -> None:
         if self._via_push_proxy(flow):
             # A relay URL is served here too: mitmproxy will not connect to its own listener.
             state.pushed = True
@@ -110,10 +149,30 @@ class PushAddon:
 
     # -- shared ---------------------------------------------------------------------------------
 
-    def learn(self, document: Any, root: tuple[str, ...], upstream: str) -> None:
-        """Remember the webhook URLs a push-config request names, and whose config it is."""
+    def learn(
+        self, document: Any, root: tuple[str, ...], upstream: str, *, expected: bool = True
+    ) -> None:
+        """Remember the webhook URLs a push-config request names, and whose config it is;
+        `expected`: their deliveries should reach the recorder (relay, proxy, forward mode)."""
         for url in webhook_urls(document, root):
-            self._webhooks.setdefault(url_key(url), upstream)
+            key = url_key(url)
+            self._webhooks.setdefault(key, upstream)
+            if expected and url not in self._expected:
+                self._expected.append(url)
+
+    def learn_grpc(self, document: Any, upstream: str) -> None:
+        """A push config in a gRPC message: remember it, and warn when nothing can record its
+        deliveries (no push proxy runs)."""
+        proxied = self.push_proxy_mode is not None
+        urls = list(webhook_urls(document, ()))
+        self.learn(document, (), upstream, expected=proxied)
+        if urls and not proxied:
+            self._warn_once("grpc-config", GRPC_CONFIG_WARNING.format(url=urls[0]))
+
+    def _warn_once(self, kind: str, text: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            self.warn(text)
 
     # -- request side -------------------------------------------------------------------------
 

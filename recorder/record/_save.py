@@ -11,6 +11,13 @@ Invariants:
   that fails afterwards is not written again, and a late exchange continues its capture.
 - The capture holds what the client sent and saw, except the agent card, which is kept as the
   agent served it (the card addon leaves the agent's answer in the flow's state).
+- **A disk that refuses loses nothing yet**: the exchange is held in memory (all captures
+  together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
+  capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
+  recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
+  so it is counted and the exit status says so.
+- **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
+  is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
 
 from __future__ import annotations
@@ -18,21 +25,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mitmproxy import command, ctx, http
 
-from recorder.capture import Exchange, Request, Response
+from recorder.capture import Exchange, Request, Response, render_exchange
 from recorder.protocol import Classification
 from recorder.record._classifier import Classifier
+from recorder.record._faults import lost
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._redaction import Redaction
 from recorder.record._sinks import EXISTING, SPLITS, Sink, capture_path, out_problem
 from recorder.record._stand_in import stand_in
-from recorder.record._state import state_of
+from recorder.record._state import FlowState, state_of
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +70,11 @@ OPTIONS = (
 )
 CUT_NOTE = "cut by recorder shutdown"
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
+HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
 
 Listener = Callable[[Path, Exchange, int], None]  # capture, exchange, bytes written
+LeftOutListener = Callable[[str, int], None]  # why, how many left out for it so far
+PUSH_PROXY_OTHER = "not a push delivery (the agent's own traffic through the push proxy)"
 
 
 @dataclass
@@ -73,7 +85,9 @@ class Totals:
     errors: int = 0
     bytes: int = 0
     redactions: int = 0
+    dropped_by_hook: int = 0  # exchanges the user's before_record hook left out
     captures: set[Path] = field(default_factory=set)
+    left_out: Counter[str] = field(default_factory=Counter)  # reason -> exchanges not recorded
 
     def add(self, path: Path, exchange: Exchange, size: int) -> None:
         self.exchanges += 1
@@ -97,6 +111,7 @@ class Save:
         self.record_all = False
         self.existing = "refuse"
         self.listeners: list[Listener] = []
+        self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
         self._sinks: dict[Path, Sink] = {}
         self._finalised: set[Path] = set()
@@ -136,6 +151,10 @@ class Save:
         self.begin_stop()
         self.finish()
 
+    def forget(self, flow: http.HTTPFlow) -> None:
+        """Let go of a flow that will not be written (an error kept it out)."""
+        self._inflight.pop(flow.id, None)
+
     # -- stopping -------------------------------------------------------------------------------
 
     def begin_stop(self) -> None:
@@ -148,21 +167,37 @@ class Save:
         for flow in list(self._inflight.values()):
             state = state_of(flow)
             if state is not None and not state.saved:
-                self.classifier.error(flow)  # takes what came back so far
-                self._save(flow, CUT_ERROR)
+                self._cut(flow)
         with self._lock:
             sinks = [s for path, s in self._sinks.items() if path not in self._finalised]
             self._finalised.update(s.path for s in sinks)
         for sink in sinks:
             self._finalise(sink)
 
+    def _cut(self, flow: http.HTTPFlow) -> None:
+        try:
+            self.classifier.error(flow)  # takes what came back so far
+            self._save(flow, CUT_ERROR)
+        except Exception as exc:  # one exchange's failure must not cost the others
+            logger.exception(
+                "%s %s in flight at stop was not recorded",
+                flow.request.method,
+                flow.request.path[:100],
+                extra=lost(1, f"an error inside the recorder at stop: {exc!r}"),
+            )
+
     # -- commands -------------------------------------------------------------------------------
 
     @command.command("a2a.flush")  # type: ignore[untyped-decorator]
     def flush(self) -> None:
-        """Sync every open capture to disk now."""
+        """Write what the disk refused so far, and sync every open capture to disk now."""
+        with self._lock:
+            landed = [(sink, sink.flush()) for sink in self._sinks.values() if sink.held]
+        for sink, written in landed:
+            self._written(sink, written)
         for sink in list(self._sinks.values()):
-            sink.writer.sync()
+            if sink.writer is not None:
+                sink.writer.sync()
 
     @command.command("a2a.stats")  # type: ignore[untyped-decorator]
     def stats(self) -> str:
@@ -183,10 +218,20 @@ class Save:
         state.saved = True
         self._inflight.pop(flow.id, None)
         if state.pushed and not state.delivery and not self.record_all:
-            return  # the agent's other outgoing traffic, through the push proxy
+            self._leave_out(f"{state.request.method} {flow.request.pretty_url}: {PUSH_PROXY_OTHER}")
+            return
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
             notes.append("client closed" if "client" in error.lower() else "stream truncated")
+        try:
+            self._record(state, flow, notes, error)
+        except BaseException:
+            state.saved = False  # not written: `Audit` counts it lost
+            raise
+
+    def _record(
+        self, state: FlowState, flow: http.HTTPFlow, notes: list[str], error: str | None
+    ) -> None:
         self.record(
             state.upstream,
             state.classification,
@@ -211,70 +256,147 @@ class Save:
         error: str | None,
     ) -> None:
         """Write one exchange (HTTP here, gRPC from the tap); times are epoch seconds."""
-        if self.out is None or not (classification.is_a2a or self.record_all):
+        if not (classification.is_a2a or self.record_all):
+            self._leave_out(classification.reason or f"{request.method} {request.target}: not A2A")
+            return
+        if self.out is None:
             return
         if error is not None and self._stopping:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
         with self._lock:
             sink = self._sink(upstream, classification)
-            request, response, found = self.redaction.redact(sink.path, request, response)
-            exchange = Exchange(
-                number=sink.count + 1,
-                classification=classification,
-                request=request,
-                response=response,
-                started_us=max(0, int((started - sink.started) * 1e6)),
-                duration_us=max(0, int((ended - started) * 1e6)),
-                notes=(*notes, *found),
-                error=error,
-            )
-            exchange, size = self._append(sink, exchange)
-        self.totals.add(sink.path, exchange, size)
-        for listener in self.listeners:
-            listener(sink.path, exchange, size)
-
-    def _append(self, sink: Sink, exchange: Exchange) -> tuple[Exchange, int]:
-        try:
-            size = sink.writer.append(exchange)
-        except ValueError as exc:
-            logger.error(
-                "exchange #%d of %s could not be written as recorded (%s); "
-                "it is written marked instead",
-                exchange.number,
+            kept = self.redaction.redact(
                 sink.path,
-                exc,
+                Exchange(
+                    number=sink.count + 1,
+                    classification=classification,
+                    request=request,
+                    response=response,
+                    started_us=max(0, int((started - sink.started) * 1e6)),
+                    duration_us=max(0, int((ended - started) * 1e6)),
+                    notes=tuple(notes),
+                    error=error,
+                ),
             )
-            exchange = stand_in(exchange, str(exc))
-            size = sink.writer.append(exchange)
-        sink.count = exchange.number
+            if kept is None:
+                self.totals.dropped_by_hook += 1
+                return
+            landed = self._append(sink, kept)
+        self._written(sink, landed)
+
+    def _leave_out(self, why: str) -> None:
+        with self._lock:
+            self.totals.left_out[why] += 1
+            count = self.totals.left_out[why]
+        for listener in self.left_out_listeners:
+            listener(why, count)
+
+    def _written(self, sink: Sink, landed: list[tuple[Exchange, int]]) -> None:
+        for exchange, size in landed:
+            self.totals.add(sink.path, exchange, size)
+            for listener in self.listeners:
+                listener(sink.path, exchange, size)
+
+    def _append(self, sink: Sink, exchange: Exchange) -> list[tuple[Exchange, int]]:
+        """Hand `exchange` to its sink and write what it holds; what reached the file."""
+        exchange, data = _rendered(sink, exchange)
+        failing = sink.failing
+        sink.hold(exchange, data)
         generation = self.redaction.redactor(sink.path).generation
         sink.stale = sink.stale or (
             sink.count > 1 + sink.resumed_after and generation > sink.written_at
         )
         sink.written_at = generation
-        return exchange, size
+        landed = sink.flush()
+        if sink.failing is not None:
+            self._refused(sink, failing is None)
+        elif failing is not None:
+            logger.warning("%s takes writes again: exchanges held in memory written", sink.path)
+        return landed
+
+    def _refused(self, sink: Sink, first: bool) -> None:
+        """The disk refused `sink`'s exchanges: hold them, within the bound."""
+        assert sink.failing is not None
+        why = sink.failing.strerror or str(sink.failing)
+        if first:
+            logger.warning(
+                "cannot write to %s: %s; exchanges are held in memory (up to %d MiB) "
+                "and written when it takes writes again",
+                sink.path,
+                why,
+                HELD_LIMIT >> 20,
+            )
+        if sum(s.held_bytes for s in self._sinks.values()) > HELD_LIMIT:
+            dropped = sink.drop_newest()
+            logger.error(
+                "exchange %s to %s lost: %s, and %d MiB are held in memory already",
+                _what(dropped.request),
+                sink.path,
+                why,
+                HELD_LIMIT >> 20,
+                extra=lost(1, f"could not be written to {sink.path}: {why}"),
+            )
 
     def _sink(self, upstream: str, classification: Classification) -> Sink:
         """The open capture for an exchange (opened on first use); call with the lock held."""
         assert self.out is not None
         path = capture_path(self.out, self.split, upstream, classification.context_id)
         sink = self._sinks.get(path)
-        if sink is not None and not sink.writer.closed:
-            return sink
-        if sink is not None:  # finalised already (an exchange after stop): continue the file
-            sink = replace(sink, writer=type(sink.writer).resume(path))
+        if sink is not None and path in self._finalised:  # an exchange after stop
+            sink.reopen()
             self._finalised.discard(path)
-        else:
+        if sink is None:
             sink = Sink.open(
                 path, upstream, existing=self.existing, keep_secrets=self.redaction.keep_secrets
             )
             sink.prepare(self.redaction.redactor(path))
-        self._sinks[path] = sink
+            self._sinks[path] = sink
         return sink
 
     def _finalise(self, sink: Sink) -> None:
+        """Write what is held (or count it lost), then finalise the file."""
+        with self._lock:
+            landed = sink.flush() if sink.held else []
+            held = len(sink.held)
+            while sink.held:
+                sink.drop_newest()
+        self._written(sink, landed)
+        if held:
+            why = sink.failing.strerror if sink.failing is not None else "unknown"
+            logger.error(
+                "%d exchanges could not be written to %s: %s",
+                held,
+                sink.path,
+                why,
+                extra=lost(held, f"could not be written to {sink.path}: {why}"),
+            )
         redactor = None if self.redaction.keep_secrets else self.redaction.redactor(sink.path)
-        sink.finalise(redactor, lambda e: self.redaction.rework(sink.path, e))
+        try:
+            sink.finalise(redactor, lambda e: self.redaction.rework(sink.path, e))
+        except OSError as exc:
+            logger.error("could not close %s: %s", sink.path, exc.strerror or exc)
+
+
+def _rendered(sink: Sink, exchange: Exchange) -> tuple[Exchange, bytes]:
+    """The exchange as written, rendered: a marked stand-in when the format refuses it."""
+    try:
+        return exchange, render_exchange(exchange).encode("utf-8")
+    except ValueError as exc:
+        logger.error(
+            "exchange #%d of %s could not be written as recorded (%s); "
+            "it is written marked instead",
+            exchange.number,
+            sink.path,
+            exc,
+        )
+        exchange = stand_in(exchange, str(exc))
+        return exchange, render_exchange(exchange).encode("utf-8")
+
+
+def _what(request: Request) -> str:
+    """`POST /a2a/jsonrpc` (the target cut short), to name an exchange in a message."""
+    target = request.target if len(request.target) <= 100 else request.target[:100] + "…"
+    return f"{request.method} {target}"
 
 
 def _end_time(flow: http.HTTPFlow) -> float:

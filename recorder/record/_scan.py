@@ -4,14 +4,20 @@ Redaction replaces what A2A and the card say is secret.  Tokens of well-known fo
 sit elsewhere: a JWT in a message, a cloud key in an artifact.  Those are not replaced (a
 client's own content may be what a test replays), but each exchange that holds one gets a note
 naming the kind and where, and the recorder warns, so nobody commits one unawares.
+
+`RepeatedHeaders` looks across requests: a header whose name says nothing (`X-Tenant-Seal`)
+but whose value is the same high-entropy token on every request is most likely a credential.
+It is noted once, on the request where the pattern becomes clear (`MIN_REQUESTS`).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 
-from recorder.capture import Request, Response
+from recorder.capture import Headers, Request, Response
 
 # Well-known token formats: (kind, the literal every such token holds, pattern).  Anchored on
 # prefixes their issuers document, so that ordinary ids and hashes do not trip them.  The
@@ -83,3 +89,70 @@ def _text(body: bytes) -> str:
     if not body or len(body) > MAX_SCANNED_BYTES:
         return ""
     return body.decode("utf-8", errors="ignore")
+
+
+# A value is a likely token when it is one word of at least MIN_TOKEN_LENGTH characters, mixes
+# character classes, and its characters carry MIN_ENTROPY bits each or more (a random base64
+# or hex token does; words, versions and host names do not).
+MIN_REQUESTS = 3
+MIN_TOKEN_LENGTH = 16
+MIN_ENTROPY = 3.5
+_TOKEN = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+_CLASSES = (str.islower, str.isupper, str.isdigit)
+# Headers that are the same on every request of a client and carry no secret.
+ORDINARY_HEADERS = frozenset(
+    {
+        "host",
+        "user-agent",
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "content-type",
+        "connection",
+        "origin",
+        "referer",
+        "a2a-version",
+        "a2a-extensions",
+        "x-a2a-extensions",
+    }
+)
+
+
+def likely_token(value: str) -> bool:
+    """Whether a header value looks like a random token (see the constants above)."""
+    if len(value) < MIN_TOKEN_LENGTH or not _TOKEN.fullmatch(value):
+        return False
+    if sum(any(is_class(c) for c in value) for is_class in _CLASSES) < 2:
+        return False
+    counts = Counter(value).values()
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts)
+    return entropy >= MIN_ENTROPY
+
+
+class RepeatedHeaders:
+    """Headers sent with the same likely-token value on every request seen (see the module
+    docstring); `see` gives the notes for one request."""
+
+    def __init__(self) -> None:
+        self._requests = 0
+        self._same: dict[str, str] = {}  # lower-case name -> the value every request sent
+        self._noted: set[str] = set()
+
+    def see(self, headers: Headers) -> tuple[str, ...]:
+        self._requests += 1
+        sent = {k.lower(): v for k, v in headers}
+        if self._requests == 1:
+            self._same = {
+                k: v for k, v in sent.items() if k not in ORDINARY_HEADERS and likely_token(v)
+            }
+        else:
+            self._same = {k: v for k, v in self._same.items() if sent.get(k) == v}
+        if self._requests < MIN_REQUESTS:
+            return ()
+        new = [k for k in self._same if k not in self._noted]
+        self._noted.update(new)
+        names = {k.lower(): k for k, _ in headers}
+        return tuple(
+            f"possible secret: header {names[k]} (the same high-entropy value on every request)"
+            for k in new
+        )

@@ -1,7 +1,8 @@
 """The capture files a recording writes: which file an exchange goes to, and each file's life.
 
 A `Sink` is one capture file: opened on its first exchange (new, or continued with
-`existing="append"`), appended to as exchanges complete, finalised at stop.  Finalising writes
+`existing="append"`), appended to as exchanges complete (held in memory while the disk
+refuses), finalised at stop.  Finalising writes
 the names actually redacted into the header and, when the redactor learnt something after an
 exchange was written (a card's API-key name, a secret seen late), redacts the earlier
 exchanges again (`Redaction.rework`); the rewrite is atomic, so a kill during it leaves the
@@ -12,10 +13,12 @@ exchange continues the same file.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -24,12 +27,13 @@ from recorder.capture import (
     Capture,
     CaptureWriter,
     Exchange,
+    file_kind,
     holds_exchanges,
     read_capture,
     started_at,
     write_capture,
 )
-from recorder.record._redact import SECRET_FIELDS, SECRET_HEADERS, Redactor
+from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +44,28 @@ _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 
 @dataclass
 class Sink:
-    """One capture file: its writer, start time, numbering and redaction bookkeeping."""
+    """One capture file: its writer, start time, numbering, what waits to be written, and
+    redaction bookkeeping.
+
+    Exchanges are numbered as they are handed over (`hold`) and written in that order
+    (`flush`).  When the disk refuses, they stay held, in memory, and each later `flush` tries
+    again from the oldest: the file only ever holds whole exchanges, numbered without gaps.
+    A new capture's file is made by the first `flush` that succeeds.
+    """
 
     path: Path
     upstream: str
-    writer: CaptureWriter
     started: float  # epoch seconds the capture's offsets count from
-    count: int = 0  # the last number written
+    writer: CaptureWriter | None = None  # None until the file is made (or resumed)
+    header: Capture | None = None  # what a new capture starts with
+    overwrite: bool = False  # a new capture may replace one that holds exchanges
+    count: int = 0  # the last number handed out (written or held)
     resumed_after: int = 0  # exchanges up to this number were there before this recording
-    written_at: int = 0  # the redactor generation when the last exchange was written
+    written_at: int = 0  # the redactor generation when the last exchange was handed over
     stale: bool = False  # an exchange was written before the redactor knew what it knows now
+    held: deque[tuple[Exchange, bytes]] = field(default_factory=deque)  # rendered, not written
+    held_bytes: int = 0
+    failing: OSError | None = None  # why the last write failed, until one succeeds
 
     @classmethod
     def open(cls, path: Path, upstream: str, *, existing: str, keep_secrets: bool) -> Sink:
@@ -64,15 +80,51 @@ class Sink:
             upstreams=(upstream,),
             redacted=redaction_policy(keep_secrets),
         )
-        writer = CaptureWriter(path, header, overwrite=existing == "overwrite")
-        return cls(path, upstream, writer, started)
+        return cls(path, upstream, started, header=header, overwrite=existing == "overwrite")
 
     @classmethod
     def _resume(cls, path: Path, upstream: str) -> Sink:
         writer = CaptureWriter.resume(path)
         header = read_capture(path)
         last = writer.last_number or 0
-        return cls(path, upstream, writer, _epoch(header.started), last, last)
+        return cls(path, upstream, _epoch(header.started), writer, count=last, resumed_after=last)
+
+    def reopen(self) -> None:
+        """After `finalise`: a late exchange continues the same file."""
+        if self.writer is not None and self.writer.closed:
+            self.writer = CaptureWriter.resume(self.path)
+
+    def hold(self, exchange: Exchange, data: bytes) -> None:
+        """Take exchange number `count + 1`, rendered as `data`, to be written in turn."""
+        self.held.append((exchange, data))
+        self.held_bytes += len(data)
+        self.count = exchange.number
+
+    def drop_newest(self) -> Exchange:
+        """Give up the exchange held last (its number is handed out again)."""
+        exchange, data = self.held.pop()
+        self.held_bytes -= len(data)
+        self.count = exchange.number - 1
+        return exchange
+
+    def flush(self) -> list[tuple[Exchange, int]]:
+        """Write what is held, oldest first, until all is written or the disk refuses (then
+        `failing` says why); the exchanges written now, with their sizes."""
+        landed: list[tuple[Exchange, int]] = []
+        try:
+            if self.writer is None:
+                assert self.header is not None
+                self.writer = CaptureWriter(self.path, self.header, overwrite=self.overwrite)
+            while self.held:
+                exchange, data = self.held[0]
+                landed.append((exchange, self.writer.append_rendered(exchange.number, data)))
+                self.held.popleft()
+                self.held_bytes -= len(data)
+        except OSError as exc:
+            self.failing = exc
+            return landed
+        self.failing = None
+        return landed
 
     def prepare(self, redactor: Redactor) -> None:
         """Before this recording redacts anything here: keep placeholders distinct from those
@@ -83,7 +135,10 @@ class Sink:
 
     def finalise(self, redactor: Redactor | None, rework: Callable[[Exchange], Exchange]) -> None:
         """Close the file; then write the redacted names into its header, and redact earlier
-        exchanges again if the redactor learnt more after they were written."""
+        exchanges again if the redactor learnt more after they were written.  OSError when
+        the file cannot be synced; an error of the rewrite is logged (the file stays)."""
+        if self.writer is None:
+            return
         self.writer.close()
         if redactor is None:
             return
@@ -94,7 +149,15 @@ class Sink:
             if updated != capture:
                 write_capture(self.path, updated)
         except (OSError, ValueError) as exc:
-            logger.warning("could not finalise the redaction of %s: %s", self.path, exc)
+            # Exchanges written before the redactor learnt a secret may still hold it: an
+            # error.  Otherwise only the header's list of redacted names is the policy's.
+            logger.log(
+                logging.ERROR if self.stale else logging.WARNING,
+                "could not finalise the redaction of %s: %s%s",
+                self.path,
+                exc,
+                "" if self.stale else " (its header lists what would be redacted)",
+            )
 
     def _finalised(
         self, capture: Capture, redactor: Redactor, rework: Callable[[Exchange], Exchange]
@@ -120,16 +183,53 @@ def out_problem(out: Path | None, split: str, existing: str) -> str | None:
     """What is wrong with `a2a_out` for this split and `a2a_existing` policy, or None."""
     if out is None:
         return None
+    return (
+        _shape_problem(out, split)
+        or _write_problem(out, split)
+        or _held_problem(out, split, existing)
+    )
+
+
+def _shape_problem(out: Path, split: str) -> str | None:
     if split == "none" and out.is_dir():
         return f"a2a_out is a directory, expected a file: {out}"
+    if split == "none" and out.exists() and not out.is_file():
+        return f"a2a_out is not a regular file: {out} is {file_kind(out.stat().st_mode)}"
     if split != "none" and out.exists() and not out.is_dir():
         return f"a2a_out must be a directory with a2a_split={split}"
     if split == "none" and not out.parent.is_dir():
         return f"a2a_out's directory does not exist: {out.parent}"
-    if existing != "refuse":
+    return None
+
+
+def _write_problem(out: Path, split: str) -> str | None:
+    """A place the recorder could not write to (known up front: read-only, no permission)."""
+    folder = out if split != "none" and out.is_dir() else out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # forward mode makes the folder: its first existing parent
+    unwritable = [p for p in (folder, out) if p.exists() and not os.access(p, os.W_OK)]
+    if not unwritable:
+        return None
+    why = "read-only file system" if _read_only(unwritable[0]) else "permission denied"
+    return f"cannot write to {unwritable[0]}: {why}"
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _held_problem(out: Path, split: str, existing: str) -> str | None:
+    """A capture that already holds exchanges, where nobody said what to do with it, or that
+    is damaged where the recording is to continue it."""
+    if existing == "overwrite":
         return None
     held = [out] if split == "none" else sorted(out.glob("*.http")) if out.is_dir() else []
     taken = [path for path in held if holds_exchanges(path)]
+    if taken and existing == "append":
+        return next(filter(None, map(_damage, taken)), None)
     if taken:
         names = ", ".join(str(path) for path in taken[:3]) + (" ..." if len(taken) > 3 else "")
         return (
@@ -137,6 +237,14 @@ def out_problem(out: Path | None, split: str, existing: str) -> str | None:
             "append to it (--append, a2a_existing=append) or overwrite it "
             "(--force, a2a_existing=overwrite)"
         )
+    return None
+
+
+def _damage(path: Path) -> str | None:
+    try:
+        read_capture(path)
+    except (OSError, ValueError) as exc:
+        return f"cannot append to {path}: {exc}"
     return None
 
 

@@ -18,4 +18,6 @@ if str(_ROOT) not in sys.path:
 
 from recorder.record._addons import recording_addons  # noqa: E402
 
-addons = [recording_addons()]
+_recording = recording_addons()
+_recording.listen()  # for the process's life: mitmdump runs one recording
+addons = [_recording, _recording.audit]

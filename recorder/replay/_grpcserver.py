@@ -16,6 +16,7 @@ grpcio's own options bound the rest: the HTTP/2 handshake (`read_timeout`), an i
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from collections.abc import AsyncIterator
 from functools import partial
@@ -23,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from recorder._background import host_port
+from recorder._background import GRPC_SERVER_OPTIONS, host_port
 from recorder.protocol._grpc import grpc_method
 from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
@@ -127,14 +128,21 @@ async def start_grpc_server(
 ) -> tuple[grpc.aio.Server, int]:
     """Start the gRPC replay server in the running loop; returns it and its bound port."""
     options = [
+        *GRPC_SERVER_OPTIONS,
         ("grpc.max_receive_message_length", limits.max_body_bytes),
         ("grpc.server_handshake_timeout_ms", int(limits.read_timeout * 1000)),
         ("grpc.max_connection_idle_ms", int(limits.idle_timeout * 1000)),
     ]
     server = grpc.aio.server(options=options)
     server.add_generic_rpc_handlers((GrpcReplayHandler(service, deliverer, timing, limits),))
-    bound = server.add_insecure_port(host_port(host, port))
-    if not bound:
-        raise OSError(f"cannot bind the gRPC replay port {host}:{port}")
+    where = host_port(host, port)
+    try:
+        bound = server.add_insecure_port(where)
+    except RuntimeError:  # grpcio's "Failed to bind to address ..."
+        bound = 0
+    if not bound:  # older grpcio says so with 0
+        raise OSError(
+            errno.EADDRINUSE, f"cannot listen for gRPC on {where}: in use or not available"
+        )
     await server.start()
     return server, int(bound)

@@ -105,7 +105,7 @@ def request_value(
         value["path"] = _path_ids(request.target, classification)
         query = query_of(request.target)
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
-    if classification.operation is None and classification.method:
+    if not classification.is_known and classification.method:
         value["method"] = classification.method  # two unknown methods are two requests
     value["body"] = body_value(request, classification, document)
     return value

@@ -4,32 +4,52 @@ Users of WireMock and mockttp verify their client by asking the fake server what
 `Journal.requests` holds each live request as received, with its classification, the
 provenance of every id in it, and the recorded exchange that answered it (or the miss);
 `Journal.deliveries` holds each push delivery made to a client's webhook with the webhook's
-answer.  Both are bounded (the oldest entries go first) and are read as tuples of frozen
-values, so a test thread can read them while the server appends.  `as_json()` is what
-`GET /__a2a_recorder/requests` serves, for tests in other languages.
+answer.  Both are read as tuples of frozen values, so a test thread can read them while the
+server appends.
 
     entry = replayer.journal.requests[-1]
     assert entry.request.header("a2a-version") == "1.0"
     assert entry.outcome == "served" and entry.exchange == 4
     assert replayer.journal.deliveries[0].status == 200
+
+Invariants:
+
+- **Bounded by count and by bytes.**  At most `limit` entries of each kind (the oldest go
+  first), and at most `max_bytes` of their heads and bodies together: past that, the oldest
+  bodies are cut to their first `KEPT_BODY` bytes (noted on the entry: `body truncated: ...`)
+  before any head is dropped.  A client that sends 1 MiB bodies for ever thus costs the
+  journal `max_bytes`, not its whole history.
+- **What is served is redacted.**  In-process readers get the requests as received (a test
+  may check the credentials its client sent).  What leaves the process, `as_json()` (what
+  `GET /__a2a_recorder/requests` serves) and the report's lines (`line`), goes through a
+  `Redactor` with the recorder's rules, what the captures say was redacted when they were
+  recorded, and the API keys their cards declare (`replay_rules`); `Rules(keep_secrets=True)`
+  turns that off.  Each redacted entry notes what was redacted in it.
+
+Entries are frozen dataclasses with defaults after `number`'s required fields, so a field added
+later (and its key in `_request_json`) changes nothing else.
 """
 
 from __future__ import annotations
 
 import base64
 import itertools
+import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol, Self
 
-from recorder.capture import Headers, Request
-from recorder.protocol import Classification
+from recorder.capture import Capture, Headers, Request
+from recorder.protocol import AGENT_CARD, Classification, find_card
+from recorder.redaction import NO_RULES, REDACTED_NOTE, Redactor, Rules
 from recorder.replay._ids import Provenance, Slot
 
 MAX_ENTRIES = 10_000
+MAX_BYTES = 64 << 20
+KEPT_BODY = 1024  # bytes of a truncated body that stay
 Outcome = Literal["served", "miss", "refused"]
 
 
@@ -63,11 +83,25 @@ class JournalRequest:
     detail: str | None = None  # the miss or refusal, in words
     status: int | None = None  # the HTTP status or gRPC code answered
     seen: tuple[tuple[Slot, Provenance, str | None], ...] = ()  # what `ids` is made of
+    notes: tuple[str, ...] = ()  # what the journal did to it: truncated, redacted
 
     @property
     def ids(self) -> tuple[SeenId, ...]:
         """Each id in the request: where, its provenance, the recorded id it stood for."""
         return tuple(SeenId(s.location, s.value, p, r, s.segment) for s, p, r in self.seen)
+
+    def sizes(self) -> tuple[int, int]:
+        """(head, body) bytes, as the journal counts them."""
+        r = self.request
+        head = len(r.target) + _headers_size(r.headers) + len(self.detail or "")
+        body = len(r.body) + sum(len(m.json or "") + len(m.raw or b"") for m in r.messages)
+        return head, body
+
+    def truncated(self, why: str) -> Self:
+        _, body = self.sizes()
+        request = replace(self.request, body=self.request.body[:KEPT_BODY], messages=())
+        kept = len(request.body)
+        return replace(self, request=request, notes=(*self.notes, _cut_note(kept, body, why)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,55 +115,241 @@ class JournalDelivery:
     status: int | None = None  # the webhook's answer, None when it gave none
     response: bytes = b""
     error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def sizes(self) -> tuple[int, int]:
+        head = len(self.url or "") + _headers_size(self.headers) + len(self.error or "")
+        return head, len(self.body) + len(self.response)
+
+    def truncated(self, why: str) -> Self:
+        _, size = self.sizes()
+        body, response = self.body[:KEPT_BODY], self.response[:KEPT_BODY]
+        note = _cut_note(len(body) + len(response), size, why)
+        return replace(self, body=body, response=response, notes=(*self.notes, note))
+
+
+Entry = JournalRequest | JournalDelivery
+
+
+class _Weighed(Protocol):
+    def sizes(self) -> tuple[int, int]: ...
+
+    def truncated(self, why: str) -> Self: ...
+
+
+class _Log[E: _Weighed]:
+    """One kind of entry, oldest first, with the bytes they hold and how many of the oldest
+    have their bodies cut already (`cut`)."""
+
+    def __init__(self) -> None:
+        self.entries: deque[E] = deque()
+        self.sizes: deque[tuple[int, int]] = deque()  # each entry's (head, body) bytes
+        self.heads = 0
+        self.bodies = 0
+        self.cut = 0
+
+    def append(self, entry: E) -> None:
+        head, body = entry.sizes()
+        self.entries.append(entry)
+        self.sizes.append((head, body))
+        self.heads += head
+        self.bodies += body
+
+    def drop_oldest(self) -> None:
+        self.entries.popleft()
+        head, body = self.sizes.popleft()
+        self.heads -= head
+        self.bodies -= body
+        self.cut = max(0, self.cut - 1)
+
+    def cut_oldest_body(self, why: str) -> None:
+        """Truncate the body of the oldest entry whose body is whole."""
+        head, before = self.sizes[self.cut]
+        if before > KEPT_BODY:
+            shorter = self.entries[self.cut].truncated(why)
+            after = shorter.sizes()[1]
+            self.entries[self.cut] = shorter
+            self.sizes[self.cut] = (head, after)
+            self.bodies += after - before
+        self.cut += 1
+
+    def whole_bodies(self) -> int:
+        """Body bytes that cutting could still free (roughly: a cut keeps KEPT_BODY)."""
+        return self.bodies if self.cut < len(self.entries) else 0
 
 
 class Journal:
     """Bounded logs of requests and deliveries (appended from the server's loop)."""
 
-    def __init__(self, limit: int = MAX_ENTRIES) -> None:
-        self._requests: deque[JournalRequest] = deque(maxlen=limit)
-        self._deliveries: deque[JournalDelivery] = deque(maxlen=limit)
+    def __init__(
+        self, limit: int = MAX_ENTRIES, *, max_bytes: int = MAX_BYTES, rules: Rules = NO_RULES
+    ) -> None:
+        self.limit = limit
+        self.max_bytes = max_bytes
+        self.rules = rules
+        self._requests: _Log[JournalRequest] = _Log()
+        self._deliveries: _Log[JournalDelivery] = _Log()
         self._numbers = itertools.count(1)
         self._delivery_numbers = itertools.count(1)
         self._lock = threading.Lock()
+        self._live = Redactor(rules, max_secrets=limit)  # for report lines: learns from each
 
     @property
     def requests(self) -> tuple[JournalRequest, ...]:
         with self._lock:
-            return tuple(self._requests)
+            return tuple(self._requests.entries)
 
     @property
     def deliveries(self) -> tuple[JournalDelivery, ...]:
         with self._lock:
-            return tuple(self._deliveries)
+            return tuple(self._deliveries.entries)
+
+    @property
+    def size(self) -> int:
+        """The bytes the journal counts against `max_bytes`."""
+        with self._lock:
+            return sum(log.heads + log.bodies for log in (self._requests, self._deliveries))
 
     def next_number(self) -> int:
         return next(self._numbers)
 
     def add_request(self, entry: JournalRequest) -> None:
         with self._lock:
-            self._requests.append(entry)
+            self._add(self._requests, entry)
 
     def add_delivery(self, **fields: Any) -> JournalDelivery:
         entry = JournalDelivery(number=next(self._delivery_numbers), **fields)
         with self._lock:
-            self._deliveries.append(entry)
+            self._add(self._deliveries, entry)
         return entry
 
     def clear(self) -> None:
         with self._lock:
-            self._requests.clear()
-            self._deliveries.clear()
+            self._requests, self._deliveries = _Log(), _Log()
+
+    def _add[E: _Weighed](self, log: _Log[E], entry: E) -> None:
+        if len(log.entries) >= self.limit:
+            log.drop_oldest()
+        log.append(entry)
+        self._bound()
+
+    def _bound(self) -> None:
+        """Cut the oldest bodies, then drop the oldest entries, until within `max_bytes`."""
+        logs: tuple[_Log[Any], ...] = (self._requests, self._deliveries)
+        why = f"the journal keeps {self.max_bytes:,} bytes"
+        while sum(log.heads + log.bodies for log in logs) > self.max_bytes:
+            fullest = max(logs, key=_Log.whole_bodies)
+            if fullest.whole_bodies() > 0:
+                fullest.cut_oldest_body(why)
+                continue
+            longest = max(logs, key=lambda log: log.heads + log.bodies)
+            if len(longest.entries) <= 1:
+                return  # one head larger than the bound: kept, it is what was received
+            longest.drop_oldest()
+
+    # -- what leaves the process -----------------------------------------------------------
+
+    def line(self, request: Request, text: str) -> str:
+        """A report line `METHOD target: text`, redacted."""
+        with self._lock:
+            if self.rules.keep_secrets:
+                return f"{request.method} {_printable(request.target)}: {text}"
+            self._live.learn_head(request.headers, request.target)
+            self._live.body(request.body)  # learns push-config secrets
+            target = self._live.target(request.target)
+            return f"{request.method} {_printable(target)}: {self._live.text(text)}"
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "requests": [_request_json(r) for r in self.requests],
-            "deliveries": [_delivery_json(d) for d in self.deliveries],
-        }
+        """The journal as `GET /__a2a_recorder/requests` serves it (redacted)."""
+        return json.loads(b"".join(self.json_chunks()))  # type: ignore[no-any-return]
+
+    def json_chunks(self) -> Iterator[bytes]:
+        """`as_json()` rendered, an entry per chunk (so a large journal is never held twice)."""
+        requests, deliveries = self.requests, self.deliveries
+        redactor = None if self.rules.keep_secrets else _learnt(self.rules, requests, deliveries)
+        yield b'{"requests":['
+        yield from _joined(_request_json(_shown(e, redactor)) for e in requests)
+        yield b'],"deliveries":['
+        yield from _joined(_delivery_json(_shown_delivery(d, redactor)) for d in deliveries)
+        yield b"]}"
 
 
 def now() -> float:
     return time.time()
+
+
+def replay_rules(captures: Sequence[Capture], rules: Rules = NO_RULES) -> Rules:
+    """`rules` plus what the captures say: the names redacted when they were recorded
+    (`Capture.redacted`: headers and `query:` parameters) and their cards' API keys."""
+    headers, params = list(rules.headers), list(rules.params)
+    for capture in captures:
+        for name in capture.redacted:
+            if name.startswith("query:"):
+                params.append(name.removeprefix("query:"))
+            elif "." not in name and name != "token":
+                headers.append(name)
+    found = Rules(tuple(headers), tuple(params), rules.cards, rules.keep_secrets)
+    for capture in captures:
+        for exchange in capture.exchanges:
+            if exchange.classification.operation == AGENT_CARD and exchange.response:
+                card = find_card(exchange.response.body, exchange.classification)
+                if card is not None:
+                    found = found.with_card(card)
+    return found
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _learnt(
+    rules: Rules, requests: Iterable[JournalRequest], deliveries: Iterable[JournalDelivery]
+) -> Redactor:
+    """A redactor that has seen every entry's secrets, so each is swept from all of them."""
+    redactor = Redactor(rules)
+    for entry in requests:
+        redactor.request(entry.request)
+    for delivery in deliveries:
+        redactor.learn_head(delivery.headers)
+        redactor.body(delivery.body)
+    redactor.take_hits()
+    return redactor
+
+
+def _shown(entry: JournalRequest, redactor: Redactor | None) -> JournalRequest:
+    if redactor is None:
+        return entry
+    request = redactor.request(entry.request)
+    detail = redactor.text(entry.detail) if entry.detail else entry.detail
+    seen = tuple(
+        (replace(slot, value=redactor.value(slot.value)), provenance, recorded)
+        for slot, provenance, recorded in entry.seen
+    )
+    notes = _hit_notes(entry, redactor)
+    return replace(entry, request=request, detail=detail, seen=seen, notes=notes)
+
+
+def _shown_delivery(entry: JournalDelivery, redactor: Redactor | None) -> JournalDelivery:
+    if redactor is None:
+        return entry
+    return replace(
+        entry,
+        url=redactor.text(entry.url) if entry.url else entry.url,
+        headers=redactor.headers(entry.headers),
+        body=redactor.body(entry.body),
+        response=redactor.body(entry.response),
+        error=redactor.text(entry.error) if entry.error else entry.error,
+        notes=_hit_notes(entry, redactor),
+    )
+
+
+def _hit_notes(entry: Entry, redactor: Redactor) -> tuple[str, ...]:
+    hits = redactor.take_hits()
+    return (*entry.notes, f"{REDACTED_NOTE}{', '.join(hits)}") if hits else entry.notes
+
+
+def _joined(documents: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    for n, document in enumerate(documents):
+        yield (b"," if n else b"") + json.dumps(document, ensure_ascii=False).encode()
 
 
 def _request_json(entry: JournalRequest) -> dict[str, Any]:
@@ -143,7 +363,7 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
         "target": _text(request.target),
         "headers": _headers(request.headers),
         **_body(request.body),
-        "messages": [m.json if m.json is not None else None for m in request.messages],
+        "messages": [_text(m.json) if m.json is not None else None for m in request.messages],
         "binding": c.binding.value if c.binding else None,
         "operation": c.operation,
         "ids": [
@@ -158,8 +378,9 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
         "outcome": entry.outcome,
         "exchange": entry.exchange,
         "session": entry.session,
-        "detail": entry.detail,
+        "detail": _text(entry.detail) if entry.detail else entry.detail,
         "status": entry.status,
+        "notes": list(entry.notes),
     }
 
 
@@ -174,6 +395,7 @@ def _delivery_json(entry: JournalDelivery) -> dict[str, Any]:
         "status": entry.status,
         "response": _body(entry.response),
         "error": entry.error,
+        "notes": list(entry.notes),
     }
 
 
@@ -182,8 +404,15 @@ def _text(value: str) -> str:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_printable = _text
+
+
 def _headers(headers: Iterable[tuple[str, str]]) -> list[list[str]]:
     return [[_text(k), _text(v)] for k, v in headers]
+
+
+def _headers_size(headers: Headers) -> int:
+    return sum(len(k) + len(v) for k, v in headers)
 
 
 def _body(body: bytes) -> dict[str, str]:
@@ -191,3 +420,7 @@ def _body(body: bytes) -> dict[str, str]:
         return {"body": body.decode("utf-8")}
     except UnicodeDecodeError:
         return {"body_base64": base64.b64encode(body).decode()}
+
+
+def _cut_note(kept: int, size: int, why: str) -> str:
+    return f"body truncated: {kept:,} of {size:,} bytes kept ({why})"

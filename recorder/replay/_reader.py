@@ -34,6 +34,7 @@ from recorder.protocol import (
     operation_by_jsonrpc_method,
     parse_json,
 )
+from recorder.redaction import Masker
 from recorder.replay._ids import Json, Slot, find_slots, positions_of, request_value, snake_case
 
 CACHE_SIZE = 4096
@@ -57,14 +58,22 @@ class Reading:
 
 
 class RequestReader:
-    def __init__(self, interfaces: Sequence[Interface], secret_params: frozenset[str]) -> None:
+    def __init__(
+        self,
+        interfaces: Sequence[Interface],
+        secret_params: frozenset[str],
+        masker: Masker | None = None,
+    ) -> None:
         self.interfaces = tuple(interfaces)
         self.secret_params = secret_params
+        self.masker = masker  # see `Script.masker`
         self._same = functools.lru_cache(maxsize=CACHE_SIZE)(self._read)
         self._jsonrpc: OrderedDict[tuple[object, ...], Classification] = OrderedDict()
         self._said: OrderedDict[tuple[object, ...], Parsed] = OrderedDict()
 
     def read(self, request: Request) -> Reading:
+        if self.masker is not None:
+            self.masker.learn(request)
         # Only bodiless requests (REST reads, gRPC calls) repeat byte for byte; a JSON body
         # has a fresh id every time, and remembering it would only cost.
         return self._read(request) if request.body else self._same(request)
@@ -102,7 +111,10 @@ class RequestReader:
         if c is None:
             c = classify(request, interfaces=self.interfaces)
         value = request_value(request, c, self.secret_params, document)
-        return Parsed(c, value, tuple(find_slots(value, positions_of(c))))
+        slots = tuple(find_slots(value, positions_of(c)))
+        if self.masker is not None:  # after the slots: they keep the live values
+            value = self.masker.value(value)
+        return Parsed(c, value, slots)
 
     def _jsonrpc_classification(
         self, request: Request, headers: Mapping[str, str], document: Json

@@ -10,9 +10,10 @@ from typing import Self
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder.capture import Capture
 from recorder.protocol import Binding
+from recorder.redaction import NO_RULES, Rules
 from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcserver import start_grpc_server
-from recorder.replay._journal import Journal
+from recorder.replay._journal import MAX_BYTES, Journal
 from recorder.replay._limits import Limits
 from recorder.replay._report import Report
 from recorder.replay._server import ReplayApp
@@ -34,7 +35,10 @@ class Replayer:
 
     `.report` is what `--strict` checks; `.journal` holds every request received and every
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
-    times and request sizes; `max_sessions` how many client sessions are remembered.
+    times and request sizes; `max_sessions` how many client sessions are remembered;
+    `journal_bytes` the bytes the journal keeps.  What the replayer serves about itself (the
+    journal, the report) is redacted with the recorder's rules, what the captures say was
+    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).
     """
 
     def __init__(
@@ -48,10 +52,17 @@ class Replayer:
         grpc_port: int | None = None,
         limits: Limits = DEFAULT_LIMITS,
         max_sessions: int = MAX_SESSIONS,
+        redaction: Rules = NO_RULES,
+        journal_bytes: int = MAX_BYTES,
     ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
-        self.service = ReplayService(captures, max_sessions=max_sessions)
+        self.service = ReplayService(
+            captures,
+            max_sessions=max_sessions,
+            redaction=redaction,
+            journal_bytes=journal_bytes,
+        )
         self.deliverer = Deliverer(self.service, self.timing)
         self.app = ReplayApp(self.service, self.deliverer, timing=self.timing, on_miss=on_miss)
         self._sock: socket.socket = bind_socket(host, port)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from recorder._gcpause import collector_paused
-from recorder.capture import Capture, Exchange, Response
+from recorder.capture import Capture, Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
     LISTINGS,
@@ -37,6 +37,7 @@ from recorder.protocol import (
     event_data,
     parse_json,
 )
+from recorder.redaction import Masker
 from recorder.replay._ids import (
     Json,
     Key,
@@ -109,6 +110,9 @@ class Script:
     deliveries: dict[int, tuple[Exchange, ...]] = field(default_factory=dict)  # by step index
     listed: dict[int, frozenset[str]] = field(default_factory=dict)  # ids a listing names
     secret_params: frozenset[str] = frozenset()
+    # Set when a recorded request holds a redaction placeholder: values are then compared
+    # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
+    masker: Masker | None = None
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
         """Steps with this key, in script order; those recorded with the same A2A-Version first.
@@ -128,7 +132,10 @@ class Script:
 
 def load_script(captures: Sequence[Capture]) -> Script:
     exchanges = [e for capture in captures for e in capture.exchanges]
-    script = Script(secret_params=redacted_params(e.request for e in exchanges))
+    script = Script(
+        secret_params=redacted_params(e.request for e in exchanges),
+        masker=Masker() if any(_holds_placeholder(e.request) for e in exchanges) else None,
+    )
     with collector_paused():  # see recorder._gcpause
         for capture in captures:
             _Loader(script).load(capture.exchanges)
@@ -200,6 +207,8 @@ class _Loader:
         c = exchange.classification
         value = request_value(exchange.request, c, self.script.secret_params)
         slots = find_slots(value, positions_of(c))
+        if self.script.masker is not None:  # after the slots: they keep their own values
+            value = self.script.masker.value(value)
         recorded = [RecordedSlot(s, self._provenance(s, success)) for s in slots]
         for r in recorded:
             self.last_naming[r.slot.value] = index
@@ -229,6 +238,13 @@ class _Loader:
         if slot.role is IdRole.REFERENCE:
             return Provenance.FIXED if success else Provenance.UNKNOWN
         return Provenance.OWN
+
+
+def _holds_placeholder(request: Request) -> bool:
+    """Whether a recorded request's body or gRPC messages hold a redaction placeholder."""
+    return b"<redacted:" in request.body or any(
+        "<redacted:" in (m.json or "") for m in request.messages
+    )
 
 
 def _next_rank(script: Script) -> int:

@@ -3,22 +3,26 @@
 An HTTP request becomes a capture `Request` (path and header bytes read as UTF-8 with
 surrogate escapes, as the recorder reads them), `ReplayService.handle` decides, and the
 answer's status, headers, body or paced SSE events go back out.  Push deliveries go through
-the `Deliverer`.  Besides A2A it serves the admin endpoints:
+the `Deliverer`.  Besides A2A it serves the admin endpoints, redacted (see `_journal`):
 
     GET /__a2a_recorder/report     what `--strict` checks (JSON)
     GET /__a2a_recorder/requests   the request journal (JSON)
+
+Only `GET` on those exact paths; any other request, under `/__a2a_recorder` or not, goes to
+the service like every request (and is a miss unless the capture holds it).
 
 With `on_miss` (a URL), a request the capture cannot answer is forwarded there instead.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import http
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -32,6 +36,12 @@ from recorder.replay._timing import Pacer, Timing
 log = logging.getLogger("a2a_recorder.replay")
 
 ADMIN_PREFIX = "/__a2a_recorder"
+JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"
+REPORT_PATH = f"{ADMIN_PREFIX}/report"
+# Only `GET` on these exact paths is the replayer's own: anything else, under the prefix or
+# not, is a request like any other (answered from the capture, or a miss).
+ADMIN_PATHS = frozenset({JOURNAL_PATH, REPORT_PATH})
+JSON_HEADERS = [(b"content-type", b"application/json")]
 FORWARD_DROPPED = frozenset(
     {"content-length", "transfer-encoding", "content-encoding", "connection"}
 )
@@ -68,7 +78,7 @@ class ReplayApp:
             request = await read_request(scope, receive)
         except Disconnected:
             return
-        if request.target.startswith(ADMIN_PREFIX):
+        if request.method == "GET" and request.target.partition("?")[0] in ADMIN_PATHS:
             await self._admin(send, request.target)
             return
         outcome = self.service.handle(request, Client.at(scope.get("client")))
@@ -92,13 +102,16 @@ class ReplayApp:
             self.deliverer.after(outcome)
 
     async def _admin(self, send: Send, target: str) -> None:
-        path = target.partition("?")[0]
-        if path == f"{ADMIN_PREFIX}/requests":
-            body = self.service.journal.as_json()
+        if target.partition("?")[0] == JOURNAL_PATH:
+            chunks: Iterator[bytes] = self.service.journal.json_chunks()
         else:
-            body = self.service.report.as_json()
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        await self._send(send, HttpAnswer(200, "OK", (("content-type", "application/json"),), data))
+            chunks = iter((json.dumps(self.service.report.as_json(), ensure_ascii=False).encode(),))
+        await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
+        # One journal entry at a time, so that a large journal is never held twice, each
+        # redacted on a worker thread, so that replay goes on meanwhile.
+        while (chunk := await asyncio.to_thread(next, chunks, b"")) != b"":
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
 
     async def _send(self, send: Send, reply: HttpAnswer) -> None:
         headers = list(_encoded(reply.headers))

@@ -62,6 +62,7 @@ from recorder.protocol import (
     rewrite_card,
     rewrite_grpc_interfaces,
 )
+from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._grpcanswer import GrpcAnswer, grpc_answer
 from recorder.replay._ids import (
     Json,
@@ -72,7 +73,14 @@ from recorder.replay._ids import (
     shape,
     token,
 )
-from recorder.replay._journal import Journal, JournalRequest, Outcome, now
+from recorder.replay._journal import (
+    MAX_BYTES,
+    Journal,
+    JournalRequest,
+    Outcome,
+    now,
+    replay_rules,
+)
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
 from recorder.replay._reader import Parsed, RequestReader
 from recorder.replay._report import Report
@@ -171,13 +179,16 @@ class ReplayService:
         *,
         max_sessions: int = MAX_SESSIONS,
         journal_limit: int = 10_000,
+        journal_bytes: int = MAX_BYTES,
+        redaction: Rules = NO_RULES,
         deliver: bool = True,
     ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
         self.script: Script = load_script(captures)
         self.sessions = Sessions(max_sessions)
         self.report = Report(self.script)
-        self.journal = Journal(journal_limit)
+        rules = replay_rules(captures, redaction)
+        self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
         self.deliver = deliver
         self.interfaces = _interfaces(exchanges)
         self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
@@ -189,7 +200,8 @@ class ReplayService:
         self.base_url = ""
         self.grpc_target: str | None = None
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
-        self.reader = RequestReader(self.interfaces, self.script.secret_params)
+        masker = Masker(rules) if self.script.masker is not None else None
+        self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
         self._keys: OrderedDict[tuple[object, ...], Key] = OrderedDict()
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
@@ -439,7 +451,7 @@ class ReplayService:
         found = nearest(c, _shape_of(live.key), same, others)
         answer = miss_answer(found, live.jsonrpc_id, grpc=bool(request.messages))
         text = found.describe()
-        self.report.missed(f"{request.method} {_printable(request.target)}: {text}")
+        self.report.missed(self.journal.line(request, text))
         number = self._log(request, client, live, "miss", None, live.session, answer, text)
         return Miss(answer, found, number)
 
@@ -489,10 +501,6 @@ def _extras(session: Session | None, live: _Live, step: Step) -> tuple[tuple[str
 
 def _shape_of(key: Key) -> Json:
     return parse_json(key[2])
-
-
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _delivery_url(request: Request) -> str:

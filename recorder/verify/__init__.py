@@ -17,22 +17,30 @@ Layers, pure first:
 - `_outgoing`: a recorded request with live ids and credentials put in, ready to send;
   `_secrets`: the credentials for redacted headers and parameters;
 - `_result`, `_report`: the result and its reports; `_config`: verify.toml;
+- `_baseline`: drift as baseline entries, and a result less what a baseline accepts;
+  `_learn`: the paths that differ between runs (a noisy agent's noise), `_learnt`: writing
+  them into verify.toml; `_trials`: K runs, a pass rate per exchange;
 - shells: `_schedule` (runs a plan over a transport, asyncio), `_send` (HTTP and gRPC),
-  `_webhook` (verify's own webhook), `_run` (the recorder and the diff), `_command` (the CLI).
+  `_webhook` (verify's own webhook), `_run` (the recorder and the diff), `_modes` (once,
+  --learn, --trials), `_command` (the CLI).
 
 Errors: `VerifyError(RuntimeError)` when verify cannot run (exit 2); `ConfigError(ValueError)`
 for settings that cannot be used; `PlaceholderError(ValueError)` for a redacted secret that
 would reach the agent.
 """
 
+from recorder.verify._baseline import accept, baseline_items
 from recorder.verify._command import verify_command
 from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
+from recorder.verify._learn import Learning, Learnt, learn, pattern_of
+from recorder.verify._learnt import learnt_table, with_learnt
 from recorder.verify._live import LiveIds, pair_ids, poll_states
 from recorder.verify._plan import Plan, Send, Skipped, make_plan
 from recorder.verify._report import (
     FORMATS,
     render_html,
     render_json,
+    render_junit_report,
     render_markdown,
     render_text,
     report,
@@ -48,6 +56,7 @@ from recorder.verify._result import (
 )
 from recorder.verify._run import Options, verify_async, verify_capture
 from recorder.verify._secrets import Credentials, PlaceholderError, missing_credentials
+from recorder.verify._trials import TRIALS_FORMATS, ExchangeRate, Trials, trials_report
 
 __all__ = [
     "ConfigError",
@@ -55,8 +64,11 @@ __all__ = [
     "EXIT_DRIFT",
     "EXIT_ERROR",
     "EXIT_SAME",
+    "ExchangeRate",
     "FORMATS",
     "Latency",
+    "Learning",
+    "Learnt",
     "LiveIds",
     "NotSent",
     "Options",
@@ -64,21 +76,31 @@ __all__ = [
     "Plan",
     "Send",
     "Skipped",
+    "TRIALS_FORMATS",
+    "Trials",
     "VerifyConfig",
     "VerifyError",
     "VerifyResult",
+    "accept",
+    "baseline_items",
     "find_config",
+    "learn",
+    "learnt_table",
     "load_config",
     "make_plan",
     "missing_credentials",
     "pair_ids",
+    "pattern_of",
     "poll_states",
     "render_html",
     "render_json",
+    "render_junit_report",
     "render_markdown",
     "render_text",
     "report",
+    "trials_report",
     "verify_async",
     "verify_capture",
     "verify_command",
+    "with_learnt",
 ]

@@ -5,15 +5,21 @@ pytest plugin): the first directory holding a `verify.toml`, or a `pyproject.tom
 `[tool.a2a-recorder.verify]` table, wins.  The format (the same keys in both places)::
 
     ignore = ["header:etag", "body.result.metadata"]   # the diff's --ignore patterns
+    compare = ["shape:$.result.artifacts"]             # the diff's --compare settings
     timeout = 20                                       # seconds per exchange and wait
     max-slowdown = 3.0                                 # fail beyond 3x the recorded time
 
     [captures."grpc/*.http"]                           # more for the captures matching a
     ignore = ["trailer:grpc-message"]                  # glob, relative to this file
+    compare = ["shape:events[*].data"]
 
-What the command line says comes on top: `--ignore` adds patterns, `--timeout` and
+    [learnt."captures/llm.http"]                       # written by `verify --learn`: the
+    ignore = ["body.result.artifacts[0].parts[0].text"]  # noise of one capture (its path)
+
+What the command line says comes on top: `--ignore` and `--compare` add, `--timeout` and
 `--max-slowdown` replace the file's.  An unknown key, a pattern the diff does not know, or a
-value of the wrong type is a `ConfigError` naming the file.
+value of the wrong type is a `ConfigError` naming the file.  `learnt` tables belong to
+`verify --learn` (`_learnt`), which rewrites them; the rest of the file is the user's.
 """
 
 from __future__ import annotations
@@ -25,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recorder.diff import parse_ignores
+from recorder.diff import parse_compare, parse_ignores
 
 CONFIG_NAME = "verify.toml"
 PYPROJECT = "pyproject.toml"
-KEYS = ("ignore", "timeout", "max-slowdown", "captures")
+KEYS = ("ignore", "compare", "timeout", "max-slowdown", "captures", "learnt")
+GLOB_KEYS = ("ignore", "compare")
 
 
 class ConfigError(ValueError):
@@ -43,16 +50,32 @@ class VerifyConfig:
     timeout: float | None = None
     max_slowdown: float | None = None
     captures: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, more ignores)
+    compare: tuple[str, ...] = ()
+    capture_compares: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, more compares)
+    learnt: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (capture path, learnt ignores)
 
-    def ignores_for(self, capture: Path) -> tuple[str, ...]:
-        """The file's ignores for one capture: the standing ones, then its globs'."""
-        found = list(self.ignore)
-        if self.path is not None:
-            name = _relative(capture, self.path.parent)
-            for glob, more in self.captures:
-                if fnmatch.fnmatch(name, glob):
-                    found += more
+    def ignores_for(self, capture: Path, *, learnt: bool = True) -> tuple[str, ...]:
+        """The file's ignores for one capture: the standing ones, its globs', then (unless
+        `learnt` is False) what `verify --learn` learnt for it."""
+        found = list(self.ignore) + self._matching(capture, self.captures)
+        if learnt and self.path is not None:
+            key = self.key_of(capture)
+            found += [p for name, more in self.learnt if name == key for p in more]
         return tuple(found)
+
+    def compares_for(self, capture: Path) -> tuple[str, ...]:
+        """The file's `--compare` settings for one capture: the standing ones, its globs'."""
+        return tuple(self.compare) + tuple(self._matching(capture, self.capture_compares))
+
+    def key_of(self, capture: Path) -> str:
+        """How this file names `capture`: its path relative to the file's folder."""
+        return _relative(capture, self.path.parent) if self.path is not None else capture.as_posix()
+
+    def _matching(self, capture: Path, table: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+        if self.path is None:
+            return []
+        name = self.key_of(capture)
+        return [p for glob, more in table if fnmatch.fnmatch(name, glob) for p in more]
 
 
 def _relative(capture: Path, root: Path) -> str:
@@ -98,32 +121,52 @@ def parse_config(table: Mapping[str, Any], path: Path | None = None) -> VerifyCo
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}; expected {', '.join(KEYS)}")
-    captures = table.get("captures", {})
-    if not isinstance(captures, Mapping):
-        raise ConfigError(f"{where}: captures must be a table of globs")
+    captures = _tables(table, "captures", where, GLOB_KEYS)
+    learnt = _tables(table, "learnt", where, ("ignore",))
     return VerifyConfig(
         path,
         _ignores(table.get("ignore", []), where, "ignore"),
         _number(table.get("timeout"), where, "timeout"),
         _number(table.get("max-slowdown"), where, "max-slowdown"),
-        tuple(
-            (
-                glob,
-                _ignores(
-                    _glob_table(more, where, glob).get("ignore", []),
-                    where,
-                    f"captures.{glob!r}.ignore",
-                ),
-            )
-            for glob, more in captures.items()
-        ),
+        _per(captures, "ignore", where, "captures", _ignores),
+        _compares(table.get("compare", []), where, "compare"),
+        _per(captures, "compare", where, "captures", _compares),
+        _per(learnt, "ignore", where, "learnt", _ignores),
     )
 
 
-def _glob_table(value: Any, where: str, glob: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping) or set(value) - {"ignore"}:
-        raise ConfigError(f"{where}: captures.{glob!r} takes only ignore = [...]")
-    return value
+def _tables(
+    table: Mapping[str, Any], key: str, where: str, allowed: tuple[str, ...]
+) -> Mapping[str, Mapping[str, Any]]:
+    """`[key."name"]` tables, each holding only `allowed` keys."""
+    found = table.get(key, {})
+    if not isinstance(found, Mapping):
+        raise ConfigError(f"{where}: {key} must be a table of tables")
+    for name, value in found.items():
+        if not isinstance(value, Mapping) or set(value) - set(allowed):
+            takes = " and ".join(f"{a} = [...]" for a in allowed)
+            raise ConfigError(f"{where}: {key}.{name!r} takes only {takes}")
+    return found
+
+
+def _per(
+    tables: Mapping[str, Mapping[str, Any]], field: str, where: str, key: str, check: Any
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(
+        (name, check(value.get(field, []), where, f"{key}.{name!r}.{field}"))
+        for name, value in tables.items()
+        if field in value
+    )
+
+
+def _compares(value: Any, where: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    try:
+        parse_compare(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {key}: {exc}") from exc
+    return tuple(value)
 
 
 def _ignores(value: Any, where: str, key: str) -> tuple[str, ...]:

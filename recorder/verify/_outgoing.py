@@ -11,7 +11,8 @@ The request goes out as recorded, byte for byte where nothing live replaces it:
   that serves it at `/rpc`;
 - credentials: headers and query parameters the capture holds redacted (`<redacted:N>`) get
   the values the user supplied (`Credentials`); a supplied header replaces the recorded value
-  of that header wherever the recording sent it.
+  of that header wherever the recording sent it, and a body's placeholder that stands for a
+  supplied value gets that value.
 - framing is the client's to redo: `Host`, `Content-Length`, `Transfer-Encoding` and the
   hop-by-hop headers are left to the HTTP client, and a body recorded decoded from gzip or
   deflate is encoded again.
@@ -154,7 +155,7 @@ def http_outgoing(
     target = paths.apply(binding, version, substitute_target(request.target, mapping))
     target = credentials.fill_query(target)
     headers = _headers(request.headers, mapping, credentials)
-    body = substitute_body(request.body, mapping)
+    body = substitute_body(request.body, {**mapping, **credentials.placeholders})
     encoding = (request.header("content-encoding") or "").strip().lower()
     if encoding in ENCODERS and body:
         body = ENCODERS[encoding](body)
@@ -237,7 +238,7 @@ def grpc_outgoing(
     message = request.messages[0] if request.messages else None
     data = b""
     if message is not None and message.json is not None:
-        text = substitute_json_text(message.json, mapping)
+        text = substitute_json_text(message.json, {**mapping, **credentials.placeholders})
         if PLACEHOLDER.search(text):
             raise PlaceholderError("the message", "verify cannot know what it held")
         type_name = message.type_name or (method.input_type if method else "")

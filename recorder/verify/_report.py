@@ -3,8 +3,10 @@
 Each format is the diff's (`recorder.diff`'s renderers, so a drift reads as any diff does),
 followed by what only verify knows: the exchanges it could not send and why, what it did that
 a reader should know (a wait that ran out), the timing of every aligned pair (recorded against
-live, with the factor), and the verdict.  JSON embeds the diff's report object under `diff`;
-the HTML page is the diff's page with verify's sections before its end.
+live, with the factor), the baseline's stale entries, and the verdict.  JSON embeds the diff's
+report object under `diff`; the HTML page is the diff's page with verify's sections before its
+end.  JUnit has one test case, the capture, with one failure per difference (as `diff`'s),
+per request not sent, per exchange slower than allowed, per stale baseline entry.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from recorder.ci import Case, Failure, Suite, render_junit
+from recorder.diff import diff_failures, diff_notes, report_dict
 from recorder.diff import render_html as diff_html
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
-from recorder.diff import report_dict
 from recorder.verify._result import Latency, NotSent, VerifyResult
 
 REPORT_FORMAT = "a2a-recorder-verify"
@@ -60,6 +63,8 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
             "Timing (recorded → live):",
             *(f"  {_timing_line(x, result)}" for x in result.latencies),
         ]
+    if result.stale:
+        out += ["Stale baseline entries (no longer found):", *(f"  {e}" for e in result.stale)]
     out.append(f"Verify: {result.summary()}")
     return "\n".join(out) + "\n"
 
@@ -93,6 +98,8 @@ def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
             for x in result.latencies
         ]
         out.append("")
+    if result.stale:
+        out += ["### Stale baseline entries", "", *(f"- {_md(e)}" for e in result.stale), ""]
     out += [f"**Verify:** {_md(result.summary())}", ""]
     return "\n".join(out)
 
@@ -121,6 +128,18 @@ def report(result: VerifyResult) -> dict[str, Any]:
         "max_slowdown": result.max_slowdown,
         "timing": [_latency(x, result) for x in result.latencies],
         "new_capture": str(result.new_capture) if result.new_capture else None,
+        "baseline": _baseline(result),
+    }
+
+
+def _baseline(result: VerifyResult) -> dict[str, Any] | None:
+    if result.baseline is None:
+        return None
+    return {
+        "file": result.baseline.path,
+        "accepted": result.baseline.accepted,
+        "stale": list(result.baseline.stale),
+        "written": result.baseline.written,
     }
 
 
@@ -162,6 +181,9 @@ def render_html(result: VerifyResult, *, color: bool = False) -> str:
 def _html_sections(result: VerifyResult) -> str:
     e = html.escape
     out = []
+    if result.stale:
+        rows = "".join(f"<li>{e(entry)}</li>" for entry in result.stale)
+        out.append(f"<h2>Stale baseline entries</h2><ul>{rows}</ul>")
     for title, items in (
         ("Not sent", result.not_sent),
         ("Left out (not compared)", result.skipped),
@@ -188,10 +210,37 @@ def _html_sections(result: VerifyResult) -> str:
     return "\n".join(out)
 
 
+# -- JUnit ----------------------------------------------------------------------------------
+
+
+CLASSNAME = "a2a-recorder.verify"
+
+
+def verify_case(result: VerifyResult) -> Case:
+    """The capture as one test case: a failure per drift, the rest as its output."""
+    failures = list(diff_failures(result.diff))
+    failures += [Failure(f"not sent: {_not_sent_line(n)}", "not-sent") for n in result.not_sent]
+    failures += [
+        Failure(f"slower than allowed: {_timing_line(x, result)}", "slow") for x in result.slow
+    ]
+    failures += [Failure(f"stale baseline entry: {e}", "stale") for e in result.stale]
+    notes = [*result.notes, *(f"left out: {_not_sent_line(n)}" for n in result.skipped)]
+    output = "".join(f"{line}\n" for line in notes) + diff_notes(result.diff)
+    return Case(
+        result.capture, CLASSNAME, tuple(failures), output=output + f"Verify: {result.summary()}\n"
+    )
+
+
+def render_junit_report(result: VerifyResult, *, color: bool = False) -> str:
+    suite = Suite("verify", (verify_case(result),), (("agent", result.agent),))
+    return render_junit([suite], "a2a-recorder verify")
+
+
 Renderer = Callable[..., str]
 FORMATS: Mapping[str, Renderer] = {
     "text": render_text,
     "markdown": render_markdown,
     "json": render_json,
     "html": render_html,
+    "junit": render_junit_report,
 }

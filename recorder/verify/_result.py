@@ -1,9 +1,9 @@
 """What a verify run found: the diff of recorded against live, and verify's own facts (pure).
 
 Drift is any of: a difference the diff counts, an exchange that could not be sent because of
-what the agent answered earlier (`NotSent`), or, with `max_slowdown`, an exchange slower than
-that factor.  Exchanges that verify leaves out by design (recorded without a response) are
-`skipped`: they are neither compared nor drift.
+what the agent answered earlier (`NotSent`), with `max_slowdown` an exchange slower than that
+factor, or with a baseline an entry of it that no longer occurs.  Exchanges that verify leaves
+out by design (recorded without a response) are `skipped`: they are neither compared nor drift.
 
 Timing compares the durations the recorder measured, recorded against live, for every pair
 the diff aligned.  A slowdown counts only beyond `SLOWDOWN_FLOOR_US` of added time, the
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recorder.capture import Capture, Exchange
+from recorder.ci import BaselineOutcome
 from recorder.diff import CaptureDiff
 
 SLOWDOWN_FLOOR_US = 50_000
@@ -63,6 +64,8 @@ class VerifyResult:
     notes: tuple[str, ...] = ()  # what verify did that a reader should know
     new_capture: Path | None = None  # kept only with --out
     ids: Mapping[str, str] = field(default_factory=dict)  # recorded id -> live id
+    # With --baseline: what it accepted (left out of `diff` and `not_sent`) and its stale entries.
+    baseline: BaselineOutcome | None = None
 
     @property
     def slow(self) -> tuple[Latency, ...]:
@@ -71,8 +74,12 @@ class VerifyResult:
         return tuple(x for x in self.latencies if x.slower_than(self.max_slowdown))
 
     @property
+    def stale(self) -> tuple[str, ...]:
+        return self.baseline.stale if self.baseline is not None else ()
+
+    @property
     def drift(self) -> bool:
-        return not self.diff.same or bool(self.not_sent) or bool(self.slow)
+        return not self.diff.same or bool(self.not_sent) or bool(self.slow) or bool(self.stale)
 
     @property
     def status(self) -> int:
@@ -84,6 +91,8 @@ class VerifyResult:
             words.append(f"{len(self.not_sent)} not sent")
         if self.max_slowdown is not None:
             words.append(f"{len(self.slow)} slower than ×{self.max_slowdown:g}")
+        if self.baseline is not None:
+            words.append(self.baseline.summary())
         verdict = "drift" if self.drift else "no drift"
         return f"{verdict}: " + ", ".join(words)
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from recorder.capture import Capture, CaptureParseError, read_capture, started_at
-from recorder.diff import diff_captures, parse_ignores
+from recorder.diff import diff_captures, parse_compare, parse_ignores
 from recorder.protocol import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -68,6 +68,7 @@ class Options:
     grpc: str | None = None
     out: Path | None = None
     ignore: Sequence[str] = ()
+    compare: Sequence[str] = ()
     credentials: Credentials = field(default_factory=Credentials)
     timeout: float = 10.0
     max_slowdown: float | None = None
@@ -78,7 +79,8 @@ def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult
     """Play the client side of `capture` against the live agent at `agent`; diff the two.
 
     Options are `Options`'s fields: `grpc` (HOST:PORT; default: the live card's GRPC
-    interface), `out` (keep the new capture there), `ignore` (diff patterns), `credentials`,
+    interface), `out` (keep the new capture there), `ignore` (diff patterns), `compare`
+    (the diff's `shape:PATH` settings), `credentials`,
     `timeout` (seconds per exchange and per wait), `max_slowdown`, `name` (the capture's name
     in the report).  Raises `VerifyError` when verify cannot run.  Blocking: it runs its own
     event loop (in a thread when the caller's loop is running).
@@ -108,9 +110,12 @@ def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult
 async def verify_async(capture: Capture, options: Options) -> VerifyResult:
     try:
         parse_ignores(options.ignore)
+        parse_compare(options.compare)
     except ValueError as exc:
         raise VerifyError(str(exc)) from exc
     plan = make_plan(capture)
+    requests = (step.exchange.request for step in plan.script.steps)
+    options = replace(options, credentials=options.credentials.reading(requests))
     missing = missing_credentials(plan.script.steps, options.credentials)
     if missing:
         raise VerifyError(
@@ -140,6 +145,7 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         recorded,
         new,
         ignore=options.ignore,
+        compare=options.compare,
         collapse_polls=True,
         a_name=options.name,
         b_name=b_name,

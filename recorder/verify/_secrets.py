@@ -13,7 +13,11 @@ environment:
 The command line wins over the environment.  A supplied value replaces the recorded value of
 that header (or parameter) in every request that carried it, redacted or not.  Push-config
 tokens and credentials in bodies need nothing: they are the client's own, and verify makes
-fresh ones (`_live`).  Any other placeholder in a body cannot be filled in.
+fresh ones (`_live`).  A placeholder in a body that also stands in a supplied header or
+parameter is that value (the recorder sweeps a known secret from bodies with the placeholder
+of the header it was first seen in: `Authorization: Bearer <redacted:1>` and `--header
+'Authorization: Bearer s3cret'` make every `<redacted:1>` `s3cret`; `Credentials.reading`).
+Any other placeholder in a body cannot be filled in.
 
 `missing_credentials` lists, before anything is sent, every placeholder that nothing fills.
 """
@@ -22,9 +26,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, unquote, urlencode
 
+from recorder.capture import Request
 from recorder.replay import Provenance, Step
 
 PLACEHOLDER = re.compile(r"<redacted:\d+>")
@@ -47,6 +52,7 @@ class Credentials:
     headers: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # lower -> (name, value)
     params: Mapping[str, str] = field(default_factory=dict)
     environ: Mapping[str, str] = field(default_factory=dict)
+    placeholders: Mapping[str, str] = field(default_factory=dict)  # `<redacted:1>` -> value
 
     @classmethod
     def of(
@@ -87,6 +93,21 @@ class Credentials:
             given if given is not None else self.environ.get(self.environment_name("param", name))
         )
 
+    def reading(self, requests: Iterable[Request]) -> Credentials:
+        """These credentials, and what each placeholder of the recorded headers and query
+        parameters they fill stands for (read off the supplied value)."""
+        found = dict(self.placeholders)
+        for request in requests:
+            for name, value in request.headers:
+                supplied = self.header(name)
+                if supplied is not None and PLACEHOLDER.search(value):
+                    found.update(_read_off(value, supplied))
+            for name, value in parse_qsl(request.target.partition("?")[2], keep_blank_values=True):
+                supplied = self.param(name)
+                if supplied is not None and PLACEHOLDER.search(value):
+                    found.update(_read_off(value, supplied))
+        return replace(self, placeholders=found)
+
     def fill_headers(self, headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
         return tuple(
             (k, supplied if (supplied := self.header(k)) is not None else v) for k, v in headers
@@ -103,9 +124,10 @@ class Credentials:
         return path + sep + urlencode(filled)
 
 
-def missing_credentials(steps: Iterable[Step], credentials: Credentials) -> list[str]:
+def missing_credentials(steps: Sequence[Step], credentials: Credentials) -> list[str]:
     """Every placeholder the steps' requests would send that nothing fills, one line each."""
     found: dict[str, str] = {}
+    credentials = credentials.reading(step.exchange.request for step in steps)
     for step in steps:
         for line in _unfilled(step, credentials):
             found.setdefault(line.partition(":")[2], f"#{step.number}{line}")
@@ -127,6 +149,7 @@ def _unfilled(step: Step, credentials: Credentials) -> Iterable[str]:
                 f"--param {name}=VALUE or {credentials.environment_name('param', name)}"
             )
     fresh = {r.slot.value for r in step.slots if r.provenance is Provenance.FRESH}
+    fresh |= set(credentials.placeholders)
     texts = [request.body.decode("utf-8", "replace"), *(m.json or "" for m in request.messages)]
     for text in texts:
         for placeholder in PLACEHOLDER.findall(unquote(text)):
@@ -135,3 +158,13 @@ def _unfilled(step: Step, credentials: Credentials) -> Iterable[str]:
                     f": the request body holds {placeholder} where the capture redacted a "
                     "secret that is not the client's own; verify cannot know what it was"
                 )
+
+
+def _read_off(template: str, supplied: str) -> dict[str, str]:
+    """What each placeholder of a recorded value stands for in the supplied one
+    (`Bearer <redacted:1>`, `Bearer s3cret` -> {"<redacted:1>": "s3cret"}); nothing when
+    the supplied value does not have the recorded one's shape."""
+    names = PLACEHOLDER.findall(template)
+    pattern = "(.+?)".join(re.escape(text) for text in PLACEHOLDER.split(template))
+    matched = re.fullmatch(pattern, supplied, re.DOTALL)
+    return dict(zip(names, matched.groups(), strict=True)) if matched else {}

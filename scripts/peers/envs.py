@@ -10,7 +10,8 @@ Each environment is pinned (``ENVS``) so a corpus recorded today can be re-recor
 same SDK versions. A stamp file inside each environment records the exact install spec; a
 second run with the same spec does nothing. A failed install (registry refusal, no network,
 unknown version) stops with a message naming the command and the tail of its output. A missing
-toolchain (``go`` not on PATH) skips that environment with a message and does not fail the run.
+toolchain (``go``, ``mvn``/``java``) skips that environment with a message and does not fail the
+run.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ class EnvSpec:
     """One environment: its SDK family, exact version and what gets installed."""
 
     key: str  # the SDK name used by run.py (SDKS)
-    kind: str  # "python", "node" or "go"
+    kind: str  # "python", "node", "go" or "maven"
     version: str  # exact SDK version installed
     dirname: str  # folder under .peers/
-    packages: tuple[str, ...]  # pip requirement strings, npm name@version, Go module@version
+    packages: tuple[str, ...]  # pip, npm name@version, Go module@version, maven g:a:version
 
     @property
     def path(self) -> Path:
@@ -89,6 +90,19 @@ ENVS: dict[str, EnvSpec] = {
         ),
         # Built from scripts/peers/go_peer (go.mod and go.sum pin every module); see _build_go.
         EnvSpec("a2a-go-2.4.x", "go", "2.4.0", "go-2.4.0", (f"{_GO_MODULE}@v2.4.0",)),
+        # The Java SDK's newest release that Maven Central serves: the org.a2aproject.sdk group
+        # (1.0.0.Alpha4 onwards) is not served there, so io.github.a2asdk. See java_peer/pom.xml.
+        EnvSpec(
+            "a2a-java-1.0.x",
+            "maven",
+            "1.0.0.Alpha3",
+            "java-1.0.0.Alpha3",
+            (
+                "io.github.a2asdk:a2a-java-sdk-bom:1.0.0.Alpha3",
+                "io.grpc:grpc-netty-shaded:1.77.0",
+                "org.slf4j:slf4j-simple:2.0.17",
+            ),
+        ),
         # Not an SDK: the editor HTTP client that runs .http files as VS Code and JetBrains
         # do; the tests send captures' requests with it.
         EnvSpec("httpyac", "node", "6.16.7", "httpyac-6.16.7", ("httpyac@6.16.7",)),
@@ -110,7 +124,9 @@ def _stamp(spec: EnvSpec) -> dict[str, object]:
         "version": spec.version,
         "packages": list(spec.packages),
     }
-    if spec.kind == "go":  # a compiled peer: a changed source means a rebuild
+    if spec.kind == "maven":  # a compiled peer: a changed source means a rebuild
+        stamp["source"] = _java_source_digest()
+    if spec.kind == "go":
         stamp["source"] = _go_source_digest()
     return stamp
 
@@ -229,6 +245,62 @@ def _build_go(spec: EnvSpec) -> None:
         _run([go, "build", "-o", str(out), package], cwd=GO_PEER_DIR, env=env)
 
 
+# --- maven (the Java peer) --------------------------------------------------------------------
+
+JAVA_PEER = Path(__file__).resolve().parent / "java_peer"
+# The pom property each pinned artifact sets (java_peer/pom.xml has the same values as defaults).
+_MAVEN_PROPERTIES = {
+    "a2a-java-sdk-bom": "a2a.version",
+    "grpc-netty-shaded": "grpc.version",
+    "slf4j-simple": "slf4j.version",
+}
+
+
+def _java_source_digest() -> str:
+    """A digest of the Java peer's pom and sources: compiled classes go stale when they change."""
+    digest = hashlib.sha256()
+    files = [JAVA_PEER / "pom.xml", *sorted((JAVA_PEER / "src").rglob("*"))]
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(JAVA_PEER).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def java_tools() -> tuple[str, str]:
+    """(mvn, java) on PATH (java from JAVA_HOME first); ToolchainMissing when either is absent."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    mvn = shutil.which("mvn")
+    if mvn is None or java is None or not Path(java).exists():
+        raise ToolchainMissing(
+            "mvn and java (17 or newer) are needed for the Java peer and were not found "
+            "(PATH, JAVA_HOME); install them (Debian: apt-get install maven) or skip with --only"
+        )
+    return mvn, java
+
+
+def _build_maven(spec: EnvSpec) -> None:
+    """Compile java_peer into <env>/classes and copy its runtime jars to <env>/lib.
+
+    A2A_MAVEN_REPO_LOCAL, when set, is the Maven local repository (default ~/.m2/repository).
+    """
+    mvn, _ = java_tools()
+    for sub in ("classes", "lib", "maven-status", "generated-sources"):
+        shutil.rmtree(spec.path / sub, ignore_errors=True)
+    spec.path.mkdir(parents=True, exist_ok=True)
+    props = [f"-Dpeer.out={spec.path}"]
+    for coordinate in spec.packages:
+        _, artifact, version = coordinate.split(":")
+        props.append(f"-D{_MAVEN_PROPERTIES[artifact]}={version}")
+    repo = os.environ.get("A2A_MAVEN_REPO_LOCAL")
+    if repo:
+        props.append(f"-Dmaven.repo.local={repo}")
+    _run([mvn, "-B", "-q", "-f", str(JAVA_PEER / "pom.xml"), "compile", *props])
+    if not (spec.path / "classes" / "peer" / "Main.class").exists():
+        raise BuildError(f"mvn compile left no {spec.path}/classes/peer/Main.class")
+
+
 def build(spec: EnvSpec, force: bool = False) -> bool:
     """Install ``spec`` unless its stamp says it is already there; True if work was done."""
     if is_built(spec) and not force:
@@ -236,7 +308,13 @@ def build(spec: EnvSpec, force: bool = False) -> bool:
         return False
     print(f"[{spec.key}] installing {', '.join(spec.packages)} into {spec.path}", flush=True)
     (spec.path / _STAMP).unlink(missing_ok=True)
-    {"python": _build_python, "node": _build_node, "go": _build_go}[spec.kind](spec)
+    builders = {
+        "python": _build_python,
+        "node": _build_node,
+        "go": _build_go,
+        "maven": _build_maven,
+    }
+    builders[spec.kind](spec)
     (spec.path / _STAMP).write_text(json.dumps(_stamp(spec), indent=2) + "\n")
     print(f"[{spec.key}] done", flush=True)
     return True
@@ -249,10 +327,32 @@ def _show_newest() -> None:
     npm = shutil.which("npm")
     if npm:
         subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False, timeout=120)
+    _show_newest_maven()
     go = shutil.which("go")
     if go:  # a proxy that serves no version list answers 404 here; ask for @vX.Y.Z instead
         cmd = [go, "list", "-m", "-versions", _GO_MODULE]
         subprocess.run(cmd, cwd=GO_PEER_DIR, check=False, timeout=120)
+
+
+# The Java SDK's client artifact under its old and new group ids (1.0.0.Alpha4 moved it).
+_MAVEN_METADATA = (
+    "https://repo.maven.apache.org/maven2/io/github/a2asdk/a2a-java-sdk-client/maven-metadata.xml",
+    "https://repo.maven.apache.org/maven2/org/a2aproject/sdk/a2a-java-sdk-client/maven-metadata.xml",
+)
+
+
+def _show_newest_maven() -> None:
+    import re
+    import urllib.error
+    import urllib.request
+
+    for url in _MAVEN_METADATA:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as resp:
+                versions = re.findall(r"<version>([^<]+)</version>", resp.read().decode())
+            print(f"{url}: {' '.join(versions)}")
+        except (OSError, urllib.error.URLError) as exc:
+            print(f"{url}: not served ({exc})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,9 @@
 """Start SDK peer agents and run SDK peer clients in their isolated environments (stdlib only).
 
 The environments come from ``envs.py`` (``.peers/``); the peers are ``py_peer.py`` (a2a-sdk 1.x),
-``py03_peer.py`` (a2a-sdk 0.3.x), ``js_peer.mjs`` (@a2a-js/sdk 1.3.x) and ``go_peer/`` (a2a-go
-v2, compiled by envs.py into ``<env>/bin/go-peer``).
+``py03_peer.py`` (a2a-sdk 0.3.x), ``js_peer.mjs`` (@a2a-js/sdk 1.3.x), ``go_peer/`` (a2a-go v2,
+compiled by envs.py into ``<env>/bin/go-peer``) and ``java_peer/`` (the Java SDK, a Maven project
+that envs.py compiles).
 
 Command-line contract, the same for every peer::
 
@@ -127,6 +128,8 @@ class SdkInfo:
 
     def command(self, *args: str) -> list[str]:
         script = str(HERE / self.script)
+        if self.env.kind == "maven":
+            return _java_command(self.env, *args)
         if self.env.kind == "node":
             return [shutil.which("node") or "node", script, *args]
         if self.env.kind == "go":
@@ -144,6 +147,18 @@ class SdkInfo:
     @property
     def built(self) -> bool:
         return is_built(self.env)
+
+
+def _java_command(env: EnvSpec, *args: str) -> list[str]:
+    """The Java peer compiled by envs.py: classes and runtime jars under the environment.
+
+    C1 only and the serial collector: the peers are short-lived, and start-up is what costs.
+    """
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java") or "java"
+    classpath = f"{env.path / 'classes'}{os.pathsep}{env.path / 'lib' / '*'}"
+    flags = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"]
+    return [java, *flags, "-cp", classpath, "peer.Main", *args]
 
 
 _V03_SKIPS = {
@@ -168,6 +183,8 @@ SDKS: dict[str, SdkInfo] = {
         agent_bindings=("JSONRPC",),
         in_corpus=False,
     ),
+    # java_peer/ is a Maven project compiled by envs.py; `script` names its folder.
+    "a2a-java-1.0.x": SdkInfo("a2a-java-1.0.x", ENVS["a2a-java-1.0.x"], "java_peer"),
 }
 
 

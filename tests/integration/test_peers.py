@@ -8,7 +8,8 @@ each SDK's agent is started once and its own client runs ``03-blocking-task`` an
 
 The matrix (``test_recorder_changes_nothing_a_client_sees``): a client runs a scenario against
 an agent of any SDK directly, then again through a RecordingProxy; what it saw (its summary,
-and the kinds of the push deliveries its webhook got) must be the same, timing aside.
+and the kinds of the push deliveries its webhook got) must be the same, timing aside, whether
+the two SDKs get along or not (a scenario that fails direct must fail the same way recorded).
 ``A2A_FULL_MATRIX=1`` runs every client x agent x binding x scenario; the default run keeps the
 rows of ``DEFAULT_MATRIX``.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from recorder.record import RecordingProxy
 run = load_peers_run()
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 PUSH_SCENARIO = "08-push-configs"
+JAVA = "a2a-java-1.0.x"
 
 
 @pytest.fixture(scope="module", params=sorted(run.SDKS))
@@ -80,6 +83,69 @@ def test_streaming_reports_every_event(peer_agent: Any, binding: str) -> None:
     ]
 
 
+# The config's secrets a delivery may carry: the token (in one of these headers, names in lower
+# case) or the authentication credentials (@a2a-js/sdk 1.3.0 sends only those).
+_TOKEN_HEADERS = ("x-a2a-notification-token", "a2a-notification-token")
+_SECRETS = {"peer-token-1", "Bearer peer-credentials-1"}
+
+
+def _secrets(delivery: dict[str, Any]) -> set[str]:
+    headers = {k.lower(): v for k, v in delivery["headers"].items()}
+    return {headers[h] for h in (*_TOKEN_HEADERS, "authorization") if h in headers}
+
+
+def test_push_reaches_a_webhook_on_loopback(peer_agent: Any) -> None:
+    """Every SDK's push sender, as its peer configures it, delivers to 127.0.0.1, where the
+    recorder's relay listens.  Java's check is the next test: with 08-push-configs its agent
+    races (java_peer/README.md) and may send nothing."""
+    if peer_agent.sdk == JAVA:
+        pytest.skip("a2a-java: see test_java_push_sender_reaches_loopback")
+    if PUSH_SCENARIO in run.SDKS[peer_agent.sdk].skips:
+        pytest.skip(f"{peer_agent.sdk}: {run.SDKS[peer_agent.sdk].skips[PUSH_SCENARIO]}")
+    with run.WebhookReceiver() as hook:
+        summary = run.run_client(
+            peer_agent.sdk, peer_agent.card_url, "JSONRPC", "08-push-configs", hook.url, timeout=60
+        )
+        got = hook.wait_for(1, timeout=10)
+    assert summary["exit_code"] == 0, summary
+    assert got, f"{peer_agent.sdk}: no push delivery reached {hook.url}"
+    assert all(_secrets(d) & _SECRETS for d in got), got
+
+
+def _rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": method, "method": method, "params": params}
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+    assert "result" in answer, answer
+    return answer
+
+
+def test_java_push_sender_reaches_loopback() -> None:
+    """a2a-java 1.0.0.Alpha3 posts to a webhook on 127.0.0.1 without any switch: its sender has
+    no private-network guard (GHSA-q78c-5jjq-57g8's came in a later release).  A raw JSON-RPC
+    client sets the config on a running task, so the deliveries do not depend on the race of a
+    config sent with SendMessage (stored only after the blocking call consumed the events)."""
+    if not run.SDKS[JAVA].built:
+        pytest.skip(f"{JAVA}: {run.SDKS[JAVA].env.path} not built (run scripts/peers/envs.py)")
+    with (
+        run.start_agent(JAVA, grpc_port=-1, delay=0.3, timeout=60) as agent,
+        run.WebhookReceiver() as hook,
+    ):
+        message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "slow 3"}]}
+        sent = _rpc(agent.jsonrpc_url, "SendMessage", {"message": message})
+        task_id = sent["result"]["task"]["id"]
+        config = {"url": hook.url, "token": "peer-token-1"}
+        params = {"taskId": task_id, "configId": "cfg-1", "config": config}
+        _rpc(agent.jsonrpc_url, "CreateTaskPushNotificationConfig", params)
+        got = hook.wait_for(4, timeout=5)
+    assert got, f"no delivery reached {hook.url}"
+    assert {d["headers"].get("X-A2A-Notification-Token") for d in got} == {"peer-token-1"}, got
+    assert [run._body_kind(d["body"]) for d in got].count("artifactUpdate") >= 1, got
+
+
 def test_unknown_sdk_is_a_clear_error() -> None:
     with pytest.raises(run.PeerError, match="unknown SDK"):
         run.start_agent("no-such-sdk")
@@ -119,7 +185,14 @@ _GO_ROWS: dict[tuple[str, str, str], tuple[str, ...] | None] = {
     ("a2a-go-cli-2.4.x", "a2a-go-cli-2.4.x", "JSONRPC"): ("05-streaming", "06-subscribe"),
     ("a2a-go-cli-2.4.x", "a2a-go-2.4.x", "GRPC"): ("05-streaming", "11-errors"),
 }
-DEFAULT_MATRIX = {**_GO_ROWS}
+# Java: a JVM start costs 2-3 s a client run here; its own agent streaming, a Python client
+# streaming from it over REST, and it refusing a JS card (java_peer/README.md says why).
+_JAVA_ROWS: dict[tuple[str, str, str], tuple[str, ...] | None] = {
+    (JAVA, JAVA, "JSONRPC"): ("05-streaming",),
+    ("a2a-python-1.3.0", JAVA, "HTTP+JSON"): ("05-streaming",),
+    (JAVA, "a2a-js-1.3.x", "JSONRPC"): ("03-blocking-task",),
+}
+DEFAULT_MATRIX = {**_GO_ROWS, **_JAVA_ROWS}
 
 
 def _matrix() -> list[Any]:

@@ -374,12 +374,13 @@ def test_echoed_token_is_swept_and_unknown_formats_are_flagged(
     assert BEARER in echoed.text and JWT in flagged.text
     first, second = read_capture(out).exchanges
     text = out.read_text(encoding="utf-8")
-    # The bearer token was redacted in the header and swept from the echoing response; the
-    # request's own text is the client's and stays (the replayer matches on it).
+    # The bearer token was redacted in the header and swept from the echoing response and
+    # from the request's own text (issue 20 #6; the replayer still matches it, see
+    # test_redaction.py).
     assert first.request.header("Authorization") == "Bearer <redacted:1>"
     assert first.response is not None and BEARER not in first.response.body.decode()
     assert "<redacted:1>" in first.response.body.decode()
-    assert BEARER in first.request.body.decode() and text.count(BEARER) == 1
+    assert "<redacted:1>" in first.request.body.decode() and BEARER not in text
     # The JWT matches no rule: kept, but noted where it sits, and warned about once.
     assert JWT in text
     assert "possible secret: JWT in request body" in second.notes

@@ -104,3 +104,37 @@ def test_no_credential_is_left_and_the_capture_replays(tmp_path: Path) -> None:
         replayed = _session(replayer.url, others)
         assert replayer.report.misses == []
     assert replayed == live
+
+
+def test_a_secret_pasted_into_a_message_is_swept_and_the_capture_still_replays(
+    tmp_path: Path,
+) -> None:
+    """Known secrets are swept from request bodies too (issue 20, finding 6); replay compares
+    a placeholder with the live client's own secret in the same place, so it still matches."""
+    out = tmp_path / "pasted.http"
+    token = "pasted-bearer-token-0042"
+
+    def send(base: str, secret: str) -> httpx.Response:
+        body = {
+            "jsonrpc": "2.0",
+            "id": str(uuid.uuid4()),
+            "method": "SendMessage",
+            "params": {"message": _message(f"echo my token is {secret}, keep it safe")},
+        }
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {secret}"}
+        return httpx.post(f"{base}/a2a/jsonrpc", json=body, headers=headers, timeout=TIMEOUT)
+
+    with (
+        DemoAgent(enable_grpc=False) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out) as proxy,
+    ):
+        recorded = send(proxy.url, token)
+    assert recorded.status_code == 200 and token in recorded.text  # the agent echoes it
+    assert token not in out.read_text(encoding="utf-8")
+    (exchange,) = read_capture(out).exchanges
+    assert b"echo my token is <redacted:1>, keep it safe" in exchange.request.body
+    with Replayer([read_capture(out)]) as replayer:
+        for secret in (token, "another-bearer-token-77"):
+            answer = send(replayer.url, secret)
+            assert answer.status_code == 200 and "error" not in answer.json(), answer.text
+        assert replayer.report.misses == []

@@ -39,23 +39,49 @@ if not run.available_sdks():
         allow_module_level=True,
     )
 
-# 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3, then Go.
+# 0.3.26 first (the issue's acceptance), then JS 1.3.0, then py 1.2.3, then Java, then Go.
 SDK_ORDER = (
     "a2a-python-0.3.x",
     "a2a-js-1.3.x",
     "a2a-python-1.2.x",
+    "a2a-java-1.0.x",
     "a2a-go-2.4.x",
     "a2a-go-cli-2.4.x",
 )
 # The suite runs the v0.3 SDK on every binding, the JS SDK on JSON-RPC and Go on HTTP+JSON
-# (about two minutes); A2A_FULL_MATRIX=1 runs every SDK on every binding (about six).
+# (about two minutes); A2A_FULL_MATRIX=1 runs every SDK on every binding.
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 DEFAULT_CASES = {("a2a-python-0.3.x", b) for b in ("JSONRPC", "HTTP+JSON", "GRPC")} | {
     ("a2a-js-1.3.x", "JSONRPC"),
     ("a2a-go-2.4.x", "HTTP+JSON"),
 }
+# Why a Java session's replay does not equal it live yet: recording works on every binding, the
+# replay of each is expected to fail (strict) until the cause is fixed where it lives.
+_H2C = (
+    "the Java client offers Upgrade: h2c on every cleartext request and the replayer's uvicorn "
+    "protocol then drops the request body (test_replay_h2c.py; recorder/replay/_uvicorn.py)"
+)
+KNOWN_REPLAY_FAILURES: dict[tuple[str, str], str] = {
+    ("a2a-java-1.0.x", "JSONRPC"): _H2C,
+    ("a2a-java-1.0.x", "HTTP+JSON"): _H2C,
+    ("a2a-java-1.0.x", "GRPC"): (
+        "a2a-java 1.0.0.Alpha3 speaks a draft v1.0 schema under v0.3's package name a2a.v1 "
+        "(GetTaskRequest.id where v0.3 has name, GetExtendedAgentCard where v0.3 has "
+        "GetAgentCard): the recorder decodes its messages as v0.3, matching falls back to raw "
+        "bytes with random ids and misses, and the replay's a2a.v1 service has no "
+        "GetExtendedAgentCard"
+    ),
+}
+
+
+def _case(sdk: str, binding: str) -> Any:
+    why = KNOWN_REPLAY_FAILURES.get((sdk, binding))
+    marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+    return pytest.param(sdk, binding, id=f"{sdk}-{binding}", marks=marks)
+
+
 CASES = [
-    pytest.param(sdk, binding, id=f"{sdk}-{binding}")
+    _case(sdk, binding)
     for sdk in SDK_ORDER
     for binding in run.SDKS[sdk].own_bindings
     if FULL_MATRIX or (sdk, binding) in DEFAULT_CASES
@@ -224,8 +250,14 @@ def test_a_capture_replays_to_another_sdks_client(
 
 # A capture holds what its client asked; a client of the other protocol version asks other
 # requests (v0.3 method names and routes), so crossing versions is a miss by design. The cross
-# matrix pairs the v1.0 clients; a2a-sdk 0.3 replays its own captures above.
-V1_SDKS = tuple(k for k, info in run.SDKS.items() if "12-tenant" not in info.skips)
+# matrix pairs the v1.0 clients; a2a-sdk 0.3 replays its own captures above. a2a-java joins
+# when its own sessions replay (KNOWN_REPLAY_FAILURES above): until then its cross cases would
+# only repeat those causes.
+V1_SDKS = tuple(
+    k
+    for k, info in run.SDKS.items()
+    if "12-tenant" not in info.skips and not any(sdk == k for sdk, _ in KNOWN_REPLAY_FAILURES)
+)
 ALL = None
 # (client, capture SDK, binding) -> the scenarios the default run covers (ALL: every one).
 _GO_CROSS: dict[tuple[str, str, str], tuple[str, ...] | None] = {

@@ -79,12 +79,27 @@ def test_shapes(response: Response | None, expected: tuple[str | None, str | Non
     assert (None if found is None else (found.task_id, found.state)) == expected
 
 
-def test_every_corpus_send_names_its_task_and_state() -> None:
-    for path in sorted(CAPTURES.rglob("03-blocking-task.http")):
-        sends = [
-            e for e in read_capture(path).exchanges if e.classification.operation == "SendMessage"
-        ]
-        assert sends, path
-        found = answered_state(sends[0].response)
-        assert isinstance(found, Answer) and found.task_id, (path, found)
-        assert found.state == "COMPLETED", (path, found)
+# a2a-java 1.0.0.Alpha3's gRPC service is a2a.v1.A2AService, v0.3's name with draft-v1.0
+# messages: the recorder keeps them raw ("not decodable"), so no state can be read (strict).
+_UNDECODED = {
+    "a2a-java-1.0.0.Alpha3/grpc/03-blocking-task.http": "a2a-java 1.0.0.Alpha3 gRPC kept raw",
+}
+
+
+def _send_case(path: Path) -> object:
+    rel = path.relative_to(CAPTURES).as_posix()
+    why = _UNDECODED.get(rel)
+    return pytest.param(
+        path, id=rel, marks=[pytest.mark.xfail(strict=True, reason=why)] if why else []
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [_send_case(p) for p in sorted(CAPTURES.rglob("03-blocking-task.http"))]
+)
+def test_every_corpus_send_names_its_task_and_state(path: Path) -> None:
+    sends = [e for e in read_capture(path).exchanges if e.classification.operation == "SendMessage"]
+    assert sends, path
+    found = answered_state(sends[0].response)
+    assert isinstance(found, Answer) and found.task_id, (path, found)
+    assert found.state == "COMPLETED", (path, found)

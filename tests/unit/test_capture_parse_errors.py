@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -353,3 +355,55 @@ def test_a_repeated_exact_value() -> None:
 )
 def test_a_head_index_that_does_not_fit(line: str) -> None:
     _expect(_with_meta(line), _line_of("### 1 "), "header")
+
+
+# -- a bad line is quoted cut (issue 20) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["header line", "request line", "exchange line"],
+)
+def test_a_huge_bad_line_is_quoted_cut(where: str) -> None:
+    """A 1 MB bad line: the message quotes its first 200 characters and says how long it was
+    (a 100 MB line was echoed whole, 104 MB of output)."""
+    huge = "X" * 1_000_000
+    text = render(VALID)
+    anchors = {
+        "header line": "Content-Type: application/json\n",
+        "request line": "POST /a2a HTTP/1.1\n",
+        "exchange line": "### 2 ",
+    }
+    anchor = anchors[where]
+    bad = {"request line": f"{huge}\n", "exchange line": f"### {huge}\n{anchor}"}
+    text = text.replace(anchor, bad.get(where, f"{huge}\n{anchor}"), 1)
+    with pytest.raises(CaptureParseError) as caught:
+        parse(text, "huge.http")
+    message = str(caught.value)
+    assert len(message) < 600, message[:300]
+    assert 190 < message.count("X") <= 200  # the line's first 200 characters
+    assert re.search(r"\(100000\d characters\)", message)
+
+
+def test_any_parse_error_message_stays_bounded() -> None:
+    error = CaptureParseError("y" * 50_000, "f.http", 3)
+    assert len(str(error)) < 1_100 and str(error).startswith("f.http:3: ")
+
+
+# -- one exchange alone (show FILE N) --------------------------------------------------------------
+
+
+def test_only_reads_the_exchange_asked_for() -> None:
+    """The other exchanges are stepped over unread: damage in them is not seen, and a 100 MB
+    body elsewhere costs nothing."""
+    text = render(VALID)
+    second = text.index("### 2 ")
+    damaged = text[:second] + text[second:].replace("GET /bin HTTP/1.1", "GET", 1)
+    with pytest.raises(CaptureParseError):
+        parse(damaged)
+    for number in (1, 3):
+        alone = parse(damaged, only=number)
+        assert alone.exchanges == (VALID.exchanges[number - 1],)
+        assert alone.started == VALID.started
+    assert parse(text, only=2).exchanges == (VALID.exchanges[1],)
+    assert parse(text, only=99).exchanges == ()

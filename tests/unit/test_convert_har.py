@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import recorder.convert
-from recorder.capture import parse, render
-from recorder.convert import ConvertError, convert, observed_from_har
+from recorder.capture import Request, Response, parse, render
+from recorder.convert import ConvertError, Observed, convert, observed_from_har
 from recorder.protocol import Binding
 
 ORIGIN = "http://agent.test:8080"
@@ -268,3 +268,26 @@ def test_exports_are_complete_and_sorted() -> None:
         if not n.startswith("_") and not isinstance(v, types.ModuleType)
     }  # fmt: skip
     assert public == set(names)
+
+
+def test_a_secret_seen_late_is_swept_from_earlier_exchanges() -> None:
+    def observed(request: Request, response: Response) -> Observed:
+        return Observed("http://agent:1", request, response, 0.0, 0)
+
+    echo = Request(
+        "POST",
+        "/a2a/jsonrpc",
+        (),
+        b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"late-token-12345"}}',
+    )
+    later = Request("POST", "/a2a/jsonrpc", (("Authorization", "Bearer late-token-12345"),))
+    conversion = convert(
+        [
+            observed(echo, Response(200, body=b'{"echo": "late-token-12345"}')),
+            observed(later, Response(200)),
+        ],
+        include_all=True,
+    )
+    first = conversion.capture.exchanges[0]
+    assert b"late-token-12345" not in first.request.body and first.response is not None
+    assert first.response.body == b'{"echo": "<redacted:1>"}'

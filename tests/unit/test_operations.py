@@ -35,6 +35,8 @@ def _row_id(op: Operation) -> str:
 
 
 ROWS = [pytest.param(op, id=_row_id(op)) for op in OPERATIONS]
+# The rows the proto defines (every rpc); the others are names real agents use besides.
+PROTO_ROWS = [pytest.param(op, id=_row_id(op)) for op in OPERATIONS if op.grpc_rpc]
 ROUTES = [
     pytest.param(op, route, id=f"{_row_id(op)}-{route.verb} {route.template}")
     for op in OPERATIONS
@@ -45,7 +47,7 @@ ROUTES = [
 # ---- the table against the SDK's protobuf descriptors ----
 
 
-@pytest.mark.parametrize("op", ROWS)
+@pytest.mark.parametrize("op", PROTO_ROWS)
 def test_row_matches_descriptor(op: Operation) -> None:
     method = DESCRIPTORS[op.version].methods_by_name[op.grpc_rpc]
     assert op.grpc_path == f"/{DESCRIPTORS[op.version].full_name}/{op.grpc_rpc}"
@@ -54,11 +56,22 @@ def test_row_matches_descriptor(op: Operation) -> None:
     assert method.server_streaming == op.streaming
 
 
-@pytest.mark.parametrize("version", list(Version))
+@pytest.mark.parametrize("version", list(DESCRIPTORS))
 def test_every_descriptor_rpc_has_a_row(version: Version) -> None:
     rpcs = {m.name for m in DESCRIPTORS[version].methods}
-    rows = {op.grpc_rpc for op in OPERATIONS if op.version is version}
+    rows = {op.grpc_rpc for op in OPERATIONS if op.version is version and op.grpc_rpc}
     assert rows == rpcs
+
+
+def test_rows_without_a_proto_are_the_known_extras() -> None:
+    """Go's v0.3 REST ListTasks and the 0.1 dialect: no rpc, no proto type, nothing else."""
+    extras = [op for op in OPERATIONS if not op.grpc_rpc]
+    assert [(op.version, op.name) for op in extras if op.version is not Version.V0_1] == [
+        (Version.V0_3, "ListTasks")
+    ]
+    assert all(op.request_type == op.response_type == "" for op in extras)
+    assert all(not op.routes for op in extras if op.version is Version.V0_1)
+    assert all(op.grpc_path == "" for op in extras)
 
 
 def _proto_routes(op: Operation) -> set[tuple[str, str]]:
@@ -107,8 +120,10 @@ def test_each_route_matches_its_row(op: Operation, route: object) -> None:
 
 @pytest.mark.parametrize("op", ROWS)
 def test_lookups_by_jsonrpc_method_and_grpc_path(op: Operation) -> None:
-    assert operation_by_jsonrpc_method(op.jsonrpc_method) is op
-    assert operation_by_grpc_path(op.grpc_path) is op
+    if op.jsonrpc_method:
+        assert operation_by_jsonrpc_method(op.jsonrpc_method, op.version) is op
+    if op.grpc_rpc:
+        assert operation_by_grpc_path(op.grpc_path) is op
     assert operation(op.name, op.version) is op
 
 
@@ -175,13 +190,61 @@ def test_more_specific_route_first() -> None:
     assert names == [(Version.V0_3, None), (Version.V1_0, "v1")]
 
 
-def test_no_list_tasks_in_v03() -> None:
-    # `/v1/tasks` can only be v1.0 ListTasks under a tenant called "v1".
-    found = match_route("GET", "/v1/tasks")
+def test_v03_list_tasks_is_gos_rest_route_only() -> None:
+    # The v0.3 spec has no ListTasks; Go's v0.3 compat serves `GET /v1/tasks`, and that route
+    # is more specific than v1.0 ListTasks under a tenant called "v1".
+    found = [(m.operation.version, dict(m.params)) for m in match_routes("GET", "/v1/tasks")]
+    assert found == [(Version.V0_3, {}), (Version.V1_0, {"tenant": "v1"})]
+    row = operation("ListTasks", Version.V0_3)
+    assert row is not None and (row.jsonrpc_method, row.grpc_rpc) == ("", "")
+    assert operation_by_grpc_path("/a2a.v1.A2AService/ListTasks") is None
+
+
+@pytest.mark.parametrize(
+    ("method", "name", "version"),
+    [
+        # A2A v0.1.0 (specification/json/a2a.json at tag v0.1.0), still served by v0.2-era agents
+        ("tasks/send", "SendMessage", Version.V0_1),
+        ("tasks/sendSubscribe", "SendStreamingMessage", Version.V0_1),
+        ("tasks/pushNotification/set", "CreateTaskPushNotificationConfig", Version.V0_1),
+        ("tasks/pushNotification/get", "GetTaskPushNotificationConfig", Version.V0_1),
+        ("tasks/list", "ListTasks", Version.V0_1),  # fasta2a
+        # shared with v0.3: the newest dialect's without a card
+        ("tasks/get", "GetTask", Version.V0_3),
+        ("tasks/cancel", "CancelTask", Version.V0_3),
+        ("tasks/resubscribe", "SubscribeToTask", Version.V0_3),
+        # a2a-dotnet `A2AMethods.ListTaskPushNotificationConfig` (v1.0, singular)
+        ("ListTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", Version.V1_0),
+    ],
+)
+def test_names_real_agents_use(method: str, name: str, version: Version) -> None:
+    found = operation_by_jsonrpc_method(method)
     assert found is not None
-    assert (found.operation.version, dict(found.params)) == (Version.V1_0, {"tenant": "v1"})
-    assert operation("ListTasks", Version.V0_3) is None
-    assert operation_by_jsonrpc_method("tasks/list") is None
+    assert (found.name, found.version) == (name, version)
+    assert method in found.jsonrpc_methods
+
+
+def test_shared_name_takes_the_dialect_asked_for() -> None:
+    v01 = operation_by_jsonrpc_method("tasks/get", Version.V0_1)
+    assert v01 is not None and (v01.version, v01.grpc_rpc) == (Version.V0_1, "")
+    # A dialect without that name falls back to the newest that has it.
+    v1 = operation_by_jsonrpc_method("tasks/get", Version.V1_0)
+    assert v1 is not None and v1.version is Version.V0_3
+
+
+def test_java_list_route_with_a_trailing_slash() -> None:
+    # a2a-java RestTransport: "Use trailing slash to distinguish GET from LIST".
+    found = match_route("GET", "/acme/tasks/t-1/pushNotificationConfigs/")
+    assert found is not None
+    assert (found.operation.name, found.operation.version) == (
+        "ListTaskPushNotificationConfigs",
+        Version.V1_0,
+    )
+    assert dict(found.params) == {"tenant": "acme", "task_id": "t-1"}
+    assert route_for("ListTaskPushNotificationConfigs", task_id="t") == (
+        "GET",
+        "/tasks/t/pushNotificationConfigs",
+    )  # what we send ourselves stays the spec's form
 
 
 @pytest.mark.parametrize(
@@ -196,7 +259,8 @@ def test_no_list_tasks_in_v03() -> None:
         ("GetExtendedAgentCard", Version.V0_3, {}, ("GET", "/v1/card")),
         ("CancelTask", Version.V0_3, {"task_id": "t"}, ("POST", "/v1/tasks/t:cancel")),
         ("CancelTask", Version.V0_3, {"task_id": "t", "tenant": "x"}, None),
-        ("ListTasks", Version.V0_3, {}, None),
+        ("ListTasks", Version.V0_3, {}, ("GET", "/v1/tasks")),
+        ("ListTasks", Version.V0_1, {}, None),
     ],
 )  # fmt: skip
 def test_route_for(name: str, version: Version, kwargs: dict[str, str], expected: object) -> None:

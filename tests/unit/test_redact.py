@@ -9,7 +9,7 @@ import pytest
 
 from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.protocol import Classification
-from recorder.record._redact import Redactor, api_key_headers, is_credential_name
+from recorder.redaction import Redactor, api_key_headers, is_credential_name
 
 V1_CREATE: dict[str, Any] = {
     "jsonrpc": "2.0",
@@ -53,7 +53,7 @@ def test_headers_redacted_with_stable_placeholders_and_scheme_kept() -> None:
     out = r.request(req)
     assert out.headers == (
         ("authorization", "Bearer <redacted:1>"),
-        ("Cookie", "<redacted:2>"),
+        ("Cookie", "a=<redacted:2>"),
         ("Accept", "*/*"),
     )
     again = r.request(Request("GET", "/", (("X-A2A-Notification-Token", "abc"),)))
@@ -64,7 +64,7 @@ def test_headers_redacted_with_stable_placeholders_and_scheme_kept() -> None:
 def test_set_cookie_in_response() -> None:
     r = Redactor()
     out = r.response(Response(200, "OK", (("Set-Cookie", "sid=1; Path=/"),)))
-    assert out.headers == (("Set-Cookie", "<redacted:1>"),)
+    assert out.headers == (("Set-Cookie", "sid=<redacted:1>; Path=/"),)
 
 
 def test_v1_body_compact_format_kept() -> None:
@@ -124,8 +124,8 @@ def test_api_key_headers_from_card_both_versions() -> None:
     assert api_key_headers({"securitySchemes": []}) == ()
     r = Redactor()
     r.learn_card(card)
-    out = r.headers((("x-api-key", "k1"), ("key", "q")))
-    assert out == (("x-api-key", "<redacted:1>"), ("key", "q"))
+    out = r.headers((("x-api-key", "k1"), ("X-Other", "q")))
+    assert out == (("x-api-key", "<redacted:1>"), ("X-Other", "q"))
     assert r.redacted == ("x-api-key",)
 
 
@@ -158,7 +158,7 @@ def test_api_key_query_parameters_from_card_both_versions() -> None:
     assert r.request(Request("GET", untouched)).target == untouched
 
 
-def test_a_secret_seen_once_is_swept_from_later_responses_only() -> None:
+def test_a_secret_seen_once_is_swept_from_later_exchanges() -> None:
     r = Redactor()
     r.request(Request("POST", "/", (("Authorization", "Bearer tok-0123456789"),)))
     r.take_hits()
@@ -167,9 +167,11 @@ def test_a_secret_seen_once_is_swept_from_later_responses_only() -> None:
         b'{"error": {"message": "token <redacted:1> expired"}}'
     )
     assert r.take_hits() == ("Authorization",)
-    # A request's own content is left alone: the replayer matches on it.
+    # A token the user pasted into a message is swept from the request too (issue 20 #6).
     text = b'{"message": {"parts": [{"text": "tok-0123456789"}]}}'
-    assert r.request(Request("POST", "/", body=text)).body == text
+    assert r.request(Request("POST", "/", body=text)).body == text.replace(
+        b"tok-0123456789", b"<redacted:1>"
+    )
     # Short secrets are not swept (too likely to be an ordinary word).
     r.request(Request("POST", "/", (("Authorization", "Bearer abc"),)))
     assert r.response(Response(200, body=b'{"text": "abc"}')).body == b'{"text": "abc"}'
@@ -272,3 +274,10 @@ def test_placeholders_go_on_after_an_earlier_recording() -> None:
     r.skip_placeholders(4)
     out = r.request(Request("GET", "/", (("Authorization", "Bearer abcdefgh"),)))
     assert out.headers == (("Authorization", "Bearer <redacted:5>"),)
+
+
+def test_the_package_exports_are_sorted_and_complete() -> None:
+    import recorder.redaction as redaction
+
+    assert redaction.__all__ == sorted(redaction.__all__)
+    assert all(hasattr(redaction, name) for name in redaction.__all__)

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from recorder.capture import GrpcMessage, Request, Response, SseEvent
-from recorder.record._scan import MAX_SCANNED_BYTES, scan_exchange
+from recorder.record._scan import MAX_SCANNED_BYTES, RepeatedHeaders, likely_token, scan_exchange
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
@@ -93,3 +93,44 @@ def test_ordinary_values_are_not_secrets() -> None:
 def test_huge_bodies_are_not_scanned() -> None:
     body = JWT.encode() + b" " * MAX_SCANNED_BYTES
     assert scan_exchange(Request("POST", "/", body=body), None) == ()
+
+
+def test_a_header_with_the_same_high_entropy_value_on_every_request_is_noted() -> None:
+    watch = RepeatedHeaders()
+    token = "q7Zx9LmP2vR8sT4wK1nB6yH3"
+    headers = (
+        ("User-Agent", "python-httpx/0.28.1-abcdefGHIJ"),  # ordinary, whatever it holds
+        ("X-Tenant-Seal", token),
+        ("X-Trace", "aaaaaaaaaaaaaaaaaaaa"),  # the same every time, but no entropy
+        ("X-Request-Id", "r1-Abc9Xyz8Qwe7Rty6"),
+    )
+    assert watch.see(headers) == ()
+    changed = tuple(
+        (k, "r2-Zyx1Cba2Ewq3Ytr4") if k == "X-Request-Id" else (k, v) for k, v in headers
+    )
+    assert watch.see(changed) == ()
+    note = "possible secret: header X-Tenant-Seal (the same high-entropy value on every request)"
+    assert watch.see(headers) == (note,)
+    assert watch.see(headers) == ()  # noted once
+
+
+def test_a_header_missing_from_one_request_is_not_noted() -> None:
+    watch = RepeatedHeaders()
+    seal = (("X-Tenant-Seal", "q7Zx9LmP2vR8sT4wK1nB6yH3"),)
+    for headers in (seal, (), seal, seal):
+        assert watch.see(headers) == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "likely"),
+    [
+        ("q7Zx9LmP2vR8sT4wK1nB6yH3", True),
+        ("0f8fad5b-d9cb-469f-a165-70867728950e", True),
+        ("application/json", False),
+        ("short-Tok3n", False),
+        ("has a space in it Abc123456", False),
+        ("1234567890123456789", False),
+    ],
+)
+def test_likely_tokens(value: str, likely: bool) -> None:
+    assert likely_token(value) is likely

@@ -183,3 +183,13 @@ def test_arbitrary_bytes_frame_the_same_in_any_chunks(data: bytes, cuts: list[in
     for block in whole[0]:
         for line in block:
             assert line.encode("utf-8", "surrogateescape") in data
+
+
+def test_record_separator_before_data_is_left_out_of_the_data_only() -> None:
+    """VoltAgent writes `data: \\x1e<json>` (RFC 7464): readers get the JSON, fields the wire."""
+    from recorder.protocol import event_data, event_fields
+
+    lines = ('data: \x1e{"a": 1}',)
+    assert event_data(lines) == '{"a": 1}'
+    assert event_fields(lines).data == '\x1e{"a": 1}'
+    assert event_data(("data: \x1e\x1e1",)) == "\x1e1"  # one separator, not every one

@@ -98,7 +98,7 @@ def test_carried(_name: str, document: Any, expected: Carried | None) -> None:
 
 
 def test_v03_method_and_rpc_renames_come_from_the_operation_table() -> None:
-    v03_rows = [op for op in OPERATIONS if op.version is Version.V0_3]
+    v03_rows = [op for op in OPERATIONS if op.version is Version.V0_3 and op.jsonrpc_method]
     assert len(V03_METHOD_RENAMES) == len(v03_rows)
     assert V03_METHOD_RENAMES["tasks/resubscribe"] == "SubscribeToTask"
     assert V03_RPC_RENAMES == {
@@ -122,7 +122,7 @@ def test_v03_method_and_rpc_renames_come_from_the_operation_table() -> None:
          "/tasks/a%2Fb/pushNotificationConfigs/c"),  # parameters kept as written
         ("GetTask", "GET", "/tasks/t1", None),  # already v1.0
         ("GetTask", "POST", "/v1/tasks/t1", None),  # no such route
-        ("ListTasks", "GET", "/v1/tasks", None),  # v0.3 has no ListTasks
+        ("ListTasks", "GET", "/a2a/v1/tasks", "/a2a/tasks"),  # Go v0.3 compat route
         ("AgentCard", "GET", "/.well-known/agent-card.json", None),
     ],
 )  # fmt: skip

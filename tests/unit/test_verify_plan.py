@@ -257,6 +257,30 @@ def test_a_placeholder_never_goes_out() -> None:
     assert filled.target == "/a2a/jsonrpc?key=k-1"
 
 
+def test_a_body_placeholder_that_stands_for_a_supplied_credential_goes_out_filled() -> None:
+    """The recorder sweeps a known secret from bodies with its header's placeholder (issue
+    20 #6): the value supplied for the header fills the body too, JSON-escaped."""
+    request = _request(
+        (("Authorization", "Bearer <redacted:1>"), ("Cookie", "sid=<redacted:2>; t=<redacted:3>")),
+        b'{"text": "my key is <redacted:1>, cookie <redacted:2>", "x": "<redacted:9>"}',
+    )
+    given = verify.Credentials.of(['Authorization: Bearer re"al-secret', "Cookie: sid=s-1; t=dark"])
+    credentials = given.reading([request])
+    assert credentials.placeholders == {
+        "<redacted:1>": 're"al-secret',
+        "<redacted:2>": "s-1",
+        "<redacted:3>": "dark",
+    }
+    with pytest.raises(verify.PlaceholderError, match="the body"):  # <redacted:9> is unknown
+        http_outgoing(request, Binding.JSONRPC, None, {}, credentials)
+    known = replace(request, body=request.body.replace(b', "x": "<redacted:9>"', b""))
+    out = http_outgoing(known, Binding.JSONRPC, None, {}, credentials)
+    assert json.loads(out.body) == {"text": 'my key is re"al-secret, cookie s-1'}
+    assert (
+        verify.Credentials.of(["Authorization: Basic other"]).reading([request]).placeholders == {}
+    )
+
+
 def test_a_body_recorded_decoded_goes_out_encoded_again() -> None:
     request = _request((("Content-Encoding", "gzip"),), b'{"a": 1}')
     out = http_outgoing(request, Binding.JSONRPC, None, {}, verify.Credentials())

@@ -1,0 +1,151 @@
+"""Baselines: the findings a project has accepted, so that CI fails on new ones only.
+
+A baseline file is JSON, stable and diff-friendly (sorted, one entry per accepted finding)::
+
+    {
+      "format": "a2a-recorder-baseline",
+      "version": 1,
+      "tool": "lint",
+      "entries": [
+        {"file": "captures/a.http", "exchange": 3, "rule": "error.mapping", "where": "...",
+         "reason": "the SDK maps this error to 500; upstream issue 123", ...}
+      ]
+    }
+
+Each tool names the fields that identify a finding (`KEYS`); the other fields are there for
+the reader, and `reason` is the reader's own: why the finding is accepted.  Checking is a
+multiset match on the identifying fields: a current finding that matches an entry is
+*accepted*, one that matches none is *new*, and an entry that no current finding matches is
+*stale*.  New findings fail the run, and so do stale entries: a baseline that lists what no
+longer happens would hide that thing coming back.  `updated` writes the current findings
+as the new baseline, keeping the reasons of the entries that still match.
+
+Pure: text and values in, values out.  A file that cannot be used is a `BaselineError`
+(`ValueError`) naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+BASELINE_FORMAT = "a2a-recorder-baseline"
+BASELINE_VERSION = 1
+REASON = "reason"
+# The fields that identify a finding, per tool.  An exchange number, not a line: a capture's
+# lines move when it is re-recorded, its exchange numbers do not.
+KEYS: Mapping[str, tuple[str, ...]] = {
+    "lint": ("file", "exchange", "rule", "where"),
+    "verify": ("capture", "exchange", "operation", "kind", "path"),
+}
+
+Entry = Mapping[str, Any]
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used; the message names it and says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineCheck:
+    """How the current findings (by index) stand against a baseline."""
+
+    accepted: tuple[int, ...]
+    new: tuple[int, ...]
+    stale: tuple[Entry, ...]
+
+    @property
+    def clean(self) -> bool:
+        return not self.new and not self.stale
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineOutcome:
+    """What a run did with its baseline, for its report."""
+
+    path: str
+    accepted: int = 0
+    stale: tuple[str, ...] = ()  # each stale entry, described
+    written: int | None = None  # entries written, when the file was (re)written
+
+    def summary(self) -> str:
+        if self.written is not None:
+            return f"baseline {self.path}: written with {self.written} entries"
+        stale = f", {len(self.stale)} stale" if self.stale else ""
+        return f"baseline {self.path}: {self.accepted} accepted{stale}"
+
+
+def key_of(entry: Entry, tool: str) -> tuple[Any, ...]:
+    return tuple(entry.get(name) for name in KEYS[tool])
+
+
+def check(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> BaselineCheck:
+    """Match `current` findings against baseline `entries` (see the module docstring)."""
+    waiting: dict[tuple[Any, ...], list[Entry]] = defaultdict(list)
+    for entry in entries:
+        waiting[key_of(entry, tool)].append(entry)
+    accepted, new = [], []
+    for index, finding in enumerate(current):
+        pool = waiting.get(key_of(finding, tool))
+        if pool:
+            pool.pop(0)
+            accepted.append(index)
+        else:
+            new.append(index)
+    stale = tuple(e for pool in waiting.values() for e in pool)
+    return BaselineCheck(tuple(accepted), tuple(new), stale)
+
+
+def updated(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> list[Entry]:
+    """The current findings as baseline entries, each keeping the reason of the entry it
+    matches (empty for a finding not accepted before)."""
+    reasons: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for entry in entries:
+        reasons[key_of(entry, tool)].append(str(entry.get(REASON, "")))
+    out = []
+    for finding in current:
+        pool = reasons.get(key_of(finding, tool))
+        out.append({**finding, REASON: pool.pop(0) if pool else ""})
+    return sorted(out, key=lambda e: json.dumps(key_of(e, tool), default=str))
+
+
+def describe(entry: Entry, tool: str) -> str:
+    """One line naming a baseline entry by its identifying fields."""
+    words = [
+        f"{name}={entry.get(name)!s}" for name in KEYS[tool] if entry.get(name) not in ("", None)
+    ]
+    return " ".join(words)
+
+
+def render_baseline(entries: Sequence[Entry], tool: str) -> str:
+    """The baseline file's text."""
+    document = {
+        "format": BASELINE_FORMAT,
+        "version": BASELINE_VERSION,
+        "tool": tool,
+        "entries": list(entries),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def parse_baseline(text: str, where: str, tool: str) -> list[Entry]:
+    """The entries of a baseline file's text; `BaselineError` naming `where` if unusable."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    if not isinstance(document, Mapping) or document.get("format") != BASELINE_FORMAT:
+        raise BaselineError(
+            f"{where}: not an a2a-recorder baseline (no format {BASELINE_FORMAT!r})"
+        )
+    if document.get("version") != BASELINE_VERSION:
+        raise BaselineError(f"{where}: baseline version {document.get('version')!r} is unknown")
+    if document.get("tool") != tool:
+        raise BaselineError(f"{where}: a baseline of {document.get('tool')!r}, not of {tool!r}")
+    entries = document.get("entries")
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        raise BaselineError(f"{where}: 'entries' must be a list of objects")
+    return entries

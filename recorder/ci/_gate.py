@@ -1,0 +1,61 @@
+"""The one shell of baselines: read the file, check against it, (re)write it.
+
+`--baseline FILE` writes the file when it does not exist yet (every current finding is
+accepted, with an empty reason to fill in), and otherwise checks against it;
+`--update-baseline` rewrites it from the current findings, keeping the reasons that still
+apply.  The file is written whole to a temporary file beside it and then renamed over it,
+so a failed write never leaves half a baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from recorder.ci._baseline import (
+    BaselineCheck,
+    BaselineError,
+    BaselineOutcome,
+    Entry,
+    check,
+    describe,
+    parse_baseline,
+    render_baseline,
+    updated,
+)
+
+
+def gate(
+    path: Path, current: Sequence[Entry], tool: str, *, update: bool = False
+) -> tuple[BaselineCheck, BaselineOutcome]:
+    """Check `current` findings against the baseline at `path`, writing it when it is missing
+    or `update` asks.  Raises `BaselineError` when the file cannot be read or written."""
+    if update or not path.exists():
+        entries = updated(read_baseline(path, tool) if path.exists() else [], current, tool)
+        write_baseline(path, render_baseline(entries, tool))
+        everything = BaselineCheck(tuple(range(len(current))), (), ())
+        return everything, BaselineOutcome(str(path), len(current), written=len(entries))
+    result = check(read_baseline(path, tool), current, tool)
+    stale = tuple(describe(e, tool) for e in result.stale)
+    return result, BaselineOutcome(str(path), len(result.accepted), stale)
+
+
+def read_baseline(path: Path, tool: str) -> list[Entry]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    return parse_baseline(text, str(path), tool)
+
+
+def write_baseline(path: Path, text: str) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(scratch, path)
+    except OSError as exc:
+        raise BaselineError(f"{path}: {exc.strerror or exc}") from exc

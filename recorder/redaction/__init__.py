@@ -1,0 +1,63 @@
+"""Secrets out of what the tool writes and serves: the recorder's captures, the replayer's
+journal and report (pure: values in, values out).
+
+`Rules` say what is secret (`_rules`: names, push-config fields, a card's API keys);
+`Redactor` learns the secret values of an exchange and replaces them with stable placeholders
+(`<redacted:1>`) wherever they appear, however encoded (`_sweep`).  The recorder applies it
+to each exchange as it is written (never to what the proxy forwards); the replayer to each
+journal entry and report line it serves.  `RecorderConfig` is what a project adds for the
+pytest plugin (`_config`: `[tool.a2a-recorder]`, the `a2a_recorder_config` fixture).
+"""
+
+from recorder.redaction._config import (
+    BeforeRecord,
+    ConfigError,
+    RecorderConfig,
+    from_pyproject,
+    read_pyproject,
+)
+from recorder.redaction._mask import MASK, Masker
+from recorder.redaction._redactor import (
+    MIN_SWEPT_LENGTH,
+    NO_RULES,
+    PLACEHOLDER,
+    REDACTED_NOTE,
+    Redactor,
+    with_redaction_note,
+)
+from recorder.redaction._rules import (
+    CREDENTIAL_NAME,
+    SECRET_FIELDS,
+    SECRET_HEADERS,
+    Rules,
+    api_key_headers,
+    api_key_names,
+    is_credential_name,
+)
+from recorder.redaction._sweep import Finder, secret_pattern, sweep_text
+
+__all__ = [
+    "BeforeRecord",
+    "CREDENTIAL_NAME",
+    "ConfigError",
+    "Finder",
+    "MASK",
+    "MIN_SWEPT_LENGTH",
+    "Masker",
+    "NO_RULES",
+    "PLACEHOLDER",
+    "REDACTED_NOTE",
+    "RecorderConfig",
+    "Redactor",
+    "Rules",
+    "SECRET_FIELDS",
+    "SECRET_HEADERS",
+    "api_key_headers",
+    "api_key_names",
+    "from_pyproject",
+    "is_credential_name",
+    "read_pyproject",
+    "secret_pattern",
+    "sweep_text",
+    "with_redaction_note",
+]

@@ -1,0 +1,101 @@
+"""Writing what `verify --learn` learnt into verify.toml, and leaving the rest of it alone.
+
+The learnt ignores of one capture are one table, `[learnt."<capture path>"]` (the path
+relative to the file's folder, as `VerifyConfig.key_of` names it), with a comment saying
+when, against which agent and from how many runs, and beside each pattern the pairs of runs
+it differed between::
+
+    [learnt."captures/llm.http"]
+    # `a2a-recorder verify --learn 3` against http://127.0.0.1:9999, 2026-12-01T10:00:00Z:
+    # what differed between those runs; `verify` ignores it for this capture.
+    ignore = [
+      "body.result.artifacts[0].parts[0].text",  # differed between runs 1 and 2, 1 and 3
+    ]
+
+Learning again replaces that table and nothing else: the file is edited as text (TOML
+libraries that write drop comments), from the table's header line to its closing bracket.  The
+edited text must parse back with the table holding exactly what was learnt, or nothing is
+written (`ConfigError`).  Pure but for `write_learnt`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+
+from recorder.verify._config import ConfigError
+from recorder.verify._learn import Learning
+
+_HEADER = re.compile(r"^\s*\[")
+
+
+def table_header(key: str) -> str:
+    return f"[learnt.{json.dumps(key)}]"
+
+
+def learnt_table(key: str, learning: Learning, *, agent: str, when: str) -> str:
+    """The `[learnt."key"]` table's text, ending with a newline."""
+    lines = [
+        table_header(key),
+        f"# `a2a-recorder verify --learn {learning.runs}` against {agent}, {when}:",
+        "# what differed between those runs; `verify` ignores it for this capture.",
+    ]
+    if not learning.learnt:
+        lines.append("# (nothing differed)")
+    lines.append("ignore = [")
+    lines += [f"  {json.dumps(x.pattern)},  # {x.comment()}" for x in learning.learnt]
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def with_learnt(text: str, key: str, table: str) -> str:
+    """`text` (a verify.toml) with the learnt table of `key` replaced by `table`, or added."""
+    lines = text.splitlines(keepends=True)
+    header = table_header(key)
+    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
+    if start is None:
+        gap = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return text + gap + table
+    end = _table_end(lines, start)
+    return "".join(lines[:start]) + table + "".join(lines[end:])
+
+
+def _table_end(lines: list[str], start: int) -> int:
+    """The line after the learnt table that starts at `start`: after its closing `]` as
+    `learnt_table` writes it, else (edited by hand) at the next table header."""
+    following = range(start + 1, len(lines))
+    header = next((i for i in following if _HEADER.match(lines[i])), len(lines))
+    close = next((i for i in range(start + 1, header) if lines[i].strip() == "]"), None)
+    return header if close is None else close + 1
+
+
+def checked(text: str, key: str, patterns: list[str], where: Path) -> str:
+    """`text` if it parses and its learnt table of `key` holds exactly `patterns`."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{where}: the learnt ignores would break the file ({exc}); nothing was written"
+        ) from exc
+    found = document.get("learnt", {}).get(key, {}).get("ignore")
+    if found != patterns:
+        raise ConfigError(
+            f"{where}: the learnt table of {key!r} would not read back; nothing was written"
+        )
+    return text
+
+
+def write_learnt(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename (a failed write leaves the old file)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(scratch, path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from exc
