@@ -18,7 +18,7 @@ answer; five identical clients each see their own task (and each other's, as liv
 Among the recorded listings of the same request, the one answered is the one that leaves out
 and leaves over the fewest tasks, then the first after the families' frontiers (the store as
 it stood when the recording listed it).  `totalSize` follows the items shown.  What changed
-is said (`Listing.changes`).
+is said (`Listing.changes`), live tasks in scope that no item of the listing stands for too.
 """
 
 from __future__ import annotations
@@ -81,9 +81,9 @@ class Lister:
     ) -> Listing:
         """The listing to serve for a request whose key's steps are `steps`."""
         plans = [self._plan(step, scope) for step in steps]
-        reachable = {f for plan in plans for _, f, _ in plan.shown if f is not None}
+        tasks = {f for f in self.state.families(scope) if self._holds_task(f)}
         for plan in plans:
-            plan.unshown = len(reachable - {f for _, f, _ in plan.shown})
+            plan.unshown = len(tasks - {f for _, f, _ in plan.shown})
         plan = self._best(plans)
         response, changed = self._render(plan, mapping, binding)
         return Listing(response, plan.step, _changes(plan, changed))
@@ -126,6 +126,11 @@ class Lister:
                     plan.extra += 1
         plan.shown.sort(key=lambda s: s[0])
         return plan
+
+    def _holds_task(self, family: Family) -> bool:
+        """Whether a family holds a task (a live agent would list it)."""
+        root = next(iter(family.branches))
+        return any(r in self.script.task_ids for r in self.script.steps[root].introduced)
 
     def _best(self, plans: list[Plan]) -> Plan:
         least = min(p.cost for p in plans)
@@ -219,6 +224,11 @@ def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
         found.append(
             f"listing: {len(plan.left_out)} recorded task(s) no live client created left out "
             f"({shown})"
+        )
+    if plan.unshown:
+        found.append(
+            f"listing: {plan.unshown} live task(s) this recorded listing has no item for left "
+            "out (the recording listed before they existed)"
         )
     if changed and not found:
         found.append("listing: ids mapped to the live ones")

@@ -41,6 +41,7 @@ from recorder.capture import Capture, Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
     CURSOR_FIELDS,
+    ID_FIELDS,
     LISTINGS,
     NOT_JSON,
     PUSH_DELIVERY,
@@ -49,6 +50,7 @@ from recorder.protocol import (
     TIMESTAMP_FIELDS,
     USER_CONTENT_KEYS,
     Binding,
+    IdKind,
     IdRole,
     event_data,
     parse_json,
@@ -76,6 +78,8 @@ CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
 # Ids an answer hands out that are served as recorded, never minted (`recorder.protocol`'s id
 # model): those a client never names back, and page cursors, which it names back as they are.
 UNMINTED_KEYS = SERVED_AS_RECORDED | CURSOR_FIELDS
+# Keys whose ids are tasks (a listing's item `id`s are too).
+TASK_KEYS = frozenset(name for name, kind in ID_FIELDS.items() if kind is IdKind.TASK)
 _NAMED = (Provenance.ISSUED, Provenance.OWN, Provenance.FIXED)
 
 
@@ -135,6 +139,7 @@ class Script:
     origin: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (step, position)
     deliveries: dict[int, tuple[Exchange, ...]] = field(default_factory=dict)  # by step index
     cursors: dict[int, tuple[str, ...]] = field(default_factory=dict)  # page tokens, by step
+    task_ids: set[str] = field(default_factory=set)  # recorded ids known to be tasks
     secret_params: frozenset[str] = frozenset()
     # Set when a recorded request holds a redaction placeholder: values are then compared
     # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
@@ -227,6 +232,9 @@ class _Loader:
         listing = c.operation in LISTINGS
         probe = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED})
         new = self._learn(found, exchange.number, index)
+        self.script.task_ids.update(
+            v for k, v in found if k in TASK_KEYS or (listing and k == "id")
+        )
         cursors = tuple(v for k, v in found if k in CURSOR_FIELDS and v)
         if cursors:
             self.script.cursors[index] = cursors

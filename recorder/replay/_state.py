@@ -118,6 +118,11 @@ class LiveState:
     def sessions(self) -> tuple[Session, ...]:
         return tuple(self._sessions)
 
+    def families(self, sessions: Iterable[Session] | None = None) -> Iterator[Family]:
+        """The families of `sessions` (None: of every session remembered)."""
+        for session in self._sessions if sessions is None else sessions:
+            yield from session.families
+
     def families_of(self, live: str) -> list[Family]:
         return self._by_live.get(live, [])
 

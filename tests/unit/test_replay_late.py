@@ -354,3 +354,19 @@ def test_a_read_the_session_cannot_match_moves_its_task_to_a_session_of_its_own(
     assert service.state.problems() == []
     assert len(service.state) == min(2, limit)  # the second task's session, and the first's
     assert clean(service)
+
+
+def test_live_tasks_a_recorded_listing_cannot_show_are_said_to_be_left_out() -> None:
+    # Recorded: one task, a listing, a second task.  A client that creates both before it
+    # lists gets the recorded listing, which has no item for its second task: it says so.
+    recording = Recording(ModelAgent())
+    recording.run(Client("a"), [SEND, ("list", None), WAIT])
+    service = replay(recording)
+    client = Client("a")
+    for op in (SEND, WAIT):
+        serve(service, client, op)
+    listed = serve(service, client, ("list", None))["result"]["tasks"]
+    assert [t["id"] for t in listed] == client.tasks[:1]
+    entry = service.journal.requests[-1]
+    assert entry.answer == "adapted"
+    assert any("1 live task(s) this recorded listing has no item for" in c for c in entry.changes)
