@@ -81,7 +81,7 @@ class Carrier:
         """A read or a stateless answer that changed nothing is decided the same way again
         while nothing it depends on changes (the generations of `_state`): a poll that has
         reached the end of its recorded story costs no resolving."""
-        if decision.kind not in (Kind.READ, Kind.STATELESS):
+        if decision.kind not in (Kind.READ, Kind.STATELESS) or not reading.parsed.small:
             return
         families = tuple(dict.fromkeys(f for o in decision.options for f, _ in o.branches))
         sessions = _generations(decision)

@@ -91,6 +91,7 @@ class LiveRequest:
     value: Json
     slots: tuple[Slot, ...]
     version: str | None  # the A2A-Version header
+    small: bool = True  # whether its key may be kept (the reader's `Parsed.small`)
 
 
 class Resolver:
@@ -348,6 +349,8 @@ class KeyCache:
         if found is None:
             shaped = shape(live.value, live.slots, [_token_json(t) for t in tokens])
             found = make_key(live.classification, shaped)
+            if not live.small:
+                return found  # a large request is no poll: keeping its key would only cost
             if len(self._keys) >= self._size:
                 self._keys.clear()
             self._keys[cache_key] = found

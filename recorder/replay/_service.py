@@ -226,7 +226,9 @@ class ReplayService:
         cached = self.carrier.recall(reading)
         if cached is not None:
             return self._serve(request, client, reading, cached.decision, cached.applied)
-        live = LiveRequest(parsed, parsed.classification, parsed.value, parsed.slots, version)
+        live = LiveRequest(
+            parsed, parsed.classification, parsed.value, parsed.slots, version, parsed.small
+        )
         found = self.resolver.resolve(live)
         if isinstance(found, Unanswered):
             return self._unanswered(request, client, reading, found)
