@@ -49,6 +49,7 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._framings import FRAMINGS, Framing, awkward_pieces, reframe
 from recorder.protocol._grpc import decode_status_details, status_reason
 from recorder.protocol._idmodel import (
     CURSOR_FIELDS,
@@ -95,6 +96,7 @@ from recorder.protocol._operations import (
 )
 from recorder.protocol._paths import NOT_JSON, json_problem, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
+from recorder.protocol._snapshot import fold_task, stream_payload, with_task
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
     INTERRUPTED_STATES,
@@ -124,6 +126,7 @@ from recorder.protocol._states import (
     task_state,
     task_state_row,
 )
+from recorder.protocol._statusmap import GRPC_TO_HTTP, HTTP_TO_GRPC, grpc_status_for_http
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -281,6 +284,17 @@ __all__ = [
     "unknown_error_name",
     "value_at",
     "is_event_stream",
+    # what faults on replay need: other framings of a stream, the task it leaves
+    "FRAMINGS",
+    "Framing",
+    "awkward_pieces",
+    "reframe",
+    "fold_task",
+    "stream_payload",
+    "with_task",
+    "GRPC_TO_HTTP",
+    "HTTP_TO_GRPC",
+    "grpc_status_for_http",
     "NOT_JSON",
     "parse_json",
     # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)

@@ -6,6 +6,12 @@ translate bytes; `Replayer` runs both on a thread.  See `_service` for the model
 for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
 replay the same bytes).
 
+A fault profile (`FaultSpec`s: `parse_fault("SendStreamingMessage:cut-after=2")`,
+`read_faults(path)` for a `faults.toml`, the kinds in `KINDS`) makes the service answer as
+real networks do (`_faults`): streams cut and continued by `SubscribeToTask`, delays, error
+statuses, resets, other SSE framings, malformed envelopes; each such answer is journaled
+with the specs behind it.
+
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
 answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
@@ -14,6 +20,15 @@ the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` m
 that looks like a recorded one.
 """
 
+from recorder.replay._faults import Shape
+from recorder.replay._faultspec import (
+    KINDS,
+    FaultSpec,
+    FaultSpecError,
+    parse_fault,
+    parse_faults,
+    read_faults,
+)
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
@@ -52,12 +67,15 @@ from recorder.replay._timing import Timing
 __all__ = [
     "CARD_OPERATIONS",
     "Client",
+    "FaultSpec",
+    "FaultSpecError",
     "GrpcAnswer",
     "HttpAnswer",
     "IdFactory",
     "Journal",
     "JournalDelivery",
     "JournalRequest",
+    "KINDS",
     "Limits",
     "Miss",
     "PlannedDelivery",
@@ -71,6 +89,7 @@ __all__ = [
     "Script",
     "SeenId",
     "Served",
+    "Shape",
     "Step",
     "Timing",
     "answer_documents",
@@ -78,6 +97,9 @@ __all__ = [
     "fresh_id",
     "load_script",
     "located_ids",
+    "parse_fault",
+    "parse_faults",
+    "read_faults",
     "substitute_body",
     "substitute_headers",
     "substitute_json_text",

@@ -11,6 +11,7 @@ from recorder._background import BackgroundLoop, bind_socket, host_port, serve_a
 from recorder.capture import Capture
 from recorder.protocol import Binding
 from recorder.redaction import NO_RULES, Rules
+from recorder.replay._faultspec import FaultSpec, parse_fault
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._journal import MAX_BYTES, Journal
 from recorder.replay._limits import Limits
@@ -38,9 +39,11 @@ class Replayer:
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
     times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
     mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
-    the journal keeps.  What the replayer serves about itself (the journal, the report) is
-    redacted with the recorder's rules, what the captures say was redacted, and `redaction`
-    (`Rules(keep_secrets=True)` turns it off).
+    the journal keeps.  `faults` is a fault profile (`FaultSpec`s, or their text as in
+    `--fault`: "SendStreamingMessage:cut-after=2"; a `FaultSpecError` when one cannot be
+    read or names no exchange it can apply to).  What the replayer serves about itself (the
+    journal, the report) is redacted with the recorder's rules, what the captures say was
+    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).
     """
 
     def __init__(
@@ -57,6 +60,7 @@ class Replayer:
         ids: IdFactory | None = None,
         redaction: Rules = NO_RULES,
         journal_bytes: int = MAX_BYTES,
+        faults: Sequence[FaultSpec | str] = (),
     ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
@@ -66,6 +70,7 @@ class Replayer:
             ids=ids,
             redaction=redaction,
             journal_bytes=journal_bytes,
+            faults=[parse_fault(f) if isinstance(f, str) else f for f in faults],
         )
         self.runner = Runner(self.service, self.timing, forward=on_miss)
         self.app = ReplayApp(self.runner, timing=self.timing)

@@ -8,6 +8,12 @@ identical polls by any number of polls, and fifty identical creates by one.  An 
 delivered.  A *synthesized* answer is one no recorded exchange fits (a miss, or a request no
 agent could read answered in the replayer's words): every one is kept, bounded (`MAX_NOTES`),
 with a count, and makes the report unclean.
+
+An answer a fault profile shaped (`--fault`) is *faulted*, not synthesized, even when the
+replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart and leaves
+the report clean.  What tells the two apart is where an answer comes from, never what it
+looks like: a faulted answer names the specs that made it.  A spec that never hit a request
+makes the report unclean instead: the test did not test what it asked for.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class Report:
         self._synthesized: deque[str] = deque(maxlen=MAX_NOTES)
         self.miss_count = 0
         self.synthesized_count = 0
+        self._faulted: deque[str] = deque(maxlen=MAX_NOTES)
+        self._fault_hits: dict[str, int] = {}  # spec as written -> answers it shaped
         self._lock = threading.Lock()
 
     # -- recording ----------------------------------------------------------------------
@@ -60,6 +68,17 @@ class Report:
         with self._lock:
             self._synthesized.append(text)
             self.synthesized_count += 1
+
+    def expect_faults(self, specs: Iterable[str]) -> None:
+        """The fault profile's specs, each to hit a request at least once."""
+        self._fault_hits.update((spec, 0) for spec in specs)
+
+    def faulted(self, text: str, specs: Iterable[str]) -> None:
+        """An answer a fault profile shaped, as asked (`text` names the request and how)."""
+        with self._lock:
+            self._faulted.append(text)
+            for spec in specs:
+                self._fault_hits[spec] = self._fault_hits.get(spec, 0) + 1
 
     # -- reading ------------------------------------------------------------------------
 
@@ -86,14 +105,32 @@ class Report:
             return list(self._synthesized)
 
     @property
+    def faulted_answers(self) -> list[str]:
+        with self._lock:
+            return list(self._faulted)
+
+    @property
+    def faults_unused(self) -> list[str]:
+        """The fault specs that never hit a request."""
+        with self._lock:
+            return [spec for spec, hits in self._fault_hits.items() if not hits]
+
+    @property
     def clean(self) -> bool:
-        return not self.unserved and not self.miss_count and not self.synthesized_count
+        return (
+            not self.unserved
+            and not self.miss_count
+            and not self.synthesized_count
+            and not self.faults_unused
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
             "unserved": _names(self.unserved),
             "unmatched": self.misses,
             "synthesized": self.synthesized_answers,
+            "faulted": self.faulted_answers,
+            "faults_unused": self.faults_unused,
             "clean": self.clean,
         }
 
