@@ -111,8 +111,34 @@ def request_value(
         value["route"] = f"{request.method} {request.target.partition('?')[0]}"
         if classification.method:
             value["method"] = classification.method
-    value["body"] = body_value(request, classification, document)
+    body = body_value(request, classification, document)
+    if classification.binding is Binding.HTTP_JSON and isinstance(body, dict) and value["path"]:
+        body = _without_path_restated(body, value["path"], classification)
+    value["body"] = body
     return value
+
+
+_PATH_KEYS = {IdKind.TASK: "taskId", IdKind.CONFIG: "configId"}
+
+
+def _without_path_restated(
+    body: dict[str, Json], path: Mapping[str, str], classification: Classification
+) -> dict[str, Json]:
+    """The body without the members that restate an id the path names.
+
+    An HTTP+JSON request message is its path fields plus its body (the proto's `body: "*"`),
+    so a field sent in both is one field: a2a-sdk's REST client repeats the task id in the body
+    of `POST /tasks/{id}:cancel` (`{"id": ...}`), a2a-go and @a2a-js/sdk send no body, and an
+    agent reads the two alike.
+    """
+    restated = {
+        position.path[0]
+        for position in positions_of(classification)
+        if len(position.path) == 1
+        and position.kind in _PATH_KEYS
+        and body.get(position.path[0]) == path.get(_PATH_KEYS[position.kind])
+    }
+    return {k: v for k, v in body.items() if k not in restated} if restated else body
 
 
 def _path_ids(target: str, classification: Classification) -> dict[str, str]:
