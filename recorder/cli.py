@@ -609,6 +609,21 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
     is_flag=True,
     help="Serve the journal and report with credentials as received (redacted by default).",
 )
+@click.option(
+    "--fault",
+    "fault_specs",
+    multiple=True,
+    metavar="SELECTOR:KIND[=ARG]",
+    help="Answer as a real network would: SELECTOR is #N (an exchange) or an operation; "
+    "KIND is cut-after=N, delay=SECONDS, delay-events=SECONDS, status=CODE[,NAME=VALUE], "
+    "reset, framing=VARIANT[+...] or envelope=no-jsonrpc|wrong-id|truncated. Repeatable.",
+)
+@click.option(
+    "--faults",
+    "faults_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='A faults.toml: faults = ["SendStreamingMessage:cut-after=2", ...].',
+)
 def replay(
     files: tuple[str, ...],
     listen: str,
@@ -621,10 +636,12 @@ def replay(
     max_sessions: int,
     journal_bytes: int,
     keep_secrets: bool,
+    fault_specs: tuple[str, ...],
+    faults_file: Path | None,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
     from recorder.redaction import Rules
-    from recorder.replay import Limits, Replayer, Timing
+    from recorder.replay import FaultSpecError, Limits, Replayer, Timing, parse_faults, read_faults
 
     try:
         pace = Timing.parse(timing)
@@ -641,6 +658,7 @@ def replay(
         )
     limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
+        faults = (*(read_faults(faults_file) if faults_file else ()), *parse_faults(fault_specs))
         replayer = Replayer(
             captures,
             host=host,
@@ -652,7 +670,10 @@ def replay(
             max_sessions=max_sessions,
             journal_bytes=journal_bytes,
             redaction=Rules(keep_secrets=keep_secrets),
+            faults=faults,
         ).start()
+    except FaultSpecError as exc:
+        raise click.BadParameter(str(exc), param_hint="--fault/--faults") from None
     except OSError as exc:
         click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -663,6 +684,8 @@ def replay(
     click.echo(f"replaying {count} exchanges at {replayer.url} (Ctrl-C to stop)", err=True)
     if replayer.grpc_target:
         click.echo(f"replaying gRPC at {replayer.grpc_target}", err=True)
+    if faults:
+        click.echo(f"fault profile: {', '.join(spec.text for spec in faults)}", err=True)
     try:
         signals.wait()
     finally:

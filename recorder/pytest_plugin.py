@@ -133,6 +133,7 @@ class _Settings:
     grpc_upstream: str | None
     verify: str | None = None  # the live agent to verify the capture against
     recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
+    faults: tuple[str, ...] = ()  # the marker's fault profile, applied when replaying
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -184,9 +185,9 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.addinivalue_line(
         "markers",
-        "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None): the capture the "
-        "a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream and "
-        "--a2a-grpc-upstream for this test",
+        "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None, faults=()): the "
+        "capture the a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream "
+        "and --a2a-grpc-upstream for this test; faults: specs as replay's --fault takes them",
     )
 
 
@@ -260,6 +261,7 @@ def _settings(request: pytest.FixtureRequest) -> _Settings:
         grpc_upstream=option("--a2a-grpc-upstream") or marker.kwargs.get("grpc_upstream"),
         verify=option("--a2a-verify"),
         recorder=_recorder_config(request),
+        faults=tuple(str(f) for f in marker.kwargs.get("faults", ())),
     )
 
 
@@ -308,20 +310,37 @@ def _load(path: Path) -> Capture:
 
 
 def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
-    from recorder.replay import Replayer
 
     capture = _load(settings.path)
     # grpc_port=0: the gRPC face runs even for a capture without gRPC, so that the card never
     # sends a client to the live agent's gRPC port.
-    replayer = Replayer(
-        [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
-    )
+    replayer = _replayer(settings, capture)
     with replayer:
         yield _replay_endpoint(settings, replayer)
         misses = list(replayer.report.misses)
         synthesized = list(replayer.report.synthesized_answers)
+        unused = replayer.report.faults_unused
     if synthesized:
         pytest.fail(miss_message(misses, capture, synthesized), pytrace=False)
+    if unused:
+        pytest.fail(f"faults asked for that never happened: {', '.join(unused)}", pytrace=False)
+
+
+def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
+    """A replayer of `capture` for one test, with the marker's fault profile."""
+    from recorder.replay import FaultSpecError, Replayer
+
+    try:
+        return Replayer(
+            [capture],
+            timing=settings.timing,
+            grpc_port=0,
+            redaction=_replay_rules(settings),
+            faults=settings.faults,
+            **more,
+        )
+    except FaultSpecError as exc:
+        pytest.fail(f"a2a_capture(faults=...): {exc}", pytrace=False)
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -484,20 +503,13 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
 
 
 def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    from recorder.replay import Replayer
 
     capture = _load(settings.path)
     temporary = _temporary_beside(settings.path)
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
-            Replayer(
-                [capture],
-                timing=settings.timing,
-                grpc_port=0,
-                on_miss=proxy.url,
-                redaction=_replay_rules(settings),
-            ) as replayer,
+            _replayer(settings, capture, on_miss=proxy.url) as replayer,
         ):
             yield _replay_endpoint(settings, replayer)
             misses = list(replayer.report.misses)
