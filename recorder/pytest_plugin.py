@@ -340,7 +340,8 @@ def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
             **more,
         )
     except FaultSpecError as exc:
-        pytest.fail(f"a2a_capture(faults=...): {exc}", pytrace=False)
+        problem = str(exc)
+    pytest.fail(f"a2a_capture(faults=...): {problem}", pytrace=False)
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:

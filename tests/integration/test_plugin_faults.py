@@ -1,0 +1,66 @@
+"""The pytest marker's fault profile: `@pytest.mark.a2a_capture(path, faults=[...])`.
+
+A fault the test asked for happens, is in the journal with its spec, and does not fail the
+test (it is no answer the replayer made up); one that never happens fails it at teardown; a
+spec that cannot be read fails it at setup, naming the spec.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+CAPTURE = Path(__file__).parent.parent / "data" / "jsonrpc-send.http"  # one SendMessage, #3
+
+TESTS = """
+import httpx, pytest
+from recorder.capture import read_capture
+
+
+def post(a2a_replay):
+    request = read_capture(a2a_replay.capture).exchanges[0].request
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    return httpx.post(a2a_replay.url + request.target, content=request.body, headers=headers)
+
+
+@pytest.mark.a2a_capture("captures/send.http", faults=["SendMessage:status=429"])
+def test_the_client_retries_after_a_429(a2a_replay):
+    first, again = post(a2a_replay), post(a2a_replay)
+    assert (first.status_code, first.headers["retry-after"]) == (429, "1")
+    assert again.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    faulted = [(r.answer, r.faults) for r in a2a_replay.requests if r.faults]
+    assert faulted == [("synthesized", ("SendMessage:status=429",))]
+
+
+@pytest.mark.a2a_capture("captures/send.http", faults=["GetTask:status=503"])
+def test_never_asks_for_the_faulted_operation(a2a_replay):
+    assert post(a2a_replay).status_code == 200
+
+
+@pytest.mark.a2a_capture("captures/send.http", faults=["SendMessage:explode"])
+def test_asks_for_no_known_fault(a2a_replay):
+    pass
+"""
+
+
+def test_the_marker_applies_its_fault_profile(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "captures").mkdir()
+    shutil.copy(CAPTURE, pytester.path / "captures" / "send.http")
+    pytester.makepyfile(TESTS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_never_asks_for_the_faulted_operation*",
+            "faults asked for that never happened: GetTask:status=503",
+            "*ERROR at setup of test_asks_for_no_known_fault*",
+            "a2a_capture(faults=...): fault 'SendMessage:explode': no fault kind 'explode'; "
+            "the kinds are cut-after=N*",
+            "PASSED *test_the_client_retries_after_a_429",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*During handling*")
