@@ -1,15 +1,15 @@
 """Faults on replay: which requests a profile hits, and what their answers become (pure).
 
-`Faults(specs, script)` checks a profile against the captures (an `#N` that names no
-exchange, or a kind that applies to none of its answers, is a `FaultSpecError`), then the
+`Faults.check(specs, script)` checks a profile against the captures (an `#N` that names no
+exchange, or whose answer its kind does not apply to, is a `FaultSpecError`), then the
 service asks it, for each request it answers:
 
-1. `fire(exchange, operation, request, form)`: the specs that hit this request.  A spec
-   selects by the recorded exchange that answers (`#N`) or by operation, applies only to
-   answers of its `Target` (`form`: gRPC or HTTP, stream or not, JSON-RPC or not), and a
-   `once` kind (status, reset, cut, envelope) never hits a request identical to one it hit
-   already: the retry is answered as recorded.  An answer-replacing kind (status, reset)
-   leaves only the delays beside it.
+1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit this
+   request.  A spec selects by the recorded exchange that answers (`#N`) or by operation,
+   applies only to answers of its `Target` (`form`: gRPC or HTTP, stream or not, JSON-RPC
+   or not), and a `once` kind (status, reset, cut, envelope) never hits a request identical
+   to one it hit already: the retry is answered as recorded.  An answer-replacing kind
+   (status, reset) leaves only the delays beside it.
 2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
    the `Shape` of its sending (delays, a dropped or reset connection, writes split), what
    was done in words, and whether the answer is still the agent's (`adapted`) or the
@@ -33,8 +33,8 @@ import hashlib
 import http
 import itertools
 import json
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
@@ -145,7 +145,6 @@ class Faults:
     """One profile at work on one replay (see the module docstring)."""
 
     specs: tuple[FaultSpec, ...]
-    hits: Counter[str] = field(default_factory=Counter)  # spec text -> requests hit
     _seen: dict[str, OrderedDict[bytes, None]] = field(default_factory=dict)
     _cuts: OrderedDict[str, Cut] = field(default_factory=OrderedDict)
 
@@ -169,12 +168,14 @@ class Faults:
                 )
         return cls(tuple(specs))
 
-    @property
-    def unused(self) -> list[str]:
-        """The specs that never hit a request."""
-        return [s.text for s in self.specs if not self.hits[s.text]]
-
     # -- which specs hit ------------------------------------------------------------------
+
+    def hit(self, step: Step, request: Request) -> tuple[FaultSpec, ...]:
+        """The specs that hit `request`, answered by `step` (see `fire`)."""
+        if not self.specs:
+            return ()
+        operation = step.exchange.classification.operation
+        return self.fire(step.number, operation, request, Form.of(step.exchange))
 
     def fire(
         self, exchange: int | None, operation: str | None, request: Request, form: Form
@@ -191,7 +192,6 @@ class Faults:
         if replacing is not None:
             fired = [replacing, *(s for s in fired if s.kind.startswith("delay"))]
         for spec in fired:
-            self.hits[spec.text] += 1
             if spec.row.once:
                 _remember(self._seen.setdefault(spec.text, OrderedDict()), identity)
         return tuple(sorted(fired, key=lambda s: ORDER.index(s.kind)))
@@ -207,8 +207,19 @@ class Faults:
 
     # -- cut streams and their continuation -----------------------------------------------
 
-    def remember_cut(self, cut: Cut) -> None:
-        """A stream cut after `cut.sent` events: its task's SubscribeToTask continues it."""
+    def remember_cut(
+        self, step: Step, sent: int, mapping: Mapping[str, str], fired: Iterable[FaultSpec]
+    ) -> None:
+        """`step`'s stream was cut after `sent` events (`mapping`: the live ids it was
+        served with): a SubscribeToTask of its task continues it."""
+        response = step.exchange.response
+        spec = next((s.text for s in fired if s.kind == "cut-after"), None)
+        if response is None or spec is None:
+            return
+        form, version = Form.of(step.exchange), step.exchange.classification.version
+        self._remember(Cut(step, response, sent, dict(mapping), spec, form, version))
+
+    def _remember(self, cut: Cut) -> None:
         task = fold_task(_documents(cut.response, cut.sent))
         recorded = task.get("id") if task else None
         if not isinstance(recorded, str) or cut.sent == 0:

@@ -60,7 +60,7 @@ from recorder.protocol import (
 from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._carry import Applied, Carrier
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
-from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Form, Shape, continuation
+from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Shape, continuation
 from recorder.replay._faultspec import FaultSpec
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
@@ -289,8 +289,7 @@ class ReplayService:
         applied: Applied | None = None,
     ) -> Served:
         step = decision.step
-        form = Form.of(step.exchange)
-        fired = self.faults.fire(step.number, step.exchange.classification.operation, request, form)
+        fired = self.faults.hit(step, request)
         if not all(spec.carried for spec in fired):
             return self._not_carried(request, client, reading, decision, fired)
         if applied is None:
@@ -313,7 +312,7 @@ class ReplayService:
             applied.seen = _seen(reading, decision)
         faulted = self.faults.apply(fired, answer)
         if faulted.cut is not None:
-            self._cut(step, faulted.cut, applied.mapping, fired, form)
+            self.faults.remember_cut(step, faulted.cut, applied.mapping, fired)
         if fired:
             changes, kind = (*changes, *faulted.changes), _faulted_kind(faulted)
         logged = _Logged(
@@ -366,20 +365,6 @@ class ReplayService:
         return Served(
             faulted.answer, cut.step, None, (), number, "synthesized", changes, faulted.shape
         )
-
-    def _cut(
-        self,
-        step: Step,
-        sent: int,
-        mapping: Mapping[str, str],
-        fired: Sequence[FaultSpec],
-        form: Form,
-    ) -> None:
-        response = step.exchange.response
-        assert response is not None  # a stream was served
-        spec = next(s.text for s in fired if s.kind == "cut-after")
-        version = step.exchange.classification.version
-        self.faults.remember_cut(Cut(step, response, sent, dict(mapping), spec, form, version))
 
     def _faulted_note(
         self, number: int, request: Request, specs: Sequence[str], changes: Sequence[str]
