@@ -24,7 +24,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 import httpx
@@ -277,10 +277,16 @@ def _task_id(event: StreamResponse) -> str:
 # -- the @a2a-js/sdk 1.3.0 client -------------------------------------------------------------
 
 
-def js(binding: str, jobs: list[tuple[str, str]]) -> list[Run]:
-    """Each (card URL, action) with a fresh @a2a-js/sdk client, in one node process."""
+class Job(NamedTuple):
+    card: str  # its URL
+    action: str  # stream, resume, send
+    timeout: float | None = None  # seconds each call may take (an AbortSignal.timeout)
+
+
+def js(binding: str, jobs: list[Job]) -> list[Run]:
+    """Each job with a fresh @a2a-js/sdk client, in one node process."""
     env = {**os.environ, "A2A_PEER_NODE_ENV": str(JS_ENV.path)}
-    payload = json.dumps([{"card": card, "action": action} for card, action in jobs])
+    payload = json.dumps([job._asdict() for job in jobs])
     done = subprocess.run(
         ["node", str(HERE / "js" / "faults.mjs"), binding, payload],
         capture_output=True,
@@ -302,6 +308,7 @@ def _js_run(result: dict[str, Any]) -> Run:
             error=result["error"],
             retry=at_ms([proto(result["retry"])]) if result["retry"] else None,
             retry_error=result["retryError"],
+            times=[t / 1000 for t in result["times"]],
         )
     resumed = result.get("resumed")
     return Run(

@@ -27,6 +27,7 @@ import pytest
 from _fault_clients import (
     CARD,
     JS_BUILT,
+    Job,
     Run,
     as_sent,
     corpus,
@@ -51,7 +52,7 @@ Client = Callable[[str, str, str], Run]
 def client(name: str) -> Client:
     if name == "py":
         return py
-    return lambda card, binding, action: js(binding, [(card, action)])[0]
+    return lambda card, binding, action: js(binding, [Job(card, action)])[0]
 
 
 def replay(path: Path, *faults: str) -> Replayer:
@@ -209,19 +210,36 @@ def test_a_reset_connection_then_the_retry_gets_the_recorded_answer(
 
 # -- delays -----------------------------------------------------------------------------------
 
-DELAY_ERROR = "A2AClientTimeoutError: Client Request timed out"
+# What a client that gives up after 0.2 s raises (a2a-sdk: a ClientCallContext timeout;
+# @a2a-js/sdk: an AbortSignal.timeout, the only deadline its client takes).
+DELAY_ERRORS = {
+    "py": "A2AClientTimeoutError: Client Request timed out",
+    ("js", "JSONRPC"): "DOMException: The operation was aborted due to timeout",
+    ("js", "HTTP+JSON"): "DOMException: The operation was aborted due to timeout",
+    ("js", "GRPC"): "GrpcA2AErrorImpl: gRPC error for sendMessage: 1 Cancelled on client",
+}
+
+
+def hurried_and_patient(name: str, card: str, binding: str) -> tuple[Run, Run]:
+    if name == "py":
+        return py(card, binding, "send", timeout=0.2), py(card, binding, "send")
+    hurried, patient = js(binding, [Job(card, "send", timeout=0.2), Job(card, "send")])
+    return hurried, patient
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("name", CLIENTS)
 def test_a_slow_answer_times_out_a_client_with_a_deadline_and_reaches_one_without(
-    binding: str,
+    name: str, binding: str
 ) -> None:
     path = corpus(SDK, binding, "03-blocking-task")
     recorded = recorded_events(path, "SendMessage")
     with replay(path, "SendMessage:delay=0.8") as replayer:
-        hurried = py(replayer.url + CARD, binding, "send", timeout=0.2)
-        patient = py(replayer.url + CARD, binding, "send")
-    assert hurried.error is not None and hurried.error.startswith(DELAY_ERROR)
+        hurried, patient = hurried_and_patient(name, replayer.url + CARD, binding)
+        delayed = [e.faults for e in replayer.journal.requests if e.faults]
+    assert delayed and set(delayed) == {("SendMessage:delay=0.8",)}
+    expected = DELAY_ERRORS.get(name) or DELAY_ERRORS[name, binding]
+    assert hurried.error is not None and hurried.error.startswith(expected)
     assert patient.events == as_sent(recorded, patient.events) and patient.error is None
     assert patient.times[0] >= 0.8  # the answer came no sooner than asked
 
@@ -262,7 +280,7 @@ def test_every_framing_gives_both_clients_the_recorded_events(binding: str) -> N
             for v, r in zip(variants, replayers, strict=True)
         }
         if JS_BUILT:
-            runs = js(binding, [(r.url + CARD, "stream") for r in replayers])
+            runs = js(binding, [Job(r.url + CARD, "stream") for r in replayers])
             got.update({("js", v): run for v, run in zip(variants, runs, strict=True)})
     finally:
         for replayer in replayers:

@@ -1,12 +1,14 @@
 // The @a2a-js/sdk 1.3.0 client against faulted replays: what it gets, and what it throws.
 //
-// usage: node faults.mjs BINDING JOBS   (JOBS: JSON [{"card": URL, "action": A}, ...]; the SDK
-// comes from A2A_PEER_NODE_ENV, the node environment scripts/peers/envs.py builds)
+// usage: node faults.mjs BINDING JOBS   (JOBS: JSON [{"card": URL, "action": A, "timeout": S},
+// ...], timeout optional; the SDK comes from A2A_PEER_NODE_ENV, the node environment
+// scripts/peers/envs.py builds)
 //
 // Actions, each with a new client from the card:
 //   stream   sendMessageStream('slow 3'): the events (and when each came), then how it ended
 //   resume   the same; when the stream breaks, resubscribeTask to the task it named
 //   send     sendMessage('echo hello'); when it throws, the same request once more
+// A job's timeout (seconds) gives each call an AbortSignal.timeout, the SDK's way to give up.
 // Requests are built as scripts/peers/js_peer.mjs builds them (so they match the corpus's
 // a2a-js captures).  Events are printed as the SDK's own StreamResponse.toJSON gives them,
 // errors as "Name: message".  Prints one JSON list, a result per job.
@@ -81,17 +83,19 @@ const ACTIONS = {
     }
     return out;
   },
-  async send(c) {
+  async send(c, options) {
     const req = request('echo hello');
-    const out = { result: null, error: null, retry: null, retryError: null };
+    const out = { result: null, error: null, retry: null, retryError: null, times: [] };
+    const start = performance.now();
     try {
-      out.result = sdk.Task.toJSON(await c.sendMessage(req));
+      out.result = sdk.Task.toJSON(await c.sendMessage(req, options()));
+      out.times.push(performance.now() - start);
       return out;
     } catch (e) {
       out.error = said(e);
     }
     try {
-      out.retry = sdk.Task.toJSON(await c.sendMessage(req));
+      out.retry = sdk.Task.toJSON(await c.sendMessage(req, options()));
     } catch (e) {
       out.retryError = said(e);
     }
@@ -102,7 +106,9 @@ const ACTIONS = {
 const results = [];
 for (const job of JSON.parse(jobsText)) {
   try {
-    results.push(await ACTIONS[job.action](await client(job.card)));
+    const options = () => (job.timeout ? { signal: AbortSignal.timeout(job.timeout * 1000) }
+      : undefined);
+    results.push(await ACTIONS[job.action](await client(job.card), options));
   } catch (e) {
     results.push({ failed: said(e) });
   }
