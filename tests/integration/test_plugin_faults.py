@@ -2,7 +2,8 @@
 
 A fault the test asked for happens, is in the journal with its spec, and does not fail the
 test (it is no answer the replayer made up); one that never happens fails it at teardown; a
-spec that cannot be read fails it at setup, naming the spec.
+spec that cannot be read fails it at setup, naming the spec.  The README's example (a cut
+stream that the client resumes) runs as written there, with the a2a-sdk 1.3.0 client.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 CAPTURE = Path(__file__).parent.parent / "data" / "jsonrpc-send.http"  # one SendMessage, #3
+STREAM = Path(__file__).parents[2] / "captures" / "a2a-python-1.3.0" / "05-streaming.http"
 
 TESTS = """
 import httpx, pytest
@@ -64,3 +66,52 @@ def test_the_marker_applies_its_fault_profile(pytester: pytest.Pytester) -> None
         ]
     )
     result.stdout.no_fnmatch_line("*During handling*")
+
+
+# The README's "Testing what goes wrong" example, with run_my_client an a2a-sdk 1.3.0 client
+# that resubscribes when its stream breaks.
+README_EXAMPLE = """
+import asyncio, uuid
+import httpx, pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import TaskState
+
+
+async def resumed_task(url):
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        message = Message(message_id=str(uuid.uuid4()), context_id=str(uuid.uuid4()),
+                          role=Role.ROLE_USER, parts=[Part(text="slow 3")])
+        events = []
+        try:
+            async for event in client.send_message(SendMessageRequest(message=message)):
+                events.append(event)
+        except Exception:  # the cut
+            async for event in client.subscribe(SubscribeToTaskRequest(id=events[0].task.id)):
+                events.append(event)
+        return events[-1].status_update  # the task's last status, with its id
+
+
+def run_my_client(url):
+    return asyncio.run(resumed_task(url))
+
+
+@pytest.mark.a2a_capture("captures/stream.http", faults=["SendStreamingMessage:cut-after=2"])
+def test_my_client_resumes(a2a_replay):
+    task = run_my_client(a2a_replay.url)              # it must resubscribe after the cut
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    cut, resumed = [r for r in a2a_replay.requests if r.faults]
+    assert resumed.classification.operation == "SubscribeToTask"
+    assert (cut.answer, resumed.answer) == ("adapted", "synthesized")
+"""
+
+
+def test_the_readme_example_resumes_a_cut_stream(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "captures").mkdir()
+    shutil.copy(STREAM, pytester.path / "captures" / "stream.http")
+    pytester.makepyfile(README_EXAMPLE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1)
