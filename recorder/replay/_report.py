@@ -4,10 +4,11 @@ answers the replayer wrote itself.
 Recorded exchanges with the same key (the same request up to its ids' provenance) count as
 one: a capture with 14 identical card fetches is fully served by one fetch, a run of
 identical polls by any number of polls, and fifty identical creates by one.  An exchange is
-*unserved* when no live request ever matched its key; a push delivery when it was never
-delivered.  A *synthesized* answer is one no recorded exchange fits (a miss, or a request no
-agent could read answered in the replayer's words): every one is kept, bounded (`MAX_NOTES`),
-with a count, and makes the report unclean.
+*unserved* when no live request ever matched its key and was carried out (a fault answered
+instead, `FaultSpec.carried`, does not count: the client never got the recorded answer); a
+push delivery when it was never delivered.  A *synthesized* answer is one no recorded
+exchange fits (a miss, or a request no agent could read answered in the replayer's words):
+every one is kept, bounded (`MAX_NOTES`), with a count, and makes the report unclean.
 
 An answer a fault profile shaped (`--fault`) is *faulted*, not synthesized, even when the
 replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart and leaves

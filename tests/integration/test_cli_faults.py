@@ -1,8 +1,9 @@
 """`replay --fault` and `--faults` as a user runs them: a real process, real exit codes.
 
 A fault the user asked for leaves `--strict` clean (its answer is listed as `faulted`, not
-`synthesized`); a fault that never happened makes it fail; a spec that cannot be read stops
-the command before it listens, naming the spec and the kinds.
+`synthesized`); a fault that never happened makes it fail, and so does a client that never
+retries a request the fault kept from being carried out (its exchange is unserved); a spec
+that cannot be read stops the command before it listens, naming the spec and the kinds.
 """
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ def test_a_fault_that_never_happened_fails_strict() -> None:
     assert code == 1
     report = json.loads(err[err.index("{") :])
     assert report["faults_unused"] == ["GetTask:status=429"] and report["synthesized"] == []
+
+
+def test_a_client_that_never_retries_leaves_the_exchange_unserved() -> None:
+    port = free_port()
+    args = ("replay", str(CAPTURE), "--listen", f"127.0.0.1:{port}", "--strict")
+    with command(*args, "--fault", "SendMessage:status=429") as (process, _):
+        assert post_recorded(f"http://127.0.0.1:{port}").status_code == 429  # and no retry
+        code, err = stop(process)
+    assert code == 1
+    report = json.loads(err[err.index("{") :])
+    assert report["unserved"] == ["#3 SendMessage"] and report["faults_unused"] == []
+    assert report["synthesized"] == [] and len(report["faulted"]) == 1
 
 
 @pytest.mark.parametrize(
