@@ -20,6 +20,7 @@ does) and asserts exactly that, so that it keeps passing and notices when the SD
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -106,6 +107,22 @@ def test_a_cut_stream_resumes_to_the_recorded_task_with_no_event_lost_or_doubled
     assert snapshot.HasField("task") and snapshot.task == sdk_fold(recorded[:2])
     assert run.events + rest == recorded  # every recorded event, once, in order
     assert sdk_fold(run.events + run.resumed) == sdk_fold(recorded)
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "GRPC"])
+def test_identical_clients_cut_at_once_each_resume_their_own_task(binding: str) -> None:
+    path = corpus(SDK, binding, "05-streaming")
+    recorded = recorded_events(path)
+    with replay(path, "SendStreamingMessage:cut-after=3") as replayer:
+        with ThreadPoolExecutor(4) as pool:
+            runs = list(pool.map(lambda _: py(replayer.url + CARD, binding, "resume"), range(4)))
+        assert replayer.report.clean, replayer.report.as_json()
+    assert len({run.events[0].task.id for run in runs}) == 4  # a task each
+    for run in runs:
+        expected = as_sent(recorded, run.events)
+        assert run.resumed is not None and run.resume_error is None
+        assert run.events + run.resumed[1:] == expected  # its own events, none lost or doubled
+        assert sdk_fold(run.events + run.resumed) == sdk_fold(expected)
 
 
 # -- an error status, then the retry ----------------------------------------------------------
