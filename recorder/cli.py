@@ -88,7 +88,7 @@ def _first_line(text: str) -> str:
 
 def version_text() -> str:
     """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
-    from recorder.protocol._grpc import descriptor_source
+    from recorder.protocol import descriptor_source
 
     try:
         mitmproxy = importlib.metadata.version("mitmproxy")
@@ -723,7 +723,7 @@ def demo(out: Path, binding: str) -> None:
     Needs the `demo` extra (a2a-sdk): pip install 'a2a-recorder[demo]'.
     """
     try:
-        from recorder.demo._run import run_demo
+        from recorder.demo import run_demo
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise

@@ -349,7 +349,7 @@ def recorded_bindings(capture: Capture) -> list[str]:
 
 def is_grpc_miss(line: str) -> bool:
     """A report line (`POST /lf.a2a.v1.A2AService/GetTask: ...`) of a gRPC call."""
-    from recorder.protocol._grpc import grpc_method
+    from recorder.protocol import grpc_method
 
     target = line.split(" ", 2)[1].rstrip(":") if line.count(" ") >= 1 else ""
     return grpc_method(target) is not None

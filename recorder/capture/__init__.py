@@ -7,6 +7,7 @@ Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:lin
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
+from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
     READABLE_VERSIONS,
@@ -21,7 +22,7 @@ from recorder.capture._model import (
     started_at,
 )
 from recorder.capture._parse import CaptureParseError, parse
-from recorder.capture._render import render, render_exchange, render_header
+from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureExistsError,
     CaptureWriter,
@@ -35,6 +36,7 @@ from recorder.capture._writer import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "JSON_FORMS",
     "READABLE_VERSIONS",
     "Capture",
     "CaptureExistsError",
@@ -43,6 +45,7 @@ __all__ = [
     "Exchange",
     "GrpcMessage",
     "Headers",
+    "JsonForm",
     "Request",
     "Response",
     "SseEvent",
@@ -50,6 +53,7 @@ __all__ = [
     "file_kind",
     "header_value",
     "holds_exchanges",
+    "outcome",
     "parse",
     "read_capture",
     "read_regular",

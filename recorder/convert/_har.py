@@ -30,8 +30,7 @@ from urllib.parse import urlsplit
 
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
 from recorder.convert._observed import ConvertError, Observed, framed
-from recorder.protocol import is_event_stream
-from recorder.protocol._grpc import is_grpc_content_type
+from recorder.protocol import is_event_stream, is_grpc_content_type
 from recorder.record._flows import origin
 
 # Browser spellings of the protocol -> the capture's `HTTP/x` form.

@@ -40,7 +40,14 @@ from recorder.diff._exchanges import (
     normalise_response,
 )
 from recorder.diff._html import render_html
-from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_compare, parse_ignores, sampled
+from recorder.diff._ignore import (
+    KEYWORDS,
+    IgnorePattern,
+    parse_compare,
+    parse_ignores,
+    sampled,
+    side_path,
+)
 from recorder.diff._junit import diff_case, diff_failures, diff_notes
 from recorder.diff._normal import (
     Body,
@@ -140,5 +147,6 @@ __all__ = [
     "report_dict",
     "run_diff",
     "sampled",
+    "side_path",
     "to_v1",
 ]

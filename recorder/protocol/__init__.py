@@ -5,7 +5,16 @@ SSE framing and the lint rule table (`RULES`, with the checks it names) all take
 return values.
 """
 
-from recorder.protocol._answers import Answer, answer_of, answered_state, read_answer, state_name
+from recorder.protocol._answers import (
+    NOTHING,
+    Answer,
+    Carried,
+    answer_of,
+    answered_state,
+    carried,
+    read_answer,
+    state_name,
+)
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
     CardRewrite,
@@ -49,7 +58,28 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
-from recorder.protocol._grpc import decode_status_details, status_reason
+from recorder.protocol._grpc import (
+    DETAILS_HEADER,
+    ENCODING_HEADER,
+    MESSAGE_HEADER,
+    STATUS_HEADER,
+    Direction,
+    GrpcCodecError,
+    GrpcFramingError,
+    canonical_binary_header,
+    decode_binary_header,
+    decode_grpc_message,
+    decode_message,
+    decode_status_details,
+    descriptor_source,
+    encode_message,
+    encode_status_details,
+    grpc_method,
+    is_binary_header,
+    is_grpc_content_type,
+    status_reason,
+    timed_messages,
+)
 from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
 from recorder.protocol._lintview import (
     ExchangeLike,
@@ -81,7 +111,7 @@ from recorder.protocol._operations import (
     route_for,
     v1_route_path,
 )
-from recorder.protocol._paths import NOT_JSON, json_problem, parse_json, value_at
+from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
@@ -106,9 +136,7 @@ from recorder.protocol._states import (
     STREAM_MEMBERS,
     TASK_STATES,
     V03_KINDS,
-    Carried,
     TaskStateRow,
-    carried,
     task_state,
     task_state_row,
 )
@@ -152,7 +180,27 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
+    # gRPC framing, descriptors and metadata
+    "DETAILS_HEADER",
+    "ENCODING_HEADER",
+    "MESSAGE_HEADER",
+    "STATUS_HEADER",
+    "Direction",
+    "GrpcCodecError",
+    "GrpcFramingError",
+    "canonical_binary_header",
+    "decode_binary_header",
+    "decode_grpc_message",
+    "decode_message",
+    "descriptor_source",
+    "encode_message",
+    "encode_status_details",
+    "grpc_method",
+    "is_binary_header",
+    "is_grpc_content_type",
+    "timed_messages",
     "Answer",
+    "NOTHING",
     "answer_of",
     "answered_state",
     "read_answer",
@@ -260,6 +308,7 @@ __all__ = [
     "value_at",
     "is_event_stream",
     "NOT_JSON",
+    "Json",
     "parse_json",
     # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)
     "STATE_ALIASES",

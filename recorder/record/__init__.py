@@ -6,7 +6,7 @@ placeholders), `exchange_line` (the console's line).  Shells: the addons, one jo
 in-process, reverse or forward mode).
 """
 
-from recorder.protocol._cardrewrite import (
+from recorder.protocol import (
     CardRewrite,
     rewrite_card,
     rewrite_grpc_interfaces,

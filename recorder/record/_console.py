@@ -29,8 +29,7 @@ from typing import Any
 from mitmproxy import ctx
 
 from recorder._background import host_port
-from recorder.capture import Exchange
-from recorder.capture._render import outcome
+from recorder.capture import Exchange, outcome
 from recorder.protocol import answered_state
 from recorder.record._faults import Fault, Faults, Kind
 from recorder.record._options import Option, OptionsError, declare, touched

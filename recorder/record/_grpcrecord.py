@@ -37,7 +37,7 @@ from mitmproxy.proxy import layers
 
 from recorder._background import host_port
 from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol._grpc import (
+from recorder.protocol import (
     ENCODING_HEADER,
     Direction,
     GrpcFramingError,

@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from recorder.capture import GrpcMessage, Headers, Response
-from recorder.capture._bodies import JSON_FORMS, JsonForm
+from recorder.capture import JSON_FORMS, GrpcMessage, Headers, JsonForm, Response
 from recorder.protocol import Binding, card_etag, etag_matches
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.

@@ -20,8 +20,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from recorder.capture import Exchange, GrpcMessage, Response, SseEvent
-from recorder.protocol import GRPC_STATUS_NAMES, PUSH_DELIVERY, event_data, event_type
-from recorder.protocol._answers import NOTHING, Answer, read_answer
+from recorder.protocol import (
+    GRPC_STATUS_NAMES,
+    NOTHING,
+    PUSH_DELIVERY,
+    Answer,
+    event_data,
+    event_type,
+    read_answer,
+)
 
 
 class Lane(StrEnum):
