@@ -17,8 +17,9 @@ they would have been after surviving those passes: freezing and unfreezing moves
 object there without walking any (the caller's own young objects too, so a cycle they dropped
 waits for the next full pass).  Measured on a 10,000-exchange capture (`scripts/bench-replay
 --only-load`, each way in a fresh process), file to serving takes about a fifth less CPU with
-the pause: 1.13 s against 1.42 s (medians of 8, on a shared machine).  That is skipped when objects were frozen since this module
-last looked (a forking server freezes its heap on purpose), since unfreezing would release them.
+the pause: 1.13 s against 1.42 s (medians of 8, on a shared machine).  That is skipped when
+objects were frozen since this module last looked (a forking server freezes its heap on
+purpose), since unfreezing would release them.
 
 The pause is scoped and restores the previous state: a caller that had disabled the collector
 keeps it disabled.

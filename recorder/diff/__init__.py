@@ -39,7 +39,7 @@ from recorder.diff._exchanges import (
     normalise_request,
     normalise_response,
 )
-from recorder.diff._html import render_html
+from recorder.diff._html import diff_page, render_html
 from recorder.diff._ignore import (
     KEYWORDS,
     IgnorePattern,
@@ -127,6 +127,7 @@ __all__ = [
     "diff_failures",
     "diff_normalised",
     "diff_notes",
+    "diff_page",
     "excerpts",
     "exchange_key",
     "group_empty_defaults",
