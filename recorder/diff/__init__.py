@@ -77,7 +77,7 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
-from recorder.diff._shown import Excerpt, describe, excerpts, printable
+from recorder.diff._shown import Excerpt, describe, excerpts, file_content, printable
 from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
@@ -130,6 +130,7 @@ __all__ = [
     "diff_page",
     "excerpts",
     "exchange_key",
+    "file_content",
     "group_empty_defaults",
     "last_polls",
     "normalise_body",

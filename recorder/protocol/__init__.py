@@ -115,6 +115,7 @@ from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, v
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
+    FILE_CONTENT_KEYS,
     INTERRUPTED_STATES,
     LATEST_SPEC,
     TERMINAL_STATES,
@@ -207,6 +208,7 @@ __all__ = [
     "state_name",
     "AGENT_CARD",
     "BODY_MEDIA_TYPES",
+    "FILE_CONTENT_KEYS",
     "INTERRUPTED_STATES",
     "LATEST_SPEC",
     "RULES",
