@@ -84,6 +84,13 @@ def _row(exchange: Exchange) -> dict[str, Any]:
     }
 
 
+def outcome_cells(exchange: Exchange) -> tuple[str, str]:
+    """The status and state cells of the exchange's row (`404`, `NOT_FOUND`; `COMPLETED`,
+    `2 tasks`, `message`, or ""), as `show` prints them."""
+    row = _row(exchange)
+    return _status(row), _state(row)
+
+
 def _answers(exchange: Exchange) -> list[Any]:
     """The JSON documents the exchange answered with, in order (a delivery: what it pushed)."""
     if exchange.classification.operation == PUSH_DELIVERY:

@@ -169,12 +169,14 @@ def _lanes(capture: Capture, views: Sequence[ExchangeView]) -> list[tuple[Lane, 
         for v in views
         if v.facts.is_push
     )
-    return [
+    lanes = [
         (Lane.CLIENT, ""),
         (Lane.RECORDER, f"a2a-recorder {capture.recorder_version}"),
         (Lane.AGENT, ", ".join(capture.upstreams)),
-        (Lane.WEBHOOK, ", ".join(h for h in hooks if h)),
     ]
+    if hooks:  # a webhook lane only where something was delivered to one
+        lanes.append((Lane.WEBHOOK, ", ".join(h for h in hooks if h)))
+    return lanes
 
 
 def _counts(facts: Sequence[ExchangeFacts]) -> dict[str, object]:
@@ -208,5 +210,10 @@ def _notables(views: Sequence[ExchangeView], marks: Marks) -> list[Notable]:
 
 
 def _redaction(capture: Capture, facts: Sequence[ExchangeFacts]) -> tuple[tuple[str, ...], int]:
-    """What the recorder redacted, and in how many exchanges."""
-    return capture.redacted, sum(f.redacted for f in facts)
+    """What the recorder redacted (each name once, whatever its case: header names are
+    case-insensitive, and a capture added to by another session may list both spellings),
+    and in how many exchanges."""
+    names: dict[str, str] = {}
+    for name in capture.redacted:
+        names.setdefault(name.lower(), name)
+    return tuple(names.values()), sum(f.redacted for f in facts)
