@@ -23,6 +23,10 @@ from recorder.capture import Capture, Exchange, Response, render_exchange
 from recorder.protocol import (
     AGENT_CARD,
     GRPC_STATUS_NAMES,
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
     OPERATION_NAMES,
     OPERATIONS,
     PUSH_DELIVERY,
@@ -41,8 +45,10 @@ TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
 # Notes worth a line under the table, by how they start.
 FLAGGED_NOTES = (
     "possible secret:",
-    "stream truncated",
-    "client closed",
+    NOTE_STREAM_TRUNCATED,
+    NOTE_STREAM_RESET,
+    NOTE_RECORDER_CUT,
+    NOTE_CLIENT_CLOSED,
     "card signature no longer verifies",
 )
 # What `--op` accepts: operation names and each version's JSON-RPC method names.

@@ -91,6 +91,16 @@ from recorder.protocol._lintview import (
     major_minor,
     view_exchange,
 )
+from recorder.protocol._notes import (
+    CUT_SHORT,
+    NOTE_CLIENT_CLOSED,
+    NOTE_NO_RESPONSE,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
+    is_cut_short,
+    stream_reset,
+)
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
@@ -181,6 +191,15 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
+    # what the recorder notes on an exchange (see _notes)
+    "CUT_SHORT",
+    "NOTE_CLIENT_CLOSED",
+    "NOTE_NO_RESPONSE",
+    "NOTE_RECORDER_CUT",
+    "NOTE_STREAM_RESET",
+    "NOTE_STREAM_TRUNCATED",
+    "is_cut_short",
+    "stream_reset",
     # gRPC framing, descriptors and metadata
     "DETAILS_HEADER",
     "ENCODING_HEADER",

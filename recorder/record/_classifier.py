@@ -27,6 +27,7 @@ from mitmproxy import ctx, http
 from recorder.capture import Request, Response
 from recorder.protocol import (
     AGENT_CARD,
+    NOTE_STREAM_TRUNCATED,
     Binding,
     Classification,
     Interface,
@@ -108,7 +109,7 @@ class Classifier:
             return
         self._take_response(flow, state)
         if state.tee is not None and state.tee.truncated:
-            state.notes.append("stream truncated")
+            state.notes.append(NOTE_STREAM_TRUNCATED)
         self.refine(flow, state)
         if state.classification.operation in CARD_OPERATIONS and not state.delivery:
             self._learn_card(upstream_origin(flow), state)

@@ -34,7 +34,12 @@ from typing import Any
 from mitmproxy import command, ctx, http
 
 from recorder.capture import Exchange, Request, Response, render_exchange
-from recorder.protocol import Classification
+from recorder.protocol import (
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_TRUNCATED,
+    Classification,
+)
 from recorder.record._classifier import Classifier
 from recorder.record._faults import lost
 from recorder.record._options import Option, OptionsError, declare, touched
@@ -68,7 +73,7 @@ OPTIONS = (
         choices=EXISTING,
     ),
 )
-CUT_NOTE = "cut by recorder shutdown"
+CUT_NOTE = NOTE_RECORDER_CUT
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
 
@@ -222,7 +227,8 @@ class Save:
             return
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
-            notes.append("client closed" if "client" in error.lower() else "stream truncated")
+            closed = "client" in error.lower()
+            notes.append(NOTE_CLIENT_CLOSED if closed else NOTE_STREAM_TRUNCATED)
         try:
             self._record(state, flow, notes, error)
         except BaseException:

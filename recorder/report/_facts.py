@@ -23,6 +23,10 @@ from enum import StrEnum
 from recorder.capture import Exchange, GrpcMessage, Response, SseEvent
 from recorder.protocol import (
     GRPC_STATUS_NAMES,
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
     NOTHING,
     PUSH_DELIVERY,
     Answer,
@@ -59,9 +63,10 @@ class Flag:
 # Note prefix -> badge word and tone.  Order matters only for display.
 FLAGS: tuple[tuple[str, str, Tone], ...] = (
     ("possible secret:", "secret?", Tone.ERROR),
-    ("stream truncated", "cut", Tone.WARN),
-    ("stream reset", "cut", Tone.WARN),
-    ("client closed", "closed", Tone.WARN),
+    (NOTE_STREAM_TRUNCATED, "cut", Tone.WARN),
+    (NOTE_STREAM_RESET, "cut", Tone.WARN),
+    (NOTE_RECORDER_CUT, "cut", Tone.WARN),
+    (NOTE_CLIENT_CLOSED, "closed", Tone.WARN),
     ("card signature no longer verifies", "signature", Tone.WARN),
     ("compressed event stream not framed", "unframed", Tone.WARN),
     ("card rewritten", "rewritten", Tone.MUTED),
