@@ -15,13 +15,14 @@ names, with their meanings:
   `rewrite` does (vcrpy's `all` keeps old interactions; ours never mixes two sessions).
 
 Invariants:
-- Recording goes to a temporary file beside the capture.  The capture is replaced (renamed
-  over, atomically) only when the test passed and the recording holds every exchange the test
-  made: each with its response, and no call that the recorder could not follow.  A failed
-  re-record leaves the old capture byte for byte.  Nothing recorded is thrown away either: a
-  recording that does not replace the capture is kept beside it as `<name>.rejected.http`
-  (what the recorder wrote, exchanges cut at teardown marked as such), and the failure says
-  so; the next run that records that capture replaces or removes it.
+- Recording goes to a draft beside the capture, which the capture writer alone creates,
+  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`).  The capture
+  is replaced (renamed over, atomically) only when the test passed and the recording holds
+  every exchange the test made: each with its response, and no call that the recorder could
+  not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
+  thrown away either: a recording that does not replace the capture is kept beside it as
+  `<name>.rejected.http` (what the recorder wrote, exchanges cut at teardown marked as such),
+  and the failure says so; the next run that records that capture replaces or removes it.
 - A test never reaches a live agent by accident.  When recording, the card's GRPC interface
   points at the recorder's gRPC listener: towards `--a2a-grpc-upstream`, or, without it, towards
   a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
@@ -51,7 +52,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -387,6 +387,7 @@ def _verified(settings: _Settings, config: pytest.Config) -> str | None:
 
 
 def _verify(settings: _Settings, config: pytest.Config) -> str | None:
+    from recorder.capture import remove_capture
     from recorder.verify import (
         ConfigError,
         Credentials,
@@ -415,10 +416,10 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             max_slowdown=standing.max_slowdown,
         )
     except (VerifyError, ConfigError, ValueError) as exc:
-        kept.unlink(missing_ok=True)
+        remove_capture(kept)
         return f"{settings.path}: verify could not run: {exc}"
     if not result.drift:
-        kept.unlink(missing_ok=True)
+        remove_capture(kept)
         return None
     return (
         f"{settings.path} drifted against {settings.verify} (the new session is kept in "
@@ -429,11 +430,6 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
 # --- record -------------------------------------------------------------------------------------
 
 
-def _temporary_beside(path: Path) -> Path:
-    """A fresh name in the capture's folder (so the final rename is atomic)."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
-
-
 def rejected_beside(path: Path) -> Path:
     """Where a recording that did not replace the capture is kept: `echo.rejected.http`."""
     return path.with_name(f"{path.stem}.rejected{path.suffix}")
@@ -441,17 +437,17 @@ def rejected_beside(path: Path) -> Path:
 
 def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     """Keep a recording that will not replace the capture; None when there is none."""
-    if not temporary.exists():
-        return None
+    from recorder.capture import set_aside
+
     kept = rejected_beside(path)
-    os.replace(temporary, kept)
-    return kept
+    return kept if set_aside(temporary, kept) else None
 
 
 def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    settings.path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _temporary_beside(settings.path)
-    rejected_beside(settings.path).unlink(missing_ok=True)  # an earlier run's, now stale
+    from recorder.capture import draft_beside, promote, remove_capture
+
+    temporary = draft_beside(settings.path)
+    remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
         with _recording(settings, temporary) as (proxy, refused):
             yield A2AEndpoint(
@@ -472,16 +468,17 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
             )
         else:
-            os.replace(temporary, settings.path)
+            promote(temporary, settings.path)
     finally:
-        temporary.unlink(missing_ok=True)
+        remove_capture(temporary)
 
 
 def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+    from recorder.capture import draft_beside, remove_capture
     from recorder.replay import Replayer
 
     capture = _load(settings.path)
-    temporary = _temporary_beside(settings.path)
+    temporary = draft_beside(settings.path)
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
@@ -509,7 +506,7 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
         if new is not None and new.exchanges:
             _write_appended(settings.path, capture, new)
     finally:
-        temporary.unlink(missing_ok=True)
+        remove_capture(temporary)
 
 
 @contextmanager

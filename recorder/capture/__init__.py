@@ -1,7 +1,8 @@
 """The capture model and the `.http` file format.
 
 Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
-`parse`, and `CaptureWriter` / `read_capture` / `write_capture`, the only code that touches disk.
+`parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
+`promote`, `set_aside`, `remove_capture`), the only code that touches disk.
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
@@ -27,10 +28,14 @@ from recorder.capture._writer import (
     CaptureExistsError,
     CaptureWriter,
     check_regular,
+    draft_beside,
     file_kind,
     holds_exchanges,
+    promote,
     read_capture,
     read_regular,
+    remove_capture,
+    set_aside,
     write_capture,
 )
 
@@ -50,16 +55,20 @@ __all__ = [
     "Response",
     "SseEvent",
     "check_regular",
+    "draft_beside",
     "file_kind",
     "header_value",
     "holds_exchanges",
     "outcome",
     "parse",
+    "promote",
     "read_capture",
     "read_regular",
+    "remove_capture",
     "render",
     "render_exchange",
     "render_header",
+    "set_aside",
     "started_at",
     "write_capture",
 ]
