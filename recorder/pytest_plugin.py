@@ -10,7 +10,9 @@ names, with their meanings:
 - `none` (default): replay only; a missing capture fails the test and says how to record it;
 - `once` (alias `missing`): record the captures that do not exist yet, replay the others;
 - `new_episodes`: replay the capture; a request it cannot answer goes to the live agent
-  through the recorder and is appended to the capture (HTTP only: a gRPC miss fails);
+  through the recorder and is appended to the capture, and a warning says what was (HTTP
+  only: a gRPC miss fails, and so does a request naming an id the replay handed out that
+  the live agent does not know);
 - `all` (alias `rewrite`): record every capture again from scratch, as pytest-recording's
   `rewrite` does (vcrpy's `all` keeps old interactions; ours never mixes two sessions).
 
@@ -28,8 +30,9 @@ Invariants:
   a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
   replayer's gRPC face always runs (even for a capture with no gRPC exchange) and the card's
   GRPC interface points at it, so a binding the capture cannot answer is a miss that names it.
-- A request the capture cannot answer fails the test at teardown, with the nearest recorded
-  exchange named.
+- A request the capture cannot answer fails the test, once, with the nearest recorded exchange
+  named: beside the test's own failure when its body failed, else as its failure (see
+  `recorder._unanswered`).
 
 `--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
 test's capture is first played against the agent at URL (once per capture and session),
@@ -62,8 +65,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from recorder._unanswered import (
+    Unanswered,
+    episode_message,
+    episode_problems,
+    forwarded_summary,
+    miss_message,
+)
+
 if TYPE_CHECKING:
-    from recorder.capture import Capture
+    from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
     from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
 
@@ -82,6 +93,7 @@ _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _VERIFIED = pytest.StashKey[dict[Path, "str | None"]]()  # capture -> drift message (or None)
 _DRIFT = pytest.StashKey["str | None"]()
 _PROJECT = pytest.StashKey["RecorderConfig"]()  # `[tool.a2a-recorder]`, read once a session
+_UNANSWERED = pytest.StashKey[Unanswered]()  # what the test's replay could not answer
 
 
 def parse_mode(text: str) -> RecordMode:
@@ -192,19 +204,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    """Keep each phase's report, so the fixture's teardown knows whether the test passed."""
+    """Keep each phase's report, so the fixture's teardown knows whether the test passed; a
+    test body that failed gets what the replay could not answer beside its failure (once)."""
     outcome: Any = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.when == "call" and report.failed and _UNANSWERED in item.stash:
+        message = item.stash[_UNANSWERED].unsaid()
+        if message is not None:
+            report.sections.append(("a2a-recorder", message))
     item.stash.setdefault(_REPORTS, {})[report.when] = report
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """In verify mode, a test whose capture drifted fails once its body has run."""
+    """In verify mode, a test whose capture drifted fails once its body has run; a test whose
+    replay could not answer a request fails then too (once: see `recorder._unanswered`)."""
     result = yield
     drift = item.stash.get(_DRIFT, None)
     if drift is not None:
         pytest.fail(drift, pytrace=False)
+    message = item.stash[_UNANSWERED].unsaid() if _UNANSWERED in item.stash else None
+    if message is not None:
+        pytest.fail(message, pytrace=False)
     return result
 
 
@@ -238,13 +259,13 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
     exists = settings.path.exists()
     if settings.verify is not None:
         node.stash[_DRIFT] = _verified(settings, request.config)
-        yield from _replay(settings)
+        yield from _replay(settings, node)
     elif settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
         yield from _record(settings, lambda: _passed(node))
     elif settings.mode is RecordMode.NEW_EPISODES:
-        yield from _new_episodes(settings, lambda: _passed(node))
+        yield from _new_episodes(settings, node)
     else:
-        yield from _replay(settings)
+        yield from _replay(settings, node)
 
 
 def _settings(request: pytest.FixtureRequest) -> _Settings:
@@ -307,7 +328,7 @@ def _load(path: Path) -> Capture:
         pytest.fail(f"capture is damaged: {exc}", pytrace=False)
 
 
-def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
+def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     from recorder.replay import Replayer
 
     capture = _load(settings.path)
@@ -316,11 +337,14 @@ def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
     replayer = Replayer(
         [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
     )
+    unanswered = node.stash[_UNANSWERED] = Unanswered(
+        lambda: replayer.report.misses, lambda misses: miss_message(misses, capture)
+    )
     with replayer:
         yield _replay_endpoint(settings, replayer)
-        misses = list(replayer.report.misses)
-    if misses:
-        pytest.fail(miss_message(misses, capture), pytrace=False)
+    message = unanswered.unsaid()  # misses after the test's body (the body's were said)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -333,40 +357,6 @@ def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
         mode=settings.mode,
         _replayer=replayer,
     )
-
-
-def recorded_bindings(capture: Capture) -> list[str]:
-    """The bindings of a capture's A2A exchanges (the card aside), in the order first seen."""
-    from recorder.protocol import AGENT_CARD
-
-    seen = (
-        e.classification
-        for e in capture.exchanges
-        if e.classification.is_a2a and e.classification.operation != AGENT_CARD
-    )
-    return list(dict.fromkeys(c.binding.value for c in seen if c.binding is not None))
-
-
-def is_grpc_miss(line: str) -> bool:
-    """A report line (`POST /lf.a2a.v1.A2AService/GetTask: ...`) of a gRPC call."""
-    from recorder.protocol import grpc_method
-
-    target = line.split(" ", 2)[1].rstrip(":") if line.count(" ") >= 1 else ""
-    return grpc_method(target) is not None
-
-
-def miss_message(misses: list[str], capture: Capture) -> str:
-    """The teardown failure: each miss, and a word on bindings the capture never recorded."""
-    text = "requests the capture could not answer:\n  " + "\n  ".join(misses)
-    bindings = recorded_bindings(capture)
-    if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
-        held = ", ".join(bindings) or "no binding"
-        text += (
-            f"\nthe capture holds no GRPC exchange (it holds {held}): this test called "
-            f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
-            f"--a2a-grpc-upstream HOST:PORT"
-        )
-    return text
 
 
 # --- verify -------------------------------------------------------------------------------------
@@ -473,12 +463,13 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
         remove_capture(temporary)
 
 
-def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     from recorder.capture import draft_beside, remove_capture
     from recorder.replay import Replayer
 
     capture = _load(settings.path)
     temporary = draft_beside(settings.path)
+    answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
@@ -490,23 +481,27 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
                 redaction=_replay_rules(settings),
             ) as replayer,
         ):
+            proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
+            unanswered = node.stash[_UNANSWERED] = Unanswered(
+                lambda: episode_problems(_forwarded(replayer), answers), episode_message
+            )
             yield _replay_endpoint(settings, replayer)
-            misses = list(replayer.report.misses)
         _check_refused(refused, temporary, settings.path)
         _check_faults(proxy, temporary, settings.path)
-        grpc_misses = [m for m in misses if is_grpc_miss(m)]
-        if grpc_misses:
-            pytest.fail(
-                "new_episodes appends HTTP exchanges only; these gRPC calls were not "
-                "in the capture (record it again with --a2a-record=all):\n  "
-                + "\n  ".join(grpc_misses),
-                pytrace=False,
-            )
-        new = _complete_recording(temporary, settings.path) if passed() else None
+        message = unanswered.unsaid()  # what came after the test's body (its own was said)
+        if message is not None:
+            pytest.fail(message, pytrace=False)
+        new = _complete_recording(temporary, settings.path) if _passed(node) else None
         if new is not None and new.exchanges:
-            _write_appended(settings.path, capture, new)
+            added = _write_appended(settings.path, capture, new)
+            warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
     finally:
         remove_capture(temporary)
+
+
+def _forwarded(replayer: Replayer) -> list[JournalRequest]:
+    """The requests the capture could not answer: `new_episodes` sent them to the live agent."""
+    return [r for r in replayer.journal.requests if r.outcome == "miss"]
 
 
 @contextmanager
@@ -633,8 +628,9 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
     return capture
 
 
-def _write_appended(path: Path, old: Capture, new: Capture) -> None:
-    """`old` with `new`'s exchanges after its own, renumbered and timed after its end."""
+def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
+    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
+    exchanges added."""
     from recorder.capture import write_capture
 
     end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
@@ -649,6 +645,7 @@ def _write_appended(path: Path, old: Capture, new: Capture) -> None:
         redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
     )
     write_capture(path, merged)
+    return added
 
 
 # --- the gRPC refuser ---------------------------------------------------------------------------
