@@ -48,6 +48,7 @@ SDK_FREE_TESTS = [
         f"tests/unit/test_{name}.py"
         for name in (
             "cardrewrite",
+            "convert_har",
             "lint_jws",
             "push_relay",
             "replay_ids",
