@@ -15,7 +15,9 @@ Rules:
   cycle through `__init__`);
 - each third-party top-level module is a runtime dependency, or, for the modules that are
   an extra's (`recorder/demo/` needs `demo`), that extra's, or the host's that loads the
-  module (pytest, for the plugin).
+  module (pytest, for the plugin);
+- a dependency whose undocumented internals we build on (`BUILT_ON_INTERNALS`) is bounded
+  above, so that a new release cannot break us before the install tests ran it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ PACKAGE = ROOT / "recorder"
 EXTRA_USERS = {"demo": ("recorder.demo",)}
 # Modules that a host program loads, which brings what they import from it.
 HOSTED = {"recorder.pytest_plugin": {"pytest"}}
+# Dependencies whose undocumented internals a module builds on, and the module: each must be
+# bounded above in pyproject.toml, at a version the install tests ran (lowest and newest).
+BUILT_ON_INTERNALS = {
+    "uvicorn": "recorder/replay/_uvicorn.py",  # subclasses HttpToolsProtocol and its cycle
+    "mitmproxy": "recorder/record/_proxy.py",  # the master, its addons and hooks, embedded
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +263,16 @@ def test_every_third_party_import_is_declared(graph: Graph) -> None:
         if not distributions & allowed:
             undeclared.append(f"{edge} (from {', '.join(sorted(distributions))})")
     assert undeclared == []
+
+
+def test_what_we_build_on_internals_of_is_bounded_above() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    found = {
+        _canonical(re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0]): r for r in project["dependencies"]
+    }
+    for name, module in BUILT_ON_INTERNALS.items():
+        assert name in (ROOT / module).read_text(encoding="utf-8"), module
+        assert "<" in found[name].split(";")[0], f"{found[name]} has no upper bound ({module})"
 
 
 def _names(requirements: list[str]) -> set[str]:
