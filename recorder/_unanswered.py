@@ -1,11 +1,12 @@
 """What a test's replay could not answer, for the pytest plugin to say once (pure but the
 callables it is given).
 
-Replay (`none`, `once` with a capture): each request the capture cannot answer is a miss, and
-fails the test once.  A test whose body failed already (most often because of the miss: the
-client got the replay's error) gets the misses beside its own failure; a test whose body
-passed fails with them; misses after the body (in teardown) fail the teardown.  `Unanswered`
-keeps count of what was said, so nothing is said twice.
+Replay (`none`, `once` with a capture): each answer the replayer had to write itself (a
+request the capture cannot answer: a miss; or one it cannot read) fails the test once.  A test
+whose body failed already (most often because of the miss: the client got the replay's error)
+gets them beside its own failure; a test whose body passed fails with them; those after the
+body (in teardown) fail the teardown.  `Unanswered` keeps count of what was said, so nothing
+is said twice.
 
 `new_episodes`: a miss goes to the live agent through the recorder, and what the agent answers
 is appended to the capture.  Two kinds of miss cannot be appended, and are said:
@@ -19,7 +20,7 @@ What was forwarded and appended is said too (`forwarded_summary`), as a warning.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,17 +30,17 @@ if TYPE_CHECKING:
 
 @dataclass
 class Unanswered:
-    """The problems of one test's replay so far (`lines`), how they read (`message`), and how
-    many of them were said already."""
+    """The problems of one test's replay so far (`lines`), how they read (`message`), and
+    which of them were said already."""
 
     lines: Callable[[], Sequence[str]]
     message: Callable[[Sequence[str]], str]
-    said: int = 0
+    said: set[str] = field(default_factory=set)
 
     def unsaid(self) -> str | None:
         """The message for what was not said yet (None when nothing), from now on said."""
-        lines = list(self.lines())
-        new, self.said = lines[self.said :], len(lines)
+        new = [line for line in dict.fromkeys(self.lines()) if line not in self.said]
+        self.said.update(new)
         return self.message(new) if new else None
 
 
@@ -63,9 +64,19 @@ def is_grpc_miss(line: str) -> bool:
     return grpc_method(target) is not None
 
 
-def miss_message(misses: Sequence[str], capture: Capture) -> str:
-    """Each miss, and a word on bindings the capture never recorded."""
-    text = "requests the capture could not answer:\n  " + "\n  ".join(misses)
+def misses_among(misses: Sequence[str], answers: Sequence[str]) -> list[str]:
+    """The misses (report lines) that some of the synthesized `answers` stand for."""
+    return [m for m in misses if any(a.endswith(m.partition(": ")[2]) for a in answers)]
+
+
+def miss_message(misses: Sequence[str], capture: Capture, synthesized: Sequence[str] = ()) -> str:
+    """Each answer the replayer had to write itself (a request the capture could not answer,
+    or could not read), and a word on bindings the capture never recorded."""
+    text = "requests the capture could not answer:\n  " + "\n  ".join(misses) if misses else ""
+    others = [s for s in synthesized if not any(s.endswith(m.partition(": ")[2]) for m in misses)]
+    if others:
+        text += ("\n" if text else "") + "answers the capture does not hold, written by the "
+        text += "replayer:\n  " + "\n  ".join(others)
     bindings = recorded_bindings(capture)
     if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
         held = ", ".join(bindings) or "no binding"
@@ -81,14 +92,17 @@ def miss_message(misses: Sequence[str], capture: Capture) -> str:
 
 
 def episode_problems(misses: Sequence[JournalRequest], answers: Sequence[Exchange]) -> list[str]:
-    """What of the forwarded misses cannot be appended: gRPC calls, and requests naming ids
-    the replay handed out that the live agent answered with an error (`answers`: what the
-    recorder wrote so far, in order)."""
+    """What of the misses cannot be appended: gRPC calls (never forwarded), forwards that
+    failed, and requests naming ids the replay handed out that the live agent answered with an
+    error (`answers`: what the recorder wrote so far, in order)."""
     problems = []
     for entry in misses:
         where = f"{entry.request.method} {entry.request.target}"
         if is_grpc_miss(f"{where}:"):
             problems.append(f"{where}: a gRPC call (new_episodes appends HTTP exchanges only)")
+            continue
+        if entry.outcome != "forwarded":
+            problems.append(f"{where}: not forwarded: {entry.detail or 'the forward failed'}")
             continue
         issued = [i for i in entry.ids if i.provenance == "issued"]
         answer = _live_answer(entry, answers, [i.value for i in issued])

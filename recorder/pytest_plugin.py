@@ -71,6 +71,7 @@ from recorder._unanswered import (
     episode_problems,
     forwarded_summary,
     miss_message,
+    misses_among,
 )
 
 if TYPE_CHECKING:
@@ -337,8 +338,10 @@ def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     replayer = Replayer(
         [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
     )
+    report = replayer.report
     unanswered = node.stash[_UNANSWERED] = Unanswered(
-        lambda: replayer.report.misses, lambda misses: miss_message(misses, capture)
+        lambda: report.synthesized_answers,
+        lambda lines: miss_message(misses_among(report.misses, lines), capture, lines),
     )
     with replayer:
         yield _replay_endpoint(settings, replayer)
@@ -500,8 +503,9 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
-    """The requests the capture could not answer: `new_episodes` sent them to the live agent."""
-    return [r for r in replayer.journal.requests if r.outcome == "miss"]
+    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
+    call, a forward that failed)."""
+    return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
 
 
 @contextmanager

@@ -80,6 +80,18 @@ from recorder.protocol._grpc import (
     status_reason,
     timed_messages,
 )
+from recorder.protocol._idmodel import (
+    CURSOR_FIELDS,
+    ID_OWNERS,
+    NAMED_BACK,
+    PATH_IDS,
+    RESOURCE_NAME,
+    SERVED_AS_RECORDED,
+    USER_CONTENT_KEYS,
+    WEBHOOK_PATHS,
+    id_owner,
+    resource_ids,
+)
 from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
 from recorder.protocol._lintview import (
     ExchangeLike,
@@ -219,6 +231,16 @@ __all__ = [
     "is_binary_header",
     "is_grpc_content_type",
     "timed_messages",
+    "CURSOR_FIELDS",
+    "ID_OWNERS",
+    "NAMED_BACK",
+    "PATH_IDS",
+    "RESOURCE_NAME",
+    "SERVED_AS_RECORDED",
+    "USER_CONTENT_KEYS",
+    "WEBHOOK_PATHS",
+    "id_owner",
+    "resource_ids",
     "Answer",
     "NOTHING",
     "answer_of",

@@ -52,6 +52,8 @@ SDK_FREE_TESTS = [
             "lint_jws",
             "push_relay",
             "replay_ids",
+            "replay_late",
+            "replay_many",
             "replay_service",
             "replay_timing",
             "secret_scan",
