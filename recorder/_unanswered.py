@@ -91,10 +91,15 @@ def miss_message(misses: Sequence[str], capture: Capture, synthesized: Sequence[
 # -- new_episodes ---------------------------------------------------------------------------------
 
 
-def episode_problems(misses: Sequence[JournalRequest], answers: Sequence[Exchange]) -> list[str]:
+def episode_problems(
+    misses: Sequence[JournalRequest],
+    answers: Sequence[Exchange],
+    handed_out: Callable[[str], object],
+) -> list[str]:
     """What of the misses cannot be appended: gRPC calls (never forwarded), forwards that
-    failed, and requests naming ids the replay handed out that the live agent answered with an
-    error (`answers`: what the recorder wrote so far, in order)."""
+    failed, and requests naming ids the replay handed out (`handed_out`, truthy for those)
+    that the live agent answered with an error (`answers`: what the recorder wrote so far, in
+    order)."""
     problems = []
     for entry in misses:
         where = f"{entry.request.method} {entry.request.target}"
@@ -104,7 +109,7 @@ def episode_problems(misses: Sequence[JournalRequest], answers: Sequence[Exchang
         if entry.outcome != "forwarded":
             problems.append(f"{where}: not forwarded: {entry.detail or 'the forward failed'}")
             continue
-        issued = [i for i in entry.ids if i.provenance == "issued"]
+        issued = [i for i in entry.ids if i.provenance == "issued" or handed_out(i.value)]
         answer = _live_answer(entry, answers, [i.value for i in issued])
         if issued and answer is not None and _failed(answer):
             names = ", ".join(f"{i.location} {i.value}" for i in issued)

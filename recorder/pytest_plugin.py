@@ -485,8 +485,10 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
             ) as replayer,
         ):
             proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
+            handed_out = replayer.service.sessions.families_of  # ids the replay gave out
             unanswered = node.stash[_UNANSWERED] = Unanswered(
-                lambda: episode_problems(_forwarded(replayer), answers), episode_message
+                lambda: episode_problems(_forwarded(replayer), answers, handed_out),
+                episode_message,
             )
             yield _replay_endpoint(settings, replayer)
         _check_refused(refused, temporary, settings.path)

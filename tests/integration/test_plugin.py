@@ -175,13 +175,11 @@ def test_an_answer_the_replayer_wrote_itself_fails_the_test_naming_it(
     pytester: pytest.Pytester,
 ) -> None:
     # The capture holds no answer of the agent to a body that is not JSON: the replayer
-    # answers as a2a-sdk would, and says that answer was not recorded.
-    (pytester.path / "captures").mkdir()
-    source = (DATA / "sessions" / "demo-session-jsonrpc.http").read_text()
-    (pytester.path / "captures" / "card.http").write_text(source)
+    # answers as a2a-sdk would, and says that answer was not recorded (one failure).
+    _demo_capture(pytester)
     pytester.makepyfile(UNREADABLE_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*answers the capture does not hold, written by the replayer:*",
