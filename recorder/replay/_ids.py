@@ -351,16 +351,16 @@ def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
     elif isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
             if k not in a:
-                yield f"{path}.{k}: recorded {_short(b[k])}, live has none"
+                yield f"{path}.{k}: recorded {describe_token(b[k])}, live has none"
             elif k not in b:
-                yield f"{path}.{k}: live {_short(a[k])}, recorded has none"
+                yield f"{path}.{k}: live {describe_token(a[k])}, recorded has none"
             else:
                 yield from _differences(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             yield from _differences(x, y, f"{path}[{i}]")
     elif a != b:
-        yield f"{path}: recorded {_short(b)} != live {_short(a)}"
+        yield f"{path}: recorded {describe_token(b)} != live {describe_token(a)}"
 
 
 _TOKEN_WORDS = {
