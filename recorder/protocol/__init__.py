@@ -106,6 +106,7 @@ from recorder.protocol._lintview import (
 from recorder.protocol._notes import (
     CUT_SHORT,
     NOTE_CLIENT_CLOSED,
+    NOTE_H2C_OFFER,
     NOTE_NO_RESPONSE,
     NOTE_RECORDER_CUT,
     NOTE_STREAM_RESET,
@@ -207,6 +208,7 @@ __all__ = [
     # what the recorder notes on an exchange (see _notes)
     "CUT_SHORT",
     "NOTE_CLIENT_CLOSED",
+    "NOTE_H2C_OFFER",
     "NOTE_NO_RESPONSE",
     "NOTE_RECORDER_CUT",
     "NOTE_STREAM_RESET",
