@@ -16,7 +16,7 @@ the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` m
 that looks like a recorded one.
 """
 
-from recorder.replay._fleet import Fleet, FleetAgent
+from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
@@ -80,6 +80,7 @@ __all__ = [
     "Timing",
     "answer_documents",
     "answer_succeeded",
+    "fleet_paths",
     "fresh_id",
     "load_script",
     "located_ids",

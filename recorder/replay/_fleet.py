@@ -41,6 +41,19 @@ from recorder.replay._report import Report
 from recorder.replay._route import AgentPlan, Routes, Unrouted, plan_agents
 
 LOOPBACK = "127.0.0.1"
+# Beside a capture, the pytest plugin keeps a re-recording it rejected and a drifting
+# session: by-products, not agents of the fleet.
+BY_PRODUCTS = (".rejected.http", ".drift.http")
+
+
+def fleet_paths(folder: Path) -> list[Path]:
+    """The captures of a fleet's folder, in name order: `*.http` files, neither hidden nor a
+    by-product (`BY_PRODUCTS`)."""
+    return sorted(
+        p
+        for p in folder.glob("*.http")
+        if p.is_file() and not p.name.startswith(".") and not p.name.endswith(BY_PRODUCTS)
+    )
 
 
 class FleetAgent:
