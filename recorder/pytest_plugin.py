@@ -30,6 +30,9 @@ Invariants:
 - A request the capture cannot answer fails the test at teardown, with the nearest recorded
   exchange named.
 
+`@pytest.mark.a2a_fleet("captures/trip/")` replays a folder of captures, one agent each
+(the `a2a_fleet` fixture, `recorder.pytest_fleet`).
+
 `--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
 test's capture is first played against the agent at URL (once per capture and session),
 through the recorder, and diffed; then the test body runs as in replay mode, against a replay
@@ -61,6 +64,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from recorder.pytest_fleet import MARKER as FLEET_MARKER
+from recorder.pytest_fleet import a2a_fleet  # noqa: F401 - the fixture, offered by this plugin
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
@@ -188,6 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream and "
         "--a2a-grpc-upstream for this test",
     )
+    config.addinivalue_line("markers", FLEET_MARKER)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -279,6 +286,17 @@ def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
     return request.config.stash[_PROJECT].merged(fixture)
+
+
+def project_rules(request: pytest.FixtureRequest) -> Rules:
+    """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
+    replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
+    from recorder.redaction import ConfigError
+
+    try:
+        return _recorder_config(request).rules()
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 def _replay_rules(settings: _Settings) -> Rules:
