@@ -1,0 +1,276 @@
+"""Replaying a fleet: an orchestrator's three agents recorded with `record --forward`, then
+replayed at once with `replay DIR` after the agents stopped, as a user runs it.
+
+The orchestrator (`_orchestrator`) is a real a2a-sdk 1.3.0 client program; the agents are
+three real a2a-sdk agents (the demo agent, each serving one skill), one of which pushes the
+task's updates to the orchestrator's webhook through the recorder, and one of which is
+called over gRPC through the proxy (CONNECT).  Its outcome, replayed, must be the live one:
+forward mode (the orchestrator calls the recorded URLs through the replayer as its proxy),
+reverse mode (one port per agent, read from --ports-file), and the pytest marker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import a2a.client  # noqa: F401 - imported once, before pytester's inner runs (see test_plugin)
+import httpx
+import pytest
+from _helpers import free_port
+from _orchestrator import SKILLS, Outcome, run_orchestrator
+
+import recorder.record  # noqa: F401
+from recorder.capture import read_capture
+from recorder.demo import DemoAgent, WebhookReceiver
+
+pytest_plugins = ["pytester"]
+HERE = Path(__file__).parent
+TIMEOUT = 30
+PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GRPC_PROXY", "NO_GRPC_PROXY"}
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k.upper() not in PROXIES}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    folder: Path
+    urls: tuple[str, ...]  # the agents' base URLs, as the orchestrator was configured
+    live: Outcome
+
+
+class Cli:
+    """`a2a-recorder ARGS` as a process of its own (Ctrl-C reaches it: see the brief), its
+    stderr read by a thread as it comes."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "recorder", *args],
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**CLEAN_ENV, "PYTHONUNBUFFERED": "1"},
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+        self.lines.put("")  # the end
+
+    def until(self, prefix: str) -> str:
+        """stderr up to and including the first line starting with `prefix`."""
+        while not (self.seen and self.seen[-1].startswith(prefix)):
+            line = self.lines.get(timeout=TIMEOUT)
+            assert line, f"exited before {prefix!r}: {''.join(self.seen)}"
+            self.seen.append(line)
+        return "".join(self.seen)
+
+    def interrupt(self) -> tuple[int, str]:
+        """Ctrl-C; the exit status and the whole stderr."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(TIMEOUT)
+        while (line := self.lines.get(timeout=TIMEOUT)) != "":
+            self.seen.append(line)
+        return code, "".join(self.seen)
+
+    def __enter__(self) -> Cli:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
+    """The orchestrator run live, through `record --forward`; the agents then stop."""
+    folder = tmp_path_factory.mktemp("fleet") / "trip"
+    port = free_port()
+    proxy = f"http://127.0.0.1:{port}"
+    with Cli("record", "--forward", "--listen", f"127.0.0.1:{port}", "--out", str(folder)) as cli:
+        cli.until("recording to")
+        agents = [
+            DemoAgent(event_delay=0.05, name=f"{skill} agent", skills=(skill,), push_proxy=proxy)
+            for skill in SKILLS
+        ]
+        for agent in agents:
+            agent.start()
+        try:
+            urls = tuple(agent.base_url for agent in agents)
+            with WebhookReceiver() as hook:
+                live = asyncio.run(run_orchestrator(urls, hook, proxy=proxy))
+        finally:
+            for agent in agents:
+                agent.stop()
+        code, err = cli.interrupt()
+    assert code == 0, err
+    yield Recorded(folder, urls, live)
+
+
+def test_the_orchestrator_ran_live_and_was_recorded_one_capture_per_upstream(
+    recorded: Recorded,
+) -> None:
+    live = recorded.live
+    assert [(skill, name) for skill, name, _ in live.steps] == [
+        ("echo", "echo agent"),
+        ("slow", "slow agent"),
+        ("message", "message agent"),
+    ]
+    assert live.steps[0][2] == ("task ID-1 completed ['echo paris']",)
+    assert live.steps[1][2][-1] == "status ID-2 completed"
+    assert live.steps[2][2] == ("message ['booked']",)
+    assert len(live.pushes) == 4
+    captures = {p.name: read_capture(p) for p in recorded.folder.glob("*.http")}
+    upstreams = sorted(u.partition("://")[0] for c in captures.values() for u in c.upstreams)
+    # three agents (the slow one also over gRPC) and the orchestrator's webhook, which the
+    # deliveries went to
+    assert upstreams == ["grpc", "http", "http", "http", "http"]
+
+
+def test_forward_replay_gives_the_same_outcome_with_strict_clean(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    port = free_port()
+    proxy = f"http://127.0.0.1:{port}"
+    with Cli(
+        "replay", str(recorded.folder), "--forward", "--listen", f"127.0.0.1:{port}", "--strict"
+    ) as cli:
+        shown = cli.until("replaying 3 agents")
+        with WebhookReceiver() as hook:
+            replayed = asyncio.run(run_orchestrator(recorded.urls, hook, proxy=proxy))
+        # Each agent's own journal, through the proxy, at the URL it was recorded under.
+        echo = recorded.urls[0]
+        journal = httpx.get(f"{echo}/__a2a_recorder/requests", proxy=proxy, timeout=10).json()
+        report = httpx.get(f"{proxy}/__a2a_recorder/report", timeout=10).json()
+        code, err = cli.interrupt()
+    assert replayed == recorded.live
+    assert code == 0, err
+    assert [r["operation"] for r in journal["requests"]] == ["AgentCard", "SendMessage"]
+    assert [d["status"] for d in journal["deliveries"]] == [200, 200, 200, 200]
+    assert report["clean"] is True
+    assert sorted(report["agents"]) == _agent_names(shown)
+    for skill in SKILLS:
+        assert f"{skill} agent" in shown
+    assert "4 push deliveries recorded in" in shown  # the webhook's capture, adopted
+
+
+def _agent_names(table: str) -> list[str]:
+    return sorted(line.split()[0] for line in table.splitlines() if line.startswith("127.0.0.1_"))
+
+
+def test_forward_strict_fails_on_what_no_agent_answers(recorded: Recorded) -> None:
+    port = free_port()
+    proxy = f"http://127.0.0.1:{port}"
+    with Cli(
+        "replay", str(recorded.folder), "--forward", "--listen", f"127.0.0.1:{port}", "--strict"
+    ) as cli:
+        cli.until("replaying 3 agents")
+        stranger = httpx.get("http://127.0.0.1:9/anything", proxy=proxy, timeout=10)
+        unmatched = httpx.post(
+            f"{recorded.urls[0]}/a2a/jsonrpc",
+            json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nope"}},
+            headers={"A2A-Version": "1.0"},
+            proxy=proxy,
+            timeout=10,
+        )
+        code, err = cli.interrupt()
+    assert stranger.status_code == 502
+    assert "no capture of this fleet was recorded against 127.0.0.1:9" in stranger.text
+    assert unmatched.status_code == 200 and "error" in unmatched.json()
+    assert code == 1
+    report = json.loads(err[err.index("{") :])
+    assert report["unrouted"] == [
+        "GET 127.0.0.1:9: " + stranger.text.strip().removeprefix("a2a-recorder fleet: ")
+    ]
+    echo = next(n for n, r in report["agents"].items() if r["unmatched"])
+    assert "GetTask" in report["agents"][echo]["unmatched"][0]
+
+
+def test_reverse_replay_serves_each_agent_on_its_port_written_to_the_ports_file(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    ports = tmp_path / "ports.json"
+    with Cli(
+        "replay",
+        str(recorded.folder),
+        "--listen",
+        "127.0.0.1:0",
+        "--ports-file",
+        str(ports),
+        "--strict",
+    ) as cli:
+        shown = cli.until("replaying 3 agents")
+        written = json.loads(ports.read_text())
+        served = {u: a["url"] for a in written["agents"] for u in a["upstreams"]}
+        urls = tuple(served[url] for url in recorded.urls)
+        with WebhookReceiver() as hook:
+            replayed = asyncio.run(run_orchestrator(urls, hook))
+        code, err = cli.interrupt()
+    assert replayed == recorded.live
+    assert code == 0, err
+    assert written["mode"] == "reverse" and written["proxy"] is None
+    assert sorted(a["card"] for a in written["agents"]) == [f"{s} agent" for s in sorted(SKILLS)]
+    for agent in written["agents"]:
+        assert agent["url"] in shown and agent["url"] not in recorded.urls
+        assert agent["grpc"] is not None and agent["grpc"] in shown
+
+
+# --- the pytest marker ---------------------------------------------------------------------
+
+MARKER_TESTS = """
+import asyncio, json, sys
+from dataclasses import asdict
+import httpx, pytest
+sys.path.insert(0, {here!r})
+from _orchestrator import run_orchestrator
+from recorder.demo import WebhookReceiver
+
+LIVE = json.loads(open("live.json").read())
+URLS = {urls!r}
+
+def outcome(urls, proxy=None):
+    with WebhookReceiver() as hook:
+        found = asyncio.run(run_orchestrator(urls, hook, proxy=proxy))
+    return json.loads(json.dumps(asdict(found)))
+
+@pytest.mark.a2a_fleet("trip/", forward=True)
+def test_forward(a2a_fleet):
+    assert outcome(URLS) == LIVE  # the orchestrator as configured: HTTP_PROXY does it
+    assert all(a.report.clean for a in a2a_fleet.agents)
+
+@pytest.mark.a2a_fleet("trip/")
+def test_reverse(a2a_fleet):
+    assert outcome([a2a_fleet.urls[u] for u in URLS]) == LIVE
+    assert a2a_fleet.agent("echo agent").journal.deliveries
+
+@pytest.mark.a2a_fleet("trip/", forward=True)
+def test_stray(a2a_fleet):
+    httpx.get("http://127.0.0.1:9/stray", timeout=5)
+"""
+
+
+def test_the_pytest_marker_replays_the_fleet(recorded: Recorded, pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(MARKER_TESTS.format(here=str(HERE), urls=list(recorded.urls)))
+    for path in recorded.folder.glob("*.http"):
+        (pytester.path / "trip").mkdir(exist_ok=True)
+        (pytester.path / "trip" / path.name).write_bytes(path.read_bytes())
+    (pytester.path / "live.json").write_text(json.dumps(asdict(recorded.live)))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*requests no agent of the fleet answers:*", "*GET 127.0.0.1:9: no capture*"]
+    )
