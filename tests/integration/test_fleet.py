@@ -16,9 +16,11 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ from _orchestrator import SKILLS, Outcome, run_orchestrator
 import recorder.record  # noqa: F401
 from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
+from recorder.replay import Fleet, fleet_paths
 
 pytest_plugins = ["pytester"]
 HERE = Path(__file__).parent
@@ -226,6 +229,132 @@ def test_reverse_replay_serves_each_agent_on_its_port_written_to_the_ports_file(
     for agent in written["agents"]:
         assert agent["url"] in shown and agent["url"] not in recorded.urls
         assert agent["grpc"] is not None and agent["grpc"] in shown
+
+
+# --- clients unlike the SDK's: raw sockets at the forward proxy -----------------------------
+
+
+@pytest.fixture
+def proxied(recorded: Recorded) -> Iterator[Fleet]:
+    """The recorded fleet behind its forward proxy, in this process."""
+    found = [(path, read_capture(path)) for path in fleet_paths(recorded.folder)]
+    with Fleet(found, forward=True) as fleet:
+        yield fleet
+
+
+class Raw:
+    """One raw connection to the proxy: bytes out as given, HTTP/1.1 answers read back."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.sock = socket.create_connection((fleet.host, fleet.port), timeout=TIMEOUT)
+        self.incoming = self.sock.makefile("rb")
+
+    def send(self, *pieces: bytes) -> None:
+        """Each piece on its own, a pause between them (a request split across packets)."""
+        for n, piece in enumerate(pieces):
+            if n:
+                time.sleep(0.05)
+            self.sock.sendall(piece)
+
+    def answer(self) -> tuple[int, bytes]:
+        """The next answer's status and body (Content-Length or chunked)."""
+        status = int(self.incoming.readline().split(b" ")[1])
+        headers = {}
+        while (line := self.incoming.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "content-length" in headers:
+            return status, self.incoming.read(int(headers["content-length"]))
+        if headers.get("transfer-encoding") == "chunked":
+            return status, self._chunks()
+        return status, b""
+
+    def _chunks(self) -> bytes:
+        body = b""
+        while size := int(self.incoming.readline().split(b";")[0], 16):
+            body += self.incoming.read(size)
+            self.incoming.readline()
+        self.incoming.readline()
+        return body
+
+    def closed(self) -> bool:
+        """Did the proxy close the connection (after anything still unread) within 5 s?"""
+        self.sock.settimeout(5)
+        try:
+            self.incoming.read()
+        except TimeoutError:
+            return False
+        return True
+
+    def __enter__(self) -> Raw:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.incoming.close()
+        self.sock.close()
+
+
+CARD = "/.well-known/agent-card.json"
+
+
+def card_get(target: str, where: str) -> bytes:
+    return f"GET {target} HTTP/1.1\r\nHost: {where}\r\n\r\n".encode()
+
+
+def test_one_connection_to_the_proxy_reaches_every_agent_then_becomes_a_tunnel(
+    recorded: Recorded, proxied: Fleet
+) -> None:
+    where = [url.partition("://")[2] for url in recorded.urls]
+    with Raw(proxied) as raw:
+        names = []
+        for url, authority in zip(recorded.urls, where, strict=True):
+            raw.send(card_get(f"{url}{CARD}", authority))
+            status, body = raw.answer()
+            names.append((status, json.loads(body)["name"]))
+        raw.send(card_get("http://127.0.0.1:9/x", "127.0.0.1:9"))
+        stranger = raw.answer()
+        # The same connection, now a CONNECT whose head comes in pieces, then HTTP/1 inside.
+        head = f"CONNECT {where[2]} HTTP/1.1\r\nHost: {where[2]}\r\n\r\n".encode()
+        raw.send(head[:3], head[3:12], head[12:])
+        established = raw.answer()
+        raw.send(card_get(CARD, where[2]))
+        tunnelled = raw.answer()
+    assert names == [(200, f"{skill} agent") for skill in SKILLS]
+    assert stranger[0] == 502 and b"127.0.0.1:9" in stranger[1]
+    assert established == (200, b"")
+    assert tunnelled[0] == 200 and json.loads(tunnelled[1])["name"] == "message agent"
+    assert [r.line() for r in proxied.unrouted.requests] == [
+        "GET 127.0.0.1:9: " + stranger[1].decode().strip().removeprefix("a2a-recorder fleet: ")
+    ]
+
+
+def test_what_the_proxy_cannot_tunnel_is_answered_and_reported(
+    recorded: Recorded, proxied: Fleet
+) -> None:
+    echo = recorded.urls[0].partition("://")[2]
+    answers = []
+    for head in (b"CONNECT 127.0.0.1:9 HTTP/1.1\r\n\r\n", b"CONNECT  HTTP/1.1\r\n\r\n"):
+        with Raw(proxied) as raw:
+            raw.send(head)
+            answers.append((raw.answer()[0], raw.closed()))
+    with Raw(proxied) as raw:  # TLS inside a tunnel: the fleet terminates none
+        raw.send(f"CONNECT {echo} HTTP/1.1\r\n\r\n".encode())
+        established = raw.answer()
+        raw.send(b"\x16\x03\x01\x00\x05hello")
+        tls_closed = raw.closed()
+    with Raw(proxied) as raw:  # not HTTP at all
+        raw.send(b"\x00\xff\xfe not a request\r\n\r\n")
+        garbage = raw.answer()[0]
+    report = httpx.get(f"{proxied.proxy_url}/__a2a_recorder/report", timeout=10).json()
+    assert answers == [(502, True), (400, True)]
+    assert established[0] == 200 and tls_closed
+    assert garbage == 400
+    assert [line.split(": ")[0] for line in report["unrouted"]] == [
+        "CONNECT 127.0.0.1:9",
+        f"CONNECT {echo}",
+    ]
+    assert "does not terminate TLS" in report["unrouted"][1]
+    assert report["clean"] is False
 
 
 # --- the pytest marker ---------------------------------------------------------------------
