@@ -88,6 +88,8 @@ def _load(folder: Path) -> list[tuple[Path, Capture]]:
         return [(path, read_capture(path)) for path in paths]
     except CaptureParseError as exc:
         pytest.fail(f"capture is damaged: {exc}", pytrace=False)
+    except OSError as exc:
+        pytest.fail(f"cannot read a capture of {folder}: {exc}", pytrace=False)
 
 
 def fleet_problems(fleet: Fleet) -> str:

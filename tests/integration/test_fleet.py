@@ -403,3 +403,39 @@ def test_the_pytest_marker_replays_the_fleet(recorded: Recorded, pytester: pytes
     result.stdout.fnmatch_lines(
         ["*requests no agent of the fleet answers:*", "*GET 127.0.0.1:9: no capture*"]
     )
+
+
+BAD_FOLDERS = """
+import pytest
+
+@pytest.mark.a2a_fleet()
+def test_no_folder(a2a_fleet):
+    pass
+
+@pytest.mark.a2a_fleet("empty/")
+def test_empty(a2a_fleet):
+    pass
+
+@pytest.mark.a2a_fleet("damaged/")
+def test_damaged(a2a_fleet):
+    pass
+"""
+
+
+def test_the_marker_says_what_is_wrong_with_its_folder(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(BAD_FOLDERS)
+    (pytester.path / "empty").mkdir()
+    (pytester.path / "empty" / "echo.rejected.http").write_text("")  # a by-product, no agent
+    (pytester.path / "damaged").mkdir()
+    (pytester.path / "damaged" / "echo.http").write_bytes(b"\xff\xfe not a capture\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')*",
+            "*no capture in *empty: record the fleet with a2a-recorder record --forward*",
+            "*capture is damaged: *echo.http*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
