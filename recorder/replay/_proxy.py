@@ -9,15 +9,21 @@ Two ways in, both routed by the authority the client names (`_route`):
 - a CONNECT (`CONNECT 127.0.0.1:50051`, as grpcio sends through `grpc_proxy`/`http_proxy`)
   is answered `200` and the tunnel is spliced, bytes untouched, to that agent's own listener:
   its gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP face otherwise.  A
-  tunnel that opens with TLS is closed: the fleet does not terminate TLS, and says so.
+  tunnel that opens with TLS is closed: the fleet does not terminate TLS, and says so;
+- HTTP/2 with prior knowledge sent to the proxy itself (a gRPC client dialing the proxy, its
+  channel's authority set to the recorded agent's, as `grpc.default_authority` does) is held
+  until its first request's `:authority` is read, then spliced to that agent's gRPC face
+  like a tunnel.  Every later call on the connection goes to the same agent (a gRPC channel
+  has one authority).
 
 A request for an authority no capture was recorded against, or a CONNECT to an agent
-recorded over https, is answered `502 Bad Gateway` with why, and kept (`Unrouted`) for the
-fleet's report.  A direct request to the proxy itself (`Host` its own address) for
-`GET /__a2a_recorder/report` gets the fleet's report.
+recorded over https, is answered `502 Bad Gateway` with why (an HTTP/2 connection is
+closed), and kept (`Unrouted`) for the fleet's report.  A direct request to the proxy itself
+(`Host` its own address) for `GET /__a2a_recorder/report` gets the fleet's report.
 
-The CONNECT handling sits in the HTTP protocol (`proxy_protocol`): uvicorn has no CONNECT,
-so a connection whose next request starts `CONNECT ` is taken over before its parser sees it.
+The CONNECT and HTTP/2 handling sits in the HTTP protocol (`proxy_protocol`): uvicorn has
+neither, so a connection whose next request starts `CONNECT ` or with the HTTP/2 preface
+(`_route.opening`) is taken over before its parser sees it.
 """
 
 from __future__ import annotations
@@ -29,11 +35,15 @@ from typing import TYPE_CHECKING, Any
 
 from recorder.replay._limits import Limits
 from recorder.replay._route import (
+    EMPTY_SETTINGS,
+    AckFilter,
     Route,
     Routes,
     TunnelKind,
     Unrouted,
     connect_target,
+    h2_authority,
+    opening,
     request_authority,
     same_authority,
     tls_text,
@@ -47,7 +57,7 @@ if TYPE_CHECKING:
     from recorder.replay._replayer import Replayer
 
 TARGET = "a2a_recorder.target"  # the scope key holding the request target as sent
-CONNECT = b"CONNECT "
+NO_AUTHORITY = "an HTTP/2 connection whose first request names no :authority"
 ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
 TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
@@ -124,6 +134,7 @@ class _TunnelProtocol(_LimitedProtocol):
         self._idle = True  # between requests: the next bytes start one
         self._probe = b""  # the first bytes of a request, fewer than "CONNECT " has
         self._head: bytearray | None = None  # a CONNECT head being read
+        self._h2: bytearray | None = None  # HTTP/2 to the proxy, until its first :authority
         self._tunnel: _Tunnel | None = None
         self._done = False  # answered and closing
 
@@ -133,17 +144,23 @@ class _TunnelProtocol(_LimitedProtocol):
         if self._tunnel is not None:
             self._tunnel.from_client(data)
             return
-        if self._head is None and self._idle and self._answered():
+        if self._head is None and self._h2 is None and self._idle and self._answered():
             data, self._probe = self._probe + data, b""
-            if len(data) < len(CONNECT) and CONNECT.startswith(data.upper()):
+            kind = opening(data)
+            if kind is None:
                 self._probe = data
                 return
-            if data[: len(CONNECT)].upper() == CONNECT:
+            if kind == "connect":
                 self._head = bytearray()
+            elif kind == "h2":
+                self._h2 = bytearray()
+                self.transport.write(EMPTY_SETTINGS)
         if self._head is not None:
             self._read_connect(data)
-            return
-        super().data_received(data)
+        elif self._h2 is not None:
+            self._read_h2(data)
+        else:
+            super().data_received(data)
 
     def _answered(self) -> bool:
         return self.cycle is None or self.cycle.response_complete
@@ -173,6 +190,27 @@ class _TunnelProtocol(_LimitedProtocol):
         self._disarm()
         self._unset_keepalive_if_required()
         self._connect(head, rest)
+
+    def _read_h2(self, data: bytes) -> None:
+        """HTTP/2 sent to the proxy itself (a gRPC client dialing it, its channel's authority
+        the agent's): held until the first request's `:authority`, then a tunnel to it."""
+        assert self._h2 is not None
+        self._h2 += data
+        where = h2_authority(bytes(self._h2))
+        if where is None and len(self._h2) <= self.limits.max_head_bytes:
+            return
+        held, self._h2 = bytes(self._h2), None
+        self._disarm()
+        route = self.face.routes.find(where) if where else None
+        if route is None:
+            why = unknown_text(where, self.face.routes) if where else NO_AUTHORITY
+            self.face.unrouted.add("HTTP/2", where or "-", why)
+            self._done = True
+            self.transport.close()  # an HTTP/2 client reads this as UNAVAILABLE
+            return
+        assert where is not None
+        self._tunnel = _Tunnel(self, where, route, AckFilter().feed)
+        self._tunnel.from_client(held)
 
     def _connect(self, head: bytes, rest: bytes) -> None:
         face = self.face
@@ -235,15 +273,24 @@ class _Tunnel:
     client sends is held.
     """
 
-    def __init__(self, front: _TunnelProtocol, where: str, route: Route) -> None:
+    def __init__(
+        self,
+        front: _TunnelProtocol,
+        where: str,
+        route: Route,
+        through: Callable[[bytes], bytes] | None = None,
+    ) -> None:
         self.front = front
         self.where = where
         self.route = route
+        self.through = through  # what the client's bytes pass through on their way
         self._held = bytearray()
         self._opening: asyncio.Task[None] | None = None
         self._back: asyncio.Transport | None = None
 
     def from_client(self, data: bytes) -> None:
+        if self.through is not None:
+            data = self.through(data)
         if self._back is not None:
             self._back.write(data)
             return

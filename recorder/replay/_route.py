@@ -17,7 +17,9 @@ capture left with nothing is no agent.
 In forward mode a request names its authority: the absolute-form target of a proxied HTTP
 request (`POST http://127.0.0.1:41241/a2a/jsonrpc`), else its `Host`; the target of a
 CONNECT (`CONNECT 127.0.0.1:50051`), which for a gRPC client is its channel's target, the
-`:authority` of every call in the tunnel.  Loopback names are folded together
+`:authority` of every call in the tunnel; and for HTTP/2 sent to the proxy itself (a gRPC
+client dialing the proxy with its channel's authority set), the first request's
+`:authority` (`h2_authority`).  Loopback names are folded together
 (`localhost:8000` is `127.0.0.1:8000`), a missing port is the scheme's default.  What comes
 through a tunnel is told by its first bytes (`tunnel_kind`): the HTTP/2 preface is gRPC,
 a TLS record is refused (the fleet does not terminate TLS), anything else is HTTP/1.
@@ -37,6 +39,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from hpack import Decoder, HPACKError
+from hyperframe.exceptions import HyperframeError
+from hyperframe.frame import ContinuationFrame, Frame, HeadersFrame
+
 from recorder._background import url_key
 from recorder.capture import Capture, Exchange
 from recorder.protocol import (
@@ -53,6 +59,9 @@ from recorder.protocol._cardrewrite import LOOPBACK_HOSTS
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "grpc": 80, "grpcs": 443}
 H2_PREFACE = b"PRI * HTTP/2.0\r\n"
+H2_CLIENT_PREFACE = H2_PREFACE + b"\r\nSM\r\n\r\n"
+FRAME_HEADER_SIZE = 9
+CONNECT = b"CONNECT "
 TLS_HANDSHAKE = 0x16  # the first byte of a TLS record carrying a ClientHello
 MAX_UNROUTED = 1000
 
@@ -301,6 +310,90 @@ def tunnel_kind(first: bytes) -> TunnelKind | None:
     if H2_PREFACE.startswith(first[: len(H2_PREFACE)]):
         return "grpc" if len(first) >= len(H2_PREFACE) else None
     return "http"
+
+
+Opening = Literal["connect", "h2", "http"]
+OPENINGS: tuple[tuple[bytes, Opening], ...] = ((CONNECT, "connect"), (H2_PREFACE, "h2"))
+
+
+def opening(first: bytes) -> Opening | None:
+    """What a request to the proxy is, from its first bytes: a CONNECT, an HTTP/2 connection
+    with prior knowledge (gRPC sent to the proxy itself), or plain HTTP/1 (None: too few yet
+    to tell)."""
+    for prefix, kind in OPENINGS:
+        head = first[: len(prefix)]
+        if head.upper() == prefix[: len(head)].upper():
+            return kind if len(head) == len(prefix) else None
+    return "http"
+
+
+def h2_authority(data: bytes) -> str | None:
+    """The `:authority` of the first request of an HTTP/2 connection, from its first bytes:
+    None while its header block is incomplete, "" when the bytes are not HTTP/2 or the request
+    names none.  The first header block is the connection's first, so HPACK starts empty."""
+    preface = H2_CLIENT_PREFACE
+    if not data.startswith(preface):
+        return None if preface.startswith(data) else ""
+    at, block = len(preface), b""
+    try:
+        while at + FRAME_HEADER_SIZE <= len(data):
+            frame, length = Frame.parse_frame_header(memoryview(data[at : at + 9]))
+            end = at + FRAME_HEADER_SIZE + length
+            if end > len(data):
+                return None
+            frame.parse_body(memoryview(data[at + FRAME_HEADER_SIZE : end]))
+            at = end
+            if isinstance(frame, HeadersFrame) or (block and isinstance(frame, ContinuationFrame)):
+                block += frame.data
+                if "END_HEADERS" in frame.flags:
+                    return _authority_in(Decoder().decode(block, raw=True))
+    except (HyperframeError, HPACKError, ValueError):
+        return ""
+    return None
+
+
+def _authority_in(headers: Iterable[tuple[bytes, bytes]]) -> str:
+    found = (v.decode("latin-1") for k, v in headers if k == b":authority")
+    return next(found, "")
+
+
+# A gRPC client sends its first call only once the server's SETTINGS came: the proxy sends an
+# empty one itself, and takes the client's ACK of it out of what goes on to the agent, which
+# sends (and has ACKed) SETTINGS of its own.
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+SETTINGS_ACK = b"\x00\x00\x00\x04\x01\x00\x00\x00\x00"
+
+
+class AckFilter:
+    """The client's bytes of an HTTP/2 connection the proxy greeted with `EMPTY_SETTINGS`,
+    from the preface on: its first SETTINGS ACK (the answer to the proxy's) is taken out,
+    every other byte passes, in order."""
+
+    def __init__(self) -> None:
+        self._left = len(H2_CLIENT_PREFACE)  # bytes to pass before the next frame header
+        self._head = bytearray()  # a frame header read in part
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        out, at = bytearray(), 0
+        while at < len(data) and not self.done:
+            if self._left:
+                n = min(self._left, len(data) - at)
+                out += data[at : at + n]
+                at, self._left = at + n, self._left - n
+                continue
+            taken = data[at : at + FRAME_HEADER_SIZE - len(self._head)]
+            self._head += taken
+            at += len(taken)
+            if len(self._head) < FRAME_HEADER_SIZE:
+                break
+            if self._head == SETTINGS_ACK:
+                self.done = True
+            else:
+                out += self._head
+                self._left = int.from_bytes(self._head[:3], "big")
+            self._head.clear()
+        return bytes(out + data[at:])
 
 
 # --- what no agent answers -----------------------------------------------------------------

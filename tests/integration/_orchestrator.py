@@ -85,17 +85,25 @@ def _event(ev: StreamResponse, ids: _Ids) -> str:
     return kind
 
 
-def _channels(proxy: str | None) -> Callable[[str], grpc.aio.Channel]:
+Channels = Callable[[str], grpc.aio.Channel]
+
+
+def _channels(proxy: str | None) -> Channels:
     if proxy is None:
         return grpc.aio.insecure_channel
     return lambda target: grpc.aio.insecure_channel(target, options=[("grpc.http_proxy", proxy)])
 
 
 async def run_orchestrator(
-    urls: Sequence[str], webhook: WebhookReceiver, proxy: str | None = None
+    urls: Sequence[str],
+    webhook: WebhookReceiver,
+    proxy: str | None = None,
+    channels: Channels | None = None,
 ) -> Outcome:
-    """Run `PLAN` against the agents at `urls` (see the module docstring)."""
+    """Run `PLAN` against the agents at `urls` (see the module docstring); `channels` makes
+    its gRPC channels instead."""
     ids = _Ids()
+    channels = channels or _channels(proxy)
     hook = f"{webhook.url}/{uuid.uuid4().hex}"
     proxies = {"proxy": proxy} if proxy else {}
     async with httpx.AsyncClient(timeout=TIMEOUT, **proxies) as http:  # type: ignore[arg-type]
@@ -104,7 +112,7 @@ async def run_orchestrator(
         steps = []
         for skill, text, binding, streaming, push in PLAN:
             card = by_skill[skill]
-            events = await _call(card, http, _channels(proxy), text, binding, streaming, push, hook)
+            events = await _call(card, http, channels, text, binding, streaming, push, hook)
             steps.append((skill, card.name, tuple(_event(e, ids) for e in events)))
     pushes = await _pushes(webhook, hook, ids)
     return Outcome(tuple(steps), pushes)
@@ -113,7 +121,7 @@ async def run_orchestrator(
 async def _call(
     card: AgentCard,
     http: httpx.AsyncClient,
-    channels: Callable[[str], grpc.aio.Channel],
+    channels: Channels,
     text: str,
     binding: str,
     streaming: bool,

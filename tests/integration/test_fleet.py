@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import a2a.client  # noqa: F401 - imported once, before pytester's inner runs (see test_plugin)
+import grpc
 import httpx
 import pytest
 from _helpers import free_port
@@ -355,6 +356,40 @@ def test_what_the_proxy_cannot_tunnel_is_answered_and_reported(
     ]
     assert "does not terminate TLS" in report["unrouted"][1]
     assert report["clean"] is False
+
+
+def test_grpc_sent_to_the_proxy_itself_is_routed_by_its_authority(
+    recorded: Recorded, proxied: Fleet
+) -> None:
+    """A gRPC client that dials the proxy, its channel's authority the recorded agent's (no
+    CONNECT): routed by the `:authority` of its first call."""
+    dial = f"{proxied.host}:{proxied.port}"
+
+    def channels(target: str) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(dial, options=[("grpc.default_authority", target)])
+
+    with WebhookReceiver() as hook:
+        replayed = asyncio.run(
+            run_orchestrator(recorded.urls, hook, proxy=proxied.proxy_url, channels=channels)
+        )
+    assert replayed == recorded.live
+    assert proxied.unrouted.count == 0
+    slow = proxied.agent("slow agent")
+    journal = [(r.classification.operation, r.answer) for r in slow.journal.requests]
+    assert journal == [("AgentCard", "recorded"), ("SendStreamingMessage", "recorded")]
+
+
+def test_grpc_to_the_proxy_for_an_unknown_authority_is_unavailable_and_reported(
+    proxied: Fleet,
+) -> None:
+    dial = f"{proxied.host}:{proxied.port}"
+    options = [("grpc.default_authority", "127.0.0.1:9")]
+    with grpc.insecure_channel(dial, options=options) as channel:
+        call = channel.unary_unary("/lf.a2a.v1.A2AService/GetTask")
+        with pytest.raises(grpc.RpcError) as raised:
+            call(b"", timeout=TIMEOUT)
+    assert raised.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+    assert [r.line().split(": ")[0] for r in proxied.unrouted.requests] == ["HTTP/2 127.0.0.1:9"]
 
 
 # --- the pytest marker ---------------------------------------------------------------------

@@ -6,18 +6,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hpack import Encoder
+from hyperframe.frame import ContinuationFrame, DataFrame, HeadersFrame, SettingsFrame
 from hypothesis import given
 from hypothesis import strategies as st
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response
 from recorder.protocol import classify
 from recorder.replay._route import (
+    H2_CLIENT_PREFACE,
     H2_PREFACE,
+    SETTINGS_ACK,
+    AckFilter,
     Routes,
     Unrouted,
     adopt_deliveries,
     authority,
     connect_target,
+    h2_authority,
+    opening,
     plan_agents,
     request_authority,
     same_authority,
@@ -204,3 +211,65 @@ def test_unrouted_requests_are_counted_and_kept_bounded() -> None:
         unrouted.add("GET", f"h:{n}", "why")
     assert unrouted.count == 5
     assert [r.line() for r in unrouted.requests] == ["GET h:3: why", "GET h:4: why"]
+
+
+# --- HTTP/2 sent to the proxy itself --------------------------------------------------------
+
+
+def test_a_request_to_the_proxy_is_told_by_its_first_bytes() -> None:
+    assert opening(b"CONNECT 127.0.0.1:1 HTTP/1.1\r\n") == "connect"
+    assert opening(b"connect ") == "connect"
+    assert opening(H2_CLIENT_PREFACE) == "h2"
+    assert opening(b"GET http://a/ HTTP/1.1\r\n") == "http"
+    assert opening(b"CONN") is None and opening(b"PRI * HT") is None  # too few yet
+    assert opening(b"POST /") == "http" and opening(b"CONNECTED") == "http"
+
+
+@given(st.binary(max_size=30))
+def test_any_first_bytes_are_a_request_or_waited_for(data: bytes) -> None:
+    kind = opening(data)
+    waiting = any(p.upper().startswith(data.upper()) for p in (b"CONNECT ", H2_PREFACE))
+    assert kind in ("connect", "h2", "http") or (kind is None and waiting)
+
+
+def client_connection(authority: str, split_block: bool = False) -> bytes:
+    """What a gRPC client sends first: preface, SETTINGS, HEADERS (+ CONTINUATION), DATA."""
+    block = Encoder().encode(
+        [(":method", "POST"), (":scheme", "http"), (":path", "/lf.a2a.v1.A2AService/GetTask"),
+         (":authority", authority), ("content-type", "application/grpc")]
+    )  # fmt: skip
+    settings = SettingsFrame(0, settings={SettingsFrame.ENABLE_PUSH: 0}).serialize()
+    if not split_block:
+        headers = HeadersFrame(1, block, flags=["END_HEADERS"]).serialize()
+    else:
+        first = HeadersFrame(1, block[:5]).serialize()
+        headers = first + ContinuationFrame(1, block[5:], flags=["END_HEADERS"]).serialize()
+    return H2_CLIENT_PREFACE + settings + headers + DataFrame(1, b"\x00" * 5).serialize()
+
+
+def test_the_first_requests_authority_is_read_once_its_header_block_is_whole() -> None:
+    for split in (False, True):
+        whole = client_connection("127.0.0.1:50051", split)
+        assert h2_authority(whole) == "127.0.0.1:50051"
+        end = whole.index(DataFrame(1, b"\x00" * 5).serialize())
+        assert all(h2_authority(whole[:n]) is None for n in range(end))
+    assert h2_authority(b"GET / HTTP/1.1\r\n\r\n") == ""  # not HTTP/2
+    assert h2_authority(H2_CLIENT_PREFACE + b"\x00\x00\x05\x01\x04\x00\x00\x00\x01\xff" * 2) == ""
+
+
+@given(st.binary(max_size=200))
+def test_no_bytes_after_the_preface_crash_the_authority_reader(data: bytes) -> None:
+    found = h2_authority(H2_CLIENT_PREFACE + data)
+    assert found is None or isinstance(found, str)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=400), max_size=8))
+def test_the_proxys_settings_ack_is_taken_out_once_however_the_bytes_come(cuts: list[int]) -> None:
+    before = client_connection("a:1")
+    stream = before + SETTINGS_ACK + DataFrame(1, b"x").serialize() + SETTINGS_ACK
+    expected = before + DataFrame(1, b"x").serialize() + SETTINGS_ACK
+    through = AckFilter()
+    points = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    out = b"".join(through.feed(stream[a:b]) for a, b in zip(points, points[1:], strict=False))
+    assert out == expected
+    assert through.done
