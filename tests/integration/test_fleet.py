@@ -358,6 +358,20 @@ def test_what_the_proxy_cannot_tunnel_is_answered_and_reported(
     assert report["clean"] is False
 
 
+def test_identical_orchestrators_at_once_each_get_the_live_outcome(
+    recorded: Recorded, proxied: Fleet
+) -> None:
+    async def both(hooks: tuple[WebhookReceiver, WebhookReceiver]) -> list[Outcome]:
+        runs = (run_orchestrator(recorded.urls, hook, proxy=proxied.proxy_url) for hook in hooks)
+        return list(await asyncio.gather(*runs))
+
+    with WebhookReceiver() as one, WebhookReceiver() as two:
+        outcomes = asyncio.run(both((one, two)))
+    assert outcomes == [recorded.live, recorded.live]
+    assert proxied.unrouted.count == 0
+    assert all(not a.report.synthesized_answers for a in proxied.agents)
+
+
 def test_grpc_sent_to_the_proxy_itself_is_routed_by_its_authority(
     recorded: Recorded, proxied: Fleet
 ) -> None:
