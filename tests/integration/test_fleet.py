@@ -35,7 +35,8 @@ from _orchestrator import SKILLS, Outcome, run_orchestrator
 import recorder.record  # noqa: F401
 from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
-from recorder.replay import Fleet, fleet_paths
+from recorder.replay import Fleet, Limits, fleet_paths
+from recorder.replay._route import H2_CLIENT_PREFACE
 
 pytest_plugins = ["pytester"]
 HERE = Path(__file__).parent
@@ -356,6 +357,20 @@ def test_what_the_proxy_cannot_tunnel_is_answered_and_reported(
     ]
     assert "does not terminate TLS" in report["unrouted"][1]
     assert report["clean"] is False
+
+
+def test_slow_clients_cannot_hold_the_proxy(recorded: Recorded) -> None:
+    """A CONNECT head, an HTTP/2 connection's first request, never completed: closed after
+    the read timeout, as a slow HTTP request is."""
+    found = [(path, read_capture(path)) for path in fleet_paths(recorded.folder)]
+    echo = recorded.urls[0].partition("://")[2]
+    with Fleet(found, forward=True, limits=Limits(read_timeout=0.5)) as fleet:
+        closed = []
+        for start in (f"CONNECT {echo} HTT".encode(), b"CONN", H2_CLIENT_PREFACE):
+            with Raw(fleet) as raw:
+                raw.send(start)
+                closed.append(raw.closed())
+    assert closed == [True, True, True]
 
 
 def test_identical_orchestrators_at_once_each_get_the_live_outcome(
