@@ -88,7 +88,7 @@ def _first_line(text: str) -> str:
 
 def version_text() -> str:
     """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
-    from recorder.protocol._grpc import descriptor_source
+    from recorder.protocol import descriptor_source
 
     try:
         mitmproxy = importlib.metadata.version("mitmproxy")
@@ -648,6 +648,7 @@ def replay(
     capture per upstream), each on a port of its own (printed, and written to --ports-file),
     or with --forward all behind one proxy that routes by the URL the client calls.
     """
+    from recorder._gcpause import collector_paused
     from recorder.redaction import Rules
     from recorder.replay import Limits, Replayer, Timing
 
@@ -671,7 +672,8 @@ def replay(
     if forward or ports_file:
         raise click.UsageError("--forward and --ports-file serve a fleet: give a folder DIR")
     paths, forward_to = _forward_url(on_miss, files)
-    captures = [load_capture(Path(path)) for path in paths]
+    with collector_paused():  # this process is the CLI's own: see recorder._gcpause
+        captures = [load_capture(Path(path)) for path in paths]
     signals = StopSignals()
     host, port = parse_listen(listen)
     grpc_host, grpc_port = parse_listen(grpc_listen) if grpc_listen else (host, None)
@@ -680,9 +682,11 @@ def replay(
             f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
         )
     try:
-        replayer = Replayer(
-            captures, host=host, port=port, on_miss=forward_to, grpc_port=grpc_port, **options
-        ).start()
+        with collector_paused():
+            replayer = Replayer(
+                captures, host=host, port=port, on_miss=forward_to, grpc_port=grpc_port, **options
+            )
+        replayer.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -719,15 +723,18 @@ def _serve_fleet(
     options: dict[str, Any],
 ) -> None:
     """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
+    from recorder._gcpause import collector_paused
     from recorder.replay import Fleet
 
     if len(files) != 1:
         raise click.UsageError("give one folder DIR (a fleet), or capture FILES (one agent)")
-    found = _fleet_captures(Path(files[0]))
     signals = StopSignals()
     host, port = parse_listen(listen)
     try:
-        fleet = Fleet(found, forward=forward, host=host, port=port, **options).start()
+        with collector_paused():  # as for one agent's captures (see recorder._gcpause)
+            found = _fleet_captures(Path(files[0]))
+            fleet = Fleet(found, forward=forward, host=host, port=port, **options)
+        fleet.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -807,7 +814,7 @@ def demo(out: Path, binding: str) -> None:
     Needs the `demo` extra (a2a-sdk): pip install 'a2a-recorder[demo]'.
     """
     try:
-        from recorder.demo._run import run_demo
+        from recorder.demo import run_demo
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise

@@ -19,8 +19,10 @@ the fleet's proxy (httpx reads the first two, grpcio `grpc_proxy` and `http_prox
 bypasses it; everything is restored after the test.  A request no agent of the fleet was
 recorded to answer is answered `502` by the proxy.
 
-The test fails at teardown when an agent answered what its captures do not hold (a miss, or
-an answer the replayer wrote itself), or a request reached no agent, as `a2a_replay` does.
+The test fails when an agent answered what its captures do not hold (a miss, or an answer
+the replayer wrote itself), or a request reached no agent, once, as `a2a_replay` does (see
+`recorder._unanswered`): beside the test's own failure, as its failure, or at teardown for
+what came after its body.
 What the agents serve about themselves (journal, report) is redacted with the project's
 rules (`[tool.a2a-recorder]`, `a2a_recorder_config`), as for `a2a_replay`.
 Recording a fleet is `a2a-recorder record --forward --out DIR` (see the README).
@@ -28,13 +30,15 @@ Recording a fleet is `a2a-recorder record --forward --out DIR` (see the README).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from recorder._unanswered import Unanswered
     from recorder.capture import Capture
     from recorder.replay import Fleet, FleetAgent
 
@@ -51,10 +55,12 @@ BYPASS_VARIABLES = ("NO_PROXY", "no_proxy", "no_grpc_proxy")
 @pytest.fixture
 def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
     """Every capture of the marker's folder replayed at once (see the module docstring)."""
-    from recorder.pytest_plugin import project_rules
+    from recorder.pytest_plugin import project_rules, say_once
     from recorder.replay import Fleet
 
-    marker = request.node.get_closest_marker("a2a_fleet")
+    node = request.node
+    assert isinstance(node, pytest.Item)
+    marker = node.get_closest_marker("a2a_fleet")
     if marker is None or not marker.args:
         pytest.fail("a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')", pytrace=False)
     folder = Path(request.path).parent / str(marker.args[0])
@@ -65,6 +71,7 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         timing=str(marker.kwargs.get("timing", "none")),
         redaction=project_rules(request),
     )
+    unanswered = say_once(node, fleet_unanswered(fleet))
     with fleet:
         if fleet.proxy_url is not None:
             for name in PROXY_VARIABLES:
@@ -72,9 +79,9 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
             for name in BYPASS_VARIABLES:
                 monkeypatch.delenv(name, raising=False)
         yield fleet
-    problems = fleet_problems(fleet)
-    if problems:
-        pytest.fail(problems, pytrace=False)
+    message = unanswered.unsaid()  # what came after the test's body (the body's was said)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
 
 
 def _load(folder: Path) -> list[tuple[Path, Capture]]:
@@ -92,22 +99,47 @@ def _load(folder: Path) -> list[tuple[Path, Capture]]:
         pytest.fail(f"cannot read a capture of {folder}: {exc}", pytrace=False)
 
 
-def fleet_problems(fleet: Fleet) -> str:
-    """What fails the test: each agent's answers its captures do not hold, and requests
-    that reached no agent ("" when there are none)."""
-    parts = [_agent_problems(agent) for agent in fleet.agents]
-    unrouted = [r.line() for r in fleet.unrouted.requests]
+# Each problem line is the agent's index and what its report says, or `UNROUTED` and the
+# request no agent answered, apart by `SEPARATOR` (no report line holds a NUL).
+SEPARATOR = "\x00"
+UNROUTED = "-"
+
+
+def fleet_unanswered(fleet: Fleet) -> Unanswered:
+    """What the fleet could not answer, to be said once (`recorder._unanswered`): each
+    agent's answers its captures do not hold, and the requests that reached no agent."""
+    from recorder._unanswered import Unanswered
+
+    def lines() -> list[str]:
+        found = [
+            f"{i}{SEPARATOR}{line}"
+            for i, agent in enumerate(fleet.agents)
+            for line in agent.report.synthesized_answers
+        ]
+        return found + [f"{UNROUTED}{SEPARATOR}{r.line()}" for r in fleet.unrouted.requests]
+
+    return Unanswered(lines, lambda new: fleet_message(fleet, new))
+
+
+def fleet_message(fleet: Fleet, lines: Sequence[str]) -> str:
+    """`lines` (see `fleet_unanswered`) in words, agent by agent."""
+    split = [line.split(SEPARATOR, 1) for line in lines]
+    parts = [
+        _agent_message(agent, [text for key, text in split if key == str(i)])
+        for i, agent in enumerate(fleet.agents)
+    ]
+    unrouted = [text for key, text in split if key == UNROUTED]
     if unrouted:
         parts.append("requests no agent of the fleet answers:\n  " + "\n  ".join(unrouted))
     return "\n".join(p for p in parts if p)
 
 
-def _agent_problems(agent: FleetAgent) -> str:
-    from recorder.pytest_plugin import miss_message
+def _agent_message(agent: FleetAgent, synthesized: list[str]) -> str:
+    from recorder._unanswered import miss_message, misses_among
 
-    synthesized = agent.report.synthesized_answers
     if not synthesized:
         return ""
-    capture = agent.plan.captures[0]
-    text = miss_message(agent.report.misses, capture, synthesized)
+    captures = agent.plan.captures
+    held = replace(captures[0], exchanges=tuple(e for c in captures for e in c.exchanges))
+    text = miss_message(misses_among(agent.report.misses, synthesized), held, synthesized)
     return f"agent {agent.name} ({', '.join(str(p) for p in agent.plan.paths)}):\n{text}"
