@@ -30,7 +30,7 @@ Recording a fleet is `a2a-recorder record --forward --out DIR` (see the README).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +40,7 @@ import pytest
 if TYPE_CHECKING:
     from recorder._unanswered import Unanswered
     from recorder.capture import Capture
+    from recorder.redaction import Rules
     from recorder.replay import Fleet, FleetAgent
 
 MARKER = (
@@ -52,26 +53,31 @@ PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "grpc_proxy")
 BYPASS_VARIABLES = ("NO_PROXY", "no_proxy", "no_grpc_proxy")
 
 
-@pytest.fixture
-def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
-    """Every capture of the marker's folder replayed at once (see the module docstring)."""
-    from recorder.pytest_plugin import project_rules, say_once
+def serve_fleet(
+    node: pytest.Item,
+    monkeypatch: pytest.MonkeyPatch,
+    rules: Rules,
+    watch: Callable[[Unanswered], None],
+) -> Iterator[Fleet]:
+    """The `a2a_fleet` fixture (the plugin's): every capture of the marker's folder replayed
+    at once, what its replayers serve about themselves redacted with `rules`; `watch` is
+    given what the fleet could not answer, for the plugin to say once (see the module
+    docstring)."""
     from recorder.replay import Fleet
 
-    node = request.node
-    assert isinstance(node, pytest.Item)
     marker = node.get_closest_marker("a2a_fleet")
     if marker is None or not marker.args:
         pytest.fail("a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')", pytrace=False)
-    folder = Path(request.path).parent / str(marker.args[0])
+    folder = node.path.parent / str(marker.args[0])
     forward = bool(marker.kwargs.get("forward", False))
     fleet = Fleet(
         _load(folder),
         forward=forward,
         timing=str(marker.kwargs.get("timing", "none")),
-        redaction=project_rules(request),
+        redaction=rules,
     )
-    unanswered = say_once(node, fleet_unanswered(fleet))
+    unanswered = fleet_unanswered(fleet)
+    watch(unanswered)
     with fleet:
         if fleet.proxy_url is not None:
             for name in PROXY_VARIABLES:

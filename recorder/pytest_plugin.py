@@ -77,12 +77,12 @@ from recorder._unanswered import (
     misses_among,
 )
 from recorder.pytest_fleet import MARKER as FLEET_MARKER
-from recorder.pytest_fleet import a2a_fleet  # noqa: F401 - the fixture, offered by this plugin
+from recorder.pytest_fleet import serve_fleet
 
 if TYPE_CHECKING:
     from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
-    from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
+    from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
 
 
 class RecordMode(StrEnum):
@@ -309,15 +309,20 @@ def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
     return request.config.stash[_PROJECT].merged(fixture)
 
 
-def say_once(node: pytest.Item, unanswered: Unanswered) -> Unanswered:
-    """Have what a fixture's replay could not answer said once, as `a2a_replay`'s is: beside
-    the test's failure, or as its failure (the `a2a_fleet` fixture's; see
-    `recorder._unanswered`)."""
-    node.stash[_UNANSWERED] = unanswered
-    return unanswered
+@pytest.fixture
+def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+    """Every capture of the `a2a_fleet` marker's folder replayed at once, one agent each
+    (`recorder.pytest_fleet`); what it could not answer is said once, as for `a2a_replay`."""
+    node = request.node
+    assert isinstance(node, pytest.Item)
+
+    def watch(unanswered: Unanswered) -> None:
+        node.stash[_UNANSWERED] = unanswered
+
+    yield from serve_fleet(node, monkeypatch, _project_rules(request), watch)
 
 
-def project_rules(request: pytest.FixtureRequest) -> Rules:
+def _project_rules(request: pytest.FixtureRequest) -> Rules:
     """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
     replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
     from recorder.redaction import ConfigError

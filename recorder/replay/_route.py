@@ -47,6 +47,7 @@ from recorder._background import url_key
 from recorder.capture import Capture, Exchange
 from recorder.protocol import (
     AGENT_CARD,
+    LOOPBACK_HOSTS,
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
@@ -55,7 +56,6 @@ from recorder.protocol import (
     parse_json,
     value_at,
 )
-from recorder.protocol._cardrewrite import LOOPBACK_HOSTS
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "grpc": 80, "grpcs": 443}
 H2_PREFACE = b"PRI * HTTP/2.0\r\n"
