@@ -17,6 +17,7 @@ from recorder.protocol._answers import (
 )
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
+    LOOPBACK_HOSTS,
     CardRewrite,
     card_etag,
     card_location,
@@ -278,6 +279,7 @@ __all__ = [
     "view_exchange",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
+    "LOOPBACK_HOSTS",
     "ERRORS",
     "ERROR_DOMAIN",
     "ERROR_INFO_TYPE",
