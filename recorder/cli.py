@@ -548,8 +548,25 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--listen", default="127.0.0.1:8490", show_default=True, metavar="HOST:PORT")
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--listen",
+    default="127.0.0.1:8490",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where to listen; a fleet (DIR): its agents on PORT, PORT+1 ... or its proxy here.",
+)
+@click.option(
+    "--forward",
+    is_flag=True,
+    help="A fleet (DIR) behind one forward proxy at --listen: clients set HTTP_PROXY (gRPC: "
+    "grpc_proxy) to it and call the recorded URLs.",
+)
+@click.option(
+    "--ports-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A fleet (DIR): write where each agent is served here, as JSON.",
+)
 @click.option(
     "--timing",
     default="none",
@@ -627,6 +644,8 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
 def replay(
     files: tuple[str, ...],
     listen: str,
+    forward: bool,
+    ports_file: Path | None,
     timing: str,
     on_miss: str,
     grpc_listen: str | None,
@@ -639,7 +658,13 @@ def replay(
     fault_specs: tuple[str, ...],
     faults_file: Path | None,
 ) -> None:
-    """Serve captures as a fake A2A agent, offline."""
+    """Serve captures as a fake A2A agent, offline.
+
+    FILES are one agent's captures.  A folder DIR instead is a fleet: every capture in it
+    at once, one agent per upstream it was recorded against (`record --forward` writes one
+    capture per upstream), each on a port of its own (printed, and written to --ports-file),
+    or with --forward all behind one proxy that routes by the URL the client calls.
+    """
     from recorder._gcpause import collector_paused
     from recorder.redaction import Rules
     from recorder.replay import FaultSpecError, Limits, Replayer, Timing, parse_faults, read_faults
@@ -648,7 +673,24 @@ def replay(
         pace = Timing.parse(timing)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--timing") from exc
-    paths, forward = _forward_url(on_miss, files)
+    limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
+    options: dict[str, Any] = {
+        "timing": pace,
+        "limits": limits,
+        "max_sessions": max_sessions,
+        "journal_bytes": journal_bytes,
+        "redaction": Rules(keep_secrets=keep_secrets),
+    }
+    if any(Path(f).is_dir() for f in files):
+        if grpc_listen or on_miss != "error":
+            raise click.UsageError("a fleet (DIR) takes neither --grpc-listen nor --on-miss")
+        if fault_specs or faults_file:
+            raise click.UsageError("a fleet (DIR) takes no --fault/--faults: give capture files")
+        _serve_fleet(files, listen, forward, ports_file, strict, options)
+        return
+    if forward or ports_file:
+        raise click.UsageError("--forward and --ports-file serve a fleet: give a folder DIR")
+    paths, forward_to = _forward_url(on_miss, files)
     with collector_paused():  # this process is the CLI's own: see recorder._gcpause
         captures = [load_capture(Path(path)) for path in paths]
     signals = StopSignals()
@@ -658,7 +700,6 @@ def replay(
         raise click.BadParameter(
             f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
         )
-    limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
         faults = (*(read_faults(faults_file) if faults_file else ()), *parse_faults(fault_specs))
         with collector_paused():
@@ -666,14 +707,10 @@ def replay(
                 captures,
                 host=host,
                 port=port,
-                timing=pace,
-                on_miss=forward,
+                on_miss=forward_to,
                 grpc_port=grpc_port,
-                limits=limits,
-                max_sessions=max_sessions,
-                journal_bytes=journal_bytes,
-                redaction=Rules(keep_secrets=keep_secrets),
                 faults=faults,
+                **options,
             )
         replayer.start()
     except FaultSpecError as exc:
@@ -705,6 +742,63 @@ def replay(
     if strict and not report.clean:
         click.echo(json.dumps(report.as_json(), indent=2), err=True)
         sys.exit(1)
+
+
+def _serve_fleet(
+    files: tuple[str, ...],
+    listen: str,
+    forward: bool,
+    ports_file: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+) -> None:
+    """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
+    from recorder._gcpause import collector_paused
+    from recorder.replay import Fleet
+
+    if len(files) != 1:
+        raise click.UsageError("give one folder DIR (a fleet), or capture FILES (one agent)")
+    signals = StopSignals()
+    host, port = parse_listen(listen)
+    try:
+        with collector_paused():  # as for one agent's captures (see recorder._gcpause)
+            found = _fleet_captures(Path(files[0]))
+            fleet = Fleet(found, forward=forward, host=host, port=port, **options)
+        fleet.start()
+    except OSError as exc:
+        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except RuntimeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(fleet.table(), err=True)
+    for agent in fleet.agents:
+        for note in agent.plan.adopted:
+            click.echo(f"note: {agent.name}: {note}", err=True)
+    if ports_file is not None:
+        fleet.write_ports(ports_file)
+    where = f"HTTP_PROXY={fleet.proxy_url} (gRPC: grpc_proxy)" if forward else "the ports above"
+    click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
+    try:
+        signals.wait()
+    finally:
+        fleet.stop()
+        signals.finished()
+    if strict and not fleet.clean:
+        click.echo(json.dumps(fleet.report_json(), indent=2), err=True)
+        sys.exit(1)
+
+
+def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
+    """The captures of a fleet's folder (`recorder.replay.fleet_paths`); exit 2 when there
+    are none, or one is damaged."""
+    from recorder.replay import fleet_paths
+
+    paths = fleet_paths(folder)
+    if not paths:
+        click.echo(f"error: {folder}: no capture (*.http) in it", err=True)
+        sys.exit(EXIT_ERROR)
+    return [(path, load_capture(path)) for path in paths]
 
 
 def _forward_url(on_miss: str, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:

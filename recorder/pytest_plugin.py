@@ -34,6 +34,9 @@ Invariants:
   named: beside the test's own failure when its body failed, else as its failure (see
   `recorder._unanswered`).
 
+`@pytest.mark.a2a_fleet("captures/trip/")` replays a folder of captures, one agent each
+(the `a2a_fleet` fixture, `recorder.pytest_fleet`).
+
 `--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
 test's capture is first played against the agent at URL (once per capture and session),
 through the recorder, and diffed; then the test body runs as in replay mode, against a replay
@@ -73,11 +76,13 @@ from recorder._unanswered import (
     miss_message,
     misses_among,
 )
+from recorder.pytest_fleet import MARKER as FLEET_MARKER
+from recorder.pytest_fleet import serve_fleet
 
 if TYPE_CHECKING:
     from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
-    from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
+    from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
 
 
 class RecordMode(StrEnum):
@@ -202,6 +207,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "capture the a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream "
         "and --a2a-grpc-upstream for this test; faults: specs as replay's --fault takes them",
     )
+    config.addinivalue_line("markers", FLEET_MARKER)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -303,6 +309,30 @@ def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
     return request.config.stash[_PROJECT].merged(fixture)
+
+
+@pytest.fixture
+def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+    """Every capture of the `a2a_fleet` marker's folder replayed at once, one agent each
+    (`recorder.pytest_fleet`); what it could not answer is said once, as for `a2a_replay`."""
+    node = request.node
+    assert isinstance(node, pytest.Item)
+
+    def watch(unanswered: Unanswered) -> None:
+        node.stash[_UNANSWERED] = unanswered
+
+    yield from serve_fleet(node, monkeypatch, _project_rules(request), watch)
+
+
+def _project_rules(request: pytest.FixtureRequest) -> Rules:
+    """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
+    replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
+    from recorder.redaction import ConfigError
+
+    try:
+        return _recorder_config(request).rules()
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 def _replay_rules(settings: _Settings) -> Rules:

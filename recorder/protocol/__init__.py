@@ -17,6 +17,7 @@ from recorder.protocol._answers import (
 )
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
+    LOOPBACK_HOSTS,
     CardRewrite,
     card_etag,
     card_location,
@@ -107,6 +108,7 @@ from recorder.protocol._lintview import (
 from recorder.protocol._notes import (
     CUT_SHORT,
     NOTE_CLIENT_CLOSED,
+    NOTE_H2C_OFFER,
     NOTE_NO_RESPONSE,
     NOTE_RECORDER_CUT,
     NOTE_STREAM_RESET,
@@ -210,6 +212,7 @@ __all__ = [
     # what the recorder notes on an exchange (see _notes)
     "CUT_SHORT",
     "NOTE_CLIENT_CLOSED",
+    "NOTE_H2C_OFFER",
     "NOTE_NO_RESPONSE",
     "NOTE_RECORDER_CUT",
     "NOTE_STREAM_RESET",
@@ -279,6 +282,7 @@ __all__ = [
     "view_exchange",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
+    "LOOPBACK_HOSTS",
     "ERRORS",
     "ERROR_DOMAIN",
     "ERROR_INFO_TYPE",

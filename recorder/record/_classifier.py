@@ -47,6 +47,7 @@ from recorder.record._flows import (
     to_request,
     to_response,
 )
+from recorder.record._h2c import as_sent
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._push import as_delivery
 from recorder.record._state import FlowState, attach, state_of, upstream_origin
@@ -91,6 +92,8 @@ class Classifier:
 
     def request(self, flow: http.HTTPFlow) -> None:
         captured, notes = to_request(flow.request)
+        if (offer := as_sent(flow)) is not None:
+            captured, notes = replace(captured, headers=offer[0]), (*notes, offer[1])
         upstream = upstream_origin(flow)
         classification = self.classify(upstream, captured)
         self._learn_endpoint(upstream, captured, classification)

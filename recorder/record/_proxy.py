@@ -59,7 +59,6 @@ from urllib.parse import urlsplit
 from mitmproxy import exceptions, options
 from mitmproxy.addons.block import Block
 from mitmproxy.addons.core import Core
-from mitmproxy.addons.disable_h2c import DisableH2C
 from mitmproxy.addons.next_layer import NextLayer
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.addons.tlsconfig import TlsConfig
@@ -76,6 +75,7 @@ from recorder.record._grpcrecord import (
     mode_spec,
     parse_grpc_upstream,
 )
+from recorder.record._h2c import RefuseH2c
 from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
@@ -83,11 +83,12 @@ STOP_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 3.0  # for the cut connections to wind down at stop
 FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
 # mitmdump's defaults that make the proxy, in their order there: options, the block on
-# non-local clients, h2c upgrades refused, servers, layers, TLS, Alt-Svc rewriting.
+# non-local clients, h2c upgrades taken out (our own, which keeps them in the capture: `_h2c`),
+# servers, layers, TLS, Alt-Svc rewriting.
 PROXY_ADDONS: tuple[Callable[[], object], ...] = (
     Core,
     Block,
-    DisableH2C,
+    RefuseH2c,
     Proxyserver,
     NextLayer,
     TlsConfig,

@@ -43,7 +43,10 @@ class Replayer:
     `--fault`: "SendStreamingMessage:cut-after=2"; a `FaultSpecError` when one cannot be
     read or names no exchange it can apply to).  What the replayer serves about itself (the
     journal, the report) is redacted with the recorder's rules, what the captures say was
-    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).
+    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).  `rewrite_cards=False`
+    serves the recorded cards as they are, for clients that reach the recorded URLs through a
+    proxy (a fleet's forward mode, `_fleet`).  `serve(ready, stop)` runs it in the caller's
+    loop instead of a thread.
     """
 
     def __init__(
@@ -61,7 +64,9 @@ class Replayer:
         redaction: Rules = NO_RULES,
         journal_bytes: int = MAX_BYTES,
         faults: Sequence[FaultSpec | str] = (),
+        rewrite_cards: bool = True,
     ) -> None:
+        self.rewrite_cards = rewrite_cards
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
         self.service = ReplayService(
@@ -84,7 +89,7 @@ class Replayer:
             for e in capture.exchanges
         )
         self._grpc_port = grpc_port if grpc_port is not None else (0 if has_grpc else None)
-        self.service.serve_at(self.url)
+        self._serve_at()
         self._runner = BackgroundLoop(self._main, name="a2a-replay")
 
     @property
@@ -99,6 +104,16 @@ class Replayer:
     def journal(self) -> Journal:
         return self.service.journal
 
+    def _serve_at(self) -> None:
+        """Point the served cards at this replayer (unless they are served as recorded)."""
+        if self.rewrite_cards:
+            self.service.serve_at(self.url, self.grpc_target)
+
+    async def serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
+        """Serve in the running loop, calling `ready()` once listening, until `stop` is set
+        (what `start()` runs on a thread of its own)."""
+        await self._main(ready, stop)
+
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         protocol = limited_protocol(self.limits)
         if self._grpc_port is None:
@@ -112,7 +127,7 @@ class Replayer:
             limits=self.limits,
         )
         self.grpc_target = host_port(self.host, port)
-        self.service.serve_at(self.url, self.grpc_target)
+        self._serve_at()
         try:
             await self._serve_http(protocol, ready, stop)
         finally:

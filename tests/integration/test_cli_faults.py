@@ -90,3 +90,11 @@ def test_a_bad_fault_stops_the_command_naming_it(args: list[str], problem: str) 
     assert problem in text
     if "--fault" in args:  # a spec's error lists the kinds
         assert "the kinds are cut-after=N, delay=SECONDS" in text
+
+
+def test_a_fleet_takes_no_fault_profile(tmp_path: Path) -> None:
+    (tmp_path / "agent.http").write_bytes(CAPTURE.read_bytes())
+    for args in (["--fault", "SendMessage:reset"], ["--faults", str(tmp_path / "f.toml")]):
+        result = CliRunner().invoke(main, ["replay", str(tmp_path), *args])
+        assert result.exit_code == 2
+        assert "a fleet (DIR) takes no --fault/--faults" in " ".join(result.output.split())
