@@ -7,6 +7,7 @@ Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:lin
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
+from recorder._errors import CaptureExistsError, CaptureParseError
 from recorder.capture._model import (
     FORMAT_VERSION,
     READABLE_VERSIONS,
@@ -20,10 +21,9 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import CaptureParseError, parse
+from recorder.capture._parse import parse
 from recorder.capture._render import render, render_exchange, render_header
 from recorder.capture._writer import (
-    CaptureExistsError,
     CaptureWriter,
     check_regular,
     file_kind,

@@ -24,12 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from recorder._errors import CaptureParseError, FormError, FormLineError
 from recorder._gcpause import collector_paused
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
-    FormError,
-    FormLineError,
     is_section_start,
     parse_seconds,
     quoted,
@@ -92,21 +91,6 @@ _LINES = {
 }
 _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
-
-
-MESSAGE_LIMIT = 1000  # characters; a quoted line is cut shorter (`quoted`)
-
-
-class CaptureParseError(ValueError):
-    """A capture file that cannot be read; `str()` is `file:line: what is wrong`."""
-
-    def __init__(self, message: str, filename: str, line: int) -> None:
-        if len(message) > MESSAGE_LIMIT:  # whatever said it, a message stays a line
-            message = f"{message[:MESSAGE_LIMIT]}… (message cut)"
-        super().__init__(f"{filename}:{line}: {message}")
-        self.message = message
-        self.filename = filename
-        self.line = line
 
 
 def parse(text: str, filename: str = "<capture>", *, only: int | None = None) -> Capture:

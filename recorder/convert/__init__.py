@@ -6,10 +6,11 @@ Shells: `read_flows`, `load_har` (the file reading) and `convert_command` (the c
 Errors: `ConvertError(ValueError)`, with `file: what is wrong` from the readers.
 """
 
+from recorder._errors import ConvertError
 from recorder.convert._command import Loaded, convert_command, load_observed
 from recorder.convert._flows import FlowFile, observed_from_flow, observed_from_flows, read_flows
 from recorder.convert._har import load_har, observed_from_har
-from recorder.convert._observed import Conversion, ConvertError, Observed, convert
+from recorder.convert._observed import Conversion, Observed, convert
 
 __all__ = [
     "Conversion",

@@ -9,16 +9,17 @@ warning naming where the file breaks off, so nothing that was recorded is lost.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from recorder._errors import ConvertError
+from recorder._shell import Command
 from recorder.capture import check_regular, write_capture
 from recorder.convert._flows import observed_from_flows, read_flows
 from recorder.convert._har import load_har, observed_from_har
-from recorder.convert._observed import ConvertError, Observed, convert
+from recorder.convert._observed import Observed, convert
 
 HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
@@ -60,11 +61,10 @@ def _is_har(path: Path) -> bool:
     return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
 
 
-@click.command("convert")
+@click.command("convert", cls=Command)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
-    "-o",
     required=True,
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Capture file to write.",
@@ -82,30 +82,19 @@ def convert_command(
     """
     observed: list[Observed] = []
     not_http = 0
-    try:
-        for path in inputs:
-            loaded = load_observed(path)
-            observed.extend(loaded.observed)
-            not_http += loaded.not_http
-            if loaded.damage:
-                click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
-    except ConvertError as exc:
-        _fail(str(exc))
+    for path in inputs:
+        loaded = load_observed(path)
+        observed.extend(loaded.observed)
+        not_http += loaded.not_http
+        if loaded.damage:
+            click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
     result = convert(observed, keep_secrets=keep_secrets, include_all=include_all)
     for problem in result.problems:
         click.echo(f"warning: left out {problem}", err=True)
-    try:
-        write_capture(out, result.capture)
-    except OSError as exc:
-        _fail(f"{out}: {exc.strerror or exc}")
+    write_capture(out, result.capture)
     skipped = result.skipped + not_http
     click.echo(
         f"converted {result.converted} exchange(s) to {out}; "
         f"skipped {skipped} as non-A2A"
         + (f"; {len(result.problems)} could not be written" if result.problems else "")
     )
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)

@@ -20,8 +20,9 @@ from pathlib import Path
 from mitmproxy import exceptions, http, io
 from mitmproxy.flow import Flow
 
+from recorder._errors import ConvertError
 from recorder.capture import check_regular
-from recorder.convert._observed import ConvertError, Observed, framed
+from recorder.convert._observed import Observed, framed
 from recorder.protocol import is_event_stream
 from recorder.record._flows import origin, to_request, to_response
 

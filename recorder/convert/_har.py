@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from recorder._errors import ConvertError
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
-from recorder.convert._observed import ConvertError, Observed, framed
+from recorder.convert._observed import Observed, framed
 from recorder.protocol import is_event_stream
 from recorder.protocol._grpc import is_grpc_content_type
 from recorder.record._flows import origin

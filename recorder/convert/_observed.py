@@ -47,10 +47,6 @@ EXTENDED_CARD = "GetExtendedAgentCard"
 UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
 
 
-class ConvertError(ValueError):
-    """An input that cannot be converted: not readable, damaged, or not the format it claims."""
-
-
 @dataclass(frozen=True, slots=True)
 class Observed:
     """One exchange as a foreign recording holds it, before classification.

@@ -6,6 +6,7 @@ placeholders), `exchange_line` (the console's line).  Shells: the addons, one jo
 in-process, reverse or forward mode).
 """
 
+from recorder._errors import ProxyStartError
 from recorder.protocol._cardrewrite import (
     CardRewrite,
     rewrite_card,
@@ -21,7 +22,7 @@ from recorder.record._grpcrecord import (
     call_exchange,
     parse_grpc_upstream,
 )
-from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
+from recorder.record._proxy import Mode, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
 from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 

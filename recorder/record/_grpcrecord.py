@@ -36,11 +36,11 @@ from typing import Any
 from mitmproxy.proxy import layers
 
 from recorder._background import host_port
+from recorder._errors import GrpcFramingError, H2ProtocolError
 from recorder.capture import GrpcMessage, Headers, Request, Response
 from recorder.protocol._grpc import (
     ENCODING_HEADER,
     Direction,
-    GrpcFramingError,
     canonical_binary_header,
     decode_message,
     grpc_method,
@@ -48,7 +48,7 @@ from recorder.protocol._grpc import (
     timed_messages,
 )
 from recorder.record._faults import lost
-from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
+from recorder.record._h2 import H2Call, H2Observer
 
 logger = logging.getLogger(__name__)
 

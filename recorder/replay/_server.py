@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
 from recorder.replay._deliver import Deliverer
 from recorder.replay._respond import HttpAnswer, wire_bytes
@@ -51,7 +52,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-class Disconnected(Exception):
+class Disconnected(RecorderError):
     """The client went away (or was cut off) before its request was read."""
 
 

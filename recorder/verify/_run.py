@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from recorder._errors import Unsendable, VerifyError
 from recorder.capture import Capture, CaptureParseError, read_capture, started_at
 from recorder.diff import diff_captures, parse_compare, parse_ignores
 from recorder.protocol import (
@@ -48,8 +49,8 @@ from recorder.verify._outgoing import (
     http_outgoing,
 )
 from recorder.verify._plan import Plan, delivery_url, make_plan
-from recorder.verify._result import NotSent, VerifyError, VerifyResult, latencies
-from recorder.verify._schedule import Schedule, Unsendable
+from recorder.verify._result import NotSent, VerifyResult, latencies
+from recorder.verify._schedule import Schedule
 from recorder.verify._secrets import Credentials, missing_credentials
 from recorder.verify._send import GrpcSender, HttpSender, LiveAnswer
 from recorder.verify._webhook import Receiver

@@ -1,0 +1,55 @@
+"""Parsers of option values given as text (a command line, a pytest option, a marker): each
+returns the value as the keyword argument takes it, or raises ValueError saying what it
+expected."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+MAX_PORT = 65535
+DEFAULT_HOST = "127.0.0.1"
+_SIZE = re.compile(r"[0-9]+[bkmgt]?")  # mitmproxy's `parse_size`: bytes, or k, m, g, t
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT` (an empty host: 127.0.0.1; `[::1]:0` for IPv6) as (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not (port.isascii() and port.isdigit()) or int(port) > MAX_PORT:
+        raise ValueError(f"expected HOST:PORT (port 0-{MAX_PORT}), got {text!r}")
+    return host.strip("[]") or DEFAULT_HOST, int(port)
+
+
+def show_address(address: tuple[str, int]) -> str:
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def parse_url(text: str) -> str:
+    """An agent's http(s) URL with a host and a valid port (returned as given)."""
+    expected = f"expected http://HOST[:PORT] or https://HOST[:PORT], got {text!r}"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise ValueError(f"{expected} ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(expected)
+    return text
+
+
+def parse_grpc_upstream(text: str) -> str:
+    """A gRPC agent's address: `HOST:PORT`, or with a scheme (`https://` for TLS)."""
+    from recorder.record import parse_grpc_upstream as parse
+
+    parse(text)
+    return text
+
+
+def parse_size(text: str) -> str:
+    """A size in bytes, or with a k, m, g or t suffix (returned as given)."""
+    if _SIZE.fullmatch(text) is None:
+        raise ValueError(
+            f"expected a number of bytes, or one with a k, m or g suffix, got {text!r}"
+        )
+    return text
