@@ -9,7 +9,9 @@ Run with any Python >= 3.10 (stdlib only)::
 Each environment is pinned (``ENVS``) so a corpus recorded today can be re-recorded with the
 same SDK versions. A stamp file inside each environment records the exact install spec; a
 second run with the same spec does nothing. A failed install (registry refusal, no network,
-unknown version) stops with a message naming the command and the tail of its output.
+unknown version) stops with a message naming the command and the tail of its output. A missing
+toolchain (``go``, ``mvn``/``java``) skips that environment with a message and does not fail the
+run.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ class EnvSpec:
     """One environment: its SDK family, exact version and what gets installed."""
 
     key: str  # the SDK name used by run.py (SDKS)
-    kind: str  # "python", "node" or "maven"
+    kind: str  # "python", "node", "go" or "maven"
     version: str  # exact SDK version installed
     dirname: str  # folder under .peers/
-    packages: tuple[str, ...]  # pip requirements, npm name@version, maven group:artifact:version
+    packages: tuple[str, ...]  # pip, npm name@version, Go module@version, maven g:a:version
 
     @property
     def path(self) -> Path:
@@ -49,6 +51,7 @@ class EnvSpec:
 
 
 _PY_EXTRAS = "http-server,grpc"
+_GO_MODULE = "github.com/a2aproject/a2a-go/v2"
 ENVS: dict[str, EnvSpec] = {
     spec.key: spec
     for spec in (
@@ -85,6 +88,8 @@ ENVS: dict[str, EnvSpec] = {
                 "@bufbuild/protobuf@2.17.0",
             ),
         ),
+        # Built from scripts/peers/go_peer (go.mod and go.sum pin every module); see _build_go.
+        EnvSpec("a2a-go-2.4.x", "go", "2.4.0", "go-2.4.0", (f"{_GO_MODULE}@v2.4.0",)),
         # The Java SDK's newest release that Maven Central serves: the org.a2aproject.sdk group
         # (1.0.0.Alpha4 onwards) is not served there, so io.github.a2asdk. See java_peer/pom.xml.
         EnvSpec(
@@ -121,6 +126,8 @@ def _stamp(spec: EnvSpec) -> dict[str, object]:
     }
     if spec.kind == "maven":  # a compiled peer: a changed source means a rebuild
         stamp["source"] = _java_source_digest()
+    if spec.kind == "go":
+        stamp["source"] = _go_source_digest()
     return stamp
 
 
@@ -133,11 +140,17 @@ def is_built(spec: EnvSpec) -> bool:
         return False
 
 
-def _run(cmd: list[str], cwd: Path | None = None) -> None:
+def _run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     print("  $", " ".join(cmd), flush=True)
     try:
         proc = subprocess.run(
-            cmd, cwd=cwd, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT, check=False
+            cmd,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=_INSTALL_TIMEOUT,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BuildError(f"could not run {cmd[0]}: {exc}") from exc
@@ -148,6 +161,7 @@ def _run(cmd: list[str], cwd: Path | None = None) -> None:
             f"the registry may have refused the request or the version may not "
             f"exist; last output:\n{tail}"
         )
+    return proc.stdout
 
 
 def python_of(spec: EnvSpec) -> Path:
@@ -186,6 +200,49 @@ def _build_node(spec: EnvSpec) -> None:
     }
     (spec.path / "package.json").write_text(json.dumps(package, indent=2) + "\n")
     _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=spec.path)
+
+
+# --- Go ---------------------------------------------------------------------------------------
+
+GO_PEER_DIR = Path(__file__).resolve().parent / "go_peer"
+# (binary under <env>/bin, Go package): our peer; the same peer named a2a-cli-peer, which
+# drives the SDK's own CLI instead of a2aclient (go_peer/cli.go); and that CLI at the same pin
+# (go.mod's `tool` line keeps its modules in go.sum).
+GO_BINARIES = (("go-peer", "."), ("a2a-cli-peer", "."), ("a2a", f"{_GO_MODULE}/cmd/a2a"))
+
+
+def _go_source_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(GO_PEER_DIR.rglob("*")):
+        if path.is_file() and (path.suffix == ".go" or path.name in ("go.mod", "go.sum")):
+            digest.update(str(path.relative_to(GO_PEER_DIR)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def go_environ() -> dict[str, str]:
+    """The environment of every go command: pinned (go.sum must already hold every module),
+    no VCS stamping (a fresh clone may be owned by someone else), reproducible paths."""
+    env = dict(os.environ)
+    env["GOFLAGS"] = "-mod=readonly -buildvcs=false -trimpath"
+    return env
+
+
+def _build_go(spec: EnvSpec) -> None:
+    go = shutil.which("go")
+    if go is None:
+        raise ToolchainMissing(
+            "go is not on PATH; the Go peer (a2a-go) is skipped. Install Go >= 1.25 to build it."
+        )
+    env = go_environ()
+    got = _run(
+        [go, "list", "-m", "-f", "{{.Version}}", _GO_MODULE], cwd=GO_PEER_DIR, env=env
+    ).strip()
+    if got != f"v{spec.version}":
+        raise BuildError(f"{GO_PEER_DIR}/go.mod pins {_GO_MODULE} {got}, ENVS says v{spec.version}")
+    for name, package in GO_BINARIES:
+        out = spec.path / "bin" / name
+        _run([go, "build", "-o", str(out), package], cwd=GO_PEER_DIR, env=env)
 
 
 # --- maven (the Java peer) --------------------------------------------------------------------
@@ -251,7 +308,12 @@ def build(spec: EnvSpec, force: bool = False) -> bool:
         return False
     print(f"[{spec.key}] installing {', '.join(spec.packages)} into {spec.path}", flush=True)
     (spec.path / _STAMP).unlink(missing_ok=True)
-    builders = {"python": _build_python, "node": _build_node, "maven": _build_maven}
+    builders = {
+        "python": _build_python,
+        "node": _build_node,
+        "go": _build_go,
+        "maven": _build_maven,
+    }
     builders[spec.kind](spec)
     (spec.path / _STAMP).write_text(json.dumps(_stamp(spec), indent=2) + "\n")
     print(f"[{spec.key}] done", flush=True)
@@ -266,6 +328,10 @@ def _show_newest() -> None:
     if npm:
         subprocess.run([npm, "view", "@a2a-js/sdk", "versions", "--json"], check=False, timeout=120)
     _show_newest_maven()
+    go = shutil.which("go")
+    if go:  # a proxy that serves no version list answers 404 here; ask for @vX.Y.Z instead
+        cmd = [go, "list", "-m", "-versions", _GO_MODULE]
+        subprocess.run(cmd, cwd=GO_PEER_DIR, check=False, timeout=120)
 
 
 # The Java SDK's client artifact under its old and new group ids (1.0.0.Alpha4 moved it).

@@ -1,8 +1,9 @@
 """Start SDK peer agents and run SDK peer clients in their isolated environments (stdlib only).
 
 The environments come from ``envs.py`` (``.peers/``); the peers are ``py_peer.py`` (a2a-sdk 1.x),
-``py03_peer.py`` (a2a-sdk 0.3.x), ``js_peer.mjs`` (@a2a-js/sdk 1.3.x) and ``java_peer/`` (the Java
-SDK, a Maven project that envs.py compiles).
+``py03_peer.py`` (a2a-sdk 0.3.x), ``js_peer.mjs`` (@a2a-js/sdk 1.3.x), ``go_peer/`` (a2a-go v2,
+compiled by envs.py into ``<env>/bin/go-peer``) and ``java_peer/`` (the Java SDK, a Maven project
+that envs.py compiles).
 
 Command-line contract, the same for every peer::
 
@@ -67,6 +68,7 @@ __all__ = [
     "WebhookReceiver",
     "available_sdks",
     "run_client",
+    "scenarios_between",
     "start_agent",
 ]
 
@@ -99,9 +101,21 @@ class SdkInfo:
 
     key: str
     env: EnvSpec
-    script: str  # file name under scripts/peers/
+    script: str  # file name under scripts/peers/ (for a compiled peer: under <env>/bin/)
     bindings: tuple[str, ...] = BINDINGS
     skips: dict[str, str] = field(default_factory=dict)  # scenario -> why the peer skips it
+    agent_bindings: tuple[str, ...] | None = None  # what its agent serves, when not `bindings`
+    in_corpus: bool = True  # scripts/record-corpus records it by default
+
+    @property
+    def serves(self) -> tuple[str, ...]:
+        """The bindings its agent serves."""
+        return self.agent_bindings or self.bindings
+
+    @property
+    def own_bindings(self) -> tuple[str, ...]:
+        """The bindings on which its client can talk to its own agent."""
+        return tuple(b for b in self.bindings if b in self.serves)
 
     @property
     def version(self) -> str:
@@ -118,6 +132,8 @@ class SdkInfo:
             return _java_command(self.env, *args)
         if self.env.kind == "node":
             return [shutil.which("node") or "node", script, *args]
+        if self.env.kind == "go":
+            return [str(self.env.path / "bin" / self.script), *args]
         return [str(self.env.path / "bin" / "python"), script, *args]
 
     def environ(self) -> dict[str, str]:
@@ -156,9 +172,28 @@ SDKS: dict[str, SdkInfo] = {
         "a2a-python-0.3.x", ENVS["a2a-python-0.3.x"], "py03_peer.py", skips=_V03_SKIPS
     ),
     "a2a-js-1.3.x": SdkInfo("a2a-js-1.3.x", ENVS["a2a-js-1.3.x"], "js_peer.mjs"),
+    "a2a-go-2.4.x": SdkInfo("a2a-go-2.4.x", ENVS["a2a-go-2.4.x"], "go-peer"),
+    # The SDK's own `a2a` CLI as the client, `a2a serve --proxy` in front of go-peer as the
+    # agent (go_peer/cli.go says why it serves JSON-RPC only).
+    "a2a-go-cli-2.4.x": SdkInfo(
+        "a2a-go-cli-2.4.x",
+        ENVS["a2a-go-2.4.x"],
+        "a2a-cli-peer",
+        skips={"08-push-configs": "the a2a CLI has no push-config commands"},
+        agent_bindings=("JSONRPC",),
+        in_corpus=False,
+    ),
     # java_peer/ is a Maven project compiled by envs.py; `script` names its folder.
     "a2a-java-1.0.x": SdkInfo("a2a-java-1.0.x", ENVS["a2a-java-1.0.x"], "java_peer"),
 }
+
+
+def scenarios_between(client: str, agent: str) -> tuple[str, ...]:
+    """The scenarios ``client`` runs against ``agent``: 16-rest-binding needs HTTP+JSON."""
+    serves = SDKS[agent].serves
+    return tuple(
+        s for s in SDKS[client].scenarios if s != "16-rest-binding" or "HTTP+JSON" in serves
+    )
 
 
 def available_sdks() -> list[str]:
@@ -445,6 +480,14 @@ def _body_kind(body: Any) -> str | None:
     return next(iter(body), None) if len(body) == 1 else "?"
 
 
+# The header each SDK's push sender carries the config's token in (a2a-go: no X- prefix).
+PUSH_TOKEN_HEADERS = ("X-A2A-Notification-Token", "A2A-Notification-Token")
+
+
+def _push_token(headers: dict[str, str]) -> str | None:
+    return next((headers[h] for h in PUSH_TOKEN_HEADERS if h in headers), None)
+
+
 def _cell(summary: dict[str, Any]) -> str:
     if "skipped" in summary:
         return "skip"
@@ -456,8 +499,8 @@ def run_matrix(sdks: list[str], out: Path | None) -> int:
     failures = 0
     for sdk in sdks:
         with start_agent(sdk) as agent, WebhookReceiver() as hook:
-            for binding in SDKS[sdk].bindings:
-                for scenario in SCENARIOS:
+            for binding in SDKS[sdk].own_bindings:
+                for scenario in scenarios_between(sdk, sdk):
                     before = len(hook.deliveries)
                     summary = run_client(
                         sdk, agent.card_url, binding, scenario, webhook_url=hook.url
@@ -468,7 +511,7 @@ def run_matrix(sdks: list[str], out: Path | None) -> int:
                             {
                                 "content_type": d["headers"].get("Content-Type"),
                                 "authorization": d["headers"].get("Authorization"),
-                                "token": d["headers"].get("X-A2A-Notification-Token"),
+                                "token": _push_token(d["headers"]),
                                 "kind": _body_kind(d["body"]),
                             }
                             for d in got

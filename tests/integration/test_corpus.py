@@ -31,6 +31,7 @@ FOLDERS = (
     "a2a-python-1.2.3",
     "a2a-python-0.3.26",
     "a2a-js-1.3.0",
+    "a2a-go-2.4.0",
     "a2a-java-1.0.0.Alpha3",
 )
 # The scenarios every SDK records over JSON-RPC (0.3.x skips 09-list-tasks and 12-tenant).
