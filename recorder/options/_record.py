@@ -86,7 +86,7 @@ RECORD = Table(
             str,
             None,
             "One capture (none), one per upstream host:port (upstream), or one per A2A "
-            "context (default: none; upstream in forward mode, but for mitmdump's addon).",
+            "context (default: none; upstream in forward mode, except under mitmdump).",
             choices=("none", "upstream", "context"),
         ),
         Option(

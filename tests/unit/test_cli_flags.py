@@ -89,6 +89,12 @@ def test_binding_takes_the_card_names_in_any_case(name: str) -> None:
     assert "[" + "|".join(choice.choices) + "]" in shown  # as the card spells them
 
 
+def test_show_takes_every_binding() -> None:
+    choice = options("show")["--binding"].type
+    assert isinstance(choice, click.Choice)
+    assert list(choice.choices) == [b.value for b in Binding]
+
+
 def test_binding_in_any_case_is_given_on_as_the_card_spells_it() -> None:
     context = click.Context(command("demo"))
     assert options("demo")["--binding"].type_cast_value(context, "http+json") == "HTTP+JSON"
