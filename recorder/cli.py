@@ -361,8 +361,8 @@ def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
 @click.option(
     "--strict",
     is_flag=True,
-    help="At exit, report exchanges never served and requests never matched; "
-    "exit 1 if there are any.",
+    help="At exit, report exchanges never served, requests never matched and answers the "
+    "replayer wrote itself (synthesized); exit 1 if there are any.",
 )
 @click.option(
     "--read-timeout",
@@ -459,10 +459,10 @@ def replay(
         replayer.stop()
         signals.finished()
     report = replayer.report
-    if report.ties:
+    if report.synthesized_count:
         click.echo(
-            f"note: {report.tie_count} requests fitted more than one client session "
-            "equally (see 'ties' in the report)",
+            f"note: {report.synthesized_count} answers were not recorded but written by the "
+            "replayer (see 'synthesized' in the report)",
             err=True,
         )
     if strict and not report.clean:

@@ -341,8 +341,9 @@ def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
     with replayer:
         yield _replay_endpoint(settings, replayer)
         misses = list(replayer.report.misses)
-    if misses:
-        pytest.fail(miss_message(misses, capture), pytrace=False)
+        synthesized = list(replayer.report.synthesized_answers)
+    if synthesized:
+        pytest.fail(miss_message(misses, capture, synthesized), pytrace=False)
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -377,9 +378,14 @@ def is_grpc_miss(line: str) -> bool:
     return grpc_method(target) is not None
 
 
-def miss_message(misses: list[str], capture: Capture) -> str:
-    """The teardown failure: each miss, and a word on bindings the capture never recorded."""
-    text = "requests the capture could not answer:\n  " + "\n  ".join(misses)
+def miss_message(misses: list[str], capture: Capture, synthesized: Sequence[str] = ()) -> str:
+    """The teardown failure: each answer the replayer had to write itself (a request the
+    capture could not answer, or could not read), and a word on bindings it never recorded."""
+    text = "requests the capture could not answer:\n  " + "\n  ".join(misses) if misses else ""
+    others = [s for s in synthesized if not any(s.endswith(m.partition(": ")[2]) for m in misses)]
+    if others:
+        text += ("\n" if text else "") + "answers the capture does not hold, written by the "
+        text += "replayer:\n  " + "\n  ".join(others)
     bindings = recorded_bindings(capture)
     if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
         held = ", ".join(bindings) or "no binding"

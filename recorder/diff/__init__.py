@@ -1,7 +1,10 @@
 """Diff two captures: normalisation, alignment, comparison, v0.3 -> v1.0 renames, reports.
 
 Pure core (values in, values out) plus one thin shell, `diff_command` (the click command).
-The normalisation (`Normaliser`, `normalise_capture`, ...) is shared with the replayer's matcher.
+The normalisation (`Normaliser`, `normalise_capture`, ...) finds ids by the protocol's id model
+(`recorder.protocol`: field names, whose bare `id` an object's is, resource names and paths,
+user content never searched), the table the replayer matches by; timestamps by the same
+`TIMESTAMP_FIELDS`.
 
 As a library::
 
@@ -50,7 +53,7 @@ from recorder.diff._normal import (
     NormalRequest,
     NormalResponse,
 )
-from recorder.diff._normalise import ID_OWNERS, VOLATILE_HEADERS, Normaliser
+from recorder.diff._normalise import VOLATILE_HEADERS, Normaliser
 from recorder.diff._polls import POLL_OPERATIONS, last_polls
 from recorder.diff._renames import RenameNote, Rule, to_v1
 from recorder.diff._report import (
@@ -71,7 +74,7 @@ from recorder.diff._result import (
     RenameSummary,
 )
 from recorder.diff._shown import Excerpt, describe, excerpts, printable
-from recorder.protocol import ID_FIELDS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
+from recorder.protocol import ID_FIELDS, ID_OWNERS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
     "ABSENT",

@@ -23,7 +23,7 @@ import functools
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,47 +33,19 @@ from recorder.protocol import (
     ID_FIELDS,
     NOT_JSON,
     OPAQUE_FIELDS,
+    PATH_IDS,
     RESOURCE_NAME_FIELDS,
     TIMESTAMP_FIELDS,
+    USER_CONTENT_KEYS,
     IdKind,
     decode_status_details,
     event_data,
+    id_owner,
     parse_json,
 )
 
-# Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
-# v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
-_TASK_PARAM_KEYS = frozenset(
-    {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}
-)
-
-
-def _is_envelope(obj: Mapping[str, Any]) -> bool:
-    return "jsonrpc" in obj
-
-
-def _is_push_config(obj: Mapping[str, Any]) -> bool:
-    # v1.0 flat TaskPushNotificationConfig, v0.3 nested pushNotificationConfig, v1.0 get/delete
-    # params `{taskId, id}`: a Task never carries `url` or `taskId`.
-    return "url" in obj or "taskId" in obj
-
-
-def _is_task(obj: Mapping[str, Any]) -> bool:
-    return "status" in obj or "contextId" in obj or obj.get("kind") == "task"
-
-
-def _is_task_params(obj: Mapping[str, Any]) -> bool:
-    return obj.keys() <= _TASK_PARAM_KEYS
-
-
-# Who owns an `id` field, decided by the object's shape; the first predicate that holds wins.
-ID_OWNERS: tuple[tuple[Callable[[Mapping[str, Any]], bool], IdKind], ...] = (
-    (_is_envelope, IdKind.JSONRPC_ID),
-    (_is_push_config, IdKind.CONFIG),
-    (_is_task, IdKind.TASK),
-    (_is_task_params, IdKind.TASK),
-)
-
+# Whose `id` a bare `id` is (ID_OWNERS), and which ids an HTTP+JSON path holds (PATH_IDS): the
+# protocol's id model, the one the replayer matches by.
 # Push configs (v1.0 flat, v0.3 nested, inline): an object with `url` and one of these.
 _PUSH_CONFIG_MARKS = frozenset({"token", "authentication", "taskId", "id"})
 
@@ -82,10 +54,6 @@ def _is_webhook_holder(obj: Mapping[str, Any]) -> bool:
     return "url" in obj and not _PUSH_CONFIG_MARKS.isdisjoint(obj)
 
 
-PATH_IDS: tuple[tuple[re.Pattern[str], IdKind], ...] = (
-    (re.compile(r"(?:^|/)tasks/([^/:?#]+)"), IdKind.TASK),
-    (re.compile(r"/pushNotificationConfigs/([^/:?#]+)"), IdKind.CONFIG),
-)
 QUERY_IDS: Mapping[str, IdKind] = {"contextId": IdKind.CONTEXT, "taskId": IdKind.TASK}
 
 TIMESTAMP = "<timestamp>"
@@ -187,7 +155,7 @@ class Normaliser:
                 self.observe_target("/" + value)
             elif key == "url" and isinstance(value, str):
                 self._register_origin(value)
-            else:
+            elif key not in USER_CONTENT_KEYS:  # the agent's or user's data holds no ids
                 self.observe_json(value)
 
     def _register_all(self, kind: IdKind, value: object) -> None:
@@ -389,7 +357,7 @@ class Normaliser:
 
 
 def _id_owner(obj: Mapping[str, Any]) -> IdKind | None:
-    return next((kind for test, kind in ID_OWNERS if test(obj)), None)
+    return id_owner(obj)
 
 
 def _query_pairs(query: str) -> list[tuple[str, str]]:

@@ -49,6 +49,7 @@ from recorder.protocol import (
     Version,
     v1_route_path,
 )
+from recorder.protocol import USER_CONTENT_KEYS as USER_CONTENT
 
 V0_3, V1_0 = "0.3", "1.0"
 
@@ -64,8 +65,8 @@ PUSH_CONFIG_PARAM_OPERATIONS = frozenset(
         "DeleteTaskPushNotificationConfig",
     }
 )
-# User-defined content (metadata, data parts, error data): never translated.
-OPAQUE_KEYS = frozenset({"metadata", "data"})
+# User-defined content (metadata, data parts, error data): never translated (the protocol's
+# id model's USER_CONTENT_KEYS).
 
 
 class Rule(StrEnum):
@@ -280,7 +281,7 @@ class _Translator:
 
     def child(self, key: str, value: Any, path: str) -> Any:
         here = f"{path}.{key}"
-        if key in OPAQUE_KEYS:
+        if key in USER_CONTENT:
             return value
         if key in V03_ENUM_FIELDS and isinstance(value, str) and value in V03_ENUM_FIELDS[key]:
             new = V03_ENUM_FIELDS[key][value]

@@ -50,6 +50,18 @@ from recorder.protocol._errors import (
     unknown_error_name,
 )
 from recorder.protocol._grpc import decode_status_details, status_reason
+from recorder.protocol._idmodel import (
+    CURSOR_FIELDS,
+    ID_OWNERS,
+    NAMED_BACK,
+    PATH_IDS,
+    RESOURCE_NAME,
+    SERVED_AS_RECORDED,
+    USER_CONTENT_KEYS,
+    WEBHOOK_PATHS,
+    id_owner,
+    resource_ids,
+)
 from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
 from recorder.protocol._lintview import (
     ExchangeLike,
@@ -152,6 +164,16 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
+    "CURSOR_FIELDS",
+    "ID_OWNERS",
+    "NAMED_BACK",
+    "PATH_IDS",
+    "RESOURCE_NAME",
+    "SERVED_AS_RECORDED",
+    "USER_CONTENT_KEYS",
+    "WEBHOOK_PATHS",
+    "id_owner",
+    "resource_ids",
     "Answer",
     "answer_of",
     "answered_state",

@@ -19,6 +19,7 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from recorder.protocol._idmodel import USER_CONTENT_KEYS
 from recorder.protocol._lintview import ExchangeView, Payload, Session, Violation
 from recorder.protocol._schema import (
     V1_PACKAGE,
@@ -193,7 +194,7 @@ def _keyed(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
     if not isinstance(value, Mapping):
         return
     for key, item in value.items():
-        if key in ("metadata", "data"):
+        if key in USER_CONTENT_KEYS:
             continue
         if key == "role":
             yield f"{path}.role", "role", item

@@ -49,13 +49,13 @@ classification with operation `unknown` or None, and a `reason`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, urlsplit
 
 from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
 from recorder.protocol._errorshapes import response_error
+from recorder.protocol._idmodel import RESOURCE_NAME
 from recorder.protocol._likes import (
     GrpcMessageLike,
     RequestLike,
@@ -108,7 +108,6 @@ DELIVERY_HEADERS: tuple[str, ...] = (
 )
 STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
 V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
-_RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +237,7 @@ def _resource_ids(message: object) -> dict[str, str]:
     """v0.3 gRPC resource names: `tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{cid}`."""
     for key in ("name", "parent"):
         value = value_at(message, (key,), snake_case=True)
-        matched = _RESOURCE.fullmatch(value) if isinstance(value, str) else None
+        matched = RESOURCE_NAME.fullmatch(value) if isinstance(value, str) else None
         if matched:
             ids = {"task_id": matched.group(1)}
             if matched.group(2):

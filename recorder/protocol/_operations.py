@@ -254,6 +254,8 @@ _V03_CONFIG_REFS = (
 _SEND_POSITIONS = (
     *message_positions("message"),
     *push_config_positions("configuration", "taskPushNotificationConfig"),
+    # a2a-java 1.0.0.Alpha3's draft keeps the v0.3 name
+    *push_config_positions("configuration", "pushNotificationConfig"),
 )
 _V03_SEND_POSITIONS = (
     *message_positions("message"),
@@ -272,7 +274,12 @@ _POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
     ("ListTasks", Version.V1_0): (IdPosition(("contextId",), IdKind.CONTEXT, _CHOSEN), _PAGE_REF),
     ("CancelTask", Version.V1_0): _TASK_REF,
     ("SubscribeToTask", Version.V1_0): _TASK_REF,
-    ("CreateTaskPushNotificationConfig", Version.V1_0): push_config_positions(),
+    ("CreateTaskPushNotificationConfig", Version.V1_0): (
+        *push_config_positions(),
+        # a2a-java 1.0.0.Alpha3's draft: {taskId, configId, config: {id, url, token, ...}}
+        IdPosition(("configId",), IdKind.CONFIG, _CHOSEN),
+        *push_config_positions("config"),
+    ),
     ("GetTaskPushNotificationConfig", Version.V1_0): _CONFIG_REFS,
     ("ListTaskPushNotificationConfigs", Version.V1_0): (_CONFIG_REFS[0], _PAGE_REF),
     ("DeleteTaskPushNotificationConfig", Version.V1_0): _CONFIG_REFS,

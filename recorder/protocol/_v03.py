@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from recorder.protocol._idmodel import CONFIGS_SEGMENT, TASKS_SEGMENT
 from recorder.protocol._states import STATE_ALIASES, TASK_STATES, V03_KINDS
 
 # Enum forms, v0.3 JSON -> v1.0 proto-JSON name (spec §4.1.3 TaskState, §4.1.5 Role).
@@ -61,8 +62,9 @@ V03_SECURITY_SCHEME_FIELDS: Mapping[str, str] = {"in": "location"}
 # Header names (a2a-wire.md §3).
 V03_HEADER_RENAMES: Mapping[str, str] = {"x-a2a-extensions": "a2a-extensions"}
 # v0.3 gRPC requests name resources (`name: "tasks/{id}"`); v1.0 uses plain id fields.
+_TASK, _CONFIG = f"{TASKS_SEGMENT}/([^/]+)", f"{CONFIGS_SEGMENT}/([^/]+)"
 V03_RESOURCE_NAMES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    ("name", re.compile(r"tasks/([^/]+)/pushNotificationConfigs/([^/]+)\Z"), ("taskId", "id")),
-    ("name", re.compile(r"tasks/([^/]+)\Z"), ("id",)),
-    ("parent", re.compile(r"tasks/([^/]+)\Z"), ("taskId",)),
+    ("name", re.compile(rf"{_TASK}/{_CONFIG}\Z"), ("taskId", "id")),
+    ("name", re.compile(rf"{_TASK}\Z"), ("id",)),
+    ("parent", re.compile(rf"{_TASK}\Z"), ("taskId",)),
 )

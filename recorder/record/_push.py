@@ -15,27 +15,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from recorder.capture import Request
-from recorder.protocol import PUSH_DELIVERY, Binding, Classification, parse_json, value_at
+from recorder.protocol import (
+    PUSH_DELIVERY,
+    WEBHOOK_PATHS,
+    Binding,
+    Classification,
+    parse_json,
+    value_at,
+)
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
 
-# Operations whose requests may carry push configs, and where their urls sit (relative to the
-# JSON-RPC params or the REST body): v1.0 flat config, v0.3 nested, inline send configuration.
+# Operations whose requests may carry push configs; where their urls sit (relative to the
+# JSON-RPC params or the REST body) is the protocol's id model: every webhook position of the
+# operation table (v1.0 flat config, v0.3 nested, inline send configuration, 0.1 tasks/send).
 PUSH_CONFIG_OPERATIONS = frozenset(
     {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
 )
-PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = (
-    ("url",),
-    ("pushNotificationConfig", "url"),
-    ("config", "pushNotificationConfig", "url"),
-    ("config", "url"),
-    ("configuration", "taskPushNotificationConfig", "url"),
-    ("configuration", "pushNotificationConfig", "url"),
-    # v0.3 REST and gRPC speak the v0.3 proto's JSON: `SendMessageConfiguration.push_notification`.
-    ("configuration", "pushNotification", "url"),
-    # 0.1 `tasks/send`: `TaskSendParams.pushNotification`.
-    ("pushNotification", "url"),
-)
+PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = WEBHOOK_PATHS
 
 
 class PushRelay:

@@ -1,7 +1,10 @@
 """Replay a capture as a fake agent: one transport-neutral service, thin HTTP and gRPC faces.
 
-`ReplayService` (pure) decides every answer; `ReplayApp` (ASGI) and the gRPC handler only
-translate bytes; `Replayer` runs both on a thread.  See `_service` for the model.
+`ReplayService` (pure) decides every answer; a `Runner` does what goes around it (misses,
+forwarding, push deliveries before and after); `ReplayApp` (ASGI) and the gRPC handler only
+translate bytes; `Replayer` runs both on a thread.  See `_service` for the model, `_state`
+for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
+replay the same bytes).
 
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
@@ -15,6 +18,7 @@ from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
 from recorder.replay._limits import Limits
+from recorder.replay._mint import IdFactory, fresh_id
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
 from recorder.replay._respond import (
@@ -43,7 +47,6 @@ from recorder.replay._service import (
     ReplayService,
     Served,
 )
-from recorder.replay._sessions import fresh_id
 from recorder.replay._timing import Timing
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "Client",
     "GrpcAnswer",
     "HttpAnswer",
+    "IdFactory",
     "Journal",
     "JournalDelivery",
     "JournalRequest",

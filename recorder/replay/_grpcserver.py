@@ -3,8 +3,10 @@
 It serves every rpc of `lf.a2a.v1.A2AService` (v1.0) and `a2a.v1.A2AService` (v0.3), read from
 the descriptors (`grpc_method`), with raw-bytes handlers: no generated servicer, so one generic
 handler covers both services.  A call becomes a capture `Request` (`live_request`), the same
-`ReplayService` as the HTTP face decides, and the `GrpcAnswer` is sent: initial metadata, the
-messages paced by `Timing`, then the status with its trailing metadata.
+`Runner` as the HTTP face's decides and does what goes around the answer (`_runner`), and the
+`GrpcAnswer` is sent: initial metadata, the messages paced by `Timing`, then the status with
+its trailing metadata.  The runner's turn ends when the call is done (for a unary call, once
+grpcio has sent the answer), as the HTTP face ends it once the answer is sent.
 
 Every handler is registered as request-streaming, so that it runs as soon as the call opens
 and reads the request message itself, within `Limits.read_timeout`: a client that opens a
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import logging
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -26,25 +27,20 @@ import grpc
 
 from recorder._background import GRPC_SERVER_OPTIONS, host_port
 from recorder.protocol._grpc import grpc_method
-from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
 from recorder.replay._limits import Limits
-from recorder.replay._service import Client, Miss, ReplayService, Served
+from recorder.replay._runner import Runner, Turn
+from recorder.replay._service import Client
 from recorder.replay._timing import Pacer, Timing
-
-log = logging.getLogger("a2a_recorder.replay")
 
 STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
 
 
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
-    """Generic handler: every known A2A rpc path, answered by the `ReplayService`."""
+    """Generic handler: every known A2A rpc path, answered through the `Runner`."""
 
-    def __init__(
-        self, service: ReplayService, deliverer: Deliverer, timing: Timing, limits: Limits
-    ) -> None:
-        self.replay = service  # not `service`: grpcio calls the method of that name
-        self.deliverer = deliverer
+    def __init__(self, runner: Runner, timing: Timing, limits: Limits) -> None:
+        self.runner = runner
         self.timing = timing
         self.limits = limits
 
@@ -58,7 +54,9 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         return grpc.stream_unary_rpc_method_handler(partial(self._unary, path))
 
     async def _unary(self, path: str, requests: AsyncIterator[bytes], context: Any) -> bytes:
-        answer = await self._answer(path, requests, context)
+        turn = await self._turn(path, requests, context)
+        context.add_done_callback(lambda _: self.runner.end(turn))
+        answer = turn.grpc
         await _start(answer, context)
         first = b""
         for offset, message in answer.messages[:1]:
@@ -70,25 +68,20 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
     async def _stream(
         self, path: str, requests: AsyncIterator[bytes], context: Any
     ) -> AsyncIterator[bytes]:
-        answer = await self._answer(path, requests, context)
+        turn = await self._turn(path, requests, context)
+        answer = turn.grpc
         await _start(answer, context)
         pacer = Pacer(self.timing)
         for offset, message in answer.messages:
             await pacer.until(offset)
             yield message
+        self.runner.end(turn)
         await _finish(answer, context)
 
-    async def _answer(self, path: str, requests: AsyncIterator[bytes], context: Any) -> GrpcAnswer:
+    async def _turn(self, path: str, requests: AsyncIterator[bytes], context: Any) -> Turn:
         data = await self._read(requests, context)
         request = live_request(path, data, context.invocation_metadata() or ())
-        outcome = self.replay.handle(request, Client(str(context.peer())))
-        if isinstance(outcome, Miss):
-            log.warning("replay miss: gRPC %s: %s", path, outcome.describe())
-        if isinstance(outcome, Served):
-            await self.deliverer.before(outcome)
-            self.deliverer.after(outcome)
-        assert isinstance(outcome.answer, GrpcAnswer)
-        return outcome.answer
+        return await self.runner.begin(request, Client.peer(str(context.peer())))
 
     async def _read(self, requests: AsyncIterator[bytes], context: Any) -> bytes:
         timeout = self.limits.read_timeout
@@ -118,8 +111,7 @@ async def _finish(answer: GrpcAnswer, context: Any) -> None:
 
 
 async def start_grpc_server(
-    service: ReplayService,
-    deliverer: Deliverer,
+    runner: Runner,
     *,
     host: str,
     port: int,
@@ -134,7 +126,7 @@ async def start_grpc_server(
         ("grpc.max_connection_idle_ms", int(limits.idle_timeout * 1000)),
     ]
     server = grpc.aio.server(options=options)
-    server.add_generic_rpc_handlers((GrpcReplayHandler(service, deliverer, timing, limits),))
+    server.add_generic_rpc_handlers((GrpcReplayHandler(runner, timing, limits),))
     where = host_port(host, port)
     try:
         bound = server.add_insecure_port(where)

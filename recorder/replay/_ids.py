@@ -7,16 +7,17 @@ value holds ids; each id found there is a `Slot`.  The *key* of a request is its
 *shape*: timestamps and defaults dropped, and every slot replaced by a token for its
 provenance (`Provenance`):
 
-    ISSUED   ["~issued", <recorded id>]  an id handed out earlier in the session
-    OWN      "~own"                      the client's own new id, named here first
-    FRESH    "~fresh"                    new on every request (messageId, webhook, secrets)
-    UNKNOWN  "~unknown"                  a reference to an id never issued: a probe
-    FIXED    ["~fixed", <id>]            an id that existed before the capture began
+    ISSUED   "~issued"          an id handed out earlier (or the client's own, named again)
+    OWN      "~own"             the client's own new id, named here first
+    FRESH    "~fresh"           new on every request (messageId, webhook, secrets)
+    UNKNOWN  "~unknown"         a reference to an id never issued: a probe
+    FIXED    ["~fixed", <id>]   an id that existed before the capture began
 
-A live request's key is built with the live provenance and, for an issued id, the recorded id
-it stands for.  Equal keys therefore mean: the same request, with ids whose provenances agree
-position by position, issued ids naming the same recorded id.  Everything else in the value
-is compared as it is.
+Equal keys mean: the same request, with ids whose provenances agree position by position.
+Which recorded id an issued id stands for is not in the key: a live id may stand for several
+recorded ids until later requests tell them apart, so the recorded steps of one key are told
+apart by the ids they name (`Step.named`), against what a live id may stand for (`_state`).
+Everything else in the value is compared as it is.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from recorder.protocol import (
     Version,
     operation,
     parse_json,
+    resource_ids,
 )
 
 Json = Any
@@ -56,7 +58,6 @@ IGNORED_KEYS = TIMESTAMP_FIELDS
 DEFAULT_MEMBERS: dict[str, tuple[Json, str]] = {"mediaType": ("text/plain", "text")}
 EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
 _REDACTED = re.compile(r"<redacted:\d+>")
-_RESOURCE = re.compile(r"tasks/([^/]+)(?:/pushNotificationConfigs/([^/]+))?")
 _SNAKE = re.compile(r"(?<!^)([A-Z])")
 
 
@@ -105,8 +106,11 @@ def request_value(
         value["path"] = _path_ids(request.target, classification)
         query = query_of(request.target)
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
-    if not classification.is_known and classification.method:
-        value["method"] = classification.method  # two unknown methods are two requests
+    if not classification.is_known:
+        # No operation the tables know: two unknown methods, or two routes, are two requests.
+        value["route"] = f"{request.method} {request.target.partition('?')[0]}"
+        if classification.method:
+            value["method"] = classification.method
     value["body"] = body_value(request, classification, document)
     return value
 
@@ -211,20 +215,22 @@ def _slots_at(where: Location, value: str, position: IdPosition) -> Iterator[Slo
     if not position.resource:
         yield Slot(where, value, position.role, position.kind)
         return
-    matched = _RESOURCE.fullmatch(value)
-    if matched is None:
+    found = resource_ids(value)
+    if found is None:
         return  # not a resource name: compared as it is
-    yield Slot(where, matched.group(1), IdRole.REFERENCE, IdKind.TASK, 1)
-    if matched.group(2):
-        yield Slot(where, matched.group(2), position.role, IdKind.CONFIG, 3)
+    task, config = found
+    yield Slot(where, task, IdRole.REFERENCE, IdKind.TASK, 1)
+    if config:
+        yield Slot(where, config, position.role, IdKind.CONFIG, 3)
 
 
 # ---- shape and key ------------------------------------------------------------------------
 
 
 def token(provenance: Provenance, recorded: str | None = None) -> Json:
-    """The placeholder a slot becomes in a shape."""
-    if provenance in (Provenance.ISSUED, Provenance.FIXED):
+    """The placeholder a slot becomes in a shape (a fixed id keeps its value: it is the same
+    id in the recording and live)."""
+    if provenance is Provenance.FIXED:
         return [f"~{provenance.value}", recorded]
     return f"~{provenance.value}"
 
@@ -332,7 +338,7 @@ def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
 
 
 _TOKEN_WORDS = {
-    "~issued": "the id {} handed out earlier",
+    "~issued": "an id handed out earlier",
     "~fixed": "the id {} that existed before the capture",
     "~own": "a new id of the client's own",
     "~fresh": "a fresh value",

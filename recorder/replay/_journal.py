@@ -2,7 +2,9 @@
 
 Users of WireMock and mockttp verify their client by asking the fake server what it got.
 `Journal.requests` holds each live request as received, with its classification, the
-provenance of every id in it, and the recorded exchange that answered it (or the miss);
+provenance of every id in it, the recorded exchange that answered it (or the miss), and what
+the answer was: `recorded` (the agent's), `adapted` (the agent's, with `changes` saying what
+was changed and why) or `synthesized` (the replayer's own: nothing recorded fits);
 `Journal.deliveries` holds each push delivery made to a client's webhook with the webhook's
 answer.  Both are read as tuples of frozen values, so a test thread can read them while the
 server appends.
@@ -50,7 +52,11 @@ from recorder.replay._ids import Provenance, Slot
 MAX_ENTRIES = 10_000
 MAX_BYTES = 64 << 20
 KEPT_BODY = 1024  # bytes of a truncated body that stay
-Outcome = Literal["served", "miss", "refused"]
+Outcome = Literal["served", "miss", "refused", "forwarded"]
+# What the answer is: the agent's, as recorded; the agent's, changed where it had to be (and
+# `changes` says how and why); written by the replayer (nothing recorded fits); or a live
+# agent's (`--on-miss forward`).
+AnswerKind = Literal["recorded", "adapted", "synthesized", "forwarded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,8 @@ class JournalRequest:
     detail: str | None = None  # the miss or refusal, in words
     status: int | None = None  # the HTTP status or gRPC code answered
     seen: tuple[tuple[Slot, Provenance, str | None], ...] = ()  # what `ids` is made of
+    answer: AnswerKind = "recorded"
+    changes: tuple[str, ...] = ()  # for an adapted answer: what changed and why
     notes: tuple[str, ...] = ()  # what the journal did to it: truncated, redacted
 
     @property
@@ -173,6 +181,18 @@ class _Log[E: _Weighed]:
             self.bodies += after - before
         self.cut += 1
 
+    def replace(self, number: int, fields: dict[str, Any]) -> None:
+        """The entry numbered `number` with `fields` changed, its bytes counted again."""
+        for n in range(len(self.entries) - 1, -1, -1):
+            entry = self.entries[n]
+            if getattr(entry, "number", None) == number:
+                changed = replace(entry, **fields)  # type: ignore[type-var]
+                (head, body), (new_head, new_body) = self.sizes[n], changed.sizes()
+                self.entries[n], self.sizes[n] = changed, (new_head, new_body)
+                self.heads += new_head - head
+                self.bodies += new_body - body
+                return
+
     def whole_bodies(self) -> int:
         """Body bytes that cutting could still free (roughly: a cut keeps KEPT_BODY)."""
         return self.bodies if self.cut < len(self.entries) else 0
@@ -216,6 +236,12 @@ class Journal:
     def add_request(self, entry: JournalRequest) -> None:
         with self._lock:
             self._add(self._requests, entry)
+
+    def update(self, number: int, **fields: Any) -> None:
+        """Change fields of request `number` (if still kept): what happened after it was
+        logged (a miss forwarded)."""
+        with self._lock:
+            self._requests.replace(number, fields)
 
     def add_delivery(self, **fields: Any) -> JournalDelivery:
         entry = JournalDelivery(number=next(self._delivery_numbers), **fields)
@@ -324,8 +350,9 @@ def _shown(entry: JournalRequest, redactor: Redactor | None) -> JournalRequest:
         (replace(slot, value=redactor.value(slot.value)), provenance, recorded)
         for slot, provenance, recorded in entry.seen
     )
+    changes = tuple(redactor.text(change) for change in entry.changes)
     notes = _hit_notes(entry, redactor)
-    return replace(entry, request=request, detail=detail, seen=seen, notes=notes)
+    return replace(entry, request=request, detail=detail, seen=seen, changes=changes, notes=notes)
 
 
 def _shown_delivery(entry: JournalDelivery, redactor: Redactor | None) -> JournalDelivery:
@@ -376,6 +403,8 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
             for i in entry.ids
         ],
         "outcome": entry.outcome,
+        "answer": entry.answer,
+        "changes": [_text(change) for change in entry.changes],
         "exchange": entry.exchange,
         "session": entry.session,
         "detail": _text(entry.detail) if entry.detail else entry.detail,

@@ -11,7 +11,9 @@ than the rest of the replay.  Two caches avoid that without changing what it say
   task, context and config ids read again from this request through the operation table's
   own id paths, as `classify` reads them.
 
-The body is parsed once, here.
+The body is parsed once, here.  Only small requests are remembered (`SMALL_BYTES`): a poll
+is small, and 4,096 remembered readings of a 1 MiB body are gigabytes.  `Parsed.small` tells
+the replay's other caches the same.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from recorder.redaction import Masker
 from recorder.replay._ids import Json, Slot, find_slots, positions_of, request_value, snake_case
 
 CACHE_SIZE = 4096
+SMALL_BYTES = 64 * 1024  # larger requests are read afresh every time, and never remembered
 _ID_KINDS = ("task_id", "context_id", "config_id")
 
 
@@ -48,6 +51,7 @@ class Parsed:
     classification: Classification
     value: Json
     slots: tuple[Slot, ...]
+    small: bool = True  # whether caches may keep it (see SMALL_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,9 @@ class RequestReader:
             self.masker.learn(request)
         # Only bodiless requests (REST reads, gRPC calls) repeat byte for byte; a JSON body
         # has a fresh id every time, and remembering it would only cost.
-        return self._read(request) if request.body else self._same(request)
+        if request.body or not _small(request):
+            return self._read(request)
+        return self._same(request)
 
     def _read(self, request: Request) -> Reading:
         headers: dict[str, str] = {}
@@ -93,7 +99,7 @@ class RequestReader:
                 document["method"],
                 json.dumps(document.get("params"), sort_keys=True),
             )
-            if jsonrpc and _may_repeat(document["method"])
+            if jsonrpc and _may_repeat(document["method"]) and len(request.body) <= SMALL_BYTES
             else None
         )
         parsed = self._said.get(said) if said is not None else None
@@ -114,7 +120,7 @@ class RequestReader:
         slots = tuple(find_slots(value, positions_of(c)))
         if self.masker is not None:  # after the slots: they keep the live values
             value = self.masker.value(value)
-        return Parsed(c, value, slots)
+        return Parsed(c, value, slots, _small(request))
 
     def _jsonrpc_classification(
         self, request: Request, headers: Mapping[str, str], document: Json
@@ -143,6 +149,13 @@ def _may_repeat(method: str) -> bool:
     operation has a fresh value in every request (a send's messageId)."""
     row = operation_by_jsonrpc_method(method)
     return row is None or all(p.role is not IdRole.FRESH for p in row.positions)
+
+
+def _small(request: Request) -> bool:
+    size = len(request.body) + len(request.target)
+    for message in request.messages:
+        size += len(message.raw or b"") + len(message.json or "")
+    return size <= SMALL_BYTES
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:

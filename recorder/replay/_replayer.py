@@ -11,14 +11,15 @@ from recorder._background import BackgroundLoop, bind_socket, host_port, serve_a
 from recorder.capture import Capture
 from recorder.protocol import Binding
 from recorder.redaction import NO_RULES, Rules
-from recorder.replay._deliver import Deliverer
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._journal import MAX_BYTES, Journal
 from recorder.replay._limits import Limits
+from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
+from recorder.replay._runner import Runner
 from recorder.replay._server import ReplayApp
-from recorder.replay._service import Client, ReplayService
-from recorder.replay._sessions import MAX_SESSIONS
+from recorder.replay._service import ReplayService
+from recorder.replay._state import MAX_SESSIONS
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
 
@@ -35,10 +36,11 @@ class Replayer:
 
     `.report` is what `--strict` checks; `.journal` holds every request received and every
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
-    times and request sizes; `max_sessions` how many client sessions are remembered;
-    `journal_bytes` the bytes the journal keeps.  What the replayer serves about itself (the
-    journal, the report) is redacted with the recorder's rules, what the captures say was
-    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).
+    times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
+    mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
+    the journal keeps.  What the replayer serves about itself (the journal, the report) is
+    redacted with the recorder's rules, what the captures say was redacted, and `redaction`
+    (`Rules(keep_secrets=True)` turns it off).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Replayer:
         grpc_port: int | None = None,
         limits: Limits = DEFAULT_LIMITS,
         max_sessions: int = MAX_SESSIONS,
+        ids: IdFactory | None = None,
         redaction: Rules = NO_RULES,
         journal_bytes: int = MAX_BYTES,
     ) -> None:
@@ -60,11 +63,12 @@ class Replayer:
         self.service = ReplayService(
             captures,
             max_sessions=max_sessions,
+            ids=ids,
             redaction=redaction,
             journal_bytes=journal_bytes,
         )
-        self.deliverer = Deliverer(self.service, self.timing)
-        self.app = ReplayApp(self.service, self.deliverer, timing=self.timing, on_miss=on_miss)
+        self.runner = Runner(self.service, self.timing, forward=on_miss)
+        self.app = ReplayApp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host
         self.port: int = self._sock.getsockname()[1]
@@ -91,13 +95,12 @@ class Replayer:
         return self.service.journal
 
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
-        protocol = limited_protocol(self.limits, on_close=self._closed)
+        protocol = limited_protocol(self.limits)
         if self._grpc_port is None:
             await self._serve_http(protocol, ready, stop)
             return
         server, port = await start_grpc_server(
-            self.service,
-            self.deliverer,
+            self.runner,
             host=self.host,
             port=self._grpc_port,
             timing=self.timing,
@@ -111,16 +114,13 @@ class Replayer:
             await server.stop(grace=0.5)
             self.grpc_target = None
 
-    def _closed(self, address: tuple[str, int]) -> None:
-        self.service.closed(Client.at(address))
-
     async def _serve_http(
         self, protocol: type[asyncio.Protocol], ready: Callable[[], None], stop: asyncio.Event
     ) -> None:
         try:
             await serve_asgi(self.app, self._sock, ready, stop, http=protocol)
         finally:
-            await self.deliverer.close()
+            await self.runner.close()
 
     def start(self) -> Self:
         self._runner.start()

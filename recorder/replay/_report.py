@@ -1,10 +1,13 @@
-"""What `--strict` checks: recorded exchanges never served, and requests never matched.
+"""What `--strict` checks: recorded exchanges never served, requests never matched, and
+answers the replayer wrote itself.
 
 Recorded exchanges with the same key (the same request up to its ids' provenance) count as
-one: a capture with 14 identical card fetches is fully served by one fetch, and a run of
-identical polls by any number of polls.  An exchange is *unserved* when no live request ever
-matched its key; a push delivery when it was never delivered.  Misses and unbroken ties are
-kept, bounded (`MAX_NOTES`), with a count of those left out.
+one: a capture with 14 identical card fetches is fully served by one fetch, a run of
+identical polls by any number of polls, and fifty identical creates by one.  An exchange is
+*unserved* when no live request ever matched its key; a push delivery when it was never
+delivered.  A *synthesized* answer is one no recorded exchange fits (a miss, or a request no
+agent could read answered in the replayer's words): every one is kept, bounded (`MAX_NOTES`),
+with a count, and makes the report unclean.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ MAX_NOTES = 1000
 
 
 class Report:
-    """Served keys, delivered pushes, misses and ties of one replayer."""
+    """Served keys, delivered pushes, misses and synthesized answers of one replayer."""
 
     def __init__(self, script: Script) -> None:
         self._first: dict[Key, Exchange] = {}
@@ -34,9 +37,9 @@ class Report:
         self._served: set[Key] = set()
         self._delivered: set[int] = set()
         self._misses: deque[str] = deque(maxlen=MAX_NOTES)
-        self._ties: deque[str] = deque(maxlen=MAX_NOTES)
+        self._synthesized: deque[str] = deque(maxlen=MAX_NOTES)
         self.miss_count = 0
-        self.tie_count = 0
+        self.synthesized_count = 0
         self._lock = threading.Lock()
 
     # -- recording ----------------------------------------------------------------------
@@ -52,10 +55,11 @@ class Report:
             self._misses.append(text)
             self.miss_count += 1
 
-    def tied(self, text: str) -> None:
+    def synthesized(self, text: str) -> None:
+        """An answer the replayer wrote itself (`text` names the request and why)."""
         with self._lock:
-            self._ties.append(text)
-            self.tie_count += 1
+            self._synthesized.append(text)
+            self.synthesized_count += 1
 
     # -- reading ------------------------------------------------------------------------
 
@@ -77,19 +81,19 @@ class Report:
             return list(self._misses)
 
     @property
-    def ties(self) -> list[str]:
+    def synthesized_answers(self) -> list[str]:
         with self._lock:
-            return list(self._ties)
+            return list(self._synthesized)
 
     @property
     def clean(self) -> bool:
-        return not self.unserved and not self.miss_count
+        return not self.unserved and not self.miss_count and not self.synthesized_count
 
     def as_json(self) -> dict[str, Any]:
         return {
             "unserved": _names(self.unserved),
             "unmatched": self.misses,
-            "ties": self.ties,
+            "synthesized": self.synthesized_answers,
             "clean": self.clean,
         }
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from recorder.capture import GrpcMessage, Headers, Response
+from recorder.capture import Headers, Response
 from recorder.capture._bodies import JSON_FORMS, JsonForm
-from recorder.protocol import Binding, card_etag, etag_matches
+from recorder.protocol import card_etag, etag_matches
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.
 DROPPED_HEADERS = frozenset(
@@ -209,27 +209,27 @@ def _plain(text: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _prepared(text: str, jsonrpc: bool) -> tuple[JsonForm | None, str]:
     """A recorded JSON text's form, and the text with its envelope `id` made the sentinel."""
-    form = _form_of(text)
+    form = form_of(text)
     if form is None or not jsonrpc:
         return form, text
     document = json.loads(text)
     if isinstance(document, dict) and "jsonrpc" in document and "id" in document:
         document["id"] = ID_SENTINEL
-        return form, _dumps(form, document) or text
+        return form, dumps_like(form, document) or text
     return form, text
 
 
 @functools.lru_cache(maxsize=4096)
-def _form_of(text: str) -> JsonForm | None:
+def form_of(text: str) -> JsonForm | None:
     """The serialisation style of a recorded JSON text (cached: the same texts recur)."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    return next((f for f in JSON_FORMS.values() if _dumps(f, value) == text), None)
+    return next((f for f in JSON_FORMS.values() if dumps_like(f, value) == text), None)
 
 
-def _dumps(form: JsonForm, value: Json) -> str | None:
+def dumps_like(form: JsonForm, value: Json) -> str | None:
     try:
         return form.dumps(value)
     except (ValueError, RecursionError):
@@ -282,7 +282,7 @@ class Swapper:
                 if old in base:
                     base = base.replace(old, new)
             return base
-        swapped = _dumps(form, self._walk(json.loads(base)))
+        swapped = dumps_like(form, self.walk(json.loads(base)))
         return swapped if swapped is not None else self.text(text)
 
     def event(self, lines: Iterable[str]) -> list[str]:
@@ -295,70 +295,11 @@ class Swapper:
         space = " " if value.startswith(" ") else ""
         return f"data:{space}{self.json_text(value[len(space) :])}"
 
-    def _walk(self, value: Json) -> Json:
+    def walk(self, value: Json) -> Json:
         if isinstance(value, dict):
-            return {k: self._walk(v) for k, v in value.items()}
+            return {k: self.walk(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._walk(v) for v in value]
+            return [self.walk(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value
-
-
-# ---- listings -----------------------------------------------------------------------------
-
-
-def trim_listing(
-    response: Response,
-    binding: Binding | None,
-    list_key: str,
-    id_key: str,
-    *,
-    keep: Callable[[str], bool],
-) -> Response:
-    """The response with the listed items whose id `keep` refuses left out (and `totalSize`
-    lowered to match); unchanged when it holds no such listing."""
-    if binding is Binding.GRPC:
-        messages = tuple(_trim_message(m, list_key, id_key, keep) for m in response.messages)
-        return replace(response, messages=messages)
-    text = _decoded(response.body)
-    if text is None:
-        return response
-    trimmed = _trim_text(text, binding is Binding.JSONRPC, list_key, id_key, keep)
-    return replace(response, body=wire_bytes(trimmed)) if trimmed is not None else response
-
-
-def _decoded(body: bytes) -> str | None:
-    try:
-        return body.decode("utf-8") if body else None
-    except UnicodeDecodeError:
-        return None
-
-
-def _trim_message(
-    message: GrpcMessage, list_key: str, id_key: str, keep: Callable[[str], bool]
-) -> GrpcMessage:
-    if message.json is None:
-        return message
-    trimmed = _trim_text(message.json, False, list_key, id_key, keep)
-    return replace(message, json=trimmed) if trimmed is not None else message
-
-
-def _trim_text(
-    text: str, enveloped: bool, list_key: str, id_key: str, keep: Callable[[str], bool]
-) -> str | None:
-    form = _form_of(text)
-    if form is None:
-        return None
-    document = json.loads(text)
-    holder = document.get("result") if enveloped and isinstance(document, dict) else document
-    if not isinstance(holder, dict) or not isinstance(holder.get(list_key), list):
-        return None
-    items: list[Json] = holder[list_key]
-    kept = [i for i in items if not isinstance(i, dict) or keep(str(i.get(id_key, "")))]
-    if len(kept) == len(items):
-        return None
-    holder[list_key] = kept
-    if isinstance(holder.get("totalSize"), int):
-        holder["totalSize"] -= len(items) - len(kept)
-    return _dumps(form, document)

@@ -8,19 +8,31 @@ what an exchange that started before it handed out), and keeps one set of *known
   position it is UNKNOWN (a probe) when the agent answered with an error, and FIXED (it existed
   before the capture began) when it answered with success; at a chosen position it is the
   client's OWN, and known from then on;
-- ids in a successful answer that are not known yet are *issued* by that step, and known from
-  then on.
+- ids in a successful answer that are not known yet are handed out by that step, and known
+  from then on.
 
-Each step gets its key (`_ids.make_key`), and its place in the script: `index` (position in
-the whole script, captures one after the other) and `rank` (how many creating steps, those
-that bring new ids into the world, come before it).  Push deliveries are attached to the step
-that set them off: the latest step that started before the delivery and named the task it is
-about, or failing that the latest step before it.  Everything is one pass (dictionaries, no
-search), so loading grows with the capture's size.
+Each step gets its *key* (`_ids.make_key`): the request with every id replaced by its
+provenance, ISSUED ids without their value (`named` holds the recorded id at each slot), so
+that the same request about two different recorded tasks has one key and the live side can
+decide later which of them a live id stands for.
+
+A step *introduces* ids (`introduced`): the client's OWN ids, then the ids a client can name
+back that its answer hands out first (`MINTED_KEYS`: task, context and push-config ids, not
+message or artifact ids, which are served as recorded).  Such a step is *creating*, and the
+live side makes a family of live ids for it (`_state`).  A step that cannot create (a probe, a
+read of a task that existed before, a listing) hands out nothing: ids first seen in its answer
+existed before the capture began (`fixed`), as the tasks a ListTasks shows that no exchange
+created.  `origin` says which creating step introduced each recorded id, and where.
+
+Push deliveries are attached to the step that set them off: the latest step that started
+before the delivery and named the task it is about, or failing that the latest step before
+it.  Everything is one pass (dictionaries, no search), so loading grows with the capture's
+size; the answer shapes that tell creating steps apart are computed on demand (`shape_of`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -28,14 +40,21 @@ from recorder._gcpause import collector_paused
 from recorder.capture import Capture, Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
+    CURSOR_FIELDS,
+    ID_FIELDS,
     LISTINGS,
     NOT_JSON,
     PUSH_DELIVERY,
     RESPONSE_ID_KEYS,
+    SERVED_AS_RECORDED,
+    TIMESTAMP_FIELDS,
+    USER_CONTENT_KEYS,
     Binding,
+    IdKind,
     IdRole,
     event_data,
     parse_json,
+    resource_ids,
 )
 from recorder.redaction import Masker
 from recorder.replay._ids import (
@@ -52,13 +71,16 @@ from recorder.replay._ids import (
     shape,
     token,
 )
+from recorder.replay._respond import MIN_EMBEDDED
 
 # Operations whose answers hold no session ids (a card's `id`s and `name`s are skills').
 CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
-# Subtrees of an answer that hold the agent's or the user's data, never ids to swap.
-OPAQUE_KEYS = frozenset({"metadata", "data"})
-# Ids an answer hands out that do not make a step *creating*: every poll may show new ones.
-MINOR_KEYS = frozenset({"messageId", "message_id", "artifactId", "artifact_id"})
+# Ids an answer hands out that are served as recorded, never minted (`recorder.protocol`'s id
+# model): those a client never names back, and page cursors, which it names back as they are.
+UNMINTED_KEYS = SERVED_AS_RECORDED | CURSOR_FIELDS
+# Keys whose ids are tasks (a listing's item `id`s are too).
+TASK_KEYS = frozenset(name for name, kind in ID_FIELDS.items() if kind is IdKind.TASK)
+_NAMED = (Provenance.ISSUED, Provenance.OWN, Provenance.FIXED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +94,9 @@ class Step:
     """One recorded exchange, ready to answer.
 
     `stateless` steps (probes, card fetches, anything naming and answering no session id) are
-    served to anyone, repeat freely and bind nothing.  The others belong to a session: by the
-    issued ids they name, else (`joins`) by where the session is in the script.
+    served to anyone, repeat freely and bind nothing.  `listing` steps (ListTasks) are answered
+    from the live store (`_listing`).  The others belong to the live families whose ids they
+    name, and `creating` ones (`introduced` non-empty) make a new family.
     """
 
     index: int
@@ -82,19 +105,24 @@ class Step:
     version: str | None  # the request's A2A-Version header (some agents answer by it)
     slots: tuple[RecordedSlot, ...]
     response_ids: tuple[str, ...]  # ids in the successful answer, first seen first
-    creates: bool  # the answer (or the client's own ids) brings new ids into the world
     stateless: bool
-    rank: int  # creating steps before this one
-    names: tuple[str, ...] = ()  # the issued ids the request names (recorded values)
+    named: tuple[str | None, ...] = ()  # per slot: the recorded id (ISSUED, OWN, FIXED)
+    introduced: tuple[str, ...] = ()  # the ids this step brings into the world, in order
+    listing: bool = False
+    owned: int = 0  # how many of `introduced` (the first ones) are the client's own
 
     @property
     def number(self) -> int:
         return self.exchange.number
 
     @property
-    def joins(self) -> bool:
-        """Needs a session but names none of its ids: it joins one by the script."""
-        return not self.stateless and not any(s.provenance is Provenance.ISSUED for s in self.slots)
+    def creating(self) -> bool:
+        return bool(self.introduced)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The issued ids the request names (recorded values)."""
+        return tuple(r.slot.value for r in self.slots if r.provenance is Provenance.ISSUED)
 
 
 @dataclass
@@ -106,13 +134,18 @@ class Script:
     by_lane: dict[tuple[Key, str | None], list[Step]] = field(default_factory=dict)
     by_operation: dict[tuple[str, str], list[Step]] = field(default_factory=dict)
     fixed: set[str] = field(default_factory=set)  # ids that existed before a capture began
+    known: set[str] = field(default_factory=set)  # every id any capture names
     issuer: dict[str, int] = field(default_factory=dict)  # recorded id -> exchange number
+    origin: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (step, position)
     deliveries: dict[int, tuple[Exchange, ...]] = field(default_factory=dict)  # by step index
-    listed: dict[int, frozenset[str]] = field(default_factory=dict)  # ids a listing names
+    cursors: dict[int, tuple[str, ...]] = field(default_factory=dict)  # page tokens, by step
+    task_ids: set[str] = field(default_factory=set)  # recorded ids known to be tasks
     secret_params: frozenset[str] = frozenset()
     # Set when a recorded request holds a redaction placeholder: values are then compared
     # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
     masker: Masker | None = None
+    _named: dict[int, dict[tuple[str | None, ...], list[Step]]] = field(default_factory=dict)
+    _shapes: dict[int, str] = field(default_factory=dict)
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
         """Steps with this key, in script order; those recorded with the same A2A-Version first.
@@ -122,12 +155,31 @@ class Script:
         """
         return self.by_lane.get((key, version)) or self.by_key.get(key, [])
 
+    def naming(self, steps: list[Step]) -> dict[tuple[str | None, ...], list[Step]]:
+        """`steps` (one key's candidates) by the recorded ids they name (built once per list)."""
+        found = self._named.get(id(steps))
+        if found is None:
+            found = {}
+            for step in steps:
+                found.setdefault(step.named, []).append(step)
+            self._named[id(steps)] = found
+        return found
+
+    def shape_of(self, step: Step) -> str:
+        """What a client sees of a step's answer, ids aside (`answer_shape`), computed once."""
+        found = self._shapes.get(step.index)
+        if found is None:
+            found = self._shapes[step.index] = answer_shape(step)
+        return found
+
     def add(self, step: Step) -> None:
         self.steps.append(step)
         self.by_key.setdefault(step.key, []).append(step)
         self.by_lane.setdefault((step.key, step.version), []).append(step)
         binding, operation, _ = step.key
         self.by_operation.setdefault((binding, operation), []).append(step)
+        for position, value in enumerate(step.introduced):
+            self.origin.setdefault(value, (step.index, position))
 
 
 def load_script(captures: Sequence[Capture]) -> Script:
@@ -160,6 +212,7 @@ class _Loader:
                 self.script.add(self._step(exchange))
         for index, found in self.pending.items():
             self.script.deliveries[index] = tuple(found)
+        self.script.known.update(self.known)
 
     def _attach(self, delivery: Exchange, start: int) -> None:
         if len(self.script.steps) == start:
@@ -175,18 +228,26 @@ class _Loader:
         success = _succeeded(exchange, documents)
         recorded, key = self._request(exchange, success, index)
         found = _answer_id_keys(exchange, documents) if success else []
-        creates = self._learn(found, exchange.number, index) or any(
-            r.provenance is Provenance.OWN for r in recorded
-        )
-        listing = LISTINGS.get(c.operation or "")
-        if listing is not None and success:
-            self.script.listed[index] = frozenset(_listed(documents, *listing))
-        ids = tuple(dict.fromkeys(value for _, value in found))
         kinds = {r.provenance for r in recorded}
-        stateless = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED}) or not (
-            kinds & {Provenance.ISSUED, Provenance.OWN} or ids
+        listing = c.operation in LISTINGS
+        probe = bool(kinds & {Provenance.UNKNOWN, Provenance.FIXED})
+        new = self._learn(found, exchange.number, index)
+        self.script.task_ids.update(
+            v for k, v in found if k in TASK_KEYS or (listing and k == "id")
         )
-        names = tuple(r.slot.value for r in recorded if r.provenance is Provenance.ISSUED)
+        cursors = tuple(v for k, v in found if k in CURSOR_FIELDS and v)
+        if cursors:
+            self.script.cursors[index] = cursors
+        if probe or listing or c.operation in CARD_OPERATIONS:
+            self.script.fixed.update(new)  # shown, not handed out: they existed before
+            new = []
+        own = tuple(dict.fromkeys(r.slot.value for r in recorded if r.provenance is Provenance.OWN))
+        introduced = tuple(dict.fromkeys([*own, *new]))
+        ids = tuple(dict.fromkeys(value for _, value in found))
+        stateless = not listing and (
+            probe or not (kinds & {Provenance.ISSUED, Provenance.OWN} or introduced)
+        )
+        named = tuple(r.slot.value if r.provenance in _NAMED else None for r in recorded)
         return Step(
             index,
             exchange,
@@ -194,10 +255,11 @@ class _Loader:
             exchange.request.header("a2a-version"),
             tuple(recorded),
             ids,
-            creates,
             stateless,
-            _next_rank(self.script),
-            names,
+            named,
+            () if stateless else introduced,
+            listing,
+            0 if stateless else len(own),
         )
 
     def _request(
@@ -219,16 +281,17 @@ class _Loader:
         shaped = shape(value, slots, [token(r.provenance, r.slot.value) for r in recorded])
         return recorded, make_key(c, shaped)
 
-    def _learn(self, found: list[tuple[str, str]], number: int, index: int) -> bool:
-        """Know the ids an answer names; whether it handed out new ones that count."""
-        creates = False
+    def _learn(self, found: list[tuple[str, str]], number: int, index: int) -> list[str]:
+        """Know the ids an answer names; the new ones a client can name back, in order."""
+        new: list[str] = []
         for key, value in found:
             self.last_naming[value] = index
             if value not in self.known:
                 self.known[value] = number
                 self.script.issuer.setdefault(value, number)
-                creates = creates or key not in MINOR_KEYS
-        return creates
+                if key not in UNMINTED_KEYS:
+                    new.append(value)
+        return new
 
     def _provenance(self, slot: Slot, success: bool) -> Provenance:
         if slot.role is IdRole.FRESH:
@@ -245,13 +308,6 @@ def _holds_placeholder(request: Request) -> bool:
     return b"<redacted:" in request.body or any(
         "<redacted:" in (m.json or "") for m in request.messages
     )
-
-
-def _next_rank(script: Script) -> int:
-    if not script.steps:
-        return 0
-    last = script.steps[-1]
-    return last.rank + (1 if last.creates else 0)
 
 
 def _succeeded(exchange: Exchange, documents: list[Json]) -> bool:
@@ -272,6 +328,52 @@ def answer_succeeded(
         fields = {k.lower(): v for k, v in (*response.headers, *response.trailers)}
         return fields.get("grpc-status", "0").strip() == "0"
     return response.status < 400 and not any(_is_error(d) for d in documents)
+
+
+# ---- what a client sees of an answer, ids aside ----------------------------------------------
+
+
+def answer_shape(step: Step) -> str:
+    """A step's answer with its ids replaced by what they are, for telling answers apart.
+
+    Two creating steps with the same key answer alike when their shapes are equal: the same
+    status, documents and events, with the ids the request named at the same places, the new
+    ids at the same places, and any timestamps.  Ids a client never names back (message and
+    artifact ids) are served as recorded and do not count.
+    """
+    response = step.exchange.response
+    if response is None:
+        return ""
+    named = {r.slot.value: f"<slot {n}>" for n, r in enumerate(step.slots)}
+    placed = {value: f"<new {n}>" for n, value in enumerate(step.introduced)}
+    known = {**dict.fromkeys(step.response_ids, "<id>"), **named, **placed}
+    documents = [_shaped(d, known, None) for d in answer_documents(response)]
+    status = answer_succeeded(step.exchange.classification.binding, response, ())
+    head = [response.status, status, len(response.events), len(response.messages)]
+    return json.dumps([head, documents], sort_keys=True, default=str)
+
+
+def _shaped(value: Json, ids: dict[str, str], key: str | None) -> Json:
+    if isinstance(value, dict):
+        envelope = "jsonrpc" in value
+        return {
+            k: "<ts>" if k in TIMESTAMP_FIELDS else _shaped(v, ids, k)
+            for k, v in value.items()
+            if not (envelope and k == "id")
+        }
+    if isinstance(value, list):
+        return [_shaped(v, ids, key) for v in value]
+    if isinstance(value, str):
+        if key in UNMINTED_KEYS:
+            return "<kept>"
+        found = ids.get(value)
+        if found is not None:
+            return found
+        for recorded, placeholder in ids.items():  # an id quoted in a text ("Task t-1 ...")
+            if len(recorded) >= MIN_EMBEDDED and recorded in value:
+                value = value.replace(recorded, placeholder)
+        return value
+    return value
 
 
 # ---- the ids an answer hands out ------------------------------------------------------------
@@ -332,7 +434,7 @@ def _located(
     if isinstance(value, dict):
         envelope = "jsonrpc" in value
         for k, v in value.items():
-            if not (k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id")):
+            if not (k in USER_CONTENT_KEYS or k == "jsonrpc" or (envelope and k == "id")):
                 _located(v, k, (*where, k), out)
     elif isinstance(value, list):
         for index, item in enumerate(value):
@@ -349,7 +451,7 @@ def _ids_in(value: Json, key: str | None, out: list[tuple[str, str]]) -> None:
     if kind is dict:
         envelope = "jsonrpc" in value
         for k, v in value.items():
-            if k in OPAQUE_KEYS or k == "jsonrpc" or (envelope and k == "id"):
+            if k in USER_CONTENT_KEYS or k == "jsonrpc" or (envelope and k == "id"):
                 continue
             if type(v) is str:
                 if k in RESPONSE_ID_KEYS:  # checked here: most strings are not ids
@@ -376,8 +478,8 @@ def _id_at(key: str | None, value: str, out: list[tuple[str, str]]) -> None:
 
 
 def _resource_ids(name: str) -> Iterator[tuple[str, str]]:
-    parts = name.split("/")
-    if len(parts) in (2, 4) and parts[0] == "tasks" and all(parts):
-        yield "taskId", parts[1]
-        if len(parts) == 4:
-            yield "configId", parts[3]
+    found = resource_ids(name)
+    if found is not None:
+        yield "taskId", found[0]
+        if found[1]:
+            yield "configId", found[1]

@@ -1,17 +1,16 @@
 """The replayer's HTTP face: an ASGI app that only translates bytes (I/O shell).
 
 An HTTP request becomes a capture `Request` (path and header bytes read as UTF-8 with
-surrogate escapes, as the recorder reads them), `ReplayService.handle` decides, and the
-answer's status, headers, body or paced SSE events go back out.  Push deliveries go through
-the `Deliverer`.  Besides A2A it serves the admin endpoints, redacted (see `_journal`):
+surrogate escapes, as the recorder reads them), the `Runner` decides what to answer and does
+what goes around it (misses, forwarding, push deliveries: `_runner`), and the answer's
+status, headers, body or paced SSE events go back out.  Besides A2A it serves the admin
+endpoints, redacted (see `_journal`):
 
     GET /__a2a_recorder/report     what `--strict` checks (JSON)
     GET /__a2a_recorder/requests   the request journal (JSON)
 
 Only `GET` on those exact paths; any other request, under `/__a2a_recorder` or not, goes to
-the service like every request (and is a miss unless the capture holds it).
-
-With `on_miss` (a URL), a request the capture cannot answer is forwarded there instead.
+the runner like every request (and is a miss unless the capture holds it).
 """
 
 from __future__ import annotations
@@ -20,21 +19,16 @@ import asyncio
 import functools
 import http
 import json
-import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
-import httpx
-
 from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
-from recorder.replay._deliver import Deliverer
 from recorder.replay._respond import HttpAnswer, wire_bytes
-from recorder.replay._service import Client, Miss, ReplayService, Served
+from recorder.replay._runner import Runner
+from recorder.replay._service import Client
 from recorder.replay._timing import Pacer, Timing
-
-log = logging.getLogger("a2a_recorder.replay")
 
 ADMIN_PREFIX = "/__a2a_recorder"
 JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"
@@ -43,9 +37,6 @@ REPORT_PATH = f"{ADMIN_PREFIX}/report"
 # not, is a request like any other (answered from the capture, or a miss).
 ADMIN_PATHS = frozenset({JOURNAL_PATH, REPORT_PATH})
 JSON_HEADERS = [(b"content-type", b"application/json")]
-FORWARD_DROPPED = frozenset(
-    {"content-length", "transfer-encoding", "content-encoding", "connection"}
-)
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -57,20 +48,12 @@ class Disconnected(RecorderError):
 
 
 class ReplayApp:
-    """ASGI application answering A2A requests through a `ReplayService`."""
+    """ASGI application answering A2A requests through a `Runner`."""
 
-    def __init__(
-        self,
-        service: ReplayService,
-        deliverer: Deliverer,
-        *,
-        timing: Timing,
-        on_miss: str | None = None,
-    ) -> None:
-        self.service = service
-        self.deliverer = deliverer
+    def __init__(self, runner: Runner, *, timing: Timing) -> None:
+        self.runner = runner
+        self.service = runner.service
         self.timing = timing
-        self.on_miss = on_miss
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -82,25 +65,9 @@ class ReplayApp:
         if request.method == "GET" and request.target.partition("?")[0] in ADMIN_PATHS:
             await self._admin(send, request.target)
             return
-        outcome = self.service.handle(request, Client.at(scope.get("client")))
-        if isinstance(outcome, Miss):
-            log.warning("replay miss: %s", outcome.describe())
-            if self.on_miss:
-                await self._forward(send, request)
-                return
-        if isinstance(outcome, Served):
-            await self.deliverer.before(outcome)
-        answer = outcome.answer
-        if not isinstance(answer, HttpAnswer):  # gRPC framing sent to the HTTP/1.1 port
-            answer = HttpAnswer(
-                415,
-                "",
-                (("content-type", "text/plain"),),
-                b"gRPC is served on the replayer's gRPC port\n",
-            )
-        await self._send(send, answer)
-        if isinstance(outcome, Served):
-            self.deliverer.after(outcome)
+        turn = await self.runner.begin(request, Client.at(scope.get("client")))
+        await self._send(send, turn.http)
+        self.runner.end(turn)
 
     async def _admin(self, send: Send, target: str) -> None:
         if target.partition("?")[0] == JOURNAL_PATH:
@@ -134,30 +101,6 @@ class ReplayApp:
             await pacer.until(offset)
             await send({"type": "http.response.body", "body": data, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
-
-    async def _forward(self, send: Send, request: Request) -> None:
-        assert self.on_miss is not None
-        url = self.on_miss.rstrip("/") + request.target
-        headers = [
-            (wire_bytes(k), wire_bytes(v))
-            for k, v in request.headers
-            if k.lower() not in ("host", "content-length")
-        ]
-        async with httpx.AsyncClient(timeout=30) as client:
-            upstream = await client.request(
-                request.method, url, headers=headers, content=request.body
-            )
-        await self._send(
-            send,
-            HttpAnswer(
-                upstream.status_code,
-                upstream.reason_phrase,
-                tuple(
-                    (k, v) for k, v in upstream.headers.items() if k.lower() not in FORWARD_DROPPED
-                ),
-                upstream.content,
-            ),
-        )
 
 
 async def read_request(scope: Scope, receive: Receive) -> Request:

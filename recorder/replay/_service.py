@@ -3,56 +3,51 @@
 `ReplayService.handle(request, client)` takes a live request as a capture `Request` (HTTP or
 gRPC alike) and returns `Served`, `Miss` or `Refused`, each holding the answer to send as a
 value (`HttpAnswer` or `GrpcAnswer`) and, for `Served`, the push deliveries to make.  The
-ASGI and gRPC servers only translate bytes to and from these values; nothing here does I/O.
+transports only translate bytes (`_runner` does the rest); nothing here does I/O.
 
 **The model.**
 
-1. *The capture is a script* (`_script`).  Each recorded exchange is a step, in the order the
-   exchanges started, and every id a recorded request names has a provenance: ISSUED (handed
-   out by an earlier step, or the client's own id named again), OWN (the client's own, new
-   here), FRESH (new on every request: messageId, webhook URL, secrets), UNKNOWN (a reference
-   to an id never issued: a probe) or FIXED (an id that existed before the capture began).
-   Which request positions are references and which are the client's to choose is protocol
-   knowledge: `IdPosition` tables in `recorder.protocol`.
-2. *Live ids get the same provenance* against what this replay has issued (`_sessions`): an
-   id some session was handed is ISSUED and stands for one recorded id; an id never issued is
-   UNKNOWN at a reference position and OWN at a chosen one.
-3. *Matching is by key* (`_ids`): the request with each id replaced by its provenance (and,
-   for an issued id, the recorded id it stands for).  A recorded exchange answers only when
-   the keys are equal, so provenances agree position by position.  An id never issued thus
-   only ever matches a recorded probe, which was answered with an error: it is never answered
-   with a success.  Probes and other stateless steps (card fetches) are answered to anyone,
-   repeat freely and bind nothing.
-4. *Sessions, not connections*: a request naming an issued id belongs to that id's session; a
-   request naming none joins a session by where it fits in the script, ties broken by the
-   connection, then the client's identifying headers (see `_sessions`).  Every creating answer
-   mints fresh ids in its session, so parallel clients never share ids.
-5. *The answer* is the recorded response with the session's live values swapped in, the live
-   JSON-RPC id, the card's URLs pointing at the replayer (`serve_at`), and a ListTasks trimmed
-   to the tasks of the session.  Answers are cached per (step, session state).
-6. *Push deliveries* recorded after a step are planned with the live webhook URL, token and
-   ids; the transport makes them and reports back (`delivered`).
-7. *What nothing answers*: a `Miss`, in the binding's error shape, naming the nearest step of
-   the same binding and operation (`_misses`); a request no agent could read (not JSON, a
-   JSON-RPC batch) is `Refused` as an agent refuses it.  Every request, with its ids'
-   provenance and what answered it, goes to the `journal`.
+1. *The capture is a script* (`_script`): every exchange a step, every id in a request with
+   its provenance (ISSUED, OWN, FRESH, UNKNOWN, FIXED), every creating step with the ids it
+   introduces.  Where requests hold ids, and which, is protocol knowledge (`IdPosition`).
+2. *A live id stands for a set of recorded ids* (`_state`): the family a creating answer
+   made keeps a branch for every recorded creating step still consistent with everything its
+   clients have done.  Families join a session only through the ids they name, and within a
+   session each recorded creating step stands behind one family at most (Hall's condition).
+3. *Decide late* (`_resolve`): a request is read every way its ids allow; a recorded step
+   answers when its key is the request's and the ids it names are what the live ids may
+   stand for.  Answering keeps the branches whose answers the client cannot tell from the one
+   served; only when nothing fits is it a miss.  Nothing is chosen by connection, headers or
+   recency.
+4. *Answer as the agent's store would* (`_listing`): a ListTasks shows the recorded tasks
+   for every live family that stands for them, tasks that existed before the recording, and
+   leaves out what no live client created.
+5. *Mint only what a client can name back*: task, context and push-config ids (the recorded
+   id the first time, a fresh one from the injectable `IdFactory` after); message and
+   artifact ids are served as recorded; the client's own ids are its own.
+6. *Say what was not recorded*: every answer is `recorded`, `adapted` (with the changes: ids
+   mapped, a listing merged, the card's URLs, the agent's answer to another bad request) or
+   `synthesized` (a miss in the binding's error shape naming the nearest step, or a request
+   no agent could read answered as a2a-sdk would when the capture holds no such answer).  The
+   journal keeps each, the report lists the synthesized ones, `--strict` fails on them.
+7. *Push deliveries* recorded after a step are planned with the live webhook URL, token and
+   ids; the runner makes them, before or after the answer as recorded, and reports back
+   (`delivered`).
 
-Everything it keeps is bounded: sessions on an LRU, the answer and classification caches,
-the journal and the report's notes.
+Everything it keeps is bounded: sessions on an LRU, the answer and key caches, the journal
+and the report's notes.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from recorder.capture import Capture, Exchange, Headers, Request
 from recorder.protocol import (
     AGENT_CARD,
-    LISTINGS,
     Binding,
-    Classification,
     IdRole,
     Interface,
     card_location,
@@ -63,27 +58,31 @@ from recorder.protocol import (
     rewrite_grpc_interfaces,
 )
 from recorder.redaction import NO_RULES, Masker, Rules
-from recorder.replay._grpcanswer import GrpcAnswer, grpc_answer
-from recorder.replay._ids import (
-    Json,
-    Key,
-    Provenance,
-    Slot,
-    make_key,
-    shape,
-    token,
-)
+from recorder.replay._carry import Applied, Carrier
+from recorder.replay._fallback import WORDS, Troubles, describe, trouble
+from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
+from recorder.replay._ids import Json, Provenance, Slot
 from recorder.replay._journal import (
     MAX_BYTES,
+    AnswerKind,
     Journal,
     JournalRequest,
     Outcome,
     now,
     replay_rules,
 )
+from recorder.replay._listing import Lister
+from recorder.replay._mint import IdFactory
 from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
-from recorder.replay._reader import Parsed, RequestReader
+from recorder.replay._reader import Reading, RequestReader
 from recorder.replay._report import Report
+from recorder.replay._resolve import (
+    Decision,
+    Kind,
+    LiveRequest,
+    Resolver,
+    Unanswered,
+)
 from recorder.replay._respond import (
     HttpAnswer,
     HttpTemplate,
@@ -91,10 +90,9 @@ from recorder.replay._respond import (
     substitute_body,
     substitute_headers,
     template,
-    trim_listing,
 )
 from recorder.replay._script import Script, Step, load_script
-from recorder.replay._sessions import MAX_SESSIONS, Session, Sessions, identity_of
+from recorder.replay._state import MAX_SESSIONS, LiveState, Session
 
 ANSWER_CACHE_SIZE = 4096
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
@@ -104,14 +102,26 @@ Answer = HttpAnswer | GrpcAnswer
 
 @dataclass(frozen=True, slots=True)
 class Client:
-    """Who sent a request, as far as the transport knows: the connection (`host:port`)."""
+    """Who sent a request, as far as the transport knows: the peer (`host:port`)."""
 
     connection: str | None = None
 
     @classmethod
     def at(cls, address: tuple[str, int] | None) -> Client:
         """The client on the connection from `address` (None: unknown)."""
-        return cls(f"{address[0]}:{address[1]}" if address else None)
+        if not address:
+            return cls(None)
+        host = f"[{address[0]}]" if ":" in address[0] else address[0]
+        return cls(f"{host}:{address[1]}")
+
+    @classmethod
+    def peer(cls, text: str | None) -> Client:
+        """The client a gRPC peer string names (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`),
+        named as the HTTP face names it."""
+        if not text:
+            return cls(None)
+        scheme, _, rest = text.partition(":")
+        return cls(rest if scheme in ("ipv4", "ipv6") else text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +143,8 @@ class Served:
     session: int | None
     deliveries: tuple[PlannedDelivery, ...]
     journal: int
+    kind: AnswerKind = "recorded"
+    changes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,21 +167,6 @@ class Refused:
 Outcomes = Served | Miss | Refused
 
 
-@dataclass(frozen=True, slots=True)
-class _Live:
-    """A live request read once: its value, ids, their provenance and the key."""
-
-    classification: Classification
-    value: Json
-    slots: tuple[Slot, ...]
-    provenance: tuple[Provenance, ...]
-    recorded: tuple[str | None, ...]  # the recorded id an issued id stands for
-    key: Key
-    session: Session | None  # the session of the first issued id
-    jsonrpc_id: Json
-    headers: Mapping[str, str]
-
-
 class ReplayService:
     """Answers live requests from captures (see the module docstring)."""
 
@@ -182,10 +179,14 @@ class ReplayService:
         journal_bytes: int = MAX_BYTES,
         redaction: Rules = NO_RULES,
         deliver: bool = True,
+        ids: IdFactory | None = None,
     ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
         self.script: Script = load_script(captures)
-        self.sessions = Sessions(max_sessions)
+        self.state = LiveState(self.script, ids or IdFactory(), max_sessions)
+        self.resolver = Resolver(self.script, self.state)
+        self.lister = Lister(self.script, self.state)
+        self.carrier = Carrier(self.script, self.state)
         self.report = Report(self.script)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
@@ -197,12 +198,18 @@ class ReplayService:
             for e in exchanges
             if e.classification.binding is Binding.JSONRPC
         )
+        self.troubles = Troubles(self.script.steps, self.jsonrpc_paths)
         self.base_url = ""
         self.grpc_target: str | None = None
+        self.forwarding = False  # misses go to a live agent (`--on-miss forward`)
         self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
         masker = Masker(rules) if self.script.masker is not None else None
         self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
-        self._keys: OrderedDict[tuple[object, ...], Key] = OrderedDict()
+        self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
+
+    @property
+    def sessions(self) -> LiveState:
+        return self.state
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
         """Where the replayer listens: served cards point their interfaces here."""
@@ -211,22 +218,21 @@ class ReplayService:
 
     # -- the one entry point ------------------------------------------------------------
 
-    def closed(self, client: Client) -> None:
-        """The client's connection is gone: a later one given the same port is another."""
-        if client.connection is not None:
-            self.sessions.closed(client.connection)
-
     def handle(self, request: Request, client: Client = Client()) -> Outcomes:
         """The answer to one live request, and what to deliver after it."""
-        live = self._read(request)
-        candidates = self.script.candidates(live.key, live.headers.get("a2a-version"))
-        if not candidates:
-            return self._unanswered(request, client, live)
-        step, session = self._choose(live, candidates, client, request)
-        answer = self._answer(step, session, live)
-        deliveries = self._plan(step, session, live) if self.deliver else ()
-        number = self._log(request, client, live, "served", step, session, answer)
-        return Served(answer, step, session.number if session else None, deliveries, number)
+        reading = self.reader.read(request)
+        parsed = reading.parsed
+        version = reading.headers.get("a2a-version")
+        cached = self.carrier.recall(reading)
+        if cached is not None:
+            return self._serve(request, client, reading, cached.decision, cached.applied)
+        live = LiveRequest(
+            parsed, parsed.classification, parsed.value, parsed.slots, version, parsed.small
+        )
+        found = self.resolver.resolve(live)
+        if isinstance(found, Unanswered):
+            return self._unanswered(request, client, reading, found)
+        return self._serve(request, client, reading, found)
 
     def delivered(
         self,
@@ -250,144 +256,127 @@ class ReplayService:
             error=error,
         )
 
-    # -- reading ------------------------------------------------------------------------
+    def forwarded(self, miss: Miss, status: int | None, error: str | None = None) -> None:
+        """The runner answered a miss from the forward target (`--on-miss forward`): its
+        answer is a live agent's, or (`status` None) the forward failed and the miss answer
+        went out, synthesized."""
+        if status is not None:
+            detail = f"{miss.describe()}; forwarded: HTTP {status}"
+            self.journal.update(
+                miss.journal, outcome="forwarded", answer="forwarded", changes=(), detail=detail
+            )
+            return
+        self.journal.update(miss.journal, detail=f"{miss.describe()}; forward failed: {error}")
+        self._synthesized_note(miss.journal, miss.report.describe())
 
-    def _read(self, request: Request) -> _Live:
-        reading = self.reader.read(request)
-        parsed = reading.parsed
-        c, value, slots = parsed.classification, parsed.value, parsed.slots
-        provenance: list[Provenance] = []
-        recorded: list[str | None] = []
-        session: Session | None = None
-        for slot in slots:
-            kind, stands_for, owner = self._provenance(slot)
-            provenance.append(kind)
-            recorded.append(stands_for)
-            session = session or owner
-        key = self._key(parsed, tuple(zip(provenance, recorded, strict=True)))
-        return _Live(
-            c,
-            value,
-            slots,
-            tuple(provenance),
-            tuple(recorded),
-            key,
-            session,
-            reading.jsonrpc_id,
-            reading.headers,
-        )
+    # -- serving ------------------------------------------------------------------------
 
-    def _key(self, parsed: Parsed, ids: tuple[tuple[Provenance, str | None], ...]) -> Key:
-        """The matching key of what a request says, given its ids' provenance (cached: a poll
-        says the same thing with the same provenance again and again)."""
-        cache_key = (parsed, ids)
-        key = self._keys.get(cache_key)
-        if key is None:
-            tokens = [token(p, r) for p, r in ids]
-            key = make_key(parsed.classification, shape(parsed.value, parsed.slots, tokens))
-            self._keys[cache_key] = key
-            if len(self._keys) > ANSWER_CACHE_SIZE:
-                self._keys.popitem(last=False)
-        return key
-
-    def _provenance(self, slot: Slot) -> tuple[Provenance, str | None, Session | None]:
-        if slot.role is IdRole.FRESH:
-            return Provenance.FRESH, None, None
-        owner = self.sessions.owner(slot.value)
-        if owner is not None:
-            return Provenance.ISSUED, owner.to_recorded[slot.value], owner
-        if slot.value in self.script.fixed:
-            return Provenance.FIXED, slot.value, None
-        if slot.role is IdRole.REFERENCE:
-            return Provenance.UNKNOWN, None, None
-        return Provenance.OWN, None, None
-
-    # -- choosing -----------------------------------------------------------------------
-
-    def _choose(
-        self, live: _Live, candidates: list[Step], client: Client, request: Request
-    ) -> tuple[Step, Session | None]:
-        first = candidates[0]
-        if first.stateless:
-            return first, live.session
-        identity = identity_of(live.headers)
-        if live.session is not None:
-            session = live.session
-            step = self.sessions.within(session, candidates)
+    def _serve(
+        self,
+        request: Request,
+        client: Client,
+        reading: Reading,
+        decision: Decision,
+        applied: Applied | None = None,
+    ) -> Served:
+        if applied is None:
+            applied = self.carrier.carry(decision, reading)
+        step = decision.step
+        changes: tuple[str, ...] = ()
+        if decision.kind is Kind.LIST:
+            answer, step, changes = self._listing(decision, applied, reading)
         else:
-            choice = self.sessions.join(candidates, client.connection, identity)
-            step, session = choice.step, choice.session or self.sessions.open()
-            if choice.tie:
-                self.report.tied(
-                    f"#{step.number} {step.exchange.classification.operation}: "
-                    f"{choice.tie + 1} sessions fitted equally (script, connection "
-                    f"and headers alike); session {session.number} was chosen"
-                )
-        self._bind(session, step, live)
-        self.sessions.served(session, step, client.connection, identity)
+            answer = self._answer(step, applied.mapping, reading)
+        if applied.changes is None or card_location(step.exchange.classification) is not None:
+            applied.changes = (*changes, *self._changed(step, applied, answer, reading))
+        changes = applied.changes
         self.report.served(step.key)
-        return step, session
+        deliveries = self._plan(step, applied.mapping) if self.deliver else ()
+        kind: AnswerKind = "adapted" if changes else "recorded"
+        if step.index in self.script.cursors:
+            self.state.keep(self.script.cursors[step.index])
+        session = applied.session.number if applied.session else None
+        if applied.seen is None:
+            applied.seen = _seen(reading, decision)
+        logged = _Logged("served", kind, changes, step=step, session=session, seen=applied.seen)
+        number = self._log(request, client, reading, logged, answer)
+        return Served(answer, step, session, deliveries, number, kind, changes)
 
-    def _bind(self, session: Session, step: Step, live: _Live) -> None:
-        for slot, kind, recorded in zip(live.slots, live.provenance, step.slots, strict=True):
-            if kind in (Provenance.OWN, Provenance.FRESH):
-                self.sessions.bind(
-                    session, slot.value, recorded.slot.value, indexed=kind is Provenance.OWN
-                )
-        # A listing names tasks of whoever asked: those of other sessions are left out of the
-        # answer (`trim_listing`), not minted.
-        listed = self.script.listed.get(step.index, frozenset())
-        for found in step.response_ids:
-            if (
-                found not in session.to_live
-                and found not in self.script.fixed
-                and found not in listed
-            ):
-                self.sessions.mint(session, found)
+    # -- answers ------------------------------------------------------------------------
 
-    # -- answering ----------------------------------------------------------------------
-
-    def _answer(self, step: Step, session: Session | None, live: _Live) -> Answer:
-        if step.stateless:
-            self.report.served(step.key)
-        extra = _extras(session, live, step)
-        cache_key = (
-            step.index,
-            session.number if session else 0,
-            session.version if session else 0,
-            extra,
-        )
+    def _answer(self, step: Step, mapping: Mapping[str, str], reading: Reading) -> Answer:
+        cache_key = (step.index, tuple(mapping.items()))
         built = self._answers.get(cache_key)
         if built is None:
-            mapping = dict(session.to_live) if session else {}
-            mapping.update(extra)
-            built = self._build(step, session, mapping)
+            built = self._build(step, mapping)
             self._answers[cache_key] = built
             if len(self._answers) > ANSWER_CACHE_SIZE:
                 self._answers.popitem(last=False)
         if isinstance(built, GrpcAnswer):
             return built
-        answer = built.render(live.jsonrpc_id)
+        answer = built.render(reading.jsonrpc_id)
         if card_location(step.exchange.classification) is not None:
             # A card's validator is answered here, for the card the replayer serves.
-            answer = revalidated(answer, live.headers.get("if-none-match"))
+            answer = revalidated(answer, reading.headers.get("if-none-match"))
         return answer
 
     def _build(
-        self, step: Step, session: Session | None, mapping: Mapping[str, str]
+        self, step: Step, mapping: Mapping[str, str], response: object = None
     ) -> HttpTemplate | GrpcAnswer:
         c = step.exchange.classification
-        response = step.exchange.response
-        assert response is not None
-        listing = LISTINGS.get(c.operation or "")
-        if listing is not None:
-            known = session.to_live if session else {}
-            response = trim_listing(response, c.binding, *listing, keep=known.__contains__)
+        recorded = response if response is not None else step.exchange.response
+        assert recorded is not None
         if c.binding is Binding.GRPC:
-            return grpc_answer(response, mapping, self._card_rewrite(()))
+            return grpc_answer(recorded, mapping, self._card_rewrite(()))  # type: ignore[arg-type]
         location = card_location(c)
         rewrite = self._card_rewrite(location, step.exchange) if location is not None else None
-        return template(response, mapping, jsonrpc=c.binding is Binding.JSONRPC, rewrite=rewrite)
+        jsonrpc = c.binding is Binding.JSONRPC or (c.binding is None and _enveloped(step))
+        return template(recorded, mapping, jsonrpc=jsonrpc, rewrite=rewrite)  # type: ignore[arg-type]
+
+    def _listing(
+        self, decision: Decision, applied: Applied, reading: Reading
+    ) -> tuple[Answer, Step, tuple[str, ...]]:
+        steps = self.script.candidates(decision.key, reading.headers.get("a2a-version"))
+        scope = _scope(decision, self.state, reading)
+        c = decision.step.exchange.classification
+        listing = self.lister.answer(steps, scope, applied.mapping, c.binding)
+        built = self._build(listing.step, {}, listing.response)
+        answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
+        return answer, listing.step, listing.changes
+
+    def _changed(self, step: Step, applied: Applied, answer: Answer, reading: Reading) -> list[str]:
+        """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
+        found = []
+        shown = self._shown.get(step.index)
+        if shown is None:
+            shown = self._shown[step.index] = frozenset(
+                (*step.response_ids, *(r.slot.value for r in step.slots))
+            )
+        mapped = [(r, v) for r, v in applied.agent_ids.items() if r in shown]
+        if mapped:
+            pairs = ", ".join(f"{r} -> {v}" for r, v in mapped[:3])
+            more = f" and {len(mapped) - 3} more" if len(mapped) > 3 else ""
+            found.append(f"ids mapped to the ones this client was handed: {pairs}{more}")
+        if self._card_changed(step, answer):
+            found.append("card: its interfaces point at the replayer")
+        if isinstance(answer, HttpAnswer) and answer.status == 304:
+            found.append("304: the client's If-None-Match names the card served")
+        return found
+
+    def _card_changed(self, step: Step, answer: Answer) -> bool:
+        response = step.exchange.response
+        if response is None:
+            return False
+        if isinstance(answer, HttpAnswer):
+            located = card_location(step.exchange.classification) is not None
+            return located and answer.status != 304 and answer.body != response.body
+        rewrite = self._card_rewrite(())
+        cards = (
+            m.json.encode("utf-8", "surrogatepass")
+            for m in response.messages
+            if m.json is not None and (m.type_name or "").endswith(CARD_TYPE_SUFFIX)
+        )
+        return any(rewrite(card) != card for card in cards)
 
     def _card_rewrite(
         self, location: tuple[str, ...] | None, exchange: Exchange | None = None
@@ -404,14 +393,10 @@ class ReplayService:
 
         return rewrite
 
-    def _plan(
-        self, step: Step, session: Session | None, live: _Live
-    ) -> tuple[PlannedDelivery, ...]:
+    def _plan(self, step: Step, mapping: Mapping[str, str]) -> tuple[PlannedDelivery, ...]:
         deliveries = self.script.deliveries.get(step.index, ())
         if not deliveries:
             return ()
-        mapping = dict(session.to_live) if session else {}
-        mapping.update(_extras(session, live, step))
         trigger = step.exchange
         end = trigger.started_us + trigger.duration_us
         return tuple(
@@ -435,36 +420,66 @@ class ReplayService:
 
     # -- misses and refusals ------------------------------------------------------------
 
-    def _unanswered(self, request: Request, client: Client, live: _Live) -> Miss | Refused:
-        c = live.classification
-        jsonrpc = c.binding is Binding.JSONRPC or (
-            c.operation is None and request.target.partition("?")[0] in self.jsonrpc_paths
-        )
-        refused = refusal(request, c, jsonrpc)
-        if refused is not None:
-            reason = c.reason or "the request cannot be read"
-            number = self._log(request, client, live, "refused", None, None, refused, reason)
-            return Refused(refused, reason, number)
-        binding, operation = live.key[0], live.key[1]
+    def _unanswered(
+        self, request: Request, client: Client, reading: Reading, found: Unanswered
+    ) -> Outcomes:
+        c = reading.parsed.classification
+        kind = trouble(request, c, self.jsonrpc_paths)
+        if kind is not None:
+            instead = self.troubles.answer(kind, request)
+            if instead is not None:
+                return self._instead(request, client, reading, instead)
+            refused = refusal(request, c, kind.startswith("jsonrpc"))
+            if refused is not None:
+                reason = WORDS[kind]
+                why = f"refused as an a2a-sdk agent refuses it: {reason}"
+                logged = _Logged("refused", "synthesized", (why,), detail=reason)
+                number = self._log(request, client, reading, logged, refused)
+                self._synthesized_note(number, why, request)
+                return Refused(refused, reason, number)
+        report = self._nearest(found, reading)
+        answer = miss_answer(report, reading.jsonrpc_id, grpc=bool(request.messages))
+        text = report.describe()
+        self.report.missed(self.journal.line(request, text))
+        logged = _Logged("miss", "synthesized", (text,), detail=text)
+        number = self._log(request, client, reading, logged, answer)
+        if not self.forwarding or request.messages:
+            self._synthesized_note(number, text, request)
+        return Miss(answer, report, number)
+
+    def _instead(self, request: Request, client: Client, reading: Reading, step: Step) -> Served:
+        """The agent's answer to another request of the same trouble."""
+        answer = self._answer(step, {}, reading)
+        self.report.served(step.key)
+        change = f"the agent's answer to another request it could not serve: {describe(step)}"
+        logged = _Logged("served", "adapted", (change,), step=step)
+        number = self._log(request, client, reading, logged, answer)
+        return Served(answer, step, None, (), number, "adapted", (change,))
+
+    def _nearest(self, found: Unanswered, reading: Reading) -> MissReport:
+        classification = reading.parsed.classification
+        binding, operation = found.key[0], found.key[1]
+        if found.fitting:
+            return MissReport(classification, found.fitting[0].exchange, _misfit(found))
         same = self.script.by_operation.get((binding, operation), [])
         others = [b for b, op in self.script.by_operation if op == operation and b != binding]
-        found = nearest(c, _shape_of(live.key), same, others)
-        answer = miss_answer(found, live.jsonrpc_id, grpc=bool(request.messages))
-        text = found.describe()
-        self.report.missed(self.journal.line(request, text))
-        number = self._log(request, client, live, "miss", None, live.session, answer, text)
-        return Miss(answer, found, number)
+        return nearest(classification, parse_json(found.key[2]), same, others)
+
+    def _synthesized_note(self, number: int, why: str, request: Request | None = None) -> None:
+        """A report line for an answer the replayer wrote (redacted, as the journal's)."""
+        if request is None:
+            entry = next((e for e in self.journal.requests if e.number == number), None)
+            request = entry.request if entry else None
+        where = self.journal.line(request, why) if request else why
+        self.report.synthesized(f"request {number}, {where}")
 
     def _log(
         self,
         request: Request,
         client: Client,
-        live: _Live,
-        outcome: Outcome,
-        step: Step | None,
-        session: Session | None,
+        reading: Reading,
+        logged: _Logged,
         answer: Answer,
-        detail: str | None = None,
     ) -> int:
         number = self.journal.next_number()
         status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
@@ -474,33 +489,80 @@ class ReplayService:
                 now(),
                 client.connection,
                 request,
-                live.classification,
-                outcome,
-                step.number if step else None,
-                session.number if session else None,
-                detail,
+                reading.parsed.classification,
+                logged.outcome,
+                logged.step.number if logged.step else None,
+                logged.session,
+                logged.detail,
                 status,
-                tuple(zip(live.slots, live.provenance, live.recorded, strict=True)),
+                logged.seen if logged.seen is not None else _seen(reading, None),
+                logged.kind,
+                logged.changes,
             )
         )
         return number
 
 
+@dataclass(frozen=True, slots=True)
+class _Logged:
+    """What the journal says of a request besides the request itself."""
+
+    outcome: Outcome
+    kind: AnswerKind
+    changes: tuple[str, ...] = ()
+    step: Step | None = None
+    session: int | None = None
+    detail: str | None = None
+    seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None
+
+
 # ---- small pure helpers ---------------------------------------------------------------------
 
 
-def _extras(session: Session | None, live: _Live, step: Step) -> tuple[tuple[str, str], ...]:
-    """(recorded, live) pairs of this request that the session's mapping does not hold."""
-    known = session.to_live if session else {}
-    found = []
-    for slot, recorded in zip(live.slots, step.slots, strict=True):
-        if slot.value != recorded.slot.value and known.get(recorded.slot.value) != slot.value:
-            found.append((recorded.slot.value, slot.value))
-    return tuple(found)
+def _scope(decision: Decision, state: LiveState, reading: Reading) -> frozenset[Session] | None:
+    """The sessions a listing shows: those its ids belong to, or (none named) all."""
+    named = [s for s in decision.hypothesis if s.provenance is Provenance.ISSUED]
+    if not named:
+        return None
+    return frozenset(
+        f.session
+        for sense, slot in zip(decision.hypothesis, reading.parsed.slots, strict=True)
+        if sense.provenance is Provenance.ISSUED
+        for f in state.families_of(slot.value)
+    )
 
 
-def _shape_of(key: Key) -> Json:
-    return parse_json(key[2])
+def _seen(
+    reading: Reading, decision: Decision | None
+) -> tuple[tuple[Slot, Provenance, str | None], ...]:
+    slots = reading.parsed.slots
+    if decision is None:
+        return tuple((s, _plain_provenance(s), None) for s in slots)
+    named = decision.step.named
+    return tuple(
+        (slot, sense.provenance, recorded if sense.provenance is not Provenance.OWN else None)
+        for slot, sense, recorded in zip(slots, decision.hypothesis, named, strict=True)
+    )
+
+
+def _plain_provenance(slot: Slot) -> Provenance:
+    if slot.role is IdRole.FRESH:
+        return Provenance.FRESH
+    return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN
+
+
+def _enveloped(step: Step) -> bool:
+    document: Json = parse_json(step.exchange.response.body) if step.exchange.response else None
+    return isinstance(document, dict) and "jsonrpc" in document
+
+
+def _misfit(found: Unanswered) -> tuple[str, ...]:
+    named = sorted({v for s in found.fitting for v in s.names})
+    return (
+        "the same request, about other recorded ids than the live ones stand for (it names "
+        f"{', '.join(named[:4]) or 'none'}): no recorded story of the live ids holds such a "
+        "request at this point",
+    )
 
 
 def _delivery_url(request: Request) -> str:
@@ -513,11 +575,17 @@ def _host_origin(request: Request) -> list[str]:
     return [f"http://{host}"] if host else []
 
 
-def _interfaces(exchanges: Sequence[Exchange]) -> tuple[Interface, ...]:
+def _interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
+    """The interfaces the recorded cards list, and, as the recorder learns them, every path
+    that carried a known JSON-RPC operation: a live request is read as it was recorded."""
     found: list[Interface] = []
+    learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
-        if exchange.classification.operation != AGENT_CARD or exchange.response is None:
-            continue
-        card = find_card(exchange.response.body, exchange.classification)
-        found.extend(interfaces_from_card(card) if card is not None else ())
-    return tuple(dict.fromkeys(found))
+        c = exchange.classification
+        if c.binding is Binding.JSONRPC and c.is_known:
+            path = exchange.request.target.partition("?")[0]
+            learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
+        if c.operation == AGENT_CARD and exchange.response is not None:
+            card = find_card(exchange.response.body, c)
+            found.extend(interfaces_from_card(card) if card is not None else ())
+    return tuple(dict.fromkeys([*found, *learned]))

@@ -4,7 +4,7 @@ uvicorn has a keep-alive timeout (idle between requests) but none for reading a 
 client that trickles its headers, or sends a `Content-Length` larger than its body, holds a
 connection for ever (slowloris).  ASGI has no way to set a reason phrase, and a2a-sdk 0.3's
 HTTP+JSON client shows nothing of an error response but its status line.
-`limited_protocol(limits, on_close)` is uvicorn's httptools protocol with four additions:
+`limited_protocol(limits)` is uvicorn's httptools protocol with three additions:
 
 - a *read deadline*: from the connection's first byte, or the next request's, the whole
   request (head and body) must arrive within `read_timeout` seconds; otherwise the client gets
@@ -15,8 +15,6 @@ HTTP+JSON client shows nothing of an error response but its status line.
   (after a short drain, so that the client reads the answer instead of a reset).
 - a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
   phrase on its status line instead of the standard one.
-- a *close notice*: `on_close(address)` when a connection is gone, so the replay service
-  stops taking its `host:port` for the same client (the OS hands the port on).
 
 The gRPC face gets the same bounds from grpcio's options and its handler (`_grpcserver`).
 """
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 import re
 from asyncio import TimerHandle, Transport
-from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import (
@@ -44,28 +41,13 @@ _REASONS = {
 }
 
 
-Address = tuple[str, int]
-
-
-def limited_protocol(
-    limits: Limits, on_close: Callable[[Address], None] | None = None
-) -> type[HttpToolsProtocol]:
-    """uvicorn's HTTP/1.1 protocol class with `limits` enforced, telling `on_close` of each
-    connection's end."""
-    return type(
-        "LimitedHttpProtocol",
-        (_LimitedProtocol,),
-        {"limits": limits, "on_close": staticmethod(on_close or _ignore)},
-    )
-
-
-def _ignore(address: Address) -> None:
-    pass
+def limited_protocol(limits: Limits) -> type[HttpToolsProtocol]:
+    """uvicorn's HTTP/1.1 protocol class with `limits` enforced."""
+    return type("LimitedHttpProtocol", (_LimitedProtocol,), {"limits": limits})
 
 
 class _LimitedProtocol(HttpToolsProtocol):
     limits: Limits = Limits()
-    on_close: Callable[[Address], None] = staticmethod(_ignore)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -87,8 +69,6 @@ class _LimitedProtocol(HttpToolsProtocol):
         if self._timer is not None:
             self._timer.cancel()
         super().connection_lost(exc)
-        if self.client is not None:
-            self.on_close(self.client)
 
     def data_received(self, data: bytes) -> None:
         if self._refused:

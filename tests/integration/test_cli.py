@@ -156,6 +156,32 @@ def test_replay_strict_exits_1_naming_what_was_never_served() -> None:
     assert "#1 AgentCard" not in report["unserved"]
 
 
+def test_replay_strict_exits_1_on_an_answer_the_replayer_wrote_itself() -> None:
+    # Everything recorded is served, nothing misses; but one request got an answer the
+    # capture does not hold (the agent's answer to a body that is not JSON was never recorded).
+    port = free_port()
+    capture = DATA / "jsonrpc-send.http"
+    recorded = read_capture(capture).exchanges[0].request
+    with command("replay", str(capture), "--listen", f"127.0.0.1:{port}", "--strict") as (
+        process,
+        _,
+    ):
+        url = f"http://127.0.0.1:{port}/a2a/jsonrpc"
+        headers = {"content-type": "application/json", "a2a-version": "1.0"}
+        sent = httpx.post(url, content=recorded.body, headers=headers, timeout=5)
+        refused = httpx.post(url, content=b"{not json", headers=headers, timeout=5)
+        code, err = stop(process)
+    assert "result" in sent.json() and refused.json()["error"]["code"] == -32700
+    assert code == 1
+    assert "1 answers were not recorded but written by the replayer" in err
+    report = json.loads(err[err.index("{") :])
+    assert report["unserved"] == [] and report["unmatched"] == []
+    assert report["synthesized"] == [
+        "request 2, POST /a2a/jsonrpc: refused as an a2a-sdk agent refuses it: "
+        "a body that is not JSON, at a JSON-RPC endpoint"
+    ]
+
+
 async def _sdk_clients(url: str, clients: int, sends: int) -> list[str]:
     """`clients` a2a-sdk clients one after the other (each fetches the card), each sending
     `sends` messages; the task states they saw."""

@@ -50,6 +50,8 @@ SDK_FREE_TESTS = [
             "cardrewrite",
             "push_relay",
             "replay_ids",
+            "replay_late",
+            "replay_many",
             "replay_service",
             "replay_timing",
             "secret_scan",

@@ -88,6 +88,14 @@ def test_asks_for_something_unrecorded(a2a_replay):
     httpx.post(a2a_replay.url + "/a2a/jsonrpc", json=body, timeout=5)
 """
 
+UNREADABLE_TEST = """
+import httpx, pytest
+
+@pytest.mark.a2a_capture("captures/card.http")
+def test_sends_what_no_agent_reads(a2a_replay):
+    httpx.post(a2a_replay.url + "/a2a/jsonrpc", content=b"{not json", timeout=5)
+"""
+
 
 @pytest.fixture(autouse=True)
 def inner_ini(request: pytest.FixtureRequest) -> None:
@@ -129,6 +137,25 @@ def test_an_unmatched_request_fails_the_test(pytester: pytest.Pytester) -> None:
         [
             "*requests the capture could not answer:*",
             '*SendMessage*nearest is #2 SendMessage*"echo hello" != live "never recorded"*',
+        ]
+    )
+
+
+def test_an_answer_the_replayer_wrote_itself_fails_the_test_naming_it(
+    pytester: pytest.Pytester,
+) -> None:
+    # The capture holds no answer of the agent to a body that is not JSON: the replayer
+    # answers as a2a-sdk would, and says that answer was not recorded.
+    (pytester.path / "captures").mkdir()
+    source = (DATA / "sessions" / "demo-session-jsonrpc.http").read_text()
+    (pytester.path / "captures" / "card.http").write_text(source)
+    pytester.makepyfile(UNREADABLE_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*answers the capture does not hold, written by the replayer:*",
+            "*request 1, POST /a2a/jsonrpc: refused as an a2a-sdk agent refuses it*",
         ]
     )
 

@@ -1,0 +1,114 @@
+"""The id model of A2A messages: one table for every part that handles ids (pure data).
+
+- *Where requests name ids, and what they do with them*: the operation table's `IdPosition`s
+  (`_operations`), per operation and version.  A REFERENCE must name something that exists, a
+  CHOSEN id is the client's to pick, a FRESH value (messageId, webhook URL, secrets) is new on
+  every request.  The replayer reads each live id's provenance there, verify mints the
+  client's own ids there, and the push relay finds the webhooks there (`WEBHOOK_PATHS`).
+- *Ids by field name*: `ID_FIELDS` (`_volatile`); a bare `id` by the shape of the object
+  holding it (`ID_OWNERS`, `id_owner`); `RESPONSE_ID_KEYS`, the keys whose strings an answer
+  hands out as ids.  The diff numbers placeholders by them, the replayer learns what an
+  answer hands out by them.
+- *Ids inside names and paths*: v0.3 resource names (`tasks/{t}/pushNotificationConfigs/{c}`,
+  `resource_ids`) and HTTP+JSON paths (`PATH_IDS`), built from the same two segments.
+- *Who names them back*: task, context and push-config ids (`NAMED_BACK`) are minted per
+  session on replay; message and artifact ids (`SERVED_AS_RECORDED`) a client never sends
+  back, so they are served as recorded; page cursors (`CURSOR_FIELDS`) are served as recorded
+  and named back as they are.
+- *Where ids are never looked for*: `USER_CONTENT_KEYS`, the agent's and the user's own data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from recorder.protocol._operations import OPERATIONS
+from recorder.protocol._volatile import ID_FIELDS, IdKind
+
+# Subtrees that hold the agent's or the user's data (metadata, a data part): never ids.
+USER_CONTENT_KEYS = frozenset({"metadata", "data"})
+
+# Kinds of id a client names back in later requests: the replayer mints them per session.
+NAMED_BACK = frozenset({IdKind.TASK, IdKind.CONTEXT, IdKind.CONFIG})
+# Id fields a client never names back (its own message ids aside, which it chose): served
+# as recorded.
+SERVED_AS_RECORDED = frozenset(
+    name for name, kind in ID_FIELDS.items() if kind in (IdKind.MESSAGE, IdKind.ARTIFACT)
+)
+# Page cursors an answer hands out; the next page's request names them back as they are.
+CURSOR_FIELDS = frozenset({"nextPageToken"})
+
+# ---- names and paths --------------------------------------------------------------------
+
+TASKS_SEGMENT = "tasks"
+CONFIGS_SEGMENT = "pushNotificationConfigs"
+# A v0.3 resource name: `tasks/{task}` or `tasks/{task}/pushNotificationConfigs/{config}`.
+RESOURCE_NAME = re.compile(rf"{TASKS_SEGMENT}/([^/]+)(?:/{CONFIGS_SEGMENT}/([^/]+))?")
+# Ids in an HTTP+JSON path (`/tasks/{id}:cancel`, `.../pushNotificationConfigs/{id}?x`).
+PATH_IDS: tuple[tuple[re.Pattern[str], IdKind], ...] = (
+    (re.compile(rf"(?:^|/){TASKS_SEGMENT}/([^/:?#]+)"), IdKind.TASK),
+    (re.compile(rf"/{CONFIGS_SEGMENT}/([^/:?#]+)"), IdKind.CONFIG),
+)
+
+
+def resource_ids(name: str) -> tuple[str, str | None] | None:
+    """(task id, push-config id or None) of a whole v0.3 resource name; None if it is none."""
+    matched = RESOURCE_NAME.fullmatch(name)
+    return (matched.group(1), matched.group(2)) if matched else None
+
+
+# ---- whose `id` a bare `id` is, by the shape of the object holding it ----------------------
+
+# Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
+# v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
+_TASK_PARAM_KEYS = frozenset(
+    {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}
+)
+
+
+def _is_envelope(obj: Mapping[str, Any]) -> bool:
+    return "jsonrpc" in obj
+
+
+def _is_push_config(obj: Mapping[str, Any]) -> bool:
+    # v1.0 flat TaskPushNotificationConfig, v0.3 nested pushNotificationConfig, v1.0 get/delete
+    # params `{taskId, id}`: a Task never carries `url` or `taskId`.
+    return "url" in obj or "taskId" in obj
+
+
+def _is_task(obj: Mapping[str, Any]) -> bool:
+    return "status" in obj or "contextId" in obj or obj.get("kind") == "task"
+
+
+def _is_task_params(obj: Mapping[str, Any]) -> bool:
+    return obj.keys() <= _TASK_PARAM_KEYS
+
+
+# The first predicate that holds names the kind of the object's `id`.
+ID_OWNERS: tuple[tuple[Callable[[Mapping[str, Any]], bool], IdKind], ...] = (
+    (_is_envelope, IdKind.JSONRPC_ID),
+    (_is_push_config, IdKind.CONFIG),
+    (_is_task, IdKind.TASK),
+    (_is_task_params, IdKind.TASK),
+)
+
+
+def id_owner(obj: Mapping[str, Any]) -> IdKind | None:
+    """The kind of the `id` an object holds, by its shape (None: not an id we know)."""
+    return next((kind for test, kind in ID_OWNERS if test(obj)), None)
+
+
+# ---- where webhooks sit -------------------------------------------------------------------
+
+# Every request position that holds a push config's webhook URL, in any operation and
+# version (relative to the JSON-RPC params or the HTTP+JSON body).
+WEBHOOK_PATHS: tuple[tuple[str, ...], ...] = tuple(
+    dict.fromkeys(
+        position.path
+        for op in OPERATIONS
+        for position in op.positions
+        if position.kind is IdKind.WEBHOOK
+    )
+)

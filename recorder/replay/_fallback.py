@@ -1,0 +1,96 @@
+"""The agent's own answer to a request it could not serve, for another like it (pure).
+
+An agent answers an unknown JSON-RPC method, a body that is not JSON, a batch or an unknown
+route in its own way (the JS SDK says `-32601 "Invalid method."`, a2a-sdk `-32601 "Method not
+found"`).  When the capture holds such an answer and no recorded exchange matches the live
+request exactly, the answer to the nearest request of the same *trouble* is served, the
+replay saying so (`adapted`).  A trouble is what makes the request unservable, read from the
+request alone:
+
+    jsonrpc:not-json        a POST to a JSON-RPC endpoint whose body is not JSON
+    jsonrpc:batch           a JSON array
+    jsonrpc:invalid         JSON that is no JSON-RPC 2.0 request object (no method ...)
+    jsonrpc:unknown-method  a method no A2A version has
+    http:not-json           a body that is not JSON on an HTTP+JSON route
+    http:unknown-route      any other request no A2A route takes
+
+The same endpoint path is preferred; any path of the same trouble will do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recorder.capture import Request
+from recorder.protocol import NOT_JSON, Binding, Classification, parse_json
+from recorder.replay._ids import Json
+from recorder.replay._script import Step
+
+Trouble = tuple[str, str]  # (trouble, path)
+WORDS = {
+    "jsonrpc:not-json": "a body that is not JSON, at a JSON-RPC endpoint",
+    "jsonrpc:batch": "a JSON-RPC batch",
+    "jsonrpc:invalid": "JSON that is no JSON-RPC request",
+    "jsonrpc:unknown-method": "an unknown JSON-RPC method",
+    "http:not-json": "a body that is not JSON, on an HTTP+JSON route",
+    "http:unknown-route": "a request no A2A route takes",
+}
+
+
+def trouble(request: Request, c: Classification, jsonrpc_paths: frozenset[str]) -> str | None:
+    """What kind of request no agent route serves this is; None for an A2A request."""
+    if c.is_known or request.messages:
+        return None
+    path = request.target.partition("?")[0]
+    if c.binding is Binding.JSONRPC or path in jsonrpc_paths:
+        return _jsonrpc_trouble(request)
+    if c.binding is Binding.HTTP_JSON and request.body and parse_json(request.body) is NOT_JSON:
+        return "http:not-json"
+    return "http:unknown-route"
+
+
+def _jsonrpc_trouble(request: Request) -> str:
+    body: Json = parse_json(request.body) if request.body else NOT_JSON
+    if body is NOT_JSON:
+        return "jsonrpc:not-json"
+    if isinstance(body, list):
+        return "jsonrpc:batch"
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        return "jsonrpc:invalid"
+    if not isinstance(body.get("method"), str):
+        return "jsonrpc:invalid"
+    return "jsonrpc:unknown-method"
+
+
+class Troubles:
+    """The recorded answers to unservable requests, by trouble and path (built on first use)."""
+
+    def __init__(self, steps: Iterable[Step], jsonrpc_paths: frozenset[str]) -> None:
+        self._steps = steps
+        self._paths = jsonrpc_paths
+        self._index: dict[Trouble, Step] | None = None
+        self._any: dict[str, Step] = {}
+
+    def answer(self, kind: str, request: Request) -> Step | None:
+        if self._index is None:
+            self._index = self._build()
+        path = request.target.partition("?")[0]
+        return self._index.get((kind, path)) or self._any.get(kind)
+
+    def _build(self) -> dict[Trouble, Step]:
+        index: dict[Trouble, Step] = {}
+        for step in self._steps:
+            exchange = step.exchange
+            kind = trouble(exchange.request, exchange.classification, self._paths)
+            if kind is None or exchange.response is None:
+                continue
+            index.setdefault((kind, exchange.request.target.partition("?")[0]), step)
+            self._any.setdefault(kind, step)
+        return index
+
+
+def describe(step: Step) -> str:
+    """Words for the recorded request whose answer was served instead."""
+    c = step.exchange.classification
+    what = c.reason or c.method or f"{step.exchange.request.method} {step.exchange.request.target}"
+    return f"#{step.number} ({what})"

@@ -1,0 +1,116 @@
+"""What happens around one answer, the same for every transport (I/O).
+
+Both faces (`_server` for HTTP, `_grpcserver` for gRPC) only turn bytes into a capture
+`Request` and an answer back into bytes.  Between the two, a `Runner` turn does the rest,
+in the same order for both:
+
+    turn = await runner.begin(request, client)   # decide; forward a miss (HTTP, on request);
+                                                 # make the deliveries recorded before the
+                                                 # answer, and wait for them
+    ... the face sends turn.http or turn.grpc ...
+    runner.end(turn)                             # the deliveries recorded after the answer,
+                                                 # paced as recorded, in the background
+
+A miss is logged; with `forward` (`--on-miss forward URL`) an HTTP request the capture cannot
+answer goes to that URL and the live agent's answer is sent instead (the service journals
+it as `forwarded`; a failed forward sends the miss).  A gRPC call is never forwarded: the
+forward target is an HTTP URL.  An answer of the other transport (gRPC framing on the HTTP
+port) is refused with 415, synthesized.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import httpx
+
+from recorder.capture import Request
+from recorder.replay._deliver import Deliverer
+from recorder.replay._grpcanswer import INTERNAL, GrpcAnswer, error_answer
+from recorder.replay._respond import HttpAnswer, wire_bytes
+from recorder.replay._service import Answer, Client, Miss, Outcomes, ReplayService, Served
+from recorder.replay._timing import Timing
+
+log = logging.getLogger("a2a_recorder.replay")
+
+FORWARD_TIMEOUT = 30.0
+FORWARD_DROPPED = frozenset(
+    {"content-length", "transfer-encoding", "content-encoding", "connection"}
+)
+MISDIRECTED = HttpAnswer(
+    415, "", (("content-type", "text/plain"),), b"gRPC is served on the replayer's gRPC port\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One request's answer, and what the runner still has to do after it is sent."""
+
+    answer: Answer
+    outcome: Outcomes | None = None  # None: the answer came from the forward target
+
+    @property
+    def http(self) -> HttpAnswer:
+        return self.answer if isinstance(self.answer, HttpAnswer) else MISDIRECTED
+
+    @property
+    def grpc(self) -> GrpcAnswer:
+        if isinstance(self.answer, GrpcAnswer):
+            return self.answer
+        return error_answer(INTERNAL, "an HTTP answer for a gRPC call", [])
+
+
+class Runner:
+    """The turns of one replay service's requests (see the module docstring)."""
+
+    def __init__(self, service: ReplayService, timing: Timing, forward: str | None = None) -> None:
+        self.service = service
+        self.deliverer = Deliverer(service, timing)
+        self.forward = forward
+        service.forwarding = forward is not None
+
+    async def begin(self, request: Request, client: Client) -> Turn:
+        outcome = self.service.handle(request, client)
+        if isinstance(outcome, Miss):
+            text = outcome.describe()
+            log.warning("replay miss: %s %s: %s", request.method, request.target, text)
+            if self.forward and not request.messages:
+                forwarded = await self._forward(request, outcome)
+                if forwarded is not None:
+                    return Turn(forwarded)
+        if isinstance(outcome, Served):
+            await self.deliverer.before(outcome)
+        return Turn(outcome.answer, outcome)
+
+    def end(self, turn: Turn) -> None:
+        if isinstance(turn.outcome, Served):
+            self.deliverer.after(turn.outcome)
+
+    async def close(self) -> None:
+        await self.deliverer.close()
+
+    async def _forward(self, request: Request, miss: Miss) -> HttpAnswer | None:
+        assert self.forward is not None
+        url = self.forward.rstrip("/") + request.target
+        headers = [
+            (wire_bytes(k), wire_bytes(v))
+            for k, v in request.headers
+            if k.lower() not in ("host", "content-length")
+        ]
+        try:
+            async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT) as client:
+                upstream = await client.request(
+                    request.method, url, headers=headers, content=request.body
+                )
+        except httpx.HTTPError as exc:
+            log.warning("forwarding to %s failed: %s", url, exc)
+            self.service.forwarded(miss, None, f"{type(exc).__name__}: {exc}")
+            return None
+        self.service.forwarded(miss, upstream.status_code)
+        return HttpAnswer(
+            upstream.status_code,
+            upstream.reason_phrase,
+            tuple((k, v) for k, v in upstream.headers.items() if k.lower() not in FORWARD_DROPPED),
+            upstream.content,
+        )
