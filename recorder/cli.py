@@ -19,7 +19,7 @@ import click
 from recorder import __version__
 from recorder._errors import Exit, InputError, RecorderError, StartError
 from recorder._shell import BindingChoice, Command
-from recorder.options import RECORD, parse_address, parse_url, parsed, show_address, table_options
+from recorder.options import FORWARD, RECORD, REPLAY, parse_url, show_address, table_options
 
 if TYPE_CHECKING:
     from recorder.record import RecordingProxy
@@ -329,120 +329,34 @@ def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
         )
 
 
-@main.command()
+@main.command(spell=REPLAY.spell("cli"))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "--listen",
-    default="127.0.0.1:8490",
-    show_default=True,
-    metavar="HOST:PORT",
-    callback=parsed(parse_address),
-)
-@click.option(
-    "--timing",
-    default="none",
-    show_default=True,
-    help="none, recorded, or xN (N times faster than recorded).",
-)
-@click.option(
-    "--on-miss",
-    default="error",
-    show_default=True,
-    metavar="error|forward URL",
-    help="Answer an unmatched request with an error, or forward it to URL "
-    "(also written forward=URL).",
-)
-@click.option(
-    "--grpc-listen",
-    metavar="HOST:PORT",
-    callback=parsed(parse_address),
-    help="Where to serve gRPC (default: a free port when the captures hold gRPC).",
-)
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="At exit, report exchanges never served, requests never matched and answers the "
-    "replayer wrote itself (synthesized); exit 1 if there are any.",
-)
-@click.option(
-    "--read-timeout",
-    type=click.FloatRange(min=0.1),
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="A request (head and body) must arrive within this; a slower client gets 408.",
-)
-@click.option(
-    "--max-request-bytes",
-    type=click.IntRange(min=1024),
-    default=16 * 1024 * 1024,
-    show_default=True,
-    help="A larger request body gets 413.",
-)
-@click.option(
-    "--max-sessions",
-    type=click.IntRange(min=1),
-    default=4096,
-    show_default=True,
-    help="Client sessions remembered; the least recently used are forgotten.",
-)
-@click.option(
-    "--journal-bytes",
-    type=click.IntRange(min=0),
-    default=64 * 1024 * 1024,
-    show_default=True,
-    help="Bytes the request journal keeps; beyond, the oldest bodies are cut to 1 KiB.",
-)
-@click.option(
-    "--keep-secrets",
-    is_flag=True,
-    help="Serve the journal and report with credentials as received (redacted by default).",
-)
+@table_options(REPLAY)
 def replay(
     files: tuple[str, ...],
     listen: tuple[str, int],
-    timing: str,
-    on_miss: str,
     grpc_listen: tuple[str, int] | None,
+    on_miss: str | None,
     strict: bool,
-    read_timeout: float,
-    max_request_bytes: int,
-    max_sessions: int,
-    journal_bytes: int,
-    keep_secrets: bool,
+    **options: Any,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
     from recorder._stop import StopSignals
     from recorder.capture import read_capture
-    from recorder.redaction import Rules
-    from recorder.replay import Limits, Replayer, Timing
+    from recorder.replay import Replayer
 
-    try:
-        pace = Timing.parse(timing)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--timing") from exc
     paths, forward = _forward_url(on_miss, files)
     captures = [read_capture(Path(path)) for path in paths]
-    signals = StopSignals()
     host, port = listen
     grpc_host, grpc_port = grpc_listen or (host, None)
     if grpc_host != host:
         raise click.BadParameter(
             f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
         )
-    limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
+    signals = StopSignals()
     try:
         replayer = Replayer(
-            captures,
-            host=host,
-            port=port,
-            timing=pace,
-            on_miss=forward,
-            grpc_port=grpc_port,
-            limits=limits,
-            max_sessions=max_sessions,
-            journal_bytes=journal_bytes,
-            redaction=Rules(keep_secrets=keep_secrets),
+            captures, host=host, port=port, grpc_port=grpc_port, on_miss=forward, **options
         ).start()
     except OSError as exc:
         where = show_address(listen)
@@ -470,26 +384,23 @@ def replay(
         sys.exit(Exit.FOUND)
 
 
-def _forward_url(on_miss: str, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """The capture files and the URL to forward misses to, if any.
+def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """The capture files, and the URL to forward misses to (None: answer with an error).
 
     `--on-miss forward URL` takes two words; click hands the URL over among the FILE arguments
     (a capture's path never starts with http:// or https://), so it is taken back from there.
     """
-    if on_miss == "error":
-        return files, None
-    url = on_miss.removeprefix("forward").lstrip("=: ")
-    if not url and files and _is_url(files[0]):
-        url, files = files[0], files[1:]
-    if not _is_url(url):
+    if on_miss != FORWARD:
+        return files, on_miss
+    if not files or not _is_url(files[0]):
         raise click.BadParameter("expected 'error' or 'forward URL'", param_hint="--on-miss")
     try:
-        parse_url(url)
+        url = parse_url(files[0])
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--on-miss") from None
-    if not files:
+    if len(files) == 1:
         raise click.UsageError("no capture FILE given")
-    return files, url
+    return files[1:], url
 
 
 def _is_url(text: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from recorder.options._table import NAMES, Option, Table
 from recorder.options._values import (
+    READ_TIMEOUT,
     parse_address,
     parse_grpc_upstream,
     parse_size,
@@ -195,7 +196,7 @@ RECORD = Table(
         Option(
             "read_timeout",
             float,
-            10.0,
+            READ_TIMEOUT,
             "Seconds a client has to send a request's head, and then its body; a slower "
             "connection is closed (0: no limit).",
             metavar="SECONDS",

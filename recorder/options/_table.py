@@ -90,7 +90,8 @@ class Option:
         return name if name is None or value is None else f"{name}={value}"
 
     def checked(self, value: Any) -> Any:
-        """`value` as the keyword argument takes it; OptionError saying what is wrong."""
+        """`value` as the keyword argument takes it (text through `parse`); OptionError
+        saying what is wrong."""
         if value is None and self.default is None:
             return None
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -105,7 +106,7 @@ class Option:
         if self.minimum is not None and value < self.minimum:
             raise OptionError(f"{{{self.name}}} must be at least {self.minimum:g}, not {value!r}")
         if self.parse is not None and isinstance(value, str):
-            _parsed(self, value)
+            return _parsed(self, value)
         return value
 
 

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 MAX_PORT = 65535
 DEFAULT_HOST = "127.0.0.1"
+READ_TIMEOUT = 10.0  # seconds a client has to send a request: the recorder's and the replayer's
+FORWARD = "forward"  # `--on-miss forward URL`: the URL is the next word
 _SIZE = re.compile(r"[0-9]+[bkmgt]?")  # mitmproxy's `parse_size`: bytes, or k, m, g, t
 
 
@@ -43,6 +45,31 @@ def parse_grpc_upstream(text: str) -> str:
     from recorder.record import parse_grpc_upstream as parse
 
     parse(text)
+    return text
+
+
+def parse_on_miss(text: str) -> str | None:
+    """What the replayer does with a request no capture answers: `error` (None), or
+    `forward=URL` (the URL; `forward:URL` and the URL alone too).  `forward` alone is
+    `FORWARD`: on the command line the URL is the next word."""
+    if text == "error":
+        return None
+    if text == FORWARD:
+        return FORWARD
+    url = text.removeprefix(FORWARD).lstrip("=:") if text.startswith(FORWARD) else text
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"expected 'error' or 'forward URL', got {text!r}")
+    return parse_url(url)
+
+
+def parse_timing(text: str) -> str:
+    """How fast the replayer answers: `none`, `recorded`, or `xN` (N times faster)."""
+    from recorder.replay import Timing
+
+    try:
+        Timing.parse(text)
+    except ValueError:
+        raise ValueError(f"expected none, recorded or xN (N > 0), got {text!r}") from None
     return text
 
 

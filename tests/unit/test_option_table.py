@@ -115,3 +115,42 @@ def test_option_names_are_unique_and_every_row_has_help() -> None:
     names = [option.name for option in RECORD]
     assert len(names) == len(set(names))
     assert all(isinstance(option, Option) and option.help for option in RECORD)
+
+
+# --- the replayer's table ---------------------------------------------------------------------
+
+
+def test_the_replayers_defaults_are_its_tables() -> None:
+    from recorder.options import READ_TIMEOUT, REPLAY
+    from recorder.replay import Limits
+    from recorder.replay._journal import MAX_BYTES
+    from recorder.replay._state import MAX_SESSIONS
+
+    command = main.get_command(click.Context(main), "replay")
+    assert command is not None
+    flags = {p.name: p for p in command.params if isinstance(p, click.Option)}
+    defaults = {option.name: option.default for option in REPLAY}
+    assert defaults["read_timeout"] == READ_TIMEOUT == RECORD.by_name["read_timeout"].default
+    assert flags["read_timeout"].default == Limits().read_timeout == READ_TIMEOUT
+    assert flags["max_request_bytes"].default == Limits().max_body_bytes
+    assert flags["max_sessions"].default == MAX_SESSIONS == defaults["max_sessions"]
+    assert flags["journal_bytes"].default == MAX_BYTES == defaults["journal_bytes"]
+    assert "max_head_bytes" not in flags and "idle_timeout" not in flags  # programs' only
+
+
+def test_the_replayers_keyword_arguments_are_checked_against_its_table() -> None:
+    """Checked before the replayer binds a socket."""
+    from recorder.options import REPLAY
+    from recorder.replay import Limits, Replayer
+
+    with pytest.raises(OptionError, match="^timing: expected none, recorded or xN"):
+        Replayer([], timing="fast")
+    with pytest.raises(OptionError, match="^read_timeout must be at least 0.1, not 0"):
+        Replayer([], read_timeout=0)
+    with pytest.raises(OptionError, match="^on_miss: forward needs the agent's URL"):
+        Replayer([], on_miss="forward")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'limits'"):
+        Replayer([], limits=None)
+    settings = REPLAY.settings({"on_miss": "forward=http://127.0.0.1:9", "read_timeout": 2})
+    assert settings["on_miss"] == "http://127.0.0.1:9" and settings["timing"] == "none"
+    assert Limits.of(settings).read_timeout == 2.0
