@@ -416,6 +416,7 @@ def _verified(settings: _Settings, config: pytest.Config) -> str | None:
 
 def _verify(settings: _Settings, config: pytest.Config) -> str | None:
     from recorder.verify import (
+        TIMEOUT,
         ConfigError,
         Credentials,
         VerifyError,
@@ -439,7 +440,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             ignore=standing.ignores_for(settings.path),
             compare=standing.compares_for(settings.path),
             credentials=credentials,
-            timeout=standing.timeout or 10.0,
+            timeout=standing.timeout or TIMEOUT,
             max_slowdown=standing.max_slowdown,
         )
     except (VerifyError, ConfigError, ValueError) as exc:

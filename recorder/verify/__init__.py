@@ -52,6 +52,7 @@ from recorder.verify._result import (
     VerifyResult,
 )
 from recorder.verify._run import Options, verify_async, verify_capture
+from recorder.verify._schedule import TIMEOUT
 from recorder.verify._secrets import Credentials, missing_credentials
 from recorder.verify._trials import TRIALS_FORMATS, ExchangeRate, Trials, trials_report
 
@@ -70,6 +71,7 @@ __all__ = [
     "Plan",
     "Send",
     "Skipped",
+    "TIMEOUT",
     "TRIALS_FORMATS",
     "Trials",
     "VerifyConfig",

@@ -22,6 +22,7 @@ from recorder.options import parse_grpc_upstream, parse_url, parsed
 from recorder.verify._config import VerifyConfig, find_config, load_config
 from recorder.verify._modes import LEARN_FORMATS, Job, learn_into, once, run_trials
 from recorder.verify._report import FORMATS
+from recorder.verify._schedule import TIMEOUT
 from recorder.verify._secrets import Credentials
 from recorder.verify._trials import TRIALS_FORMATS
 
@@ -185,7 +186,7 @@ def verify_command(
         {
             "grpc": grpc,
             "credentials": credentials,
-            "timeout": timeout or config.timeout or 10.0,
+            "timeout": timeout or config.timeout or TIMEOUT,
             "max_slowdown": max_slowdown or config.max_slowdown,
         },
     )

@@ -50,7 +50,7 @@ from recorder.verify._outgoing import (
 )
 from recorder.verify._plan import Plan, delivery_url, make_plan
 from recorder.verify._result import NotSent, VerifyResult, latencies
-from recorder.verify._schedule import Schedule
+from recorder.verify._schedule import TIMEOUT, Schedule
 from recorder.verify._secrets import Credentials, missing_credentials
 from recorder.verify._send import GrpcSender, HttpSender, LiveAnswer
 from recorder.verify._webhook import Receiver
@@ -71,7 +71,7 @@ class Options:
     ignore: Sequence[str] = ()
     compare: Sequence[str] = ()
     credentials: Credentials = field(default_factory=Credentials)
-    timeout: float = 10.0
+    timeout: float = TIMEOUT
     max_slowdown: float | None = None
     name: str = "recorded"
 

@@ -55,6 +55,7 @@ class Transport(Protocol):
 
 
 Prepare = Callable[[Step, dict[str, str]], Outgoing]
+TIMEOUT = 10.0  # seconds per exchange and per wait: verify's default (`--timeout`)
 
 
 @dataclass
@@ -63,7 +64,7 @@ class Schedule:
     ids: LiveIds
     transport: Transport
     prepare: Prepare
-    timeout: float = 10.0
+    timeout: float = TIMEOUT
     not_sent: list[NotSent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sent: int = 0  # requests that went out (each poll counts)
