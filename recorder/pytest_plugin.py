@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from recorder.options import RECORD
+from recorder.options import RECORD, REPLAY
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
@@ -257,7 +257,7 @@ def _settings(request: pytest.FixtureRequest) -> _Settings:
     return _Settings(
         path=folder / str(marker.args[0]) if marker.args else default_capture(request),
         mode=parse_mode(str(option("--a2a-record"))),
-        timing=str(marker.kwargs.get("timing", "none")),
+        timing=str(marker.kwargs.get("timing", REPLAY.by_name["timing"].default)),
         upstream=_given(request, marker, "upstream"),
         grpc_upstream=_given(request, marker, "grpc_upstream"),
         verify=option("--a2a-verify"),
