@@ -585,10 +585,14 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
     RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
     another process can take one in between ("address already in use"); a new pick is free.
     """
+    from recorder._errors import OptionError
     from recorder.record import ProxyStartError
 
     for attempt in range(1, BIND_ATTEMPTS + 1):
-        proxy = make()
+        try:
+            proxy = make()
+        except OptionError as exc:  # named as this test run gives it, not as a keyword
+            pytest.fail(f"a2a-recorder: {exc.spelt(RECORD.spell('pytest'))}", pytrace=False)
         try:
             proxy.start()
         except ProxyStartError as exc:

@@ -179,7 +179,8 @@ class Table:
         }
 
     def spell(self, surface: str) -> Spell:
-        """A `Spell` for `surface`: `python`, `cli` or `mitm`."""
+        """A `Spell` for `surface`: `python`, `cli`, `mitm` or `pytest` (a pytest option, or
+        the marker's keyword argument of the same name: the value may come from either)."""
         if surface == "python":
             return python_spelling
 
@@ -187,9 +188,17 @@ class Table:
             option = self.by_name.get(name)
             if option is None:
                 return None
+            if surface == "pytest":
+                return _pytest_spelling(option, value)
             return option.flag_for(value) if surface == "cli" else option.mitm_for(value)
 
         return spell
+
+
+def _pytest_spelling(option: Option, value: str | None) -> str | None:
+    keyword = python_spelling(option.name, value)
+    flag = option.pytest_flag
+    return keyword if flag is None else f"{flag} (or the marker's {keyword})"
 
 
 def mitm_value(value: Any) -> Any:

@@ -489,10 +489,10 @@ def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
     if mode is Mode.FORWARD:
         return None
     if not upstream:
-        raise ValueError("reverse mode needs an upstream URL, e.g. http://127.0.0.1:8080")
+        raise OptionError("reverse mode needs {upstream}, the agent's URL (http://HOST:PORT)")
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"upstream must be an http(s) URL with a host, not {upstream!r}")
+        raise OptionError(f"{{upstream}} must be an http(s) URL with a host, not {upstream!r}")
     return f"{parts.scheme}://{parts.netloc}"
 
 

@@ -128,3 +128,34 @@ def test_the_upstream_options_come_from_the_recorders_table(pytester: pytest.Pyt
         option = RECORD.by_name[name]
         assert f"{option.pytest_flag}={option.metavar}" in shown
         assert option.help.split("(")[0].strip() in " ".join(shown.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--a2a-upstream=notaurl"], "--a2a-upstream (or the marker's upstream) must be"),
+        (
+            [f"--a2a-upstream={dead_url()}", "--a2a-grpc-upstream=bad:x"],
+            "--a2a-grpc-upstream (or the marker's grpc_upstream): gRPC upstream must be",
+        ),
+    ],
+)
+def test_a_bad_option_is_named_as_the_test_run_gives_it(
+    pytester: pytest.Pytester, args: list[str], named: str
+) -> None:
+    """One line naming the pytest option (it named the keyword argument, under a traceback
+    of the recorder's internals)."""
+    pytester.makepyfile(
+        test_client="""
+import pytest
+
+@pytest.mark.a2a_capture("captures/x.http")
+def test_x(a2a_replay):
+    pass
+"""
+    )
+    result = pytester.runpytest(*NO_OUTPUT, "--a2a-record=all", *args)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*a2a-recorder: {named}*"])
+    assert "recorder/options/_table.py" not in result.stdout.str()
+    assert "recorder/record/_proxy.py" not in result.stdout.str()

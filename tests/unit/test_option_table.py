@@ -89,6 +89,13 @@ def test_an_option_is_named_as_each_surface_says_it(surface: str, spelt: str) ->
     ) in text
 
 
+def test_a_pytest_option_is_named_as_the_option_or_the_markers_keyword() -> None:
+    error = OptionError("{grpc_upstream}: not HOST:PORT; {read_timeout=3}")
+    assert error.spelt(RECORD.spell("pytest")) == (
+        "--a2a-grpc-upstream (or the marker's grpc_upstream): not HOST:PORT; read_timeout=3"
+    )
+
+
 def holding(folder: Path) -> Path:
     capture = folder / "held.http"
     capture.write_bytes(SAMPLE.read_bytes())
