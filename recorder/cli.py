@@ -115,7 +115,7 @@ def _first_line(text: str) -> str:
 def version_text() -> str:
     """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
     from recorder._demo_needs import installed_version
-    from recorder.protocol._grpc import descriptor_source
+    from recorder.protocol import descriptor_source
 
     mitmproxy = installed_version("mitmproxy") or "not installed"
     return (
@@ -341,12 +341,14 @@ def replay(
     **options: Any,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
+    from recorder._gcpause import collector_paused
     from recorder._stop import StopSignals
     from recorder.capture import read_capture
     from recorder.replay import Replayer
 
     paths, forward = _forward_url(on_miss, files)
-    captures = [read_capture(Path(path)) for path in paths]
+    with collector_paused():  # this process is the CLI's own: see recorder._gcpause
+        captures = [read_capture(Path(path)) for path in paths]
     host, port = listen
     grpc_host, grpc_port = grpc_listen or (host, None)
     if grpc_host != host:
@@ -355,9 +357,11 @@ def replay(
         )
     signals = StopSignals()
     try:
-        replayer = Replayer(
-            captures, host=host, port=port, grpc_port=grpc_port, on_miss=forward, **options
-        ).start()
+        with collector_paused():
+            replayer = Replayer(
+                captures, host=host, port=port, grpc_port=grpc_port, on_miss=forward, **options
+            )
+        replayer.start()
     except OSError as exc:
         where = show_address(listen)
         raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
@@ -430,7 +434,7 @@ def demo(out: Path, binding: str) -> None:
     from recorder._demo_needs import DEMO_MODULES, demo_advice
 
     try:
-        from recorder.demo._run import run_demo
+        from recorder.demo import run_demo
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise

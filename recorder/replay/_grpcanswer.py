@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from recorder._errors import GrpcCodecError
 from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol._grpc import (
+from recorder.protocol import (
     DETAILS_HEADER,
     MESSAGE_HEADER,
     STATUS_HEADER,

@@ -34,12 +34,12 @@ from recorder.protocol import (
     PUSH_DELIVERY,
     Binding,
     Interface,
+    Json,
     find_card,
     interfaces_from_card,
     parse_json,
 )
 from recorder.replay import Step
-from recorder.replay._ids import Json
 from recorder.verify._live import LiveIds
 from recorder.verify._outgoing import (
     GrpcOutgoing,
