@@ -12,7 +12,9 @@ from recorder.options._replay import REPLAY
 from recorder.options._table import NAMES, Option, Table, mitm_value
 from recorder.options._values import (
     FORWARD,
+    GRPC_SCHEMES,
     READ_TIMEOUT,
+    grpc_upstream_parts,
     parse_address,
     parse_grpc_upstream,
     parse_on_miss,
@@ -20,16 +22,19 @@ from recorder.options._values import (
     parse_timing,
     parse_url,
     show_address,
+    timing_speed,
 )
 
 __all__ = [
     "FORWARD",
+    "GRPC_SCHEMES",
     "NAMES",
     "READ_TIMEOUT",
     "RECORD",
     "REPLAY",
     "Option",
     "Table",
+    "grpc_upstream_parts",
     "mitm_value",
     "parse_address",
     "parse_grpc_upstream",
@@ -42,4 +47,5 @@ __all__ = [
     "show_address",
     "split_for",
     "table_options",
+    "timing_speed",
 ]

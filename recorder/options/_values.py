@@ -12,6 +12,16 @@ DEFAULT_HOST = "127.0.0.1"
 READ_TIMEOUT = 10.0  # seconds a client has to send a request: the recorder's and the replayer's
 FORWARD = "forward"  # `--on-miss forward URL`: the URL is the next word
 _SIZE = re.compile(r"[0-9]+[bkmgt]?")  # mitmproxy's `parse_size`: bytes, or k, m, g, t
+# A gRPC upstream's scheme -> how the recorder reaches it: `tcp` (plaintext) or `tls`.
+GRPC_SCHEMES: dict[str, str] = {
+    "": "tcp",
+    "http": "tcp",
+    "grpc": "tcp",
+    "tcp": "tcp",
+    "https": "tls",
+    "grpcs": "tls",
+    "tls": "tls",
+}
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -42,10 +52,27 @@ def parse_url(text: str) -> str:
 
 def parse_grpc_upstream(text: str) -> str:
     """A gRPC agent's address: `HOST:PORT`, or with a scheme (`https://` for TLS)."""
-    from recorder.record import parse_grpc_upstream as parse
-
-    parse(text)
+    grpc_upstream_parts(text)
     return text
+
+
+def grpc_upstream_parts(text: str) -> tuple[str, int, str]:
+    """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS)
+    as (host, port, transport: `tcp` or `tls`, `GRPC_SCHEMES`).  Raises ValueError for
+    anything else."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    transport = GRPC_SCHEMES.get(scheme.lower())
+    host, _, port_text = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if transport is None or not host or not _port_ok(port_text):
+        raise ValueError(f"gRPC upstream must be HOST:PORT or https://HOST:PORT, not {text!r}")
+    return host, int(port_text), transport
+
+
+def _port_ok(text: str) -> bool:
+    return text.isascii() and text.isdigit() and 0 < int(text) <= MAX_PORT
 
 
 def parse_on_miss(text: str) -> str | None:
@@ -64,13 +91,28 @@ def parse_on_miss(text: str) -> str | None:
 
 def parse_timing(text: str) -> str:
     """How fast the replayer answers: `none`, `recorded`, or `xN` (N times faster)."""
-    from recorder.replay import Timing
-
     try:
-        Timing.parse(text)
+        timing_speed(text)
     except ValueError:
         raise ValueError(f"expected none, recorded or xN (N > 0), got {text!r}") from None
     return text
+
+
+def timing_speed(text: str) -> float:
+    """A timing's speed: `none` 0 (at once), `recorded` 1 (the recorded gaps), `xN` N (the
+    gaps divided by N).  Raises ValueError for anything else."""
+    if text == "none":
+        return 0.0
+    if text == "recorded":
+        return 1.0
+    if text.startswith("x"):
+        try:
+            speed = float(text[1:])
+        except ValueError:
+            speed = -1.0
+        if speed > 0:
+            return speed
+    raise ValueError(f"timing must be none, recorded or xN (N > 0), not {text!r}")
 
 
 def parse_size(text: str) -> str:
