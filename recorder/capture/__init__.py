@@ -23,7 +23,7 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import parse
+from recorder.capture._parse import parse, parse_bytes
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureWriter,
@@ -61,6 +61,7 @@ __all__ = [
     "holds_exchanges",
     "outcome",
     "parse",
+    "parse_bytes",
     "promote",
     "read_capture",
     "read_regular",

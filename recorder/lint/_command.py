@@ -22,8 +22,7 @@ import click
 
 from recorder._errors import Exit, InputError
 from recorder._shell import Command, output_option, write_output
-from recorder.capture import parse, read_regular
-from recorder.capture._parse import parse_bytes
+from recorder.capture import parse, parse_bytes, read_regular
 from recorder.ci import BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
