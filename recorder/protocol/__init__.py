@@ -5,6 +5,7 @@ SSE framing and the lint rule table (`RULES`, with the checks it names) all take
 return values.
 """
 
+from recorder._errors import GrpcCodecError, GrpcFramingError
 from recorder.protocol._answers import (
     NOTHING,
     Answer,
@@ -65,8 +66,6 @@ from recorder.protocol._grpc import (
     MESSAGE_HEADER,
     STATUS_HEADER,
     Direction,
-    GrpcCodecError,
-    GrpcFramingError,
     canonical_binary_header,
     decode_binary_header,
     decode_grpc_message,
