@@ -4,8 +4,12 @@
     def test_client(a2a_replay):
         run_my_client(a2a_replay.card_url)
 
-The capture path is relative to the test file.  `--a2a-record` takes pytest-recording's mode
-names, with their meanings:
+The capture path is relative to the test file; a marker without one names the capture after
+the test, as pytest-recording names cassettes: `captures/<test module>/<test name>.http`
+(`<Class>.<test name>` for a method).  `--a2a-upstream` and `--a2a-grpc-upstream` (the
+recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the marker's
+`upstream=` and `grpc_upstream=`, as pytest-recording's command line beats its markers.
+`--a2a-record` takes pytest-recording's mode names, with their meanings:
 
 - `none` (default): replay only; a missing capture fails the test and says how to record it;
 - `once` (alias `missing`): record the captures that do not exist yet, replay the others;
@@ -58,6 +62,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -76,6 +81,7 @@ from recorder._unanswered import (
     miss_message,
     misses_among,
 )
+from recorder.options import RECORD, REPLAY
 from recorder.pytest_fleet import MARKER as FLEET_MARKER
 from recorder.pytest_fleet import serve_fleet
 
@@ -151,7 +157,7 @@ class _Settings:
     grpc_upstream: str | None
     verify: str | None = None  # the live agent to verify the capture against
     recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
-    faults: tuple[str, ...] = ()  # the marker's fault profile, applied when replaying
+    faults: Sequence[str] = ()  # the marker's fault profile, applied when replaying
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -164,18 +170,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "new_episodes (append what the capture cannot answer), "
         "all (record every capture again; alias rewrite)",
     )
-    group.addoption(
-        "--a2a-upstream",
-        default=None,
-        metavar="URL",
-        help="the live agent to record from (its base URL)",
-    )
-    group.addoption(
-        "--a2a-grpc-upstream",
-        default=None,
-        metavar="HOST:PORT",
-        help="the live agent's gRPC address, to record gRPC too (tls://HOST:PORT for TLS gRPC)",
-    )
+    for option in RECORD:  # the recorder's options that a test run may set
+        if option.pytest_flag is not None:
+            group.addoption(
+                option.pytest_flag, default=None, metavar=option.metavar, help=option.help
+            )
     group.addoption(
         "--a2a-verify",
         default=None,
@@ -203,9 +202,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.addinivalue_line(
         "markers",
-        "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None, faults=()): the "
-        "capture the a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream "
-        "and --a2a-grpc-upstream for this test; faults: specs as replay's --fault takes them",
+        "a2a_capture(path=captures/<test module>/<test name>.http, timing='none', "
+        "upstream=None, grpc_upstream=None, faults=()): the capture the a2a_replay fixture "
+        "serves; upstream/grpc_upstream are this test's when --a2a-upstream/"
+        "--a2a-grpc-upstream are not given; faults: specs as replay's --fault takes them",
     )
     config.addinivalue_line("markers", FLEET_MARKER)
 
@@ -278,19 +278,40 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
 
 def _settings(request: pytest.FixtureRequest) -> _Settings:
     marker = request.node.get_closest_marker("a2a_capture")
-    if marker is None or not marker.args:
-        pytest.fail("a2a_replay needs @pytest.mark.a2a_capture('path/to/capture.http')")
+    if marker is None:
+        pytest.fail("a2a_replay needs @pytest.mark.a2a_capture (with a path, or none)")
+    folder = Path(request.path).parent
     option = request.config.getoption
     return _Settings(
-        path=Path(request.path).parent / str(marker.args[0]),
+        path=folder / str(marker.args[0]) if marker.args else default_capture(request),
         mode=parse_mode(str(option("--a2a-record"))),
-        timing=str(marker.kwargs.get("timing", "none")),
-        upstream=marker.kwargs.get("upstream") or option("--a2a-upstream"),
-        grpc_upstream=option("--a2a-grpc-upstream") or marker.kwargs.get("grpc_upstream"),
+        timing=str(marker.kwargs.get("timing", REPLAY.by_name["timing"].default)),
+        upstream=_given(request, marker, "upstream"),
+        grpc_upstream=_given(request, marker, "grpc_upstream"),
         verify=option("--a2a-verify"),
         recorder=_recorder_config(request),
-        faults=tuple(str(f) for f in marker.kwargs.get("faults", ())),
+        faults=marker.kwargs.get("faults", ()),  # the replayer's table checks it
     )
+
+
+def _given(request: pytest.FixtureRequest, marker: pytest.Mark, name: str) -> Any:
+    """A recorder option for this test: the command line's, else the marker's."""
+    flag = RECORD.by_name[name].pytest_flag
+    return request.config.getoption(str(flag)) or marker.kwargs.get(name)
+
+
+CAPTURES = "captures"
+_NOT_IN_A_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')  # forbidden in a file name somewhere
+
+
+def default_capture(request: pytest.FixtureRequest) -> Path:
+    """`captures/<test module>/<test name>.http` beside the test file (pytest-recording's
+    cassette path: `<Class>.<test name>` for a method, forbidden characters as `-`)."""
+    test_file = Path(request.path)
+    name = request.node.name
+    if request.cls is not None:
+        name = f"{request.cls.__name__}.{name}"
+    return test_file.parent / CAPTURES / test_file.stem / f"{_NOT_IN_A_NAME.sub('-', name)}.http"
 
 
 def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
@@ -383,7 +404,8 @@ def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
 
 def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
     """A replayer of `capture` for one test, with the marker's fault profile."""
-    from recorder.replay import FaultSpecError, Replayer
+    from recorder._errors import FaultSpecError, OptionError
+    from recorder.replay import Replayer
 
     try:
         return Replayer(
@@ -394,9 +416,16 @@ def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
             faults=settings.faults,
             **more,
         )
-    except FaultSpecError as exc:
-        problem = str(exc)
-    pytest.fail(f"a2a_capture(faults=...): {problem}", pytrace=False)
+    except OptionError as exc:  # a value the replayer's table refuses: the marker's
+        problem = exc.spelt(_marker_spelling)
+    except FaultSpecError as exc:  # a spec that names no exchange it can apply to
+        problem = f"a2a_capture(faults=...): {exc}"
+    pytest.fail(problem, pytrace=False)
+
+
+def _marker_spelling(name: str, value: str | None) -> str:
+    """An option of `REPLAY` as the marker gives it: `a2a_capture(faults=...)`."""
+    return f"a2a_capture({name}={'...' if value is None else value})"
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -431,6 +460,7 @@ def _verified(settings: _Settings, config: pytest.Config) -> str | None:
 def _verify(settings: _Settings, config: pytest.Config) -> str | None:
     from recorder.capture import remove_capture
     from recorder.verify import (
+        TIMEOUT,
         ConfigError,
         Credentials,
         VerifyError,
@@ -454,7 +484,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             ignore=standing.ignores_for(settings.path),
             compare=standing.compares_for(settings.path),
             credentials=credentials,
-            timeout=standing.timeout or 10.0,
+            timeout=standing.timeout or TIMEOUT,
             max_slowdown=standing.max_slowdown,
         )
     except (VerifyError, ConfigError, ValueError) as exc:
@@ -596,10 +626,14 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
     RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
     another process can take one in between ("address already in use"); a new pick is free.
     """
+    from recorder._errors import OptionError
     from recorder.record import ProxyStartError
 
     for attempt in range(1, BIND_ATTEMPTS + 1):
-        proxy = make()
+        try:
+            proxy = make()
+        except OptionError as exc:  # named as this test run gives it, not as a keyword
+            pytest.fail(f"a2a-recorder: {exc.spelt(RECORD.spell('pytest'))}", pytrace=False)
         try:
             proxy.start()
         except ProxyStartError as exc:

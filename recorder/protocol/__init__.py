@@ -5,6 +5,7 @@ SSE framing and the lint rule table (`RULES`, with the checks it names) all take
 return values.
 """
 
+from recorder._errors import GrpcCodecError, GrpcFramingError
 from recorder.protocol._answers import (
     NOTHING,
     Answer,
@@ -59,6 +60,16 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._faultspec import (
+    FAULT_KINDS,
+    FaultSpec,
+    FaultStatus,
+    FaultTarget,
+    fault_kinds_text,
+    parse_fault,
+    parse_faults,
+    read_faults,
+)
 from recorder.protocol._framings import FRAMINGS, Framing, awkward_pieces, reframe
 from recorder.protocol._grpc import (
     DETAILS_HEADER,
@@ -66,8 +77,6 @@ from recorder.protocol._grpc import (
     MESSAGE_HEADER,
     STATUS_HEADER,
     Direction,
-    GrpcCodecError,
-    GrpcFramingError,
     canonical_binary_header,
     decode_binary_header,
     decode_grpc_message,
@@ -359,7 +368,16 @@ __all__ = [
     "unknown_error_name",
     "value_at",
     "is_event_stream",
-    # what faults on replay need: other framings of a stream, the task it leaves
+    # what faults on replay need: their grammar (below the replayer's option table, which
+    # reads it), other framings of a stream, the task it leaves
+    "FAULT_KINDS",
+    "FaultSpec",
+    "FaultStatus",
+    "FaultTarget",
+    "fault_kinds_text",
+    "parse_fault",
+    "parse_faults",
+    "read_faults",
     "FRAMINGS",
     "Framing",
     "awkward_pieces",

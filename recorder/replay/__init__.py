@@ -8,11 +8,11 @@ once, a `Replayer` per agent, each on a port of its own or all behind one forwar
 for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
 replay the same bytes).
 
-A fault profile (`FaultSpec`s: `parse_fault("SendStreamingMessage:cut-after=2")`,
-`read_faults(path)` for a `faults.toml`, the kinds in `KINDS`) makes the service answer as
-real networks do (`_faults`): streams cut and continued by `SubscribeToTask`, delays, error
-statuses, resets, other SSE framings, malformed envelopes; each such answer is journaled
-with the specs behind it.
+A fault profile (`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s
+from `parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`, the
+grammar `recorder.protocol`'s) makes the service answer as real networks do (`_faults`):
+streams cut and continued by `SubscribeToTask`, delays, error statuses, resets, other SSE
+framings, malformed envelopes; each such answer is journaled with the specs behind it.
 
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
@@ -22,15 +22,9 @@ the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` m
 that looks like a recorded one.
 """
 
+from recorder._errors import FaultSpecError
+from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
 from recorder.replay._faults import Shape
-from recorder.replay._faultspec import (
-    KINDS,
-    FaultSpec,
-    FaultSpecError,
-    parse_fault,
-    parse_faults,
-    read_faults,
-)
 from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
@@ -80,7 +74,7 @@ __all__ = [
     "Journal",
     "JournalDelivery",
     "JournalRequest",
-    "KINDS",
+    "FAULT_KINDS",
     "Limits",
     "Miss",
     "PlannedDelivery",

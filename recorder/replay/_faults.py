@@ -6,7 +6,7 @@ service asks it, for each request it answers:
 
 1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit this
    request.  A spec selects by the recorded exchange that answers (`#N`) or by operation,
-   applies only to answers of its `Target` (`form`: gRPC or HTTP, stream or not, JSON-RPC
+   applies only to answers of its `FaultTarget` (`form`: gRPC or HTTP, stream or not, JSON-RPC
    or not), and a `once` kind (status, reset, cut, envelope) never hits a request identical
    to one it hit already: the retry is answered as recorded.  An answer-replacing kind
    (status, reset) leaves only the delays beside it.
@@ -37,13 +37,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from recorder._errors import FaultSpecError
 from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.protocol import (
     GRPC_STATUS_CODES,
     Binding,
+    FaultSpec,
+    FaultStatus,
+    FaultTarget,
     SseFramer,
     Version,
     event_data,
+    fault_kinds_text,
     fold_task,
     grpc_status_for_http,
     parse_json,
@@ -52,7 +57,6 @@ from recorder.protocol import (
     stream_payload,
     with_task,
 )
-from recorder.replay._faultspec import FaultSpec, FaultSpecError, Status, Target, kinds_text
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Json
 from recorder.replay._reader import Reading
@@ -105,13 +109,13 @@ class Form:
         )
         return cls(grpc, stream, exchange.classification.binding is Binding.JSONRPC)
 
-    def fits(self, target: Target) -> bool:
+    def fits(self, target: FaultTarget) -> bool:
         return {
-            Target.ANY: True,
-            Target.STREAM: self.stream,
-            Target.SSE: self.stream and not self.grpc,
-            Target.HTTP: not self.grpc,
-            Target.JSONRPC: self.jsonrpc,
+            FaultTarget.ANY: True,
+            FaultTarget.STREAM: self.stream,
+            FaultTarget.SSE: self.stream and not self.grpc,
+            FaultTarget.HTTP: not self.grpc,
+            FaultTarget.JSONRPC: self.jsonrpc,
         }[target]
 
 
@@ -159,12 +163,12 @@ class Faults:
                 numbers = f"#{min(forms)} to #{max(forms)}" if forms else "no exchange"
                 raise FaultSpecError(
                     f"fault {spec.text!r}: the captures hold no exchange #{spec.exchange} "
-                    f"(they hold {numbers}); {kinds_text()}"
+                    f"(they hold {numbers}); {fault_kinds_text()}"
                 )
             if not forms[spec.exchange].fits(spec.target):
                 raise FaultSpecError(
                     f"fault {spec.text!r}: {spec.kind} applies to {spec.target.value}, and "
-                    f"exchange #{spec.exchange} is not one; {kinds_text()}"
+                    f"exchange #{spec.exchange} is not one; {fault_kinds_text()}"
                 )
         return cls(tuple(specs))
 
@@ -296,7 +300,7 @@ def continuation(cut: Cut) -> tuple[Response, str]:
 
 def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
     status = spec.value
-    assert isinstance(status, Status)
+    assert isinstance(status, FaultStatus)
     if isinstance(faulted.answer, GrpcAnswer):
         name = status.grpc or grpc_status_for_http(status.http or 500)
         how = "" if status.grpc else f" (as a gRPC client reads HTTP {status.http})"

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._errors import OptionError
 from recorder.capture import Capture
+from recorder.options import REPLAY
 from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
 from recorder.replay._proxy import ProxyFace, proxy_protocol
@@ -130,10 +132,12 @@ class Fleet:
     """Every agent of `found` (capture paths and captures) replayed, on one thread.
 
     `forward`: one proxy on `host:port` (see the module docstring); else each agent on
-    `host`, at `port + i` (port 0: free ports).  `limits` and `options` go to every agent's
-    `Replayer` (timing, max_sessions, journal_bytes, redaction ...).
+    `host`, at `port + i` (port 0: free ports).  `options` go to every agent's `Replayer`
+    (`redaction`, and the replayer's options: `recorder.options.REPLAY`); the forward proxy
+    keeps to the same read timeout and size limits (`Limits.of`).
 
-    Raises ValueError when `found` is empty, OSError when a port cannot be bound.
+    Raises ValueError when `found` is empty, OptionError for `faults` (a fault profile is one
+    agent's: `Replayer`), OSError when a port cannot be bound.
     """
 
     def __init__(
@@ -143,14 +147,16 @@ class Fleet:
         forward: bool = False,
         host: str = LOOPBACK,
         port: int = 0,
-        limits: Limits | None = None,
         **options: Any,
     ) -> None:
         plans = plan_agents(found)
         if not plans:
             raise ValueError("a fleet needs at least one capture")
         self.forward = forward
-        self.limits = limits or Limits()
+        settings = REPLAY.settings(_replayer_options(options))
+        if settings["faults"]:  # a #N names one capture's exchange, not every agent's
+            raise OptionError("{faults}: a fleet takes none; replay one agent's captures")
+        self.limits = Limits.of(settings)
         self.routes = Routes(plans)
         self.unrouted = Unrouted()
         self.agents = [
@@ -175,7 +181,6 @@ class Fleet:
             host=where[0],
             port=where[1],
             grpc_port=0,  # always: a gRPC call never reaches a live agent, it is a miss
-            limits=self.limits,
             rewrite_cards=not self.forward,
             **options,
         )
@@ -282,3 +287,10 @@ async def _started(serve: Serve, stop: asyncio.Event) -> asyncio.Task[None]:
     waiting.cancel()
     await task  # raises what stopped it
     raise RuntimeError("a replayer of the fleet stopped while starting")
+
+
+def _replayer_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Those of a fleet's keyword arguments that are the replayer's options (not `redaction`,
+    `ids` and the like, which `Replayer` takes besides)."""
+    names = {option.name for option in REPLAY.keywords}
+    return {name: value for name, value in options.items() if name in names}

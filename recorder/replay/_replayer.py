@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 from collections.abc import Callable, Sequence
-from typing import Self
+from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._errors import OptionError
 from recorder.capture import Capture
-from recorder.protocol import Binding
+from recorder.options import FORWARD, REPLAY
+from recorder.protocol import Binding, parse_fault
 from recorder.redaction import NO_RULES, Rules
-from recorder.replay._faultspec import FaultSpec, parse_fault
 from recorder.replay._grpcserver import start_grpc_server
-from recorder.replay._journal import MAX_BYTES, Journal
+from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
 from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
 from recorder.replay._runner import Runner
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import ReplayService
-from recorder.replay._state import MAX_SESSIONS
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
-
-DEFAULT_LIMITS = Limits()
 
 
 class Replayer:
@@ -36,17 +35,22 @@ class Replayer:
     card's GRPC interfaces point at it.
 
     `.report` is what `--strict` checks; `.journal` holds every request received and every
-    push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
-    times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
-    mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
-    the journal keeps.  `faults` is a fault profile (`FaultSpec`s, or their text as in
-    `--fault`: "SendStreamingMessage:cut-after=2"; a `FaultSpecError` when one cannot be
-    read or names no exchange it can apply to).  What the replayer serves about itself (the
-    journal, the report) is redacted with the recorder's rules, what the captures say was
-    redacted, and `redaction` (`Rules(keep_secrets=True)` turns it off).  `rewrite_cards=False`
-    serves the recorded cards as they are, for clients that reach the recorded URLs through a
-    proxy (a fleet's forward mode, `_fleet`).  `serve(ready, stop)` runs it in the caller's
-    loop instead of a thread.
+    push delivery made (`.journal.requests`, `.journal.deliveries`).  `ids` mints the ids
+    handed out (seed it to replay the same bytes).  What the replayer serves about itself
+    (the journal, the report) is redacted with the recorder's rules, what the captures say
+    was redacted, and `redaction` (more names and cards).  `rewrite_cards=False` serves the
+    recorded cards as they are, for clients that reach the recorded URLs through a proxy (a
+    fleet's forward mode, `_fleet`).  `serve(ready, stop)` runs it in the caller's loop
+    instead of a thread.
+
+    The other keyword arguments are the replayer's options, each with its default and help in
+    one table, `recorder.options.REPLAY` (the same as `a2a-recorder replay --help`):
+    `timing`, `on_miss` (a URL to forward misses to), `read_timeout`, `max_request_bytes`,
+    `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`, and
+    `faults`, a fault profile: specs as `--fault` takes them, ["SendStreamingMessage:cut-after=2",
+    ...] (`recorder.protocol.parse_fault`).  OptionError (a ValueError) names one that cannot be
+    used (a spec that does not read); TypeError an unknown one; FaultSpecError a spec that
+    names no exchange of the captures it can apply to.
     """
 
     def __init__(
@@ -55,29 +59,29 @@ class Replayer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        timing: Timing | str = "none",
-        on_miss: str | None = None,
         grpc_port: int | None = None,
-        limits: Limits = DEFAULT_LIMITS,
-        max_sessions: int = MAX_SESSIONS,
         ids: IdFactory | None = None,
         redaction: Rules = NO_RULES,
-        journal_bytes: int = MAX_BYTES,
-        faults: Sequence[FaultSpec | str] = (),
         rewrite_cards: bool = True,
+        **options: Any,
     ) -> None:
         self.rewrite_cards = rewrite_cards
-        self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
-        self.limits = limits
+        self.options = REPLAY.settings(options)
+        if self.options["on_miss"] == FORWARD:
+            raise OptionError("{on_miss}: forward needs the agent's URL: forward=URL")
+        self.timing = Timing.parse(self.options["timing"])
+        self.limits = Limits.of(self.options)
+        if self.options["keep_secrets"]:
+            redaction = dataclasses.replace(redaction, keep_secrets=True)
         self.service = ReplayService(
             captures,
-            max_sessions=max_sessions,
+            max_sessions=self.options["max_sessions"],
             ids=ids,
             redaction=redaction,
-            journal_bytes=journal_bytes,
-            faults=[parse_fault(f) if isinstance(f, str) else f for f in faults],
+            journal_bytes=self.options["journal_bytes"],
+            faults=[parse_fault(text) for text in self.options["faults"]],
         )
-        self.runner = Runner(self.service, self.timing, forward=on_miss)
+        self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
         self.app = ReplayApp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host

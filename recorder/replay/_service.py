@@ -48,6 +48,7 @@ from recorder.capture import Capture, Exchange, Headers, Request
 from recorder.protocol import (
     AGENT_CARD,
     Binding,
+    FaultSpec,
     IdRole,
     Interface,
     card_location,
@@ -61,7 +62,6 @@ from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._carry import Applied, Carrier
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
 from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Shape, continuation
-from recorder.replay._faultspec import FaultSpec
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
 from recorder.replay._journal import (

@@ -35,7 +35,7 @@ from _orchestrator import SKILLS, Outcome, run_orchestrator
 import recorder.record  # noqa: F401
 from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
-from recorder.replay import Fleet, Limits, fleet_paths
+from recorder.replay import Fleet, fleet_paths
 from recorder.replay._route import H2_CLIENT_PREFACE
 
 pytest_plugins = ["pytester"]
@@ -364,7 +364,7 @@ def test_slow_clients_cannot_hold_the_proxy(recorded: Recorded) -> None:
     the read timeout, as a slow HTTP request is."""
     found = [(path, read_capture(path)) for path in fleet_paths(recorded.folder)]
     echo = recorded.urls[0].partition("://")[2]
-    with Fleet(found, forward=True, limits=Limits(read_timeout=0.5)) as fleet:
+    with Fleet(found, forward=True, read_timeout=0.5) as fleet:
         closed = []
         for start in (f"CONNECT {echo} HTT".encode(), b"CONN", H2_CLIENT_PREFACE):
             with Raw(fleet) as raw:

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from recorder.capture import Capture, Exchange, Request, read_capture
+from recorder.protocol import FaultStatus as Status
 from recorder.protocol import event_data, fold_task, parse_json
 from recorder.protocol._grpc import encode_message
 from recorder.replay import (
-    KINDS,
+    FAULT_KINDS,
     FaultSpec,
     FaultSpecError,
     ReplayService,
@@ -26,7 +27,6 @@ from recorder.replay import (
     parse_fault,
     read_faults,
 )
-from recorder.replay._faultspec import Status
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
 from recorder.replay._respond import HttpAnswer
 
@@ -135,7 +135,7 @@ def test_a_bad_spec_is_named_with_the_kinds_listed(text: str, problem: str) -> N
         parse_fault(text)
     message = str(raised.value)
     assert message.startswith(f"fault {text!r}: ") and problem in message
-    assert all(kind.usage in message for kind in KINDS.values())
+    assert all(kind.usage in message for kind in FAULT_KINDS.values())
 
 
 def test_a_faults_toml_holds_the_same_specs(tmp_path: Path) -> None:

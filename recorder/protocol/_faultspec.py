@@ -12,13 +12,15 @@ A spec is `SELECTOR:KIND[=ARG]`, as the user writes it on the command line (`--f
 
 `SELECTOR` is `#N`, the recorded exchange numbered N (as the capture's `### N` line), or an
 operation name (`OPERATION_NAMES`), every exchange of it and, for `SubscribeToTask`, the
-continuation of a cut stream too.  `KINDS` is the table of kinds: the argument each takes,
-what answers it applies to (`Target`), whether it hits a request once (a retry of the same
+continuation of a cut stream too.  `FAULT_KINDS` is the table of kinds: the argument each takes,
+what answers it applies to (`FaultTarget`), whether it hits a request once (a retry of the same
 request is then answered as recorded) or every time, and whether the request is still carried
 out (the replay's state moves on as if the client had its answer) or not (so that a retry is
 answered exactly as the recording was).
 
-Errors are `FaultSpecError(ValueError)`: they name the spec as written and list the kinds.
+Errors are `FaultSpecError`, an `InputError` (a ValueError): they name the spec as written
+and list the kinds.  The replayer's option table (`recorder.options.REPLAY`, its `faults`
+row) reads specs with `parse_fault`, so the grammar lives here, below both.
 """
 
 from __future__ import annotations
@@ -31,23 +33,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
 
-from recorder.protocol import (
-    AGENT_CARD,
-    FRAMINGS,
-    GRPC_STATUS_CODES,
-    GRPC_TO_HTTP,
-    OPERATION_NAMES,
-)
+from recorder._errors import FaultSpecError
+from recorder.protocol._errors import GRPC_STATUS_CODES
+from recorder.protocol._framings import FRAMINGS
+from recorder.protocol._operations import OPERATION_NAMES
+from recorder.protocol._statusmap import GRPC_TO_HTTP
+from recorder.protocol._types import AGENT_CARD
 
 MAX_DELAY = 3600.0  # seconds
 SELECTABLE = (*OPERATION_NAMES, AGENT_CARD)
 
 
-class FaultSpecError(ValueError):
-    """A fault spec that cannot be read (the message names it and lists the kinds)."""
-
-
-class Target(StrEnum):
+class FaultTarget(StrEnum):
     """What answers a kind applies to."""
 
     ANY = "any answer"
@@ -58,7 +55,7 @@ class Target(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Status:
+class FaultStatus:
     """`status=`: an HTTP status or a gRPC code name, and the headers (or gRPC trailing
     metadata) to send with it."""
 
@@ -71,7 +68,7 @@ class Status:
         return self.http if self.http is not None else GRPC_TO_HTTP.get(self.grpc or "", 500)
 
 
-Value = int | float | str | tuple[str, ...] | Status | None
+Value = int | float | str | tuple[str, ...] | FaultStatus | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +76,7 @@ class Kind:
     usage: str  # `cut-after=N`
     what: str
     parse: Callable[[str | None], Value]
-    target: Target
+    target: FaultTarget
     once: bool  # a retry of a request it hit is answered as recorded
     carried: bool  # the request is carried out: the client had (some of) its answer
 
@@ -96,12 +93,12 @@ class FaultSpec:
 
     @property
     def row(self) -> Kind:
-        return KINDS[self.kind]
+        return FAULT_KINDS[self.kind]
 
     @property
-    def target(self) -> Target:
+    def target(self) -> FaultTarget:
         if self.kind == "envelope" and self.value != "truncated":
-            return Target.JSONRPC
+            return FaultTarget.JSONRPC
         return self.row.target
 
     @property
@@ -149,9 +146,9 @@ def _status(arg: str | None) -> Value:
     code = code.strip()
     headers = tuple(_header(pair) for pair in pairs)
     if code.isdigit() and 400 <= int(code) <= 599:
-        status = Status(int(code), None, headers)
+        status = FaultStatus(int(code), None, headers)
     elif code.upper() in GRPC_STATUS_CODES and code.upper() != "OK":
-        status = Status(None, code.upper(), headers)
+        status = FaultStatus(None, code.upper(), headers)
     else:
         raise ValueError(
             "needs an HTTP status from 400 to 599 or a gRPC code name (UNAVAILABLE, "
@@ -193,24 +190,24 @@ def _envelope(arg: str | None) -> Value:
     return arg
 
 
-KINDS: Mapping[str, Kind] = {
+FAULT_KINDS: Mapping[str, Kind] = {
     "cut-after": Kind(
         "cut-after=N",
         "a stream cut after N events: the connection drops (gRPC: the call ends UNAVAILABLE); "
         "a SubscribeToTask then gets the task as it stood at the cut and the rest",
         _count,
-        Target.STREAM,
+        FaultTarget.STREAM,
         once=True,
         carried=True,
     ),
     "delay": Kind(
-        "delay=SECONDS", "a pause before the first byte", _seconds, Target.ANY, False, True
+        "delay=SECONDS", "a pause before the first byte", _seconds, FaultTarget.ANY, False, True
     ),
     "delay-events": Kind(
         "delay-events=SECONDS",
         "a pause between events, besides the recorded pacing",
         _seconds,
-        Target.STREAM,
+        FaultTarget.STREAM,
         once=False,
         carried=True,
     ),
@@ -219,7 +216,7 @@ KINDS: Mapping[str, Kind] = {
         "an HTTP status (429, 503 come with Retry-After: 1 unless headers are given) or a "
         "gRPC code, instead of the answer; an identical request next is answered as recorded",
         _status,
-        Target.ANY,
+        FaultTarget.ANY,
         once=True,
         carried=False,
     ),
@@ -227,7 +224,7 @@ KINDS: Mapping[str, Kind] = {
         "reset",
         "the connection reset before the answer (gRPC: the call ends UNAVAILABLE)",
         _nothing,
-        Target.ANY,
+        FaultTarget.ANY,
         once=True,
         carried=False,
     ),
@@ -235,7 +232,7 @@ KINDS: Mapping[str, Kind] = {
         "framing=VARIANT[+VARIANT...]",
         "the same events in another framing: " + ", ".join(FRAMINGS),
         _framings,
-        Target.SSE,
+        FaultTarget.SSE,
         once=False,
         carried=True,
     ),
@@ -243,7 +240,7 @@ KINDS: Mapping[str, Kind] = {
         "envelope=no-jsonrpc|wrong-id|truncated",
         "a malformed answer the client should refuse",
         _envelope,
-        Target.HTTP,
+        FaultTarget.HTTP,
         once=True,
         carried=False,
     ),
@@ -253,8 +250,8 @@ KINDS: Mapping[str, Kind] = {
 # -- reading ----------------------------------------------------------------------------------
 
 
-def kinds_text() -> str:
-    return "the kinds are " + ", ".join(kind.usage for kind in KINDS.values())
+def fault_kinds_text() -> str:
+    return "the kinds are " + ", ".join(kind.usage for kind in FAULT_KINDS.values())
 
 
 def parse_fault(text: str) -> FaultSpec:
@@ -265,10 +262,10 @@ def parse_fault(text: str) -> FaultSpec:
     if not colon or not selector or not name:
         _fail(text, "expected SELECTOR:KIND[=ARG], as in SendStreamingMessage:cut-after=2")
     exchange, operation = _selector(text, selector.strip())
-    if name not in KINDS:
+    if name not in FAULT_KINDS:
         _fail(text, f"no fault kind {name!r}")
     try:
-        value = KINDS[name].parse(arg.strip() if "=" in rest else None)
+        value = FAULT_KINDS[name].parse(arg.strip() if "=" in rest else None)
     except ValueError as exc:
         _fail(text, f"{name} {exc}")
     return FaultSpec(text.strip(), name, value, exchange, operation)
@@ -289,7 +286,7 @@ def read_faults(path: Path) -> tuple[FaultSpec, ...]:
     if other or not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
         raise FaultSpecError(
             f'{path}: a fault profile holds `faults = ["SELECTOR:KIND[=ARG]", ...]` and '
-            f"nothing else{f' (not {other[0]!r})' if other else ''}; {kinds_text()}"
+            f"nothing else{f' (not {other[0]!r})' if other else ''}; {fault_kinds_text()}"
         )
     try:
         return parse_faults(faults)
@@ -308,4 +305,4 @@ def _selector(text: str, selector: str) -> tuple[int | None, str | None]:
 
 
 def _fail(text: str, problem: str) -> NoReturn:
-    raise FaultSpecError(f"fault {text.strip()!r}: {problem}; {kinds_text()}")
+    raise FaultSpecError(f"fault {text.strip()!r}: {problem}; {fault_kinds_text()}")
