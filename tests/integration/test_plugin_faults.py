@@ -45,6 +45,11 @@ def test_never_asks_for_the_faulted_operation(a2a_replay):
 @pytest.mark.a2a_capture("captures/send.http", faults=["SendMessage:explode"])
 def test_asks_for_no_known_fault(a2a_replay):
     pass
+
+
+@pytest.mark.a2a_capture("captures/send.http", faults="SendMessage:reset")
+def test_gives_a_spec_for_a_list(a2a_replay):
+    pass
 """
 
 
@@ -54,7 +59,7 @@ def test_the_marker_applies_its_fault_profile(pytester: pytest.Pytester) -> None
     shutil.copy(CAPTURE, pytester.path / "captures" / "send.http")
     pytester.makepyfile(TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
-    result.assert_outcomes(passed=2, errors=2)
+    result.assert_outcomes(passed=2, errors=3)
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_never_asks_for_the_faulted_operation*",
@@ -62,6 +67,8 @@ def test_the_marker_applies_its_fault_profile(pytester: pytest.Pytester) -> None
             "*ERROR at setup of test_asks_for_no_known_fault*",
             "a2a_capture(faults=...): fault 'SendMessage:explode': no fault kind 'explode'; "
             "the kinds are cut-after=N*",
+            "*ERROR at setup of test_gives_a_spec_for_a_list*",
+            "a2a_capture(faults=...) must be a list of strings, not 'SendMessage:reset'",
             "PASSED *test_the_client_retries_after_a_429",
         ]
     )

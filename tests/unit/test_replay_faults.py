@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from recorder._errors import Exit, OptionError, exit_status
 from recorder.capture import Capture, Exchange, Request, read_capture
+from recorder.options import REPLAY
 from recorder.protocol import FaultStatus as Status
 from recorder.protocol import event_data, fold_task, parse_json
 from recorder.protocol._grpc import encode_message
@@ -22,6 +24,8 @@ from recorder.replay import (
     FAULT_KINDS,
     FaultSpec,
     FaultSpecError,
+    Fleet,
+    Replayer,
     ReplayService,
     Served,
     parse_fault,
@@ -178,6 +182,32 @@ def test_a_spec_that_names_no_exchange_it_can_apply_to_is_refused(spec: str, pro
     assert str(raised.value).startswith(f"fault {spec!r}: {problem}")
     with pytest.raises(FaultSpecError, match="envelope applies to a JSON-RPC answer"):
         service(GRPC_STREAM, "#2:envelope=no-jsonrpc")
+
+
+# -- the replayer's option table (issue 23) ---------------------------------------------------
+
+
+def test_a_fault_profile_is_a_row_of_the_replayers_table() -> None:
+    """`faults` goes through REPLAY.settings: each spec read (and kept as written), anything
+    else an OptionError naming `faults`, before a socket is bound."""
+    assert REPLAY.settings({"faults": [" SendMessage:reset ", "#2:delay=1"]})["faults"] == (
+        "SendMessage:reset",
+        "#2:delay=1",
+    )
+    assert REPLAY.settings({})["faults"] == ()
+    with pytest.raises(OptionError, match="^faults: fault 'SendMessage:explode': no fault kind"):
+        Replayer([capture(SEND)], faults=["SendMessage:explode"])
+    with pytest.raises(OptionError, match="^faults must be a list of strings, not 'Send"):
+        Replayer([capture(SEND)], faults="SendMessage:reset")  # not split into characters
+    with pytest.raises(FaultSpecError, match="^fault '#9:reset': the captures hold no"):
+        Replayer([capture(SEND)], faults=["#9:reset"])
+    assert exit_status(FaultSpecError("x")) is exit_status(OptionError("x")) is Exit.ERROR
+
+
+def test_a_fleet_refuses_a_fault_profile() -> None:
+    """A #N names one capture's exchange: a fleet of several agents takes no profile."""
+    with pytest.raises(OptionError, match="^faults: a fleet takes none"):
+        Fleet([(SEND, capture(SEND))], faults=["SendMessage:reset"])
 
 
 # -- answers ----------------------------------------------------------------------------------
