@@ -64,6 +64,7 @@ from recorder.replay._timing import Timing
 __all__ = [
     "CARD_OPERATIONS",
     "Client",
+    "FAULT_KINDS",
     "FaultSpec",
     "FaultSpecError",
     "Fleet",
@@ -74,7 +75,6 @@ __all__ = [
     "Journal",
     "JournalDelivery",
     "JournalRequest",
-    "FAULT_KINDS",
     "Limits",
     "Miss",
     "PlannedDelivery",
