@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from recorder._errors import Exit, OptionError, exit_status
+from recorder import Exit, OptionError
+from recorder._errors import exit_status
 from recorder.capture import Capture, Exchange, Request, read_capture
 from recorder.options import REPLAY
 from recorder.protocol import FaultStatus as Status
