@@ -22,6 +22,7 @@ from recorder.replay._service import ReplayService
 from recorder.replay._state import MAX_SESSIONS
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
+from recorder.replay._versions import ServeVersion
 
 DEFAULT_LIMITS = Limits()
 
@@ -38,7 +39,9 @@ class Replayer:
     push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
     times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
     mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
-    the journal keeps.  What the replayer serves about itself (the journal, the report) is
+    the journal keeps; `serve_version` (`1.0`, `0.3`, `both`) the protocol versions it speaks,
+    translating a capture of the other version (default: as recorded).  What the replayer
+    serves about itself (the journal, the report) is
     redacted with the recorder's rules, what the captures say was redacted, and `redaction`
     (`Rules(keep_secrets=True)` turns it off).
     """
@@ -57,6 +60,7 @@ class Replayer:
         ids: IdFactory | None = None,
         redaction: Rules = NO_RULES,
         journal_bytes: int = MAX_BYTES,
+        serve_version: ServeVersion | str | None = None,
     ) -> None:
         self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
         self.limits = limits
@@ -66,6 +70,7 @@ class Replayer:
             ids=ids,
             redaction=redaction,
             journal_bytes=journal_bytes,
+            serve_version=ServeVersion(serve_version) if serve_version else None,
         )
         self.runner = Runner(self.service, self.timing, forward=on_miss)
         self.app = ReplayApp(self.runner, timing=self.timing)
