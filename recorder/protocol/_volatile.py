@@ -105,14 +105,18 @@ def message_positions(*prefix: str) -> tuple[IdPosition, ...]:
     )
 
 
+# A push config's secrets, relative to the config (v1.0 flat, v0.3 nested alike): the token
+# the agent sends back with each delivery, and the credentials of its `authentication`.
+PUSH_CONFIG_SECRETS: tuple[tuple[str, ...], ...] = (("token",), ("authentication", "credentials"))
+
+
 def push_config_positions(*prefix: str, config_role: IdRole = _CHOSEN) -> tuple[IdPosition, ...]:
     """A push config's ids: its own id, its task, and the client's webhook and secrets."""
     return (
         IdPosition((*prefix, "id"), IdKind.CONFIG, config_role),
         IdPosition((*prefix, "taskId"), IdKind.TASK, _REF),
         IdPosition((*prefix, "url"), IdKind.WEBHOOK, _FRESH),
-        IdPosition((*prefix, "token"), None, _FRESH),
-        IdPosition((*prefix, "authentication", "credentials"), None, _FRESH),
+        *(IdPosition((*prefix, *secret), None, _FRESH) for secret in PUSH_CONFIG_SECRETS),
     )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from recorder.protocol import PAGINATION_FIELDS
+from recorder.protocol import PAGINATION_FIELDS, PUSH_CONFIG_SECRETS
 
 SECRET_HEADERS: tuple[str, ...] = (
     "Authorization",
@@ -45,11 +45,9 @@ SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 # Headers whose value is `name=value` pairs: each value is a secret, the names are not.
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 
-# Push-config secrets: key paths inside an object that also carries a `url`.
-SECRET_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("token",),
-    ("authentication", "credentials"),
-)
+# Push-config secrets: key paths inside an object that also carries a `url` (the protocol's
+# own table of where a push config keeps them).
+SECRET_FIELDS: tuple[tuple[str, ...], ...] = PUSH_CONFIG_SECRETS
 _SECRET_HEADER_NAMES = {h.lower(): h for h in SECRET_HEADERS}
 
 

@@ -111,8 +111,34 @@ def request_value(
         value["route"] = f"{request.method} {request.target.partition('?')[0]}"
         if classification.method:
             value["method"] = classification.method
-    value["body"] = body_value(request, classification, document)
+    body = body_value(request, classification, document)
+    if classification.binding is Binding.HTTP_JSON and isinstance(body, dict) and value["path"]:
+        body = _without_path_restated(body, value["path"], classification)
+    value["body"] = body
     return value
+
+
+_PATH_KEYS = {IdKind.TASK: "taskId", IdKind.CONFIG: "configId"}
+
+
+def _without_path_restated(
+    body: dict[str, Json], path: Mapping[str, str], classification: Classification
+) -> dict[str, Json]:
+    """The body without the members that restate an id the path names.
+
+    An HTTP+JSON request message is its path fields plus its body (the proto's `body: "*"`),
+    so a field sent in both is one field: a2a-sdk's REST client repeats the task id in the body
+    of `POST /tasks/{id}:cancel` (`{"id": ...}`), a2a-go and @a2a-js/sdk send no body, and an
+    agent reads the two alike.
+    """
+    restated = {
+        position.path[0]
+        for position in positions_of(classification)
+        if len(position.path) == 1
+        and position.kind in _PATH_KEYS
+        and body.get(position.path[0]) == path.get(_PATH_KEYS[position.kind])
+    }
+    return {k: v for k, v in body.items() if k not in restated} if restated else body
 
 
 def _path_ids(target: str, classification: Classification) -> dict[str, str]:
@@ -325,16 +351,16 @@ def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
     elif isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
             if k not in a:
-                yield f"{path}.{k}: recorded {_short(b[k])}, live has none"
+                yield f"{path}.{k}: recorded {describe_token(b[k])}, live has none"
             elif k not in b:
-                yield f"{path}.{k}: live {_short(a[k])}, recorded has none"
+                yield f"{path}.{k}: live {describe_token(a[k])}, recorded has none"
             else:
                 yield from _differences(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             yield from _differences(x, y, f"{path}[{i}]")
     elif a != b:
-        yield f"{path}: recorded {_short(b)} != live {_short(a)}"
+        yield f"{path}: recorded {describe_token(b)} != live {describe_token(a)}"
 
 
 _TOKEN_WORDS = {

@@ -83,7 +83,29 @@ def nearest(
         found = differences(shaped, json.loads(step.key[2]))
         scored.append((len(found), step.index, found, step))
     _, _, found, step = min(scored, key=lambda item: item[:2])
-    return MissReport(classification, step.exchange, tuple(found[:8]))
+    where = tuple(protocol_path(text, classification.binding) for text in found[:8])
+    return MissReport(classification, step.exchange, where)
+
+
+# Where the parts of a compared request value sit, as each binding names them.
+_ROOTS: dict[Binding | None, dict[str, str]] = {
+    Binding.JSONRPC: {"body": "params", "tenant": "params.tenant"},
+    Binding.HTTP_JSON: {"body": "body", "path": "path", "query": "query", "tenant": "path tenant"},
+    Binding.GRPC: {"body": "message", "tenant": "message.tenant"},
+}
+
+
+def protocol_path(text: str, binding: Binding | None) -> str:
+    """`$.body.id: ...` as the binding says it: `params.id` (JSON-RPC), `body.id`
+    (HTTP+JSON), `message.id` (gRPC); the URL path's and query's ids likewise."""
+    if not text.startswith("$."):
+        return text
+    section, dot, rest = text[2:].partition(".")
+    name, colon, tail = section.partition(":")
+    root = _ROOTS.get(binding, {}).get(name, name)
+    if dot:
+        return f"{root}.{rest}"
+    return f"{root}{colon}{tail}"
 
 
 # ---- answers ------------------------------------------------------------------------------

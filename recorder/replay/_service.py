@@ -567,7 +567,9 @@ class ReplayService:
         classification = reading.parsed.classification
         binding, operation = found.key[0], found.key[1]
         if found.fitting:
-            return MissReport(classification, found.fitting[0].exchange, _misfit(found))
+            return MissReport(
+                classification, found.fitting[0].exchange, _misfit(found, self.script.issuer)
+            )
         same = self.script.by_operation.get((binding, operation), [])
         others = [b for b, op in self.script.by_operation if op == operation and b != binding]
         return nearest(classification, parse_json(found.key[2]), same, others)
@@ -663,13 +665,18 @@ def _enveloped(step: Step) -> bool:
     return isinstance(document, dict) and "jsonrpc" in document
 
 
-def _misfit(found: Unanswered) -> tuple[str, ...]:
+def _misfit(found: Unanswered, issuer: Mapping[str, int]) -> tuple[str, ...]:
     named = sorted({v for s in found.fitting for v in s.names})
+    ids = ", ".join(_issued_by(v, issuer) for v in named[:4])
     return (
         "the same request, about other recorded ids than the live ones stand for (it names "
-        f"{', '.join(named[:4]) or 'none'}): no recorded story of the live ids holds such a "
-        "request at this point",
+        f"{ids or 'none'}): no recorded story of the live ids holds such a request at this point",
     )
+
+
+def _issued_by(recorded: str, issuer: Mapping[str, int]) -> str:
+    number = issuer.get(recorded)
+    return f"{recorded} (handed out by #{number})" if number is not None else recorded
 
 
 def _delivery_url(request: Request) -> str:

@@ -268,12 +268,6 @@ _GO_CROSS: dict[tuple[str, str, str], tuple[str, ...] | None] = {
 }
 DEFAULT_CROSS = {**_GO_CROSS}
 
-_REST_CANCEL_BODY = (
-    "a2a-sdk 1.x's REST client repeats the task id in the body of POST /tasks/{id}:cancel "
-    '(`{"id": ...}`); a2a-go and @a2a-js/sdk send no body. The replay matcher compares the '
-    "bodies and calls the two different requests (a miss), though the path carries the same id: "
-    "a question for the replay matcher, not the peers."
-)
 _GRPC_PAGE_SIZE = (
     "a2a-go's gRPC client sends ListTasksRequest.page_size = 0 explicitly (a proto3 optional "
     "field, so present on the wire); a2a-sdk and @a2a-js leave it out. They are different "
@@ -290,14 +284,10 @@ _JS_CARD_BY_VERSION = (
 _PY1 = ("a2a-python-1.3.0", "a2a-python-1.2.x")
 _GO = ("a2a-go-2.4.x", "a2a-go-cli-2.4.x")
 _ANY = None
-_NO_CANCEL_BODY = (*_GO, "a2a-js-1.3.x")
-_CANCELS = ("06-subscribe", "07-cancel", "11-errors")  # the scenarios with a REST cancel
 # (clients, capture SDKs, binding or _ANY, scenarios, why): a client sees something else from
 # another SDK's capture than from that SDK's live agent, and the reason is not the peers'.
 _Rule = tuple[tuple[str, ...], tuple[str, ...], str | None, tuple[str, ...], str]
 _KNOWN_CROSS: tuple[_Rule, ...] = (
-    (_PY1, _NO_CANCEL_BODY, "HTTP+JSON", _CANCELS, _REST_CANCEL_BODY),
-    (_NO_CANCEL_BODY, _PY1, "HTTP+JSON", _CANCELS, _REST_CANCEL_BODY),
     (_GO, ("a2a-js-1.3.x", *_PY1), "GRPC", ("09-list-tasks",), _GRPC_PAGE_SIZE),
     (("a2a-js-1.3.x", *_PY1), _GO, "GRPC", ("09-list-tasks",), _GRPC_PAGE_SIZE),
     (("a2a-go-cli-2.4.x",), ("a2a-js-1.3.x",), _ANY, ("01-agent-card",), _JS_CARD_BY_VERSION),

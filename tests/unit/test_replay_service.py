@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from _agent_model import (
@@ -22,7 +23,7 @@ from _agent_model import (
     as_live,
 )
 
-from recorder.capture import Exchange, Request, Response
+from recorder.capture import Exchange, Request, Response, read_capture
 from recorder.protocol import classify
 from recorder.replay import Client as Conn
 from recorder.replay import IdFactory, Miss, Refused, ReplayService, Served
@@ -334,3 +335,39 @@ def test_a_long_session_answers_each_create_from_its_recorded_step() -> None:
         numbers.append(outcome.step.number)
     # A capture replayed as written gets the recorded ids, answered in recorded order.
     assert numbers == list(range(1, 201))
+
+
+@pytest.mark.parametrize("body", [b"", b"{}"], ids=["no-body", "empty-object"])
+def test_a_rest_cancel_that_does_not_restate_the_path_id_matches_one_that_does(
+    body: bytes,
+) -> None:
+    """a2a-sdk's REST client sends `{"id": ...}` with POST /tasks/{id}:cancel; a2a-go and
+    @a2a-js/sdk send no body.  The message is the path fields plus the body, so both say the
+    same, and an agent answers both alike (found by the cross-SDK replay matrix)."""
+    path = Path(__file__).parents[2] / "captures/a2a-python-1.3.0/http-json/07-cancel.http"
+    capture = read_capture(path)
+    service = ReplayService([capture])
+    outcomes = []
+    for exchange in capture.exchanges:
+        request = exchange.request
+        if exchange.classification.operation == "CancelTask":
+            assert json.loads(request.body) == {"id": exchange.classification.task_id}
+            headers = tuple((k, v) for k, v in request.headers if k.lower() != "content-length")
+            request = Request(request.method, request.target, headers, body)
+        outcomes.append(service.handle(request))
+    assert all(isinstance(o, Served) for o in outcomes), [type(o).__name__ for o in outcomes]
+
+
+def test_a_rest_cancel_naming_another_id_in_its_body_is_another_request() -> None:
+    path = Path(__file__).parents[2] / "captures/a2a-python-1.3.0/http-json/07-cancel.http"
+    capture = read_capture(path)
+    service = ReplayService([capture])
+    for exchange in capture.exchanges:
+        request = exchange.request
+        if exchange.classification.operation == "CancelTask":
+            body = json.dumps({"id": "some-other-task"}).encode()
+            request = Request(request.method, request.target, request.headers, body)
+            assert isinstance(service.handle(request), Miss)
+            return
+        service.handle(request)
+    raise AssertionError("no CancelTask in the capture")
