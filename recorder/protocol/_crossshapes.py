@@ -274,8 +274,9 @@ def _write_create(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> J
 
 
 def _read_config_list(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
-    configs = obj.get("configs")
-    return {**obj, "configs": w.read(configs, PUSH_CONFIG + LIST_OF, source, f"{path}.configs")}
+    if "configs" in obj:
+        obj["configs"] = w.read(obj["configs"], PUSH_CONFIG + LIST_OF, source, f"{path}.configs")
+    return obj
 
 
 def read_bare_config_list(w: Walk, configs: list[Json], source: Dialect, path: str) -> Json:

@@ -24,7 +24,7 @@ input.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -72,15 +72,48 @@ def body(
     walk = Walk()
     if source is target:
         return walk.result(document)
-    if isinstance(document, dict) and "jsonrpc" in document:
-        return walk.result(_envelope(walk, document, name, side, source, target, path))
-    kind = root(name, side)
-    if kind is None or _is_error(document):
-        return walk.result(document)
-    value = walk.write(walk.read(document, kind, source, path), kind, target, path)
-    if target is Dialect.V03_PROTO:
+
+    def step(value: Json, kind: str, here: str) -> Json:
+        return walk.write(walk.read(value, kind, source, here), kind, target, here)
+
+    value = _document(walk, document, name, side, (source.version, target.version), step, path)
+    if target is Dialect.V03_PROTO and not _is_envelope(document):
         value = _pruned(walk, value, name, side, path)
     return walk.result(value)
+
+
+def read_body(
+    document: Json, name: str, side: Side, source: Dialect, *, path: str = "$", keep: bool = False
+) -> Translated:
+    """One JSON document of operation `name` in its v1.0 form (`keep`: what v1.0 cannot carry
+    stays where it is, listed; the diff compares it)."""
+    walk = Walk(keep=keep)
+
+    def step(value: Json, kind: str, here: str) -> Json:
+        return walk.read(value, kind, source, here)
+
+    versions = (source.version, Version.V1_0)
+    return walk.result(_document(walk, document, name, side, versions, step, path))
+
+
+Step = Callable[[Json, str, str], Json]
+
+
+def _document(
+    walk: Walk,
+    document: Json,
+    name: str,
+    side: Side,
+    versions: tuple[Version, Version],
+    step: Step,
+    path: str,
+) -> Json:
+    if _is_envelope(document):
+        return _envelope(walk, document, name, side, versions, step, path)
+    kind = root(name, side)
+    if kind is None or _is_error(document):
+        return document
+    return step(document, kind, path)
 
 
 def root(name: str, side: Side) -> str | None:
@@ -94,22 +127,24 @@ def _envelope(
     envelope: dict[str, Json],
     name: str,
     side: Side,
-    source: Dialect,
-    target: Dialect,
+    versions: tuple[Version, Version],
+    step: Step,
     path: str,
 ) -> dict[str, Json]:
+    """A JSON-RPC envelope of version `versions[0]` as `versions[1]` writes it: a method
+    name of the first version renamed, `params` or `result` translated."""
     out = dict(envelope)
-    method = out.get("method")
-    new = jsonrpc_method(name, target.version)
-    if isinstance(method, str) and new and new != method:
-        old, v1 = (method, new) if source is not Dialect.V1 else (new, method)
+    method, (source, to) = out.get("method"), versions
+    row, new = operation(name, source), jsonrpc_method(name, to)
+    named = row is not None and method in row.jsonrpc_methods
+    if isinstance(method, str) and named and new and new != method:
+        old, v1 = (new, method) if to is Version.V0_3 else (method, new)
         walk.note(_R.METHOD, old, v1, f"{path}.method")
         out["method"] = new
     member = "params" if side == "request" else "result"
     kind = root(name, side)
     if kind is not None and member in out:
-        here = f"{path}.{member}"
-        out[member] = walk.write(walk.read(out[member], kind, source, here), kind, target, here)
+        out[member] = step(out[member], kind, f"{path}.{member}")
     return out
 
 
@@ -117,6 +152,10 @@ def jsonrpc_method(name: str, version: Version) -> str | None:
     """The JSON-RPC method of operation `name` in `version` (None: it has none)."""
     row = operation(name, version)
     return row.jsonrpc_method if row is not None and row.jsonrpc_method else None
+
+
+def _is_envelope(document: Json) -> bool:
+    return isinstance(document, dict) and "jsonrpc" in document
 
 
 def _is_error(document: Json) -> bool:
