@@ -609,6 +609,12 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
     is_flag=True,
     help="Serve the journal and report with credentials as received (redacted by default).",
 )
+@click.option(
+    "--serve-version",
+    type=click.Choice(["1.0", "0.3", "both"]),
+    help="The A2A versions to speak, translating a capture of the other one (default: as "
+    "recorded).  'both' serves a dual card and answers each request in its own version.",
+)
 def replay(
     files: tuple[str, ...],
     listen: str,
@@ -621,6 +627,7 @@ def replay(
     max_sessions: int,
     journal_bytes: int,
     keep_secrets: bool,
+    serve_version: str | None,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
     from recorder.redaction import Rules
@@ -652,6 +659,7 @@ def replay(
             max_sessions=max_sessions,
             journal_bytes=journal_bytes,
             redaction=Rules(keep_secrets=keep_secrets),
+            serve_version=serve_version,
         ).start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
@@ -675,6 +683,8 @@ def replay(
             "replayer (see 'synthesized' in the report)",
             err=True,
         )
+    for value in report.not_carried_values:
+        click.echo(f"not carried: {value}", err=True)
     if strict and not report.clean:
         click.echo(json.dumps(report.as_json(), indent=2), err=True)
         sys.exit(1)

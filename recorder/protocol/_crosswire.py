@@ -480,3 +480,17 @@ def _prune_field(walk: Walk, value: Json, field: pb_descriptor.FieldDescriptor, 
     if field.is_repeated and isinstance(value, list):
         return [_prune(walk, v, child, f"{path}[{i}]") for i, v in enumerate(value)]
     return _prune(walk, value, child, path)
+
+
+def wire_name(name: str, binding: str, verb: str, version: Version) -> str | None:
+    """What a classification calls operation `name` on the wire in `version`: the JSON-RPC
+    method, the gRPC path, or `VERB /route` (None: it has none there)."""
+    row = operation(name, version)
+    if row is None:
+        return None
+    if binding == "GRPC":
+        return row.grpc_path or None
+    if binding == "JSONRPC":
+        return row.jsonrpc_method or None
+    route = next((r for r in row.routes if not r.has_tenant and r.verb == verb.upper()), None)
+    return f"{route.verb} {route.template}" if route is not None else None

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
+from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
 from recorder.protocol import (
     AGENT_CARD,
     NOT_JSON,
@@ -43,6 +43,7 @@ from recorder.protocol._crosswire import (
     rest_error,
     stream,
     target,
+    wire_name,
 )
 from recorder.protocol._grpc import (
     DETAILS_HEADER,
@@ -52,6 +53,7 @@ from recorder.protocol._grpc import (
     encode_grpc_message,
     encode_status_details,
 )
+from recorder.protocol._v03 import VERSION_HEADER
 from recorder.replay._grpcanswer import recorded_status
 from recorder.replay._respond import dumps_like, form_of
 
@@ -123,15 +125,15 @@ class Versions:
 
     def incoming(self, request: Request, c: Classification) -> Crossing | Refusal | None:
         """The request translated into the recorded version, a refusal, or None (as it is)."""
-        served, version = self.served, c.version
-        if served is None or version not in SERVED or c.operation in _UNVERSIONED:
+        served, version, name = self.served, c.version, c.operation
+        if served is None or version not in SERVED or name in _UNVERSIONED or name is None:
             return None
         if version not in served:
             return Refusal(version, served)
         if version in self.recorded or not self.recorded:
             return None
         to = Version.V1_0 if Version.V1_0 in self.recorded else Version.V0_3
-        if operation(c.operation, to) is None:
+        if operation(name, to) is None:
             return None  # the recorded version has no such operation: a miss says so
         return _crossed(request, c, version, to)
 
@@ -177,7 +179,8 @@ class Versions:
         found = body(document, PUSH_DELIVERY, "request", src, dst)
         text = exchange.request.body.decode("utf-8", "replace")
         data = _dumps_like(text, found.value).encode("utf-8")
-        return replace(exchange, request=replace(exchange.request, body=data))
+        c = replace(exchange.classification, version=client)
+        return replace(exchange, classification=c, request=replace(exchange.request, body=data))
 
 
 # ---- requests ------------------------------------------------------------------------------
@@ -407,3 +410,77 @@ def _words(renames: Collection[Rename], what: str, *, reverse: bool) -> tuple[st
         counts[text] = counts.get(text, 0) + 1
     listed = [f"{text} (×{n})" if n > 1 else text for text, n in counts.items()]
     return (f"translated {what}: " + "; ".join(listed),)
+
+
+# ---- a whole capture, for verify ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureAs:
+    """A capture as an agent of another version would have been recorded, and what it took."""
+
+    capture: Capture
+    changes: tuple[str, ...]
+    lost: tuple[str, ...]
+    kept: tuple[str, ...]  # exchanges the other version has no form of, left as recorded
+
+
+def capture_as(capture: Capture, version: Version) -> CaptureAs:
+    """Every exchange of `capture` in `version`: requests, answers, the card, push deliveries
+    (`verify --as-version` sends these requests and compares with these answers)."""
+    versions = Versions(ServeVersion(version.value), ())
+    renames: dict[str, None] = {}
+    lost: dict[str, None] = {}
+    kept: list[str] = []
+    exchanges = []
+    for exchange in capture.exchanges:
+        found = _exchange_as(exchange, version, versions)
+        if found is None:
+            kept.append(f"#{exchange.number} {exchange.classification.operation}")
+            exchanges.append(exchange)
+            continue
+        new, changes, cut = found
+        exchanges.append(new)
+        renames.update(dict.fromkeys(changes))
+        lost.update(dict.fromkeys(f"#{exchange.number}: {c.describe()}" for c in cut))
+    new_capture = replace(capture, exchanges=tuple(exchanges))
+    return CaptureAs(new_capture, tuple(renames), tuple(lost), tuple(kept))
+
+
+Crossed = tuple[Exchange, tuple[str, ...], tuple[Lost, ...]]
+
+
+def _version_header(found: Iterable[tuple[str, str]], version: Version) -> Headers:
+    """Headers with `A2A-Version` saying `version` (v0.3 requests carry none)."""
+    out = [(k, v) for k, v in found if k.lower() != VERSION_HEADER.lower()]
+    return (*out, (VERSION_HEADER, str(version))) if version is Version.V1_0 else tuple(out)
+
+
+def _exchange_as(exchange: Exchange, version: Version, versions: Versions) -> Crossed | None:
+    """`exchange` in `version`; None when that version has no such exchange."""
+    c = exchange.classification
+    if c.operation == AGENT_CARD and exchange.response is not None:
+        data = versions.card_bytes(exchange.response.body)
+        changes = versions.card_changes(exchange.response.body)
+        response = replace(exchange.response, body=data)
+        asked = _version_header(exchange.request.headers, version)  # the card of `version`
+        request = replace(exchange.request, headers=asked)
+        said = version if version is Version.V1_0 else None  # as the classifier reads it
+        new = replace(exchange, classification=replace(c, version=said), request=request)
+        return replace(new, response=response), changes, ()
+    if c.operation == PUSH_DELIVERY:
+        return versions.delivery(exchange, version), (), ()
+    if c.version not in SERVED or c.version is version or c.operation in _UNVERSIONED:
+        return exchange, (), ()
+    assert c.operation is not None and c.binding is not None and c.version is not None
+    if operation(c.operation, version) is None:
+        return None
+    crossing = _crossed(exchange.request, c, c.version, version)
+    method = wire_name(c.operation, str(c.binding), exchange.request.method, version)
+    named = replace(c, version=version, method=method or c.method)
+    out = replace(exchange, classification=named, request=crossing.request)
+    if exchange.response is None:
+        return out, crossing.changes, crossing.lost
+    answer = _answer(exchange.response, c, c.version, version)
+    out = replace(out, response=answer.response)
+    return out, (*crossing.changes, *answer.changes), (*crossing.lost, *answer.lost)

@@ -19,6 +19,7 @@ import click
 from recorder.capture import Capture, CaptureParseError, read_capture
 from recorder.ci import BaselineError
 from recorder.cli import check_grpc_upstream, check_url
+from recorder.protocol import Version
 from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
 from recorder.verify._modes import LEARN_FORMATS, Job, learn_into, once, run_trials
 from recorder.verify._report import FORMATS
@@ -141,6 +142,12 @@ def _fail(message: str) -> NoReturn:
     help="Drift when an exchange takes more than X times as long as recorded.",
 )
 @click.option(
+    "--as-version",
+    type=click.Choice(["1.0", "0.3"]),
+    help="Send the capture in this A2A version, translated, and compare with its answers "
+    "translated too: check an agent's migration against a recording of the other version.",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -165,6 +172,7 @@ def verify_command(
     params: tuple[str, ...],
     timeout: float | None,
     max_slowdown: float | None,
+    as_version: str | None,
     config_path: Path | None,
 ) -> None:
     """Send the client side of CAPTURE to the live agent at URL and report what drifted.
@@ -194,6 +202,7 @@ def verify_command(
             "credentials": credentials,
             "timeout": timeout or config.timeout or 10.0,
             "max_slowdown": max_slowdown or config.max_slowdown,
+            "as_version": Version(as_version) if as_version else None,
         },
     )
     color = output is None and fmt == "text" and sys.stdout.isatty()
