@@ -221,7 +221,6 @@ _TYPES: Mapping[str, TypeRow] = {
     CARD_REQUEST: TypeRow(v1_only=_TENANT),
     CARD: TypeRow(shape="card"),
 }
-USER_CONTENT = frozenset({"metadata"})  # the agent's and the user's own data: never walked
 
 # Enum forms, v1.0 name -> (v0.3 JSON-RPC, v0.3 proto-JSON).
 ENUMS: Mapping[str, Mapping[str, tuple[str, str]]] = {

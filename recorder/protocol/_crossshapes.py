@@ -9,8 +9,9 @@ of the object (already stripped of its `kind` on reading) and return the new one
   raw | url | data, mediaType, filename}` (a2a-wire.md §7);
 - the answer wrappers: v1.0 and v0.3 proto-JSON name the member (`{"task": ...}`), v0.3
   JSON-RPC puts a `kind` inside the object;
-- a status update's `final` (v0.3), which v1.0 dropped: the stream's end says it; written as
-  the state says (terminal or interrupted: true), as the v0.3 SDKs wrote it;
+- a status update's `final` (v0.3), which v1.0 dropped: the stream's end says it; written true
+  for a terminal state, as a2a-sdk's compat layer writes it (`_crosswire.stream` marks the
+  last status update of a stream final too: an interrupted task's stream ends there);
 - the send configuration: `blocking` is v1.0's `returnImmediately` inverted, written
   explicitly (v0.3 clients send it); the push config member's three names;
 - push configs: v1.0 flat `{taskId, id, url, token, authentication: {scheme}}`, v0.3 nested
@@ -64,8 +65,13 @@ _NESTED, _FLAT = "{taskId, pushNotificationConfig:{…}}", "flat {taskId, id, ur
 
 
 def _read_part(w: Walk, part: Obj, kind: str, source: Dialect, path: str) -> Json:
-    if source is _V03:
-        return _read_kind_part(w, part, path)
+    part = _read_kind_part(w, part, path) if source is _V03 else _read_proto_part(w, part, path)
+    if "data" in part:
+        _unwrap_data(w, part, path)
+    return part
+
+
+def _read_proto_part(w: Walk, part: Obj, path: str) -> Obj:
     file = part.get("file")
     if isinstance(file, dict):
         del part["file"]
@@ -78,7 +84,7 @@ def _read_part(w: Walk, part: Obj, kind: str, source: Dialect, path: str) -> Jso
     return part
 
 
-def _read_kind_part(w: Walk, part: Obj, path: str) -> Json:
+def _read_kind_part(w: Walk, part: Obj, path: str) -> Obj:
     kind = part.pop("kind", None)
     if isinstance(kind, str):
         w.note(_R.PART_KIND, f'"kind":"{kind}"', "raw|url" if kind == "file" else kind, path)
@@ -97,6 +103,8 @@ def _write_part(w: Walk, part: Obj, kind: str, target: Dialect, path: str) -> Js
         if not implied:
             w.lose(part, key, path, f"a v0.3 {member or 'part'} part has no {key}")
         part.pop(key, None)
+    if member == "data" and not isinstance(part["data"], dict):
+        _wrap_data(w, part, path)
     if member == "data" and target is _PROTO:
         part["data"] = {"data": part["data"]}
         w.note(_R.PART_KIND, "data.data", "data", path)
@@ -104,6 +112,33 @@ def _write_part(w: Walk, part: Obj, kind: str, target: Dialect, path: str) -> Js
         return part
     w.note(_R.PART_KIND, f'"kind":"{member}"', member, path)
     return {"kind": member, **part}
+
+
+# a2a-sdk's convention for a v1.0 data part that holds no object (v0.3 DataPart.data is one):
+# `{"value": X}`, flagged in the part's metadata (a2a/compat/v0_3/conversions.py).
+DATA_VALUE, DATA_FLAG = "value", "data_part_compat"
+
+
+def _wrap_data(w: Walk, part: Obj, path: str) -> None:
+    part["data"] = {DATA_VALUE: part["data"]}
+    metadata = part.get("metadata")
+    part["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), DATA_FLAG: True}
+    w.note(_R.PART_KIND, f"data.{DATA_VALUE} + metadata.{DATA_FLAG}", "data (no object)", path)
+
+
+def _unwrap_data(w: Walk, part: Obj, path: str) -> None:
+    metadata, data = part.get("metadata"), part.get("data")
+    if not (isinstance(metadata, dict) and metadata.get(DATA_FLAG) is True):
+        return
+    if not (isinstance(data, dict) and set(data) == {DATA_VALUE}):
+        return
+    part["data"] = data[DATA_VALUE]
+    rest = {k: v for k, v in metadata.items() if k != DATA_FLAG}
+    if rest:
+        part["metadata"] = rest
+    else:
+        del part["metadata"]
+    w.note(_R.PART_KIND, f"data.{DATA_VALUE} + metadata.{DATA_FLAG}", "data (no object)", path)
 
 
 def _write_file_part(w: Walk, part: Obj, target: Dialect, path: str) -> Json:
@@ -136,7 +171,8 @@ def _write_wrapper(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> 
     member = members[0]
     for key in [k for k in obj if k != member]:
         w.lose(obj, key, path, "a v0.3 answer is the object itself")
-    return w.write(obj[member], MEMBER_TYPES[member], target, path, wrapped=True)
+    # paths name the place in the document as it was (`$.task.…`), as reading's do
+    return w.write(obj[member], MEMBER_TYPES[member], target, f"{path}.{member}", wrapped=True)
 
 
 def _members(step: Callable[..., Json], obj: Obj, dialect: Dialect, path: str) -> Obj:
@@ -158,8 +194,10 @@ def _write_status_update(w: Walk, obj: Obj, kind: str, target: Dialect, path: st
     status = obj.get("status")
     row = task_state_row(status.get("state")) if isinstance(status, dict) else None
     out = w.write_members(obj, kind, target, path)
-    out["final"] = bool(row and (row.terminal or row.interrupted))
-    w.note(_R.FINAL_REMOVED, "final", "", f"{path}.final")
+    final = bool(row and row.terminal)
+    if final or target is _V03:  # proto3 JSON leaves a false out, as a2a-sdk 0.3 writes it
+        out["final"] = final
+        w.note(_R.FINAL_REMOVED, "final", "", f"{path}.final")
     return out
 
 

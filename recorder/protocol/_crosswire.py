@@ -278,14 +278,16 @@ def _header_note(old: str, new: str, to: Version) -> Rename:
     return Rename(_R.HEADER, v03, v1, f"header:{old}")
 
 
+_V03_CONTENT_TYPES: Mapping[str, str] = {new: old for old, new in V03_CONTENT_TYPES.items()}
+
+
 def _content_type(value: str, to: Version) -> str:
-    media, sep, rest = value.partition(";")
-    table = (
-        V03_CONTENT_TYPES if to is Version.V1_0 else {v: k for k, v in V03_CONTENT_TYPES.items()}
-    )
+    """An answer's content type in `to`: v0.3 HTTP+JSON answered plain JSON; a v1.0 agent may
+    too (a2a-sdk's errors), so a v0.3 one stays as it is."""
     if to is Version.V1_0:
-        return value  # v1.0 answers plain JSON too (a2a-sdk's errors)
-    return table.get(media.strip(), media) + sep + rest
+        return value
+    media, sep, rest = value.partition(";")
+    return _V03_CONTENT_TYPES.get(media.strip(), media) + sep + rest
 
 
 # ---- errors --------------------------------------------------------------------------------
