@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from _helpers import load_peers_run, timing_free, without_wording
 
@@ -213,3 +214,49 @@ def test_a_v1_tenant_a_v03_capture_cannot_carry_is_listed_not_dropped(binding: s
     assert len(report.not_carried_values) == 1
     assert report.not_carried_values[0].startswith("a v1.0 request: $.")
     assert 'tenant = "tenant-a": v0.3 has no such member' in report.not_carried_values[0]
+
+
+def _blocking(client: str, base: str) -> Any:
+    summary = run.run_client(
+        client, base + "/.well-known/agent-card.json", "JSONRPC", "03-blocking-task", timeout=60
+    )
+    return without_wording(timing_free(summary))
+
+
+@pytest.mark.parametrize("corpus", [DIRECTIONS[V03_CLIENT][0], DIRECTIONS[V1_CLIENT][0]])
+def test_both_answers_each_client_in_its_own_version_from_one_replay(corpus: str) -> None:
+    """`--serve-version both`: one replay, a dual card, the 0.3.26 client, the 1.3.0 client and
+    the 0.3.26 client again, each served the blocking task in the version it speaks."""
+    capture = read_capture(ROOT / "captures" / corpus / "03-blocking-task.http")
+    with Replayer([capture], timing="none", serve_version="both") as replayer:
+        seen = [_blocking(c, replayer.url) for c in (V03_CLIENT, V1_CLIENT, V03_CLIENT)]
+        report = replayer.report
+    for summary, call in zip(seen, ("message/send", "SendMessage", "message/send"), strict=True):
+        assert summary["ok"] and summary["exit_code"] == 0, summary
+        assert summary["steps"] == [
+            {
+                "call": call,
+                "events": ["task:completed"],
+                "state": "completed",
+                "texts": ["echo hello"],
+            }
+        ]
+    assert list(report.misses) == [] and list(report.not_carried_values) == []
+
+
+def test_a_replay_serving_v1_only_is_refused_by_a_v03_client_as_a_v1_agent_is() -> None:
+    """`--serve-version 1.0` on a capture whose agent also spoke v0.3 (a2a-sdk 1.3.0's card
+    lists both): the card served lists v1.0 interfaces only, which a2a-sdk 0.3.26 cannot read
+    (agno#10387: a v0.3 client against a v1.0-only agent); the 1.3.0 client is served."""
+    capture = read_capture(ROOT / "captures" / DIRECTIONS[V03_CLIENT][0] / "03-blocking-task.http")
+    with Replayer([capture], timing="none", serve_version="1.0") as replayer:
+        old, new = (_blocking(c, replayer.url) for c in (V03_CLIENT, V1_CLIENT))
+        # a raw v0.3 request past the card: refused with v1.0's "method not found", saying why
+        sent = {"jsonrpc": "2.0", "id": 7, "method": "message/send", "params": {"message": {
+            "kind": "message", "messageId": "m-1", "role": "user",
+            "parts": [{"kind": "text", "text": "echo hello"}]}}}  # fmt: skip
+        answer = httpx.post(replayer.url + "/a2a/jsonrpc", json=sent, timeout=10).json()
+    assert not old["ok"] and "agent card" in old["failure"] and '"url"' in old["failure"]
+    assert new["ok"], new
+    assert answer["id"] == 7 and answer["error"]["code"] == -32601
+    assert "a v0.3 request; this replay serves v1.0" in answer["error"]["message"]
