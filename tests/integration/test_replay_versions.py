@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from _helpers import load_peers_run, timing_free, without_wording
+from _helpers import free_port, load_peers_run, timing_free, without_wording
 
 from recorder.capture import Capture, read_capture
 from recorder.protocol import AGENT_CARD, parse_json
@@ -260,3 +263,32 @@ def test_a_replay_serving_v1_only_is_refused_by_a_v03_client_as_a_v1_agent_is() 
     assert new["ok"], new
     assert answer["id"] == 7 and answer["error"]["code"] == -32601
     assert "a v0.3 request; this replay serves v1.0" in answer["error"]["message"]
+
+
+def test_the_command_serves_another_version_and_lists_what_it_could_not_carry() -> None:
+    """`a2a-recorder replay --serve-version 0.3` on the 1.3.0 HTTP+JSON errors capture: the
+    0.3.26 client gets its two errors, and the report on exit lists the v1.0 error members a
+    v0.3 error body has no place for."""
+    capture = ROOT / "captures" / V1_CLIENT / "http-json" / "11-errors.http"
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recorder", "replay", str(capture), "--listen",
+         f"127.0.0.1:{port}", "--serve-version", "0.3"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None and process.stderr.readline()
+        base = f"http://127.0.0.1:{port}"
+        summary = run.run_client(
+            V03_CLIENT, base + "/.well-known/agent-card.json", "HTTP+JSON", "11-errors"
+        )
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert summary["ok"] and len(summary["errors"]) == 2, summary
+    carried = [line for line in err.splitlines() if line.startswith("not carried: #")]
+    assert any("GetTask to a v0.3 client: body.error.status" in n for n in carried), carried
+    assert any("CancelTask to a v0.3 client: body.error.details" in n for n in carried), carried
