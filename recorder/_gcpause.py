@@ -1,4 +1,8 @@
-"""Pause the cyclic garbage collector while a big, acyclic structure is built.
+"""Pause the cyclic garbage collector while a big, acyclic structure is built: for the CLI only.
+
+The collector belongs to the process: a library call (`read_capture`, `ReplayService`,
+`Replayer`) runs in someone else's (a user's pytest) and leaves it alone.  Only the CLI's own
+process pauses it, around `a2a-recorder replay`'s load (`recorder.cli`).
 
 Reading a long capture, and loading it into the replay service, allocate about a hundred
 container objects per exchange and free almost none of them: the collector finds no garbage,
@@ -11,9 +15,11 @@ generation, so the first allocation afterwards walks all of it, and a later pass
 generation walks it again.  Instead the objects go straight to the oldest generation, where
 they would have been after surviving those passes: freezing and unfreezing moves every tracked
 object there without walking any (the caller's own young objects too, so a cycle they dropped
-waits for the next full pass).  Measured on a 10,000-exchange capture, file to serving went
-from a median of 1.83 s to 1.54 s.  That is skipped when objects were frozen since this module
-last looked (a forking server freezes its heap on purpose), since unfreezing would release them.
+waits for the next full pass).  Measured on a 10,000-exchange capture (`scripts/bench-replay
+--only-load`, each way in a fresh process), file to serving takes about a fifth less CPU with
+the pause: 1.13 s against 1.42 s (medians of 8, on a shared machine).  That is skipped when
+objects were frozen since this module last looked (a forking server freezes its heap on
+purpose), since unfreezing would release them.
 
 The pause is scoped and restores the previous state: a caller that had disabled the collector
 keeps it disabled.

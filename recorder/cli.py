@@ -88,7 +88,7 @@ def _first_line(text: str) -> str:
 
 def version_text() -> str:
     """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
-    from recorder.protocol._grpc import descriptor_source
+    from recorder.protocol import descriptor_source
 
     try:
         mitmproxy = importlib.metadata.version("mitmproxy")
@@ -630,6 +630,7 @@ def replay(
     serve_version: str | None,
 ) -> None:
     """Serve captures as a fake A2A agent, offline."""
+    from recorder._gcpause import collector_paused
     from recorder.redaction import Rules
     from recorder.replay import Limits, Replayer, Timing
 
@@ -638,7 +639,8 @@ def replay(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--timing") from exc
     paths, forward = _forward_url(on_miss, files)
-    captures = [load_capture(Path(path)) for path in paths]
+    with collector_paused():  # this process is the CLI's own: see recorder._gcpause
+        captures = [load_capture(Path(path)) for path in paths]
     signals = StopSignals()
     host, port = parse_listen(listen)
     grpc_host, grpc_port = parse_listen(grpc_listen) if grpc_listen else (host, None)
@@ -648,19 +650,21 @@ def replay(
         )
     limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
     try:
-        replayer = Replayer(
-            captures,
-            host=host,
-            port=port,
-            timing=pace,
-            on_miss=forward,
-            grpc_port=grpc_port,
-            limits=limits,
-            max_sessions=max_sessions,
-            journal_bytes=journal_bytes,
-            redaction=Rules(keep_secrets=keep_secrets),
-            serve_version=serve_version,
-        ).start()
+        with collector_paused():
+            replayer = Replayer(
+                captures,
+                host=host,
+                port=port,
+                timing=pace,
+                on_miss=forward,
+                grpc_port=grpc_port,
+                limits=limits,
+                max_sessions=max_sessions,
+                journal_bytes=journal_bytes,
+                redaction=Rules(keep_secrets=keep_secrets),
+                serve_version=serve_version,
+            )
+        replayer.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -733,7 +737,7 @@ def demo(out: Path, binding: str) -> None:
     Needs the `demo` extra (a2a-sdk): pip install 'a2a-recorder[demo]'.
     """
     try:
-        from recorder.demo._run import run_demo
+        from recorder.demo import run_demo
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise

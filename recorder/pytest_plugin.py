@@ -10,25 +10,29 @@ names, with their meanings:
 - `none` (default): replay only; a missing capture fails the test and says how to record it;
 - `once` (alias `missing`): record the captures that do not exist yet, replay the others;
 - `new_episodes`: replay the capture; a request it cannot answer goes to the live agent
-  through the recorder and is appended to the capture (HTTP only: a gRPC miss fails);
+  through the recorder and is appended to the capture, and a warning says what was (HTTP
+  only: a gRPC miss fails, and so does a request naming an id the replay handed out that
+  the live agent does not know);
 - `all` (alias `rewrite`): record every capture again from scratch, as pytest-recording's
   `rewrite` does (vcrpy's `all` keeps old interactions; ours never mixes two sessions).
 
 Invariants:
-- Recording goes to a temporary file beside the capture.  The capture is replaced (renamed
-  over, atomically) only when the test passed and the recording holds every exchange the test
-  made: each with its response, and no call that the recorder could not follow.  A failed
-  re-record leaves the old capture byte for byte.  Nothing recorded is thrown away either: a
-  recording that does not replace the capture is kept beside it as `<name>.rejected.http`
-  (what the recorder wrote, exchanges cut at teardown marked as such), and the failure says
-  so; the next run that records that capture replaces or removes it.
+- Recording goes to a draft beside the capture, which the capture writer alone creates,
+  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`).  The capture
+  is replaced (renamed over, atomically) only when the test passed and the recording holds
+  every exchange the test made: each with its response, and no call that the recorder could
+  not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
+  thrown away either: a recording that does not replace the capture is kept beside it as
+  `<name>.rejected.http` (what the recorder wrote, exchanges cut at teardown marked as such),
+  and the failure says so; the next run that records that capture replaces or removes it.
 - A test never reaches a live agent by accident.  When recording, the card's GRPC interface
   points at the recorder's gRPC listener: towards `--a2a-grpc-upstream`, or, without it, towards
   a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
   replayer's gRPC face always runs (even for a capture with no gRPC exchange) and the card's
   GRPC interface points at it, so a binding the capture cannot answer is a miss that names it.
-- A request the capture cannot answer fails the test at teardown, with the nearest recorded
-  exchange named.
+- A request the capture cannot answer fails the test, once, with the nearest recorded exchange
+  named: beside the test's own failure when its body failed, else as its failure (see
+  `recorder._unanswered`).
 
 `--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
 test's capture is first played against the agent at URL (once per capture and session),
@@ -51,7 +55,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -62,8 +65,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from recorder._unanswered import (
+    Unanswered,
+    episode_message,
+    episode_problems,
+    forwarded_summary,
+    miss_message,
+    misses_among,
+)
+
 if TYPE_CHECKING:
-    from recorder.capture import Capture
+    from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
     from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
 
@@ -82,6 +94,7 @@ _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _VERIFIED = pytest.StashKey[dict[Path, "str | None"]]()  # capture -> drift message (or None)
 _DRIFT = pytest.StashKey["str | None"]()
 _PROJECT = pytest.StashKey["RecorderConfig"]()  # `[tool.a2a-recorder]`, read once a session
+_UNANSWERED = pytest.StashKey[Unanswered]()  # what the test's replay could not answer
 
 
 def parse_mode(text: str) -> RecordMode:
@@ -192,19 +205,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    """Keep each phase's report, so the fixture's teardown knows whether the test passed."""
+    """Keep each phase's report, so the fixture's teardown knows whether the test passed; a
+    test body that failed gets what the replay could not answer beside its failure (once)."""
     outcome: Any = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.when == "call" and report.failed and _UNANSWERED in item.stash:
+        message = item.stash[_UNANSWERED].unsaid()
+        if message is not None:
+            report.sections.append(("a2a-recorder", message))
     item.stash.setdefault(_REPORTS, {})[report.when] = report
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """In verify mode, a test whose capture drifted fails once its body has run."""
+    """In verify mode, a test whose capture drifted fails once its body has run; a test whose
+    replay could not answer a request fails then too (once: see `recorder._unanswered`)."""
     result = yield
     drift = item.stash.get(_DRIFT, None)
     if drift is not None:
         pytest.fail(drift, pytrace=False)
+    message = item.stash[_UNANSWERED].unsaid() if _UNANSWERED in item.stash else None
+    if message is not None:
+        pytest.fail(message, pytrace=False)
     return result
 
 
@@ -238,13 +260,13 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
     exists = settings.path.exists()
     if settings.verify is not None:
         node.stash[_DRIFT] = _verified(settings, request.config)
-        yield from _replay(settings)
+        yield from _replay(settings, node)
     elif settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
         yield from _record(settings, lambda: _passed(node))
     elif settings.mode is RecordMode.NEW_EPISODES:
-        yield from _new_episodes(settings, lambda: _passed(node))
+        yield from _new_episodes(settings, node)
     else:
-        yield from _replay(settings)
+        yield from _replay(settings, node)
 
 
 def _settings(request: pytest.FixtureRequest) -> _Settings:
@@ -307,7 +329,7 @@ def _load(path: Path) -> Capture:
         pytest.fail(f"capture is damaged: {exc}", pytrace=False)
 
 
-def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
+def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     from recorder.replay import Replayer
 
     capture = _load(settings.path)
@@ -316,12 +338,16 @@ def _replay(settings: _Settings) -> Iterator[A2AEndpoint]:
     replayer = Replayer(
         [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
     )
+    report = replayer.report
+    unanswered = node.stash[_UNANSWERED] = Unanswered(
+        lambda: report.synthesized_answers,
+        lambda lines: miss_message(misses_among(report.misses, lines), capture, lines),
+    )
     with replayer:
         yield _replay_endpoint(settings, replayer)
-        misses = list(replayer.report.misses)
-        synthesized = list(replayer.report.synthesized_answers)
-    if synthesized:
-        pytest.fail(miss_message(misses, capture, synthesized), pytrace=False)
+    message = unanswered.unsaid()  # misses after the test's body (the body's were said)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -334,45 +360,6 @@ def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
         mode=settings.mode,
         _replayer=replayer,
     )
-
-
-def recorded_bindings(capture: Capture) -> list[str]:
-    """The bindings of a capture's A2A exchanges (the card aside), in the order first seen."""
-    from recorder.protocol import AGENT_CARD
-
-    seen = (
-        e.classification
-        for e in capture.exchanges
-        if e.classification.is_a2a and e.classification.operation != AGENT_CARD
-    )
-    return list(dict.fromkeys(c.binding.value for c in seen if c.binding is not None))
-
-
-def is_grpc_miss(line: str) -> bool:
-    """A report line (`POST /lf.a2a.v1.A2AService/GetTask: ...`) of a gRPC call."""
-    from recorder.protocol._grpc import grpc_method
-
-    target = line.split(" ", 2)[1].rstrip(":") if line.count(" ") >= 1 else ""
-    return grpc_method(target) is not None
-
-
-def miss_message(misses: list[str], capture: Capture, synthesized: Sequence[str] = ()) -> str:
-    """The teardown failure: each answer the replayer had to write itself (a request the
-    capture could not answer, or could not read), and a word on bindings it never recorded."""
-    text = "requests the capture could not answer:\n  " + "\n  ".join(misses) if misses else ""
-    others = [s for s in synthesized if not any(s.endswith(m.partition(": ")[2]) for m in misses)]
-    if others:
-        text += ("\n" if text else "") + "answers the capture does not hold, written by the "
-        text += "replayer:\n  " + "\n  ".join(others)
-    bindings = recorded_bindings(capture)
-    if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
-        held = ", ".join(bindings) or "no binding"
-        text += (
-            f"\nthe capture holds no GRPC exchange (it holds {held}): this test called "
-            f"gRPC; record it again with --a2a-record=all --a2a-upstream URL "
-            f"--a2a-grpc-upstream HOST:PORT"
-        )
-    return text
 
 
 # --- verify -------------------------------------------------------------------------------------
@@ -393,6 +380,7 @@ def _verified(settings: _Settings, config: pytest.Config) -> str | None:
 
 
 def _verify(settings: _Settings, config: pytest.Config) -> str | None:
+    from recorder.capture import remove_capture
     from recorder.verify import (
         ConfigError,
         Credentials,
@@ -421,10 +409,10 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             max_slowdown=standing.max_slowdown,
         )
     except (VerifyError, ConfigError, ValueError) as exc:
-        kept.unlink(missing_ok=True)
+        remove_capture(kept)
         return f"{settings.path}: verify could not run: {exc}"
     if not result.drift:
-        kept.unlink(missing_ok=True)
+        remove_capture(kept)
         return None
     return (
         f"{settings.path} drifted against {settings.verify} (the new session is kept in "
@@ -435,11 +423,6 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
 # --- record -------------------------------------------------------------------------------------
 
 
-def _temporary_beside(path: Path) -> Path:
-    """A fresh name in the capture's folder (so the final rename is atomic)."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
-
-
 def rejected_beside(path: Path) -> Path:
     """Where a recording that did not replace the capture is kept: `echo.rejected.http`."""
     return path.with_name(f"{path.stem}.rejected{path.suffix}")
@@ -447,17 +430,17 @@ def rejected_beside(path: Path) -> Path:
 
 def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     """Keep a recording that will not replace the capture; None when there is none."""
-    if not temporary.exists():
-        return None
+    from recorder.capture import set_aside
+
     kept = rejected_beside(path)
-    os.replace(temporary, kept)
-    return kept
+    return kept if set_aside(temporary, kept) else None
 
 
 def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    settings.path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _temporary_beside(settings.path)
-    rejected_beside(settings.path).unlink(missing_ok=True)  # an earlier run's, now stale
+    from recorder.capture import draft_beside, promote, remove_capture
+
+    temporary = draft_beside(settings.path)
+    remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
         with _recording(settings, temporary) as (proxy, refused):
             yield A2AEndpoint(
@@ -478,16 +461,18 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
             )
         else:
-            os.replace(temporary, settings.path)
+            promote(temporary, settings.path)
     finally:
-        temporary.unlink(missing_ok=True)
+        remove_capture(temporary)
 
 
-def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
+    from recorder.capture import draft_beside, remove_capture
     from recorder.replay import Replayer
 
     capture = _load(settings.path)
-    temporary = _temporary_beside(settings.path)
+    temporary = draft_beside(settings.path)
+    answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
@@ -499,23 +484,30 @@ def _new_episodes(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A
                 redaction=_replay_rules(settings),
             ) as replayer,
         ):
+            proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
+            handed_out = replayer.service.sessions.families_of  # ids the replay gave out
+            unanswered = node.stash[_UNANSWERED] = Unanswered(
+                lambda: episode_problems(_forwarded(replayer), answers, handed_out),
+                episode_message,
+            )
             yield _replay_endpoint(settings, replayer)
-            misses = list(replayer.report.misses)
         _check_refused(refused, temporary, settings.path)
         _check_faults(proxy, temporary, settings.path)
-        grpc_misses = [m for m in misses if is_grpc_miss(m)]
-        if grpc_misses:
-            pytest.fail(
-                "new_episodes appends HTTP exchanges only; these gRPC calls were not "
-                "in the capture (record it again with --a2a-record=all):\n  "
-                + "\n  ".join(grpc_misses),
-                pytrace=False,
-            )
-        new = _complete_recording(temporary, settings.path) if passed() else None
+        message = unanswered.unsaid()  # what came after the test's body (its own was said)
+        if message is not None:
+            pytest.fail(message, pytrace=False)
+        new = _complete_recording(temporary, settings.path) if _passed(node) else None
         if new is not None and new.exchanges:
-            _write_appended(settings.path, capture, new)
+            added = _write_appended(settings.path, capture, new)
+            warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
     finally:
-        temporary.unlink(missing_ok=True)
+        remove_capture(temporary)
+
+
+def _forwarded(replayer: Replayer) -> list[JournalRequest]:
+    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
+    call, a forward that failed)."""
+    return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
 
 
 @contextmanager
@@ -642,8 +634,9 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
     return capture
 
 
-def _write_appended(path: Path, old: Capture, new: Capture) -> None:
-    """`old` with `new`'s exchanges after its own, renumbered and timed after its end."""
+def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
+    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
+    exchanges added."""
     from recorder.capture import write_capture
 
     end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
@@ -658,6 +651,7 @@ def _write_appended(path: Path, old: Capture, new: Capture) -> None:
         redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
     )
     write_capture(path, merged)
+    return added
 
 
 # --- the gRPC refuser ---------------------------------------------------------------------------

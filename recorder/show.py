@@ -23,6 +23,10 @@ from recorder.capture import Capture, Exchange, Response, render_exchange
 from recorder.protocol import (
     AGENT_CARD,
     GRPC_STATUS_NAMES,
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
     OPERATION_NAMES,
     OPERATIONS,
     PUSH_DELIVERY,
@@ -41,8 +45,10 @@ TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
 # Notes worth a line under the table, by how they start.
 FLAGGED_NOTES = (
     "possible secret:",
-    "stream truncated",
-    "client closed",
+    NOTE_STREAM_TRUNCATED,
+    NOTE_STREAM_RESET,
+    NOTE_RECORDER_CUT,
+    NOTE_CLIENT_CLOSED,
     "card signature no longer verifies",
 )
 # What `--op` accepts: operation names and each version's JSON-RPC method names.
@@ -82,6 +88,13 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "notes": list(exchange.notes),
         "reason": c.reason,
     }
+
+
+def outcome_cells(exchange: Exchange) -> tuple[str, str]:
+    """The status and state cells of the exchange's row (`404`, `NOT_FOUND`; `COMPLETED`,
+    `2 tasks`, `message`, or ""), as `show` prints them."""
+    row = _row(exchange)
+    return _status(row), _state(row)
 
 
 def _answers(exchange: Exchange) -> list[Any]:

@@ -1,12 +1,14 @@
 """The capture model and the `.http` file format.
 
 Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
-`parse`, and `CaptureWriter` / `read_capture` / `write_capture`, the only code that touches disk.
+`parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
+`promote`, `set_aside`, `remove_capture`), the only code that touches disk.
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
+from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
     READABLE_VERSIONS,
@@ -21,20 +23,25 @@ from recorder.capture._model import (
     started_at,
 )
 from recorder.capture._parse import CaptureParseError, parse
-from recorder.capture._render import render, render_exchange, render_header
+from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureExistsError,
     CaptureWriter,
     check_regular,
+    draft_beside,
     file_kind,
     holds_exchanges,
+    promote,
     read_capture,
     read_regular,
+    remove_capture,
+    set_aside,
     write_capture,
 )
 
 __all__ = [
     "FORMAT_VERSION",
+    "JSON_FORMS",
     "READABLE_VERSIONS",
     "Capture",
     "CaptureExistsError",
@@ -43,19 +50,25 @@ __all__ = [
     "Exchange",
     "GrpcMessage",
     "Headers",
+    "JsonForm",
     "Request",
     "Response",
     "SseEvent",
     "check_regular",
+    "draft_beside",
     "file_kind",
     "header_value",
     "holds_exchanges",
+    "outcome",
     "parse",
+    "promote",
     "read_capture",
     "read_regular",
+    "remove_capture",
     "render",
     "render_exchange",
     "render_header",
+    "set_aside",
     "started_at",
     "write_capture",
 ]

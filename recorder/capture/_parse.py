@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from recorder._gcpause import collector_paused
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
@@ -117,8 +116,7 @@ def parse(text: str, filename: str = "<capture>", *, only: int | None = None) ->
     """
     cursor = _Cursor(_checked(text, filename), filename)
     try:
-        with collector_paused():  # see recorder._gcpause
-            return _parse_capture(cursor, only)
+        return _parse_capture(cursor, only)
     except CaptureParseError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:  # a safety net; see module docstring

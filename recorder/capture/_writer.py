@@ -20,6 +20,9 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
   its last whole exchange and still parses; a new capture whose header could not be written is
   removed.  Only when the cut itself fails can the file end damaged, and the error says so.
 - Reading refuses what is not a regular file (a FIFO would block, `/dev/zero` never ends).
+- A capture that may replace another is written as a *draft* beside it (`draft_beside`, the
+  same folder), then renamed over it (`promote`) or kept under another name (`set_aside`):
+  each is one atomic rename, so the old capture is whole until the moment it is replaced.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import stat
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -335,6 +339,38 @@ def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
         Path(temporary).unlink(missing_ok=True)
         raise
     _fsync_directory(target.parent)
+
+
+# -- drafts: a capture written beside the one it may replace ------------------------------------
+
+
+def draft_beside(path: str | os.PathLike[str]) -> Path:
+    """A fresh hidden name in `path`'s folder (made if need be) for a capture that may replace
+    it: `.echo.http.<pid>-<random>.recording`."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
+
+
+def promote(draft: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns)."""
+    os.replace(draft, path)
+    _fsync_directory(Path(path).parent)
+
+
+def set_aside(draft: str | os.PathLike[str], kept: str | os.PathLike[str]) -> bool:
+    """Keep `draft` as `kept` (replacing what is there); False when there is no draft."""
+    try:
+        os.replace(draft, kept)
+    except FileNotFoundError:
+        return False
+    _fsync_directory(Path(kept).parent)
+    return True
+
+
+def remove_capture(path: str | os.PathLike[str]) -> None:
+    """Remove a capture file (a draft, a stale kept recording) if there is one."""
+    Path(path).unlink(missing_ok=True)
 
 
 def _umask() -> int:

@@ -1,28 +1,28 @@
 """Convert foreign recordings (mitmproxy flow files, HAR 1.2) into captures.
 
-Pure parts: `observed_from_flow(s)` and `observed_from_har` read one format into `Observed`
-exchanges; `convert` classifies, filters, redacts and numbers them into a `Conversion`.
-Shells: `read_flows`, `load_har` (the file reading) and `convert_command` (the click command).
+The readers turn each format into what the recorder's addons take: `read_flows` and
+`http_flows` (mitmproxy flows), `load_har` and `har_items` (a flow per HTTP entry, a gRPC call
+per gRPC one).  `convert` hands them to the recorder's own addon set, run offline
+(`recorder.record.record_offline`), which classifies, filters, redacts, numbers and writes
+them as it does live; `convert_command` is the click command.
 Errors: `ConvertError(ValueError)`, with `file: what is wrong` from the readers.
 """
 
-from recorder.convert._command import Loaded, convert_command, load_observed
-from recorder.convert._flows import FlowFile, observed_from_flow, observed_from_flows, read_flows
-from recorder.convert._har import load_har, observed_from_har
-from recorder.convert._observed import Conversion, ConvertError, Observed, convert
+from recorder.convert._command import Loaded, convert_command, load_items
+from recorder.convert._convert import Conversion, ConvertError, convert
+from recorder.convert._flows import FlowFile, http_flows, read_flows
+from recorder.convert._har import har_items, load_har
 
 __all__ = [
     "Conversion",
     "ConvertError",
     "FlowFile",
     "Loaded",
-    "Observed",
     "convert",
     "convert_command",
+    "har_items",
+    "http_flows",
     "load_har",
-    "load_observed",
-    "observed_from_flow",
-    "observed_from_flows",
-    "observed_from_har",
+    "load_items",
     "read_flows",
 ]

@@ -1,10 +1,12 @@
 """`a2a-recorder convert`: mitmproxy flow files and HAR files -> one capture (the shell).
 
-Reads every INPUT (format by extension, else by sniffing: HAR is JSON), converts them in the
-order given, and writes one capture.  Exit status 2 with `file: what is wrong` when an input
-cannot be read or is damaged; nothing is written then.  The exception is a flow file cut short
-after some complete flows (mitmdump killed while writing): those flows are converted, with a
-warning naming where the file breaks off, so nothing that was recorded is lost.
+Reads every INPUT (format by extension, else by sniffing: HAR is JSON), and hands their
+exchanges, in the order given, to the recorder's own addons (`convert`), which write one
+capture.  Exit status 2 with `file: what is wrong` when an input cannot be read or is damaged;
+nothing is written then.  The exception is a flow file cut short after some complete flows
+(mitmdump killed while writing): those flows are converted, with a warning naming where the
+file breaks off, so nothing that was recorded is lost.  Exit status 1 when the recorder lost
+an exchange or failed inside (its summary says what), as `record` does.
 """
 
 from __future__ import annotations
@@ -15,36 +17,38 @@ from pathlib import Path
 
 import click
 
-from recorder.capture import check_regular, write_capture
-from recorder.convert._flows import observed_from_flows, read_flows
-from recorder.convert._har import load_har, observed_from_har
-from recorder.convert._observed import ConvertError, Observed, convert
+from recorder.capture import check_regular
+from recorder.convert._convert import Conversion, ConvertError, convert
+from recorder.convert._flows import http_flows, read_flows
+from recorder.convert._har import har_items, load_har
+from recorder.record import OfflineItem
 
 HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
+EXIT_LOST, EXIT_ERROR = 1, 2
 
 
 @dataclass(frozen=True)
 class Loaded:
     """One input's exchanges, how many of its flows were not HTTP, and any damage at its end."""
 
-    observed: list[Observed]
+    items: list[OfflineItem]
     not_http: int = 0
     damage: str | None = None
 
 
-def load_observed(path: Path) -> Loaded:
+def load_items(path: Path) -> Loaded:
     """The exchanges in one input file.  Raises `ConvertError` (`path: what is wrong`)."""
     if _is_har(path):
         try:
-            return Loaded(observed_from_har(load_har(path)))
+            return Loaded(har_items(load_har(path)))
         except ConvertError as exc:
             if str(exc).startswith(f"{path}:"):
                 raise
             raise ConvertError(f"{path}: {exc}") from exc
     read = read_flows(path)
-    observed, not_http = observed_from_flows(read.flows)
-    return Loaded(observed, not_http, read.damage)
+    flows, not_http = http_flows(read.flows)
+    return Loaded(list(flows), not_http, read.damage)
 
 
 def _is_har(path: Path) -> bool:
@@ -76,36 +80,39 @@ def convert_command(
 ) -> None:
     """Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a capture.
 
-    Exchanges are classified as the recorder does (an agent card's interfaces help once the
-    card has been seen), secrets are redacted unless --keep-secrets, and exchanges that are
-    not A2A are left out unless --all.
+    The recorder's own addons classify, redact and write the exchanges, as when recording
+    live (an agent card's interfaces help once the card has been seen); secrets are redacted
+    unless --keep-secrets, and exchanges that are not A2A are left out unless --all.
     """
-    observed: list[Observed] = []
+    items: list[OfflineItem] = []
     not_http = 0
     try:
         for path in inputs:
-            loaded = load_observed(path)
-            observed.extend(loaded.observed)
+            loaded = load_items(path)
+            items.extend(loaded.items)
             not_http += loaded.not_http
             if loaded.damage:
                 click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
+        result = convert(items, out, keep_secrets=keep_secrets, include_all=include_all)
     except ConvertError as exc:
         _fail(str(exc))
-    result = convert(observed, keep_secrets=keep_secrets, include_all=include_all)
+    _report(result, not_http)
+
+
+def _report(result: Conversion, not_http: int) -> None:
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in result.problems:
-        click.echo(f"warning: left out {problem}", err=True)
-    try:
-        write_capture(out, result.capture)
-    except OSError as exc:
-        _fail(f"{out}: {exc.strerror or exc}")
-    skipped = result.skipped + not_http
+        click.echo(f"error: {problem}", err=True)
+    where = f"to {result.out}" if result.converted else "(no capture written)"
     click.echo(
-        f"converted {result.converted} exchange(s) to {out}; "
-        f"skipped {skipped} as non-A2A"
-        + (f"; {len(result.problems)} could not be written" if result.problems else "")
+        f"converted {result.converted} exchange(s) {where}; "
+        f"skipped {result.skipped + not_http} as non-A2A"
     )
+    if result.problems:
+        sys.exit(EXIT_LOST)
 
 
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
-    sys.exit(2)
+    sys.exit(EXIT_ERROR)

@@ -1,17 +1,21 @@
-"""HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> `Observed` exchanges.
+"""HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> what the
+recorder's addons take: an HTTP flow per entry, or a gRPC call (`OfflineCall`).
 
 A HAR entry keeps the request line and headers, the request body as `postData.text`, and the
 response body as `content.text` after content decoding (base64 when `content.encoding` says
-so), which is also what a capture keeps, so a `Content-Encoding` header just earns a note.
-HAR 1.2 has no per-event times for an event stream: its events get offset 0 and a note,
-unless the entry lists them under `_eventSourceMessages` (Chrome's devtools and `a2a-recorder
-export` do; `time` in seconds since the epoch).  HTTP/2 pseudo-headers that browsers list
-among the headers (`:authority`) are not headers on the capture's HTTP/1.1-style lines and
-are left out, except in a gRPC exchange, whose capture keeps them.
+so).  The flow gets the body as the wire carried it: encoded again when a `Content-Encoding`
+names an encoding mitmproxy knows, so that the recorder decodes it and says so, as it does
+live.  HAR 1.2 has no per-event times for an event stream: the entry's `_eventSourceMessages`
+give them when it lists them (Chrome's devtools and `a2a-recorder export` do; `time` in
+seconds since the epoch), in the flow's metadata (`EVENT_OFFSETS`); else the recorder notes
+that they are unknown.  HTTP/2 pseudo-headers that browsers list among the headers
+(`:authority`) are not headers on the capture's HTTP/1.1-style lines and are left out, except
+in a gRPC exchange, whose capture keeps them.
 
 `a2a-recorder export` writes what HAR has no field for in custom fields, read here too: a
 gRPC request's or response's messages under `_grpcMessages` (proto-JSON, or base64 bytes),
-its trailers under `_trailers`.
+its trailers under `_trailers`.  An entry with messages, or with a gRPC content type, is a
+gRPC call, recorded as the recorder's gRPC tap records one.
 
 Damage is reported, never skipped: anything that is not a HAR log, or an entry without the
 fields HAR 1.2 requires, raises `ConvertError` naming the entry.
@@ -26,13 +30,17 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
+from mitmproxy import connection, http
+from mitmproxy.flow import Error
+from mitmproxy.net import encoding
+
+from recorder._background import host_port
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
-from recorder.convert._observed import ConvertError, Observed, framed
-from recorder.protocol import is_event_stream
-from recorder.protocol._grpc import is_grpc_content_type
-from recorder.record._flows import origin
+from recorder.convert._convert import ConvertError
+from recorder.protocol import NOTE_NO_RESPONSE, is_grpc_content_type
+from recorder.record import EVENT_OFFSETS, GrpcRecord, OfflineCall, OfflineItem
 
 # Browser spellings of the protocol -> the capture's `HTTP/x` form.
 HTTP_VERSIONS: dict[str, str] = {
@@ -47,8 +55,8 @@ HTTP_VERSIONS: dict[str, str] = {
 DEFAULT_VERSION = "HTTP/1.1"
 
 
-def observed_from_har(document: object) -> list[Observed]:
-    """Every entry of a HAR document (parsed JSON) as an `Observed` exchange, in file order.
+def har_items(document: object) -> list[OfflineItem]:
+    """Every entry of a HAR document (parsed JSON) as a flow or a gRPC call, in file order.
 
     Raises `ConvertError` when `document` is no HAR log, has no entries, or an entry lacks
     what HAR 1.2 requires (`entry 3: request.url is missing`).
@@ -76,7 +84,7 @@ def load_har(path: Path) -> object:
         raise ConvertError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
 
 
-def _entry(index: int, entry: object) -> Observed:
+def _entry(index: int, entry: object) -> OfflineItem:
     where = f"entry {index}"
     if not isinstance(entry, Mapping):
         raise ConvertError(f"{where}: not an object")
@@ -86,30 +94,106 @@ def _entry(index: int, entry: object) -> Observed:
     if not parts.scheme or not parts.hostname:
         raise ConvertError(f"{where}: request.url {url!r} is not an absolute URL")
     started = _started(entry, where)
-    request, notes = _request(request_part, where, started)
-    events = _event_times(entry.get("_eventSourceMessages"), started)
-    response, response_notes, error = _response(entry.get("response"), where, started, events)
-    return Observed(
-        origin=origin(parts.scheme, parts.hostname, parts.port),
-        request=request,
-        response=response,
-        started=started,
-        duration_us=_duration_us(entry.get("time")),
-        notes=(*notes, *response_notes),
-        error=error,
+    ended = started + _duration_us(entry.get("time")) / 1_000_000
+    request = _request(request_part, where, started)
+    response, error = _response(entry.get("response"), where, started)
+    if _is_grpc(request, response):
+        origin = f"{parts.scheme}://{host_port(parts.hostname, _port(parts))}"
+        return OfflineCall(origin, GrpcRecord(request, response, started, ended, (), error))
+    found = _flow(parts, request, response, started, ended, error)
+    offsets = _event_times(entry.get("_eventSourceMessages"), started)
+    if offsets:
+        found.metadata[EVENT_OFFSETS] = offsets
+    return found
+
+
+def _is_grpc(request: Request, response: Response | None) -> bool:
+    return bool(
+        request.messages
+        or (response is not None and response.messages)
+        or is_grpc_content_type(request.header("content-type"))
     )
 
 
-def _request(
-    part: Mapping[str, Any], where: str, started: float
-) -> tuple[Request, tuple[str, ...]]:
+def _port(parts: SplitResult) -> int:
+    return parts.port or {"https": 443}.get(parts.scheme, 80)
+
+
+def _flow(
+    parts: SplitResult,
+    request: Request,
+    response: Response | None,
+    started: float,
+    ended: float,
+    error: str | None,
+) -> http.HTTPFlow:
+    """The entry as the mitmproxy flow a proxy would have made of it."""
+    assert parts.hostname is not None
+    client = connection.Client(peername=("", 0), sockname=("", 0), timestamp_start=started)
+    server = connection.Server(address=(parts.hostname, _port(parts)))
+    found = http.HTTPFlow(client, server)
+    found.request = http.Request(
+        parts.hostname,
+        _port(parts),
+        request.method.encode("latin-1", "replace"),
+        parts.scheme.encode("ascii"),
+        b"",
+        request.target.encode("utf-8", "surrogateescape"),
+        request.http_version.encode("ascii", "replace"),
+        _wire_headers(request.headers),
+        _wire_body(request.body, request.headers),
+        None,
+        started,
+        started,
+    )
+    if response is not None:
+        found.response = http.Response(
+            response.http_version.encode("ascii", "replace"),
+            response.status,
+            response.reason.encode("latin-1", "replace"),
+            _wire_headers(response.headers),
+            _wire_body(response.body, response.headers),
+            None,
+            started,
+            ended,
+        )
+    if error is not None:
+        found.error = Error(error, ended)
+    return found
+
+
+def _wire_headers(headers: Headers) -> http.Headers:
+    """Header pairs as bytes: latin-1 where it holds them, else the UTF-8 a client sends."""
+    return http.Headers([(_wire(name), _wire(value)) for name, value in headers])
+
+
+def _wire(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+
+
+def _wire_body(body: bytes, headers: Headers) -> bytes:
+    """The body as the wire carried it: encoded again with the `Content-Encoding` it names
+    when mitmproxy knows that encoding (HAR keeps bodies decoded); else as HAR gives it."""
+    name = (header_value(headers, "content-encoding") or "").strip().lower()
+    if not body or not name or name == "identity":
+        return body
+    try:
+        return bytes(encoding.encode(body, name))
+    except ValueError:
+        return body
+
+
+def _request(part: Mapping[str, Any], where: str, started: float) -> Request:
     url = urlsplit(part["url"])
     target = (url.path or "/") + (f"?{url.query}" if url.query else "")
     post = part.get("postData")
     text = post.get("text") if isinstance(post, Mapping) else None
     headers = _headers(part.get("headers"), f"{where}: request")
     messages = _messages(part.get("_grpcMessages"), started, f"{where}: request")
-    request = Request(
+    return Request(
         method=_string(part, "method", f"{where}: request"),
         target=target,
         headers=headers,
@@ -117,7 +201,6 @@ def _request(
         http_version=_version(part.get("httpVersion")),
         messages=messages,
     )
-    return request, _decoded_note(headers)
 
 
 def _messages(value: object, started: float, where: str) -> tuple[GrpcMessage, ...]:
@@ -160,37 +243,29 @@ def _offset_us(value: object, started: float) -> int:
     return max(0, round((value - started) * 1_000_000))
 
 
-def _response(
-    part: object, where: str, started: float, event_times: tuple[int, ...]
-) -> tuple[Response | None, tuple[str, ...], str | None]:
-    """The response, its notes, and the error: why none came (HAR status 0), or why it broke
-    off (`_error` beside a status)."""
+def _response(part: object, where: str, started: float) -> tuple[Response | None, str | None]:
+    """The response, and the error: why none came (HAR status 0), or why it broke off
+    (`_error` beside a status)."""
     if not isinstance(part, Mapping):
         raise ConvertError(f"{where}: response is missing or not an object")
     status = part.get("status")
     if not isinstance(status, int) or isinstance(status, bool):
         raise ConvertError(f"{where}: response.status is missing or not a number")
+    error = part.get("_error")
     if status == 0:
-        error = part.get("_error")
-        return None, (), str(error) if error else "no response"
-    headers = _headers(part.get("headers"), f"{where}: response")
+        return None, str(error) if error else NOTE_NO_RESPONSE
     reason = part.get("statusText")
     messages = _messages(part.get("_grpcMessages"), started, f"{where}: response")
     response = Response(
         status=status,
         reason=reason if isinstance(reason, str) else "",
-        headers=headers,
+        headers=_headers(part.get("headers"), f"{where}: response"),
         body=b"" if messages else _content(part.get("content"), where),
         http_version=_version(part.get("httpVersion")),
         messages=messages,
         trailers=_headers(part.get("_trailers"), f"{where}: response._trailers"),
     )
-    notes = _decoded_note(headers)
-    if is_event_stream(response.header("content-type")):
-        response, stream_notes = framed(response, event_times)
-        notes = (*notes, *stream_notes)
-    error = part.get("_error")  # an answer that began and then broke off
-    return response, notes, str(error) if error else None
+    return response, str(error) if error else None  # an answer that began and then broke off
 
 
 def _content(content: object, where: str) -> bytes:
@@ -224,12 +299,6 @@ def _header(item: object, where: str) -> tuple[str, str]:
     if not isinstance(name, str) or not isinstance(value, str):
         raise ConvertError(f"{where}.headers: an item lacks a string name or value")
     return name, value
-
-
-def _decoded_note(headers: Headers) -> tuple[str, ...]:
-    """HAR bodies are decoded already; say which encoding the wire used, as the recorder does."""
-    encoding = (header_value(headers, "content-encoding") or "").strip().lower()
-    return (f"{encoding} decoded",) if encoding and encoding != "identity" else ()
 
 
 def _started(entry: Mapping[str, Any], where: str) -> float:

@@ -22,6 +22,7 @@ try:
         build_agent_card,
         build_extended_card,
     )
+    from recorder.demo._run import run_demo
     from recorder.demo._session import (
         EXPECTED_PUSH_DELIVERIES,
         SCRIPT,
@@ -52,5 +53,6 @@ __all__ = [
     "WebhookReceiver",
     "build_agent_card",
     "build_extended_card",
+    "run_demo",
     "run_session",
 ]

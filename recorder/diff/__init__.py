@@ -42,8 +42,15 @@ from recorder.diff._exchanges import (
     normalise_request,
     normalise_response,
 )
-from recorder.diff._html import render_html
-from recorder.diff._ignore import KEYWORDS, IgnorePattern, parse_compare, parse_ignores, sampled
+from recorder.diff._html import diff_page, render_html
+from recorder.diff._ignore import (
+    KEYWORDS,
+    IgnorePattern,
+    parse_compare,
+    parse_ignores,
+    sampled,
+    side_path,
+)
 from recorder.diff._junit import diff_case, diff_failures, diff_notes
 from recorder.diff._normal import (
     Body,
@@ -73,7 +80,7 @@ from recorder.diff._result import (
     PairKind,
     RenameSummary,
 )
-from recorder.diff._shown import Excerpt, describe, excerpts, printable
+from recorder.diff._shown import Excerpt, describe, excerpts, file_content, printable
 from recorder.protocol import ID_FIELDS, ID_OWNERS, OPAQUE_FIELDS, TIMESTAMP_FIELDS, IdKind
 
 __all__ = [
@@ -123,8 +130,10 @@ __all__ = [
     "diff_failures",
     "diff_normalised",
     "diff_notes",
+    "diff_page",
     "excerpts",
     "exchange_key",
+    "file_content",
     "group_empty_defaults",
     "last_polls",
     "normalise_body",
@@ -143,5 +152,6 @@ __all__ = [
     "report_dict",
     "run_diff",
     "sampled",
+    "side_path",
     "to_v1",
 ]

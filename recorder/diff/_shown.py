@@ -4,11 +4,19 @@ Shared by every report (`_report`, `_html`).  What changed is never cut: a long 
 is shown around the span where the two sides differ, with CONTEXT characters on each side and
 that span whole (`excerpts`); an added or removed value is shown whole.  `printable` makes any
 text writable as UTF-8 (lone surrogates are valid in JSON text, not in UTF-8).
+
+A file's content inside a part (`FILE_CONTENT_KEYS`: base64 on the wire) is shown decoded:
+text as text, anything else as its size and sha256, and its path says so (`readable`).  The
+JSON report keeps the values as the captures hold them.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +30,7 @@ from recorder.diff._result import (
     ExchangeDiff,
     PairKind,
 )
+from recorder.protocol import FILE_CONTENT_KEYS
 
 MAX_SHOWN = 160  # a changed string longer than this is shown around its differing span
 CONTEXT = 40  # characters kept on each side of that span
@@ -34,6 +43,51 @@ def show(value: Any) -> str:
     if value is ABSENT:
         return "(absent)"
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+DECODED = " (file content, base64 decoded)"
+_FILE_CONTENT = re.compile(
+    r"\.parts\[\d+\]\.(?:" + "|".join(re.escape(".".join(k)) for k in FILE_CONTENT_KEYS) + r")$"
+)
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def readable(path: str, old: Any, new: Any) -> tuple[str, Any, Any]:
+    """A difference's path and values as shown: file contents in parts decoded (see the module
+    docstring), wherever they sit in the values."""
+    shown = (_readable(path, old), _readable(path, new))
+    if _FILE_CONTENT.search(path) and shown != (old, new):
+        path += DECODED
+    return path, *shown
+
+
+def _readable(path: str, value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _readable(f"{path}.{k}", v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(f"{path}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, str) and _FILE_CONTENT.search(path):
+        return file_content(value)
+    return value
+
+
+def file_content(text: str) -> str:
+    """A file's base64 content as shown: the text it encodes, else `<N bytes sha256:...>`;
+    `text` itself when it is not base64."""
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        try:
+            data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        except (binascii.Error, ValueError):
+            return text
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = None
+    if decoded is not None and not _CONTROLS.search(decoded):
+        return decoded
+    return f"<{len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:12]}>"
 
 
 def printable(text: str) -> str:
@@ -119,13 +173,14 @@ def describe(diff: Difference) -> str:
         return _describe_empty(diff)
     if diff.kind is DiffKind.POLLS:
         return f"polls: {diff.old} → {diff.new} identical polls in a row (only the last compared)"
+    path, old_value, new_value = readable(diff.path, diff.old, diff.new)
     if diff.kind is DiffKind.ADDED:
-        return f"{diff.path}: added {show(diff.new)}"
+        return f"{path}: added {show(new_value)}"
     if diff.kind is DiffKind.REMOVED:
-        return f"{diff.path}: removed {show(diff.old)}"
+        return f"{path}: removed {show(old_value)}"
     suffix = f" ({diff.kind.value})" if diff.kind in (DiffKind.FRAMING, DiffKind.TIMING) else ""
-    old, new = excerpts(diff.old, diff.new)
-    return f"{diff.path}: {old.text} → {new.text}{suffix}"
+    old, new = excerpts(old_value, new_value)
+    return f"{path}: {old.text} → {new.text}{suffix}"
 
 
 def _describe_empty(diff: Difference) -> str:
@@ -175,8 +230,9 @@ def rows(pair: ExchangeDiff) -> list[Row]:
         if d.kind in NOTES:
             out.append((d.kind.value, describe(d), NOTHING, NOTHING))
         else:
-            old, new = excerpts(d.old, d.new)
-            out.append((d.kind.value, d.path, old, new))
+            path, old_value, new_value = readable(d.path, d.old, d.new)
+            old, new = excerpts(old_value, new_value)
+            out.append((d.kind.value, path, old, new))
     return out
 
 

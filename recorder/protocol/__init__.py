@@ -5,7 +5,16 @@ SSE framing and the lint rule table (`RULES`, with the checks it names) all take
 return values.
 """
 
-from recorder.protocol._answers import Answer, answer_of, answered_state, read_answer, state_name
+from recorder.protocol._answers import (
+    NOTHING,
+    Answer,
+    Carried,
+    answer_of,
+    answered_state,
+    carried,
+    read_answer,
+    state_name,
+)
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
     CardRewrite,
@@ -49,7 +58,28 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
-from recorder.protocol._grpc import decode_status_details, status_reason
+from recorder.protocol._grpc import (
+    DETAILS_HEADER,
+    ENCODING_HEADER,
+    MESSAGE_HEADER,
+    STATUS_HEADER,
+    Direction,
+    GrpcCodecError,
+    GrpcFramingError,
+    canonical_binary_header,
+    decode_binary_header,
+    decode_grpc_message,
+    decode_message,
+    decode_status_details,
+    descriptor_source,
+    encode_message,
+    encode_status_details,
+    grpc_method,
+    is_binary_header,
+    is_grpc_content_type,
+    status_reason,
+    timed_messages,
+)
 from recorder.protocol._idmodel import (
     CURSOR_FIELDS,
     ID_OWNERS,
@@ -73,6 +103,16 @@ from recorder.protocol._lintview import (
     major_minor,
     view_exchange,
 )
+from recorder.protocol._notes import (
+    CUT_SHORT,
+    NOTE_CLIENT_CLOSED,
+    NOTE_NO_RESPONSE,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
+    is_cut_short,
+    stream_reset,
+)
 from recorder.protocol._operations import (
     OPERATION_NAMES,
     OPERATIONS,
@@ -93,10 +133,11 @@ from recorder.protocol._operations import (
     route_for,
     v1_route_path,
 )
-from recorder.protocol._paths import NOT_JSON, json_problem, parse_json, value_at
+from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
+    FILE_CONTENT_KEYS,
     INTERRUPTED_STATES,
     LATEST_SPEC,
     TERMINAL_STATES,
@@ -118,9 +159,7 @@ from recorder.protocol._states import (
     STREAM_MEMBERS,
     TASK_STATES,
     V03_KINDS,
-    Carried,
     TaskStateRow,
-    carried,
     task_state,
     task_state_row,
 )
@@ -165,6 +204,34 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
+    # what the recorder notes on an exchange (see _notes)
+    "CUT_SHORT",
+    "NOTE_CLIENT_CLOSED",
+    "NOTE_NO_RESPONSE",
+    "NOTE_RECORDER_CUT",
+    "NOTE_STREAM_RESET",
+    "NOTE_STREAM_TRUNCATED",
+    "is_cut_short",
+    "stream_reset",
+    # gRPC framing, descriptors and metadata
+    "DETAILS_HEADER",
+    "ENCODING_HEADER",
+    "MESSAGE_HEADER",
+    "STATUS_HEADER",
+    "Direction",
+    "GrpcCodecError",
+    "GrpcFramingError",
+    "canonical_binary_header",
+    "decode_binary_header",
+    "decode_grpc_message",
+    "decode_message",
+    "descriptor_source",
+    "encode_message",
+    "encode_status_details",
+    "grpc_method",
+    "is_binary_header",
+    "is_grpc_content_type",
+    "timed_messages",
     "CURSOR_FIELDS",
     "ID_OWNERS",
     "NAMED_BACK",
@@ -176,12 +243,14 @@ __all__ = [
     "id_owner",
     "resource_ids",
     "Answer",
+    "NOTHING",
     "answer_of",
     "answered_state",
     "read_answer",
     "state_name",
     "AGENT_CARD",
     "BODY_MEDIA_TYPES",
+    "FILE_CONTENT_KEYS",
     "INTERRUPTED_STATES",
     "LATEST_SPEC",
     "RULES",
@@ -284,6 +353,7 @@ __all__ = [
     "value_at",
     "is_event_stream",
     "NOT_JSON",
+    "Json",
     "parse_json",
     # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)
     "STATE_ALIASES",

@@ -17,7 +17,8 @@ are for people (the report, `show`, the recorder's console); matching and diffin
 wire's spelling.
 
 `answered_state` reads a whole response (a body, every SSE event, every gRPC message): the
-task it names first and the last state it reports, as a stream leaves it.
+task it names first and the last state it reports, as a stream leaves it.  `carried` says what
+one answer carries in the names of `_states`' table (v1.0 member names and state names).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from recorder.protocol._paths import NOT_JSON, parse_json, value_at
 from recorder.protocol._sse import event_data
-from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS, task_state_row
+from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS, task_state, task_state_row
 
 _STATE_PREFIX = "TASK_STATE_"
 
@@ -137,3 +138,37 @@ def _texts(response: Any) -> list[str | bytes]:
     texts += [event_data(event.lines) for event in response.events]
     texts += [message.json for message in response.messages if message.json]
     return texts
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What one answer carries: a StreamResponse member name, and the task state in it.
+
+    `state` is the v1.0 name of a Task's or a status update's state (None for a Message, an
+    artifact update, or a state that is no TaskState); `raw_state` is the state as written.
+    """
+
+    kind: str
+    state: str | None = None
+    raw_state: str | None = None
+
+
+def carried(document: Any) -> Carried | None:
+    """What a JSON answer carries, or None when it is none of the four (an error, say).
+
+    Accepts a JSON-RPC envelope (its `result`), a v1.0 wrapper (`{"statusUpdate": {...}}`),
+    a v0.3 object with `kind`, or a bare Task (GetTask, CancelTask); it reads them with
+    `answer_of`, the one reader of answers.
+    """
+    if not isinstance(document, Mapping):
+        return None
+    inner = document.get("result") if "jsonrpc" in document else document
+    if (
+        isinstance(inner, Mapping)
+        and sum(isinstance(inner.get(m), Mapping) for m in STREAM_MEMBERS) > 1
+    ):
+        return None  # a oneof holding two members is none of them
+    found = answer_of(document)
+    if found.kind is None or found.kind == "error":
+        return None
+    return Carried(found.kind, task_state(found.raw_state), found.raw_state)

@@ -21,6 +21,7 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from recorder.protocol._idmodel import USER_CONTENT_KEYS
 from recorder.protocol._lintview import ExchangeView, Payload, Session, Violation
+from recorder.protocol._notes import is_cut_short
 from recorder.protocol._schema import (
     V1_PACKAGE,
     Node,
@@ -45,8 +46,6 @@ from recorder.protocol._spec import (
 )
 from recorder.protocol._states import STREAM_MEMBERS
 from recorder.protocol._types import Binding, Version
-
-_CUT_SHORT = ("stream truncated", "client closed", "no response")
 
 
 def typed_documents(view: ExchangeView) -> list[tuple[Payload, str]]:
@@ -253,7 +252,7 @@ def _complete_stream(view: ExchangeView) -> bool:
     """A streaming answer that arrived whole: a 200 stream, not cut short, no error in it."""
     ok = view.has_response and view.status == 200 and view.grpc_status in (None, "0")
     errors = any(e.type == "error" for e in view.events)
-    cut = any(note.startswith(_CUT_SHORT) for note in view.notes)
+    cut = is_cut_short(view.notes)  # not ended by the agent: see _notes
     return ok and view.stream and not errors and not cut and not view.response_body
 
 

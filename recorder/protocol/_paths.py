@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+Json = Any  # a parsed JSON value (a dict, list, str, number, bool or None)
 NOT_JSON: Any = object()  # what parse_json answers for "not JSON" (None is JSON null)
 
 

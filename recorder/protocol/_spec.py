@@ -62,6 +62,16 @@ BODY_MEDIA_TYPES: Mapping[tuple[Binding, SpecVersion], tuple[str, ...]] = {
 }
 
 
+# Where a Part holds a file's content inline (proto `bytes`, base64 in JSON), as key paths
+# inside the part: v1.0 `Part.raw`; v0.3 `FileWithBytes.bytes` under `file` (JSON-RPC,
+# HTTP+JSON) and `FilePart.file_with_bytes` (gRPC's proto-JSON).
+FILE_CONTENT_KEYS: tuple[tuple[str, ...], ...] = (
+    ("raw",),
+    ("file", "bytes"),
+    ("file", "fileWithBytes"),
+)
+
+
 def media_type(value: str | None) -> str:
     """The bare media type of a Content-Type value: lower case, parameters dropped."""
     return (value or "").split(";", 1)[0].strip().lower()

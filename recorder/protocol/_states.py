@@ -9,15 +9,14 @@ a TaskStatusUpdateEvent or a TaskArtifactUpdateEvent.  v1.0 names the member it 
 (spec §4.1.3, `TaskState`); v0.3 proto-JSON spells one `TASK_STATE_CANCELLED`.
 
 `TASK_STATES` is the table (v1.0 name, v0.3 form, terminal or interrupted); `task_state()`
-names a state in its v1.0 form; `carried()` says what an answer carries, in these names (it
-reads the answer with `_answers.answer_of`).  Pure, and never raises on odd input.
+names a state in its v1.0 form (`_answers.carried()` says what an answer carries, in these
+names).  Pure, and never raises on odd input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,39 +74,3 @@ def task_state(value: object) -> str | None:
     """The v1.0 name of a state in any of its forms, or None when `value` is not one."""
     row = task_state_row(value)
     return row.name if row is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class Carried:
-    """What one answer carries: a StreamResponse member name, and the task state in it.
-
-    `state` is the v1.0 name of a Task's or a status update's state (None for a Message, an
-    artifact update, or a state that is no TaskState); `raw_state` is the state as written.
-    """
-
-    kind: str
-    state: str | None = None
-    raw_state: str | None = None
-
-
-def carried(document: Any) -> Carried | None:
-    """What a JSON answer carries, or None when it is none of the four (an error, say).
-
-    Accepts a JSON-RPC envelope (its `result`), a v1.0 wrapper (`{"statusUpdate": {...}}`),
-    a v0.3 object with `kind`, or a bare Task (GetTask, CancelTask); it reads them with
-    `answer_of`, the one reader of answers.
-    """
-    from recorder.protocol._answers import answer_of  # that module builds on this table
-
-    if not isinstance(document, Mapping):
-        return None
-    inner = document.get("result") if "jsonrpc" in document else document
-    if (
-        isinstance(inner, Mapping)
-        and sum(isinstance(inner.get(m), Mapping) for m in STREAM_MEMBERS) > 1
-    ):
-        return None  # a oneof holding two members is none of them
-    found = answer_of(document)
-    if found.kind is None or found.kind == "error":
-        return None
-    return Carried(found.kind, task_state(found.raw_state), found.raw_state)

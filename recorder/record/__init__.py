@@ -2,11 +2,12 @@
 
 Pure parts: `rewrite_card` (card interface URLs -> the proxy), `Redactor` (secrets -> stable
 placeholders), `exchange_line` (the console's line).  Shells: the addons, one job each
-(`recording_addons()`, options `a2a_*`; see `_addons`) and `RecordingProxy` (mitmproxy run
-in-process, reverse or forward mode).
+(`recording_addons()`, options `a2a_*`; see `_addons`), `RecordingProxy` (mitmproxy run
+in-process, reverse or forward mode) and `record_offline` (the same addons, fed flows and
+gRPC calls recorded elsewhere: `a2a-recorder convert`).
 """
 
-from recorder.protocol._cardrewrite import (
+from recorder.protocol import (
     CardRewrite,
     rewrite_card,
     rewrite_grpc_interfaces,
@@ -14,6 +15,9 @@ from recorder.protocol._cardrewrite import (
 )
 from recorder.record._addons import RecordingAddons, recording_addons
 from recorder.record._console import exchange_line
+from recorder.record._faults import Fault, Faults
+from recorder.record._faults import Kind as FaultKind
+from recorder.record._flows import EVENT_OFFSETS
 from recorder.record._grpcrecord import (
     GrpcRecord,
     GrpcTap,
@@ -21,19 +25,26 @@ from recorder.record._grpcrecord import (
     call_exchange,
     parse_grpc_upstream,
 )
+from recorder.record._offline import OfflineCall, OfflineItem, record_offline
 from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
 from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 
 __all__ = [
+    "EVENT_OFFSETS",
     "RELAY_PREFIX",
     "SECRET_FIELDS",
     "SECRET_HEADERS",
     "CardRewrite",
+    "Fault",
+    "FaultKind",
+    "Faults",
     "GrpcRecord",
     "GrpcTap",
     "GrpcUpstream",
     "Mode",
+    "OfflineCall",
+    "OfflineItem",
     "ProxyStartError",
     "PushRelay",
     "RecordingAddons",
@@ -43,6 +54,7 @@ __all__ = [
     "call_exchange",
     "exchange_line",
     "parse_grpc_upstream",
+    "record_offline",
     "recording_addons",
     "rewrite_card",
     "rewrite_grpc_interfaces",

@@ -27,6 +27,7 @@ from mitmproxy import ctx, http
 from recorder.capture import Request, Response
 from recorder.protocol import (
     AGENT_CARD,
+    NOTE_STREAM_TRUNCATED,
     Binding,
     Classification,
     Interface,
@@ -36,7 +37,16 @@ from recorder.protocol import (
     is_event_stream,
     response_error,
 )
-from recorder.record._flows import SseTee, field_value, to_request, to_response
+from recorder.record._flows import (
+    EVENT_OFFSETS,
+    NOT_STORED,
+    UNKNOWN_EVENT_TIMES,
+    SseTee,
+    decoded_body,
+    field_value,
+    to_request,
+    to_response,
+)
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._push import as_delivery
 from recorder.record._state import FlowState, attach, state_of, upstream_origin
@@ -96,11 +106,27 @@ class Classifier:
             or not is_event_stream(field_value(response, b"content-type"))
         ):
             return
+        if not flow.live:  # read from a file: the body is here whole (or was not kept)
+            self._frame_whole(flow, state)
+            return
         encoded = (field_value(response, b"content-encoding") or "identity") != "identity"
         state.tee = SseTee(compressed=encoded)
         if encoded:
             state.notes.append("compressed event stream not framed")
         response.stream = state.tee
+
+    @staticmethod
+    def _frame_whole(flow: http.HTTPFlow, state: FlowState) -> None:
+        """An event stream whose body is here whole (not streamed): its events, at the offsets
+        the flow's reader knew (`EVENT_OFFSETS`), else at 0 with a note."""
+        assert flow.response is not None
+        body, notes = decoded_body(flow.response)
+        if flow.response.raw_content is None:
+            notes = (*notes, f"response {NOT_STORED}")
+        offsets = flow.metadata.get(EVENT_OFFSETS)
+        state.tee = SseTee()
+        state.tee.replay(body, offsets or ())
+        state.notes.extend(notes if offsets else (*notes, UNKNOWN_EVENT_TIMES))
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = state_of(flow)
@@ -108,7 +134,7 @@ class Classifier:
             return
         self._take_response(flow, state)
         if state.tee is not None and state.tee.truncated:
-            state.notes.append("stream truncated")
+            state.notes.append(NOTE_STREAM_TRUNCATED)
         self.refine(flow, state)
         if state.classification.operation in CARD_OPERATIONS and not state.delivery:
             self._learn_card(upstream_origin(flow), state)

@@ -29,9 +29,8 @@ from typing import Any
 from mitmproxy import ctx
 
 from recorder._background import host_port
-from recorder.capture import Exchange
-from recorder.capture._render import outcome
-from recorder.protocol import answered_state
+from recorder.capture import Exchange, outcome
+from recorder.protocol import CUT_SHORT, answered_state
 from recorder.record._faults import Fault, Faults, Kind
 from recorder.record._options import Option, OptionsError, declare, touched
 from recorder.record._save import Save
@@ -67,11 +66,7 @@ def exchange_line(exchange: Exchange) -> str:
     said = (answer.state or ("message" if answer.kind == "message" else None)) if answer else None
     words.append(c.error or said or outcome(exchange))
     words.append(f"{exchange.duration_us // 1000} ms")
-    flagged = [
-        n
-        for n in exchange.notes
-        if n.startswith(("cut by", "stream truncated", "client closed", "possible secret"))
-    ]
+    flagged = [n for n in exchange.notes if n.startswith((*CUT_SHORT, "possible secret"))]
     return " ".join(words) + (f" ({'; '.join(flagged)})" if flagged else "")
 
 

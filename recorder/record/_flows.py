@@ -2,11 +2,14 @@
 
 The capture keeps bodies after content decoding (gzip, deflate, br, zstd), with a note; the
 forwarded bytes are never touched here.  Headers keep their wire order, case and duplicates.
+A body mitmproxy did not keep (streamed through, as in a flow file `mitmdump` wrote with
+`stream_large_bodies`) is empty in the capture, with a note saying so.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from mitmproxy import http
@@ -55,9 +58,18 @@ def origin(scheme: str, host: str, port: int | None = None) -> str:
     return f"{scheme}://{host_port(host, port or {'https': 443}.get(scheme, 80))}"
 
 
+NOT_STORED = "body not stored (streamed through)"
+# flow.metadata: when each event of a stream that arrived whole came, in µs from the response
+# (a reader of a file that knows, such as a HAR file's `_eventSourceMessages`).
+EVENT_OFFSETS = "a2a_event_offsets"
+UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
+
+
 def to_request(request: http.Request) -> tuple[Request, tuple[str, ...]]:
     """A capture `Request` from a mitmproxy request, with any decoding notes."""
     body, notes = decoded_body(request)
+    if request.raw_content is None:
+        notes = (*notes, f"request {NOT_STORED}")
     value = Request(
         method=request.method,
         target=request.path,
@@ -81,6 +93,8 @@ def to_response(
     if tee is not None:
         return replace(value, events=tuple(tee.events), newline=tee.newline), ()
     body, notes = decoded_body(response)
+    if response.raw_content is None:
+        notes = (*notes, f"response {NOT_STORED}")
     return replace(value, body=body), notes
 
 
@@ -99,6 +113,7 @@ class SseTee:
     truncated: bool = False
     _framer: SseFramer = field(default_factory=SseFramer)
     _closed: bool = False
+    _given: Sequence[int] | None = None  # offsets of a stream that arrived whole (`replay`)
 
     def __call__(self, chunk: bytes) -> bytes:
         if chunk and not self.compressed:
@@ -106,6 +121,13 @@ class SseTee:
             offset = self._offset()
             self.events.extend(SseEvent(offset, block) for block in blocks)
         return chunk
+
+    def replay(self, body: bytes, offsets_us: Sequence[int] = ()) -> None:
+        """Frame a stream that arrived whole, not through the tee (a flow read from a file):
+        event `i` at `offsets_us[i]`, else 0."""
+        self._given = offsets_us
+        for block in self._framer.feed(body):
+            self.events.append(SseEvent(self._offset(), block))
 
     @property
     def newline(self) -> str:
@@ -122,4 +144,7 @@ class SseTee:
             self.events.append(SseEvent(self._offset(), partial))
 
     def _offset(self) -> int:
+        if self._given is not None:
+            n = len(self.events)
+            return self._given[n] if n < len(self._given) else 0
         return int((time.monotonic() - self.started) * 1_000_000)

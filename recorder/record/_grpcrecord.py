@@ -37,14 +37,17 @@ from mitmproxy.proxy import layers
 
 from recorder._background import host_port
 from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol._grpc import (
+from recorder.protocol import (
     ENCODING_HEADER,
+    NOTE_NO_RESPONSE,
+    NOTE_STREAM_TRUNCATED,
     Direction,
     GrpcFramingError,
     canonical_binary_header,
     decode_message,
     grpc_method,
     is_binary_header,
+    stream_reset,
     timed_messages,
 )
 from recorder.record._faults import lost
@@ -206,13 +209,13 @@ def _response(call: H2Call, path: str) -> tuple[Response | None, tuple[str, ...]
     notes: list[str] = []
     error = None
     if call.reset:
-        notes.append(f"stream reset (code {call.reset_code})")
+        notes.append(stream_reset(call.reset_code))
         error = f"HTTP/2 stream reset, error code {call.reset_code}"
     if call.truncated:
-        notes.append("stream truncated")
+        notes.append(NOTE_STREAM_TRUNCATED)
         error = error or "connection closed before the call ended"
     if not call.response_headers:
-        return None, tuple(notes), error or "no response"
+        return None, tuple(notes), error or NOTE_NO_RESPONSE
     status_text = call.response_header(":status") or "0"
     status = int(status_text) if status_text.isascii() and status_text.isdigit() else 0
     chunks = [(at - call.started_us, data) for at, data in call.response_chunks]

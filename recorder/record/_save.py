@@ -34,7 +34,12 @@ from typing import Any
 from mitmproxy import command, ctx, http
 
 from recorder.capture import Exchange, Request, Response, render_exchange
-from recorder.protocol import Classification
+from recorder.protocol import (
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_TRUNCATED,
+    Classification,
+)
 from recorder.record._classifier import Classifier
 from recorder.record._faults import lost
 from recorder.record._options import Option, OptionsError, declare, touched
@@ -68,7 +73,7 @@ OPTIONS = (
         choices=EXISTING,
     ),
 )
-CUT_NOTE = "cut by recorder shutdown"
+CUT_NOTE = NOTE_RECORDER_CUT
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
 
@@ -113,6 +118,9 @@ class Save:
         self.listeners: list[Listener] = []
         self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
+        # The time a new capture's offsets count from: when its first exchange is written,
+        # unless known before (a recording made offline knows its earliest exchange).
+        self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
         self._finalised: set[Path] = set()
         self._inflight: dict[str, http.HTTPFlow] = {}
@@ -222,7 +230,8 @@ class Save:
             return
         notes = list(state.notes)
         if error is not None and state.response is not None and not self._stopping:
-            notes.append("client closed" if "client" in error.lower() else "stream truncated")
+            closed = "client" in error.lower()
+            notes.append(NOTE_CLIENT_CLOSED if closed else NOTE_STREAM_TRUNCATED)
         try:
             self._record(state, flow, notes, error)
         except BaseException:
@@ -272,8 +281,8 @@ class Save:
                     classification=classification,
                     request=request,
                     response=response,
-                    started_us=max(0, int((started - sink.started) * 1e6)),
-                    duration_us=max(0, int((ended - started) * 1e6)),
+                    started_us=max(0, round((started - sink.started) * 1e6)),
+                    duration_us=max(0, round((ended - started) * 1e6)),
                     notes=tuple(notes),
                     error=error,
                 ),
@@ -347,7 +356,11 @@ class Save:
             self._finalised.discard(path)
         if sink is None:
             sink = Sink.open(
-                path, upstream, existing=self.existing, keep_secrets=self.redaction.keep_secrets
+                path,
+                upstream,
+                existing=self.existing,
+                keep_secrets=self.redaction.keep_secrets,
+                started=self.origin,
             )
             sink.prepare(self.redaction.redactor(path))
             self._sinks[path] = sink
@@ -400,6 +413,9 @@ def _what(request: Request) -> str:
 
 
 def _end_time(flow: http.HTTPFlow) -> float:
+    """When the exchange ended: its response's end, else its error's time, else now."""
     if flow.response is not None and flow.response.timestamp_end:
         return flow.response.timestamp_end
+    if flow.error is not None:
+        return flow.error.timestamp
     return time.time()

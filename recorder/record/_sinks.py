@@ -68,12 +68,21 @@ class Sink:
     failing: OSError | None = None  # why the last write failed, until one succeeds
 
     @classmethod
-    def open(cls, path: Path, upstream: str, *, existing: str, keep_secrets: bool) -> Sink:
-        """Start (or, with `existing="append"`, continue) the capture at `path`."""
+    def open(
+        cls,
+        path: Path,
+        upstream: str,
+        *,
+        existing: str,
+        keep_secrets: bool,
+        started: float | None = None,
+    ) -> Sink:
+        """Start (or, with `existing="append"`, continue) the capture at `path`; a new one
+        counts its offsets from `started` (epoch seconds; default: now)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if existing == "append" and holds_exchanges(path):
             return cls._resume(path, upstream)
-        started = time.time()
+        started = time.time() if started is None else started
         header = Capture(
             started=started_at(started),
             recorder_version=recorder.__version__,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from recorder.capture import GrpcMessage, Headers, Request, Response
-from recorder.protocol._grpc import (
+from recorder.protocol import (
     DETAILS_HEADER,
     MESSAGE_HEADER,
     STATUS_HEADER,

@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 
 from recorder._background import GRPC_SERVER_OPTIONS, host_port
-from recorder.protocol._grpc import grpc_method
+from recorder.protocol import grpc_method
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
 from recorder.replay._limits import Limits
 from recorder.replay._runner import Runner, Turn

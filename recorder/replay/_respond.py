@@ -20,8 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from recorder.capture import Headers, Response
-from recorder.capture._bodies import JSON_FORMS, JsonForm
+from recorder.capture import JSON_FORMS, Headers, JsonForm, Response
 from recorder.protocol import card_etag, etag_matches
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.

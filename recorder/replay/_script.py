@@ -36,7 +36,6 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from recorder._gcpause import collector_paused
 from recorder.capture import Capture, Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
@@ -188,9 +187,8 @@ def load_script(captures: Sequence[Capture]) -> Script:
         secret_params=redacted_params(e.request for e in exchanges),
         masker=Masker() if any(_holds_placeholder(e.request) for e in exchanges) else None,
     )
-    with collector_paused():  # see recorder._gcpause
-        for capture in captures:
-            _Loader(script).load(capture.exchanges)
+    for capture in captures:
+        _Loader(script).load(capture.exchanges)
     return script
 
 

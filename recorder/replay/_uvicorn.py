@@ -15,6 +15,18 @@ HTTP+JSON client shows nothing of an error response but its status line.
   (after a short drain, so that the client reads the answer instead of a reset).
 - a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
   phrase on its status line instead of the standard one.
+- *no upgrades*: the replayer speaks neither h2c nor WebSocket, so an upgrade offer is
+  ignored and the request answered over HTTP/1.1, as RFC 9110 §7.8 says a server may.  The
+  Java SDK's client (java.net.http) offers `Upgrade: h2c` on every cleartext request, body
+  included.  httptools stops at the end of an offering head (as if the body were the new
+  protocol's) and uvicorn would drop the rest; `_NoUpgradeParser` takes what follows the head
+  into a fresh parser instead, behind a made-up head that frames the body as the client's
+  head did (`Content-Length` or chunked), whose own callbacks go nowhere.
+
+This builds on uvicorn's `HttpToolsProtocol` and `RequestResponseCycle`, which uvicorn does not
+document as public: pyproject.toml bounds uvicorn above, and the install tests run the
+SDK-free tests of this face (`tests/integration/test_replay_http_face.py`) at the lowest and
+the newest uvicorn it allows.
 
 The gRPC face gets the same bounds from grpcio's options and its handler (`_grpcserver`).
 """
@@ -25,6 +37,7 @@ import re
 from asyncio import TimerHandle, Transport
 from typing import Any
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import (
     STATUS_LINE,
     HttpToolsProtocol,
@@ -59,6 +72,9 @@ class _LimitedProtocol(HttpToolsProtocol):
         self._head_bytes = 0  # bytes received while reading it (bodies pipelined along count)
         self._body_bytes = 0
         self._refused = False
+        self._framing: bytes | None = None  # a declined upgrade's body still to come, framed so
+        self._parser = _NoUpgradeParser(self)
+        self.parser = self._parser  # type: ignore[assignment]  # what uvicorn feeds and asks
 
     def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -99,6 +115,8 @@ class _LimitedProtocol(HttpToolsProtocol):
                     self._refuse(413)
                     return
                 break
+        if self._parser.offers_upgrade():
+            self._framing = _body_framing(self.headers)
         super().on_headers_complete()
         if type(self.cycle) is RequestResponseCycle:
             self.cycle.__class__ = _ReasonCycle  # the same object, with `send` reading "reason"
@@ -114,9 +132,16 @@ class _LimitedProtocol(HttpToolsProtocol):
             super().on_body(body)
 
     def on_message_complete(self) -> None:
+        if self._framing is not None:
+            return  # httptools ends an upgrade offer at its head; its body comes after
         self._disarm()
         if not self._refused:
             super().on_message_complete()
+
+    def take_framing(self) -> bytes | None:
+        """The head that frames the body of a declined upgrade offer, if it has one (once)."""
+        framing, self._framing = self._framing, None
+        return framing
 
     def _arm(self) -> None:
         self._due = self.loop.time() + self.limits.read_timeout
@@ -162,6 +187,86 @@ class _LimitedProtocol(HttpToolsProtocol):
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER, self.transport.close)
+
+
+def _body_framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """A head saying how the body is framed, as these (lower-case) headers frame it; None when
+    there is no body.  Chunked wins over a length (RFC 9112 §6.3)."""
+    length = None
+    for name, value in headers:
+        if name == b"transfer-encoding" and value.strip().lower().endswith(b"chunked"):
+            return b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n"
+        if name == b"content-length" and value.strip().isdigit() and int(value) > 0:
+            length = value.strip()
+    return b"POST / HTTP/1.1\r\ncontent-length: %s\r\n\r\n" % length if length else None
+
+
+class _NoUpgradeParser:
+    """httptools' request parser for a server that takes no upgrade: see the module docstring.
+
+    uvicorn asks it `should_upgrade()` (never, here) and feeds it; after an offering head, the
+    rest of the connection goes to a fresh parser.
+    """
+
+    def __init__(self, protocol: _LimitedProtocol) -> None:
+        self._protocol = protocol
+        self._inner = httptools.HttpRequestParser(protocol)
+
+    def offers_upgrade(self) -> bool:
+        """The request being read offered an upgrade (ask once its head is complete)."""
+        return bool(self._inner.should_upgrade())
+
+    def should_upgrade(self) -> bool:
+        return False
+
+    def feed_data(self, data: bytes) -> None:
+        try:
+            self._inner.feed_data(data)
+        except httptools.HttpParserUpgrade as exc:
+            rest = data[exc.args[0] :]
+            framing = self._protocol.take_framing()
+            if framing is None:
+                self._inner = httptools.HttpRequestParser(self._protocol)
+                self.feed_data(rest)
+            else:
+                self._inner = httptools.HttpRequestParser(_BodyAfterHead(self._protocol))
+                self.feed_data(framing + rest)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _BodyAfterHead:
+    """Parser callbacks for a made-up head and then the connection's bytes: the head's own
+    callbacks are dropped, everything after it goes to `protocol`."""
+
+    def __init__(self, protocol: _LimitedProtocol) -> None:
+        self._protocol = protocol
+        self._in_made_up_head = True
+
+    def on_message_begin(self) -> None:
+        if not self._in_made_up_head:
+            self._protocol.on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        if not self._in_made_up_head:
+            self._protocol.on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self._in_made_up_head:
+            self._protocol.on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._in_made_up_head:
+            self._in_made_up_head = False
+        else:
+            self._protocol.on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        self._protocol.on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._protocol.on_message_complete()
 
 
 _PHRASE_JUNK = re.compile(rb"[^\t\x20-\x7e]")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
+from recorder.capture import Capture, CaptureParseError, read_capture
 from recorder.report._page import render_report
+
+EXIT_ERROR = 2  # could not run
 
 
 @click.command("report")
@@ -34,9 +38,7 @@ def report_command(file: Path, out: Path, lint_spec: str | None) -> None:
     exchange's request and response.  With --lint, the exchanges that break an A2A rule carry
     a mark and the finding.
     """
-    from recorder.cli import EXIT_ERROR, load_capture
-
-    capture = load_capture(file)
+    capture = _read(file)
     marks: dict[int, list[str]] = {}
     if lint_spec is not None:
         from recorder.lint import lint_capture
@@ -50,3 +52,14 @@ def report_command(file: Path, out: Path, lint_spec: str | None) -> None:
         click.echo(f"error: {out}: {exc.strerror or exc}", err=True)
         raise SystemExit(EXIT_ERROR) from exc
     click.echo(str(out))
+
+
+def _read(path: Path) -> Capture:
+    """The capture at `path`, or exit 2 with `file:line: what is wrong`."""
+    try:
+        return read_capture(path)
+    except CaptureParseError as exc:
+        click.echo(f"error: {exc}", err=True)
+    except OSError as exc:
+        click.echo(f"error: {path}: {exc.strerror or exc}", err=True)
+    sys.exit(EXIT_ERROR)

@@ -5,9 +5,8 @@ re-serialising it gives back the wire text, so nothing is hidden by the pretty f
 UTF-8 text verbatim; anything else as base64, with a note.  Stream events keep their own lines
 (`event:`, `id:`, comments) and show their `data` as pretty JSON when it is JSON.
 
-`printable` makes any text safe to put in the page: lone surrogates (valid in JSON text as
-`"\\ud800"`, impossible in UTF-8) and control characters become visible escapes.  HTML escaping
-is the template's job; this module never produces markup.
+HTML escaping and the last `printable` pass are the page's job (`recorder._pages`); this
+module never produces markup.
 """
 
 from __future__ import annotations
@@ -27,13 +26,7 @@ from recorder.report._units import offset_text
 # A body longer than this is cut in the page (the capture keeps it whole).
 MAX_BODY_CHARS = 256 * 1024
 BASE64_WIDTH = 76
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def printable(text: str) -> str:
-    """`text` with lone surrogates and control characters (but tab, LF, CR) as `\\uXXXX`."""
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,10 @@ the templates read.  Nothing here knows about pixels or HTML.
 
 Outcome, first rule that applies (a reader looks for the answer that matters):
 no response; the A2A error the classifier named; a gRPC status other than OK; an HTTP status
-of 400 or more; the task state the answer reports (a stream's last state); the answer's kind
-(`message`); `OK` for gRPC, else the HTTP status.  A push delivery's outcome is what it
-delivered, unless the webhook refused it.
+of 400 or more; an error the answer carried; then what `a2a-recorder show` says the answer
+carried (its state column: a task state, a stream's last, `2 tasks` for a task list, the
+kind of object), else its status column (`OK` for gRPC, else the HTTP status).  A push
+delivery's outcome is what it delivered, unless the webhook refused it.
 
 Flags are the notes a reader must not miss (possible secrets, cut streams, a response that
 never came), found by the note's first words in `FLAGS`; every note is in the detail anyway.
@@ -20,8 +21,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from recorder.capture import Exchange, GrpcMessage, Response, SseEvent
-from recorder.protocol import GRPC_STATUS_NAMES, PUSH_DELIVERY, event_data, event_type
-from recorder.protocol._answers import NOTHING, Answer, read_answer
+from recorder.protocol import (
+    GRPC_STATUS_NAMES,
+    NOTE_CLIENT_CLOSED,
+    NOTE_RECORDER_CUT,
+    NOTE_STREAM_RESET,
+    NOTE_STREAM_TRUNCATED,
+    NOTHING,
+    PUSH_DELIVERY,
+    Answer,
+    event_data,
+    event_type,
+    read_answer,
+)
+from recorder.show import outcome_cells
 
 
 class Lane(StrEnum):
@@ -50,9 +63,10 @@ class Flag:
 # Note prefix -> badge word and tone.  Order matters only for display.
 FLAGS: tuple[tuple[str, str, Tone], ...] = (
     ("possible secret:", "secret?", Tone.ERROR),
-    ("stream truncated", "cut", Tone.WARN),
-    ("stream reset", "cut", Tone.WARN),
-    ("client closed", "closed", Tone.WARN),
+    (NOTE_STREAM_TRUNCATED, "cut", Tone.WARN),
+    (NOTE_STREAM_RESET, "cut", Tone.WARN),
+    (NOTE_RECORDER_CUT, "cut", Tone.WARN),
+    (NOTE_CLIENT_CLOSED, "closed", Tone.WARN),
     ("card signature no longer verifies", "signature", Tone.WARN),
     ("compressed event stream not framed", "unframed", Tone.WARN),
     ("card rewritten", "rewritten", Tone.MUTED),
@@ -97,7 +111,7 @@ def exchange_facts(exchange: Exchange) -> ExchangeFacts:
     c = exchange.classification
     push = c.operation == PUSH_DELIVERY
     answers = _answers(exchange, push)
-    outcome, tone = _outcome(exchange, answers, push)
+    outcome, tone = _outcome(exchange, answers)
     ticks = _ticks(exchange.response) if exchange.response is not None else ()
     return ExchangeFacts(
         number=exchange.number,
@@ -139,7 +153,7 @@ def _answers(exchange: Exchange, push: bool) -> list[Answer]:
     return [read_answer(response.body)]
 
 
-def _outcome(exchange: Exchange, answers: Sequence[Answer], push: bool) -> tuple[str, Tone]:
+def _outcome(exchange: Exchange, answers: Sequence[Answer]) -> tuple[str, Tone]:
     response = exchange.response
     if response is None:
         return "no response", Tone.ERROR
@@ -150,11 +164,10 @@ def _outcome(exchange: Exchange, answers: Sequence[Answer], push: bool) -> tuple
     if said.kind == "error":
         return "error", Tone.ERROR
     tone = Tone.WARN if exchange.error else Tone.OK
-    if said.state is not None:
-        return said.state, Tone.WARN if said.state in BAD_STATES else tone
-    if said.kind is not None and (push or said.kind == "message"):
-        return said.kind, tone
-    return ("OK" if grpc_status(response) == "0" else str(response.status)), tone
+    status, carried = outcome_cells(exchange)  # the same words as `show`'s columns
+    if carried:
+        return carried, Tone.WARN if said.state in BAD_STATES else tone
+    return status, tone
 
 
 def _last_said(answers: Sequence[Answer]) -> Answer:

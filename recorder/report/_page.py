@@ -4,11 +4,10 @@ Invariants:
 - **No network.** CSS, script and SVG are inline; nothing has a `src`, no `<link>`, no
   `url(...)`.  A Content-Security-Policy (`default-src 'none'`, the script allowed by its
   hash) makes the browser refuse any fetch or any other script, should one ever slip in.
-- **Everything from the capture is text.**  A capture holds what a remote peer sent, so
-  every value goes through the template's autoescaping (jinja2, `autoescape=True`); only the
+- **Everything from the capture is text** (autoescaped, then made printable: see
+  `recorder._pages`, shared with the diff and verify pages, as is the stylesheet); only the
   package's own CSS and script are marked safe.  No capture value reaches a `<script>`,
-  a `style` or an event-handler attribute.  A last pass makes the page valid UTF-8 (`printable`:
-  lone surrogates and control characters become visible escapes).
+  a `style` or an event-handler attribute.
 - **Clicks need no script.**  An exchange's row links to `#x<number>`, its detail section; CSS
   `:target` opens it.  The script only adds keyboard moves, the filter and the highlight.
 
@@ -23,13 +22,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
-import jinja2
-from markupsafe import Markup
-
+from recorder._pages import asset, render_page
 from recorder.capture import Capture, Exchange
-from recorder.report._display import Side, printable, request_side, response_side
+from recorder.report._display import Side, request_side, response_side
 from recorder.report._facts import ExchangeFacts, Lane, Tone, exchange_facts, short_id
 from recorder.report._layout import (
     ARROW_Y,
@@ -47,16 +43,6 @@ from recorder.report._layout import (
 from recorder.report._units import duration_text, offset_text
 
 Marks = Mapping[int, Sequence[str]]
-_TEMPLATES = Path(__file__).parent / "templates"
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(_TEMPLATES),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-)
-_ENV.globals.update(duration_text=duration_text, offset_text=offset_text, short_id=short_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +105,8 @@ def render_report(capture: Capture, *, name: str = "capture", marks: Marks | Non
     facts = [f for f, _ in pairs]
     axis = timeline(facts)
     views = _views(pairs, axis, marks)
-    page = _ENV.get_template("report.html.j2").render(
+    return render_page(
+        "report.html.j2",
         name=name,
         capture=capture,
         views=views,
@@ -128,13 +115,15 @@ def render_report(capture: Capture, *, name: str = "capture", marks: Marks | Non
         counts=_counts(facts),
         notables=_notables(views, marks),
         redaction=_redaction(capture, facts),
-        **_assets(),
+        **_script(),
         **_GEOMETRY,
     )
-    return printable(page)
 
 
 _GEOMETRY = {
+    "duration_text": duration_text,
+    "offset_text": offset_text,
+    "short_id": short_id,
     "Lane": Lane,
     "LANE_X": LANE_X,
     "BINDING_X": BINDING_X,
@@ -146,15 +135,11 @@ _GEOMETRY = {
 
 
 @cache
-def _assets() -> dict[str, str]:
-    """The page's own CSS and script, and the script's hash for the Content-Security-Policy."""
-    script = (_TEMPLATES / "report.js").read_text("utf-8")
+def _script() -> dict[str, str]:
+    """The page's own script, and its hash for the Content-Security-Policy."""
+    script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return {
-        "css": Markup((_TEMPLATES / "report.css").read_text("utf-8")),
-        "script": Markup(script),
-        "script_hash": digest,
-    }
+    return {"script": script, "script_hash": digest}
 
 
 def _views(
@@ -184,12 +169,14 @@ def _lanes(capture: Capture, views: Sequence[ExchangeView]) -> list[tuple[Lane, 
         for v in views
         if v.facts.is_push
     )
-    return [
+    lanes = [
         (Lane.CLIENT, ""),
         (Lane.RECORDER, f"a2a-recorder {capture.recorder_version}"),
         (Lane.AGENT, ", ".join(capture.upstreams)),
-        (Lane.WEBHOOK, ", ".join(h for h in hooks if h)),
     ]
+    if hooks:  # a webhook lane only where something was delivered to one
+        lanes.append((Lane.WEBHOOK, ", ".join(h for h in hooks if h)))
+    return lanes
 
 
 def _counts(facts: Sequence[ExchangeFacts]) -> dict[str, object]:
@@ -223,5 +210,10 @@ def _notables(views: Sequence[ExchangeView], marks: Marks) -> list[Notable]:
 
 
 def _redaction(capture: Capture, facts: Sequence[ExchangeFacts]) -> tuple[tuple[str, ...], int]:
-    """What the recorder redacted, and in how many exchanges."""
-    return capture.redacted, sum(f.redacted for f in facts)
+    """What the recorder redacted (each name once, whatever its case: header names are
+    case-insensitive, and a capture added to by another session may list both spellings),
+    and in how many exchanges."""
+    names: dict[str, str] = {}
+    for name in capture.redacted:
+        names.setdefault(name.lower(), name)
+    return tuple(names.values()), sum(f.redacted for f in facts)

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from recorder.capture import Capture
-from recorder.diff import CaptureDiff, IgnorePattern, PairKind, diff_captures
-from recorder.diff._ignore import side_path
+from recorder.diff import CaptureDiff, IgnorePattern, PairKind, diff_captures, side_path
 
 Runs = tuple[int, int]  # two runs, numbered from 1
 

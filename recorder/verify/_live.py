@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from recorder.protocol import IdKind
+from recorder.protocol import IdKind, Json
 from recorder.replay import (
     CARD_OPERATIONS,
     Provenance,
@@ -37,7 +37,6 @@ from recorder.replay import (
     fresh_id,
     located_ids,
 )
-from recorder.replay._ids import Json
 
 Webhook = Callable[[str], str]  # recorded webhook URL -> live URL
 

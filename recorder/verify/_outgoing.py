@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from recorder.capture import Request
-from recorder.protocol import Binding, Interface, Version
-from recorder.protocol._grpc import (
+from recorder.protocol import (
+    Binding,
+    Interface,
+    Version,
     decode_binary_header,
     encode_message,
     grpc_method,

@@ -11,14 +11,13 @@ per request not sent, per exchange slower than allowed, per stale baseline entry
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, report_dict
-from recorder.diff import render_html as diff_html
+from recorder.diff import diff_failures, diff_notes, diff_page, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -168,46 +167,31 @@ def render_json(result: VerifyResult, *, color: bool = False) -> str:
 
 
 def render_html(result: VerifyResult, *, color: bool = False) -> str:
-    page = diff_html([result.diff])
-    for old, new in (
-        ("<title>a2a-recorder diff</title>", "<title>a2a-recorder verify</title>"),
-        ("<h1>a2a-recorder diff</h1>", "<h1>a2a-recorder verify</h1>"),
-    ):
-        page = page.replace(old, new, 1)
-    at = page.rfind("</body>")
-    return page[:at] + _html_sections(result) + page[at:]
+    """The diff's page (`templates/verify.html.j2` extends it) with verify's sections."""
+    return render_page("verify.html.j2", **diff_page([result.diff]), verify=_html_facts(result))
 
 
-def _html_sections(result: VerifyResult) -> str:
-    e = html.escape
-    out = []
-    if result.stale:
-        rows = "".join(f"<li>{e(entry)}</li>" for entry in result.stale)
-        out.append(f"<h2>Stale baseline entries</h2><ul>{rows}</ul>")
-    for title, items in (
-        ("Not sent", result.not_sent),
-        ("Left out (not compared)", result.skipped),
-    ):
-        if items:
-            rows = "".join(f"<li>{e(_not_sent_line(n))}</li>" for n in items)
-            out.append(f"<h2>{title}</h2><ul>{rows}</ul>")
-    if result.notes:
-        out.append(
-            "<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in result.notes) + "</ul>"
-        )
-    if result.latencies:
-        rows = "".join(
-            f"<tr><td>A#{x.a}</td><td>B#{x.b}</td><td>{e(x.operation)}</td>"
-            f"<td>{_ms(x.recorded_us)}</td><td>{_ms(x.live_us)}</td><td>{e(_factor(x))}"
-            f"{' (slow)' if x in result.slow else ''}</td></tr>"
+def _html_facts(result: VerifyResult) -> dict[str, object]:
+    return {
+        "stale": list(result.stale),
+        "lists": [
+            ("Not sent", [_not_sent_line(n) for n in result.not_sent]),
+            ("Left out (not compared)", [_not_sent_line(n) for n in result.skipped]),
+            ("Notes", list(result.notes)),
+        ],
+        "timing": [
+            (
+                f"A#{x.a}",
+                f"B#{x.b}",
+                x.operation,
+                _ms(x.recorded_us),
+                _ms(x.live_us),
+                _factor(x) + (" (slow)" if x in result.slow else ""),
+            )
             for x in result.latencies
-        )
-        out.append(
-            "<h2>Timing</h2><table><tr><th>A</th><th>B</th><th>operation</th>"
-            f"<th>recorded</th><th>live</th><th>factor</th></tr>{rows}</table>"
-        )
-    out.append(f'<p class="summary">Verify: {e(result.summary())}</p>')
-    return "\n".join(out)
+        ],
+        "summary": result.summary(),
+    }
 
 
 # -- JUnit ----------------------------------------------------------------------------------

@@ -33,13 +33,13 @@ from recorder.protocol import (
     PUSH_DELIVERY,
     Binding,
     Interface,
+    Json,
     Version,
     find_card,
     interfaces_from_card,
     parse_json,
 )
 from recorder.replay import Step, capture_as
-from recorder.replay._ids import Json
 from recorder.verify._live import LiveIds
 from recorder.verify._outgoing import (
     GrpcOutgoing,

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from recorder.protocol import Json
 from recorder.replay import Step, answer_documents
-from recorder.replay._ids import Json
 from recorder.verify._live import LiveIds, poll_states
 from recorder.verify._outgoing import Outgoing
 from recorder.verify._plan import Plan, Send, end_us

@@ -24,10 +24,17 @@ import grpc
 import httpx
 
 from recorder.capture import Response
-from recorder.protocol import NOT_JSON, Binding, SseFramer, event_data, is_event_stream, parse_json
-from recorder.protocol._grpc import decode_message
+from recorder.protocol import (
+    NOT_JSON,
+    Binding,
+    Json,
+    SseFramer,
+    decode_message,
+    event_data,
+    is_event_stream,
+    parse_json,
+)
 from recorder.replay import answer_succeeded
-from recorder.replay._ids import Json
 from recorder.verify._outgoing import GrpcOutgoing, HttpOutgoing
 
 OnDocument = Callable[[int, Json], None]

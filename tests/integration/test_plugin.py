@@ -126,17 +126,47 @@ def test_record_missing_then_replay_offline(pytester: pytest.Pytester) -> None:
     replayed.assert_outcomes(passed=1)
 
 
-def test_an_unmatched_request_fails_the_test(pytester: pytest.Pytester) -> None:
+def _demo_capture(pytester: pytest.Pytester) -> None:
     (pytester.path / "captures").mkdir()
     source = (DATA / "sessions" / "demo-session-jsonrpc.http").read_text()
     (pytester.path / "captures" / "card.http").write_text(source)
+
+
+def test_an_unmatched_request_fails_the_test_once(pytester: pytest.Pytester) -> None:
+    _demo_capture(pytester)
     pytester.makepyfile(MISS_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)  # one failure, no teardown error besides it
     result.stdout.fnmatch_lines(
         [
             "*requests the capture could not answer:*",
             '*SendMessage*nearest is #2 SendMessage*"echo hello" != live "never recorded"*',
+        ]
+    )
+    assert result.stdout.str().count("requests the capture could not answer") == 1
+
+
+MISS_FAILS_THE_BODY_TEST = (
+    MISS_TEST
+    + """
+    answer = httpx.post(a2a_replay.url + "/a2a/jsonrpc", json=body, timeout=5).json()
+    assert "result" in answer, "the client saw the replay's error"
+"""
+)
+
+
+def test_a_miss_that_fails_the_body_is_said_with_that_failure(pytester: pytest.Pytester) -> None:
+    """The client fails on the replay's error: one failure, which says what the miss was."""
+    _demo_capture(pytester)
+    pytester.makepyfile(MISS_FAILS_THE_BODY_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the client saw the replay's error*",
+            "*a2a-recorder*",
+            "*requests the capture could not answer:*",
+            "*SendMessage*nearest is #2 SendMessage*",
         ]
     )
 
@@ -145,13 +175,11 @@ def test_an_answer_the_replayer_wrote_itself_fails_the_test_naming_it(
     pytester: pytest.Pytester,
 ) -> None:
     # The capture holds no answer of the agent to a body that is not JSON: the replayer
-    # answers as a2a-sdk would, and says that answer was not recorded.
-    (pytester.path / "captures").mkdir()
-    source = (DATA / "sessions" / "demo-session-jsonrpc.http").read_text()
-    (pytester.path / "captures" / "card.http").write_text(source)
+    # answers as a2a-sdk would, and says that answer was not recorded (one failure).
+    _demo_capture(pytester)
     pytester.makepyfile(UNREADABLE_TEST)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*answers the capture does not hold, written by the replayer:*",
@@ -342,7 +370,7 @@ def test_a_binding_the_capture_never_recorded_is_a_miss_naming_it(
     _client(pytester, GRPC_TEST)
     before = _tasks_on(agent)
     result = pytester.runpytest(*NO_OUTPUT)
-    result.assert_outcomes(failed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*requests the capture could not answer:*",
@@ -410,8 +438,13 @@ def test_new_episodes_appends_what_the_capture_could_not_answer(
     _record(pytester, agent).assert_outcomes(passed=1)
     first = read_capture(_capture_of(pytester))
     _client(pytester, TWO_MESSAGES_TEST)
-    pytester.runpytest(*NO_OUTPUT).assert_outcomes(failed=1, errors=1)  # a miss, offline
-    _record(pytester, agent, mode="new_episodes").assert_outcomes(passed=1)
+    pytester.runpytest(*NO_OUTPUT).assert_outcomes(failed=1)  # a miss, offline
+    episode = _record(pytester, agent, mode="new_episodes")
+    episode.assert_outcomes(passed=1)
+    # What went to the live agent is said: a warning naming the exchange appended.
+    episode.stdout.fnmatch_lines(
+        ["*new_episodes sent 1 request(s) the capture could not answer to the live agent*"]
+    )
     grown = read_capture(_capture_of(pytester))
     assert grown.exchanges[: len(first.exchanges)] == first.exchanges
     added = grown.exchanges[len(first.exchanges) :]
@@ -420,3 +453,41 @@ def test_new_episodes_appends_what_the_capture_could_not_answer(
     assert [e.number for e in grown.exchanges] == list(range(1, len(grown.exchanges) + 1))
     agent.stop()
     pytester.runpytest(*NO_OUTPUT).assert_outcomes(passed=1)
+
+
+GET_THE_TASK_TEST = (
+    SDK_CLIENT
+    + """
+
+@pytest.mark.a2a_capture("captures/grpc.http")
+def test_send_then_get(a2a_replay):
+    task = asyncio.run(send(a2a_replay.url, "JSONRPC", "echo hello"))
+    params = {"id": task.id, "historyLength": 1}  # a read the capture never made
+    body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": params}
+    answer = httpx.post(a2a_replay.url + "/a2a/jsonrpc", json=body,
+                        headers={"A2A-Version": "1.0"}, timeout=5).json()
+    assert "result" in answer, answer
+"""
+)
+
+
+def test_new_episodes_says_what_it_could_not_send_to_the_live_agent(
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
+    """A GetTask naming the task the replay handed out goes to a live agent that never saw it
+    (restarted since the recording): its TaskNotFound is no answer to add, and the failure
+    says so, once, instead of leaving the capture as it was without a word."""
+    _client(pytester, JSONRPC_TEST)
+    _record(pytester, make_demo_agent()).assert_outcomes(passed=1)
+    first = _capture_of(pytester).read_bytes()
+    _client(pytester, GET_THE_TASK_TEST)
+    result = _record(pytester, make_demo_agent(), mode="new_episodes")  # a fresh agent
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*new_episodes could not add these requests the capture could not answer*",
+            "*POST /a2a/jsonrpc: names body.id *, which this replay handed out; forwarded to "
+            "the live agent, which does not know it: it answered TaskNotFoundError*",
+        ]
+    )
+    assert _capture_of(pytester).read_bytes() == first  # nothing appended

@@ -57,13 +57,20 @@ DEFAULT_CASES = {("a2a-python-0.3.x", b) for b in ("JSONRPC", "HTTP+JSON", "GRPC
 }
 # Why a Java session's replay does not equal it live yet: recording works on every binding, the
 # replay of each is expected to fail (strict) until the cause is fixed where it lives.
-_H2C = (
-    "the Java client offers Upgrade: h2c on every cleartext request and the replayer's uvicorn "
-    "protocol then drops the request body (test_replay_h2c.py; recorder/replay/_uvicorn.py)"
+# JSON-RPC and HTTP+JSON replay as live now (the Java client's `Upgrade: h2c` offer no longer
+# costs the body, test_replay_http_face.py; its own push-config ids match since the replay's
+# redesign), but for the order of 08-push-configs' deliveries, which differs in about one run
+# of two: not strict.
+_JAVA_PUSH_ORDER = (
+    "08-push-configs, now and then: the replayed deliveries reach the webhook in another order "
+    "than the live ones (task, statusUpdate, artifactUpdate, statusUpdate live; statusUpdate, "
+    "task, ... replayed)"
 )
+FLAKY_REPLAY_FAILURES: dict[tuple[str, str], str] = {
+    ("a2a-java-1.0.x", "JSONRPC"): _JAVA_PUSH_ORDER,
+    ("a2a-java-1.0.x", "HTTP+JSON"): _JAVA_PUSH_ORDER,
+}
 KNOWN_REPLAY_FAILURES: dict[tuple[str, str], str] = {
-    ("a2a-java-1.0.x", "JSONRPC"): _H2C,
-    ("a2a-java-1.0.x", "HTTP+JSON"): _H2C,
     ("a2a-java-1.0.x", "GRPC"): (
         "a2a-java 1.0.0.Alpha3 speaks a draft v1.0 schema under v0.3's package name a2a.v1 "
         "(GetTaskRequest.id where v0.3 has name, GetExtendedAgentCard where v0.3 has "
@@ -76,7 +83,9 @@ KNOWN_REPLAY_FAILURES: dict[tuple[str, str], str] = {
 
 def _case(sdk: str, binding: str) -> Any:
     why = KNOWN_REPLAY_FAILURES.get((sdk, binding))
+    flaky = FLAKY_REPLAY_FAILURES.get((sdk, binding))
     marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+    marks += [pytest.mark.xfail(strict=False, reason=flaky)] if flaky else []
     return pytest.param(sdk, binding, id=f"{sdk}-{binding}", marks=marks)
 
 

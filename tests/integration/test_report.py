@@ -470,3 +470,68 @@ def test_hostile_content_does_not_run_in_a_browser(tmp_path: Path) -> None:
     html = render_report(_hostile_capture()).replace("alert(", "window.__pwned=1;(")
     seen = _click_in_chromium(html, 1, tmp_path)
     assert seen["pwned"] is False and seen["images"] == 0 and seen["section"] == "block"
+
+
+# -- the same words as `show`, each name once, no empty lanes ------------------------------------
+
+
+def _two_tasks() -> Capture:
+    """09-list-tasks with its ListTasks answer holding the task twice."""
+    capture = read_capture(CAPTURES / "a2a-python-1.3.0/09-list-tasks.http")
+    listing = next(x for x in capture.exchanges if x.classification.operation == "ListTasks")
+    assert listing.response is not None
+    answer = json.loads(listing.response.body)
+    answer["result"]["tasks"] *= 2
+    response = replace(listing.response, body=json.dumps(answer).encode())
+    exchanges = tuple(
+        replace(x, response=response) if x is listing else x for x in capture.exchanges
+    )
+    return replace(capture, exchanges=exchanges)
+
+
+def test_a_task_list_reads_as_show_reads_it() -> None:
+    from recorder.show import capture_rows, render_table
+
+    capture = _two_tasks()
+    _, page = _page(capture)
+    number = next(x.number for x in capture.exchanges if x.classification.operation == "ListTasks")
+    assert "2 tasks" in page.row_text[number] and "200" not in page.row_text[number]
+    assert "2 tasks" in render_table(capture_rows(capture))
+
+
+def test_every_outcome_is_the_one_show_gives() -> None:
+    """Where `show` says what an answer carried (its state column), the page says the same;
+    where it says nothing, the page gives `show`'s status (errors aside: the page names them)."""
+    from recorder.show import outcome_cells
+
+    differ = {}
+    for path in ALL:
+        capture = read_capture(path)
+        page = read_page(render_report(capture))
+        for x in capture.exchanges:
+            if x.response is None or x.classification.error or x.error:
+                continue
+            status, carried = outcome_cells(x)
+            if status != "OK" and not (status.isdigit() and int(status) < 400):
+                continue  # a failed status is the outcome, as the page names it
+            label = page.row_text[x.number]
+            if (carried or status) not in label:
+                differ[f"{path.relative_to(CAPTURES)}#{x.number}"] = (carried or status, label)
+    assert differ == {}
+
+
+def test_each_redacted_name_is_listed_once_whatever_its_case() -> None:
+    capture = read_capture(CAPTURES / "a2a-python-1.3.0/08-push-configs.http")
+    merged = replace(capture, redacted=(*capture.redacted, "authorization", "TOKEN"))
+    _, page = _page(merged)
+    listed = page.text.split("redacted", 1)[1].split("exchange", 1)[0]
+    assert listed.lower().count("authorization") == 1 and listed.count("token") == 1
+
+
+def test_a_capture_without_deliveries_has_no_webhook_lane() -> None:
+    without = read_capture(CAPTURES / "a2a-python-1.3.0/03-blocking-task.http")
+    html, _ = _page(without)
+    assert ">webhook<" not in html and "lane-webhook" not in html
+    with_deliveries = read_capture(CAPTURES / "a2a-python-1.3.0/08-push-configs.http")
+    html, _ = _page(with_deliveries)
+    assert ">webhook<" in html and "lane-webhook" in html

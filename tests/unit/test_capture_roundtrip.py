@@ -632,3 +632,50 @@ def test_property_the_fast_pretty_display_is_json_dumps_indent_2(
     document = json.loads(json.dumps(value))  # only what json.loads gives
     expected = json.dumps(document, indent=2, ensure_ascii=ascii_only)
     assert _Indented(ascii_only=ascii_only).text(document) == expected
+
+
+# --- drafts: a capture written beside the one it may replace -------------------------------------
+
+
+def test_a_draft_replaces_the_capture_in_one_rename(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "echo.http"
+    draft = capture_pkg.draft_beside(path)
+    assert draft.parent == path.parent and path.parent.is_dir()  # made if need be
+    assert draft.name.startswith(".echo.http.") and draft != capture_pkg.draft_beside(path)
+    capture_pkg.write_capture(path, HEADER)
+    old = path.read_bytes()
+    exchange = Exchange(1, SEND, _post(b"{}"), Response(200, "OK"))
+    with CaptureWriter(draft, HEADER) as writer:
+        writer.append(exchange)
+    assert path.read_bytes() == old  # whole until the draft is promoted
+    capture_pkg.promote(draft, path)
+    assert read_capture(path).exchanges == (exchange,) and not draft.exists()
+
+
+def test_a_draft_set_aside_keeps_what_it_holds(tmp_path: Path) -> None:
+    path, kept = tmp_path / "echo.http", tmp_path / "echo.rejected.http"
+    draft = capture_pkg.draft_beside(path)
+    assert capture_pkg.set_aside(draft, kept) is False  # nothing written: nothing kept
+    capture_pkg.write_capture(draft, HEADER)
+    assert capture_pkg.set_aside(draft, kept) is True
+    assert read_capture(kept) == HEADER and not draft.exists() and not path.exists()
+    capture_pkg.remove_capture(kept)
+    capture_pkg.remove_capture(kept)  # gone already: no error
+    assert not kept.exists()
+
+
+def test_the_pytest_plugin_leaves_files_to_the_capture_writer() -> None:
+    """The plugin renames, removes and creates no file itself: the writer does (drafts)."""
+    import ast
+
+    source = Path(capture_pkg.__file__).parents[1] / "pytest_plugin.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    calls = {
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    touching = {"replace", "rename", "unlink", "mkdir", "write_bytes", "write_text", "rmdir"}
+    file_calls = calls & touching - {"replace"}  # dataclasses.replace is no file operation
+    assert file_calls == set()
+    assert "os.replace" not in source.read_text(encoding="utf-8")

@@ -1,17 +1,19 @@
-"""HAR -> capture conversion, pure: HAR documents built in code, no files, no sockets."""
+"""HAR -> capture conversion: HAR documents built in code, converted by the recorder's own
+addons run offline (no sockets), into a capture file under tmp_path."""
 
 from __future__ import annotations
 
 import base64
 import json
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import recorder.convert
-from recorder.capture import Request, Response, parse, render
-from recorder.convert import ConvertError, Observed, convert, observed_from_har
+from recorder.capture import Capture, Exchange, parse, render
+from recorder.convert import Conversion, ConvertError, convert, har_items
 from recorder.protocol import Binding
 
 ORIGIN = "http://agent.test:8080"
@@ -67,7 +69,26 @@ def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
-def test_jsonrpc_entry_is_classified_and_timed() -> None:
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    return tmp_path / "converted.http"
+
+
+def converted(document: dict[str, Any], out: Path, **options: bool) -> Conversion:
+    return convert(har_items(document), out, **options)
+
+
+def capture_of(document: dict[str, Any], out: Path, **options: bool) -> Capture:
+    found = converted(document, out, **options).capture
+    assert found is not None
+    return found
+
+
+def exchanges(document: dict[str, Any], out: Path, **options: bool) -> tuple[Exchange, ...]:
+    return capture_of(document, out, **options).exchanges
+
+
+def test_jsonrpc_entry_is_classified_and_timed(out: Path) -> None:
     send = rpc("SendMessage", {"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}})
     late = entry(
         "POST",
@@ -76,61 +97,61 @@ def test_jsonrpc_entry_is_classified_and_timed() -> None:
         response={"jsonrpc": "2.0", "id": 1, "result": {}},
         started="2026-01-02T03:04:06.250+00:00",
     )
-    result = convert(observed_from_har(har(entry("GET", "/favicon.ico", status=404), late)))
+    result = converted(har(entry("GET", "/favicon.ico", status=404), late), out)
+    assert result.capture is not None and result.out == out
     (exchange,) = result.capture.exchanges
     assert (exchange.classification.operation, exchange.classification.binding) == (
         "SendMessage",
         Binding.JSONRPC,
     )
-    assert exchange.number == 1 and result.skipped == 1
+    assert exchange.number == 1 and result.skipped == 1 and result.converted == 1
     assert exchange.started_us == 1_250_000 and exchange.duration_us == 12_500
     assert json.loads(exchange.request.body) == send
     assert result.capture.started == "2026-01-02T03:04:05.000000Z"
     assert result.capture.upstreams == (ORIGIN,)
 
 
-def test_include_all_keeps_non_a2a() -> None:
-    result = convert(
-        observed_from_har(har(entry("GET", "/favicon.ico", status=404))), include_all=True
-    )
-    assert result.skipped == 0 and not result.capture.exchanges[0].classification.is_a2a
+def test_include_all_keeps_non_a2a(out: Path) -> None:
+    result = converted(har(entry("GET", "/favicon.ico", status=404)), out, include_all=True)
+    assert result.skipped == 0 and result.capture is not None
+    assert not result.capture.exchanges[0].classification.is_a2a
 
 
-def test_card_interfaces_decide_the_tenant_once_seen() -> None:
+def test_card_interfaces_decide_the_tenant_once_seen(tmp_path: Path) -> None:
     # Without the card, /rest/acme/tasks/t1 reads `acme` as a tenant under base /rest; the
     # card says /rest/acme is the interface base, so there is no tenant.
     tasks = entry("GET", "/rest/acme/tasks/t1", response={"id": "t1"})
-    before = convert(observed_from_har(har(tasks))).capture.exchanges[0].classification
+    before = exchanges(har(tasks), tmp_path / "a.http")[0].classification
     card = entry("GET", "/.well-known/agent-card.json", response=CARD)
-    after = convert(observed_from_har(har(card, tasks))).capture.exchanges[1].classification
+    after = exchanges(har(card, tasks), tmp_path / "b.http")[1].classification
     assert before.tenant == "acme"
     assert after.operation == "GetTask" and after.task_id == "t1" and after.tenant is None
 
 
-def test_secrets_redacted_including_card_api_keys_seen_later() -> None:
+def test_secrets_redacted_including_card_api_keys_seen_later(tmp_path: Path) -> None:
     secret = [{"name": "Authorization", "value": "Bearer abc"}, {"name": "X-Key", "value": "k1"}]
     first = entry("GET", "/rest/acme/tasks/t1", headers=secret, response={"id": "t1"})
     card = entry("GET", "/.well-known/agent-card.json", response=CARD)
-    observed = observed_from_har(har(first, card))
-    redacted = convert(observed).capture
+    document = har(first, card)
+    redacted = capture_of(document, tmp_path / "redacted.http")
     assert redacted.exchanges[0].request.headers == (
         ("Authorization", "Bearer <redacted:1>"),
         ("X-Key", "<redacted:2>"),
     )
     assert redacted.redacted == ("Authorization", "X-Key")
     assert "redacted: Authorization, X-Key" in redacted.exchanges[0].notes
-    kept = convert(observed, keep_secrets=True).capture
+    kept = capture_of(document, tmp_path / "kept.http", keep_secrets=True)
     assert kept.exchanges[0].request.header("X-Key") == "k1" and kept.redacted == ()
 
 
-def test_event_stream_is_framed_with_crlf() -> None:
+def test_event_stream_is_framed_with_crlf(out: Path) -> None:
     stream = 'data: {"task": {"id": "t"}}\r\n\r\n: ping\r\n\r\ndata: {"statusUpdate": {}}\r\n\r\n'
     sse = entry(
         "POST", "/rpc", body=rpc("SendStreamingMessage", {"message": {}}),
         response_headers=[{"name": "Content-Type", "value": "text/event-stream; charset=utf-8"}],
         content={"mimeType": "text/event-stream", "text": stream},
     )  # fmt: skip
-    (exchange,) = convert(observed_from_har(har(sse))).capture.exchanges
+    (exchange,) = exchanges(har(sse), out)
     response = exchange.response
     assert response is not None and response.body == b"" and response.newline == "\r\n"
     assert [e.lines for e in response.events] == [
@@ -142,76 +163,93 @@ def test_event_stream_is_framed_with_crlf() -> None:
     assert "SSE event times unknown (offsets 0)" in exchange.notes
 
 
-def test_truncated_event_stream_keeps_the_partial_event() -> None:
+def test_event_times_from_the_entry(out: Path) -> None:
+    sse = entry(
+        "POST", "/rpc", body=rpc("SendStreamingMessage", {"message": {}}),
+        response_headers=[{"name": "Content-Type", "value": "text/event-stream"}],
+        content={"text": "data: {}\n\ndata: {}\n\n"},
+    )  # fmt: skip
+    start = 1767323045.0  # 2026-01-02T03:04:05Z
+    sse["_eventSourceMessages"] = [{"time": start + 0.01}, {"time": start + 0.25}]
+    (exchange,) = exchanges(har(sse), out)
+    assert exchange.response is not None
+    assert [e.offset_us for e in exchange.response.events] == [10_000, 250_000]
+    assert "SSE event times unknown (offsets 0)" not in exchange.notes
+
+
+def test_truncated_event_stream_keeps_the_partial_event(out: Path) -> None:
     sse = entry(
         "POST", "/rpc", body=rpc("SendStreamingMessage", {"message": {}}),
         response_headers=[{"name": "Content-Type", "value": "text/event-stream"}],
         content={"text": "data: {\"a\": 1}\n\ndata: {\"b\""},
     )  # fmt: skip
-    (exchange,) = convert(observed_from_har(har(sse))).capture.exchanges
+    (exchange,) = exchanges(har(sse), out)
     assert exchange.response is not None and len(exchange.response.events) == 2
     assert "stream truncated" in exchange.notes
 
 
-def test_base64_content_and_encoding_note() -> None:
+def test_base64_content_and_encoding_note(out: Path) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}).encode()
     e = entry(
         "POST", "/rpc", body=rpc("GetTask", {"id": "t"}),
         response_headers=[{"name": "Content-Encoding", "value": "gzip"}],
         content={"text": base64.b64encode(body).decode(), "encoding": "base64"},
     )  # fmt: skip
-    (exchange,) = convert(observed_from_har(har(e))).capture.exchanges
+    (exchange,) = exchanges(har(e), out)
     assert exchange.response is not None and exchange.response.body == body
     assert "gzip decoded" in exchange.notes
 
 
-def test_no_response_is_an_error() -> None:
+def test_no_response_is_an_error(out: Path) -> None:
     e = entry("POST", "/rpc", body=rpc("GetTask", {"id": "t"}))
     e["response"] = {"status": 0, "headers": [], "content": {}, "_error": "connection refused"}
-    (exchange,) = convert(observed_from_har(har(e))).capture.exchanges
+    (exchange,) = exchanges(har(e), out)
     assert exchange.response is None and exchange.error == "connection refused"
 
 
-def test_browser_details_pseudo_headers_and_versions() -> None:
+def test_browser_details_pseudo_headers_and_versions(out: Path) -> None:
     headers = [{"name": ":authority", "value": "agent.test"}, {"name": "accept", "value": "*/*"}]
     e = entry("GET", "/.well-known/agent-card.json?x=1", response=CARD, headers=headers)
     e["request"]["httpVersion"] = "h2"
     e["response"]["httpVersion"] = "http/2.0"
-    (item,) = observed_from_har(har(e))
+    (item,) = exchanges(har(e), out)
     assert item.request.headers == (("accept", "*/*"),)
     assert item.request.target == "/.well-known/agent-card.json?x=1"
     assert item.request.http_version == "HTTP/2.0"
     assert item.response is not None and item.response.http_version == "HTTP/2.0"
 
 
-def test_https_default_port_in_origin() -> None:
+def test_https_default_port_in_origin(out: Path) -> None:
     e = entry("GET", "/.well-known/agent-card.json", response=CARD)
     e["request"]["url"] = "https://agent.test/.well-known/agent-card.json"
-    assert observed_from_har(har(e))[0].origin == "https://agent.test:443"
+    assert capture_of(har(e), out).upstreams == ("https://agent.test:443",)
 
 
-def test_converted_capture_round_trips_through_the_file_format() -> None:
+def test_converted_capture_round_trips_through_the_file_format(out: Path) -> None:
     sse = entry(
         "POST", "/rpc", body=rpc("SendStreamingMessage", {"message": {}}),
         response_headers=[{"name": "Content-Type", "value": "text/event-stream"}],
         content={"text": "data: {}\n\n"},
     )  # fmt: skip
     card = entry("GET", "/.well-known/agent-card.json", response=CARD)
-    capture = convert(observed_from_har(har(card, sse))).capture
+    capture = capture_of(har(card, sse), out)
     assert parse(render(capture)) == capture
 
 
-def test_an_unwritable_exchange_is_reported_not_dropped_silently() -> None:
+def test_an_exchange_the_format_cannot_hold_is_written_marked_and_said(out: Path) -> None:
+    """As when recording live: a stand-in, marked, in its place; an error counted."""
     e = entry("GET", "/.well-known/agent-card.json", response=CARD)
     e["request"]["headers"] = [{"name": "bad name", "value": "x"}]
-    result = convert(observed_from_har(har(e, entry("GET", "/.well-known/agent-card.json"))))
-    assert len(result.capture.exchanges) == 1 and result.capture.exchanges[0].number == 1
-    assert len(result.problems) == 1 and "bad name" in result.problems[0]
+    result = converted(har(e, entry("GET", "/.well-known/agent-card.json")), out)
+    assert result.capture is not None and [x.number for x in result.capture.exchanges] == [1, 2]
+    assert any("bad name" in note for note in result.capture.exchanges[0].notes)
+    assert len(result.problems) == 1 and "could not be written as recorded" in result.problems[0]
 
 
-def test_empty_input_gives_an_empty_capture() -> None:
-    result = convert([])
-    assert result.converted == 0 and result.skipped == 0
+def test_nothing_to_convert_writes_nothing(out: Path) -> None:
+    result = convert([], out)
+    assert (result.converted, result.skipped, result.capture) == (0, 0, None)
+    assert not out.exists()
 
 
 DAMAGED: list[tuple[object, str]] = [
@@ -228,7 +266,7 @@ DAMAGED: list[tuple[object, str]] = [
 @pytest.mark.parametrize(("document", "words"), DAMAGED, ids=[w for _, w in DAMAGED])
 def test_damaged_documents(document: object, words: str) -> None:
     with pytest.raises(ConvertError, match=words):
-        observed_from_har(document)
+        har_items(document)
 
 
 def mutate(key: str, value: object) -> dict[str, Any]:
@@ -256,7 +294,7 @@ def mutate(key: str, value: object) -> dict[str, Any]:
 )
 def test_damaged_entries_are_named(key: str, value: object, words: str) -> None:
     with pytest.raises(ConvertError, match=words.replace("'", ".").replace("(", r"\(")):
-        observed_from_har(mutate(key, value))
+        har_items(mutate(key, value))
 
 
 def test_exports_are_complete_and_sorted() -> None:
@@ -270,24 +308,67 @@ def test_exports_are_complete_and_sorted() -> None:
     assert public == set(names)
 
 
-def test_a_secret_seen_late_is_swept_from_earlier_exchanges() -> None:
-    def observed(request: Request, response: Response) -> Observed:
-        return Observed("http://agent:1", request, response, 0.0, 0)
-
-    echo = Request(
+def test_a_secret_seen_late_is_swept_from_earlier_exchanges(out: Path) -> None:
+    echo = entry(
         "POST",
         "/a2a/jsonrpc",
-        (),
-        b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"late-token-12345"}}',
+        body=rpc("GetTask", {"id": "late-token-12345"}),
+        response={"echo": "late-token-12345"},
     )
-    later = Request("POST", "/a2a/jsonrpc", (("Authorization", "Bearer late-token-12345"),))
-    conversion = convert(
-        [
-            observed(echo, Response(200, body=b'{"echo": "late-token-12345"}')),
-            observed(later, Response(200)),
-        ],
-        include_all=True,
+    later = entry(
+        "POST",
+        "/a2a/jsonrpc",
+        headers=[{"name": "Authorization", "value": "Bearer late-token-12345"}],
+        started="2026-01-02T03:04:06.000+00:00",
     )
-    first = conversion.capture.exchanges[0]
+    first = exchanges(har(echo, later), out, include_all=True)[0]
     assert b"late-token-12345" not in first.request.body and first.response is not None
     assert first.response.body == b'{"echo": "<redacted:1>"}'
+
+
+# -- what the live recorder does, convert does (the same addons) -------------------------------
+
+
+def test_junk_sent_to_a_learnt_jsonrpc_endpoint_is_recorded(out: Path) -> None:
+    """A path that carried a known JSON-RPC operation is an A2A endpoint from then on: what
+    a client sends there later is recorded even when it is not JSON (the classifier addon)."""
+    send = entry("POST", "/rpc", body=rpc("GetTask", {"id": "t"}), response={"id": 1})
+    junk = entry("POST", "/rpc", response={"error": {"code": -32700}})
+    junk["request"]["postData"] = {"mimeType": "application/json", "text": "not json"}
+    result = converted(har(send, junk), out)
+    assert result.skipped == 0 and result.capture is not None
+    assert [x.request.body for x in result.capture.exchanges][1] == b"not json"
+
+
+def test_a_header_with_the_same_token_on_every_request_is_noted(out: Path) -> None:
+    """The redaction addon's scan: a header no rule names, with the same high-entropy value on
+    every request, is noted and warned about, as when recording live."""
+    token = [{"name": "X-Session", "value": "f3a9c1e07b2d4e58a6c9d0e1f2a3b4c5d6e7f8091a2b"}]
+    calls = [
+        entry("POST", "/rpc", body=rpc("GetTask", {"id": f"t{n}"}), headers=token, response={})
+        for n in range(4)
+    ]
+    result = converted(har(*calls), out)
+    assert result.capture is not None
+    notes = [note for x in result.capture.exchanges for note in x.notes]
+    assert any(n.startswith("possible secret: header X-Session") for n in notes), notes
+    assert any("X-Session" in warning for warning in result.warnings), result.warnings
+
+
+def test_a_post_to_a_webhook_a_push_config_named_is_a_delivery(out: Path) -> None:
+    """The push addon knows webhooks from push configs (as in forward mode): a POST there is a
+    push delivery, though it carries no notification token."""
+    config = {"taskId": "t1", "id": "c1", "url": "http://hook.test:9000/hook"}
+    create = entry(
+        "POST",
+        "/rpc",
+        body=rpc("CreateTaskPushNotificationConfig", config),
+        response={"jsonrpc": "2.0", "id": 1, "result": config},
+    )
+    push = entry("POST", "/hook", body={"statusUpdate": {"taskId": "t1"}}, response={})
+    push["request"]["url"] = "http://hook.test:9000/hook"
+    capture = capture_of(har(create, push), out)
+    assert [x.classification.operation for x in capture.exchanges] == [
+        "CreateTaskPushNotificationConfig",
+        "PushDelivery",
+    ]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
 from test_diff_factory import capture, push_create_exchange, send_exchange, session
 
 import recorder.diff as diff
+from recorder.capture import Capture
 from recorder.diff import (
     FORMATS,
     CaptureDiff,
@@ -298,3 +303,56 @@ def test_lone_surrogates_and_invalid_utf8_never_break_a_report() -> None:
     assert texts == [
         {"kind": "changed", "path": texts[0]["path"], "old": "left \ud800", "new": "right \udc00"}
     ]
+
+
+# -- file parts: their content, not their base64 -------------------------------------------------
+
+PNG = bytes(range(256)) * 4
+
+
+def _sent_parts(parts: list[dict[str, object]], version: str = "1.0") -> Capture:
+    from dataclasses import replace
+
+    from test_diff_factory import body
+
+    x = send_exchange(1, "a", 8080, version=version)
+    data = json.loads(x.request.body)
+    data["params"]["message"]["parts"] = parts
+    return capture(replace(x, request=replace(x.request, body=body(data))), seed="a")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_a_file_part_shows_as_text_or_as_size_and_sha256(version: str) -> None:
+    def part(data: bytes, media: str) -> dict[str, object]:
+        if version == "1.0":
+            return {"raw": _b64(data), "mediaType": media}
+        return {"kind": "file", "file": {"bytes": _b64(data), "mimeType": media}}
+
+    old = [part(PNG, "image/png"), part(b"hello world\nline two\n", "text/plain")]
+    new = [part(PNG[::-1], "image/png"), part(b"hello there\nline two\n", "text/plain")]
+    extra = [*new, part(b"\x00\x01binary", "application/octet-stream")]
+    result = diff_captures(_sent_parts(old, version), _sent_parts(extra, version))
+    digest = hashlib.sha256(PNG).hexdigest()[:12]
+    table = render_html([result]).split("<h3>")[0]  # (the exchanges below it: as recorded)
+    table = html.unescape(re.sub(r"</?mark[^>]*>", "", table))
+    for page in (render_text([result]), render_markdown([result]), table):
+        assert _b64(PNG) not in page and _b64(PNG[::-1]) not in page  # no base64 shown
+        assert f"<1024 bytes sha256:{digest}>" in page
+        assert "there" in page and "hello" in page  # the text file, as text
+        assert "<8 bytes sha256:" in page  # in the part added
+    text = render_text([result])
+    shown = '"hello world\\nline two\\n" → "hello there\\nline two\\n"'
+    assert f"parts[1].raw (file content, base64 decoded): {shown}" in text  # v0.3 as v1.0
+    assert json.loads(render_json([result]))["diffs"][0]["exchanges"]  # JSON keeps the wire's
+
+
+def test_a_value_that_is_not_base64_is_shown_as_it_is() -> None:
+    assert diff.file_content("not base64!") == "not base64!"
+    assert diff.file_content(_b64(b"caf\xc3\xa9")) == "café"
+    assert diff.file_content(base64.urlsafe_b64encode(b"\xfb\xff").decode().rstrip("=")).startswith(
+        "<2 bytes sha256:"
+    )

@@ -1,13 +1,17 @@
-"""The collector pause: scoped, and what it built skips the young generations."""
+"""The collector pause (the CLI's): scoped, and what it built skips the young generations;
+and the library never touches the collector."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from recorder._gcpause import collector_paused
+
+CAPTURE = Path(__file__).resolve().parents[2] / "captures/a2a-python-1.3.0/08-push-configs.http"
 
 
 @pytest.fixture(autouse=True)
@@ -63,3 +67,19 @@ def test_objects_someone_else_froze_stay_frozen() -> None:
     assert gc.get_freeze_count() > 0
     assert not any(_in_generation(kept, generation) for generation in range(3))
     assert built
+
+
+def test_library_loads_leave_the_host_s_collector_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a capture and loading it into a replay service run in the caller's process (a
+    user's pytest): neither may switch its collector off, move its objects between
+    generations or collect."""
+    from recorder.capture import read_capture
+    from recorder.replay import ReplayService
+
+    touched: list[str] = []
+    for name in ("disable", "enable", "freeze", "unfreeze", "collect", "set_threshold"):
+        monkeypatch.setattr(gc, name, lambda *a, _name=name, **k: touched.append(_name))
+    capture = read_capture(CAPTURE)
+    ReplayService([capture])
+    assert touched == []
+    assert capture.exchanges

@@ -78,6 +78,17 @@ def _stream(*events: dict[str, object], name: str = "SendStreamingMessage") -> E
     return jsonrpc(name, SEND if name != "SubscribeToTask" else {"id": TASK}, events=events)
 
 
+def _cancelled(exchange: Exchange) -> Exchange:
+    """A gRPC call as the recorder writes one whose stream was reset (code 8: CANCEL)."""
+    assert exchange.response is not None
+    return replace(
+        exchange,
+        response=replace(exchange.response, trailers=()),
+        notes=("stream reset (code 8)",),
+        error="HTTP/2 stream reset, error code 8",
+    )
+
+
 def _tampered() -> dict[str, object]:
     signed = sign(card())
     return {**signed, "description": "changed after signing"}
@@ -378,6 +389,21 @@ CASES: tuple[Case, ...] = (
     Case("stream.early-close", "a stream the recorder saw cut short",
          at(4, replace(_stream({"task": task("TASK_STATE_SUBMITTED")}),
                        notes=("stream truncated",))), fires=False),
+    Case("stream.early-close", "a stream in flight when the recorder shut down",
+         at(4, replace(_stream({"task": task("TASK_STATE_SUBMITTED")},
+                               status_update("TASK_STATE_WORKING")),
+                       notes=("cut by recorder shutdown",),
+                       error="cut: the recorder shut down before the exchange ended")),
+         fires=False),
+    Case("stream.early-close", "a gRPC stream the client cancelled (RST_STREAM CANCEL)",
+         plus(_cancelled(grpc("SendStreamingMessage", SEND, [
+             {"task": task("TASK_STATE_SUBMITTED")},
+             status_update("TASK_STATE_WORKING")]))), fires=False),
+    Case("stream.early-close", "a gRPC stream that closes while working",
+         plus(grpc("SendStreamingMessage", SEND, [
+             {"task": task("TASK_STATE_SUBMITTED")},
+             status_update("TASK_STATE_WORKING")])),
+         expect="TASK_STATE_WORKING"),
     # ---- the card ----
     Case("card.interface-url", "a relative interface URL",
          card_at(sign(card(supportedInterfaces=[

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from recorder._pages import printable
 from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.protocol import PUSH_DELIVERY, Binding, Classification
 from recorder.protocol._answers import Answer, read_answer
-from recorder.report._display import pretty_json, printable, show_body
+from recorder.report._display import pretty_json, show_body
 from recorder.report._facts import Lane, Tone, exchange_facts, short_id
 from recorder.report._layout import LANE_X, place, timeline
 from recorder.report._units import axis_step, axis_text, duration_text, offset_text

@@ -1,0 +1,52 @@
+"""The HTML pages the package writes (diff, verify, report): one jinja2 environment, one
+stylesheet, one last pass.
+
+Invariants, for every page:
+- **Everything shown is text.**  Captures hold what remote peers sent, so every value goes
+  through jinja2's autoescaping (`autoescape=True`; a value the template does not know is an
+  error, `StrictUndefined`).  Only the package's own files (`templates/page.css`, the report's
+  script) are marked safe.
+- **One look.**  `templates/page.css` is the stylesheet of every page, inlined: no page fetches
+  anything, and a Content-Security-Policy in each says so to the browser.
+- **Valid UTF-8, visible controls.**  `printable` runs over the whole page last: lone surrogates
+  (valid in JSON text as `"\\ud800"`, impossible in UTF-8) and control characters become
+  visible `\\uXXXX` escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+TEMPLATES = Path(__file__).parent / "templates"
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` with lone surrogates and control characters (but tab, LF, CR) as `\\uXXXX`."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@cache
+def asset(name: str) -> Markup:
+    """One of the package's own files under `templates/`, trusted as markup."""
+    return Markup((TEMPLATES / name).read_text("utf-8"))
+
+
+def render_page(template: str, **values: Any) -> str:
+    """The page `template` renders with `values` (and `css`, the stylesheet), made printable."""
+    page = _ENV.get_template(template).render(css=asset("page.css"), **values)
+    return printable(page)

@@ -1,0 +1,39 @@
+"""The notes the recorder writes on an exchange, by their first words: one vocabulary for the
+recorder that writes them and for lint, the report, `show` and the console that read them.
+
+A note is free text after its first words (`stream reset (code 8)`); readers match the start.
+
+An exchange *cut short* did not end as the agent ended it: the connection broke mid-stream,
+the client went away (an HTTP client closing, a gRPC client cancelling: HTTP/2 RST_STREAM,
+code 8 CANCEL), the recording stopped while it was in flight, or no answer came.  Nothing in
+how such an exchange ends is the agent's doing, so lint does not judge its ending
+(`stream.early-close`, `stream.first-event`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+NOTE_STREAM_TRUNCATED = "stream truncated"  # the connection broke before the stream ended
+NOTE_CLIENT_CLOSED = "client closed"  # the client closed its connection before the answer ended
+NOTE_STREAM_RESET = "stream reset"  # HTTP/2 RST_STREAM from either side: "stream reset (code 8)"
+NOTE_RECORDER_CUT = "cut by recorder shutdown"  # in flight when the recording stopped
+NOTE_NO_RESPONSE = "no response"
+
+CUT_SHORT: tuple[str, ...] = (
+    NOTE_STREAM_TRUNCATED,
+    NOTE_CLIENT_CLOSED,
+    NOTE_STREAM_RESET,
+    NOTE_RECORDER_CUT,
+    NOTE_NO_RESPONSE,
+)
+
+
+def stream_reset(code: int | None) -> str:
+    """The note on an HTTP/2 stream reset with `code` (RFC 9113 §7: 8 is CANCEL)."""
+    return f"{NOTE_STREAM_RESET} (code {code})"
+
+
+def is_cut_short(notes: Iterable[str]) -> bool:
+    """Whether any of an exchange's notes says it was cut short (see the module docstring)."""
+    return any(note.startswith(CUT_SHORT) for note in notes)

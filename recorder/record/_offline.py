@@ -1,0 +1,142 @@
+"""Recording traffic that was captured elsewhere: the live addon set, with no proxy around it.
+
+`record_offline(items, out)` puts `recording_addons()` in a mitmproxy master that listens
+nowhere, and hands it each item as the live recorder meets it:
+- an HTTP flow gets mitmproxy's hooks in mitmproxy's order: `requestheaders`, `request`,
+  `responseheaders`, then `response`, or `error` when the flow broke (a response that began
+  and then broke off included, as with a live stream that breaks);
+- a gRPC call (`OfflineCall`: its upstream, and the call as capture values) goes to
+  `RecordingAddons.record_grpc`, the entry the gRPC tap uses.
+Then the master's `done` finalises the captures, as when a live recording stops.  So a capture
+made from a flow file or a HAR file is classified, filtered, redacted, numbered and written by
+the code that writes a live recording of the same traffic.
+
+What differs offline, all of it:
+- flows are seen as through a forward proxy, whatever mode recorded them: nothing is rewritten
+  (no card rewrite, no push relay), and deliveries are known by the webhooks push configs name;
+- no agent card is fetched, no read deadline is armed;
+- a flow with neither a response nor an error (a file cut while the flow was in flight) ends
+  with the error `NO_ANSWER`, not as an exchange cut by a recorder shutdown;
+- the captures' time origin is the earliest start among the items;
+- a body that arrived whole rather than streamed is framed into events by the classifier (see
+  `SseTee.replay`), at the offsets a flow's metadata gives (`EVENT_OFFSETS`), else at 0.
+
+mitmproxy keeps one global context (`mitmproxy.ctx`): the run borrows it and gives it back.
+Called from a running event loop, the run takes a thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import ctx, flow, hooks, http, options
+from mitmproxy.master import Master
+from mitmproxy.proxy.mode_specs import ProxyMode
+
+from recorder.record._addons import RecordingAddons, recording_addons
+from recorder.record._faults import Fault
+from recorder.record._grpcrecord import GrpcRecord
+
+NO_ANSWER = "no response in the recording"
+FORWARD = ProxyMode.parse("regular")
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineCall:
+    """A gRPC call recorded elsewhere, and the upstream it went to (`http://host:port`)."""
+
+    upstream: str
+    record: GrpcRecord
+
+
+OfflineItem = http.HTTPFlow | OfflineCall
+
+
+def record_offline(
+    items: Sequence[OfflineItem],
+    out: Path,
+    *,
+    keep_secrets: bool = False,
+    record_all: bool = False,
+    on_fault: Callable[[Fault], None] | None = None,
+) -> RecordingAddons:
+    """Record `items` into the capture `out` (replaced if it exists) with the live addon set.
+
+    Returns the set, for what it wrote (`save.totals`) and what went wrong (`faults`);
+    `on_fault` hears the first of each warning, error and loss as it happens.  The console
+    prints nothing.  Raises mitmproxy's `OptionsError` for an `out` the recorder refuses (a
+    directory, a folder that does not exist).
+    """
+    settings = {
+        "a2a_out": str(out),
+        "a2a_all": record_all,
+        "a2a_keep_secrets": keep_secrets,
+        "a2a_existing": "overwrite",
+        "a2a_fetch_card": False,
+        "a2a_card_rewrite": False,
+        "a2a_read_timeout": 0.0,
+        "a2a_quiet": True,
+    }
+    addons = recording_addons(lambda line: None)
+    if on_fault is not None:
+        addons.faults.listeners.append(on_fault)
+    addons.save.origin = min((_started(item) for item in items), default=None)
+    _run(lambda: _record(addons, items, settings))
+    return addons
+
+
+def _run(work: Callable[[], Any]) -> None:
+    """`work()`'s coroutine to its end, in a loop of its own, the global context restored."""
+    borrowed = {name: getattr(ctx, name, None) for name in ("master", "options", "log")}
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(work())
+    else:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, work()).result()
+    finally:
+        for name, value in borrowed.items():
+            setattr(ctx, name, value)
+
+
+async def _record(
+    addons: RecordingAddons, items: Sequence[OfflineItem], settings: dict[str, Any]
+) -> None:
+    master: Any = Master(options.Options())  # untyped in mitmproxy
+    try:
+        master.addons.add(addons, addons.audit)
+        master.options.update(**settings)
+        addons.listen()
+        for item in items:
+            if isinstance(item, OfflineCall):
+                addons.record_grpc(item.record, item.upstream)
+                continue
+            for hook in _hooks(item):
+                await master.addons.handle_lifecycle(hook)
+    finally:
+        await master.done()  # finalises the captures; takes the master's log handler off
+        addons.close()
+
+
+def _hooks(item: http.HTTPFlow) -> Iterator[Any]:
+    """The hooks mitmproxy calls for the flow, in its order (see the module docstring)."""
+    item.client_conn.proxy_mode = FORWARD
+    if item.response is None and item.error is None:
+        item.error = flow.Error(NO_ANSWER, item.request.timestamp_end or _started(item))
+    names = ["requestheaders", "request"]
+    names += ["responseheaders"] if item.response is not None else []
+    names += ["error" if item.error is not None else "response"]
+    for name in names:
+        yield hooks.all_hooks[name](item)
+
+
+def _started(item: OfflineItem) -> float:
+    if isinstance(item, OfflineCall):
+        return item.record.started
+    return item.request.timestamp_start
