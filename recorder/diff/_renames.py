@@ -28,11 +28,10 @@ from recorder.diff._normal import (
     NormalResponse,
 )
 from recorder.protocol import V03_HEADER_RENAMES, Version
-from recorder.protocol._crossing import RULE_TEXT, Dialect, dialect_of
-from recorder.protocol._crossing import Rename as RenameNote
-from recorder.protocol._crossing import RenameRule as Rule
-from recorder.protocol._crosswire import Side, read_body
-from recorder.protocol._crosswire import target as translate_target
+from recorder.protocol.versions import RULE_TEXT, Dialect, Side, dialect_of, read_body
+from recorder.protocol.versions import Rename as RenameNote
+from recorder.protocol.versions import RenameRule as Rule
+from recorder.protocol.versions import target as translate_target
 
 __all__ = ["RULE_TEXT", "RenameNote", "Rule", "to_v1"]
 

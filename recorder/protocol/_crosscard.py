@@ -9,20 +9,18 @@ where v1.0 wraps each in a oneof member (a2a-wire.md §2).
 
 - `read_card`: any card (v1.0, v0.3, or a2a-sdk's hybrid of both) in its v1.0 form;
 - `write_card`: a v1.0 card as v0.3 writes it (JSON-RPC schema or proto-JSON);
-- `served_card`: the card of an agent that speaks some versions: for v1.0 only, interfaces of
-  version 1.0; for v0.3 only, the v0.3 card; for both, the v1.0 card listing every interface
-  in both versions with the v0.3 fields merged in (a2a-sdk 1.3.0's `agent_card_to_dict`
-  serves this hybrid; @a2a-js/sdk picks a card by `A2A-Version` instead).
+- `entries`: a card's interfaces of one version.
+
+The card an agent of several versions serves is `_servedcard`'s.
 
 Pure; a card of the wrong shape is returned as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from recorder.protocol._crossing import Dialect, RenameRule, Translated, Walk
+from recorder.protocol._crossing import Dialect, RenameRule
 from recorder.protocol._types import Version
 from recorder.protocol._v03 import (
     V03_CARD_EXTENDED_FLAG,
@@ -30,6 +28,9 @@ from recorder.protocol._v03 import (
     V03_SECURITY_SCHEME_FIELDS,
     V03_SECURITY_SCHEME_MEMBERS,
 )
+
+if TYPE_CHECKING:  # the walk calls these; they call it back
+    from recorder.protocol._crosswalk import Walk
 
 Json = Any
 Obj = dict[str, Json]
@@ -114,7 +115,7 @@ def _read_requirements(w: Walk, holder: Obj, path: str) -> Obj:
 def write_card(w: Walk, card: Obj, target: Dialect, path: str) -> Obj:
     """A v1.0 card as v0.3 writes it: the interfaces as `url` and `additionalInterfaces`."""
     out = {k: v for k, v in card.items() if k != "supportedInterfaces"}
-    interfaces = _entries(card, Version.V0_3) or _entries(card, None)
+    interfaces = entries(card, Version.V0_3) or entries(card, None)
     if interfaces:
         w.note(_R.CARD_FIELD, "/".join(V03_CARD_LEGACY_FIELDS), "supportedInterfaces", path)
         out = {**_legacy_fields(w, interfaces, path), **out}
@@ -127,7 +128,7 @@ def write_card(w: Walk, card: Obj, target: Dialect, path: str) -> Obj:
     return out
 
 
-def _entries(card: Obj, version: Version | None) -> list[Obj]:
+def entries(card: Obj, version: Version | None) -> list[Obj]:
     """The card's interface entries of `version` (None: all), one per URL and binding."""
     found: dict[tuple[str, str], Obj] = {}
     for entry in card.get("supportedInterfaces") or []:
@@ -200,60 +201,3 @@ def _write_requirements(w: Walk, holder: Obj, target: Dialect, path: str) -> Obj
         for entry in entries
     ]
     return holder
-
-
-# ---- the card an agent of several versions serves ---------------------------------------------
-
-
-def served_card(card: Json, versions: Collection[Version], *, proto: bool = False) -> Translated:
-    """The card to serve for an agent that speaks `versions`, and what changed to make it.
-
-    `proto`: the v0.3 card is proto-JSON (the answer to v0.3 gRPC `GetAgentCard`).
-    """
-    w = Walk()
-    if not isinstance(card, dict):
-        return w.result(card)
-    v1 = read_card(Walk(), dict(card), "card")  # a hybrid's folding is no change served
-    if set(versions) == {Version.V0_3}:
-        return w.result(write_card(w, v1, Dialect.V03_PROTO if proto else Dialect.V03, "card"))
-    if Version.V0_3 in versions:
-        return w.result(_dual(w, v1))
-    return w.result(_only_v1(w, v1))
-
-
-def _only_v1(w: Walk, card: Obj) -> Obj:
-    entries = _entries(card, Version.V1_0)
-    if not entries:
-        entries = [_as(entry, Version.V1_0) for entry in _entries(card, None)]
-        where = "card.supportedInterfaces"
-        w.note(_R.CARD_FIELD, "protocolVersion 0.3", "protocolVersion 1.0", where)
-    return {**card, "supportedInterfaces": entries}
-
-
-def _dual(w: Walk, card: Obj) -> Obj:
-    """Every interface in both versions, v1.0 first, and the v0.3 fields merged in."""
-    plain = list(
-        {(e.get("url"), e.get("protocolBinding")): e for e in _entries(card, None)}.values()
-    )
-    v1_entries = [_as(e, Version.V1_0) for e in plain]
-    v03_entries = [_as(e, Version.V0_3) for e in plain]
-    v1 = {**card, "supportedInterfaces": [*v1_entries, *v03_entries]}
-    v03 = write_card(Walk(), {**card, "supportedInterfaces": v03_entries}, Dialect.V03, "card")
-    w.note(_R.CARD_FIELD, "/".join(V03_CARD_LEGACY_FIELDS), "supportedInterfaces", "card")
-    return _merged(v1, v03)
-
-
-def _as(entry: Obj, version: Version | None) -> Obj:
-    out = {k: v for k, v in entry.items() if k != "protocolVersion"}
-    return {**out, "protocolVersion": str(version)} if version is not None else out
-
-
-def _merged(first: Obj, second: Obj) -> Obj:
-    """`first` with what only `second` has, member by member (a2a-sdk's merge)."""
-    out = dict(first)
-    for key, value in second.items():
-        if key not in out:
-            out[key] = value
-        elif isinstance(value, dict) and isinstance(out[key], dict):
-            out[key] = _merged(out[key], value)
-    return out

@@ -5,11 +5,12 @@ discriminators, `completed`, `user`) and v0.3's proto-JSON (HTTP+JSON and gRPC: 
 with `TASK_STATE_CANCELLED`, `Message.content`, resource names).  Every document is *read*
 into v1.0 and *written* from it; one version to the other is a read and a write (`translate`).
 
-**The walk is typed.**  The operation and the side (request or response) name the root type
-(`ROOTS`); each type names the types of its members (`_TYPES`).  A member no row names is
-copied as it is: the wire said it.  What a type does beyond renaming members (a Part's shape,
-a push config's nesting, a send configuration's `blocking`, a resource name, a wrapper or a
-`kind`) is its own small function, named in the table.  The tables of names are `_v03`'s.
+**The walk (`_crosswalk`) is typed.**  The operation and the side (request or response) name
+the root type (`ROOTS`); each type names the types of its members (`TYPES`).  A member no
+row names is copied as it is: the wire said it.  What a type does beyond renaming members (a
+Part's shape, a push config's nesting, a send configuration's `blocking`, a resource name, a
+wrapper or a `kind`) is its own small function (`_crossshapes`, `_crosscard`), named in the
+table.  The tables of names are `_v03`'s.
 
 **Nothing silently.**  Each rule applied leaves a `Rename` in v0.3 → v1.0 terms (`old` is the
 v0.3 form, whichever way the document went); each value the target dialect cannot carry a
@@ -23,10 +24,9 @@ Never raises on odd input: a value of the wrong type is copied as it is.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import ModuleType
 from typing import Any
 
 from recorder.protocol._states import TASK_STATES, V03_KINDS
@@ -196,7 +196,7 @@ class TypeRow:
 
 _TENANT, _METADATA = frozenset({"tenant"}), frozenset({"metadata"})
 _CONTENT = {Dialect.V03_PROTO: {"parts": ("content", RenameRule.CONTENT_PARTS)}}
-_TYPES: Mapping[str, TypeRow] = {
+TYPES: Mapping[str, TypeRow] = {
     MESSAGE: TypeRow({"parts": PART + LIST_OF, "role": ROLE}, _CONTENT),
     TASK: TypeRow(
         {"status": STATUS, "artifacts": ARTIFACT + LIST_OF, "history": MESSAGE + LIST_OF}
@@ -227,161 +227,14 @@ ENUMS: Mapping[str, Mapping[str, tuple[str, str]]] = {
     STATE: {row.name: (row.v03, V03_PROTO_STATES.get(row.name, row.name)) for row in TASK_STATES},
     ROLE: {new: (old, new) for old, new in V03_ROLES.items()},
 }
-_ENUM_READS: Mapping[tuple[str, Dialect], Mapping[str, str]] = {
+ENUM_READS: Mapping[tuple[str, Dialect], Mapping[str, str]] = {
     (STATE, Dialect.V03): V03_TASK_STATES,
     (STATE, Dialect.V03_PROTO): {old: new for new, old in V03_PROTO_STATES.items()},
     (ROLE, Dialect.V03): V03_ROLES,
 }
 
 
-# ---- the walk ------------------------------------------------------------------------------
-
-
-class Walk:
-    """One translation's notes: what was renamed, what was lost (`keep`: lost values stay)."""
-
-    def __init__(self, *, keep: bool = False) -> None:
-        self.keep = keep
-        self.renames: list[Rename] = []
-        self.lost: list[Lost] = []
-
-    def note(self, rule: RenameRule, old: str, new: str, path: str) -> None:
-        self.renames.append(Rename(rule, old, new, path))
-
-    def lose(self, obj: dict[str, Json], key: str, path: str, why: str) -> None:
-        """`obj[key]` cannot be carried: noted, and dropped unless `keep`."""
-        self.lost.append(Lost(f"{path}.{key}", short(obj[key]), why))
-        if not self.keep:
-            del obj[key]
-
-    def lose_value(self, value: Json, path: str, why: str) -> None:
-        self.lost.append(Lost(path, short(value), why))
-
-    def result(self, value: Json) -> Translated:
-        return Translated(value, tuple(self.renames), tuple(self.lost))
-
-    # -- reading: a dialect into v1.0 ------------------------------------------------------
-
-    def read(
-        self, value: Json, kind: str, source: Dialect, path: str, *, wrapped: bool = False
-    ) -> Json:
-        """`value`, a `kind` written in `source`, as v1.0 writes it."""
-        if source is Dialect.V1:
-            return value
-        if kind.endswith(LIST_OF):
-            return self._each(value, kind, source, path, self.read)
-        if kind in ENUMS:
-            return self._read_enum(value, kind, source, path)
-        row = _TYPES.get(kind)
-        if kind == CONFIG_LIST and isinstance(value, list):
-            return _shapes().read_bare_config_list(self, value, source, path)
-        if row is None or not isinstance(value, dict):
-            return value
-        obj = dict(value)
-        self._unkind(obj, kind, source, path, wrapped=wrapped)
-        if row.shape is not None:
-            return _shapes().SHAPES[row.shape][0](self, obj, kind, source, path)
-        return self.read_members(obj, kind, source, path)
-
-    def read_members(
-        self, obj: dict[str, Json], kind: str, source: Dialect, path: str
-    ) -> dict[str, Json]:
-        """The generic read of a copy: members renamed, v0.3-only ones lost, each read."""
-        row = _TYPES[kind]
-        for name, (old, rule) in row.renamed.get(source, {}).items():
-            if old in obj and name not in obj:
-                self.note(rule, old, name, f"{path}.{old}")
-                obj = renamed(obj, old, name)
-        for key in [k for k in obj if k in row.v03_only]:
-            self.lose(obj, key, path, "v1.0 has no such member here")
-        for key, child in row.members.items():
-            if key in obj:
-                obj[key] = self.read(obj[key], child, source, f"{path}.{key}")
-        return obj
-
-    def _unkind(
-        self, obj: dict[str, Json], kind: str, source: Dialect, path: str, *, wrapped: bool
-    ) -> None:
-        """Drop the v0.3 `kind` discriminator of a `kind`-typed object, saying so."""
-        value = obj.get("kind")
-        if source is not Dialect.V03 or value is None or value != KINDS.get(kind):
-            return
-        del obj["kind"]
-        new = V03_KINDS[value] if wrapped else ""
-        rule = RenameRule.KIND_WRAPPER if wrapped else RenameRule.KIND_REMOVED
-        self.note(rule, f'"kind":"{value}"', new, path)
-
-    def _read_enum(self, value: Json, kind: str, source: Dialect, path: str) -> Json:
-        new = _ENUM_READS.get((kind, source), {}).get(value) if isinstance(value, str) else None
-        if new is None or new == value:
-            return value
-        self.note(RenameRule.ENUM, value, new, path)
-        return new
-
-    # -- writing: v1.0 into a dialect ------------------------------------------------------
-
-    def write(
-        self, value: Json, kind: str, target: Dialect, path: str, *, wrapped: bool = False
-    ) -> Json:
-        """`value`, a v1.0 `kind`, as `target` writes it."""
-        if target is Dialect.V1:
-            return value
-        if kind.endswith(LIST_OF):
-            return self._each(value, kind, target, path, self.write)
-        if kind in ENUMS:
-            return self._write_enum(value, kind, target, path)
-        row = _TYPES.get(kind)
-        if row is None or not isinstance(value, dict):
-            return value
-        obj = dict(value)
-        if row.shape is not None:
-            out = _shapes().SHAPES[row.shape][1](self, obj, kind, target, path)
-        else:
-            out = self.write_members(obj, kind, target, path)
-        return self._kinded(out, kind, target, path, wrapped=wrapped)
-
-    def write_members(
-        self, obj: dict[str, Json], kind: str, target: Dialect, path: str
-    ) -> dict[str, Json]:
-        """The generic write of a copy: v1.0-only members lost, each written, renamed."""
-        row = _TYPES[kind]
-        for key in [k for k in obj if k in row.v1_only]:
-            self.lose(obj, key, path, "v0.3 has no such member")
-        for key, child in row.members.items():
-            if key in obj:
-                obj[key] = self.write(obj[key], child, target, f"{path}.{key}")
-        for name, (old, rule) in row.renamed.get(target, {}).items():
-            if name in obj and old not in obj:
-                self.note(rule, old, name, f"{path}.{name}")
-                obj = renamed(obj, name, old)
-        return obj
-
-    def _kinded(self, obj: Json, kind: str, target: Dialect, path: str, *, wrapped: bool) -> Json:
-        """`obj` with its v0.3 `kind` first, in the JSON-RPC dialect."""
-        value = KINDS.get(kind)
-        if target is not Dialect.V03 or value is None or not isinstance(obj, dict):
-            return obj
-        rule = RenameRule.KIND_WRAPPER if wrapped else RenameRule.KIND_REMOVED
-        self.note(rule, f'"kind":"{value}"', V03_KINDS[value] if wrapped else "", path)
-        return {"kind": value, **{k: v for k, v in obj.items() if k != "kind"}}
-
-    def _write_enum(self, value: Json, kind: str, target: Dialect, path: str) -> Json:
-        forms = ENUMS[kind].get(value) if isinstance(value, str) else None
-        if forms is None:
-            return value
-        new = forms[0] if target is Dialect.V03 else forms[1]
-        if new != value:
-            self.note(RenameRule.ENUM, new, value, path)
-        return new
-
-    @staticmethod
-    def _each(
-        value: Json, kind: str, dialect: Dialect, path: str, step: Callable[..., Json]
-    ) -> Json:
-        if not isinstance(value, list):
-            return value
-        item = kind.removesuffix(LIST_OF)
-        return [step(v, item, dialect, f"{path}[{i}]") for i, v in enumerate(value)]
+# ---- helpers ------------------------------------------------------------------------------
 
 
 def renamed(obj: dict[str, Json], old: str, new: str) -> dict[str, Json]:
@@ -389,36 +242,7 @@ def renamed(obj: dict[str, Json], old: str, new: str) -> dict[str, Json]:
     return {new if k == old else k: v for k, v in obj.items()}
 
 
-def _shapes() -> ModuleType:
-    """The shapes module (it builds on this one)."""
-    from recorder.protocol import _crossshapes
-
-    return _crossshapes
-
-
 def short(value: Json, limit: int = 60) -> str:
     """A value as short JSON, for a note."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def read(
-    document: Json, kind: str, source: Dialect, *, path: str = "$", keep: bool = False
-) -> Translated:
-    """`document`, a `kind` written in `source`, in its v1.0 form (see the module docstring)."""
-    walk = Walk(keep=keep)
-    return walk.result(walk.read(document, kind, source, path))
-
-
-def write(document: Json, kind: str, target: Dialect, *, path: str = "$") -> Translated:
-    """`document`, a v1.0 `kind`, as `target` writes it."""
-    walk = Walk()
-    return walk.result(walk.write(document, kind, target, path))
-
-
-def translate(
-    document: Json, kind: str, source: Dialect, target: Dialect, *, path: str = "$"
-) -> Translated:
-    """`document` from one dialect to another: read into v1.0, then written."""
-    walk = Walk()
-    return walk.result(walk.write(walk.read(document, kind, source, path), kind, target, path))

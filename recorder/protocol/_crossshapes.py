@@ -25,8 +25,9 @@ of the object (already stripped of its `kind` on reading) and return the new one
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from recorder.protocol._crosscard import read_card, write_card
 from recorder.protocol._crossing import (
     CONFIG_REF,
     LIST_CONFIGS,
@@ -35,7 +36,6 @@ from recorder.protocol._crossing import (
     PUSH_CONFIG,
     Dialect,
     RenameRule,
-    Walk,
     renamed,
 )
 from recorder.protocol._idmodel import CONFIGS_SEGMENT, TASKS_SEGMENT, resource_ids
@@ -47,6 +47,9 @@ from recorder.protocol._v03 import (
     V03_PUSH_CONFIG_PARAMS,
     V03_SEND_CONFIG_RENAMES,
 )
+
+if TYPE_CHECKING:  # the walk calls these; they call it back
+    from recorder.protocol._crosswalk import Walk
 
 Json = Any
 Obj = dict[str, Json]
@@ -411,18 +414,14 @@ def resource(task: str, config: str) -> str:
 
 
 def _read_card(w: Walk, card: Obj, kind: str, source: Dialect, path: str) -> Json:
-    from recorder.protocol._crosscard import read_card
-
     return read_card(w, card, path)
 
 
 def _write_card(w: Walk, card: Obj, kind: str, target: Dialect, path: str) -> Json:
-    from recorder.protocol._crosscard import write_card
-
     return write_card(w, card, target, path)
 
 
-Shape = Callable[[Walk, Obj, str, Dialect, str], Json]
+Shape = Callable[["Walk", Obj, str, Dialect, str], Json]
 # shape name (in `_crossing`'s type table) -> (read into v1.0, write from v1.0)
 SHAPES: Mapping[str, tuple[Shape, Shape]] = {
     "part": (_read_part, _write_part),

@@ -37,9 +37,9 @@ from recorder.protocol._crossing import (
     Rename,
     RenameRule,
     Translated,
-    Walk,
     short,
 )
+from recorder.protocol._crosswalk import Walk
 from recorder.protocol._errors import (
     ERROR_DOMAIN,
     ERROR_INFO_TYPE,

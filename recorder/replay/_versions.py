@@ -24,36 +24,37 @@ from enum import StrEnum
 from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
 from recorder.protocol import (
     AGENT_CARD,
+    DETAILS_HEADER,
+    MESSAGE_HEADER,
     NOT_JSON,
     PUSH_DELIVERY,
+    STATUS_HEADER,
     UNKNOWN,
     Binding,
     Classification,
     Version,
+    decode_status_details,
+    encode_status_details,
     event_data,
     operation,
     parse_json,
 )
-from recorder.protocol._crosscard import served_card
-from recorder.protocol._crossing import Dialect, Lost, Rename, dialect_of
-from recorder.protocol._crosswire import (
+from recorder.protocol.versions import (
+    VERSION_HEADER,
+    Dialect,
+    Lost,
+    Rename,
     body,
+    dialect_of,
+    encode_grpc_message,
     grpc_error,
     headers,
     rest_error,
+    served_card,
     stream,
     target,
     wire_name,
 )
-from recorder.protocol._grpc import (
-    DETAILS_HEADER,
-    MESSAGE_HEADER,
-    STATUS_HEADER,
-    decode_status_details,
-    encode_grpc_message,
-    encode_status_details,
-)
-from recorder.protocol._v03 import VERSION_HEADER
 from recorder.replay._grpcanswer import recorded_status
 from recorder.replay._respond import dumps_like, form_of
 
