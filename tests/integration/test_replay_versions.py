@@ -33,7 +33,7 @@ import pytest
 from _helpers import free_port, load_peers_run, timing_free, without_wording
 
 from recorder.capture import Capture, read_capture
-from recorder.protocol import AGENT_CARD, parse_json
+from recorder.protocol import AGENT_CARD, PUSH_DELIVERY, parse_json
 from recorder.replay import Replayer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +130,21 @@ def _replayed(client: str, binding: str, scenario: str, path: Path) -> tuple[Any
         Replayer([capture], timing="none", grpc_port=grpc_port, serve_version=serve) as replayer,
     ):
         summary = _client(client, replayer.url + card_path, binding, scenario, hook)
+        recorded = [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
+        summary["webhook"] = [run._body_kind(d["body"]) for d in hook.wait_for(len(recorded), 5)]
         return summary, replayer.report, card
+
+
+def _deliveries(client: str, scenario: str, path: Path, replayed: Any) -> list[str]:
+    """Every recorded push delivery reached the client's webhook, in the client's version (a
+    client that stopped early, at a parting, may not have reached the send that makes them)."""
+    kinds = replayed.pop("webhook")
+    recorded = read_capture(path).exchanges
+    count = sum(e.classification.operation == PUSH_DELIVERY for e in recorded)
+    v03 = [str(k).startswith("v0.3 ") for k in kinds]
+    counted = len(kinds) == count or (not replayed.get("ok") and len(kinds) <= count)
+    ok = counted and (all(v03) if client == V03_CLIENT else not any(v03))
+    return [] if ok else [f"{scenario}: {count} deliveries recorded, the webhook got {kinds}"]
 
 
 def _card_step(client: str, replayed: Any, live: Any, card: Any) -> list[str]:
@@ -193,6 +207,7 @@ def test_a_client_of_one_version_sees_a_replay_of_the_other_as_its_own_agent(
         replayed, report, card = _replayed(client, binding, scenario, path)
         if scenario == "01-agent-card":
             failures += _card_step(client, replayed, live, card)
+        failures += _deliveries(client, scenario, path, replayed)
         failures += _compare(client, binding, scenario, live, replayed)
         failures += _misses(client, binding, scenario, report)
         not_carried[scenario] = list(report.not_carried_values)
@@ -212,6 +227,7 @@ def test_a_v1_tenant_a_v03_capture_cannot_carry_is_listed_not_dropped(binding: s
     path = _capture(DIRECTIONS[V1_CLIENT][0], binding, "03-blocking-task")
     assert path is not None
     replayed, report, _ = _replayed(V1_CLIENT, binding, "12-tenant", path)
+    assert replayed.pop("webhook") == []
     assert live["ok"] and replayed == live
     assert list(report.misses) == []
     assert len(report.not_carried_values) == 1
