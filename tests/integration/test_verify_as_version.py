@@ -43,6 +43,12 @@ CARD_INTERFACES = (
     "supportsAuthenticatedExtendedCard",
 )
 
+# Where the corpus diff shows what verify translates: `diff` reads a v0.3 HTTP+JSON error
+# (409 `{message}`) as it is, so the two corpora's errors differ in shape, status and
+# members; verify --as-version sends the recording translated (`rest_error`: 400 with
+# `error.status` and an ErrorInfo) and the live agent differs from it in its wording only.
+DIFF_SHOWS_ERROR_SHAPES = {"http-json/11-errors.http"}
+
 if not run.SDKS[AGENT].built:
     pytest.skip(f"{AGENT} peer not built (scripts/peers/envs.py)", allow_module_level=True)
 
@@ -51,6 +57,14 @@ def _card_interfaces(key: Key) -> bool:
     operation, _, path, _, _ = key
     field = path.removeprefix("body.").removeprefix("result.")
     return operation in CARDS and field.startswith(CARD_INTERFACES)
+
+
+def _error_wording_only(want: Counter[Key], found: Counter[Key]) -> Counter[Key]:
+    """`want` with its error exchanges' differences replaced by verify's wording changes."""
+    errors = ("GetTask", "CancelTask")
+    kept = Counter({k: n for k, n in want.items() if k[0] not in errors})
+    wording = {k: n for k, n in found.items() if k[0] in errors and k[2] == "body.error.message"}
+    return kept + Counter(wording)
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f or "JSONRPC")
@@ -69,9 +83,10 @@ def test_the_v03_corpus_sent_as_v1_drifts_only_where_the_agents_differ(folder: s
             corpus = diff_captures(
                 read_capture(path), read_capture(counterpart), collapse_polls=True
             )
-            got = [k for k in _keys(result.diff)]
             want = Counter(k for k in agent_side(_keys(corpus)) if not _card_interfaces(k))
-            found = Counter(k for k in got if not _card_interfaces(k))
+            found = Counter(k for k in _keys(result.diff) if not _card_interfaces(k))
+            if path.relative_to(CORPUS / OLD).as_posix() in DIFF_SHOWS_ERROR_SHAPES:
+                want = _error_wording_only(want, found)
             if found != want:
                 failures.append(
                     f"{path.name}: extra {sorted(found - want)} missing {sorted(want - found)}"
