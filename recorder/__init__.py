@@ -1,3 +1,42 @@
-"""a2a-recorder: record, replay and diff A2A (Agent2Agent protocol) traffic."""
+"""a2a-recorder: record, replay and diff A2A (Agent2Agent protocol) traffic.
+
+The errors it raises on purpose share one base, `RecorderError` (the tree is drawn in
+`recorder._errors`); `Exit` names the exit status every command ends with.
+"""
+
+from recorder._errors import (
+    BaselineError,
+    CaptureExistsError,
+    CaptureParseError,
+    ConfigError,
+    ConvertError,
+    Exit,
+    InputError,
+    OptionError,
+    PlaceholderError,
+    ProtocolError,
+    ProxyStartError,
+    RecorderError,
+    StartError,
+    VerifyError,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "BaselineError",
+    "CaptureExistsError",
+    "CaptureParseError",
+    "ConfigError",
+    "ConvertError",
+    "Exit",
+    "InputError",
+    "OptionError",
+    "PlaceholderError",
+    "ProtocolError",
+    "ProxyStartError",
+    "RecorderError",
+    "StartError",
+    "VerifyError",
+    "__version__",
+]

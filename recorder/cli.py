@@ -1,66 +1,93 @@
-"""The `a2a-recorder` command line: a thin shell over the package's pure core.
+"""The `a2a-recorder` command line: the group, and the commands too small for a module.
 
-Heavy imports (mitmproxy, a2a-sdk, uvicorn) happen inside the commands that need them, so
-`show` and `--help` stay quick.
+Every command is loaded when it is used (`_Commands.LAZY`), and the heavy imports (mitmproxy,
+a2a-sdk, uvicorn, the protocol tables) happen inside the commands that need them: so
+`a2a-recorder --help` loads none of them, and `show` only the capture parser.  Errors end a
+command as `recorder._errors.EXIT_FOR` says (`recorder._shell.Command`).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import json
-import os
-import signal
 import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from recorder import __version__
-from recorder.capture import Capture, CaptureParseError, read_capture
-from recorder.protocol import Binding
-from recorder.show import (
-    capture_rows,
-    check_operations,
-    json_lines,
-    render_one,
-    render_table,
-    select,
-)
+from recorder._errors import Exit, InputError, RecorderError, StartError
+from recorder._shell import BindingChoice, Command
+from recorder.options import FORWARD, RECORD, REPLAY, parse_url, show_address, table_options
 
-EXIT_ERROR = 2
-EXIT_LOST = 1  # record: something was lost or failed inside the recorder
-MAX_PORT = 65535
-# What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
-DEMO_MODULES = frozenset({"a2a", "starlette", "sse_starlette"})
+if TYPE_CHECKING:
+    from recorder.capture import Capture
+    from recorder.record import RecordingProxy
 
 
 class _Commands(click.Group):
-    """Commands defined here, plus those that live in their own packages, imported on use.
+    """The commands here, and those in their own modules, each imported when it is used.
 
-    `convert` brings in mitmproxy and `diff` its reports; `show` should not wait for either.
+    `LAZY` gives each command's module and its summary line, so that the listing of
+    `a2a-recorder --help` imports none of them (`test_cli_flags` checks the lines agree with
+    the commands' own).
     """
 
-    PACKAGED = {
-        "convert": "recorder.convert:convert_command",
-        "diff": "recorder.diff:diff_command",
-        "export": "recorder.export:export_command",
-        "lint": "recorder.lint:lint_command",
-        "report": "recorder.report:report_command",
-        "verify": "recorder.verify:verify_command",
+    command_class = Command
+    LAZY = {
+        "convert": (
+            "recorder.convert:convert_command",
+            "Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a "
+            "capture.",
+        ),
+        "diff": (
+            "recorder.diff:diff_command",
+            "Compare two captures A and B (or two folders of captures) of the same scenario.",
+        ),
+        "export": (
+            "recorder.export:export_command",
+            "Export capture FILE for other tools: HAR 1.2, or JSON Lines of its stream events.",
+        ),
+        "lint": (
+            "recorder.lint:lint_command",
+            "Check captures against the A2A spec: one finding per violated rule per exchange.",
+        ),
+        "report": (
+            "recorder.report:report_command",
+            "Draw a capture FILE as a sequence diagram and timeline in one HTML page.",
+        ),
+        "verify": (
+            "recorder.verify:verify_command",
+            "Send the client side of CAPTURE to the live agent at URL and report what drifted.",
+        ),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.PACKAGED})
+        return sorted({*super().list_commands(ctx), *self.LAZY})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.PACKAGED:
-            module, _, attribute = self.PACKAGED[cmd_name].partition(":")
+        if cmd_name in self.LAZY:
+            module, _, attribute = self.LAZY[cmd_name][0].partition(":")
             command: click.Command = getattr(importlib.import_module(module), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing, with the lazy commands' summaries from `LAZY` (none is imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, self.summary(ctx, name, limit)) for name in names])
+
+    def summary(self, ctx: click.Context, name: str, limit: int) -> str:
+        """A command's line in the listing, as click makes it from the command's help."""
+        command = (
+            click.Command(name, help=self.LAZY[name][1])
+            if name in self.LAZY
+            else super().get_command(ctx, name)
+        )
+        return command.get_short_help_str(limit) if command is not None else ""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -88,12 +115,10 @@ def _first_line(text: str) -> str:
 
 def version_text() -> str:
     """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
+    from recorder._demo_needs import installed_version
     from recorder.protocol import descriptor_source
 
-    try:
-        mitmproxy = importlib.metadata.version("mitmproxy")
-    except importlib.metadata.PackageNotFoundError:
-        mitmproxy = "not installed"
+    mitmproxy = installed_version("mitmproxy") or "not installed"
     return (
         f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\nA2A descriptors: {descriptor_source()}"
     )
@@ -118,107 +143,6 @@ def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
 
-def load_capture(path: Path, only: int | None = None) -> Capture:
-    """Read a capture (`only`: exchange number `only` alone) or exit 2 with `file:line: what
-    is wrong`."""
-    try:
-        return read_capture(path, only=only)
-    except CaptureParseError as exc:
-        click.echo(f"error: {exc}", err=True)
-    except OSError as exc:
-        click.echo(f"error: {path}: {exc.strerror or exc}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()) or int(port) > MAX_PORT:
-        raise click.BadParameter(f"expected HOST:PORT (port 0-{MAX_PORT}), got {text!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
-def check_listen(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Option callback: a HOST:PORT to listen on (returned as given)."""
-    if value is not None:
-        parse_listen(value)
-    return value
-
-
-def check_grpc_upstream(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> str | None:
-    """Option callback: a gRPC upstream `parse_grpc_upstream` takes (returned as given)."""
-    if value is not None:
-        from recorder.record import parse_grpc_upstream
-
-        try:
-            parse_grpc_upstream(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-    return value
-
-
-def check_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Option callback: an http(s) URL with a host and a valid port (returned as given)."""
-    if value is not None:
-        url_problem(value, raise_as=click.BadParameter)
-    return value
-
-
-def url_problem(text: str, raise_as: type[Exception] = ValueError) -> None:
-    """Raise `raise_as` saying what is wrong with `text` as an http(s) URL of an agent."""
-    from urllib.parse import urlsplit
-
-    expected = f"expected http://HOST[:PORT] or https://HOST[:PORT], got {text!r}"
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
-    except ValueError as exc:
-        raise raise_as(f"{expected} ({exc})") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise raise_as(expected)
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class StopSignals:
-    """Ctrl-C, SIGTERM and SIGHUP all ask for one orderly stop.
-
-    Installed before a server starts and kept until it has stopped, so that a second Ctrl-C
-    (or a signal during start-up) can never interrupt the stop half-way: it is only answered
-    with `busy`, a word that the stop is under way.
-
-    The handler takes no lock: it runs in the main thread between two bytecodes, possibly
-    inside code that holds the very lock it would take (an Event's, a stream's), and would
-    then wait for itself for ever.  So it counts, writes with `os.write`, and `wait()` polls.
-    """
-
-    POLL = 0.05  # seconds; how soon a stop starts after the signal
-
-    def __init__(self, busy: str = "stopping, please wait") -> None:
-        self._busy = f"{busy}\n".encode()
-        self.count = 0
-        for number in STOP_SIGNALS:
-            signal.signal(number, self._handle)
-
-    def _handle(self, number: int, frame: object) -> None:
-        self.count += 1
-        if self.count == 2:
-            os.write(2, self._busy)
-
-    def wait(self) -> None:
-        while not self.count:
-            time.sleep(self.POLL)
-
-    def finished(self) -> None:
-        """Ignore further stop signals: all is written and the process is exiting.  A Python
-        handler would be reset to the default during the interpreter's teardown, and a late
-        Ctrl-C would then kill the process (exit -2) after a clean stop."""
-        for number in STOP_SIGNALS:
-            signal.signal(number, signal.SIG_IGN)
-
-
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("number", type=int, required=False)
@@ -241,8 +165,8 @@ class StopSignals:
     "--binding",
     "bindings",
     multiple=True,
-    type=click.Choice([b.value for b in Binding], case_sensitive=False),
-    help="Only this binding.  Repeatable.",
+    type=BindingChoice(),
+    help="Only this binding (any case).  Repeatable.",
 )
 @click.option("--task", metavar="ID", help="Only exchanges of the task whose id starts with ID.")
 def show(
@@ -261,6 +185,9 @@ def show(
     A2A error name.  With NUMBER, that exchange's row and then its request and response as
     the capture holds them.
     """
+    from recorder.capture import read_capture
+    from recorder.show import capture_rows, check_operations, json_lines, render_table, select
+
     try:
         check_operations(operations)
     except ValueError as exc:
@@ -268,7 +195,7 @@ def show(
     if number is not None:
         _show_one(number, filtered=bool(operations or bindings or task), file=file)
         return
-    capture = load_capture(file)
+    capture = read_capture(file)
     rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
     if as_json:
         click.echo(json_lines(rows), nl=False)
@@ -277,21 +204,23 @@ def show(
 
 
 def _show_one(number: int, *, filtered: bool, file: Path) -> None:
+    from recorder.capture import read_capture
+    from recorder.show import render_one
+
     if filtered:
         raise click.UsageError(
             "NUMBER picks one exchange; --op, --binding and --task filter "
             "the table: use one or the other"
         )
     try:  # the other exchanges are not even read (a 100 MB body elsewhere costs nothing)
-        click.echo(render_one(load_capture(file, only=number), number), nl=False)
+        click.echo(render_one(read_capture(file, only=number), number), nl=False)
         return
     except LookupError:
         pass
     try:  # the whole capture, to say which numbers there are
-        render_one(load_capture(file), number)
+        render_one(read_capture(file), number)
     except LookupError as exc:
-        click.echo(f"error: {file}: {exc.args[0]}", err=True)
-        sys.exit(EXIT_ERROR)
+        raise InputError(f"{file}: {exc.args[0]}") from None
 
 
 @main.command()
@@ -300,166 +229,35 @@ def migrate(files: tuple[Path, ...]) -> None:
     """Rewrite capture FILES in the current format, in place (the content is kept exactly)."""
     from dataclasses import replace
 
-    from recorder.capture import FORMAT_VERSION, parse, render, write_capture
+    from recorder.capture import FORMAT_VERSION, parse, read_capture, render, write_capture
 
     for path in files:
-        capture = load_capture(path)
+        capture = read_capture(path)
         if capture.format_version == FORMAT_VERSION:
             click.echo(f"{path}: already format {FORMAT_VERSION}")
             continue
         # Checked in memory before the file is replaced: the new text must read back the same.
         current = replace(capture, format_version=FORMAT_VERSION)
         if parse(render(current), str(path)) != current:
-            click.echo(f"error: {path}: would not read back the same; left as it was", err=True)
-            sys.exit(EXIT_ERROR)
+            raise RecorderError(f"{path}: would not read back the same; left as it was")
         try:
             write_capture(path, current)  # atomic: a failure leaves the file as it was
         except OSError as exc:
-            click.echo(
-                f"error: {path}: cannot write: {exc.strerror or exc}; left as it was", err=True
-            )
-            sys.exit(EXIT_ERROR)
+            raise RecorderError(
+                f"{path}: cannot write: {exc.strerror or exc}; left as it was"
+            ) from exc
         click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
 
 
-@main.command()
-@click.option(
-    "--upstream", metavar="URL", callback=check_url, help="Reverse mode: the agent's base URL."
-)
-@click.option(
-    "--forward",
-    is_flag=True,
-    help="Forward mode: clients use the recorder as HTTP_PROXY (gRPC clients: grpc.http_proxy).",
-)
-@click.option(
-    "--listen",
-    default="127.0.0.1:8480",
-    show_default=True,
-    metavar="HOST:PORT",
-    callback=check_listen,
-)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Capture file (reverse) or folder (forward).",
-)
-@click.option(
-    "--split",
-    type=click.Choice(["upstream", "context"]),
-    default=None,
-    help="Forward mode: one capture per upstream (default) or per context.",
-)
-@click.option(
-    "--no-card-rewrite",
-    is_flag=True,
-    help="Serve the agent card as it is (clients may then bypass the recorder).",
-)
-@click.option("--keep-secrets", is_flag=True, help="Do not redact credentials and tokens.")
-@click.option("--all", "record_all", is_flag=True, help="Record non-A2A traffic too.")
-@click.option(
-    "--webhook-path",
-    "webhook_paths",
-    multiple=True,
-    metavar="PATH",
-    help="A path that receives push deliveries (forward mode).",
-)
-@click.option(
-    "--grpc-upstream",
-    metavar="HOST:PORT",
-    callback=check_grpc_upstream,
-    help="Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).",
-)
-@click.option(
-    "--grpc-listen",
-    metavar="HOST:PORT",
-    callback=check_listen,
-    help="Where to take gRPC (default: a free port).",
-)
-@click.option(
-    "--push-proxy",
-    metavar="HOST:PORT",
-    callback=check_listen,
-    help="Also listen here as a forward proxy for the agent's push deliveries "
-    "(start the agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).",
-)
-@click.option(
-    "--append",
-    is_flag=True,
-    help="Add to a capture that already holds exchanges (numbering goes on).",
-)
-@click.option("--force", is_flag=True, help="Overwrite a capture that already holds exchanges.")
-@click.option(
-    "--redact-header",
-    "redact_headers",
-    multiple=True,
-    metavar="NAME",
-    help="Also redact this header (known credentials and names with token, secret, "
-    "password, api-key, key, *-key, x-auth are redacted anyway).",
-)
-@click.option(
-    "--redact-param",
-    "redact_params",
-    multiple=True,
-    metavar="NAME",
-    help="Also redact this query parameter.",
-)
-@click.option(
-    "--card",
-    metavar="FILE|URL",
-    help="An agent card whose security schemes name the API keys to redact, for clients "
-    "that never fetch the card through the recorder (the upstream's own card is fetched "
-    "at start anyway when it can be).",
-)
-@click.option(
-    "--read-timeout",
-    type=float,
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Close a connection whose request head or body is not complete in time.",
-)
-@click.option(
-    "--max-body-size",
-    default="100m",
-    show_default=True,
-    metavar="SIZE",
-    help="Largest request or response body (k, m, g suffixes; streams are not "
-    "bounded): a larger request gets 413, a larger response 502.",
-)
-@click.option("--quiet", "-q", is_flag=True, help="No line per recorded exchange.")
-@click.option(
-    "--lint",
-    "lint_spec",
-    is_flag=False,
-    flag_value="1.0.1",
-    default=None,
-    metavar="[SPEC]",
-    help="Lint each exchange as it is recorded (A2A spec 1.0.1, or 1.0.0) and print "
-    "what breaks a rule under its line.",
-)
+@main.command(spell=RECORD.spell("cli"))
+@table_options(RECORD)
 def record(
     upstream: str | None,
     forward: bool,
-    listen: str,
-    out: Path,
-    split: str | None,
-    no_card_rewrite: bool,
-    keep_secrets: bool,
-    record_all: bool,
-    webhook_paths: tuple[str, ...],
-    grpc_upstream: str | None,
-    grpc_listen: str | None,
-    push_proxy: str | None,
-    append: bool,
-    force: bool,
-    redact_headers: tuple[str, ...],
-    redact_params: tuple[str, ...],
-    card: str | None,
-    read_timeout: float,
-    max_body_size: str,
+    listen: tuple[str, int],
+    out: str,
     quiet: bool,
-    lint_spec: str | None,
+    **options: Any,
 ) -> None:
     """Record A2A traffic between clients and agents into .http captures.
 
@@ -471,42 +269,35 @@ def record(
     1 when exchanges were lost (a full disk) or an error happened inside the recorder;
     2 for bad options or when the recorder cannot start.
     """
-    from recorder.record import ProxyStartError, RecordingProxy
-
     if forward == bool(upstream):
         raise click.UsageError("give exactly one of --upstream URL (reverse) and --forward")
-    if append and force:
-        raise click.UsageError("give at most one of --append and --force")
-    if grpc_listen and not grpc_upstream:
+    if options["grpc_listen"] and not options["grpc_upstream"]:
         raise click.UsageError("--grpc-listen needs --grpc-upstream")
+    from recorder._stop import StopSignals
+    from recorder.record import RecordingProxy  # mitmproxy: only once the flags are known
+
     signals = StopSignals("stopping: finishing the capture, please wait")
+    proxy = RecordingProxy(
+        "forward" if forward else "reverse",
+        upstream,
+        listen,
+        out,
+        console=None if quiet else lambda line: click.echo(line, err=True),
+        **options,
+    )
+    proxy.start()
+    _say_started(proxy, out, forward)
     try:
-        proxy = RecordingProxy(
-            "forward" if forward else "reverse",
-            upstream,
-            parse_listen(listen),
-            out,
-            card_rewrite=not no_card_rewrite,
-            keep_secrets=keep_secrets,
-            record_all=record_all,
-            split=split,
-            webhook_paths=webhook_paths,
-            grpc_upstream=grpc_upstream,
-            grpc_listen=parse_listen(grpc_listen) if grpc_listen else None,
-            push_proxy=parse_listen(push_proxy) if push_proxy else None,
-            existing="append" if append else "overwrite" if force else "refuse",
-            console=None if quiet else lambda line: click.echo(line, err=True),
-            redact_headers=redact_headers,
-            redact_params=redact_params,
-            card=card,
-            read_timeout=read_timeout,
-            max_body_size=max_body_size,
-            lint=lint_spec,
-        )
-        proxy.start()
-    except (ProxyStartError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        signals.wait()
+    finally:
+        proxy.stop()
+        signals.finished()
+        _say_written(proxy, Path(out), quiet)
+    if not proxy.faults.clean:
+        sys.exit(Exit.FOUND)
+
+
+def _say_started(proxy: RecordingProxy, out: str, forward: bool) -> None:
     how = f"HTTP_PROXY={proxy.url}" if forward else f"point A2A clients at {proxy.url}"
     click.echo(f"recording to {out}: {how} (Ctrl-C to stop)", err=True)
     if proxy.grpc_target:
@@ -517,17 +308,9 @@ def record(
             f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)",
             err=True,
         )
-    try:
-        signals.wait()
-    finally:
-        proxy.stop()
-        signals.finished()
-        _say_written(proxy, out, quiet)
-    if not proxy.faults.clean:
-        sys.exit(EXIT_LOST)
 
 
-def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProxy
+def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
     """The captures that exist now, and what was lost (the console said it unless quiet)."""
     written = sorted(path for path in proxy.addons.save.totals.captures if path.is_file())
     for path in written:
@@ -547,130 +330,71 @@ def _say_written(proxy: Any, out: Path, quiet: bool) -> None:  # a RecordingProx
         )
 
 
-@main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--listen", default="127.0.0.1:8490", show_default=True, metavar="HOST:PORT")
-@click.option(
-    "--timing",
-    default="none",
-    show_default=True,
-    help="none, recorded, or xN (N times faster than recorded).",
-)
-@click.option(
-    "--on-miss",
-    default="error",
-    show_default=True,
-    metavar="error|forward URL",
-    help="Answer an unmatched request with an error, or forward it to URL "
-    "(also written forward=URL).",
-)
-@click.option(
-    "--grpc-listen",
-    metavar="HOST:PORT",
-    help="Where to serve gRPC (default: a free port when the captures hold gRPC).",
-)
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="At exit, report exchanges never served, requests never matched and answers the "
-    "replayer wrote itself (synthesized); exit 1 if there are any.",
-)
-@click.option(
-    "--read-timeout",
-    type=click.FloatRange(min=0.1),
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="A request (head and body) must arrive within this; a slower client gets 408.",
-)
-@click.option(
-    "--max-request-bytes",
-    type=click.IntRange(min=1024),
-    default=16 * 1024 * 1024,
-    show_default=True,
-    help="A larger request body gets 413.",
-)
-@click.option(
-    "--max-sessions",
-    type=click.IntRange(min=1),
-    default=4096,
-    show_default=True,
-    help="Client sessions remembered; the least recently used are forgotten.",
-)
-@click.option(
-    "--journal-bytes",
-    type=click.IntRange(min=0),
-    default=64 * 1024 * 1024,
-    show_default=True,
-    help="Bytes the request journal keeps; beyond, the oldest bodies are cut to 1 KiB.",
-)
-@click.option(
-    "--keep-secrets",
-    is_flag=True,
-    help="Serve the journal and report with credentials as received (redacted by default).",
-)
-@click.option(
-    "--serve-version",
-    type=click.Choice(["1.0", "0.3", "both"]),
-    help="The A2A versions to speak, translating a capture of the other one (default: as "
-    "recorded).  'both' serves a dual card and answers each request in its own version.",
-)
+@main.command(spell=REPLAY.spell("cli"))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@table_options(REPLAY)
 def replay(
     files: tuple[str, ...],
-    listen: str,
-    timing: str,
-    on_miss: str,
-    grpc_listen: str | None,
+    listen: tuple[str, int],
+    grpc_listen: tuple[str, int] | None,
+    on_miss: str | None,
     strict: bool,
-    read_timeout: float,
-    max_request_bytes: int,
-    max_sessions: int,
-    journal_bytes: int,
-    keep_secrets: bool,
-    serve_version: str | None,
+    forward: bool,
+    ports_file: Path | None,
+    **options: Any,
 ) -> None:
-    """Serve captures as a fake A2A agent, offline."""
-    from recorder._gcpause import collector_paused
-    from recorder.redaction import Rules
-    from recorder.replay import Limits, Replayer, Timing
+    """Serve captures as a fake A2A agent, offline.
 
-    try:
-        pace = Timing.parse(timing)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--timing") from exc
-    paths, forward = _forward_url(on_miss, files)
+    FILES are one agent's captures.  A folder DIR instead is a fleet: every capture in it
+    at once, one agent per upstream it was recorded against (`record --forward` writes one
+    capture per upstream), each on a port of its own (printed, and written to --ports-file),
+    or with --forward all behind one proxy that routes by the URL the client calls.
+    """
+    if any(Path(f).is_dir() for f in files):
+        if grpc_listen or on_miss is not None:
+            raise InputError("a fleet (DIR) takes neither --grpc-listen nor --on-miss")
+        _serve_fleet(files, listen, forward, ports_file, strict, options)
+        return
+    if forward or ports_file:
+        raise InputError("--forward and --ports-file serve a fleet: give a folder DIR")
+    _serve_one(files, listen, grpc_listen, on_miss, strict, options)
+
+
+def _serve_one(
+    files: tuple[str, ...],
+    listen: tuple[str, int],
+    grpc_listen: tuple[str, int] | None,
+    on_miss: str | None,
+    strict: bool,
+    options: dict[str, Any],
+) -> None:
+    """`replay FILES`: one agent's captures (`recorder.replay.Replayer`)."""
+    from recorder._gcpause import collector_paused
+    from recorder._stop import StopSignals
+    from recorder.capture import read_capture
+    from recorder.replay import Replayer
+
+    paths, forward_to = _forward_url(on_miss, files)
     with collector_paused():  # this process is the CLI's own: see recorder._gcpause
-        captures = [load_capture(Path(path)) for path in paths]
-    signals = StopSignals()
-    host, port = parse_listen(listen)
-    grpc_host, grpc_port = parse_listen(grpc_listen) if grpc_listen else (host, None)
+        captures = [read_capture(Path(path)) for path in paths]
+    host, port = listen
+    grpc_host, grpc_port = grpc_listen or (host, None)
     if grpc_host != host:
         raise click.BadParameter(
             f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
         )
-    limits = Limits(read_timeout=read_timeout, max_body_bytes=max_request_bytes)
+    signals = StopSignals()
     try:
         with collector_paused():
             replayer = Replayer(
-                captures,
-                host=host,
-                port=port,
-                timing=pace,
-                on_miss=forward,
-                grpc_port=grpc_port,
-                limits=limits,
-                max_sessions=max_sessions,
-                journal_bytes=journal_bytes,
-                redaction=Rules(keep_secrets=keep_secrets),
-                serve_version=serve_version,
+                captures, host=host, port=port, grpc_port=grpc_port, on_miss=forward_to, **options
             )
         replayer.start()
     except OSError as exc:
-        click.echo(f"error: cannot listen on {listen}: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        where = show_address(listen)
+        raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
     except RuntimeError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        raise StartError(str(exc)) from exc
     count = sum(len(c.exchanges) for c in captures)
     click.echo(f"replaying {count} exchanges at {replayer.url} (Ctrl-C to stop)", err=True)
     if replayer.grpc_target:
@@ -681,39 +405,93 @@ def replay(
         replayer.stop()
         signals.finished()
     report = replayer.report
+    for value in report.not_carried_values:
+        click.echo(f"not carried: {value}", err=True)
     if report.synthesized_count:
         click.echo(
             f"note: {report.synthesized_count} answers were not recorded but written by the "
             "replayer (see 'synthesized' in the report)",
             err=True,
         )
-    for value in report.not_carried_values:
-        click.echo(f"not carried: {value}", err=True)
     if strict and not report.clean:
         click.echo(json.dumps(report.as_json(), indent=2), err=True)
-        sys.exit(1)
+        sys.exit(Exit.FOUND)
 
 
-def _forward_url(on_miss: str, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """The capture files and the URL to forward misses to, if any.
+def _serve_fleet(
+    files: tuple[str, ...],
+    listen: tuple[str, int],
+    forward: bool,
+    ports_file: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+) -> None:
+    """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
+    from recorder._gcpause import collector_paused
+    from recorder._stop import StopSignals
+    from recorder.replay import Fleet
+
+    if len(files) != 1:
+        raise InputError("give one folder DIR (a fleet), or capture FILES (one agent)")
+    signals = StopSignals()
+    host, port = listen
+    try:
+        with collector_paused():  # as for one agent's captures (see recorder._gcpause)
+            found = _fleet_captures(Path(files[0]))
+            fleet = Fleet(found, forward=forward, host=host, port=port, **options)
+        fleet.start()
+    except OSError as exc:
+        where = show_address(listen)
+        raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+    except RuntimeError as exc:
+        raise StartError(str(exc)) from exc
+    click.echo(fleet.table(), err=True)
+    for agent in fleet.agents:
+        for note in agent.plan.adopted:
+            click.echo(f"note: {agent.name}: {note}", err=True)
+    if ports_file is not None:
+        fleet.write_ports(ports_file)
+    where = f"HTTP_PROXY={fleet.proxy_url} (gRPC: grpc_proxy)" if forward else "the ports above"
+    click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
+    try:
+        signals.wait()
+    finally:
+        fleet.stop()
+        signals.finished()
+    if strict and not fleet.clean:
+        click.echo(json.dumps(fleet.report_json(), indent=2), err=True)
+        sys.exit(Exit.FOUND)
+
+
+def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
+    """The captures of a fleet's folder (`recorder.replay.fleet_paths`); InputError when
+    there are none (a damaged one raises the reader's CaptureError)."""
+    from recorder.capture import read_capture
+    from recorder.replay import fleet_paths
+
+    paths = fleet_paths(folder)
+    if not paths:
+        raise InputError(f"{folder}: no capture (*.http) in it")
+    return [(path, read_capture(path)) for path in paths]
+
+
+def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """The capture files, and the URL to forward misses to (None: answer with an error).
 
     `--on-miss forward URL` takes two words; click hands the URL over among the FILE arguments
     (a capture's path never starts with http:// or https://), so it is taken back from there.
     """
-    if on_miss == "error":
-        return files, None
-    url = on_miss.removeprefix("forward").lstrip("=: ")
-    if not url and files and _is_url(files[0]):
-        url, files = files[0], files[1:]
-    if not _is_url(url):
+    if on_miss != FORWARD:
+        return files, on_miss
+    if not files or not _is_url(files[0]):
         raise click.BadParameter("expected 'error' or 'forward URL'", param_hint="--on-miss")
     try:
-        url_problem(url)
+        url = parse_url(files[0])
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--on-miss") from None
-    if not files:
+    if len(files) == 1:
         raise click.UsageError("no capture FILE given")
-    return files, url
+    return files[1:], url
 
 
 def _is_url(text: str) -> bool:
@@ -726,26 +504,26 @@ def _is_url(text: str) -> bool:
     default="out/demo",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Where captures go.",
+    help="The folder the captures and the page go to.",
 )
 @click.option(
-    "--binding", type=click.Choice(["JSONRPC", "HTTP+JSON"]), default="JSONRPC", show_default=True
+    "--binding",
+    type=BindingChoice(("JSONRPC", "HTTP+JSON")),
+    default="JSONRPC",
+    show_default=True,
+    help="The binding the session uses (any case).",
 )
 def demo(out: Path, binding: str) -> None:
     """Record a real session against the bundled demo agent, replay it, and diff the two.
 
-    Needs the `demo` extra (a2a-sdk): pip install 'a2a-recorder[demo]'.
+    Needs a2a-sdk 1.3 (the `demo` extra, where no other a2a-sdk is installed).
     """
+    from recorder._demo_needs import DEMO_MODULES, demo_advice
+
     try:
         from recorder.demo import run_demo
     except ImportError as exc:
         if exc.name is None or exc.name.partition(".")[0] not in DEMO_MODULES:
             raise
-        click.echo(
-            f"error: the demo needs a2a-sdk ({exc.name} is missing): "
-            "pip install 'a2a-recorder[demo]'",
-            err=True,
-        )
-        sys.exit(EXIT_ERROR)
-
+        raise RecorderError(demo_advice(exc.name)) from None
     sys.exit(run_demo(out, binding, echo=click.echo))

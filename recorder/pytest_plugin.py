@@ -4,8 +4,12 @@
     def test_client(a2a_replay):
         run_my_client(a2a_replay.card_url)
 
-The capture path is relative to the test file.  `--a2a-record` takes pytest-recording's mode
-names, with their meanings:
+The capture path is relative to the test file; a marker without one names the capture after
+the test, as pytest-recording names cassettes: `captures/<test module>/<test name>.http`
+(`<Class>.<test name>` for a method).  `--a2a-upstream` and `--a2a-grpc-upstream` (the
+recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the marker's
+`upstream=` and `grpc_upstream=`, as pytest-recording's command line beats its markers.
+`--a2a-record` takes pytest-recording's mode names, with their meanings:
 
 - `none` (default): replay only; a missing capture fails the test and says how to record it;
 - `once` (alias `missing`): record the captures that do not exist yet, replay the others;
@@ -34,6 +38,9 @@ Invariants:
   named: beside the test's own failure when its body failed, else as its failure (see
   `recorder._unanswered`).
 
+`@pytest.mark.a2a_fleet("captures/trip/")` replays a folder of captures, one agent each
+(the `a2a_fleet` fixture, `recorder.pytest_fleet`).
+
 `--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
 test's capture is first played against the agent at URL (once per capture and session),
 through the recorder, and diffed; then the test body runs as in replay mode, against a replay
@@ -55,6 +62,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -73,11 +81,14 @@ from recorder._unanswered import (
     miss_message,
     misses_among,
 )
+from recorder.options import RECORD, REPLAY
+from recorder.pytest_fleet import MARKER as FLEET_MARKER
+from recorder.pytest_fleet import serve_fleet
 
 if TYPE_CHECKING:
     from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
-    from recorder.replay import JournalDelivery, JournalRequest, Replayer, Report
+    from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
 
 
 class RecordMode(StrEnum):
@@ -158,18 +169,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "new_episodes (append what the capture cannot answer), "
         "all (record every capture again; alias rewrite)",
     )
-    group.addoption(
-        "--a2a-upstream",
-        default=None,
-        metavar="URL",
-        help="the live agent to record from (its base URL)",
-    )
-    group.addoption(
-        "--a2a-grpc-upstream",
-        default=None,
-        metavar="HOST:PORT",
-        help="the live agent's gRPC address, to record gRPC too (tls://HOST:PORT for TLS gRPC)",
-    )
+    for option in RECORD:  # the recorder's options that a test run may set
+        if option.pytest_flag is not None:
+            group.addoption(
+                option.pytest_flag, default=None, metavar=option.metavar, help=option.help
+            )
     group.addoption(
         "--a2a-verify",
         default=None,
@@ -197,10 +201,12 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.addinivalue_line(
         "markers",
-        "a2a_capture(path, timing='none', upstream=None, grpc_upstream=None): the capture the "
-        "a2a_replay fixture serves; upstream/grpc_upstream override --a2a-upstream and "
-        "--a2a-grpc-upstream for this test",
+        "a2a_capture(path=captures/<test module>/<test name>.http, timing='none', "
+        "upstream=None, grpc_upstream=None): the capture the a2a_replay fixture serves; "
+        "upstream/grpc_upstream are this test's when --a2a-upstream/--a2a-grpc-upstream "
+        "are not given",
     )
+    config.addinivalue_line("markers", FLEET_MARKER)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -271,18 +277,39 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
 
 def _settings(request: pytest.FixtureRequest) -> _Settings:
     marker = request.node.get_closest_marker("a2a_capture")
-    if marker is None or not marker.args:
-        pytest.fail("a2a_replay needs @pytest.mark.a2a_capture('path/to/capture.http')")
+    if marker is None:
+        pytest.fail("a2a_replay needs @pytest.mark.a2a_capture (with a path, or none)")
+    folder = Path(request.path).parent
     option = request.config.getoption
     return _Settings(
-        path=Path(request.path).parent / str(marker.args[0]),
+        path=folder / str(marker.args[0]) if marker.args else default_capture(request),
         mode=parse_mode(str(option("--a2a-record"))),
-        timing=str(marker.kwargs.get("timing", "none")),
-        upstream=marker.kwargs.get("upstream") or option("--a2a-upstream"),
-        grpc_upstream=option("--a2a-grpc-upstream") or marker.kwargs.get("grpc_upstream"),
+        timing=str(marker.kwargs.get("timing", REPLAY.by_name["timing"].default)),
+        upstream=_given(request, marker, "upstream"),
+        grpc_upstream=_given(request, marker, "grpc_upstream"),
         verify=option("--a2a-verify"),
         recorder=_recorder_config(request),
     )
+
+
+def _given(request: pytest.FixtureRequest, marker: pytest.Mark, name: str) -> Any:
+    """A recorder option for this test: the command line's, else the marker's."""
+    flag = RECORD.by_name[name].pytest_flag
+    return request.config.getoption(str(flag)) or marker.kwargs.get(name)
+
+
+CAPTURES = "captures"
+_NOT_IN_A_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')  # forbidden in a file name somewhere
+
+
+def default_capture(request: pytest.FixtureRequest) -> Path:
+    """`captures/<test module>/<test name>.http` beside the test file (pytest-recording's
+    cassette path: `<Class>.<test name>` for a method, forbidden characters as `-`)."""
+    test_file = Path(request.path)
+    name = request.node.name
+    if request.cls is not None:
+        name = f"{request.cls.__name__}.{name}"
+    return test_file.parent / CAPTURES / test_file.stem / f"{_NOT_IN_A_NAME.sub('-', name)}.http"
 
 
 def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
@@ -301,6 +328,30 @@ def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
     return request.config.stash[_PROJECT].merged(fixture)
+
+
+@pytest.fixture
+def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+    """Every capture of the `a2a_fleet` marker's folder replayed at once, one agent each
+    (`recorder.pytest_fleet`); what it could not answer is said once, as for `a2a_replay`."""
+    node = request.node
+    assert isinstance(node, pytest.Item)
+
+    def watch(unanswered: Unanswered) -> None:
+        node.stash[_UNANSWERED] = unanswered
+
+    yield from serve_fleet(node, monkeypatch, _project_rules(request), watch)
+
+
+def _project_rules(request: pytest.FixtureRequest) -> Rules:
+    """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
+    replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
+    from recorder.redaction import ConfigError
+
+    try:
+        return _recorder_config(request).rules()
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 def _replay_rules(settings: _Settings) -> Rules:
@@ -382,6 +433,7 @@ def _verified(settings: _Settings, config: pytest.Config) -> str | None:
 def _verify(settings: _Settings, config: pytest.Config) -> str | None:
     from recorder.capture import remove_capture
     from recorder.verify import (
+        TIMEOUT,
         ConfigError,
         Credentials,
         VerifyError,
@@ -405,7 +457,7 @@ def _verify(settings: _Settings, config: pytest.Config) -> str | None:
             ignore=standing.ignores_for(settings.path),
             compare=standing.compares_for(settings.path),
             credentials=credentials,
-            timeout=standing.timeout or 10.0,
+            timeout=standing.timeout or TIMEOUT,
             max_slowdown=standing.max_slowdown,
         )
     except (VerifyError, ConfigError, ValueError) as exc:
@@ -554,10 +606,14 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
     RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
     another process can take one in between ("address already in use"); a new pick is free.
     """
+    from recorder._errors import OptionError
     from recorder.record import ProxyStartError
 
     for attempt in range(1, BIND_ATTEMPTS + 1):
-        proxy = make()
+        try:
+            proxy = make()
+        except OptionError as exc:  # named as this test run gives it, not as a keyword
+            pytest.fail(f"a2a-recorder: {exc.spelt(RECORD.spell('pytest'))}", pytrace=False)
         try:
             proxy.start()
         except ProxyStartError as exc:

@@ -8,6 +8,7 @@ Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:lin
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
+from recorder._errors import CaptureExistsError, CaptureParseError
 from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
@@ -22,10 +23,9 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import CaptureParseError, parse
+from recorder.capture._parse import parse, parse_bytes
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
-    CaptureExistsError,
     CaptureWriter,
     check_regular,
     draft_beside,
@@ -61,6 +61,7 @@ __all__ = [
     "holds_exchanges",
     "outcome",
     "parse",
+    "parse_bytes",
     "promote",
     "read_capture",
     "read_regular",

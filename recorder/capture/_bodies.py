@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from recorder._errors import FormError, FormLineError
 from recorder.capture._model import GrpcMessage, SseEvent
 
 # Characters a verbatim line may not hold: C0 and C1 controls except tab, the separators that
@@ -47,18 +48,6 @@ def quoted(text: str) -> str:
     if len(text) <= QUOTE_LIMIT:
         return repr(text)
     return f"{text[:QUOTE_LIMIT]!r}… ({len(text)} characters)"
-
-
-class FormError(ValueError):
-    """A display that does not restore; `offset` is the 0-based line inside the display."""
-
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.offset = offset
-
-
-class FormLineError(FormError):
-    """A bad body form declaration: reported at its `# ...-body:` line."""
 
 
 def is_section_start(line: str) -> bool:

@@ -25,7 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from recorder.capture._bodies import FormError, quoted
+from recorder._errors import FormError
+from recorder.capture._bodies import quoted
 
 Header = tuple[str, str]
 

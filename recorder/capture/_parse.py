@@ -24,11 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from recorder._errors import CaptureParseError, FormError, FormLineError
 from recorder.capture._bodies import (
     REQUEST_LINE,
     STATUS_LINE,
-    FormError,
-    FormLineError,
     is_section_start,
     parse_seconds,
     quoted,
@@ -37,8 +36,10 @@ from recorder.capture._bodies import (
     restore_message,
     restore_value,
 )
+from recorder.capture._foreign import SNIFF_BYTES, foreign_kind, foreign_message
 from recorder.capture._heads import KEY_EXACT, KEY_WIRE_HEADER, REASON, TARGET, Aside
 from recorder.capture._model import (
+    FORMAT_VERSION,
     READABLE_VERSIONS,
     Capture,
     Exchange,
@@ -93,21 +94,6 @@ _NEWLINE_BY_NAME = {name: newline for newline, name in NEWLINES.items()}
 _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
 
-MESSAGE_LIMIT = 1000  # characters; a quoted line is cut shorter (`quoted`)
-
-
-class CaptureParseError(ValueError):
-    """A capture file that cannot be read; `str()` is `file:line: what is wrong`."""
-
-    def __init__(self, message: str, filename: str, line: int) -> None:
-        if len(message) > MESSAGE_LIMIT:  # whatever said it, a message stays a line
-            message = f"{message[:MESSAGE_LIMIT]}… (message cut)"
-        super().__init__(f"{filename}:{line}: {message}")
-        self.message = message
-        self.filename = filename
-        self.line = line
-
-
 def parse(text: str, filename: str = "<capture>", *, only: int | None = None) -> Capture:
     """Parse capture text; raises CaptureParseError (with file:line) for any damage.
 
@@ -128,21 +114,47 @@ def parse_bytes(data: bytes, filename: str = "<capture>", *, only: int | None = 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        _check_foreign(data[:SNIFF_BYTES], filename)
         line = data.count(b"\n", 0, exc.start) + 1
         raise CaptureParseError(f"not UTF-8 ({exc.reason})", filename, line) from exc
     return parse(text, filename, only=only)
 
 
 def _checked(text: str, filename: str) -> str:
+    """The text to parse: LF line endings (a CRLF checkout's are read as LF), and what makes
+    it no capture at all said first."""
     if not text:
         raise CaptureParseError("empty file: no version line", filename, 1)
+    if not text.startswith("#"):
+        _check_foreign(text[:SNIFF_BYTES].encode("utf-8", "surrogatepass"), filename)
     if "\r" in text:
-        line = text.count("\n", 0, text.index("\r")) + 1
-        raise CaptureParseError("CR found; capture files use LF line endings", filename, line)
+        text = _lf_endings(text, filename)
     if not text.endswith("\n"):
         line = text.count("\n") + 1
         raise CaptureParseError("file does not end with a newline (truncated?)", filename, line)
     return text
+
+
+def _check_foreign(head: bytes, filename: str) -> None:
+    kind = foreign_kind(head)
+    if kind is not None:
+        raise CaptureParseError(foreign_message(kind), filename, 1)
+
+
+def _lf_endings(text: str, filename: str) -> str:
+    """A capture whose lines all end in CRLF (a Windows checkout, git's `autocrlf`) with LF
+    endings; the format writes no CR of its own (a body's CR is escaped), so nothing is lost.
+    A CR anywhere else is damage."""
+    lone = text.replace("\r\n", "\n")
+    if "\r" in lone:
+        at = lone.index("\r")
+        line = lone.count("\n", 0, at) + 1
+        raise CaptureParseError(
+            "CR found that does not end a line; capture files use LF (or CRLF) line endings",
+            filename,
+            line,
+        )
+    return lone
 
 
 class _Cursor:
@@ -260,7 +272,11 @@ def _parse_capture(cursor: _Cursor, only: int | None = None) -> Capture:
     version_line = cursor.take()
     match = VERSION_PATTERN.fullmatch(version_line)
     if match is None:
-        cursor.fail("not an a2a-recorder capture: expected '# a2a-recorder capture format 1'", 1)
+        cursor.fail(
+            "not an a2a-recorder capture: expected its first line to be "
+            f"'# a2a-recorder capture format {FORMAT_VERSION}'",
+            1,
+        )
     version = int(match.group(1))
     if version not in READABLE_VERSIONS:
         known = " and ".join(map(str, READABLE_VERSIONS))

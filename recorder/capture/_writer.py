@@ -39,13 +39,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from recorder._errors import CaptureExistsError
 from recorder.capture._model import Capture, Exchange
 from recorder.capture._parse import parse_bytes
 from recorder.capture._render import render, render_exchange, render_header
-
-
-class CaptureExistsError(FileExistsError):
-    """A capture with exchanges is already at the path, and nobody said to add to it."""
 
 
 class CaptureWriter:

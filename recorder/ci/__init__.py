@@ -9,12 +9,12 @@ a baseline file.  Errors: `BaselineError(ValueError)`, naming the file.
 Each command (`lint`, `verify`, `diff`) maps its own results onto these.
 """
 
+from recorder._errors import BaselineError
 from recorder.ci._baseline import (
     BASELINE_FORMAT,
     BASELINE_VERSION,
     KEYS,
     BaselineCheck,
-    BaselineError,
     BaselineOutcome,
     Entry,
     check,

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from recorder._errors import BaselineError
+
 BASELINE_FORMAT = "a2a-recorder-baseline"
 BASELINE_VERSION = 1
 REASON = "reason"
@@ -43,10 +45,6 @@ KEYS: Mapping[str, tuple[str, ...]] = {
 }
 
 Entry = Mapping[str, Any]
-
-
-class BaselineError(ValueError):
-    """A baseline file that cannot be used; the message names it and says why."""
 
 
 @dataclass(frozen=True, slots=True)

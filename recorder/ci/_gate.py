@@ -14,9 +14,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from recorder._errors import BaselineError
 from recorder.ci._baseline import (
     BaselineCheck,
-    BaselineError,
     BaselineOutcome,
     Entry,
     check,

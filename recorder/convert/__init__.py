@@ -5,11 +5,13 @@ The readers turn each format into what the recorder's addons take: `read_flows` 
 per gRPC one).  `convert` hands them to the recorder's own addon set, run offline
 (`recorder.record.record_offline`), which classifies, filters, redacts, numbers and writes
 them as it does live; `convert_command` is the click command.
-Errors: `ConvertError(ValueError)`, with `file: what is wrong` from the readers.
+Errors: `ConvertError` (a `recorder.InputError`, so a ValueError), with `file: what is wrong`
+from the readers; `OptionError` naming `out` for an output the recorder refuses.
 """
 
+from recorder._errors import ConvertError
 from recorder.convert._command import Loaded, convert_command, load_items
-from recorder.convert._convert import Conversion, ConvertError, convert
+from recorder.convert._convert import Conversion, convert
 from recorder.convert._flows import FlowFile, http_flows, read_flows
 from recorder.convert._har import har_items, load_har
 

@@ -17,15 +17,17 @@ from pathlib import Path
 
 import click
 
+from recorder._errors import ConvertError, Exit
+from recorder._shell import Command
 from recorder.capture import check_regular
-from recorder.convert._convert import Conversion, ConvertError, convert
+from recorder.convert._convert import Conversion, convert
 from recorder.convert._flows import http_flows, read_flows
 from recorder.convert._har import har_items, load_har
+from recorder.options import RECORD
 from recorder.record import OfflineItem
 
 HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
-EXIT_LOST, EXIT_ERROR = 1, 2
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,10 @@ def _is_har(path: Path) -> bool:
     return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
 
 
-@click.command("convert")
+@click.command("convert", cls=Command, spell=RECORD.spell("cli"))
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
-    "-o",
     required=True,
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Capture file to write.",
@@ -86,17 +87,13 @@ def convert_command(
     """
     items: list[OfflineItem] = []
     not_http = 0
-    try:
-        for path in inputs:
-            loaded = load_items(path)
-            items.extend(loaded.items)
-            not_http += loaded.not_http
-            if loaded.damage:
-                click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
-        result = convert(items, out, keep_secrets=keep_secrets, include_all=include_all)
-    except ConvertError as exc:
-        _fail(str(exc))
-    _report(result, not_http)
+    for path in inputs:
+        loaded = load_items(path)
+        items.extend(loaded.items)
+        not_http += loaded.not_http
+        if loaded.damage:
+            click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
+    _report(convert(items, out, keep_secrets=keep_secrets, include_all=include_all), not_http)
 
 
 def _report(result: Conversion, not_http: int) -> None:
@@ -110,9 +107,4 @@ def _report(result: Conversion, not_http: int) -> None:
         f"skipped {result.skipped + not_http} as non-A2A"
     )
     if result.problems:
-        sys.exit(EXIT_LOST)
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
+        sys.exit(Exit.FOUND)

@@ -15,13 +15,9 @@ from pathlib import Path
 
 from mitmproxy.exceptions import OptionsError
 
+from recorder._errors import ConvertError, OptionError
 from recorder.capture import Capture, read_capture
 from recorder.record import Fault, FaultKind, OfflineItem, record_offline
-
-
-class ConvertError(ValueError):
-    """An input that cannot be converted: not readable, damaged, or not the format it claims;
-    or an output the recorder refuses."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +44,8 @@ def convert(
     """Record `items` into the capture `out` (replaced if it exists), as the recorder would.
 
     Exchanges that are not A2A are left out (counted in `skipped`) unless `include_all`;
-    secrets are redacted unless `keep_secrets`.  Raises `ConvertError` for an `out` the
-    recorder refuses.  Example::
+    secrets are redacted unless `keep_secrets`.  Raises `OptionError` naming `out` for an
+    `out` the recorder refuses (a directory, a folder that does not exist).  Example::
 
         conversion = convert(har_items(json.loads(text)), Path("session.http"))
     """
@@ -58,6 +54,8 @@ def convert(
         addons = record_offline(
             items, out, keep_secrets=keep_secrets, record_all=include_all, on_fault=faults.append
         )
+    except OptionError as exc:  # the recorder's addons name their option: `out` here too
+        raise OptionError(exc.template) from None
     except OptionsError as exc:
         raise ConvertError(f"{out}: {exc}") from exc
     totals = addons.save.totals

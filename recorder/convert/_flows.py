@@ -18,8 +18,8 @@ from pathlib import Path
 from mitmproxy import exceptions, http, io
 from mitmproxy.flow import Flow
 
+from recorder._errors import ConvertError
 from recorder.capture import check_regular
-from recorder.convert._convert import ConvertError
 
 
 def http_flows(flows: Iterable[Flow]) -> tuple[list[http.HTTPFlow], int]:

@@ -37,8 +37,8 @@ from mitmproxy.flow import Error
 from mitmproxy.net import encoding
 
 from recorder._background import host_port
+from recorder._errors import ConvertError
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
-from recorder.convert._convert import ConvertError
 from recorder.protocol import NOTE_NO_RESPONSE, is_grpc_content_type
 from recorder.record import EVENT_OFFSETS, GrpcRecord, OfflineCall, OfflineItem
 

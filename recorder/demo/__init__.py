@@ -30,11 +30,10 @@ try:
         Step,
         run_session,
     )
-except ImportError as exc:  # the runtime has no a2a-sdk; the demo extra brings it
-    raise ImportError(
-        f"recorder.demo needs a2a-sdk ({exc.name} is missing): pip install 'a2a-recorder[demo]'",
-        name=exc.name,
-    ) from exc
+except ImportError as exc:  # no a2a-sdk, or one the demo is not written against
+    from recorder._demo_needs import demo_advice
+
+    raise ImportError(f"recorder.demo: {demo_advice(exc.name or 'a2a')}", name=exc.name) from exc
 from recorder.demo._webhook import Delivery, WebhookReceiver
 
 __all__ = [

@@ -83,6 +83,7 @@ __all__ = [
     "build_extended_card",
 ]
 
+DEFAULT_NAME = "a2a-recorder demo agent"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -265,6 +266,7 @@ class DemoExecutor(AgentExecutor):
         extra_status: bool = False,
         push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
         noise_seed: int | None = None,
+        skills: tuple[str, ...] | None = None,
     ) -> None:
         self.event_delay = event_delay
         # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
@@ -275,10 +277,13 @@ class DemoExecutor(AgentExecutor):
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
         self.sampler = random.Random(noise_seed) if noise_seed is not None else None
+        self.commands = {
+            name: command for name, command in COMMANDS.items() if skills is None or name in skills
+        }
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         verb, _, arg = context.get_user_input().strip().partition(" ")
-        command = COMMANDS.get(verb.lower(), (_unknown, ""))[0]
+        command = self.commands.get(verb.lower(), (_unknown, ""))[0]
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
         await command(
             _Run(
@@ -316,8 +321,12 @@ def build_agent_card(
     grpc_port: int | None,
     api_key_query: str | None = None,
     api_key_headers: tuple[str, ...] = (),
+    name: str = DEFAULT_NAME,
+    skills: tuple[str, ...] | None = None,
 ) -> AgentCard:
     """The public card: every binding in v1.0 then v0.3, streaming, push, extended card.
+
+    `skills` (command names) lists only those commands as skills (None: all of them).
 
     `api_key_query` declares an API key passed in that query parameter, `api_key_headers`
     keys passed in those headers (not enforced: the demo accepts any), so that recordings show
@@ -330,12 +339,13 @@ def build_agent_card(
         for b in _BINDINGS
         if b in urls
     ]
-    skills = [
-        AgentSkill(id=name, name=name, description=desc, tags=["demo"])
-        for name, (_, desc) in COMMANDS.items()
+    listed = [
+        AgentSkill(id=command, name=command, description=desc, tags=["demo"])
+        for command, (_, desc) in COMMANDS.items()
+        if skills is None or command in skills
     ]
     return AgentCard(
-        name="a2a-recorder demo agent",
+        name=name,
         description="Deterministic demo agent for a2a-recorder",
         version="1.0.0",
         supported_interfaces=interfaces,
@@ -344,7 +354,7 @@ def build_agent_card(
         ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=skills,
+        skills=listed,
         security_schemes=_api_key_schemes(api_key_query, api_key_headers),
     )
 
@@ -413,7 +423,13 @@ class _Servers:
                 raise OSError(f"cannot bind gRPC port {host}:{agent.requested_grpc_port}")
         event_delay = agent.event_delay
         self.card = build_agent_card(
-            host, self.http_port, self.grpc_port, agent.api_key_query, agent.api_key_headers
+            host,
+            self.http_port,
+            self.grpc_port,
+            agent.api_key_query,
+            agent.api_key_headers,
+            agent.name,
+            agent.skills,
         )
         # An explicit proxy wins over HTTP_PROXY/NO_PROXY from the environment.
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
@@ -424,6 +440,7 @@ class _Servers:
                 agent.artifact_names,
                 agent.extra_status,
                 noise_seed=agent.noise_seed,
+                skills=agent.skills,
             ),
             task_store=InMemoryTaskStore(),
             agent_card=self.card,
@@ -488,6 +505,9 @@ class DemoAgent:
     sampled anew on every call from a generator seeded with it (states, part kinds and
     artifact names unchanged), for tests of ``verify --learn``, ``--trials`` and
     ``--compare shape:PATH``.
+    ``name`` is the card's name; ``skills`` (command names, e.g. ``("echo",)``) the only
+    commands it lists and runs (another command gets the unknown-command message), so that
+    agents of a fleet each serve a skill of their own.
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -519,7 +539,11 @@ class DemoAgent:
         extra_status: bool = False,
         push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
         noise_seed: int | None = None,
+        name: str = DEFAULT_NAME,
+        skills: tuple[str, ...] | None = None,
     ) -> None:
+        self.name = name
+        self.skills = skills
         self.noise_seed = noise_seed
         self.event_delay = event_delay
         # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`

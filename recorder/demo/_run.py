@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from recorder._errors import Exit
 from recorder.capture import Capture, read_capture
 from recorder.demo._agent import DemoAgent
 from recorder.demo._session import SessionResult, run_session
@@ -53,7 +54,7 @@ def _write_report(capture: Capture, path: Path, name: str) -> Path:
     return path
 
 
-def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
+def run_demo(out: Path, binding: str, *, echo: Echo = print) -> Exit:
     """Run the demo; return the exit status (0 when replay and diff agree with the live run)."""
     from recorder.diff import diff_captures, render_text
     from recorder.replay import Replayer
@@ -96,4 +97,4 @@ def run_demo(out: Path, binding: str, *, echo: Echo = print) -> int:
     report_path = _write_report(capture, out / "report.html", live_path.name)
     echo(f"4. a picture of the live session: {report_path}")
     echo(f"   open it in a browser: {report_path.resolve().as_uri()}")
-    return 0 if not differing and not misses and result.same else 1
+    return Exit.OK if not differing and not misses and result.same else Exit.FOUND

@@ -18,11 +18,11 @@ Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC stat
 come from `recorder.protocol`; nothing here restates them.
 
 Errors: `ValueError` for a bad ignore pattern (naming the valid keywords) or report format;
-`DiffInputError` (command shell only) for a file that cannot be read.
+`recorder.InputError` (command shell only) for a file that cannot be read.
 """
 
 from recorder.diff._align import Alignment, Step, StepKind, align, align_levels
-from recorder.diff._command import DiffInputError, diff_command, run_diff
+from recorder.diff._command import diff_command, run_diff
 from recorder.diff._compare import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
@@ -100,7 +100,6 @@ __all__ = [
     "Body",
     "CaptureDiff",
     "Correspondence",
-    "DiffInputError",
     "DiffKind",
     "Difference",
     "Excerpt",

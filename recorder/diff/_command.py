@@ -16,18 +16,15 @@ from typing import Any
 
 import click
 
-from recorder.capture import Capture, CaptureParseError, read_capture
+from recorder._errors import Exit, InputError, error_message
+from recorder._shell import Command, output_option, write_output
+from recorder.capture import read_capture
 from recorder.diff._compare import diff_captures
 from recorder.diff._ignore import parse_compare, parse_ignores
 from recorder.diff._report import FORMATS, render_report
 from recorder.diff._result import CaptureDiff
 
-EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 CAPTURE_SUFFIX = ".http"
-
-
-class DiffInputError(Exception):
-    """A diff input that cannot be used; the message is ready to print."""
 
 
 @dataclass
@@ -37,20 +34,11 @@ class _Run:
     errors: list[str] = field(default_factory=list)
 
     @property
-    def status(self) -> int:
+    def status(self) -> Exit:
         if self.errors:
-            return EXIT_ERROR
+            return Exit.ERROR
         differ = self.unpaired or any(not d.same for d in self.diffs)
-        return EXIT_DIFFERENT if differ else EXIT_SAME
-
-
-def _read(path: Path) -> Capture:
-    try:
-        return read_capture(path)
-    except CaptureParseError as exc:
-        raise DiffInputError(str(exc)) from exc
-    except OSError as exc:
-        raise DiffInputError(f"{path}: {exc.strerror or exc}") from exc
+        return Exit.FOUND if differ else Exit.OK
 
 
 def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
@@ -63,9 +51,9 @@ def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _diff_files(run: _Run, a: Path, b: Path, options: Mapping[str, Any]) -> None:
     try:
-        ca, cb = _read(a), _read(b)
-    except DiffInputError as exc:
-        run.errors.append(str(exc))
+        ca, cb = read_capture(a), read_capture(b)
+    except (InputError, OSError) as exc:
+        run.errors.append(error_message(exc))
         return
     run.diffs.append(diff_captures(ca, cb, a_name=str(a), b_name=str(b), **options))
 
@@ -105,7 +93,7 @@ def run_diff(
     return run
 
 
-@click.command("diff")
+@click.command("diff", cls=Command)
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option(
@@ -135,12 +123,7 @@ def run_diff(
     help="Compare text under PATH by shape: a text changed for another is no difference, "
     "but states, part kinds, names, and whether text is there, still are.  Repeatable.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of standard output.",
-)
+@output_option()
 @click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
 @click.option(
     "--strict-order",
@@ -175,8 +158,7 @@ def diff_command(
         parse_ignores(ignore)
         parse_compare(compare)
     except ValueError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        raise InputError(str(exc)) from exc
     run = run_diff(
         a,
         b,
@@ -191,16 +173,5 @@ def diff_command(
     if run.diffs or run.unpaired:
         color = output is None and fmt == "text" and sys.stdout.isatty()
         report = render_report(fmt, run.diffs, unpaired=run.unpaired, color=color)
-        _emit(report, output)
+        write_output(report, output)
     sys.exit(run.status)
-
-
-def _emit(report: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(report, nl=False)
-        return
-    try:
-        output.write_text(report, encoding="utf-8")
-    except OSError as exc:
-        click.echo(f"error: {output}: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_ERROR)

@@ -12,10 +12,11 @@ Pure API, for the recorder's live console and the HTML report as much as for the
   finding located at its exchange's `file:line`.
 - `render(LintRun, "text" | "json" | "sarif")` builds a report.
 
-Errors: `LintInputError` (command shell only) for a capture or key file that cannot be used.
+Errors: `recorder.InputError` for a capture or key file that cannot be used, OSError for
+one that cannot be read.
 """
 
-from recorder.lint._command import LintInputError, capture_files, lint_command, lint_file
+from recorder.lint._command import capture_files, lint_command, lint_file
 from recorder.lint._engine import (
     Finding,
     LintContext,
@@ -41,7 +42,6 @@ __all__ = [
     "SARIF_SCHEMA",
     "Finding",
     "LintContext",
-    "LintInputError",
     "LintRun",
     "Linter",
     "capture_files",

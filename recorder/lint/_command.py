@@ -2,7 +2,8 @@
 
 Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does, 2 on
 an error (a missing or damaged capture, `file:line: ...` on stderr; an unknown rule; a bad key
-or baseline file).  A folder stands for every `.http` file under it, in path order.
+or baseline file).  `--select`/`--skip` pick the rules (`--ignore` is diff's, for paths).
+A folder stands for every `.http` file under it, in path order.
 
 With `--baseline FILE`, the findings that reach `--fail-on` are matched against the file's
 accepted ones (`recorder.ci`): exit 1 for a new finding or a stale entry, 0 otherwise.  The
@@ -19,8 +20,10 @@ from typing import Any
 
 import click
 
-from recorder.capture import CaptureParseError, parse, read_regular
-from recorder.ci import BaselineError, BaselineOutcome, Entry, gate
+from recorder._errors import Exit, InputError
+from recorder._shell import Command, output_option, write_output
+from recorder.capture import parse, parse_bytes, read_regular
+from recorder.ci import BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
 from recorder.protocol import (
@@ -31,12 +34,7 @@ from recorder.protocol import (
     select_rules,
 )
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CAPTURE_SUFFIX = ".http"
-
-
-class LintInputError(Exception):
-    """A lint input that cannot be used; the message is ready to print."""
 
 
 def capture_files(paths: Sequence[Path]) -> list[Path]:
@@ -46,27 +44,25 @@ def capture_files(paths: Sequence[Path]) -> list[Path]:
         if path.is_dir():
             inside = sorted(p for p in path.rglob(f"*{CAPTURE_SUFFIX}") if p.is_file())
             if not inside:
-                raise LintInputError(f"{path}: no {CAPTURE_SUFFIX} captures in this folder")
+                raise InputError(f"{path}: no {CAPTURE_SUFFIX} captures in this folder")
             found += inside
         elif path.exists():
             found.append(path)
         else:
-            raise LintInputError(f"{path}: no such file or folder")
+            raise InputError(f"{path}: no such file or folder")
     return found
 
 
 def lint_file(path: Path, **options: Any) -> list[Finding]:
-    """Read and lint one capture file; LintInputError (with file:line) if it is damaged."""
+    """Read and lint one capture file; CaptureParseError (file:line) if it is damaged,
+    OSError if it cannot be read."""
+    data = read_regular(path)
     try:
-        text = read_regular(path).decode("utf-8")
-    except OSError as exc:
-        raise LintInputError(f"{path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LintInputError(f"{path}: not UTF-8 ({exc.reason})") from exc
-    try:
-        capture = parse(text, str(path))
-    except CaptureParseError as exc:
-        raise LintInputError(str(exc)) from exc
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        parse_bytes(data, str(path))  # says what the file is, or where it is not UTF-8
+        raise
+    capture = parse(text, str(path))
     return lint_capture(capture, file=str(path), text=text, **options)
 
 
@@ -77,10 +73,10 @@ def load_keys(paths: Sequence[Path]) -> dict[str, Any]:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise LintInputError(f"{path}: not a readable JWK Set ({exc})") from exc
+            raise InputError(f"{path}: not a readable JWK Set ({exc})") from exc
         found = jwks_keys(document)
         if not found:
-            raise LintInputError(f"{path}: no JWK with a kid in this file")
+            raise InputError(f"{path}: no JWK with a kid in this file")
         keys.update(found)
     return keys
 
@@ -89,7 +85,7 @@ def _split(values: Sequence[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-@click.command("lint")
+@click.command("lint", cls=Command)
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--spec",
@@ -114,7 +110,9 @@ def _split(values: Sequence[str]) -> list[str]:
     metavar="RULES",
     help="Only these rules: ids, groups (error) or globs (card.*), comma-separated.",
 )
-@click.option("--ignore", multiple=True, metavar="RULES", help="Leave these rules out.")
+@click.option(
+    "--skip", multiple=True, metavar="RULES", help="Leave these rules out (as --select names them)."
+)
 @click.option(
     "--fail-on",
     type=click.Choice([s.value for s in Severity]),
@@ -129,12 +127,7 @@ def _split(values: Sequence[str]) -> list[str]:
     type=click.Path(path_type=Path, dir_okay=False),
     help="A JWK Set file whose keys verify signed agent cards (repeatable).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of standard output.",
-)
+@output_option()
 @click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -153,7 +146,7 @@ def lint_command(
     spec: str,
     fmt: str,
     select: tuple[str, ...],
-    ignore: tuple[str, ...],
+    skip: tuple[str, ...],
     fail_on: str,
     jwks: tuple[Path, ...],
     output: Path | None,
@@ -167,9 +160,9 @@ def lint_command(
     section, the exchange's file:line, and what was expected and what the wire held.
     """
     try:
-        rules = select_rules(_split(select), _split(ignore))
+        rules = select_rules(_split(select), _split(skip))
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
+        raise click.BadParameter(str(exc), param_hint="--select/--skip") from exc
     if list_rules:
         click.echo(render_rules(rules), nl=False)
         return
@@ -178,28 +171,16 @@ def lint_command(
     if update_baseline and baseline is None:
         raise click.UsageError("--update-baseline needs --baseline FILE")
     threshold = Severity(fail_on)
-    try:
-        files = capture_files(captures)
-        keys = load_keys(jwks)
-        findings = [f for path in files for f in lint_file(path, spec=spec, rules=rules, keys=keys)]
-        findings, outcome = _against(baseline, findings, threshold, update_baseline)
-    except (LintInputError, BaselineError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+    files = capture_files(captures)
+    keys = load_keys(jwks)
+    findings = [f for path in files for f in lint_file(path, spec=spec, rules=rules, keys=keys)]
+    findings, outcome = _against(baseline, findings, threshold, update_baseline)
     run = LintRun(
         SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings), threshold, outcome
     )
-    report = render(run, fmt)
-    if output is not None:
-        try:
-            output.write_text(report, encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"error: {output}: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_ERROR)
-    else:
-        click.echo(report, nl=False)
+    write_output(render(run, fmt), output)
     stale = outcome is not None and bool(outcome.stale)
-    sys.exit(EXIT_FINDINGS if fails(findings, threshold) or stale else EXIT_CLEAN)
+    sys.exit(Exit.FOUND if fails(findings, threshold) or stale else Exit.OK)
 
 
 def baseline_entry(finding: Finding) -> Entry:

@@ -5,6 +5,7 @@ SSE framing and the lint rule table (`RULES`, with the checks it names) all take
 return values.
 """
 
+from recorder._errors import GrpcCodecError, GrpcFramingError
 from recorder.protocol._answers import (
     NOTHING,
     Answer,
@@ -17,6 +18,7 @@ from recorder.protocol._answers import (
 )
 from recorder.protocol._cardrewrite import (
     CARD_LOCATIONS,
+    LOOPBACK_HOSTS,
     CardRewrite,
     card_etag,
     card_location,
@@ -64,8 +66,6 @@ from recorder.protocol._grpc import (
     MESSAGE_HEADER,
     STATUS_HEADER,
     Direction,
-    GrpcCodecError,
-    GrpcFramingError,
     canonical_binary_header,
     decode_binary_header,
     decode_grpc_message,
@@ -106,6 +106,7 @@ from recorder.protocol._lintview import (
 from recorder.protocol._notes import (
     CUT_SHORT,
     NOTE_CLIENT_CLOSED,
+    NOTE_H2C_OFFER,
     NOTE_NO_RESPONSE,
     NOTE_RECORDER_CUT,
     NOTE_STREAM_RESET,
@@ -207,6 +208,7 @@ __all__ = [
     # what the recorder notes on an exchange (see _notes)
     "CUT_SHORT",
     "NOTE_CLIENT_CLOSED",
+    "NOTE_H2C_OFFER",
     "NOTE_NO_RESPONSE",
     "NOTE_RECORDER_CUT",
     "NOTE_STREAM_RESET",
@@ -276,6 +278,7 @@ __all__ = [
     "view_exchange",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
+    "LOOPBACK_HOSTS",
     "ERRORS",
     "ERROR_DOMAIN",
     "ERROR_INFO_TYPE",

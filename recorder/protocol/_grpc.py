@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message, message_factory
 
+from recorder._errors import GrpcCodecError, GrpcFramingError
 from recorder.protocol._errors import ERROR_INFO_TYPE, GRPC_STATUS_CODES, GRPC_STATUS_NAMES
 
 Direction = Literal["request", "response"]
@@ -48,14 +49,6 @@ Metadata = tuple[tuple[str, str], ...]
 
 PREFIX_SIZE = 5  # 1 byte compressed flag + 4 bytes big-endian length
 _FLAGS: Mapping[int, bool] = {0: False, 1: True}
-
-
-class GrpcFramingError(ValueError):
-    """The bytes do not follow gRPC length-prefixed message framing."""
-
-
-class GrpcCodecError(ValueError):
-    """A message or status could not be encoded (unknown type, malformed JSON)."""
 
 
 def frame_message(data: bytes, compressed: bool = False) -> bytes:

@@ -37,3 +37,8 @@ def stream_reset(code: int | None) -> str:
 def is_cut_short(notes: Iterable[str]) -> bool:
     """Whether any of an exchange's notes says it was cut short (see the module docstring)."""
     return any(note.startswith(CUT_SHORT) for note in notes)
+
+
+# The recorder took the client's h2c upgrade offer out before the request went on (the agent
+# never saw it); the capture keeps the headers as the client sent them.
+NOTE_H2C_OFFER = "h2c upgrade offer not passed on"

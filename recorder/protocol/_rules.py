@@ -219,14 +219,14 @@ def rule_by_id(rule_id: str) -> Rule | None:
     return _BY_ID.get(rule_id)
 
 
-def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = ()) -> tuple[Rule, ...]:
-    """The rules `select` names (all when empty) minus those `ignore` names, in table order.
+def select_rules(select: Sequence[str] = (), skip: Sequence[str] = ()) -> tuple[Rule, ...]:
+    """The rules `select` names (all when empty) minus those `skip` names, in table order.
 
     A pattern is a rule id (`error.mapping`), a group (`error` for every `error.*`), or a glob
     (`card.signature-*`).  A pattern that names no rule raises ValueError.
     """
     chosen = _matching(select) if select else set(RULE_IDS)
-    chosen -= _matching(ignore)
+    chosen -= _matching(skip)
     return tuple(r for r in RULES if r.id in chosen)
 
 

@@ -7,6 +7,7 @@ in-process, reverse or forward mode) and `record_offline` (the same addons, fed 
 gRPC calls recorded elsewhere: `a2a-recorder convert`).
 """
 
+from recorder._errors import ProxyStartError
 from recorder.protocol import (
     CardRewrite,
     rewrite_card,
@@ -26,7 +27,7 @@ from recorder.record._grpcrecord import (
     parse_grpc_upstream,
 )
 from recorder.record._offline import OfflineCall, OfflineItem, record_offline
-from recorder.record._proxy import Mode, ProxyStartError, RecordingProxy
+from recorder.record._proxy import Mode, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
 from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 

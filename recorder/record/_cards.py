@@ -30,19 +30,12 @@ from recorder.protocol import (
     rewrite_grpc_interfaces,
 )
 from recorder.record._classifier import CARD_OPERATIONS
-from recorder.record._options import Option, declare, touched
+from recorder.record._options import addon_options, declare, touched
 from recorder.record._state import FlowState, is_reverse, own_origin, state_of
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (
-    Option(
-        "a2a_card_rewrite",
-        bool,
-        True,
-        "Reverse mode: point the agent card's interface URLs at the proxy.",
-    ),
-)
+OPTIONS = addon_options("card_rewrite")
 # Headers a 304 keeps from the 200 it stands for (RFC 9110 §15.4.5).
 NOT_MODIFIED_KEEPS = frozenset(
     {"cache-control", "content-location", "date", "etag", "expires", "vary", "last-modified"}
@@ -133,5 +126,6 @@ class CardRewrite:
             self._warned_signed = True
             logger.warning(
                 "the agent card is signed; the rewritten card's signature no longer verifies. "
-                "Use forward-proxy mode (or a2a_card_rewrite=false) to keep it."
+                "Use forward-proxy mode (or leave cards as they are: --no-card-rewrite, "
+                "card_rewrite=False) to keep it."
             )

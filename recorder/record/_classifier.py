@@ -17,7 +17,6 @@ card is a card fetch (and so is rewritten, and teaches its interfaces).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,7 +46,8 @@ from recorder.record._flows import (
     to_request,
     to_response,
 )
-from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._h2c import as_sent
+from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._push import as_delivery
 from recorder.record._state import FlowState, attach, state_of, upstream_origin
 
@@ -56,14 +56,7 @@ logger = logging.getLogger(__name__)
 EXTENDED_CARD = "GetExtendedAgentCard"
 CARD_OPERATIONS = frozenset({AGENT_CARD, EXTENDED_CARD})
 
-OPTIONS = (
-    Option(
-        "a2a_webhook_paths",
-        Sequence[str],
-        [],
-        "Request paths that are push deliveries (deliveries not sent through the relay).",
-    ),
-)
+OPTIONS = addon_options("webhook_paths")
 
 
 class Classifier:
@@ -84,13 +77,15 @@ class Classifier:
             return
         paths = tuple(ctx.options.a2a_webhook_paths)
         if bad := [p for p in paths if not p.startswith("/")]:
-            raise OptionsError(f"a2a_webhook_paths must start with '/': {bad}")
+            raise AddonOptionError(f"{{webhook_paths}} must start with '/': {bad}")
         self.webhook_paths = paths
 
     # -- hooks --------------------------------------------------------------------------------
 
     def request(self, flow: http.HTTPFlow) -> None:
         captured, notes = to_request(flow.request)
+        if (offer := as_sent(flow)) is not None:
+            captured, notes = replace(captured, headers=offer[0]), (*notes, offer[1])
         upstream = upstream_origin(flow)
         classification = self.classify(upstream, captured)
         self._learn_endpoint(upstream, captured, classification)

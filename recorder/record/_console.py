@@ -30,23 +30,15 @@ from mitmproxy import ctx
 
 from recorder._background import host_port
 from recorder.capture import Exchange, outcome
+from recorder.options import parse_spec
 from recorder.protocol import CUT_SHORT, answered_state
 from recorder.record._faults import Fault, Faults, Kind
-from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._save import Save
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (
-    Option("a2a_quiet", bool, False, "Print no line per recorded exchange."),
-    Option(
-        "a2a_lint",
-        str,
-        "",
-        "Lint each exchange as it is recorded against this A2A spec "
-        "version (1.0.1, 1.0.0); empty: no linting.",
-    ),
-)
+OPTIONS = addon_options("quiet", "lint")
 SHORT_ID = 8
 LEFT_OUT_SHOWN = 5  # reasons the stop summary names; the rest are counted
 
@@ -97,15 +89,10 @@ class Console:
             return
         self.quiet = ctx.options.a2a_quiet
         spec = ctx.options.a2a_lint
-        if spec:
-            from recorder.protocol import SpecVersion
-
-            try:
-                SpecVersion(spec)
-            except ValueError as exc:
-                known = ", ".join(v.value for v in SpecVersion)
-                raise OptionsError(f"a2a_lint must be one of {known}, not {spec!r}") from exc
-        self.lint_spec = spec
+        try:
+            self.lint_spec = parse_spec(spec) if spec else ""
+        except ValueError as exc:
+            raise AddonOptionError(f"{{lint}}: {exc}") from None
 
     def server_connect_error(self, data: Any) -> None:
         address = data.server.address

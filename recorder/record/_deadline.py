@@ -26,19 +26,13 @@ from typing import Any
 from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import RegularMode, ReverseMode
 
+from recorder.options import RECORD
 from recorder.record._flows import field_value
-from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._options import AddonOptionError, addon_options, declare, touched
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (
-    Option(
-        "a2a_read_timeout",
-        float,
-        10.0,
-        "Seconds a client has to send a request's head, and then its body (0: no limit).",
-    ),
-)
+OPTIONS = addon_options("read_timeout")
 HTTP_SCHEMES = frozenset({"http", "https"})
 
 
@@ -54,7 +48,7 @@ class Deadlines:
     name = "a2a_deadlines"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
     def __init__(self) -> None:
-        self.timeout = 10.0
+        self.timeout: float = RECORD.by_name["read_timeout"].default
         self._deadlines: dict[str, _Deadline] = {}  # client connection id -> its deadline
         self._sweeping: asyncio.TimerHandle | None = None
 
@@ -65,7 +59,7 @@ class Deadlines:
         if not touched(updated, OPTIONS):
             return
         if ctx.options.a2a_read_timeout < 0:
-            raise OptionsError("a2a_read_timeout must not be negative")
+            raise AddonOptionError("{read_timeout} must not be negative")
         self.timeout = float(ctx.options.a2a_read_timeout)
 
     # -- hooks --------------------------------------------------------------------------------

@@ -36,13 +36,14 @@ from typing import Any
 from mitmproxy.proxy import layers
 
 from recorder._background import host_port
+from recorder._errors import GrpcFramingError, H2ProtocolError
 from recorder.capture import GrpcMessage, Headers, Request, Response
+from recorder.options import grpc_upstream_parts
 from recorder.protocol import (
     ENCODING_HEADER,
     NOTE_NO_RESPONSE,
     NOTE_STREAM_TRUNCATED,
     Direction,
-    GrpcFramingError,
     canonical_binary_header,
     decode_message,
     grpc_method,
@@ -51,20 +52,11 @@ from recorder.protocol import (
     timed_messages,
 )
 from recorder.record._faults import lost
-from recorder.record._h2 import H2Call, H2Observer, H2ProtocolError
+from recorder.record._h2 import H2Call, H2Observer
 
 logger = logging.getLogger(__name__)
 
 # grpc_upstream scheme -> mitmproxy reverse scheme.  No scheme means plaintext (h2c).
-UPSTREAM_SCHEMES: dict[str, str] = {
-    "": "tcp",
-    "http": "tcp",
-    "grpc": "tcp",
-    "tcp": "tcp",
-    "https": "tls",
-    "grpcs": "tls",
-    "tls": "tls",
-}
 # Request pseudo-headers that the request line already says; `:authority` is kept as metadata.
 REQUEST_LINE_PSEUDO = frozenset({":method", ":scheme", ":path"})
 
@@ -92,21 +84,9 @@ class GrpcUpstream:
 def parse_grpc_upstream(text: str) -> GrpcUpstream:
     """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS).
 
-    Raises ValueError for anything else.
+    Raises ValueError for anything else (`recorder.options.grpc_upstream_parts`).
     """
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "", text
-    transport = UPSTREAM_SCHEMES.get(scheme.lower())
-    host, _, port_text = rest.rstrip("/").rpartition(":")
-    host = host.strip("[]")
-    if transport is None or not host or not _port_ok(port_text):
-        raise ValueError(f"gRPC upstream must be HOST:PORT or https://HOST:PORT, not {text!r}")
-    return GrpcUpstream(host, int(port_text), transport)
-
-
-def _port_ok(text: str) -> bool:
-    return text.isascii() and text.isdigit() and 0 < int(text) < 65536
+    return GrpcUpstream(*grpc_upstream_parts(text))
 
 
 # --- pure: an observed call -> capture values ---------------------------------------------------

@@ -42,6 +42,8 @@ from hyperframe.frame import (
     SettingsFrame,
 )
 
+from recorder._errors import H2ProtocolError
+
 Headers = tuple[tuple[str, str], ...]
 Role = Literal["client", "server"]
 
@@ -49,10 +51,6 @@ CLIENT_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 FRAME_HEADER_SIZE = 9
 DEFAULT_MAX_FRAME_SIZE = 16_384  # RFC 9113 §6.5.2 initial value
 MAX_HEADER_LIST_SIZE = 16 * 1024 * 1024  # far above what gRPC peers allow; we only observe
-
-
-class H2ProtocolError(ValueError):
-    """The bytes seen on the connection are not (or stopped being) valid HTTP/2."""
 
 
 @dataclass(frozen=True, slots=True)

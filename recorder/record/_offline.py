@@ -69,8 +69,8 @@ def record_offline(
 
     Returns the set, for what it wrote (`save.totals`) and what went wrong (`faults`);
     `on_fault` hears the first of each warning, error and loss as it happens.  The console
-    prints nothing.  Raises mitmproxy's `OptionsError` for an `out` the recorder refuses (a
-    directory, a folder that does not exist).
+    prints nothing.  Raises `AddonOptionError` (mitmproxy's `OptionsError` too) for an `out`
+    the recorder refuses (a directory, a folder that does not exist).
     """
     settings = {
         "a2a_out": str(out),

@@ -1,55 +1,72 @@
-"""Addon options as a table: each addon lists its own, `load()` declares them from the table and
-`configure()` validates them against it (mitmproxy keeps `choices` for help only) and reacts
-only when one of them changed (mitmproxy's `load`/`configure` pattern).
+"""The addons' mitmproxy options, from the recorder's table (`recorder.options.RECORD`): each
+addon picks its rows, `load()` declares them and `configure()` validates them against the
+table (mitmproxy keeps `choices` for help only) and reacts only when one of them changed
+(mitmproxy's `load`/`configure` pattern).
 
-Every option carries the `a2a_` prefix, so `mitmdump --set a2a_out=...` and `--options` show
-them together.
+Every option the addons declare carries the `a2a_` prefix, so `mitmdump --set a2a_out=...` and
+`--options` show them together.  An error about one is an `AddonOptionError`: mitmproxy's
+`OptionsError` (so mitmdump reports it as its own) and our `OptionError`, which names the
+option as mitmdump says it (`a2a_existing=append`) and as `RecordingProxy` and the command
+line do (`existing='append'`, `--append`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mitmproxy import ctx, exceptions
 
-PREFIX = "a2a_"
-OptionsError: Any = exceptions.OptionsError  # untyped in mitmproxy
+from recorder._errors import OptionError
+from recorder.options import NAMES, RECORD, Option, mitm_value
+
+MITM_TYPES: dict[Any, Any] = {str: str, bool: bool, float: float, int: int, NAMES: NAMES}
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
-    name: str
-    type: Any  # str, bool, int, float, Sequence[str], or Optional[...]
-    default: Any
-    help: str
-    choices: Sequence[str] | None = None
+class AddonOptionError(OptionError, exceptions.OptionsError):
+    """An addon option that cannot be used (see the module docstring)."""
 
-    def __post_init__(self) -> None:
-        if not self.name.startswith(PREFIX):
-            raise ValueError(f"option {self.name!r} must start with {PREFIX!r}")
+    def __str__(self) -> str:
+        return self.spelt(RECORD.spell("mitm"))
+
+
+def addon_options(*names: str) -> tuple[Option, ...]:
+    """The table's rows an addon declares, by name."""
+    options = RECORD.pick(*names)
+    for option in options:
+        name = option.mitm_name
+        if name is None or not name.startswith("a2a_"):
+            raise ValueError(f"{option.name} is not an addon option")
+    return options
 
 
 def declare(loader: Any, options: Sequence[Option]) -> None:
     """`load()`: add every option of the table."""
     for option in options:
+        typespec = MITM_TYPES.get(option.kind, option.kind)
+        default = mitm_value(option.default)
         if option.choices is None:
-            loader.add_option(option.name, option.type, option.default, option.help)
+            loader.add_option(option.mitm_name, typespec, default, option.help)
         else:
-            loader.add_option(
-                option.name, option.type, option.default, option.help, choices=option.choices
-            )
+            choices = [*option.choices, *([""] if option.default is None else [])]
+            loader.add_option(option.mitm_name, typespec, default, option.help, choices=choices)
 
 
 def touched(updated: set[str], options: Sequence[Option]) -> bool:
     """`configure()`: whether any option of the table is among the updated ones; raises
-    OptionsError when one holds a value its choices do not allow."""
-    changed = [option for option in options if option.name in updated]
+    AddonOptionError when one holds a value its choices do not allow."""
+    changed = [option for option in options if option.mitm_name in updated]
     for option in changed:
-        value = getattr(ctx.options, option.name)
-        if option.choices is not None and value not in option.choices:
-            raise OptionsError(
-                f"{option.name} must be one of {', '.join(option.choices)}, not {value!r}"
+        value = getattr(ctx.options, str(option.mitm_name))
+        if option.choices is not None and value not in option.choices and value != "":
+            raise AddonOptionError(
+                f"{{{option.name}}} must be one of {', '.join(option.choices)}, not {value!r}"
             )
     return bool(changed)
+
+
+def value(option: Option) -> Any:
+    """An option's value now, as the keyword argument takes it (`""` is None where the
+    table's default is None)."""
+    current = getattr(ctx.options, str(option.mitm_name))
+    return None if current == "" and option.default is None else current

@@ -39,7 +39,8 @@ Facts this module is built around (mitmproxy 12):
   here (so nothing is left for the loop's teardown to cancel), and only then does the master
   shut down, which finalises the captures (`Save`).
 
-Exceptions: `ProxyStartError(RuntimeError)` when the proxy cannot start.
+Exceptions: `OptionError` (a ValueError) for an option that cannot be used,
+`ProxyStartError(RuntimeError)` when the proxy cannot start.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import logging
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
@@ -59,7 +60,6 @@ from urllib.parse import urlsplit
 from mitmproxy import exceptions, options
 from mitmproxy.addons.block import Block
 from mitmproxy.addons.core import Core
-from mitmproxy.addons.disable_h2c import DisableH2C
 from mitmproxy.addons.next_layer import NextLayer
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.addons.tlsconfig import TlsConfig
@@ -67,6 +67,8 @@ from mitmproxy.addons.update_alt_svc import UpdateAltSvc
 from mitmproxy.master import Master
 
 from recorder._background import host_port
+from recorder._errors import OptionError, ProxyStartError
+from recorder.options import RECORD, mitm_value, split_for
 from recorder.record._addons import recording_addons
 from recorder.record._faults import Faults
 from recorder.record._grpcrecord import (
@@ -76,6 +78,8 @@ from recorder.record._grpcrecord import (
     mode_spec,
     parse_grpc_upstream,
 )
+from recorder.record._h2c import RefuseH2c
+from recorder.record._sinks import out_problem
 from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
@@ -83,11 +87,12 @@ STOP_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 3.0  # for the cut connections to wind down at stop
 FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
 # mitmdump's defaults that make the proxy, in their order there: options, the block on
-# non-local clients, h2c upgrades refused, servers, layers, TLS, Alt-Svc rewriting.
+# non-local clients, h2c upgrades taken out (our own, which keeps them in the capture: `_h2c`),
+# servers, layers, TLS, Alt-Svc rewriting.
 PROXY_ADDONS: tuple[Callable[[], object], ...] = (
     Core,
     Block,
-    DisableH2C,
+    RefuseH2c,
     Proxyserver,
     NextLayer,
     TlsConfig,
@@ -98,10 +103,6 @@ PROXY_ADDONS: tuple[Callable[[], object], ...] = (
 class Mode(StrEnum):
     REVERSE = "reverse"
     FORWARD = "forward"
-
-
-class ProxyStartError(RuntimeError):
-    """The recording proxy could not start (bad options, address in use, bad upstream)."""
 
 
 class _ErrorLog(logging.Handler):
@@ -123,26 +124,28 @@ class RecordingProxy:
     Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
     capture is the file `out`.  Forward mode: clients use `.url` as HTTP_PROXY; `out` is a
     directory with one capture per upstream (`split="upstream"`, the default) or per A2A
-    context (`split="context"`).  `push_proxy=(host, port)` also listens there as a forward
-    proxy for the agent's push deliveries (`.push_proxy_url`, to give the agent as HTTP_PROXY).
+    context (`split="context"`).  `listen` defaults to a free port (`.url` says which).
 
     Example::
 
         with RecordingProxy(upstream="http://127.0.0.1:8080", out=Path("s.http")) as proxy:
             run_client(proxy.url)
 
-    `async with` runs the proxy in the caller's loop instead of a thread.  Raises
-    `ProxyStartError` when the proxy cannot start, `ValueError` for bad arguments.
+    `async with` runs the proxy in the caller's loop instead of a thread.
 
-    `existing` says what to do with a capture that already holds exchanges: `refuse` (the
-    default: start fails), `append` or `overwrite`.  `read_timeout` (seconds) cuts off a
-    client that does not send a request's head or body in time; `max_body_size` bounds
-    request and response bodies (streams aside).  `lint` (a spec version) lints each exchange
-    as it is written and prints its findings on the console.  `console` receives one line per
-    exchange written, warnings and a summary at stop (default: nothing is printed).
-    Redaction: `card` (a file or URL) names API keys up front, `fetch_card` fetches the
-    upstream's card at start, `before_record(exchange)` may change or drop each exchange
-    before it is redacted and written (see `_redaction`).
+    The other keyword arguments are the recorder's options, each with its default and help
+    in one table, `recorder.options.RECORD` (the same as `a2a-recorder record --help`):
+    `existing` (`refuse`, `append` or `overwrite` a capture that holds exchanges),
+    `read_timeout`, `max_body_size`, `grpc_upstream`, `push_proxy`, `keep_secrets`,
+    `redact_headers`, `card`, `lint`, ...  Besides them: `console` receives one line per
+    exchange written, warnings and a summary at stop (default: nothing is printed);
+    `before_record(exchange)` may change or drop each exchange before it is redacted and
+    written (see `_redaction`); `confdir` is mitmproxy's (default: a temporary one);
+    `mitm_options` sets mitmproxy's own options.
+
+    Raises `OptionError` (a ValueError) for an option that cannot be used, naming it as a
+    keyword argument, TypeError for an unknown one, and `ProxyStartError` when the proxy
+    cannot start.
     """
 
     def __init__(
@@ -152,62 +155,31 @@ class RecordingProxy:
         listen: tuple[str, int] = ("127.0.0.1", 0),
         out: Path | str | None = None,
         *,
-        card_rewrite: bool = True,
-        keep_secrets: bool = False,
-        record_all: bool = False,
-        split: str | None = None,
-        webhook_paths: Sequence[str] = (),
+        console: Callable[[str], None] | None = None,
+        before_record: BeforeRecord | None = None,
         confdir: Path | str | None = None,
         mitm_options: Mapping[str, Any] | None = None,
-        grpc_upstream: str | None = None,
-        grpc_listen: tuple[str, int] | None = None,
-        push_proxy: tuple[str, int] | None = None,
-        existing: str = "refuse",
-        console: Callable[[str], None] | None = None,
-        redact_headers: Sequence[str] = (),
-        redact_params: Sequence[str] = (),
-        card: str | None = None,
-        fetch_card: bool = True,
-        before_record: BeforeRecord | None = None,
-        read_timeout: float = 10.0,
-        max_body_size: str = "100m",
-        lint: str | None = None,
+        **options: Any,
     ) -> None:
         self.mode = _mode(mode)
+        self.options = RECORD.settings(options)
+        grpc_upstream = self.options["grpc_upstream"]
         self.grpc_upstream: GrpcUpstream | None = (
             parse_grpc_upstream(grpc_upstream) if grpc_upstream else None
         )
-        self.grpc_listen = grpc_listen or (listen[0], 0)
+        self.grpc_listen = self.options["grpc_listen"] or (listen[0], 0)
         self._grpc_mode: str | None = None
         self._grpc_address: tuple[str, int] | None = None
-        self.push_proxy = push_proxy
+        self.push_proxy: tuple[str, int] | None = self.options["push_proxy"]
         self._push_mode: str | None = None
         self._push_address: tuple[str, int] | None = None
         self.upstream = _check_upstream(self.mode, upstream)
         self.listen = listen
         self.out = Path(out) if out is not None else None
-        self.split = split or ("none" if self.mode is Mode.REVERSE else "upstream")
+        self.split = self.options["split"] or split_for(forward=self.mode is Mode.FORWARD)
         self.addons = recording_addons(console)
         self.addons.redaction.before_record = before_record
-        self._addon_options = {
-            "a2a_out": str(self.out) if self.out is not None else "",
-            "a2a_card_rewrite": card_rewrite,
-            "a2a_keep_secrets": keep_secrets,
-            "a2a_all": record_all,
-            "a2a_split": self.split,
-            "a2a_webhook_paths": list(webhook_paths),
-            "a2a_existing": existing,
-            "a2a_quiet": console is None,
-            "a2a_lint": lint or "",
-            "a2a_redact_headers": list(redact_headers),
-            "a2a_redact_params": list(redact_params),
-            "a2a_card": card or "",
-            "a2a_fetch_card": fetch_card,
-            "a2a_read_timeout": read_timeout,
-            # mitmproxy's own bound: a larger request gets 413 unread, a larger response (not a
-            # stream) 502.  Streams are never bounded.
-            "body_size_limit": max_body_size,
-        }
+        self._addon_options = self._mitm_values(quiet=console is None)
         self._confdir = Path(confdir) if confdir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._mitm_options = dict(mitm_options or {})
@@ -218,6 +190,21 @@ class RecordingProxy:
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
+
+    def _mitm_values(self, *, quiet: bool) -> dict[str, Any]:
+        """The mitmproxy options the table's rows set (the addons' `a2a_*`, and mitmproxy's
+        own `body_size_limit`: a larger request gets 413 unread, a larger response (not a
+        stream) 502; streams are never bounded).  An `out` that cannot be written to is an
+        OptionError now, rather than mitmproxy's error at start."""
+        values = {**self.options, "out": self.out, "split": self.split, "quiet": quiet}
+        problem = out_problem(self.out, self.split, values["existing"])
+        if problem:
+            raise OptionError(problem)
+        return {
+            str(option.mitm_name): mitm_value(values[option.name])
+            for option in RECORD
+            if option.mitm_name is not None
+        }
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -269,7 +256,7 @@ class RecordingProxy:
             raise ProxyStartError(f"proxy did not start within {timeout} s")
         if self._failure is not None:
             self._thread.join(STOP_TIMEOUT)
-            raise ProxyStartError(str(self._failure)) from self._failure
+            raise _start_failure(self._failure)
         return self
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
@@ -290,7 +277,7 @@ class RecordingProxy:
             self._failure = self._task.exception() or ProxyStartError("proxy stopped at once")
         if self._failure is not None or not self._ready.is_set():
             await self.stop_async()
-            raise ProxyStartError(str(self._failure or "proxy did not start")) from self._failure
+            raise _start_failure(self._failure or ProxyStartError("proxy did not start"))
         return self
 
     async def stop_async(self) -> None:
@@ -348,7 +335,7 @@ class RecordingProxy:
             master = self._build_master()
         except (exceptions.OptionsError, ValueError, KeyError) as exc:
             logging.getLogger("mitmproxy").removeHandler(errors)
-            self._failure = ProxyStartError(f"bad proxy options: {_option_error(exc)}")
+            self._failure = _option_failure(exc)
             self._ready.set()
             return
         run = asyncio.create_task(master.run())
@@ -503,10 +490,10 @@ def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
     if mode is Mode.FORWARD:
         return None
     if not upstream:
-        raise ValueError("reverse mode needs an upstream URL, e.g. http://127.0.0.1:8080")
+        raise OptionError("reverse mode needs {upstream}, the agent's URL (http://HOST:PORT)")
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"upstream must be an http(s) URL with a host, not {upstream!r}")
+        raise OptionError(f"{{upstream}} must be an http(s) URL with a host, not {upstream!r}")
     return f"{parts.scheme}://{parts.netloc}"
 
 
@@ -531,6 +518,23 @@ def _task_failure(task: asyncio.Task[None]) -> str | None:
         return None
     failure = task.exception()
     return f"{type(failure).__name__}: {failure}" if failure else None
+
+
+def _option_failure(exc: Exception) -> Exception:
+    """An option mitmproxy or an addon refused: ours as the caller names them (the addons'
+    errors name them as mitmdump does), mitmproxy's own said as such."""
+    if isinstance(exc, OptionError):
+        return OptionError(exc.template)
+    return ProxyStartError(f"bad proxy options: {_option_error(exc)}")
+
+
+def _start_failure(failure: BaseException) -> Exception:
+    """What `start()` raises for a failure in the proxy's thread."""
+    if isinstance(failure, OptionError | ProxyStartError):
+        return failure
+    error = ProxyStartError(str(failure))
+    error.__cause__ = failure
+    return error
 
 
 def _option_error(exc: Exception) -> str:

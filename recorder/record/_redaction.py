@@ -39,37 +39,14 @@ from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode
 import recorder
 from recorder._background import host_port
 from recorder.capture import Exchange
-from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._scan import RepeatedHeaders, scan_exchange
 from recorder.record._state import state_of
 from recorder.redaction import BeforeRecord, Redactor
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (
-    Option("a2a_keep_secrets", bool, False, "Write secrets to the capture instead of redacting."),
-    Option(
-        "a2a_redact_headers",
-        Sequence[str],
-        [],
-        "More header names to redact (beyond the known ones and any *token*, *secret*, "
-        "*password*, *api-key*, key, *-key, x-auth*, x-*-auth*).",
-    ),
-    Option("a2a_redact_params", Sequence[str], [], "More query parameter names to redact."),
-    Option(
-        "a2a_card",
-        str,
-        "",
-        "An agent card (file or URL) whose security schemes name the API keys to redact, "
-        "for sessions that never fetch the card through the recorder.",
-    ),
-    Option(
-        "a2a_fetch_card",
-        bool,
-        True,
-        "At start, fetch the upstream's agent card (directly, unrecorded) to learn its API keys.",
-    ),
-)
+OPTIONS = addon_options("keep_secrets", "redact_headers", "redact_params", "card", "fetch_card")
 FETCH_TIMEOUT = 5.0  # seconds for the card fetched at start
 # Where an agent serves its card at its root: the spec's path (§8.2), then v0.1/v0.2's.
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
@@ -184,13 +161,13 @@ class Redaction:
 
 
 def _given_card(source: str) -> dict[str, Any]:
-    """The card `a2a_card` names; OptionsError when it cannot be read."""
+    """The card `a2a_card` names; AddonOptionError when it cannot be read."""
     try:
         if urlsplit(source).scheme in ("http", "https"):
             return _card_document(_get(source))
         return _card_document(Path(source).read_bytes())
     except (OSError, ValueError) as exc:
-        raise OptionsError(f"a2a_card: cannot read an agent card from {source}: {exc}") from exc
+        raise AddonOptionError(f"{{card}}: cannot read an agent card from {source}: {exc}") from exc
 
 
 def fetch_card(origin: str) -> dict[str, Any]:

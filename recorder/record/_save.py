@@ -34,6 +34,7 @@ from typing import Any
 from mitmproxy import command, ctx, http
 
 from recorder.capture import Exchange, Request, Response, render_exchange
+from recorder.options import split_for
 from recorder.protocol import (
     NOTE_CLIENT_CLOSED,
     NOTE_RECORDER_CUT,
@@ -42,37 +43,15 @@ from recorder.protocol import (
 )
 from recorder.record._classifier import Classifier
 from recorder.record._faults import lost
-from recorder.record._options import Option, OptionsError, declare, touched
+from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._redaction import Redaction
-from recorder.record._sinks import EXISTING, SPLITS, Sink, capture_path, out_problem
+from recorder.record._sinks import Sink, capture_path, out_problem
 from recorder.record._stand_in import stand_in
 from recorder.record._state import FlowState, state_of
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = (
-    Option(
-        "a2a_out",
-        str,
-        "",
-        "Capture file to write (split=none), or directory for one file per upstream/context.",
-    ),
-    Option(
-        "a2a_split",
-        str,
-        "none",
-        "One capture file (none), one per upstream host:port, or one per A2A context.",
-        choices=SPLITS,
-    ),
-    Option("a2a_all", bool, False, "Also record non-A2A traffic."),
-    Option(
-        "a2a_existing",
-        str,
-        "refuse",
-        "A capture that already holds exchanges: refuse to start, append to it, or overwrite it.",
-        choices=EXISTING,
-    ),
-)
+OPTIONS = addon_options("out", "split", "record_all", "existing")
 CUT_NOTE = NOTE_RECORDER_CUT
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
@@ -135,11 +114,10 @@ class Save:
             return
         options = ctx.options
         out = Path(options.a2a_out).expanduser() if options.a2a_out else None
-        if out != self.out and (
-            problem := out_problem(out, options.a2a_split, options.a2a_existing)
-        ):
-            raise OptionsError(problem)
-        self.out, self.split = out, options.a2a_split
+        split = options.a2a_split or split_for(forward=False)  # mitmdump: one capture
+        if out != self.out and (problem := out_problem(out, split, options.a2a_existing)):
+            raise AddonOptionError(problem)
+        self.out, self.split = out, split
         self.record_all = options.a2a_all
         self.existing = options.a2a_existing
 

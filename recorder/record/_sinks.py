@@ -37,8 +37,6 @@ from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
 
-SPLITS = ("none", "upstream", "context")
-EXISTING = ("refuse", "append", "overwrite")
 _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 
 
@@ -189,7 +187,8 @@ def _epoch(started: str) -> float:
 
 
 def out_problem(out: Path | None, split: str, existing: str) -> str | None:
-    """What is wrong with `a2a_out` for this split and `a2a_existing` policy, or None."""
+    """What is wrong with `out` for this split and `existing` policy, or None: a template
+    that names the options (`OptionError`)."""
     if out is None:
         return None
     return (
@@ -201,13 +200,13 @@ def out_problem(out: Path | None, split: str, existing: str) -> str | None:
 
 def _shape_problem(out: Path, split: str) -> str | None:
     if split == "none" and out.is_dir():
-        return f"a2a_out is a directory, expected a file: {out}"
+        return f"{{out}} is a directory, expected a file: {out}"
     if split == "none" and out.exists() and not out.is_file():
-        return f"a2a_out is not a regular file: {out} is {file_kind(out.stat().st_mode)}"
+        return f"{{out}} is not a regular file: {out} is {file_kind(out.stat().st_mode)}"
     if split != "none" and out.exists() and not out.is_dir():
-        return f"a2a_out must be a directory with a2a_split={split}"
+        return f"{{out}} must be a directory with {{split={split}}}: {out}"
     if split == "none" and not out.parent.is_dir():
-        return f"a2a_out's directory does not exist: {out.parent}"
+        return f"{{out}}: its folder does not exist: {out.parent}"
     return None
 
 
@@ -243,8 +242,7 @@ def _held_problem(out: Path, split: str, existing: str) -> str | None:
         names = ", ".join(str(path) for path in taken[:3]) + (" ..." if len(taken) > 3 else "")
         return (
             f"{names} already {'holds' if len(taken) == 1 else 'hold'} recorded exchanges: "
-            "append to it (--append, a2a_existing=append) or overwrite it "
-            "(--force, a2a_existing=overwrite)"
+            "append to it ({existing=append}) or overwrite it ({existing=overwrite})"
         )
     return None
 

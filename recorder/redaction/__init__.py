@@ -9,13 +9,8 @@ journal entry and report line it serves.  `RecorderConfig` is what a project add
 pytest plugin (`_config`: `[tool.a2a-recorder]`, the `a2a_recorder_config` fixture).
 """
 
-from recorder.redaction._config import (
-    BeforeRecord,
-    ConfigError,
-    RecorderConfig,
-    from_pyproject,
-    read_pyproject,
-)
+from recorder._errors import ConfigError
+from recorder.redaction._config import BeforeRecord, RecorderConfig, from_pyproject, read_pyproject
 from recorder.redaction._mask import MASK, Masker
 from recorder.redaction._redactor import (
     MIN_SWEPT_LENGTH,

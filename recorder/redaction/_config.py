@@ -30,16 +30,13 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from recorder._errors import ConfigError
 from recorder.capture import Exchange
 from recorder.redaction._rules import Rules
 
 BeforeRecord = Callable[[Exchange], Exchange | None]
 TABLE = "a2a-recorder"
 NOT_OURS = frozenset({"verify"})  # sub-tables other parts of the tool read
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names where it was."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,9 @@
 
 `ReplayService` (pure) decides every answer; a `Runner` does what goes around it (misses,
 forwarding, push deliveries before and after); `ReplayApp` (ASGI) and the gRPC handler only
-translate bytes; `Replayer` runs both on a thread.  See `_service` for the model, `_state`
+translate bytes; `Replayer` runs both on a thread.  `Fleet` replays a folder of captures at
+once, a `Replayer` per agent, each on a port of its own or all behind one forward proxy
+(`_fleet`, `_route`, `_proxy`).  See `_service` for the model, `_state`
 for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
 replay the same bytes).
 
@@ -15,6 +17,7 @@ that looks like a recorded one; `capture_as` translates a capture into the other
 version, as replay's `ServeVersion` serves it.
 """
 
+from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
@@ -55,6 +58,8 @@ __all__ = [
     "CARD_OPERATIONS",
     "CaptureAs",
     "Client",
+    "Fleet",
+    "FleetAgent",
     "GrpcAnswer",
     "HttpAnswer",
     "IdFactory",
@@ -73,13 +78,14 @@ __all__ = [
     "Report",
     "Script",
     "SeenId",
-    "ServeVersion",
     "Served",
     "Step",
+    "ServeVersion",
     "Timing",
     "answer_documents",
     "answer_succeeded",
     "capture_as",
+    "fleet_paths",
     "fresh_id",
     "load_script",
     "located_ids",

@@ -46,7 +46,9 @@ class Deliverer:
 
     async def _run(self, served: Served, deliveries: Iterable[PlannedDelivery]) -> None:
         pacer = Pacer(self.timing)
-        async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT) as client:
+        # Straight to the webhook, never through HTTP_PROXY: the client's process may have
+        # set it to a fleet's forward proxy (`_fleet`), which routes only to replayed agents.
+        async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT, trust_env=False) as client:
             for planned in deliveries:
                 await pacer.until(planned.offset_us)
                 await self._post(client, planned, served.journal)

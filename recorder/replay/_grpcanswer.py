@@ -12,12 +12,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from recorder._errors import GrpcCodecError
 from recorder.capture import GrpcMessage, Headers, Request, Response
 from recorder.protocol import (
     DETAILS_HEADER,
     MESSAGE_HEADER,
     STATUS_HEADER,
-    GrpcCodecError,
     decode_binary_header,
     decode_grpc_message,
     decode_message,

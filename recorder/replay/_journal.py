@@ -45,12 +45,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, Self
 
 from recorder.capture import Capture, Headers, Request
+from recorder.options import REPLAY
 from recorder.protocol import AGENT_CARD, Classification, find_card
 from recorder.redaction import NO_RULES, REDACTED_NOTE, Redactor, Rules
 from recorder.replay._ids import Provenance, Slot
 
 MAX_ENTRIES = 10_000
-MAX_BYTES = 64 << 20
+MAX_BYTES: int = REPLAY.by_name["journal_bytes"].default
 KEPT_BODY = 1024  # bytes of a truncated body that stay
 Outcome = Literal["served", "miss", "refused", "forwarded"]
 # What the answer is: the agent's, as recorded; the agent's, changed where it had to be (and

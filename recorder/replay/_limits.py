@@ -1,17 +1,34 @@
 """How much a live client may cost the replayer: read timeouts and request sizes.
 
 Enforced by both faces: the HTTP one in its uvicorn protocol (`_uvicorn`), the gRPC one with
-grpcio's options and its handler (`_grpcserver`).
+grpcio's options and its handler (`_grpcserver`).  The values, and their defaults, are the
+replayer's options (`recorder.options.REPLAY`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Self
+
+from recorder.options import REPLAY
+
+_DEFAULT = {option.name: option.default for option in REPLAY}
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    read_timeout: float = 10.0  # seconds to receive one request, head and body
-    max_body_bytes: int = 16 * 1024 * 1024
-    max_head_bytes: int = 64 * 1024
-    idle_timeout: float = 60.0  # gRPC: an HTTP/2 connection with no call open
+    read_timeout: float = _DEFAULT["read_timeout"]  # seconds to receive a request, head and body
+    max_body_bytes: int = _DEFAULT["max_request_bytes"]
+    max_head_bytes: int = _DEFAULT["max_head_bytes"]
+    idle_timeout: float = _DEFAULT["idle_timeout"]  # gRPC: an HTTP/2 connection with no call
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> Self:
+        """The limits the replayer's options (`REPLAY.settings`) give."""
+        return cls(
+            read_timeout=options["read_timeout"],
+            max_body_bytes=options["max_request_bytes"],
+            max_head_bytes=options["max_head_bytes"],
+            idle_timeout=options["idle_timeout"],
+        )

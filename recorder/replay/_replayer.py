@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 from collections.abc import Callable, Sequence
-from typing import Self
+from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._errors import OptionError
 from recorder.capture import Capture
+from recorder.options import FORWARD, REPLAY
 from recorder.protocol import Binding
 from recorder.redaction import NO_RULES, Rules
 from recorder.replay._grpcserver import start_grpc_server
-from recorder.replay._journal import MAX_BYTES, Journal
+from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
 from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
 from recorder.replay._runner import Runner
 from recorder.replay._server import ReplayApp
 from recorder.replay._service import ReplayService
-from recorder.replay._state import MAX_SESSIONS
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
 from recorder.replay._versions import ServeVersion
-
-DEFAULT_LIMITS = Limits()
 
 
 class Replayer:
@@ -36,14 +36,21 @@ class Replayer:
     card's GRPC interfaces point at it.
 
     `.report` is what `--strict` checks; `.journal` holds every request received and every
-    push delivery made (`.journal.requests`, `.journal.deliveries`).  `limits` bounds read
-    times and request sizes; `max_sessions` how many client sessions are remembered; `ids`
-    mints the ids handed out (seed it to replay the same bytes); `journal_bytes` the bytes
-    the journal keeps; `serve_version` (`1.0`, `0.3`, `both`) the protocol versions it speaks,
-    translating a capture of the other version (default: as recorded).  What the replayer
-    serves about itself (the journal, the report) is
-    redacted with the recorder's rules, what the captures say was redacted, and `redaction`
-    (`Rules(keep_secrets=True)` turns it off).
+    push delivery made (`.journal.requests`, `.journal.deliveries`).  `ids` mints the ids
+    handed out (seed it to replay the same bytes).  What the replayer serves about itself
+    (the journal, the report) is redacted with the recorder's rules, what the captures say
+    was redacted, and `redaction` (more names and cards).  `rewrite_cards=False` serves the
+    recorded cards as they are, for clients that reach the recorded URLs through a proxy (a
+    fleet's forward mode, `_fleet`).  `serve(ready, stop)` runs it in the caller's loop
+    instead of a thread.
+
+    The other keyword arguments are the replayer's options, each with its default and help in
+    one table, `recorder.options.REPLAY` (the same as `a2a-recorder replay --help`):
+    `timing`, `on_miss` (a URL to forward misses to), `read_timeout`, `max_request_bytes`,
+    `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`,
+    `serve_version` (`1.0`, `0.3`, `both`: the protocol versions it speaks, translating a
+    capture of the other version; default: as recorded).
+    OptionError (a ValueError) names one that cannot be used; TypeError an unknown one.
     """
 
     def __init__(
@@ -52,27 +59,29 @@ class Replayer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        timing: Timing | str = "none",
-        on_miss: str | None = None,
         grpc_port: int | None = None,
-        limits: Limits = DEFAULT_LIMITS,
-        max_sessions: int = MAX_SESSIONS,
         ids: IdFactory | None = None,
         redaction: Rules = NO_RULES,
-        journal_bytes: int = MAX_BYTES,
-        serve_version: ServeVersion | str | None = None,
+        rewrite_cards: bool = True,
+        **options: Any,
     ) -> None:
-        self.timing = Timing.parse(timing) if isinstance(timing, str) else timing
-        self.limits = limits
+        self.rewrite_cards = rewrite_cards
+        self.options = REPLAY.settings(options)
+        if self.options["on_miss"] == FORWARD:
+            raise OptionError("{on_miss}: forward needs the agent's URL: forward=URL")
+        self.timing = Timing.parse(self.options["timing"])
+        self.limits = Limits.of(self.options)
+        if self.options["keep_secrets"]:
+            redaction = dataclasses.replace(redaction, keep_secrets=True)
         self.service = ReplayService(
             captures,
-            max_sessions=max_sessions,
+            max_sessions=self.options["max_sessions"],
             ids=ids,
             redaction=redaction,
-            journal_bytes=journal_bytes,
-            serve_version=ServeVersion(serve_version) if serve_version else None,
+            journal_bytes=self.options["journal_bytes"],
+            serve_version=_served(self.options["serve_version"]),
         )
-        self.runner = Runner(self.service, self.timing, forward=on_miss)
+        self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
         self.app = ReplayApp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host
@@ -84,7 +93,7 @@ class Replayer:
             for e in capture.exchanges
         )
         self._grpc_port = grpc_port if grpc_port is not None else (0 if has_grpc else None)
-        self.service.serve_at(self.url)
+        self._serve_at()
         self._runner = BackgroundLoop(self._main, name="a2a-replay")
 
     @property
@@ -99,6 +108,16 @@ class Replayer:
     def journal(self) -> Journal:
         return self.service.journal
 
+    def _serve_at(self) -> None:
+        """Point the served cards at this replayer (unless they are served as recorded)."""
+        if self.rewrite_cards:
+            self.service.serve_at(self.url, self.grpc_target)
+
+    async def serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
+        """Serve in the running loop, calling `ready()` once listening, until `stop` is set
+        (what `start()` runs on a thread of its own)."""
+        await self._main(ready, stop)
+
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         protocol = limited_protocol(self.limits)
         if self._grpc_port is None:
@@ -112,7 +131,7 @@ class Replayer:
             limits=self.limits,
         )
         self.grpc_target = host_port(self.host, port)
-        self.service.serve_at(self.url, self.grpc_target)
+        self._serve_at()
         try:
             await self._serve_http(protocol, ready, stop)
         finally:
@@ -139,3 +158,7 @@ class Replayer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _served(value: str | None) -> ServeVersion | None:
+    return ServeVersion(value) if value else None

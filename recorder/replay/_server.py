@@ -23,6 +23,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
+from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
 from recorder.replay._respond import HttpAnswer, wire_bytes
 from recorder.replay._runner import Runner
@@ -42,7 +43,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-class Disconnected(Exception):
+class Disconnected(RecorderError):
     """The client went away (or was cut off) before its request was read."""
 
 

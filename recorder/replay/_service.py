@@ -223,7 +223,8 @@ class ReplayService:
         return self.state
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
-        """Where the replayer listens: served cards point their interfaces here."""
+        """Where the replayer listens: served cards point their interfaces here (`""` and
+        no `grpc_target`, as before the first call: the cards are served as recorded)."""
         self.base_url, self.grpc_target = base_url, grpc_target
         self._answers.clear()
 
@@ -430,6 +431,8 @@ class ReplayService:
     ) -> Callable[[bytes], bytes]:
         at = location or ()
         upstreams = self.upstreams or (_host_origin(exchange.request) if exchange else [])
+        if not self.base_url:  # served nowhere in particular: the cards as recorded
+            upstreams = []
 
         fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
 

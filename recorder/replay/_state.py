@@ -58,10 +58,11 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from recorder.options import REPLAY
 from recorder.replay._mint import IdFactory
 from recorder.replay._script import Script
 
-MAX_SESSIONS = 4096
+MAX_SESSIONS: int = REPLAY.by_name["max_sessions"].default
 
 
 @dataclass(eq=False, slots=True)

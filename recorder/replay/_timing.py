@@ -6,6 +6,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from recorder.options import timing_speed
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:
@@ -15,18 +17,8 @@ class Timing:
 
     @classmethod
     def parse(cls, text: str) -> Timing:
-        if text == "none":
-            return cls(0.0)
-        if text == "recorded":
-            return cls(1.0)
-        if text.startswith("x"):
-            try:
-                speed = float(text[1:])
-            except ValueError:
-                speed = -1.0
-            if speed > 0:
-                return cls(speed)
-        raise ValueError(f"timing must be none, recorded or xN (N > 0), not {text!r}")
+        """`none`, `recorded` or `xN` (`recorder.options.timing_speed`); ValueError else."""
+        return cls(timing_speed(text))
 
     def delay(self, gap_us: int) -> float:
         """Seconds to wait for a recorded gap of `gap_us` microseconds."""

@@ -1,7 +1,7 @@
 """A picture of a session: a capture as one self-contained HTML page.
 
 `render_report(capture)` is pure (a `Capture` in, HTML text out); `report_command` is the
-`a2a-recorder report FILE --html OUT` shell.  The page draws a sequence diagram (client,
+`a2a-recorder report FILE -o OUT` shell.  The page draws a sequence diagram (client,
 recorder, agent and webhook lanes, one arrow per exchange, stream events as ticks), a timeline
 of every exchange's duration, and opens an exchange's request and response on a click.  It
 fetches nothing: CSS, script and SVG are inline.

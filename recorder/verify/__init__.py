@@ -29,9 +29,10 @@ for settings that cannot be used; `PlaceholderError(ValueError)` for a redacted 
 would reach the agent.
 """
 
+from recorder._errors import ConfigError, PlaceholderError, VerifyError
 from recorder.verify._baseline import accept, baseline_items
 from recorder.verify._command import verify_command
-from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
+from recorder.verify._config import VerifyConfig, find_config, load_config
 from recorder.verify._learn import Learning, Learnt, learn, pattern_of
 from recorder.verify._learnt import learnt_table, with_learnt
 from recorder.verify._live import LiveIds, pair_ids, poll_states
@@ -46,24 +47,18 @@ from recorder.verify._report import (
     report,
 )
 from recorder.verify._result import (
-    EXIT_DRIFT,
-    EXIT_ERROR,
-    EXIT_SAME,
     Latency,
     NotSent,
-    VerifyError,
     VerifyResult,
 )
 from recorder.verify._run import Options, verify_async, verify_capture
-from recorder.verify._secrets import Credentials, PlaceholderError, missing_credentials
+from recorder.verify._schedule import TIMEOUT
+from recorder.verify._secrets import Credentials, missing_credentials
 from recorder.verify._trials import TRIALS_FORMATS, ExchangeRate, Trials, trials_report
 
 __all__ = [
     "ConfigError",
     "Credentials",
-    "EXIT_DRIFT",
-    "EXIT_ERROR",
-    "EXIT_SAME",
     "ExchangeRate",
     "FORMATS",
     "Latency",
@@ -76,6 +71,7 @@ __all__ = [
     "Plan",
     "Send",
     "Skipped",
+    "TIMEOUT",
     "TRIALS_FORMATS",
     "Trials",
     "VerifyConfig",

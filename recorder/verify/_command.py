@@ -12,36 +12,35 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
-from recorder.capture import Capture, CaptureParseError, read_capture
-from recorder.ci import BaselineError
-from recorder.cli import check_grpc_upstream, check_url
+from recorder._errors import InputError
+from recorder._shell import Command, output_option, write_output
+from recorder.capture import Capture, read_capture
+from recorder.options import parse_grpc_upstream, parse_url, parsed
 from recorder.protocol import Version
-from recorder.verify._config import ConfigError, VerifyConfig, find_config, load_config
+from recorder.verify._config import VerifyConfig, find_config, load_config
 from recorder.verify._modes import LEARN_FORMATS, Job, learn_into, once, run_trials
 from recorder.verify._report import FORMATS
-from recorder.verify._result import EXIT_ERROR, VerifyError
+from recorder.verify._schedule import TIMEOUT
 from recorder.verify._secrets import Credentials
 from recorder.verify._trials import TRIALS_FORMATS
 
 
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
-@click.command("verify")
+@click.command("verify", cls=Command)
 @click.argument("capture", type=click.Path(path_type=Path))
 @click.option(
-    "--agent", required=True, metavar="URL", callback=check_url, help="The live agent's base URL."
+    "--agent",
+    required=True,
+    metavar="URL",
+    callback=parsed(parse_url),
+    help="The live agent's base URL.",
 )
 @click.option(
     "--grpc",
     metavar="HOST:PORT",
-    callback=check_grpc_upstream,
+    callback=parsed(parse_grpc_upstream),
     help="The live agent's gRPC address (default: its card's GRPC interface).",
 )
 @click.option(
@@ -58,12 +57,7 @@ def _fail(message: str) -> NoReturn:
     show_default=True,
     help="Report format.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of standard output.",
-)
+@output_option()
 @click.option(
     "--ignore",
     multiple=True,
@@ -189,7 +183,7 @@ def verify_command(
     config = _config(config_path, learning=learn is not None)
     recorded, credentials = _inputs(capture, headers, params)
     if out is not None and out.resolve() == capture.resolve():
-        _fail(f"--out {out} is the capture being verified")
+        raise InputError(f"--out {out} is the capture being verified")
     job = Job(
         capture,
         recorded,
@@ -200,22 +194,19 @@ def verify_command(
         {
             "grpc": grpc,
             "credentials": credentials,
-            "timeout": timeout or config.timeout or 10.0,
+            "timeout": timeout or config.timeout or TIMEOUT,
             "max_slowdown": max_slowdown or config.max_slowdown,
             "as_version": Version(as_version) if as_version else None,
         },
     )
     color = output is None and fmt == "text" and sys.stdout.isatty()
-    try:
-        if learn is not None:
-            report, status = learn_into(job, fmt, learn, config_path)
-        elif trials is not None:
-            report, status = run_trials(job, fmt, trials, min_pass or trials)
-        else:
-            report, status = once(job, fmt, color, baseline, update_baseline, out)
-    except (VerifyError, ConfigError, BaselineError) as exc:
-        _fail(str(exc))
-    _emit(report, output)
+    if learn is not None:
+        report, status = learn_into(job, fmt, learn, config_path)
+    elif trials is not None:
+        report, status = run_trials(job, fmt, trials, min_pass or trials)
+    else:
+        report, status = once(job, fmt, color, baseline, update_baseline, out)
+    write_output(report, output)
     sys.exit(status)
 
 
@@ -249,24 +240,7 @@ def _check_modes(
 def _inputs(
     capture: Path, headers: tuple[str, ...], params: tuple[str, ...]
 ) -> tuple[Capture, Credentials]:
-    try:
-        return read_capture(capture), Credentials.of(headers, params, os.environ)
-    except CaptureParseError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{capture}: {exc.strerror or exc}")
-    except ValueError as exc:
-        _fail(str(exc))
-
-
-def _emit(report: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(report, nl=False)
-        return
-    try:
-        output.write_text(report, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"{output}: {exc.strerror or exc}")
+    return read_capture(capture), Credentials.of(headers, params, os.environ)
 
 
 def _config(path: Path | None, *, learning: bool = False) -> VerifyConfig:
@@ -274,7 +248,4 @@ def _config(path: Path | None, *, learning: bool = False) -> VerifyConfig:
     one it will write."""
     if learning and path is not None and not path.exists():
         return VerifyConfig(path)
-    try:
-        return find_config(Path.cwd()) if path is None else load_config(path)
-    except ConfigError as exc:
-        _fail(str(exc))
+    return find_config(Path.cwd()) if path is None else load_config(path)

@@ -31,16 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recorder._errors import ConfigError
 from recorder.diff import parse_compare, parse_ignores
 
 CONFIG_NAME = "verify.toml"
 PYPROJECT = "pyproject.toml"
 KEYS = ("ignore", "compare", "timeout", "max-slowdown", "captures", "learnt")
 GLOB_KEYS = ("ignore", "compare")
-
-
-class ConfigError(ValueError):
-    """A verify.toml or pyproject section that cannot be used (the message names the file)."""
 
 
 @dataclass(frozen=True)

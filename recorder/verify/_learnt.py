@@ -27,7 +27,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from recorder.verify._config import ConfigError
+from recorder._errors import ConfigError
 from recorder.verify._learn import Learning
 
 _HEADER = re.compile(r"^\s*\[")

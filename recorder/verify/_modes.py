@@ -14,14 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from recorder._errors import ConfigError, Exit
 from recorder.capture import Capture
 from recorder.ci import gate
 from recorder.verify._baseline import accept, baseline_items
-from recorder.verify._config import PYPROJECT, ConfigError, VerifyConfig
+from recorder.verify._config import PYPROJECT, VerifyConfig
 from recorder.verify._learn import Learning, learn
 from recorder.verify._learnt import checked, learnt_table, with_learnt, write_learnt
 from recorder.verify._report import FORMATS
-from recorder.verify._result import EXIT_SAME, VerifyResult
+from recorder.verify._result import VerifyResult
 from recorder.verify._run import verify_capture
 from recorder.verify._trials import TRIALS_FORMATS, Trials
 
@@ -95,7 +96,7 @@ def learn_into(job: Job, fmt: str, count: int, config_path: Path | None) -> tupl
     patterns = [x.pattern for x in learning.learnt]
     write_learnt(target, checked(with_learnt(text, key, table), key, patterns, target))
     not_sent = [f"run {k}: not sent: {n.reason}" for k, r in enumerate(runs, 1) for n in r.not_sent]
-    return _LEARN_REPORTS[fmt](learning, key, target, not_sent), EXIT_SAME
+    return _LEARN_REPORTS[fmt](learning, key, target, not_sent), Exit.OK
 
 
 def _learn_target(config: VerifyConfig, given: Path | None) -> Path:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from recorder._errors import PlaceholderError
 from recorder.capture import Request
 from recorder.protocol import (
     Binding,
@@ -40,7 +41,7 @@ from recorder.protocol import (
     is_binary_header,
 )
 from recorder.replay import substitute_body, substitute_headers, substitute_json_text
-from recorder.verify._secrets import PLACEHOLDER, Credentials, PlaceholderError
+from recorder.verify._secrets import PLACEHOLDER, Credentials
 
 # Framing headers, and hop-by-hop ones only the client's own connection can mean: the HTTP
 # client writes its own.  (`Connection: keep-alive` or `close` goes out as recorded.)

@@ -16,16 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recorder._errors import Exit
 from recorder.capture import Capture, Exchange
 from recorder.ci import BaselineOutcome
 from recorder.diff import CaptureDiff
 
 SLOWDOWN_FLOOR_US = 50_000
-EXIT_SAME, EXIT_DRIFT, EXIT_ERROR = 0, 1, 2
-
-
-class VerifyError(RuntimeError):
-    """Verify could not run (exit 2): the message says why, ready to print."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +78,8 @@ class VerifyResult:
         return not self.diff.same or bool(self.not_sent) or bool(self.slow) or bool(self.stale)
 
     @property
-    def status(self) -> int:
-        return EXIT_DRIFT if self.drift else EXIT_SAME
+    def status(self) -> Exit:
+        return Exit.FOUND if self.drift else Exit.OK
 
     def summary(self) -> str:
         words = [self.diff.summary()]

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from recorder._errors import Unsendable, VerifyError
 from recorder.capture import Capture, CaptureParseError, read_capture, started_at
 from recorder.diff import diff_captures, parse_compare, parse_ignores
 from recorder.protocol import (
@@ -49,8 +50,8 @@ from recorder.verify._outgoing import (
     http_outgoing,
 )
 from recorder.verify._plan import Plan, delivery_url, make_plan
-from recorder.verify._result import NotSent, VerifyError, VerifyResult, latencies
-from recorder.verify._schedule import Schedule, Unsendable
+from recorder.verify._result import NotSent, VerifyResult, latencies
+from recorder.verify._schedule import TIMEOUT, Schedule
 from recorder.verify._secrets import Credentials, missing_credentials
 from recorder.verify._send import GrpcSender, HttpSender, LiveAnswer
 from recorder.verify._webhook import Receiver
@@ -71,7 +72,7 @@ class Options:
     ignore: Sequence[str] = ()
     compare: Sequence[str] = ()
     credentials: Credentials = field(default_factory=Credentials)
-    timeout: float = 10.0
+    timeout: float = TIMEOUT
     max_slowdown: float | None = None
     name: str = "recorded"
     as_version: Version | None = None  # send the capture in this protocol version
@@ -126,7 +127,7 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         raise VerifyError(
             "verify never sends a redacted secret to an agent:\n  " + "\n  ".join(missing)
         )
-    live = await _live_interfaces(options.agent, capture, options.credentials)
+    live = await _live_interfaces(options.agent, capture, options.credentials, options.timeout)
     grpc = options.grpc
     if grpc is None and _has_grpc(plan):
         grpc = _grpc_address(live)
@@ -375,10 +376,10 @@ def _bases(capture: Capture, agent: str) -> tuple[str, str]:
 
 
 async def _live_interfaces(
-    agent: str, capture: Capture, credentials: Credentials
+    agent: str, capture: Capture, credentials: Credentials, timeout: float
 ) -> tuple[Interface, ...]:
-    """The live card's interfaces (none when it serves no card there); VerifyError when the
-    agent cannot be reached at all."""
+    """The live card's interfaces (none when it serves no card there), fetched within
+    `timeout` (`--timeout`); VerifyError when the agent cannot be reached at all."""
     exchange = _card_exchange(capture)
     base = agent.rstrip("/")
     recorded_base, _ = _bases(capture, agent)
@@ -390,7 +391,7 @@ async def _live_interfaces(
     )
     headers = dict(credentials.fill_headers(headers.items()))
     try:
-        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             response = await client.get(base + path, headers=headers)
     except httpx.HTTPError as exc:
         raise VerifyError(f"cannot reach the agent at {agent}: {exc}") from exc

@@ -32,13 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from recorder._errors import PlaceholderError, Unsendable
 from recorder.protocol import Json
 from recorder.replay import Step, answer_documents
 from recorder.verify._live import LiveIds, poll_states
 from recorder.verify._outgoing import Outgoing
 from recorder.verify._plan import Plan, Send, end_us
 from recorder.verify._result import NotSent
-from recorder.verify._secrets import PlaceholderError
 from recorder.verify._send import LiveAnswer
 
 WAIT_FLOOR = 5.0  # seconds a happens-before wait lasts at least (an event, a delivery)
@@ -55,10 +55,7 @@ class Transport(Protocol):
 
 
 Prepare = Callable[[Step, dict[str, str]], Outgoing]
-
-
-class Unsendable(Exception):
-    """A step that cannot go to this agent (no gRPC address, a message that cannot be encoded)."""
+TIMEOUT = 10.0  # seconds per exchange and per wait: verify's default (`--timeout`)
 
 
 @dataclass
@@ -67,7 +64,7 @@ class Schedule:
     ids: LiveIds
     transport: Transport
     prepare: Prepare
-    timeout: float = 10.0
+    timeout: float = TIMEOUT
     not_sent: list[NotSent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sent: int = 0  # requests that went out (each poll counts)

@@ -29,20 +29,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, unquote, urlencode
 
+from recorder._errors import InputError
 from recorder.capture import Request
 from recorder.replay import Provenance, Step
 
 PLACEHOLDER = re.compile(r"<redacted:\d+>")
 ENV_PREFIX = "A2A_VERIFY_"
 _NOT_NAME = re.compile(r"[^A-Za-z0-9]")
-
-
-class PlaceholderError(ValueError):
-    """A redaction placeholder would reach the agent: `where` it is, and how to fill it."""
-
-    def __init__(self, where: str, hint: str) -> None:
-        super().__init__(f"{where} holds a redacted secret; {hint}")
-        self.where, self.hint = where, hint
 
 
 @dataclass(frozen=True)
@@ -61,18 +54,18 @@ class Credentials:
         params: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
     ) -> Credentials:
-        """From `Name: value` and `name=value` texts; ValueError names a malformed one."""
+        """From `Name: value` and `name=value` texts; InputError names a malformed one."""
         found: dict[str, tuple[str, str]] = {}
         for text in headers:
             name, colon, value = text.partition(":")
             if not colon or not name.strip() or _NOT_NAME.sub("", name.strip()) == "":
-                raise ValueError(f"--header {text!r}: expected 'Name: value'")
+                raise InputError(f"--header {text!r}: expected 'Name: value'")
             found[name.strip().lower()] = (name.strip(), value.strip())
         values: dict[str, str] = {}
         for text in params:
             name, equals, value = text.partition("=")
             if not equals or not name:
-                raise ValueError(f"--param {text!r}: expected 'name=value'")
+                raise InputError(f"--param {text!r}: expected 'name=value'")
             values[name] = value
         return cls(found, values, dict(environ or {}))
 

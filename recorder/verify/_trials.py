@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
 from recorder.diff import ExchangeDiff, PairKind, describe
 from recorder.verify._report import CLASSNAME, render_text, report
-from recorder.verify._result import EXIT_DRIFT, EXIT_SAME, VerifyResult
+from recorder.verify._result import VerifyResult
 
 REPORT_FORMAT = "a2a-recorder-verify-trials"
 REPORT_VERSION = 1
@@ -56,7 +57,7 @@ class Trials:
 
     @property
     def status(self) -> int:
-        return EXIT_SAME if self.ok else EXIT_DRIFT
+        return Exit.OK if self.ok else Exit.FOUND
 
     def summary(self) -> str:
         verdict = "pass" if self.ok else "fail"

@@ -314,8 +314,8 @@ def test_report_marks_what_lint_finds(tmp_path: Path) -> None:
     capture = CAPTURES / "a2a-python-1.3.0" / "http-json" / "11-errors.http"
     plain, marked = tmp_path / "plain.html", tmp_path / "marked.html"
     runner = CliRunner()
-    assert runner.invoke(main, ["report", str(capture), "--html", str(plain)]).exit_code == 0
-    result = runner.invoke(main, ["report", str(capture), "--html", str(marked), "--lint"])
+    assert runner.invoke(main, ["report", str(capture), "-o", str(plain)]).exit_code == 0
+    result = runner.invoke(main, ["report", str(capture), "-o", str(marked), "--lint"])
     assert result.exit_code == 0, result.output
     assert "content-type.response" in marked.read_text("utf-8")
     assert "content-type.response" not in plain.read_text("utf-8")

@@ -100,6 +100,42 @@ def test_out_dev_full_is_named_for_what_it_is() -> None:
     assert "already holds" not in result.output
 
 
+def _holding(folder: Path) -> Path:
+    capture = folder / "held.http"
+    capture.write_bytes(Path(CAPTURE).read_bytes())
+    return capture
+
+
+def test_an_existing_capture_is_refused_naming_our_flags(tmp_path: Path) -> None:
+    """Issue 23: it said `(--append, a2a_existing=append)`, mitmproxy's option beside ours."""
+    capture = _holding(tmp_path)
+    result = CliRunner().invoke(main, ["record", "--upstream", AGENT, "--out", str(capture)])
+    assert result.exit_code == 2
+    assert "already holds recorded exchanges" in result.output
+    assert "(--append)" in result.output and "(--force)" in result.output
+    assert "a2a_" not in result.output and "bad proxy options" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--max-body-size", "lots"], "--max-body-size"),
+        (["--read-timeout", "-1"], "--read-timeout"),
+        (["--lint=9.9"], "--lint"),
+        (["--listen", "127.0.0.1:99999"], "--listen"),
+        (["--split", "sideways"], "--split"),
+        (["--append", "--force"], "--append and --force"),
+    ],
+)
+def test_a_bad_value_is_named_by_its_flag(tmp_path: Path, args: list[str], flag: str) -> None:
+    """Issue 23: `--max-body-size lots` was `bad proxy options: ... body_size_limit`."""
+    argv = ["record", "--upstream", AGENT, "--out", str(tmp_path / "x.http"), *args]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert flag in result.output and "a2a_" not in result.output
+    assert "body_size_limit" not in result.output and "bad proxy options" not in result.output
+
+
 def test_show_n_reads_exchange_n_alone(tmp_path: Path) -> None:
     """`show FILE N` parsed (and, for its body, escaped character by character) the whole
     capture; now the other exchanges are stepped over: damage in them is not even seen."""

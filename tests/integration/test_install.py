@@ -272,9 +272,19 @@ def test_the_demo_without_its_extra_says_what_to_install(tmp_path: Path) -> None
     assert "pip install 'a2a-recorder[demo]'" in proc.stderr
     module = _run([str(env.python), "-m", "recorder.demo", "agent"], tmp_path, check=False)
     assert module.returncode != 0
-    assert "recorder.demo needs a2a-sdk (a2a is missing): pip install 'a2a-recorder[demo]'" in (
-        module.stderr
-    )
+    assert "recorder.demo: the demo needs a2a-sdk" in module.stderr
+    assert "(a2a is missing): pip install 'a2a-recorder[demo]'" in module.stderr
+
+
+def test_the_demo_next_to_another_sdk_never_advises_changing_it(tmp_path: Path) -> None:
+    """Issue 23: next to a2a-sdk 0.3.26 it advised `pip install 'a2a-recorder[demo]'`, which
+    upgrades the user's SDK; it now says to give the demo an environment of its own."""
+    env = _env("sdk-0.3.26")
+    proc = _run([_bin(env, "a2a-recorder"), "demo", "--out", str(tmp_path)], tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "a2a-sdk 0.3.26" in proc.stderr and "python -m venv" in proc.stderr
+    assert "): pip install" not in proc.stderr and "/bin/pip install" in proc.stderr
+    assert installs.installed(env).get("a2a-sdk") == "0.3.26"
 
 
 @pytest.mark.parametrize("key", SDK_ENVS)

@@ -25,6 +25,7 @@ import httpx
 import pytest
 from _helpers import exchanges, free_port, wait_for
 
+from recorder import OptionError
 from recorder.capture import Capture, Exchange, read_capture
 from recorder.demo import DemoAgent, WebhookReceiver, run_session
 from recorder.protocol import PUSH_DELIVERY, Binding
@@ -568,8 +569,13 @@ def test_bad_arguments() -> None:
         RecordingProxy(upstream=None)
     with pytest.raises(ValueError, match="mode must be one of"):
         RecordingProxy(mode="sideways", upstream="http://127.0.0.1:9")
-    with pytest.raises(ProxyStartError, match="a2a_split"):
-        RecordingProxy(upstream="http://127.0.0.1:9", split="weird").start()
+    # An option is checked against the recorder's table, and named as the caller gave it.
+    with pytest.raises(OptionError, match="^split must be one of none, upstream, context"):
+        RecordingProxy(upstream="http://127.0.0.1:9", split="weird")
+    with pytest.raises(OptionError, match="^read_timeout must be a number, not 'soon'"):
+        RecordingProxy(upstream="http://127.0.0.1:9", read_timeout="soon")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'read_timout'"):
+        RecordingProxy(upstream="http://127.0.0.1:9", read_timout=5)
 
 
 def test_mitmproxy_options_of_the_proxy_apply_and_those_of_its_tools_are_refused(

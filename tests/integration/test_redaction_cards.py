@@ -15,9 +15,10 @@ import httpx
 import pytest
 from _helpers import free_port
 
+from recorder import OptionError
 from recorder.capture import Exchange, read_capture
 from recorder.demo import DemoAgent
-from recorder.record import ProxyStartError, RecordingProxy
+from recorder.record import RecordingProxy
 
 TIMEOUT = 15.0
 SEAL = "X-Tenant-Seal"  # a name that says nothing: only the card says it is a key
@@ -76,7 +77,7 @@ def test_a_card_given_as_a_file_or_url(tmp_path: Path) -> None:
 
 
 def test_a_card_that_cannot_be_read_stops_the_start(tmp_path: Path) -> None:
-    with pytest.raises(ProxyStartError, match="cannot read an agent card from .*missing.json"):
+    with pytest.raises(OptionError, match="^card: cannot read an agent card from .*missing.json"):
         RecordingProxy(
             upstream="http://127.0.0.1:9",
             out=tmp_path / "x.http",

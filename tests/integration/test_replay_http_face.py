@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from recorder.capture import read_capture
-from recorder.replay import Limits, Replayer
+from recorder.replay import Replayer
 
 CAPTURE = Path(__file__).resolve().parents[2] / "captures/a2a-python-1.3.0/03-blocking-task.http"
 # What java.net.http adds to a cleartext request when it prefers HTTP/2 (JDK 17).
@@ -158,8 +158,9 @@ def test_requests_after_an_offer_on_the_same_connection(replayer: Replayer) -> N
 
 
 def test_a_body_over_the_limit_is_refused_with_its_reason() -> None:
-    with Replayer([read_capture(CAPTURE)], limits=Limits(max_body_bytes=100)) as small:
+    with Replayer([read_capture(CAPTURE)], max_request_bytes=1024) as small:
         path, body = _send_message("r-big")
+        body = body.replace(b'"r-big"', b'"r-big' + b"x" * 1024 + b'"')  # over 1 KiB
         for offer in ("", H2C_OFFER):
             head = _head(path, offer, f"Content-Length: {len(body)}\r\n")
             ((status, text),) = _exchange(small.url, head + body)

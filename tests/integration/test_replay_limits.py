@@ -22,13 +22,16 @@ import pytest
 from recorder.capture import Capture, read_capture
 from recorder.demo import DemoAgent
 from recorder.record import RecordingProxy
-from recorder.replay import Limits, Replayer
+from recorder.replay import Replayer
 
 TIMEOUT = 1.0  # the replayer's read timeout in these tests
 GRACE = 6.0  # how long a test waits for the cut (the machine may be busy)
-LIMITS = Limits(
-    read_timeout=TIMEOUT, max_body_bytes=64 * 1024, max_head_bytes=8 * 1024, idle_timeout=2.0
-)
+LIMITS = {
+    "read_timeout": TIMEOUT,
+    "max_request_bytes": 64 * 1024,
+    "max_head_bytes": 8 * 1024,
+    "idle_timeout": 2.0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> Capture:
 
 @pytest.fixture
 def replayer(capture: Capture) -> Iterator[Replayer]:
-    with Replayer([capture], limits=LIMITS, grpc_port=0) as running:
+    with Replayer([capture], grpc_port=0, **LIMITS) as running:
         yield running
 
 
@@ -114,21 +117,23 @@ def test_a_slow_client_gets_408_after_the_timeout_while_others_are_served(
 
 def test_a_body_over_the_bound_gets_413_and_a_huge_head_431(replayer: Replayer) -> None:
     sock = _connect(replayer)
-    sock.sendall(POST + b"Content-Length: %d\r\n\r\n" % (LIMITS.max_body_bytes + 1))
+    sock.sendall(POST + b"Content-Length: %d\r\n\r\n" % (LIMITS["max_request_bytes"] + 1))
     assert _read_all(sock).startswith(b"HTTP/1.1 413 Content Too Large")
     sock.close()
     sock = _connect(replayer)  # a chunked body that never says how long it is
     sock.sendall(POST + b"Transfer-Encoding: chunked\r\n\r\n")
     chunk = b"%x\r\n%s\r\n" % (4096, b"x" * 4096)
     try:
-        for _ in range(LIMITS.max_body_bytes // 4096 * 2):
+        for _ in range(LIMITS["max_request_bytes"] // 4096 * 2):
             sock.sendall(chunk)
     except OSError:
         pass  # cut off while sending, as it should be
     assert _read_all(sock).startswith(b"HTTP/1.1 413 Content Too Large")
     sock.close()
     sock = _connect(replayer)
-    sock.sendall(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (LIMITS.max_head_bytes + 10) + b"\r\n\r\n")
+    sock.sendall(
+        b"GET / HTTP/1.1\r\nX-Big: " + b"a" * (LIMITS["max_head_bytes"] + 10) + b"\r\n\r\n"
+    )
     assert _read_all(sock).startswith(b"HTTP/1.1 431")
     sock.close()
     assert _card_ok(replayer)

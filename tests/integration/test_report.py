@@ -372,7 +372,7 @@ def test_an_empty_capture_says_so() -> None:
 def test_report_command_writes_the_page_and_prints_its_path(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     source = CAPTURES / "a2a-js-1.3.0/08-push-configs.http"
-    result = CliRunner().invoke(main, ["report", str(source), "--html", str(out)])
+    result = CliRunner().invoke(main, ["report", str(source), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == str(out)
     capture = read_capture(source)
@@ -383,11 +383,11 @@ def test_report_command_writes_the_page_and_prints_its_path(tmp_path: Path) -> N
 def test_report_command_errors(tmp_path: Path) -> None:
     damaged = tmp_path / "bad.http"
     damaged.write_text("# a2a-recorder capture format 1\n# recorder: 0\n")
-    result = CliRunner().invoke(main, ["report", str(damaged), "--html", str(tmp_path / "o.html")])
+    result = CliRunner().invoke(main, ["report", str(damaged), "-o", str(tmp_path / "o.html")])
     assert result.exit_code == 2 and "bad.http:" in result.output
     good = CAPTURES / "a2a-python-1.3.0/01-agent-card.http"
     result = CliRunner().invoke(
-        main, ["report", str(good), "--html", str(tmp_path / "no" / "such" / "o.html")]
+        main, ["report", str(good), "-o", str(tmp_path / "no" / "such" / "o.html")]
     )
     assert result.exit_code == 2 and "error:" in result.output
     assert "report" in CliRunner().invoke(main, ["--help"]).output

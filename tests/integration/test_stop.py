@@ -261,7 +261,7 @@ def test_a_ctrl_c_after_the_stop_leaves_a_clean_exit(command: str, tmp_path: Pat
 
 
 WAITER = """
-from recorder.cli import StopSignals
+from recorder._stop import StopSignals
 signals = StopSignals("busy")
 print("ready", flush=True)
 signals.wait()

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -372,6 +375,42 @@ def test_a_damaged_capture_exits_2_with_file_and_line(
     damaged.write_text("# a2a-recorder capture format 2\n### 1 GetTask JSONRPC\nnot a request\n")
     result = _verify(str(damaged), "--agent", demo_agent.base_url)
     assert result.exit_code == 2 and f"{damaged}:" in result.output
+
+
+class _SlowAgent(BaseHTTPRequestHandler):
+    """Answers everything (the card included) with 404, `DELAY` seconds late."""
+
+    DELAY = 2.0
+
+    def _answer(self) -> None:
+        time.sleep(self.DELAY)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_the_card_is_fetched_within_verifys_timeout() -> None:
+    """`--timeout` bounds the live card's fetch too (it waited a fixed 10 s): an agent whose
+    card comes later than `--timeout` is one verify cannot reach."""
+    sample = Path(__file__).resolve().parents[1] / "data" / "jsonrpc-send.http"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowAgent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = _verify(
+            str(sample), "--agent", url, "--timeout", "0.5", "--header", "Authorization: x"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: cannot reach the agent at {url}")
 
 
 # ---- pytest --a2a-verify ------------------------------------------------------------------

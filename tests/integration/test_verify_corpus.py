@@ -37,10 +37,11 @@ import httpx
 import pytest
 from _helpers import load_peers_run
 
+from recorder import Exit
 from recorder.capture import read_capture
 from recorder.diff import CaptureDiff, diff_captures
 from recorder.protocol import PUSH_DELIVERY
-from recorder.verify import EXIT_DRIFT, EXIT_SAME, verify_capture
+from recorder.verify import verify_capture
 
 run = load_peers_run()
 CORPUS = Path(__file__).resolve().parents[2] / "captures"
@@ -134,7 +135,7 @@ def _verify_folder(agent: Any, mine: str, other: str, captures: list[Path]) -> l
         got = Counter(k for k in _keys(result.diff) if k[:3] not in allowed)
         live_only = {k[:3] for k in _keys(result.diff)} & allowed
         extra, missing = sorted(got - want), sorted(want - got)
-        status = EXIT_DRIFT if want or live_only else EXIT_SAME
+        status = Exit.FOUND if want or live_only else Exit.OK
         # Every corpus capture starts with a card fetch, so the live-only card difference too.
         if extra or missing or live_only != allowed or result.not_sent or (result.status != status):
             failures.append(
@@ -176,7 +177,7 @@ def test_the_0_3_26_corpus_verifies_clean_against_a_live_0_3_26_agent() -> None:
     drifted = {
         str(name): result.diff.summary()
         for name, result in results.items()
-        if result.status != EXIT_SAME or result.not_sent
+        if result.status != Exit.OK or result.not_sent
     }
     assert not drifted
     assert len(results) == 28  # ten scenarios over JSON-RPC and HTTP+JSON, nine over gRPC

@@ -255,8 +255,17 @@ def test_duplicate_single_metadata_key() -> None:
     _expect(text, _line_of("# duration: 0.002000s") + 1, "'duration' given more than once")
 
 
-def test_carriage_returns() -> None:
-    _expect(TEXT.replace("\n", "\r\n"), 1, "CR found")
+def test_crlf_line_endings_read_as_lf() -> None:
+    # A Windows checkout (git's autocrlf) ends every line with CRLF: the same capture.
+    assert parse(TEXT.replace("\n", "\r\n"), "damaged.http") == parse(TEXT, "damaged.http")
+    some = _replace("# duration: 0.002000s\n", "# duration: 0.002000s\r\n")
+    assert parse(some, "damaged.http") == parse(TEXT, "damaged.http")
+
+
+def test_a_carriage_return_that_ends_no_line() -> None:
+    text = _replace("# duration: 0.002000s", "# duration: 0.00\r2000s")
+    _expect(text, _line_of("# duration: 0.002000s"), "CR found that does not end a line")
+    _expect(TEXT.replace("\n", "\r"), 1, "CR found that does not end a line")
 
 
 def test_bad_metadata_line() -> None:

@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import recorder.convert
+from recorder import Exit, OptionError
 from recorder.capture import Capture, Exchange, parse, render
+from recorder.cli import main
 from recorder.convert import Conversion, ConvertError, convert, har_items
 from recorder.protocol import Binding
 
@@ -295,6 +298,21 @@ def mutate(key: str, value: object) -> dict[str, Any]:
 def test_damaged_entries_are_named(key: str, value: object, words: str) -> None:
     with pytest.raises(ConvertError, match=words.replace("'", ".").replace("(", r"\(")):
         har_items(mutate(key, value))
+
+
+def test_an_out_the_recorder_refuses_is_named_as_each_caller_gives_it(tmp_path: Path) -> None:
+    """The recorder's addons refuse the output; the error names `convert`'s `out` (Python)
+    or `--out` (the command line), never mitmproxy's `a2a_out`."""
+    document = har(entry("GET", "/.well-known/agent-card.json", response=CARD))
+    out = tmp_path / "no" / "such" / "converted.http"
+    with pytest.raises(OptionError, match=r"^out: its folder does not exist"):
+        converted(document, out)
+    source = tmp_path / "session.har"
+    source.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["convert", str(source), "--out", str(out)])
+    assert result.exit_code == Exit.ERROR
+    assert f"error: --out: its folder does not exist: {out.parent}" in result.output
+    assert "a2a_" not in result.output and "Traceback" not in result.output
 
 
 def test_exports_are_complete_and_sorted() -> None:

@@ -1,4 +1,4 @@
-"""`a2a-recorder lint`: exit codes, --fail-on, --select/--ignore, formats, folders, keys, errors.
+"""`a2a-recorder lint`: exit codes, --fail-on, --select/--skip, formats, folders, keys, errors.
 
 `tests/data/lint/clean.http` is the clean session of `_lintkit` written by the recorder's own
 renderer (regenerate with `A2A_UPDATE_GOLDEN=1`), and `card-key.jwks.json` the public key of
@@ -78,11 +78,11 @@ def test_spec_versions_give_different_findings_for_task_not_cancelable() -> None
     assert finding["citation"] == "A2A 1.0.0 §5.4" and finding["line"] == 234
 
 
-def test_select_and_ignore_take_ids_groups_globs_and_commas() -> None:
+def test_select_and_skip_take_ids_groups_globs_and_commas() -> None:
     _, out, _ = run(PY_REST_ERRORS, "--select", "content-type,card.*", "--format", "json")
     rules = {f["rule"] for f in json.loads(out)["findings"]}
     assert rules == {"content-type.request", "content-type.response", "card.cache-control"}
-    _, out, _ = run(PY_REST_ERRORS, "--ignore", "content-type", "--format", "json")
+    _, out, _ = run(PY_REST_ERRORS, "--skip", "content-type", "--format", "json")
     assert {f["rule"] for f in json.loads(out)["findings"]} == {"card.cache-control"}
 
 

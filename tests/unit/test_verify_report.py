@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import recorder.verify as verify
+from recorder import Exit
 from recorder.capture import read_capture
 from recorder.diff import diff_captures
 from recorder.verify._result import latencies
@@ -92,18 +93,18 @@ def test_timing_never_fails_a_run_unless_a_slowdown_is_allowed() -> None:
     result = _result()
     assert [x.operation for x in result.latencies] == ["AgentCard", "SendMessage"]
     assert all(x.ratio is not None and x.ratio > 10 for x in result.latencies)
-    assert result.status == verify.EXIT_SAME and result.slow == ()
+    assert result.status == Exit.OK and result.slow == ()
     strict = replace(result, max_slowdown=2.0)
-    assert strict.status == verify.EXIT_DRIFT and len(strict.slow) == 2
-    assert replace(result, max_slowdown=100.0).status == verify.EXIT_SAME
+    assert strict.status == Exit.FOUND and len(strict.slow) == 2
+    assert replace(result, max_slowdown=100.0).status == Exit.OK
     tiny = verify.Latency(1, 1, "GetTask", 1_000, 40_000)
     assert not tiny.slower_than(2.0)  # 40x, but 39 ms is scheduling noise
 
 
 def test_not_sent_exchanges_are_drift_and_left_out_ones_are_not() -> None:
     item = verify.NotSent(3, "GetTask", "it names t-1, handed out by #2, which was not sent")
-    assert _result(not_sent=(item,)).status == verify.EXIT_DRIFT
-    assert _result(skipped=(item,)).status == verify.EXIT_SAME
+    assert _result(not_sent=(item,)).status == Exit.FOUND
+    assert _result(skipped=(item,)).status == Exit.OK
 
 
 def test_every_format_says_the_verdict_and_verify_s_own_facts() -> None:

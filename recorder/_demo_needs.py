@@ -1,0 +1,68 @@
+"""What the demo needs, and what to say when it is not there (`a2a-recorder demo`,
+`python -m recorder.demo`): never an install that would change the user's own a2a-sdk."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+
+# What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
+DEMO_MODULES = frozenset({"a2a", "starlette", "sse_starlette", "grpc"})
+DEMO_SDK = "a2a-sdk"
+DEMO_ENV = "/tmp/a2a-recorder-demo"  # the demo's own environment, when the user's SDK differs
+MISSING = "?"  # an argument not given: read from this environment
+
+
+def demo_advice(
+    missing: str, installed: str | None = MISSING, requirement: str | None = MISSING
+) -> str:
+    """What to do when the demo cannot import `missing`: install the extra where that leaves
+    the user's a2a-sdk as it is (none installed, or one the extra accepts), else run the demo
+    in an environment of its own (never a command that would change the user's SDK).
+
+    `installed` and `requirement` (the a2a-sdk version here, the extra's requirement) are
+    read from this environment unless given."""
+    installed = installed_version(DEMO_SDK) if installed == MISSING else installed
+    requirement = _demo_requirement() if requirement == MISSING else requirement
+    needs = f"a2a-sdk {requirement}" if requirement else "a2a-sdk 1.3"
+    if installed is None or (requirement and _compatible(installed, requirement)):
+        return f"the demo needs {needs} ({missing} is missing): pip install 'a2a-recorder[demo]'"
+    return (
+        f"the demo is written against {needs}, and this environment has a2a-sdk {installed} "
+        f"(no {missing}); installing the demo's SDK here would change yours, so run the demo "
+        f"in an environment of its own: python -m venv {DEMO_ENV} && "
+        f"{DEMO_ENV}/bin/pip install 'a2a-recorder[demo]' && {DEMO_ENV}/bin/a2a-recorder demo"
+    )
+
+
+def _demo_requirement() -> str | None:
+    """The a2a-sdk version the `demo` extra asks for (`~=1.3.0`), from the installed
+    package's metadata; None when it cannot be read (a checkout run without installing)."""
+    try:
+        requires = importlib.metadata.requires("a2a-recorder") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for line in requires:
+        found = re.match(r"a2a-sdk(?:\[[^]]*\])?\s*([^;]+);.*extra\s*==\s*.demo.", line)
+        if found:
+            return found.group(1).strip()
+    return None
+
+
+def _compatible(installed: str, requirement: str) -> bool:
+    """Whether `installed` meets a `~=X.Y.Z` requirement (its X.Y series, at least X.Y.Z)."""
+    found = re.fullmatch(r"~=\s*([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", requirement)
+    have = re.match(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", installed)
+    if found is None or have is None:
+        return False
+    wanted = [int(part or 0) for part in found.groups()]
+    got = [int(part or 0) for part in have.groups()]
+    return got[:2] == wanted[:2] and got >= wanted
+
+
+def installed_version(distribution: str) -> str | None:
+    """The version of `distribution` installed here, or None."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,122 @@
+"""A table's options as click options (the command line's surface).
+
+Each row becomes one flag, named by `Option.cli_flag`: a bool is a switch (`--no-x` when its
+default is True), a list of names a repeatable flag, a choice a case-insensitive choice, a
+row with `parse` a flag whose text is parsed by it (so `--listen` hands on a (host, port)).
+A row with `switches` becomes one flag per value (`--append`, `--force`), and at most one of
+them may be given.  The command receives every row by its name, as the keyword argument
+takes it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from recorder.options._table import NAMES, Option, Table
+from recorder.options._values import show_address
+
+F = TypeVar("F", bound=Callable[..., Any])
+_SWITCH = "switch__{name}__{value}"  # a switch's own parameter, folded into its row's value
+
+
+def table_options(table: Table) -> Callable[[F], F]:
+    """Decorate a command with the flags of `table`'s rows that have one."""
+
+    def decorate(command: F) -> F:
+        wrapped = _folding_switches(table, command)
+        for option in reversed(table.options):
+            for declare in reversed(_click_options(option)):
+                wrapped = declare(wrapped)
+        return wrapped
+
+    return decorate
+
+
+def parsed(parse: Callable[[str], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that parses a flag's text with `parse` (ValueError: a bad value)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def _click_options(option: Option) -> list[Callable[[F], F]]:
+    flag = option.cli_flag
+    if flag is None:
+        return []
+    if option.switches:
+        return [_switch(option, value, spec) for value, spec in option.switches.items()]
+    names = [flag, *([option.short] if option.short else []), option.name]
+    return [click.option(*names, help=option.help, **_settings(option))]
+
+
+def _switch(option: Option, value: str, spec: tuple[str, str]) -> Callable[[F], F]:
+    flag, text = spec
+    return click.option(
+        flag, _SWITCH.format(name=option.name, value=value), is_flag=True, help=text
+    )
+
+
+def _settings(option: Option) -> dict[str, Any]:
+    if option.kind is bool:
+        return {"is_flag": True, "flag_value": not option.default, "default": option.default}
+    settings: dict[str, Any] = {
+        "metavar": option.metavar,
+        "required": option.required,
+        "type": _type(option),
+        "callback": parsed(option.parse) if option.parse else None,
+    }
+    if option.kind == NAMES:
+        settings["multiple"] = True
+    elif option.optional_value is not None:
+        settings.update(is_flag=False, flag_value=option.optional_value)
+    elif option.default is not None:
+        settings.update(default=_shown(option.default), show_default=True)
+    return settings
+
+
+def _type(option: Option) -> Any:
+    if option.choices is not None:
+        return click.Choice(list(option.choices), case_sensitive=False)
+    if option.kind is float:
+        return click.FloatRange(min=option.minimum)
+    if option.kind is int:
+        return click.IntRange(min=None if option.minimum is None else int(option.minimum))
+    return str
+
+
+def _shown(default: Any) -> Any:
+    return show_address(default) if isinstance(default, tuple) else default
+
+
+def _folding_switches[C: Callable[..., Any]](table: Table, command: C) -> C:
+    """`command` taking each switched row by its name, from its switches' flags."""
+    switched = [option for option in table.options if option.switches]
+    if not switched:
+        return command
+
+    @functools.wraps(command)
+    def fold(**given: Any) -> Any:
+        for option in switched:
+            chosen = [
+                value
+                for value in option.switches
+                if given.pop(_SWITCH.format(name=option.name, value=value))
+            ]
+            if len(chosen) > 1:
+                flags = " and ".join(option.switches[value][0] for value in option.switches)
+                raise click.UsageError(f"give at most one of {flags}")
+            given[option.name] = chosen[0] if chosen else option.default
+        return command(**given)
+
+    return fold  # type: ignore[return-value]

@@ -1,0 +1,151 @@
+"""The pytest plugin's fleet: a folder of captures replayed for one test (`recorder.replay.Fleet`).
+
+    @pytest.mark.a2a_fleet("captures/trip/")
+    def test_planner(a2a_fleet):
+        plan_trip(weather_url=a2a_fleet.urls["http://127.0.0.1:9001"], ...)
+
+    @pytest.mark.a2a_fleet("captures/trip/", forward=True)
+    def test_planner_as_configured(a2a_fleet):
+        plan_trip()  # its clients call the recorded URLs, through HTTP_PROXY
+
+The folder is relative to the test file; every capture in it is served, one replayer per
+agent (see `recorder.replay._fleet`).  The fixture is the running `Fleet`: `urls` maps each
+recorded upstream to where it is served, `agent(name)` gives an agent (its `url`,
+`grpc_target`, `report`, `journal`), `proxy_url` is the forward proxy.
+
+With `forward=True` the test runs with `HTTP_PROXY`, `http_proxy` and `grpc_proxy` set to
+the fleet's proxy (httpx reads the first two, grpcio `grpc_proxy` and `http_proxy`), and
+`NO_PROXY`, `no_proxy` and `no_grpc_proxy` unset, so that no call to a recorded agent
+bypasses it; everything is restored after the test.  A request no agent of the fleet was
+recorded to answer is answered `502` by the proxy.
+
+The test fails when an agent answered what its captures do not hold (a miss, or an answer
+the replayer wrote itself), or a request reached no agent, once, as `a2a_replay` does (see
+`recorder._unanswered`): beside the test's own failure, as its failure, or at teardown for
+what came after its body.
+What the agents serve about themselves (journal, report) is redacted with the project's
+rules (`[tool.a2a-recorder]`, `a2a_recorder_config`), as for `a2a_replay`.
+Recording a fleet is `a2a-recorder record --forward --out DIR` (see the README).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from recorder._unanswered import Unanswered
+    from recorder.capture import Capture
+    from recorder.redaction import Rules
+    from recorder.replay import Fleet, FleetAgent
+
+MARKER = (
+    "a2a_fleet(folder, forward=False, timing='none'): the folder of captures the a2a_fleet "
+    "fixture serves, each agent on a port of its own, or (forward=True) behind one proxy "
+    "set as HTTP_PROXY for the test"
+)
+HOW_TO_RECORD = "a2a-recorder record --forward --out DIR (with the test's clients proxied)"
+PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "grpc_proxy")
+BYPASS_VARIABLES = ("NO_PROXY", "no_proxy", "no_grpc_proxy")
+
+
+def serve_fleet(
+    node: pytest.Item,
+    monkeypatch: pytest.MonkeyPatch,
+    rules: Rules,
+    watch: Callable[[Unanswered], None],
+) -> Iterator[Fleet]:
+    """The `a2a_fleet` fixture (the plugin's): every capture of the marker's folder replayed
+    at once, what its replayers serve about themselves redacted with `rules`; `watch` is
+    given what the fleet could not answer, for the plugin to say once (see the module
+    docstring)."""
+    from recorder.replay import Fleet
+
+    marker = node.get_closest_marker("a2a_fleet")
+    if marker is None or not marker.args:
+        pytest.fail("a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')", pytrace=False)
+    folder = node.path.parent / str(marker.args[0])
+    forward = bool(marker.kwargs.get("forward", False))
+    fleet = Fleet(
+        _load(folder),
+        forward=forward,
+        timing=str(marker.kwargs.get("timing", "none")),
+        redaction=rules,
+    )
+    unanswered = fleet_unanswered(fleet)
+    watch(unanswered)
+    with fleet:
+        if fleet.proxy_url is not None:
+            for name in PROXY_VARIABLES:
+                monkeypatch.setenv(name, fleet.proxy_url)
+            for name in BYPASS_VARIABLES:
+                monkeypatch.delenv(name, raising=False)
+        yield fleet
+    message = unanswered.unsaid()  # what came after the test's body (the body's was said)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
+
+
+def _load(folder: Path) -> list[tuple[Path, Capture]]:
+    from recorder.capture import CaptureParseError, read_capture
+    from recorder.replay import fleet_paths
+
+    paths = fleet_paths(folder)
+    if not paths:
+        pytest.fail(f"no capture in {folder}: record the fleet with {HOW_TO_RECORD}", pytrace=False)
+    try:
+        return [(path, read_capture(path)) for path in paths]
+    except CaptureParseError as exc:
+        pytest.fail(f"capture is damaged: {exc}", pytrace=False)
+    except OSError as exc:
+        pytest.fail(f"cannot read a capture of {folder}: {exc}", pytrace=False)
+
+
+# Each problem line is the agent's index and what its report says, or `UNROUTED` and the
+# request no agent answered, apart by `SEPARATOR` (no report line holds a NUL).
+SEPARATOR = "\x00"
+UNROUTED = "-"
+
+
+def fleet_unanswered(fleet: Fleet) -> Unanswered:
+    """What the fleet could not answer, to be said once (`recorder._unanswered`): each
+    agent's answers its captures do not hold, and the requests that reached no agent."""
+    from recorder._unanswered import Unanswered
+
+    def lines() -> list[str]:
+        found = [
+            f"{i}{SEPARATOR}{line}"
+            for i, agent in enumerate(fleet.agents)
+            for line in agent.report.synthesized_answers
+        ]
+        return found + [f"{UNROUTED}{SEPARATOR}{r.line()}" for r in fleet.unrouted.requests]
+
+    return Unanswered(lines, lambda new: fleet_message(fleet, new))
+
+
+def fleet_message(fleet: Fleet, lines: Sequence[str]) -> str:
+    """`lines` (see `fleet_unanswered`) in words, agent by agent."""
+    split = [line.split(SEPARATOR, 1) for line in lines]
+    parts = [
+        _agent_message(agent, [text for key, text in split if key == str(i)])
+        for i, agent in enumerate(fleet.agents)
+    ]
+    unrouted = [text for key, text in split if key == UNROUTED]
+    if unrouted:
+        parts.append("requests no agent of the fleet answers:\n  " + "\n  ".join(unrouted))
+    return "\n".join(p for p in parts if p)
+
+
+def _agent_message(agent: FleetAgent, synthesized: list[str]) -> str:
+    from recorder._unanswered import miss_message, misses_among
+
+    if not synthesized:
+        return ""
+    captures = agent.plan.captures
+    held = replace(captures[0], exchanges=tuple(e for c in captures for e in c.exchanges))
+    text = miss_message(misses_among(agent.report.misses, synthesized), held, synthesized)
+    return f"agent {agent.name} ({', '.join(str(p) for p in agent.plan.paths)}):\n{text}"

@@ -1,0 +1,363 @@
+"""A fleet's forward-proxy face: clients use it as their HTTP proxy (I/O shell).
+
+Two ways in, both routed by the authority the client names (`_route`):
+
+- a proxied HTTP request (`POST http://127.0.0.1:41241/a2a/jsonrpc`, as httpx, requests and
+  Go's net/http send through `HTTP_PROXY`) goes, in this loop, to the `ReplayApp` of the agent
+  recorded under that authority, request by request: one connection to the proxy may carry
+  requests for several agents;
+- a CONNECT (`CONNECT 127.0.0.1:50051`, as grpcio sends through `grpc_proxy`/`http_proxy`)
+  is answered `200` and the tunnel is spliced, bytes untouched, to that agent's own listener:
+  its gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP face otherwise.  A
+  tunnel that opens with TLS is closed: the fleet does not terminate TLS, and says so;
+- HTTP/2 with prior knowledge sent to the proxy itself (a gRPC client dialing the proxy, its
+  channel's authority set to the recorded agent's, as `grpc.default_authority` does) is held
+  until its first request's `:authority` is read, then spliced to that agent's gRPC face
+  like a tunnel.  Every later call on the connection goes to the same agent (a gRPC channel
+  has one authority).
+
+A request for an authority no capture was recorded against, or a CONNECT to an agent
+recorded over https, is answered `502 Bad Gateway` with why (an HTTP/2 connection is
+closed), and kept (`Unrouted`) for the fleet's report.  A direct request to the proxy itself
+(`Host` its own address) for `GET /__a2a_recorder/report` gets the fleet's report.
+
+The CONNECT and HTTP/2 handling sits in the HTTP protocol (`proxy_protocol`): uvicorn has
+neither, so a connection whose next request starts `CONNECT ` or with the HTTP/2 preface
+(`_route.opening`) is taken over before its parser sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from recorder.replay._limits import Limits
+from recorder.replay._route import (
+    EMPTY_SETTINGS,
+    AckFilter,
+    Route,
+    Routes,
+    TunnelKind,
+    Unrouted,
+    connect_target,
+    h2_authority,
+    opening,
+    request_authority,
+    same_authority,
+    tls_text,
+    tunnel_kind,
+    unknown_text,
+)
+from recorder.replay._server import REPORT_PATH, Receive, Scope, Send
+from recorder.replay._uvicorn import LINGER, _LimitedProtocol, limited_protocol
+
+if TYPE_CHECKING:
+    from recorder.replay._replayer import Replayer
+
+TARGET = "a2a_recorder.target"  # the scope key holding the request target as sent
+NO_AUTHORITY = "an HTTP/2 connection whose first request names no :authority"
+ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
+TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+
+
+class ProxyFace:
+    """The ASGI app of the forward proxy, and what its CONNECT tunnels need."""
+
+    def __init__(
+        self,
+        routes: Routes,
+        agents: Sequence[Replayer],
+        unrouted: Unrouted,
+        report: Callable[[], dict[str, Any]],
+    ) -> None:
+        self.routes = routes
+        self.agents = agents
+        self.unrouted = unrouted
+        self.report = report
+        self.own = ""  # the proxy's own authority, once it listens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+        where = request_authority(scope.get(TARGET, b""), host)
+        route = self.routes.find(where) if where else None
+        if route is not None:
+            await self.agents[route.agent].app(scope, receive, send)
+        elif where and same_authority(where, self.own) and _is_report(scope):
+            await _send(send, 200, json.dumps(self.report()).encode(), _JSON)
+        else:
+            why = unknown_text(where, self.routes) if where else "the request names no host"
+            self.unrouted.add(scope["method"], where or "-", why)
+            await _send(send, 502, f"a2a-recorder fleet: {why}\n".encode(), TEXT)
+
+    def address(self, route: Route, kind: TunnelKind) -> tuple[str, int] | None:
+        """Where a tunnel of `kind` to the agent of `route` goes (None: nowhere)."""
+        agent = self.agents[route.agent]
+        if kind == "http":
+            return agent.host, agent.port
+        target = agent.grpc_target
+        if kind != "grpc" or target is None:
+            return None
+        host, _, port = target.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
+_JSON = [(b"content-type", b"application/json")]
+
+
+def _is_report(scope: Scope) -> bool:
+    return bool(scope["method"] == "GET" and scope.get("path") == REPORT_PATH)
+
+
+async def _send(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    length = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + length})
+    await send({"type": "http.response.body", "body": body})
+
+
+def proxy_protocol(face: ProxyFace, limits: Limits) -> type[asyncio.Protocol]:
+    """The replayer's HTTP protocol with `limits` (`limited_protocol`), taking CONNECT too."""
+    return type("FleetProxyProtocol", (_TunnelProtocol, limited_protocol(limits)), {"face": face})
+
+
+class _TunnelProtocol(_LimitedProtocol):
+    """HTTP/1.1 as the replayer serves it; a connection whose next request is a CONNECT
+    becomes a tunnel (see the module docstring)."""
+
+    face: ProxyFace
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._idle = True  # between requests: the next bytes start one
+        self._probe = b""  # the first bytes of a request, fewer than "CONNECT " has
+        self._head: bytearray | None = None  # a CONNECT head being read
+        self._h2: bytearray | None = None  # HTTP/2 to the proxy, until its first :authority
+        self._tunnel: _Tunnel | None = None
+        self._done = False  # answered and closing
+
+    def data_received(self, data: bytes) -> None:
+        if self._done:
+            return
+        if self._tunnel is not None:
+            self._tunnel.from_client(data)
+            return
+        if self._head is None and self._h2 is None and self._idle and self._answered():
+            data, self._probe = self._probe + data, b""
+            kind = opening(data)
+            if kind is None:
+                self._probe = data
+                return
+            if kind == "connect":
+                self._head = bytearray()
+            elif kind == "h2":
+                self._h2 = bytearray()
+                self.transport.write(EMPTY_SETTINGS)
+        if self._head is not None:
+            self._read_connect(data)
+        elif self._h2 is not None:
+            self._read_h2(data)
+        else:
+            super().data_received(data)
+
+    def _answered(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def on_message_begin(self) -> None:
+        self._idle = False
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self.scope[TARGET] = bytes(self.url)  # type: ignore[literal-required]
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._idle = True
+
+    def _read_connect(self, data: bytes) -> None:
+        assert self._head is not None
+        self._head += data
+        end = self._head.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._head) > self.limits.max_head_bytes:
+                self._close_with(431, "Request Header Fields Too Large", "CONNECT head too large")
+            return
+        head, rest = bytes(self._head[: end + 4]), bytes(self._head[end + 4 :])
+        self._head = None
+        self._disarm()
+        self._unset_keepalive_if_required()
+        self._connect(head, rest)
+
+    def _read_h2(self, data: bytes) -> None:
+        """HTTP/2 sent to the proxy itself (a gRPC client dialing it, its channel's authority
+        the agent's): held until the first request's `:authority`, then a tunnel to it."""
+        assert self._h2 is not None
+        self._h2 += data
+        where = h2_authority(bytes(self._h2))
+        if where is None and len(self._h2) <= self.limits.max_head_bytes:
+            return
+        held, self._h2 = bytes(self._h2), None
+        self._disarm()
+        route = self.face.routes.find(where) if where else None
+        if route is None:
+            why = unknown_text(where, self.face.routes) if where else NO_AUTHORITY
+            self.face.unrouted.add("HTTP/2", where or "-", why)
+            self._done = True
+            self.transport.close()  # an HTTP/2 client reads this as UNAVAILABLE
+            return
+        assert where is not None
+        self._tunnel = _Tunnel(self, where, route, AckFilter().feed)
+        self._tunnel.from_client(held)
+
+    def _connect(self, head: bytes, rest: bytes) -> None:
+        face = self.face
+        where = connect_target(head)
+        if where is None:
+            self._close_with(400, "Bad Request", "expected CONNECT host:port HTTP/1.1")
+            return
+        route = face.routes.find(where)
+        why = (
+            unknown_text(where, face.routes)
+            if route is None
+            else tls_text(where)
+            if route.scheme == "https"
+            else None
+        )
+        if route is None or why is not None:
+            face.unrouted.add("CONNECT", where, why or "")
+            self._close_with(502, "Bad Gateway", f"a2a-recorder fleet: {why}")
+            return
+        self.transport.write(ESTABLISHED)
+        self._tunnel = _Tunnel(self, where, route)
+        self._tunnel.from_client(rest)
+
+    def _close_with(self, status: int, reason: str, text: str) -> None:
+        """Answer `status` with `text` and close (a lingering close, as `_refuse`)."""
+        self._done = True
+        self._disarm()
+        body = f"{text}\n".encode()
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s"
+            % (status, reason.encode(), len(body), body)
+        )
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER, self.transport.close)
+
+    def pause_writing(self) -> None:
+        if self._tunnel is not None:
+            self._tunnel.pause(True)
+            return
+        super().pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._tunnel is not None:
+            self._tunnel.pause(False)
+            return
+        super().resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._tunnel is not None:
+            self._tunnel.close()
+        super().connection_lost(exc)
+
+
+class _Tunnel:
+    """One CONNECT tunnel: the client's bytes to the agent's listener and back, untouched.
+
+    The listener is chosen by the tunnel's first bytes; until it is connected, what the
+    client sends is held.
+    """
+
+    def __init__(
+        self,
+        front: _TunnelProtocol,
+        where: str,
+        route: Route,
+        through: Callable[[bytes], bytes] | None = None,
+    ) -> None:
+        self.front = front
+        self.where = where
+        self.route = route
+        self.through = through  # what the client's bytes pass through on their way
+        self._held = bytearray()
+        self._opening: asyncio.Task[None] | None = None
+        self._back: asyncio.Transport | None = None
+
+    def from_client(self, data: bytes) -> None:
+        if self.through is not None:
+            data = self.through(data)
+        if self._back is not None:
+            self._back.write(data)
+            return
+        self._held += data
+        if self._opening is not None:
+            return
+        kind = tunnel_kind(bytes(self._held))
+        if kind is None:
+            return
+        address = self.front.face.address(self.route, kind)
+        if address is None:
+            why = tls_text(self.where) if kind == "tls" else "the agent has no gRPC face"
+            self._give_up(why)
+            return
+        self._opening = self.front.loop.create_task(self._open(address))
+
+    async def _open(self, address: tuple[str, int]) -> None:
+        client = self.front.transport
+        try:
+            back, _ = await self.front.loop.create_connection(
+                lambda: _Back(client), address[0], address[1]
+            )
+        except OSError as exc:
+            self._give_up(f"the agent's listener {address[0]}:{address[1]} refused: {exc}")
+            return
+        if client.is_closing():
+            back.close()
+            return
+        back.write(bytes(self._held))
+        self._held.clear()
+        self._back = back
+
+    def _give_up(self, why: str) -> None:
+        self.front.face.unrouted.add("CONNECT", self.where, why)
+        self.front.transport.close()
+
+    def pause(self, paused: bool) -> None:
+        """The client reads slower than the agent writes (or caught up again)."""
+        if self._back is not None:
+            (self._back.pause_reading if paused else self._back.resume_reading)()
+
+    def close(self) -> None:
+        if self._opening is not None and not self._opening.done():
+            self._opening.cancel()
+        if self._back is not None:
+            self._back.close()
+
+
+class _Back(asyncio.Protocol):
+    """The tunnel's connection to the agent's listener: what comes back goes to the client."""
+
+    def __init__(self, client: asyncio.Transport) -> None:
+        self.client = client
+
+    def data_received(self, data: bytes) -> None:
+        self.client.write(data)
+
+    def eof_received(self) -> bool | None:
+        if self.client.can_write_eof():
+            self.client.write_eof()
+        return True  # keep the other direction open until the client closes
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client.close()
+
+    def pause_writing(self) -> None:
+        self.client.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.client.resume_reading()
