@@ -24,6 +24,7 @@ from recorder.replay._server import ReplayApp
 from recorder.replay._service import ReplayService
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
+from recorder.replay._versions import ServeVersion
 
 
 class Replayer:
@@ -46,7 +47,9 @@ class Replayer:
     The other keyword arguments are the replayer's options, each with its default and help in
     one table, `recorder.options.REPLAY` (the same as `a2a-recorder replay --help`):
     `timing`, `on_miss` (a URL to forward misses to), `read_timeout`, `max_request_bytes`,
-    `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`.
+    `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`,
+    `serve_version` (`1.0`, `0.3`, `both`: the protocol versions it speaks, translating a
+    capture of the other version; default: as recorded).
     OptionError (a ValueError) names one that cannot be used; TypeError an unknown one.
     """
 
@@ -76,6 +79,7 @@ class Replayer:
             ids=ids,
             redaction=redaction,
             journal_bytes=self.options["journal_bytes"],
+            serve_version=_served(self.options["serve_version"]),
         )
         self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
         self.app = ReplayApp(self.runner, timing=self.timing)
@@ -154,3 +158,7 @@ class Replayer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _served(value: str | None) -> ServeVersion | None:
+    return ServeVersion(value) if value else None

@@ -7,7 +7,9 @@ identical polls by any number of polls, and fifty identical creates by one.  An 
 *unserved* when no live request ever matched its key; a push delivery when it was never
 delivered.  A *synthesized* answer is one no recorded exchange fits (a miss, or a request no
 agent could read answered in the replayer's words): every one is kept, bounded (`MAX_NOTES`),
-with a count, and makes the report unclean.
+with a count, and makes the report unclean.  Values a client of the other protocol version
+was not served because its version cannot carry them (`--serve-version`) are *not carried*:
+listed once each, bounded, without making the report unclean (the translation said so).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Report:
         self._delivered: set[int] = set()
         self._misses: deque[str] = deque(maxlen=MAX_NOTES)
         self._synthesized: deque[str] = deque(maxlen=MAX_NOTES)
+        self._not_carried: dict[str, None] = {}
         self.miss_count = 0
         self.synthesized_count = 0
         self._lock = threading.Lock()
@@ -60,6 +63,12 @@ class Report:
         with self._lock:
             self._synthesized.append(text)
             self.synthesized_count += 1
+
+    def not_carried(self, text: str) -> None:
+        """A value the client's protocol version cannot carry (`text` names it), once."""
+        with self._lock:
+            if text not in self._not_carried and len(self._not_carried) < MAX_NOTES:
+                self._not_carried[text] = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -86,6 +95,11 @@ class Report:
             return list(self._synthesized)
 
     @property
+    def not_carried_values(self) -> list[str]:
+        with self._lock:
+            return list(self._not_carried)
+
+    @property
     def clean(self) -> bool:
         return not self.unserved and not self.miss_count and not self.synthesized_count
 
@@ -94,6 +108,7 @@ class Report:
             "unserved": _names(self.unserved),
             "unmatched": self.misses,
             "synthesized": self.synthesized_answers,
+            "not_carried": self.not_carried_values,
             "clean": self.clean,
         }
 
