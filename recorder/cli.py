@@ -419,6 +419,8 @@ def _serve_one(
         replayer.stop()
         signals.finished()
     report = replayer.report
+    for value in report.not_carried_values:
+        click.echo(f"not carried: {value}", err=True)
     if report.synthesized_count:
         click.echo(
             f"note: {report.synthesized_count} answers were not recorded but written by the "

@@ -182,5 +182,13 @@ REPLAY = Table(
             parse=Path,
             keyword=False,
         ),
+        _row(
+            "serve_version",
+            str,
+            None,
+            "The A2A versions to speak, translating a capture of the other one (default: as "
+            "recorded); both serves a dual card and answers each request in its own version.",
+            choices=("1.0", "0.3", "both"),
+        ),
     ]
 )

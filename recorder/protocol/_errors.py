@@ -7,7 +7,11 @@ generation can be named.  The standard JSON-RPC errors have no HTTP or gRPC mapp
 spec; their rows carry the py SDK's (`a2a/utils/errors.py`), and -32700 the REST mapping the
 py SDK uses for a JSON parse failure (400 INVALID_ARGUMENT).
 
-Names are the v1.0 spec's; `name_v0_3` records a v0.3 spelling where it differed.  Unknown
+Names are the v1.0 spec's; `name_v0_3` records a v0.3 spelling where it differed.  The v0.3
+columns (`http_status_v0_3`, `grpc_status_v0_3`) are what a2a-sdk 0.3.26 answers, the only
+mapping v0.3 had (its spec gave none): `A2AErrorToHttpStatus` in `a2a/utils/error_handlers.py`
+and `GrpcHandler.abort_context`, whose status message is `<ErrorName>: <message>`.  None: the
+error did not exist in v0.3, or that SDK had no code for it (gRPC UNKNOWN).  Unknown
 codes are named by `unknown_error_name` (`JSONRPCError(-32099)`, `HTTPError(404)`,
 `GRPCError(UNAVAILABLE)`), never dropped.
 """
@@ -61,6 +65,8 @@ class ErrorRow:
     http_status_v1_0_0: int | None = None
     grpc_status_v1_0_0: str | None = None
     name_v0_3: str | None = None
+    http_status_v0_3: int | None = None
+    grpc_status_v0_3: str | None = None
 
     @property
     def grpc_code(self) -> int:
@@ -68,22 +74,28 @@ class ErrorRow:
 
 
 ERRORS: tuple[ErrorRow, ...] = (
-    ErrorRow("TaskNotFoundError", -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found"),
+    ErrorRow("TaskNotFoundError", -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found",
+             http_status_v0_3=404, grpc_status_v0_3="NOT_FOUND"),
     ErrorRow("TaskNotCancelableError", -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE",
-             "Task cannot be canceled", http_status_v1_0_0=409),
+             "Task cannot be canceled", http_status_v1_0_0=409, http_status_v0_3=409,
+             grpc_status_v0_3="UNIMPLEMENTED"),
     ErrorRow("PushNotificationNotSupportedError", -32003, 400, "FAILED_PRECONDITION",
              "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push Notification is not supported",
-             grpc_status_v1_0_0="UNIMPLEMENTED"),
+             grpc_status_v1_0_0="UNIMPLEMENTED", http_status_v0_3=501,
+             grpc_status_v0_3="UNIMPLEMENTED"),
     ErrorRow("UnsupportedOperationError", -32004, 400, "FAILED_PRECONDITION",
              "UNSUPPORTED_OPERATION", "This operation is not supported",
-             grpc_status_v1_0_0="UNIMPLEMENTED"),
+             grpc_status_v1_0_0="UNIMPLEMENTED", http_status_v0_3=501,
+             grpc_status_v0_3="UNIMPLEMENTED"),
     ErrorRow("ContentTypeNotSupportedError", -32005, 400, "INVALID_ARGUMENT",
-             "CONTENT_TYPE_NOT_SUPPORTED", "Incompatible content types", http_status_v1_0_0=415),
+             "CONTENT_TYPE_NOT_SUPPORTED", "Incompatible content types", http_status_v1_0_0=415,
+             http_status_v0_3=415, grpc_status_v0_3="UNIMPLEMENTED"),
     ErrorRow("InvalidAgentResponseError", -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE",
-             "Invalid agent response", http_status_v1_0_0=502),
+             "Invalid agent response", http_status_v1_0_0=502, http_status_v0_3=502,
+             grpc_status_v0_3="INTERNAL"),
     ErrorRow("ExtendedAgentCardNotConfiguredError", -32007, 400, "FAILED_PRECONDITION",
              "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "Extended Agent Card is not configured",
-             name_v0_3="AuthenticatedExtendedCardNotConfiguredError"),
+             name_v0_3="AuthenticatedExtendedCardNotConfiguredError", http_status_v0_3=404),
     ErrorRow("ExtensionSupportRequiredError", -32008, 400, "FAILED_PRECONDITION",
              "EXTENSION_SUPPORT_REQUIRED", "Extension support required"),
     ErrorRow("VersionNotSupportedError", -32009, 400, "FAILED_PRECONDITION",
@@ -91,15 +103,18 @@ ERRORS: tuple[ErrorRow, ...] = (
              grpc_status_v1_0_0="UNIMPLEMENTED"),
     # JSON-RPC 2.0 standard errors (spec §9.5); HTTP/gRPC columns are the py SDK's mapping.
     ErrorRow("JSONParseError", -32700, 400, "INVALID_ARGUMENT", None, "Invalid JSON payload",
-             standard=True),
+             standard=True, http_status_v0_3=400, grpc_status_v0_3="INTERNAL"),
     ErrorRow("InvalidRequestError", -32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST",
-             "Invalid Request", standard=True),
+             "Invalid Request", standard=True, http_status_v0_3=400,
+             grpc_status_v0_3="INVALID_ARGUMENT"),
     ErrorRow("MethodNotFoundError", -32601, 404, "NOT_FOUND", "METHOD_NOT_FOUND",
-             "Method not found", standard=True),
+             "Method not found", standard=True, http_status_v0_3=404,
+             grpc_status_v0_3="NOT_FOUND"),
     ErrorRow("InvalidParamsError", -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS",
-             "Invalid params", standard=True),
+             "Invalid params", standard=True, http_status_v0_3=422,
+             grpc_status_v0_3="INVALID_ARGUMENT"),
     ErrorRow("InternalError", -32603, 500, "INTERNAL", "INTERNAL_ERROR", "Internal error",
-             standard=True),
+             standard=True, http_status_v0_3=500, grpc_status_v0_3="INTERNAL"),
 )  # fmt: skip
 
 _BY_CODE: dict[int, ErrorRow] = {row.code: row for row in ERRORS}

@@ -1,14 +1,22 @@
 """What changed on the wire between A2A v0.3 and v1.0, as data.
 
-The diff reads these tables to tell a version rename from a real difference (`recorder.diff`
-translates a v0.3 exchange into the v1.0 shape with them).  Names of operations (JSON-RPC
+The one translator between the versions (`_crossing`, `_crosscard`, `_crosswire`) reads these
+tables; the diff uses it to tell a version rename from a real difference, replay to serve a
+capture to clients of the other version, verify to send a capture to an agent of the other
+version.  Names of operations (JSON-RPC
 methods, gRPC rpcs and services, REST routes) are not restated here: they are derived from
 `OPERATIONS` (`V03_METHOD_RENAMES`, `V03_RPC_RENAMES`, `v1_route_path` in `_operations`), and
 task states and StreamResponse kinds come from `_answers`.
 
+v0.3 has two JSON dialects: the JSON-RPC schema (`kind` discriminators, `completed`, `user`,
+`parts`) and, over HTTP+JSON and gRPC, the proto-JSON of the v0.3 proto (`TASK_STATE_*` with
+`TASK_STATE_CANCELLED`, `ROLE_*`, `Message.content`, StreamResponse wrappers, resource names);
+the `V03_PROTO_*` tables are the second's.
+
 Sources: a2a-wire.md §2 (card), §3 (headers), §6 (push config), §7 (enum forms,
 discriminators, Part, send configuration); spec §4 (the v1.0 data model) and its Appendix A
-(legacy names).
+(legacy names); the v0.3 proto-JSON names are the shipped descriptors' (`a2a.v1.*`, checked by
+the unit tests).
 """
 
 from __future__ import annotations
@@ -61,6 +69,10 @@ V03_SECURITY_SCHEME_MEMBERS: Mapping[str, str] = {
 V03_SECURITY_SCHEME_FIELDS: Mapping[str, str] = {"in": "location"}
 # Header names (a2a-wire.md §3).
 V03_HEADER_RENAMES: Mapping[str, str] = {"x-a2a-extensions": "a2a-extensions"}
+# v1.0 HTTP+JSON answers are `application/a2a+json` (spec §11.1, v1.0.1); v0.3's were JSON.
+V03_CONTENT_TYPES: Mapping[str, str] = {"application/json": "application/a2a+json"}
+# The version header every v1.0 request carries (spec §3.6); a v0.3 request has none.
+VERSION_HEADER = "A2A-Version"
 # v0.3 gRPC requests name resources (`name: "tasks/{id}"`); v1.0 uses plain id fields.
 _TASK, _CONFIG = f"{TASKS_SEGMENT}/([^/]+)", f"{CONFIGS_SEGMENT}/([^/]+)"
 V03_RESOURCE_NAMES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
@@ -68,3 +80,22 @@ V03_RESOURCE_NAMES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("name", re.compile(rf"{_TASK}\Z"), ("id",)),
     ("parent", re.compile(rf"{_TASK}\Z"), ("taskId",)),
 )
+
+# ---- the v0.3 proto-JSON dialect (HTTP+JSON and gRPC) -----------------------------------------
+
+# A file part is `{"file": {"fileWithUri"|"fileWithBytes", "mimeType", "name"}}`; a data part
+# `{"data": {"data": {...}}}` (`DataPart {Struct data}`).
+V03_PROTO_FILE_FIELDS: Mapping[str, str] = {
+    "fileWithBytes": "raw",
+    "fileWithUri": "url",
+    "mimeType": "mediaType",
+    "name": "filename",
+}
+# v1.0 state -> its v0.3 proto-JSON spelling, where the two differ (the double L).
+V03_PROTO_STATES: Mapping[str, str] = {new: old for old, new in STATE_ALIASES.items()}
+# Members the v0.3 proto names otherwise: the message's parts, the send configuration's push
+# config.
+V03_PROTO_MESSAGE_PARTS = ("content", "parts")
+V03_PROTO_SEND_CONFIG_RENAMES: Mapping[str, str] = {
+    "pushNotification": "taskPushNotificationConfig"
+}

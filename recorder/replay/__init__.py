@@ -19,7 +19,8 @@ For tools that play the client side (verify): `load_script` reads captures as a 
 answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
 `answer_documents`, `answer_succeeded` and `located_ids` read any answer, recorded or live, as
 the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` mints an id
-that looks like a recorded one.
+that looks like a recorded one; `capture_as` translates a capture into the other protocol
+version, as replay's `ServeVersion` serves it.
 """
 
 from recorder._errors import FaultSpecError
@@ -60,9 +61,11 @@ from recorder.replay._service import (
     Served,
 )
 from recorder.replay._timing import Timing
+from recorder.replay._versions import CaptureAs, ServeVersion, capture_as
 
 __all__ = [
     "CARD_OPERATIONS",
+    "CaptureAs",
     "Client",
     "FAULT_KINDS",
     "FaultSpec",
@@ -87,12 +90,14 @@ __all__ = [
     "Report",
     "Script",
     "SeenId",
+    "ServeVersion",
     "Served",
     "Shape",
     "Step",
     "Timing",
     "answer_documents",
     "answer_succeeded",
+    "capture_as",
     "fleet_paths",
     "fresh_id",
     "load_script",

@@ -28,7 +28,7 @@ from recorder.protocol import (
 )
 from recorder.replay._respond import substitute_json_text, substitute_text
 
-OK, UNKNOWN, INTERNAL = 0, 2, 13
+OK, UNKNOWN, UNIMPLEMENTED, INTERNAL = 0, 2, 12, 13
 # Metadata grpcio writes itself (or refuses from an application): never replayed.
 RESERVED_METADATA = frozenset(
     {

@@ -35,7 +35,7 @@ from recorder.protocol import (
     Classification,
     parse_json,
 )
-from recorder.replay._grpcanswer import INTERNAL, GrpcAnswer, error_answer
+from recorder.replay._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
 from recorder.replay._ids import Json, differences
 from recorder.replay._respond import HttpAnswer, json_bytes
 from recorder.replay._script import Step
@@ -190,3 +190,17 @@ def _status(
 ) -> HttpAnswer:
     error = {"error": {"code": http, "status": status, "message": message, "details": details}}
     return HttpAnswer(http, reason, JSON_HEADERS, json_bytes(error))
+
+
+def unserved_version(
+    classification: Classification, why: str, jsonrpc_id: Json, *, grpc: bool = False
+) -> Answer:
+    """A request in a protocol version the replay does not serve, refused as an agent that does
+    not know that version's names refuses it: JSON-RPC -32601 Method not found, HTTP+JSON
+    404, gRPC UNIMPLEMENTED (the service is not there)."""
+    info = [_info("VERSION_NOT_SERVED", MISS_DOMAIN)]
+    if grpc or classification.binding is Binding.GRPC:
+        return error_answer(UNIMPLEMENTED, why, info)
+    if classification.binding is Binding.JSONRPC:
+        return _jsonrpc_error(jsonrpc_id, -32601, f"Method not found: {why}", info)
+    return _status(404, "NOT_FOUND", why, info, "Not Found")

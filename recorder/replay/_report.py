@@ -8,7 +8,10 @@ identical polls by any number of polls, and fifty identical creates by one.  An 
 instead, `FaultSpec.carried`, does not count: the client never got the recorded answer); a
 push delivery when it was never delivered.  A *synthesized* answer is one no recorded
 exchange fits (a miss, or a request no agent could read answered in the replayer's words):
-every one is kept, bounded (`MAX_NOTES`), with a count, and makes the report unclean.
+every one is kept, bounded (`MAX_NOTES`), with a count, and makes the report unclean.  Values
+a client of the other protocol version was not served because its version cannot carry them
+(`--serve-version`) are *not carried*: listed once each, bounded, without making the report
+unclean (the translation said so).
 
 An answer a fault profile shaped (`--fault`) is *faulted*, not synthesized, even when the
 replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart and leaves
@@ -45,6 +48,7 @@ class Report:
         self._delivered: set[int] = set()
         self._misses: deque[str] = deque(maxlen=MAX_NOTES)
         self._synthesized: deque[str] = deque(maxlen=MAX_NOTES)
+        self._not_carried: dict[str, None] = {}
         self.miss_count = 0
         self.synthesized_count = 0
         self._faulted: deque[str] = deque(maxlen=MAX_NOTES)
@@ -80,6 +84,12 @@ class Report:
             self._faulted.append(text)
             for spec in specs:
                 self._fault_hits[spec] = self._fault_hits.get(spec, 0) + 1
+
+    def not_carried(self, text: str) -> None:
+        """A value the client's protocol version cannot carry (`text` names it), once."""
+        with self._lock:
+            if text not in self._not_carried and len(self._not_carried) < MAX_NOTES:
+                self._not_carried[text] = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -117,6 +127,11 @@ class Report:
             return [spec for spec, hits in self._fault_hits.items() if not hits]
 
     @property
+    def not_carried_values(self) -> list[str]:
+        with self._lock:
+            return list(self._not_carried)
+
+    @property
     def clean(self) -> bool:
         return (
             not self.unserved
@@ -132,6 +147,7 @@ class Report:
             "synthesized": self.synthesized_answers,
             "faulted": self.faulted_answers,
             "faults_unused": self.faults_unused,
+            "not_carried": self.not_carried_values,
             "clean": self.clean,
         }
 

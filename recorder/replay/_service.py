@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recorder.capture import Capture, Exchange, Headers, Request
 from recorder.protocol import (
@@ -51,6 +51,7 @@ from recorder.protocol import (
     FaultSpec,
     IdRole,
     Interface,
+    Version,
     card_location,
     find_card,
     interfaces_from_card,
@@ -75,7 +76,13 @@ from recorder.replay._journal import (
 )
 from recorder.replay._listing import Lister
 from recorder.replay._mint import IdFactory
-from recorder.replay._misses import MissReport, miss_answer, nearest, refusal
+from recorder.replay._misses import (
+    MissReport,
+    miss_answer,
+    nearest,
+    refusal,
+    unserved_version,
+)
 from recorder.replay._reader import Reading, RequestReader
 from recorder.replay._report import Report
 from recorder.replay._resolve import (
@@ -95,6 +102,7 @@ from recorder.replay._respond import (
 )
 from recorder.replay._script import Script, Step, load_script
 from recorder.replay._state import MAX_SESSIONS, LiveState, Session
+from recorder.replay._versions import Crossing, Refusal, ServeVersion, Versions
 
 ANSWER_CACHE_SIZE = 4096
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
@@ -184,6 +192,7 @@ class ReplayService:
         deliver: bool = True,
         ids: IdFactory | None = None,
         faults: Sequence[FaultSpec] = (),
+        serve_version: ServeVersion | None = None,
     ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
         self.script: Script = load_script(captures)
@@ -212,6 +221,8 @@ class ReplayService:
         masker = Masker(rules) if self.script.masker is not None else None
         self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
         self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
+        recorded = (e.classification.version for e in exchanges if e.classification.is_known)
+        self.versions = Versions(serve_version, recorded)
 
     @property
     def sessions(self) -> LiveState:
@@ -227,22 +238,44 @@ class ReplayService:
 
     def handle(self, request: Request, client: Client = Client()) -> Outcomes:
         """The answer to one live request, and what to deliver after it."""
+        if self.versions.serve is None:
+            return self._handle(request, client)
+        reading = self.reader.read(request)
+        crossing = self.versions.incoming(request, reading.parsed.classification)
+        if isinstance(crossing, Refusal):
+            return self._refuse_version(request, client, reading, crossing)
+        if crossing is None:
+            return self._handle(request, client)
+        outcome = self._handle(crossing.request, client, crossing.client, request)
+        return self._crossed(outcome, request, reading, crossing)
+
+    def _handle(
+        self,
+        request: Request,
+        client: Client,
+        version: Version | None = None,
+        received: Request | None = None,
+    ) -> Outcomes:
         reading = self.reader.read(request)
         parsed = reading.parsed
-        version = reading.headers.get("a2a-version")
         resumed = self.faults.resumption(reading, parsed.classification.binding)
         if resumed is not None:
             return self._resume(request, client, reading, *resumed)
         cached = self.carrier.recall(reading)
         if cached is not None:
-            return self._serve(request, client, reading, cached.decision, cached.applied)
+            return self._serve(request, client, reading, cached.decision, cached.applied, version)
         live = LiveRequest(
-            parsed, parsed.classification, parsed.value, parsed.slots, version, parsed.small
+            parsed,
+            parsed.classification,
+            parsed.value,
+            parsed.slots,
+            reading.headers.get("a2a-version"),
+            parsed.small,
         )
         found = self.resolver.resolve(live)
         if isinstance(found, Unanswered):
-            return self._unanswered(request, client, reading, found)
-        return self._serve(request, client, reading, found)
+            return self._unanswered(request, client, reading, found, received or request)
+        return self._serve(request, client, reading, found, None, version)
 
     def delivered(
         self,
@@ -288,23 +321,24 @@ class ReplayService:
         reading: Reading,
         decision: Decision,
         applied: Applied | None = None,
+        version: Version | None = None,
     ) -> Served:
         step = decision.step
         fired = self.faults.hit(step, request)
         if not all(spec.carried for spec in fired):
-            return self._not_carried(request, client, reading, decision, fired)
+            return self._withheld(request, client, reading, decision, fired)
         if applied is None:
             applied = self.carrier.carry(decision, reading)
         changes: tuple[str, ...] = ()
         if decision.kind is Kind.LIST:
             answer, step, changes = self._listing(decision, applied, reading)
         else:
-            answer = self._answer(step, applied.mapping, reading)
+            answer = self._answer(step, applied.mapping, reading, version)
         if applied.changes is None or card_location(step.exchange.classification) is not None:
             applied.changes = (*changes, *self._changed(step, applied, answer, reading))
-        changes = applied.changes
+        changes = (*applied.changes, *self._translated(step, version))
         self.report.served(step.key)
-        deliveries = self._plan(step, applied.mapping) if self.deliver else ()
+        deliveries = self._plan(step, applied.mapping, version) if self.deliver else ()
         kind: AnswerKind = "adapted" if changes else "recorded"
         if step.index in self.script.cursors:
             self.state.keep(self.script.cursors[step.index])
@@ -326,7 +360,7 @@ class ReplayService:
 
     # -- faults -------------------------------------------------------------------------
 
-    def _not_carried(
+    def _withheld(
         self,
         request: Request,
         client: Client,
@@ -376,11 +410,17 @@ class ReplayService:
 
     # -- answers ------------------------------------------------------------------------
 
-    def _answer(self, step: Step, mapping: Mapping[str, str], reading: Reading) -> Answer:
-        cache_key = (step.index, tuple(mapping.items()))
+    def _answer(
+        self,
+        step: Step,
+        mapping: Mapping[str, str],
+        reading: Reading,
+        version: Version | None = None,
+    ) -> Answer:
+        cache_key = (step.index, tuple(mapping.items()), version)
         built = self._answers.get(cache_key)
         if built is None:
-            built = self._build(step, mapping)
+            built = self._build(step, mapping, version=version)
             self._answers[cache_key] = built
             if len(self._answers) > ANSWER_CACHE_SIZE:
                 self._answers.popitem(last=False)
@@ -393,11 +433,18 @@ class ReplayService:
         return answer
 
     def _build(
-        self, step: Step, mapping: Mapping[str, str], response: object = None
+        self,
+        step: Step,
+        mapping: Mapping[str, str],
+        response: object = None,
+        *,
+        version: Version | None = None,
     ) -> HttpTemplate | GrpcAnswer:
         c = step.exchange.classification
         recorded = response if response is not None else step.exchange.response
         assert recorded is not None
+        if version is not None and response is None:  # a client of the other version
+            recorded = self.versions.answer(step.index, recorded, c, version).response  # type: ignore[arg-type]
         if c.binding is Binding.GRPC:
             return grpc_answer(recorded, mapping, self._card_rewrite(()))  # type: ignore[arg-type]
         location = card_location(c)
@@ -458,19 +505,41 @@ class ReplayService:
         if not self.base_url:  # served nowhere in particular: the cards as recorded
             upstreams = []
 
+        fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
+
         def rewrite(body: bytes) -> bytes:
             for upstream in upstreams:
                 body = rewrite_card(body, upstream, self.base_url, at=at).body
             if self.grpc_target:
                 body = rewrite_grpc_interfaces(body, self.grpc_target, at=at).body
-            return body
+            return self.versions.card_bytes(body) if fetched and not at else body
 
         return rewrite
 
-    def _plan(self, step: Step, mapping: Mapping[str, str]) -> tuple[PlannedDelivery, ...]:
+    def _translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
+        """What was translated of a recorded answer for a client of `version` (the card: for
+        the versions served), the fields it could not carry going to the report."""
+        exchange = step.exchange
+        if exchange.classification.operation == AGENT_CARD and exchange.response is not None:
+            return self.versions.card_changes(exchange.response.body)
+        if version is None or exchange.response is None:
+            return ()
+        found = self.versions.answer(
+            step.index, exchange.response, exchange.classification, version
+        )
+        for lost in found.lost:
+            what = f"#{exchange.number} {exchange.classification.operation}"
+            self.report.not_carried(f"{what} to a v{version} client: {lost.describe()}")
+        return found.changes
+
+    def _plan(
+        self, step: Step, mapping: Mapping[str, str], version: Version | None = None
+    ) -> tuple[PlannedDelivery, ...]:
         deliveries = self.script.deliveries.get(step.index, ())
         if not deliveries:
             return ()
+        if version is not None:
+            deliveries = tuple(self.versions.delivery(d, version) for d in deliveries)
         trigger = step.exchange
         end = trigger.started_us + trigger.duration_us
         return tuple(
@@ -495,8 +564,15 @@ class ReplayService:
     # -- misses and refusals ------------------------------------------------------------
 
     def _unanswered(
-        self, request: Request, client: Client, reading: Reading, found: Unanswered
+        self,
+        request: Request,
+        client: Client,
+        reading: Reading,
+        found: Unanswered,
+        received: Request | None = None,
     ) -> Outcomes:
+        """A request nothing recorded answers; `received` is what the client sent, where the
+        request was translated into the recorded version."""
         c = reading.parsed.classification
         kind = trouble(request, c, self.jsonrpc_paths)
         if kind is not None:
@@ -514,12 +590,43 @@ class ReplayService:
         report = self._nearest(found, reading)
         answer = miss_answer(report, reading.jsonrpc_id, grpc=bool(request.messages))
         text = report.describe()
-        self.report.missed(self.journal.line(request, text))
+        self.report.missed(self.journal.line(received or request, text))
         logged = _Logged("miss", "synthesized", (text,), detail=text)
         number = self._log(request, client, reading, logged, answer)
         if not self.forwarding or request.messages:
-            self._synthesized_note(number, text, request)
+            self._synthesized_note(number, text, received or request)
         return Miss(answer, report, number)
+
+    def _refuse_version(
+        self, request: Request, client: Client, reading: Reading, refused: Refusal
+    ) -> Refused:
+        """A request in a version the replay does not serve, refused as such an agent does."""
+        c = reading.parsed.classification
+        why = refused.describe()
+        answer = unserved_version(c, why, reading.jsonrpc_id, grpc=bool(request.messages))
+        logged = _Logged("refused", "synthesized", (why,), detail=why)
+        number = self._log(request, client, reading, logged, answer)
+        self._synthesized_note(number, why, request)
+        return Refused(answer, why, number)
+
+    def _crossed(
+        self, outcome: Outcomes, received: Request, reading: Reading, crossing: Crossing
+    ) -> Outcomes:
+        """`outcome` for the request as received: the journal holds it, and says how it was
+        translated into the recorded version."""
+        for lost in crossing.lost:
+            self.report.not_carried(f"a v{crossing.client} request: {lost.describe()}")
+        changes = (*crossing.changes, *(outcome.changes if isinstance(outcome, Served) else ()))
+        fields: dict[str, object] = {
+            "request": received,
+            "classification": reading.parsed.classification,
+            "changes": changes,
+        }
+        if isinstance(outcome, Served):
+            fields["answer"] = "adapted"
+            outcome = replace(outcome, kind="adapted", changes=changes)
+        self.journal.update(outcome.journal, **fields)
+        return outcome
 
     def _instead(self, request: Request, client: Client, reading: Reading, step: Step) -> Served:
         """The agent's answer to another request of the same trouble."""

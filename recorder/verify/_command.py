@@ -19,6 +19,7 @@ from recorder._errors import InputError
 from recorder._shell import Command, output_option, write_output
 from recorder.capture import Capture, read_capture
 from recorder.options import parse_grpc_upstream, parse_url, parsed
+from recorder.protocol import Version
 from recorder.verify._config import VerifyConfig, find_config, load_config
 from recorder.verify._modes import LEARN_FORMATS, Job, learn_into, once, run_trials
 from recorder.verify._report import FORMATS
@@ -135,6 +136,12 @@ from recorder.verify._trials import TRIALS_FORMATS
     help="Drift when an exchange takes more than X times as long as recorded.",
 )
 @click.option(
+    "--as-version",
+    type=click.Choice(["1.0", "0.3"]),
+    help="Send the capture in this A2A version, translated, and compare with its answers "
+    "translated too: check an agent's migration against a recording of the other version.",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -159,6 +166,7 @@ def verify_command(
     params: tuple[str, ...],
     timeout: float | None,
     max_slowdown: float | None,
+    as_version: str | None,
     config_path: Path | None,
 ) -> None:
     """Send the client side of CAPTURE to the live agent at URL and report what drifted.
@@ -188,6 +196,7 @@ def verify_command(
             "credentials": credentials,
             "timeout": timeout or config.timeout or TIMEOUT,
             "max_slowdown": max_slowdown or config.max_slowdown,
+            "as_version": Version(as_version) if as_version else None,
         },
     )
     color = output is None and fmt == "text" and sys.stdout.isatty()

@@ -35,11 +35,12 @@ from recorder.protocol import (
     Binding,
     Interface,
     Json,
+    Version,
     find_card,
     interfaces_from_card,
     parse_json,
 )
-from recorder.replay import Step
+from recorder.replay import Step, capture_as
 from recorder.verify._live import LiveIds
 from recorder.verify._outgoing import (
     GrpcOutgoing,
@@ -74,6 +75,7 @@ class Options:
     timeout: float = TIMEOUT
     max_slowdown: float | None = None
     name: str = "recorded"
+    as_version: Version | None = None  # send the capture in this protocol version
 
 
 def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult:
@@ -83,7 +85,9 @@ def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult
     interface), `out` (keep the new capture there), `ignore` (diff patterns), `compare`
     (the diff's `shape:PATH` settings), `credentials`,
     `timeout` (seconds per exchange and per wait), `max_slowdown`, `name` (the capture's name
-    in the report).  Raises `VerifyError` when verify cannot run.  Blocking: it runs its own
+    in the report), `as_version` (send the capture translated into that protocol version and
+    compare with its answers translated too: checks a migration against a recording).
+    Raises `VerifyError` when verify cannot run.  Blocking: it runs its own
     event loop (in a thread when the caller's loop is running).
     """
     settings = Options(agent=agent, **options)
@@ -114,6 +118,7 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         parse_compare(options.compare)
     except ValueError as exc:
         raise VerifyError(str(exc)) from exc
+    capture, crossed = _as_version(capture, options.as_version)
     plan = make_plan(capture)
     requests = (step.exchange.request for step in plan.script.steps)
     options = replace(options, credentials=options.credentials.reading(requests))
@@ -163,10 +168,21 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         skipped,
         latencies(diff),
         options.max_slowdown,
-        tuple(run.notes),
+        (*crossed, *run.notes),
         options.out,
         dict(run.ids.to_live),
     )
+
+
+def _as_version(capture: Capture, version: Version | None) -> tuple[Capture, tuple[str, ...]]:
+    """The capture in `version` (None: as recorded), and notes on what that took."""
+    if version is None:
+        return capture, ()
+    found = capture_as(capture, version)
+    notes = [f"the recording, sent and compared as A2A v{version}: {c}" for c in found.changes]
+    notes += [f"not carried in v{version}: {lost}" for lost in found.lost]
+    notes += [f"{k}: v{version} has no such operation; sent as recorded" for k in found.kept]
+    return found.capture, tuple(notes)
 
 
 # ---- the run ----------------------------------------------------------------------------------

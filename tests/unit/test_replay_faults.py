@@ -202,6 +202,8 @@ def test_a_fault_profile_is_a_row_of_the_replayers_table() -> None:
         Replayer([capture(SEND)], faults="SendMessage:reset")  # not split into characters
     with pytest.raises(FaultSpecError, match="^fault '#9:reset': the captures hold no"):
         Replayer([capture(SEND)], faults=["#9:reset"])
+    with pytest.raises(OptionError, match="^faults: not with serve_version"):
+        Replayer([capture(SEND)], faults=["SendMessage:reset"], serve_version="0.3")
     assert exit_status(FaultSpecError("x")) is exit_status(OptionError("x")) is Exit.ERROR
 
 

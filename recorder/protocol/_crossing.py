@@ -1,0 +1,248 @@
+"""A2A documents between v0.3 and v1.0, both ways: the one translator (pure).
+
+Three JSON dialects (`Dialect`): v1.0 (every binding), v0.3's JSON-RPC schema (`kind`
+discriminators, `completed`, `user`) and v0.3's proto-JSON (HTTP+JSON and gRPC: `TASK_STATE_*`
+with `TASK_STATE_CANCELLED`, `Message.content`, resource names).  Every document is *read*
+into v1.0 and *written* from it; one version to the other is a read and a write (`translate`).
+
+**The walk (`_crosswalk`) is typed.**  The operation and the side (request or response) name
+the root type (`ROOTS`); each type names the types of its members (`TYPES`).  A member no
+row names is copied as it is: the wire said it.  What a type does beyond renaming members (a
+Part's shape, a push config's nesting, a send configuration's `blocking`, a resource name, a
+wrapper or a `kind`) is its own small function (`_crossshapes`, `_crosscard`), named in the
+table.  The tables of names are `_v03`'s.
+
+**Nothing silently.**  Each rule applied leaves a `Rename` in v0.3 → v1.0 terms (`old` is the
+v0.3 form, whichever way the document went); each value the target dialect cannot carry a
+`Lost`, and it is dropped (`keep=True` leaves it in place: the diff compares what it cannot
+translate).  A v0.3 proto-JSON document is then pruned to its descriptor (`_crosswire`): a
+v0.3 protobuf parser refuses members it does not know.
+
+Never raises on odd input: a value of the wrong type is copied as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from recorder.protocol._states import TASK_STATES, V03_KINDS
+from recorder.protocol._types import PUSH_DELIVERY, Binding, Version
+from recorder.protocol._v03 import V03_PROTO_STATES, V03_ROLES, V03_TASK_STATES
+
+Json = Any
+
+
+class Dialect(StrEnum):
+    """How a document is written: v1.0, or one of v0.3's two JSON forms."""
+
+    V1 = "1.0"
+    V03 = "0.3"  # the JSON-RPC schema (and push deliveries)
+    V03_PROTO = "0.3 proto-JSON"  # HTTP+JSON and gRPC
+
+    @property
+    def version(self) -> Version:
+        return Version.V1_0 if self is Dialect.V1 else Version.V0_3
+
+
+def dialect_of(version: object, binding: object) -> Dialect:
+    """The dialect of a document of this version and binding (strings or enums)."""
+    if str(version) != Version.V0_3:
+        return Dialect.V1
+    proto = str(binding) in (Binding.HTTP_JSON, Binding.GRPC)
+    return Dialect.V03_PROTO if proto else Dialect.V03
+
+
+class RenameRule(StrEnum):
+    VERSION = "version"
+    METHOD = "method"
+    ROUTE = "route"
+    GRPC_SERVICE = "grpc-service"
+    GRPC_RPC = "grpc-rpc"
+    ENUM = "enum"
+    KIND_WRAPPER = "kind-wrapper"
+    KIND_REMOVED = "kind-removed"
+    PART_KIND = "part-kind"
+    FINAL_REMOVED = "final-removed"
+    CONTENT_PARTS = "content-parts"
+    SEND_CONFIG = "send-config"
+    PUSH_CONFIG = "push-config"
+    CARD_FIELD = "card-field"
+    HEADER = "header"
+    RESOURCE_NAME = "resource-name"
+    ERROR = "error"
+
+
+# How each rule reads: (v0.3 -> v1.0, v1.0 -> v0.3); {old} and {new} are in v0.3 -> v1.0 terms.
+_R = RenameRule
+RULE_TEXT: Mapping[RenameRule, tuple[str, str]] = {
+    _R.VERSION: ("protocol version: {old} → {new}", "protocol version: {new} → {old}"),
+    _R.METHOD: ("method renamed: {old} → {new}", "method renamed: {new} → {old}"),
+    _R.ROUTE: ("route renamed: {old} → {new}", "route renamed: {new} → {old}"),
+    _R.GRPC_SERVICE: ("gRPC service renamed: {old} → {new}", "gRPC service renamed: {new} → {old}"),
+    _R.GRPC_RPC: ("gRPC rpc renamed: {old} → {new}", "gRPC rpc renamed: {new} → {old}"),
+    _R.ENUM: ("enum form: {old} → {new}", "enum form: {new} → {old}"),
+    _R.KIND_WRAPPER: (
+        "kind discriminator replaced by wrapper member `{new}`",
+        "wrapper member `{new}` replaced by kind discriminator `{old}`",
+    ),
+    _R.KIND_REMOVED: ("kind discriminator `{old}` removed", "kind discriminator `{old}` added"),
+    _R.PART_KIND: (
+        "part kind discriminator `{old}` replaced by member `{new}`",
+        "part member `{new}` replaced by kind discriminator `{old}`",
+    ),
+    _R.FINAL_REMOVED: ("`final` removed from status updates", "`final` added to status updates"),
+    _R.CONTENT_PARTS: (
+        "message field renamed: {old} → {new}",
+        "message field renamed: {new} → {old}",
+    ),
+    _R.SEND_CONFIG: ("send configuration: {old} → {new}", "send configuration: {new} → {old}"),
+    _R.PUSH_CONFIG: ("push config: {old} → {new}", "push config: {new} → {old}"),
+    _R.CARD_FIELD: ("card field: {old} → {new}", "card field: {new} → {old}"),
+    _R.HEADER: ("header renamed: {old} → {new}", "header renamed: {new} → {old}"),
+    _R.RESOURCE_NAME: ("resource name → ids: {old} → {new}", "ids → resource name: {new} → {old}"),
+    _R.ERROR: ("error: {old} → {new}", "error: {new} → {old}"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """One application of a rule: old and new in v0.3 -> v1.0 terms, and where."""
+
+    rule: RenameRule
+    old: str
+    new: str
+    path: str
+
+    def describe(self, *, reverse: bool = False) -> str:
+        forward, backward = RULE_TEXT[self.rule]
+        text = (backward if reverse else forward).format(old=self.old, new=self.new)
+        if self.rule is RenameRule.VERSION:  # already says which way
+            return text
+        return text + (" (v1.0 → v0.3)" if reverse else " (v0.3 → v1.0)")
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """A value the target dialect cannot carry: where, what, and why."""
+
+    path: str
+    value: str  # short JSON of what was left out
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.path} = {self.value}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class Translated:
+    value: Json
+    renames: tuple[Rename, ...] = ()
+    lost: tuple[Lost, ...] = ()
+
+
+# ---- types ---------------------------------------------------------------------------------
+
+MESSAGE, PART, TASK, STATUS, ARTIFACT = "Message", "Part", "Task", "TaskStatus", "Artifact"
+STATUS_UPDATE, ARTIFACT_UPDATE = "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent"
+SEND_RESULT, STREAM = "SendMessageResponse", "StreamResponse"
+SEND_PARAMS, SEND_CONFIG = "SendMessageRequest", "SendMessageConfiguration"
+PUSH_CONFIG = "TaskPushNotificationConfig"
+CREATE_CONFIG, CONFIG_REF = "CreateTaskPushNotificationConfigRequest", "PushConfigReference"
+LIST_CONFIGS, CONFIG_LIST = "ListTaskPushNotificationConfigsRequest", "PushConfigList"
+GET_TASK, CANCEL_TASK, SUBSCRIBE = "GetTaskRequest", "CancelTaskRequest", "SubscribeToTaskRequest"
+CARD_REQUEST, CARD, ROLE, STATE = "GetExtendedAgentCardRequest", "AgentCard", "Role", "TaskState"
+LIST_OF = "[]"  # a member type ending in it is a list of that type
+
+# The root type of each operation's request and response (None: not translated).
+ROOTS: Mapping[str, tuple[str | None, str | None]] = {
+    "SendMessage": (SEND_PARAMS, SEND_RESULT),
+    "SendStreamingMessage": (SEND_PARAMS, STREAM),
+    "GetTask": (GET_TASK, TASK),
+    "CancelTask": (CANCEL_TASK, TASK),
+    "SubscribeToTask": (SUBSCRIBE, STREAM),
+    "CreateTaskPushNotificationConfig": (CREATE_CONFIG, PUSH_CONFIG),
+    "GetTaskPushNotificationConfig": (CONFIG_REF, PUSH_CONFIG),
+    "ListTaskPushNotificationConfigs": (LIST_CONFIGS, CONFIG_LIST),
+    "DeleteTaskPushNotificationConfig": (CONFIG_REF, None),
+    "GetExtendedAgentCard": (CARD_REQUEST, CARD),
+    "AgentCard": (None, CARD),
+    PUSH_DELIVERY: (STREAM, None),
+}
+# The StreamResponse members and the type each holds; `kind` of each in v0.3 JSON-RPC.
+MEMBER_TYPES: Mapping[str, str] = {
+    "task": TASK,
+    "message": MESSAGE,
+    "statusUpdate": STATUS_UPDATE,
+    "artifactUpdate": ARTIFACT_UPDATE,
+}
+KINDS: Mapping[str, str] = {MEMBER_TYPES[member]: kind for kind, member in V03_KINDS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRow:
+    """One type: its members' types, members renamed per dialect, members only one version
+    has, and the function that does what renaming cannot (`shape`)."""
+
+    members: Mapping[str, str] = field(default_factory=dict)  # v1.0 member -> type
+    renamed: Mapping[Dialect, Mapping[str, tuple[str, RenameRule]]] = field(default_factory=dict)
+    v1_only: frozenset[str] = frozenset()
+    v03_only: frozenset[str] = frozenset()
+    shape: str | None = None  # a key of `_crossshapes.SHAPES`
+
+
+_TENANT, _METADATA = frozenset({"tenant"}), frozenset({"metadata"})
+_CONTENT = {Dialect.V03_PROTO: {"parts": ("content", RenameRule.CONTENT_PARTS)}}
+TYPES: Mapping[str, TypeRow] = {
+    MESSAGE: TypeRow({"parts": PART + LIST_OF, "role": ROLE}, _CONTENT),
+    TASK: TypeRow(
+        {"status": STATUS, "artifacts": ARTIFACT + LIST_OF, "history": MESSAGE + LIST_OF}
+    ),
+    STATUS: TypeRow({"state": STATE, "message": MESSAGE}),
+    ARTIFACT: TypeRow({"parts": PART + LIST_OF}),
+    STATUS_UPDATE: TypeRow({"status": STATUS}, shape="status-update"),
+    ARTIFACT_UPDATE: TypeRow({"artifact": ARTIFACT}),
+    PART: TypeRow(shape="part"),
+    SEND_RESULT: TypeRow(shape="wrapper"),
+    STREAM: TypeRow(shape="wrapper"),
+    SEND_PARAMS: TypeRow({"message": MESSAGE, "configuration": SEND_CONFIG}, v1_only=_TENANT),
+    SEND_CONFIG: TypeRow(shape="send-config"),
+    PUSH_CONFIG: TypeRow(v1_only=_TENANT, shape="push-config"),
+    CREATE_CONFIG: TypeRow(v1_only=_TENANT, shape="create-config"),
+    CONFIG_REF: TypeRow(v1_only=_TENANT, v03_only=_METADATA, shape="config-ref"),
+    LIST_CONFIGS: TypeRow(v1_only=_TENANT, v03_only=_METADATA, shape="config-ref"),
+    CONFIG_LIST: TypeRow(shape="config-list"),
+    GET_TASK: TypeRow(v1_only=_TENANT, v03_only=_METADATA, shape="task-ref"),
+    CANCEL_TASK: TypeRow(v1_only=_TENANT, shape="task-ref"),
+    SUBSCRIBE: TypeRow(v1_only=_TENANT, v03_only=_METADATA, shape="task-ref"),
+    CARD_REQUEST: TypeRow(v1_only=_TENANT),
+    CARD: TypeRow(shape="card"),
+}
+
+# Enum forms, v1.0 name -> (v0.3 JSON-RPC, v0.3 proto-JSON).
+ENUMS: Mapping[str, Mapping[str, tuple[str, str]]] = {
+    STATE: {row.name: (row.v03, V03_PROTO_STATES.get(row.name, row.name)) for row in TASK_STATES},
+    ROLE: {new: (old, new) for old, new in V03_ROLES.items()},
+}
+ENUM_READS: Mapping[tuple[str, Dialect], Mapping[str, str]] = {
+    (STATE, Dialect.V03): V03_TASK_STATES,
+    (STATE, Dialect.V03_PROTO): {old: new for new, old in V03_PROTO_STATES.items()},
+    (ROLE, Dialect.V03): V03_ROLES,
+}
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def renamed(obj: dict[str, Json], old: str, new: str) -> dict[str, Json]:
+    """`obj` with member `old` named `new`, in the same place."""
+    return {new if k == old else k: v for k, v in obj.items()}
+
+
+def short(value: Json, limit: int = 60) -> str:
+    """A value as short JSON, for a note."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
