@@ -96,6 +96,7 @@ def test_every_exchange_is_served_once_the_session_reruns(
         "synthesized": [],
         "faulted": [],
         "faults_unused": [],
+        "not_carried": [],
         "clean": True,
     }
 
