@@ -10,9 +10,11 @@ keeps working for a caller who never heard of ours):
     │   ├── ConfigError                 settings: pyproject.toml, verify.toml, a fixture
     │   ├── BaselineError               a baseline file of accepted findings or drift
     │   ├── PlaceholderError            a redacted secret nothing fills would reach the agent
-    │   └── OptionError                 an option's value (named as the caller spelt it)
-    │       └── AddonOptionError        ... refused by an addon, also mitmproxy's
-    │                                   OptionsError (recorder.record._options)
+    │   ├── OptionError                 an option's value (named as the caller spelt it)
+    │   │   └── AddonOptionError        ... refused by an addon, also mitmproxy's
+    │   │                               OptionsError (recorder.record._options)
+    │   └── FaultSpecError              a replay fault spec (`--fault`, a faults.toml, the
+    │                                   marker's faults=) that cannot be read or applied
     ├── CaptureExistsError (FileExistsError)
     │                                   a capture already holds exchanges, and nobody said
     │                                   to add to it or to overwrite it
@@ -137,6 +139,13 @@ def python_spelling(name: str, value: str | None) -> str:
         return name
     literal = value in ("True", "False", "None") or re.fullmatch(r"-?[0-9.]+", value)
     return f"{name}={value if literal else repr(value)}"
+
+
+class FaultSpecError(InputError):
+    """A replay fault spec that cannot be used: one that cannot be read
+    (`recorder.protocol.parse_fault`), or that names no exchange it can apply to (the
+    replayer).  The message names the spec as written, the file it came from if any, and
+    lists the kinds."""
 
 
 class CaptureExistsError(RecorderError, FileExistsError):

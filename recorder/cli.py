@@ -341,6 +341,7 @@ def replay(
     strict: bool,
     forward: bool,
     ports_file: Path | None,
+    faults_file: Path | None,
     **options: Any,
 ) -> None:
     """Serve captures as a fake A2A agent, offline.
@@ -353,11 +354,22 @@ def replay(
     if any(Path(f).is_dir() for f in files):
         if grpc_listen or on_miss is not None:
             raise InputError("a fleet (DIR) takes neither --grpc-listen nor --on-miss")
+        if options["faults"] or faults_file:  # a #N names one capture's exchange
+            raise InputError("a fleet (DIR) takes no --fault/--faults: give capture files")
         _serve_fleet(files, listen, forward, ports_file, strict, options)
         return
     if forward or ports_file:
         raise InputError("--forward and --ports-file serve a fleet: give a folder DIR")
+    if faults_file is not None:
+        options["faults"] = (*_profile(faults_file), *options["faults"])
     _serve_one(files, listen, grpc_listen, on_miss, strict, options)
+
+
+def _profile(path: Path) -> tuple[str, ...]:
+    """The specs of a faults.toml (`recorder.replay.read_faults`: FaultSpecError naming it)."""
+    from recorder.replay import read_faults
+
+    return tuple(spec.text for spec in read_faults(path))
 
 
 def _serve_one(
@@ -399,6 +411,8 @@ def _serve_one(
     click.echo(f"replaying {count} exchanges at {replayer.url} (Ctrl-C to stop)", err=True)
     if replayer.grpc_target:
         click.echo(f"replaying gRPC at {replayer.grpc_target}", err=True)
+    if options["faults"]:
+        click.echo(f"fault profile: {', '.join(options['faults'])}", err=True)
     try:
         signals.wait()
     finally:

@@ -157,6 +157,7 @@ class _Settings:
     grpc_upstream: str | None
     verify: str | None = None  # the live agent to verify the capture against
     recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
+    faults: Sequence[str] = ()  # the marker's fault profile, applied when replaying
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -202,9 +203,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "a2a_capture(path=captures/<test module>/<test name>.http, timing='none', "
-        "upstream=None, grpc_upstream=None): the capture the a2a_replay fixture serves; "
-        "upstream/grpc_upstream are this test's when --a2a-upstream/--a2a-grpc-upstream "
-        "are not given",
+        "upstream=None, grpc_upstream=None, faults=()): the capture the a2a_replay fixture "
+        "serves; upstream/grpc_upstream are this test's when --a2a-upstream/"
+        "--a2a-grpc-upstream are not given; faults: specs as replay's --fault takes them",
     )
     config.addinivalue_line("markers", FLEET_MARKER)
 
@@ -289,6 +290,7 @@ def _settings(request: pytest.FixtureRequest) -> _Settings:
         grpc_upstream=_given(request, marker, "grpc_upstream"),
         verify=option("--a2a-verify"),
         recorder=_recorder_config(request),
+        faults=marker.kwargs.get("faults", ()),  # the replayer's table checks it
     )
 
 
@@ -381,14 +383,10 @@ def _load(path: Path) -> Capture:
 
 
 def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    from recorder.replay import Replayer
-
     capture = _load(settings.path)
     # grpc_port=0: the gRPC face runs even for a capture without gRPC, so that the card never
     # sends a client to the live agent's gRPC port.
-    replayer = Replayer(
-        [capture], timing=settings.timing, grpc_port=0, redaction=_replay_rules(settings)
-    )
+    replayer = _replayer(settings, capture)
     report = replayer.report
     unanswered = node.stash[_UNANSWERED] = Unanswered(
         lambda: report.synthesized_answers,
@@ -399,6 +397,35 @@ def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     message = unanswered.unsaid()  # misses after the test's body (the body's were said)
     if message is not None:
         pytest.fail(message, pytrace=False)
+    unused = report.faults_unused
+    if unused:
+        pytest.fail(f"faults asked for that never happened: {', '.join(unused)}", pytrace=False)
+
+
+def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
+    """A replayer of `capture` for one test, with the marker's fault profile."""
+    from recorder._errors import FaultSpecError, OptionError
+    from recorder.replay import Replayer
+
+    try:
+        return Replayer(
+            [capture],
+            timing=settings.timing,
+            grpc_port=0,
+            redaction=_replay_rules(settings),
+            faults=settings.faults,
+            **more,
+        )
+    except OptionError as exc:  # a value the replayer's table refuses: the marker's
+        problem = exc.spelt(_marker_spelling)
+    except FaultSpecError as exc:  # a spec that names no exchange it can apply to
+        problem = f"a2a_capture(faults=...): {exc}"
+    pytest.fail(problem, pytrace=False)
+
+
+def _marker_spelling(name: str, value: str | None) -> str:
+    """An option of `REPLAY` as the marker gives it: `a2a_capture(faults=...)`."""
+    return f"a2a_capture({name}={'...' if value is None else value})"
 
 
 def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
@@ -520,7 +547,6 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
 
 def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     from recorder.capture import draft_beside, remove_capture
-    from recorder.replay import Replayer
 
     capture = _load(settings.path)
     temporary = draft_beside(settings.path)
@@ -528,13 +554,7 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
     try:
         with (
             _recording(settings, temporary) as (proxy, refused),
-            Replayer(
-                [capture],
-                timing=settings.timing,
-                grpc_port=0,
-                on_miss=proxy.url,
-                redaction=_replay_rules(settings),
-            ) as replayer,
+            _replayer(settings, capture, on_miss=proxy.url) as replayer,
         ):
             proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
             handed_out = replayer.service.sessions.families_of  # ids the replay gave out

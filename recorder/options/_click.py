@@ -36,11 +36,14 @@ def table_options(table: Table) -> Callable[[F], F]:
     return decorate
 
 
-def parsed(parse: Callable[[str], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A click callback that parses a flag's text with `parse` (ValueError: a bad value)."""
+def parsed(
+    parse: Callable[[Any], Any], *, each: bool = False
+) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that parses a flag's text with `parse` (ValueError: a bad value);
+    `each`: a repeatable flag's tuple of texts."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if not isinstance(value, str):
+        if not isinstance(value, tuple if each else str):
             return value
         try:
             return parse(value)
@@ -74,7 +77,7 @@ def _settings(option: Option) -> dict[str, Any]:
         "metavar": option.metavar,
         "required": option.required,
         "type": _type(option),
-        "callback": parsed(option.parse) if option.parse else None,
+        "callback": _callback(option),
     }
     if option.kind == NAMES:
         settings["multiple"] = True
@@ -83,6 +86,15 @@ def _settings(option: Option) -> dict[str, Any]:
     elif option.default is not None:
         settings.update(default=_shown(option.default), show_default=True)
     return settings
+
+
+def _callback(option: Option) -> Any:
+    if option.parse is None:
+        return None
+    if option.kind == NAMES:  # a repeatable flag: each of its values
+        parse = option.parse
+        return parsed(lambda names: tuple(parse(name) for name in names), each=True)
+    return parsed(option.parse)
 
 
 def _type(option: Option) -> Any:

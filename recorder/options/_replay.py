@@ -6,6 +6,8 @@ line to the fixed port below); `strict` is the command's (a `Replayer` has `.rep
 and so are `forward` and `ports_file`, which serve a folder as a fleet (`recorder.replay.Fleet`
 takes `forward` itself).
 The two bounds without a flag (`max_head_bytes`, `idle_timeout`) are for programs and tests.
+`faults` is a fault profile, each spec read by `recorder.protocol.parse_fault` (the grammar
+and the kinds are there); `faults_file` is the command's, a faults.toml it adds to `faults`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from recorder.options._table import Option, Table
+from recorder.options._table import NAMES, Option, Table
 from recorder.options._values import (
     READ_TIMEOUT,
     parse_address,
@@ -22,6 +24,14 @@ from recorder.options._values import (
 )
 
 ADDRESS = "HOST:PORT"
+
+
+def parse_fault(text: str) -> str:
+    """A replay fault spec, `SELECTOR:KIND[=ARG]`, as written (stripped) once it reads;
+    `recorder.protocol.FaultSpecError` (a ValueError) says why not, and lists the kinds."""
+    from recorder.protocol import parse_fault
+
+    return parse_fault(text).text
 
 
 def _row(*args: Any, **settings: Any) -> Option:
@@ -148,6 +158,29 @@ REPLAY = Table(
             bool,
             False,
             "Serve the journal and report with credentials as received (redacted by default).",
+        ),
+        _row(
+            "faults",
+            NAMES,
+            (),
+            "Answer as a real network would: SELECTOR is #N (an exchange) or an operation; "
+            "KIND is cut-after=N, delay=SECONDS, delay-events=SECONDS, status=CODE[,NAME=VALUE], "
+            "reset, framing=VARIANT[+...] or envelope=no-jsonrpc|wrong-id|truncated.  "
+            "Repeatable.",
+            metavar="SELECTOR:KIND[=ARG]",
+            flag="--fault",
+            parse=parse_fault,
+        ),
+        _row(
+            "faults_file",
+            str,
+            None,
+            'A faults.toml, faults = ["SendStreamingMessage:cut-after=2", ...], its specs taken '
+            "before --fault's.",
+            metavar="FILE",
+            flag="--faults",
+            parse=Path,
+            keyword=False,
         ),
         _row(
             "serve_version",

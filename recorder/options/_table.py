@@ -10,8 +10,9 @@ same row.
 
 Values: `default` is the value of the keyword argument when it is not given, in the type the
 keyword argument takes; `parse` turns a command line's text into that type (and raises
-ValueError saying what is wrong).  An error about an option names it in a template
-(`{read_timeout}`, `{existing=append}`, see `OptionError`) that each surface spells its way.
+ValueError saying what is wrong); a list of names (`NAMES`) has each name parsed.  An error
+about an option names it in a template (`{read_timeout}`, `{existing=append}`, see
+`OptionError`) that each surface spells its way.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ class Option:
             raise OptionError(f"{{{self.name}}} must be at least {self.minimum:g}, not {value!r}")
         if self.parse is not None and isinstance(value, str):
             return _parsed(self, value)
+        if self.parse is not None and self.kind == NAMES:
+            return tuple(_parsed(self, name) for name in value)
         return value
 
 

@@ -60,6 +60,17 @@ from recorder.protocol._errors import (
     errors_by_http,
     unknown_error_name,
 )
+from recorder.protocol._faultspec import (
+    FAULT_KINDS,
+    FaultSpec,
+    FaultStatus,
+    FaultTarget,
+    fault_kinds_text,
+    parse_fault,
+    parse_faults,
+    read_faults,
+)
+from recorder.protocol._framings import FRAMINGS, Framing, awkward_pieces, reframe
 from recorder.protocol._grpc import (
     DETAILS_HEADER,
     ENCODING_HEADER,
@@ -136,6 +147,7 @@ from recorder.protocol._operations import (
 )
 from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, value_at
 from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
+from recorder.protocol._snapshot import fold_task, stream_payload, with_task
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
     FILE_CONTENT_KEYS,
@@ -164,6 +176,7 @@ from recorder.protocol._states import (
     task_state,
     task_state_row,
 )
+from recorder.protocol._statusmap import GRPC_TO_HTTP, HTTP_TO_GRPC, grpc_status_for_http
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -355,6 +368,26 @@ __all__ = [
     "unknown_error_name",
     "value_at",
     "is_event_stream",
+    # what faults on replay need: their grammar (below the replayer's option table, which
+    # reads it), other framings of a stream, the task it leaves
+    "FAULT_KINDS",
+    "FaultSpec",
+    "FaultStatus",
+    "FaultTarget",
+    "fault_kinds_text",
+    "parse_fault",
+    "parse_faults",
+    "read_faults",
+    "FRAMINGS",
+    "Framing",
+    "awkward_pieces",
+    "reframe",
+    "fold_task",
+    "stream_payload",
+    "with_task",
+    "GRPC_TO_HTTP",
+    "HTTP_TO_GRPC",
+    "grpc_status_for_http",
     "NOT_JSON",
     "Json",
     "parse_json",

@@ -8,6 +8,12 @@ once, a `Replayer` per agent, each on a port of its own or all behind one forwar
 for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
 replay the same bytes).
 
+A fault profile (`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s
+from `parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`, the
+grammar `recorder.protocol`'s) makes the service answer as real networks do (`_faults`):
+streams cut and continued by `SubscribeToTask`, delays, error statuses, resets, other SSE
+framings, malformed envelopes; each such answer is journaled with the specs behind it.
+
 For tools that play the client side (verify): `load_script` reads captures as a `Script` of
 `Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
 answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
@@ -17,6 +23,9 @@ that looks like a recorded one; `capture_as` translates a capture into the other
 version, as replay's `ServeVersion` serves it.
 """
 
+from recorder._errors import FaultSpecError
+from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
+from recorder.replay._faults import Shape
 from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
@@ -58,6 +67,9 @@ __all__ = [
     "CARD_OPERATIONS",
     "CaptureAs",
     "Client",
+    "FAULT_KINDS",
+    "FaultSpec",
+    "FaultSpecError",
     "Fleet",
     "FleetAgent",
     "GrpcAnswer",
@@ -80,6 +92,7 @@ __all__ = [
     "SeenId",
     "ServeVersion",
     "Served",
+    "Shape",
     "Step",
     "Timing",
     "answer_documents",
@@ -89,6 +102,9 @@ __all__ = [
     "fresh_id",
     "load_script",
     "located_ids",
+    "parse_fault",
+    "parse_faults",
+    "read_faults",
     "substitute_body",
     "substitute_headers",
     "substitute_json_text",

@@ -77,6 +77,18 @@ class Carrier:
             self._remember(decision, applied, reading)
         return applied
 
+    def preview(self, decision: Decision) -> dict[str, str]:
+        """The recorded-to-live mapping an answer to `decision` would be built with, the
+        state left as it is (a request not carried out: a fault answered it).  A create's
+        ids are not minted: its answer shows the recorded ones."""
+        mapping: dict[str, str] = {}
+        agent: dict[str, str] = {}
+        for family, root in decision.options[0].branches if decision.options else ():
+            self._map(family, root, mapping, agent)
+            for other, at in family.session.matching.items():
+                self._map(other, at, mapping, agent)
+        return mapping
+
     def _remember(self, decision: Decision, applied: Applied, reading: Reading) -> None:
         """A read or a stateless answer that changed nothing is decided the same way again
         while nothing it depends on changes (the generations of `_state`): a poll that has

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._errors import OptionError
 from recorder.capture import Capture
 from recorder.options import REPLAY
 from recorder.replay._journal import Journal
@@ -135,7 +136,8 @@ class Fleet:
     (`redaction`, and the replayer's options: `recorder.options.REPLAY`); the forward proxy
     keeps to the same read timeout and size limits (`Limits.of`).
 
-    Raises ValueError when `found` is empty, OSError when a port cannot be bound.
+    Raises ValueError when `found` is empty, OptionError for `faults` (a fault profile is one
+    agent's: `Replayer`), OSError when a port cannot be bound.
     """
 
     def __init__(
@@ -151,7 +153,10 @@ class Fleet:
         if not plans:
             raise ValueError("a fleet needs at least one capture")
         self.forward = forward
-        self.limits = Limits.of(REPLAY.settings(_replayer_options(options)))
+        settings = REPLAY.settings(_replayer_options(options))
+        if settings["faults"]:  # a #N names one capture's exchange, not every agent's
+            raise OptionError("{faults}: a fleet takes none; replay one agent's captures")
+        self.limits = Limits.of(settings)
         self.routes = Routes(plans)
         self.unrouted = Unrouted()
         self.agents = [

@@ -13,6 +13,10 @@ and reads the request message itself, within `Limits.read_timeout`: a client tha
 call and never sends its message gets DEADLINE_EXCEEDED instead of holding the call for ever.
 grpcio's own options bound the rest: the HTTP/2 handshake (`read_timeout`), an idle connection
 (`idle_timeout`) and the message size (`max_body_bytes`, RESOURCE_EXHAUSTED).
+
+A fault profile's answer is already in the turn (a status, a stream cut short ending
+UNAVAILABLE); its `shape` adds the delay before the first message and the pauses between
+messages.  grpcio gives a handler no way to drop or reset the connection itself.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         turn = await self._turn(path, requests, context)
         context.add_done_callback(lambda _: self.runner.end(turn))
         answer = turn.grpc
+        if turn.shape.delay:
+            await asyncio.sleep(turn.shape.delay)
         await _start(answer, context)
         first = b""
         for offset, message in answer.messages[:1]:
@@ -69,11 +75,15 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         self, path: str, requests: AsyncIterator[bytes], context: Any
     ) -> AsyncIterator[bytes]:
         turn = await self._turn(path, requests, context)
-        answer = turn.grpc
+        answer, shape = turn.grpc, turn.shape
+        if shape.delay:
+            await asyncio.sleep(shape.delay)
         await _start(answer, context)
         pacer = Pacer(self.timing)
-        for offset, message in answer.messages:
+        for n, (offset, message) in enumerate(answer.messages):
             await pacer.until(offset)
+            if n and shape.gap:
+                await asyncio.sleep(shape.gap)
             yield message
         self.runner.end(turn)
         await _finish(answer, context)

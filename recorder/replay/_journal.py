@@ -4,7 +4,8 @@ Users of WireMock and mockttp verify their client by asking the fake server what
 `Journal.requests` holds each live request as received, with its classification, the
 provenance of every id in it, the recorded exchange that answered it (or the miss), and what
 the answer was: `recorded` (the agent's), `adapted` (the agent's, with `changes` saying what
-was changed and why) or `synthesized` (the replayer's own: nothing recorded fits);
+was changed and why) or `synthesized` (the replayer's own: nothing recorded fits); an
+answer a fault profile shaped is one of the last two, with `faults` naming the specs;
 `Journal.deliveries` holds each push delivery made to a client's webhook with the webhook's
 answer.  Both are read as tuples of frozen values, so a test thread can read them while the
 server appends.
@@ -93,6 +94,7 @@ class JournalRequest:
     answer: AnswerKind = "recorded"
     changes: tuple[str, ...] = ()  # for an adapted answer: what changed and why
     notes: tuple[str, ...] = ()  # what the journal did to it: truncated, redacted
+    faults: tuple[str, ...] = ()  # the fault specs (as written) that made the answer
 
     @property
     def ids(self) -> tuple[SeenId, ...]:
@@ -406,6 +408,7 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
         "outcome": entry.outcome,
         "answer": entry.answer,
         "changes": [_text(change) for change in entry.changes],
+        "faults": list(entry.faults),
         "exchange": entry.exchange,
         "session": entry.session,
         "detail": _text(entry.detail) if entry.detail else entry.detail,

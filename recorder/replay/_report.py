@@ -4,12 +4,20 @@ answers the replayer wrote itself.
 Recorded exchanges with the same key (the same request up to its ids' provenance) count as
 one: a capture with 14 identical card fetches is fully served by one fetch, a run of
 identical polls by any number of polls, and fifty identical creates by one.  An exchange is
-*unserved* when no live request ever matched its key; a push delivery when it was never
-delivered.  A *synthesized* answer is one no recorded exchange fits (a miss, or a request no
-agent could read answered in the replayer's words): every one is kept, bounded (`MAX_NOTES`),
-with a count, and makes the report unclean.  Values a client of the other protocol version
-was not served because its version cannot carry them (`--serve-version`) are *not carried*:
-listed once each, bounded, without making the report unclean (the translation said so).
+*unserved* when no live request ever matched its key and was carried out (a fault answered
+instead, `FaultSpec.carried`, does not count: the client never got the recorded answer); a
+push delivery when it was never delivered.  A *synthesized* answer is one no recorded
+exchange fits (a miss, or a request no agent could read answered in the replayer's words):
+every one is kept, bounded (`MAX_NOTES`), with a count, and makes the report unclean.  Values
+a client of the other protocol version was not served because its version cannot carry them
+(`--serve-version`) are *not carried*: listed once each, bounded, without making the report
+unclean (the translation said so).
+
+An answer a fault profile shaped (`--fault`) is *faulted*, not synthesized, even when the
+replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart and leaves
+the report clean.  What tells the two apart is where an answer comes from, never what it
+looks like: a faulted answer names the specs that made it.  A spec that never hit a request
+makes the report unclean instead: the test did not test what it asked for.
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ class Report:
         self._not_carried: dict[str, None] = {}
         self.miss_count = 0
         self.synthesized_count = 0
+        self._faulted: deque[str] = deque(maxlen=MAX_NOTES)
+        self._fault_hits: dict[str, int] = {}  # spec as written -> answers it shaped
         self._lock = threading.Lock()
 
     # -- recording ----------------------------------------------------------------------
@@ -63,6 +73,17 @@ class Report:
         with self._lock:
             self._synthesized.append(text)
             self.synthesized_count += 1
+
+    def expect_faults(self, specs: Iterable[str]) -> None:
+        """The fault profile's specs, each to hit a request at least once."""
+        self._fault_hits.update((spec, 0) for spec in specs)
+
+    def faulted(self, text: str, specs: Iterable[str]) -> None:
+        """An answer a fault profile shaped, as asked (`text` names the request and how)."""
+        with self._lock:
+            self._faulted.append(text)
+            for spec in specs:
+                self._fault_hits[spec] = self._fault_hits.get(spec, 0) + 1
 
     def not_carried(self, text: str) -> None:
         """A value the client's protocol version cannot carry (`text` names it), once."""
@@ -95,19 +116,37 @@ class Report:
             return list(self._synthesized)
 
     @property
+    def faulted_answers(self) -> list[str]:
+        with self._lock:
+            return list(self._faulted)
+
+    @property
+    def faults_unused(self) -> list[str]:
+        """The fault specs that never hit a request."""
+        with self._lock:
+            return [spec for spec, hits in self._fault_hits.items() if not hits]
+
+    @property
     def not_carried_values(self) -> list[str]:
         with self._lock:
             return list(self._not_carried)
 
     @property
     def clean(self) -> bool:
-        return not self.unserved and not self.miss_count and not self.synthesized_count
+        return (
+            not self.unserved
+            and not self.miss_count
+            and not self.synthesized_count
+            and not self.faults_unused
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
             "unserved": _names(self.unserved),
             "unmatched": self.misses,
             "synthesized": self.synthesized_answers,
+            "faulted": self.faulted_answers,
+            "faults_unused": self.faults_unused,
             "not_carried": self.not_carried_values,
             "clean": self.clean,
         }

@@ -16,6 +16,11 @@ answer goes to that URL and the live agent's answer is sent instead (the service
 it as `forwarded`; a failed forward sends the miss).  A gRPC call is never forwarded: the
 forward target is an HTTP URL.  An answer of the other transport (gRPC framing on the HTTP
 port) is refused with 415, synthesized.
+
+A fault profile (`_faults`) is applied by the service, so both faces do the same: the answer
+a turn holds is already the faulted one, and `turn.shape` says how to send it (a delay
+before the first byte, pauses between events, a dropped or reset connection, an event's
+bytes in several writes).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import httpx
 
 from recorder.capture import Request
 from recorder.replay._deliver import Deliverer
+from recorder.replay._faults import NO_SHAPE, Shape
 from recorder.replay._grpcanswer import INTERNAL, GrpcAnswer, error_answer
 from recorder.replay._respond import HttpAnswer, wire_bytes
 from recorder.replay._service import Answer, Client, Miss, Outcomes, ReplayService, Served
@@ -53,6 +59,11 @@ class Turn:
     @property
     def http(self) -> HttpAnswer:
         return self.answer if isinstance(self.answer, HttpAnswer) else MISDIRECTED
+
+    @property
+    def shape(self) -> Shape:
+        """How to send it (delays, a cut, a reset: what a fault profile asked)."""
+        return self.outcome.shape if isinstance(self.outcome, Served) else NO_SHAPE
 
     @property
     def grpc(self) -> GrpcAnswer:

@@ -11,6 +11,10 @@ endpoints, redacted (see `_journal`):
 
 Only `GET` on those exact paths; any other request, under `/__a2a_recorder` or not, goes to
 the runner like every request (and is a miss unless the capture holds it).
+
+A turn's `shape` (what a fault profile asked, `_faults`) is carried out here as bytes and
+pauses; a connection is dropped or reset with the `DROP` message, which the replayer's
+uvicorn protocol understands (`_uvicorn`).
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from typing import Any
 
 from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
+from recorder.replay._faults import NO_SHAPE, Shape
 from recorder.replay._respond import HttpAnswer, wire_bytes
 from recorder.replay._runner import Runner
 from recorder.replay._service import Client
 from recorder.replay._timing import Pacer, Timing
+from recorder.replay._uvicorn import DROP
 
 ADMIN_PREFIX = "/__a2a_recorder"
 JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"
@@ -66,7 +72,7 @@ class ReplayApp:
             await self._admin(send, request.target)
             return
         turn = await self.runner.begin(request, Client.at(scope.get("client")))
-        await self._send(send, turn.http)
+        await self._send(send, turn.http, turn.shape)
         self.runner.end(turn)
 
     async def _admin(self, send: Send, target: str) -> None:
@@ -81,7 +87,12 @@ class ReplayApp:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    async def _send(self, send: Send, reply: HttpAnswer) -> None:
+    async def _send(self, send: Send, reply: HttpAnswer, shape: Shape = NO_SHAPE) -> None:
+        if shape.delay:
+            await asyncio.sleep(shape.delay)
+        if shape.reset:
+            await send({"type": DROP, "reset": True})
+            return
         headers = list(_encoded(reply.headers))
         if not reply.events:
             headers.append((b"content-length", str(len(reply.body)).encode()))
@@ -97,9 +108,17 @@ class ReplayApp:
             await send({"type": "http.response.body", "body": reply.body})
             return
         pacer = Pacer(self.timing)
-        for offset, data in reply.events:
+        for n, (offset, data) in enumerate(reply.events):
             await pacer.until(offset)
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+            if n and shape.gap:
+                await asyncio.sleep(shape.gap)
+            for m, piece in enumerate(shape.writes(n, data)):
+                if m:
+                    await asyncio.sleep(shape.pause)
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        if shape.drop:
+            await send({"type": DROP, "reset": False})
+            return
         await send({"type": "http.response.body", "body": b""})
 
 

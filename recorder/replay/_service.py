@@ -48,6 +48,7 @@ from recorder.capture import Capture, Exchange, Headers, Request
 from recorder.protocol import (
     AGENT_CARD,
     Binding,
+    FaultSpec,
     IdRole,
     Interface,
     Version,
@@ -61,6 +62,7 @@ from recorder.protocol import (
 from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._carry import Applied, Carrier
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
+from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Shape, continuation
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
 from recorder.replay._journal import (
@@ -153,6 +155,7 @@ class Served:
     journal: int
     kind: AnswerKind = "recorded"
     changes: tuple[str, ...] = ()
+    shape: Shape = NO_SHAPE  # how to send it, as a fault profile asks
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,7 @@ class ReplayService:
         redaction: Rules = NO_RULES,
         deliver: bool = True,
         ids: IdFactory | None = None,
+        faults: Sequence[FaultSpec] = (),
         serve_version: ServeVersion | None = None,
     ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
@@ -197,6 +201,8 @@ class ReplayService:
         self.lister = Lister(self.script, self.state)
         self.carrier = Carrier(self.script, self.state)
         self.report = Report(self.script)
+        self.faults = Faults.check(faults, self.script)
+        self.report.expect_faults(spec.text for spec in faults)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
         self.deliver = deliver
@@ -252,6 +258,9 @@ class ReplayService:
     ) -> Outcomes:
         reading = self.reader.read(request)
         parsed = reading.parsed
+        resumed = self.faults.resumption(reading, parsed.classification.binding)
+        if resumed is not None:
+            return self._resume(request, client, reading, *resumed)
         cached = self.carrier.recall(reading)
         if cached is not None:
             return self._serve(request, client, reading, cached.decision, cached.applied, version)
@@ -314,9 +323,12 @@ class ReplayService:
         applied: Applied | None = None,
         version: Version | None = None,
     ) -> Served:
+        step = decision.step
+        fired = self.faults.hit(step, request)
+        if not all(spec.carried for spec in fired):
+            return self._withheld(request, client, reading, decision, fired)
         if applied is None:
             applied = self.carrier.carry(decision, reading)
-        step = decision.step
         changes: tuple[str, ...] = ()
         if decision.kind is Kind.LIST:
             answer, step, changes = self._listing(decision, applied, reading)
@@ -333,9 +345,68 @@ class ReplayService:
         session = applied.session.number if applied.session else None
         if applied.seen is None:
             applied.seen = _seen(reading, decision)
-        logged = _Logged("served", kind, changes, step=step, session=session, seen=applied.seen)
-        number = self._log(request, client, reading, logged, answer)
-        return Served(answer, step, session, deliveries, number, kind, changes)
+        faulted = self.faults.apply(fired, answer)
+        if faulted.cut is not None:
+            self.faults.remember_cut(step, faulted.cut, applied.mapping, fired)
+        if fired:
+            changes, kind = (*changes, *faulted.changes), _faulted_kind(faulted)
+        logged = _Logged(
+            "served", kind, changes, step, session, seen=applied.seen, faults=faulted.specs
+        )
+        number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
+        self._faulted_note(number, request, faulted.specs, faulted.changes)
+        answer = faulted.answer
+        return Served(answer, step, session, deliveries, number, kind, changes, faulted.shape)
+
+    # -- faults -------------------------------------------------------------------------
+
+    def _withheld(
+        self,
+        request: Request,
+        client: Client,
+        reading: Reading,
+        decision: Decision,
+        fired: Sequence[FaultSpec],
+    ) -> Served:
+        """A fault answered instead of the agent, and the request is not carried out: the
+        state stays as it was, so that a retry gets what the recording holds."""
+        step = decision.step
+        answer = self._answer(step, self.carrier.preview(decision), reading)
+        faulted = self.faults.apply(fired, answer)
+        kind = _faulted_kind(faulted)
+        seen = _seen(reading, decision)
+        logged = _Logged("served", kind, faulted.changes, step, seen=seen, faults=faulted.specs)
+        number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
+        self._faulted_note(number, request, faulted.specs, faulted.changes)
+        return Served(faulted.answer, step, None, (), number, kind, faulted.changes, faulted.shape)
+
+    def _resume(
+        self, request: Request, client: Client, reading: Reading, task: str, cut: Cut
+    ) -> Served:
+        """A SubscribeToTask of a task whose stream a fault cut: the task as it stood at the
+        cut, then the recorded events the client did not get (see `_faults`)."""
+        response, what = continuation(cut)
+        built = self._build(cut.step, cut.mapping, response)
+        answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
+        fired = self.faults.fire(None, "SubscribeToTask", request, cut.form)
+        faulted = self.faults.apply(fired, answer)
+        self.faults.resumed(task, cut, faulted, all(spec.carried for spec in fired))
+        changes = (what, *faulted.changes)
+        specs = (cut.spec, *faulted.specs)
+        seen = _seen(reading, None)
+        logged = _Logged("served", "synthesized", changes, cut.step, seen=seen, faults=specs)
+        number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
+        self._faulted_note(number, request, specs, changes)
+        return Served(
+            faulted.answer, cut.step, None, (), number, "synthesized", changes, faulted.shape
+        )
+
+    def _faulted_note(
+        self, number: int, request: Request, specs: Sequence[str], changes: Sequence[str]
+    ) -> None:
+        if specs:
+            line = self.journal.line(request, "; ".join(changes))
+            self.report.faulted(f"request {number}, {line}", specs)
 
     # -- answers ------------------------------------------------------------------------
 
@@ -592,9 +663,12 @@ class ReplayService:
         reading: Reading,
         logged: _Logged,
         answer: Answer,
+        shape: Shape = NO_SHAPE,
     ) -> int:
         number = self.journal.next_number()
-        status = answer.code if isinstance(answer, GrpcAnswer) else answer.status
+        status: int | None = answer.code if isinstance(answer, GrpcAnswer) else answer.status
+        if shape.reset:
+            status = None  # nothing was answered
         self.journal.add_request(
             JournalRequest(
                 number,
@@ -610,6 +684,7 @@ class ReplayService:
                 logged.seen if logged.seen is not None else _seen(reading, None),
                 logged.kind,
                 logged.changes,
+                faults=logged.faults,
             )
         )
         return number
@@ -626,6 +701,7 @@ class _Logged:
     session: int | None = None
     detail: str | None = None
     seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None
+    faults: tuple[str, ...] = ()  # the fault specs that made the answer what it is
 
 
 # ---- small pure helpers ---------------------------------------------------------------------
@@ -661,6 +737,10 @@ def _plain_provenance(slot: Slot) -> Provenance:
     if slot.role is IdRole.FRESH:
         return Provenance.FRESH
     return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN
+
+
+def _faulted_kind(faulted: Faulted) -> AnswerKind:
+    return "synthesized" if faulted.synthesized else "adapted"
 
 
 def _enveloped(step: Step) -> bool:

@@ -4,7 +4,7 @@ uvicorn has a keep-alive timeout (idle between requests) but none for reading a 
 client that trickles its headers, or sends a `Content-Length` larger than its body, holds a
 connection for ever (slowloris).  ASGI has no way to set a reason phrase, and a2a-sdk 0.3's
 HTTP+JSON client shows nothing of an error response but its status line.
-`limited_protocol(limits)` is uvicorn's httptools protocol with three additions:
+`limited_protocol(limits)` is uvicorn's httptools protocol with these additions:
 
 - a *read deadline*: from the connection's first byte, or the next request's, the whole
   request (head and body) must arrive within `read_timeout` seconds; otherwise the client gets
@@ -14,7 +14,12 @@ HTTP+JSON client shows nothing of an error response but its status line.
   larger than `max_body_bytes` gets `413 Content Too Large`, and the connection is closed
   (after a short drain, so that the client reads the answer instead of a reset).
 - a *reason phrase*: an `http.response.start` message with a `"reason"` (bytes) gets that
-  phrase on its status line instead of the standard one.
+  phrase on its status line instead of the standard one;
+- a *dropped connection*: a `{"type": DROP, "reset": bool}` message ends the connection where
+  the answer stands: closed (a FIN after what was sent: the client sees an answer cut off)
+  or, with `reset`, reset (SO_LINGER 0: an RST, nothing more sent).  The fault profiles' cut
+  and reset (`_faults`).  Another ASGI server refuses the message as unknown and closes the
+  connection: a drop too, with an error logged;
 - *no upgrades*: the replayer speaks neither h2c nor WebSocket, so an upgrade offer is
   ignored and the request answered over HTTP/1.1, as RFC 9110 §7.8 says a server may.  The
   Java SDK's client (java.net.http) offers `Upgrade: h2c` on every cleartext request, body
@@ -34,6 +39,8 @@ The gRPC face gets the same bounds from grpcio's options and its handler (`_grpc
 from __future__ import annotations
 
 import re
+import socket
+import struct
 from asyncio import TimerHandle, Transport
 from typing import Any
 
@@ -47,6 +54,7 @@ from uvicorn.protocols.http.httptools_impl import (
 from recorder.replay._limits import Limits
 
 LINGER = 2.0  # seconds a refused connection is drained before it is closed
+DROP = "a2a-recorder.drop"  # the ASGI message that drops the connection (see above)
 _REASONS = {
     408: b"Request Timeout",
     413: b"Content Too Large",
@@ -285,6 +293,9 @@ class _ReasonCycle(RequestResponseCycle):
     _held: Any = None
 
     async def send(self, message: Any) -> None:
+        if message.get("type") == DROP:
+            await self._drop(bool(message.get("reset")))
+            return
         if message.get("type") == "http.response.start" and not self.response_started:
             self._held = message
             return
@@ -300,6 +311,21 @@ class _ReasonCycle(RequestResponseCycle):
         finally:
             self.transport = buffered.inner
             buffered.flush()
+
+    async def _drop(self, reset: bool) -> None:
+        """End the connection where the answer stands: closed after what was sent, or reset."""
+        if self._held is not None and not reset:  # the head, then nothing more
+            await self.send({"type": "http.response.body", "body": b"", "more_body": True})
+        self._held = None
+        self.keep_alive = False
+        self.disconnected = True  # uvicorn then neither completes nor complains
+        if reset:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 class _Buffered:

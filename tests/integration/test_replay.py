@@ -90,7 +90,15 @@ def test_every_exchange_is_served_once_the_session_reruns(
         asyncio.run(run_session(replayer.url, binding=binding, webhook=hook))
         hook.wait_for(4, timeout=5)
         report = httpx.get(f"{replayer.url}/__a2a_recorder/report", timeout=5).json()
-    assert report == {"unserved": [], "unmatched": [], "synthesized": [], "clean": True}
+    assert report == {
+        "unserved": [],
+        "unmatched": [],
+        "synthesized": [],
+        "faulted": [],
+        "faults_unused": [],
+        "not_carried": [],
+        "clean": True,
+    }
 
 
 def test_fifty_concurrent_clients_each_see_the_recorded_session(

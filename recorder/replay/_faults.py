@@ -1,0 +1,550 @@
+"""Faults on replay: which requests a profile hits, and what their answers become (pure).
+
+`Faults.check(specs, script)` checks a profile against the captures (an `#N` that names no
+exchange, or whose answer its kind does not apply to, is a `FaultSpecError`), then the
+service asks it, for each request it answers:
+
+1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit this
+   request.  A spec selects by the recorded exchange that answers (`#N`) or by operation,
+   applies only to answers of its `FaultTarget` (`form`: gRPC or HTTP, stream or not, JSON-RPC
+   or not), and a `once` kind (status, reset, cut, envelope) never hits a request identical
+   to one it hit already: the retry is answered as recorded.  An answer-replacing kind
+   (status, reset) leaves only the delays beside it.
+2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
+   the `Shape` of its sending (delays, a dropped or reset connection, writes split), what
+   was done in words, and whether the answer is still the agent's (`adapted`) or the
+   replayer's own (`synthesized`: a status, a reset).
+
+A stream cut after N >= 1 events is remembered by its task's live id (`remember_cut`); a
+`SubscribeToTask` of that task then gets `continuation(cut)`: the task as it stood at the cut
+(folded from the recorded events the client got, `recorder.protocol.fold_task`), then the
+recorded events it did not get, then the end (spec §3.1.6).  A cut of the continuation moves
+the cut on.
+
+Whether the service carries a request out (moves its state on) is the specs' to say
+(`FaultSpec.carried`): not when the client got nothing of the answer (a status, a reset, a
+malformed envelope, a cut before any event), so that a retry gets exactly what the
+recording holds.  Everything kept is bounded (`MEMORY` identities per spec, `MEMORY` cuts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http
+import itertools
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from recorder._errors import FaultSpecError
+from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
+from recorder.protocol import (
+    GRPC_STATUS_CODES,
+    Binding,
+    FaultSpec,
+    FaultStatus,
+    FaultTarget,
+    SseFramer,
+    Version,
+    event_data,
+    fault_kinds_text,
+    fold_task,
+    grpc_status_for_http,
+    parse_json,
+    reframe,
+    render_events,
+    stream_payload,
+    with_task,
+)
+from recorder.replay._grpcanswer import GrpcAnswer
+from recorder.replay._ids import Json
+from recorder.replay._reader import Reading
+from recorder.replay._respond import HttpAnswer, dumps_like, form_of
+from recorder.replay._script import Script, Step
+
+Answer = HttpAnswer | GrpcAnswer
+MEMORY = 4096
+SPLIT_PAUSE = 0.02  # seconds between the writes of a split event: separate TCP segments
+RETRY_AFTER = (("retry-after", "1"),)  # what 429 and 503 come with unless headers are given
+UNAVAILABLE = GRPC_STATUS_CODES["UNAVAILABLE"]
+REPLACING = ("status", "reset")
+ORDER = ("envelope", "cut-after", "framing", "status", "reset", "delay", "delay-events")
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How the faces send an answer, beyond its bytes."""
+
+    delay: float = 0.0  # seconds before the first byte
+    gap: float = 0.0  # seconds between events, besides the recorded pacing
+    drop: bool = False  # HTTP: the connection closes after the events, the answer unfinished
+    reset: bool = False  # HTTP: the connection is reset before any byte of the answer
+    splits: tuple[tuple[int, ...], ...] = ()  # per event: where its bytes are cut in writes
+    pause: float = 0.0  # seconds between the writes of one event
+
+    def writes(self, event: int, data: bytes) -> list[bytes]:
+        """The writes event number `event` goes out in (one, unless it is split)."""
+        cuts = self.splits[event] if event < len(self.splits) else ()
+        return [data[a:b] for a, b in zip((0, *cuts), (*cuts, len(data)), strict=True)]
+
+
+NO_SHAPE = Shape()
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """What an answer is, as the kinds' targets see it."""
+
+    grpc: bool
+    stream: bool
+    jsonrpc: bool
+
+    @classmethod
+    def of(cls, exchange: Exchange) -> Form:
+        response = exchange.response
+        grpc = exchange.classification.binding is Binding.GRPC
+        stream = response is not None and bool(
+            response.events or (grpc and exchange.classification.streaming)
+        )
+        return cls(grpc, stream, exchange.classification.binding is Binding.JSONRPC)
+
+    def fits(self, target: FaultTarget) -> bool:
+        return {
+            FaultTarget.ANY: True,
+            FaultTarget.STREAM: self.stream,
+            FaultTarget.SSE: self.stream and not self.grpc,
+            FaultTarget.HTTP: not self.grpc,
+            FaultTarget.JSONRPC: self.jsonrpc,
+        }[target]
+
+
+@dataclass(frozen=True, slots=True)
+class Faulted:
+    """An answer as a fault profile changed it."""
+
+    answer: Answer
+    shape: Shape
+    changes: tuple[str, ...]
+    specs: tuple[str, ...]  # as the user wrote them
+    synthesized: bool  # the replayer's own answer, not the agent's changed
+    cut: int | None = None  # a stream cut after this many events
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A stream cut after `sent` of its recorded events, and what continues it."""
+
+    step: Step
+    response: Response
+    sent: int
+    mapping: dict[str, str]
+    spec: str
+    form: Form
+    version: Version | None
+
+
+@dataclass
+class Faults:
+    """One profile at work on one replay (see the module docstring)."""
+
+    specs: tuple[FaultSpec, ...]
+    _seen: dict[str, OrderedDict[bytes, None]] = field(default_factory=dict)
+    _cuts: OrderedDict[str, Cut] = field(default_factory=OrderedDict)
+
+    @classmethod
+    def check(cls, specs: Sequence[FaultSpec], script: Script) -> Faults:
+        """The profile, checked against the captures' exchanges."""
+        forms = {s.number: Form.of(s.exchange) for s in script.steps}
+        for spec in specs:
+            if spec.exchange is None:
+                continue
+            if spec.exchange not in forms:
+                numbers = f"#{min(forms)} to #{max(forms)}" if forms else "no exchange"
+                raise FaultSpecError(
+                    f"fault {spec.text!r}: the captures hold no exchange #{spec.exchange} "
+                    f"(they hold {numbers}); {fault_kinds_text()}"
+                )
+            if not forms[spec.exchange].fits(spec.target):
+                raise FaultSpecError(
+                    f"fault {spec.text!r}: {spec.kind} applies to {spec.target.value}, and "
+                    f"exchange #{spec.exchange} is not one; {fault_kinds_text()}"
+                )
+        return cls(tuple(specs))
+
+    # -- which specs hit ------------------------------------------------------------------
+
+    def hit(self, step: Step, request: Request) -> tuple[FaultSpec, ...]:
+        """The specs that hit `request`, answered by `step` (see `fire`)."""
+        if not self.specs:
+            return ()
+        operation = step.exchange.classification.operation
+        return self.fire(step.number, operation, request, Form.of(step.exchange))
+
+    def fire(
+        self, exchange: int | None, operation: str | None, request: Request, form: Form
+    ) -> tuple[FaultSpec, ...]:
+        """The specs that hit this request (and, for `once` kinds, remember it)."""
+        if not self.specs:
+            return ()
+        found = [s for s in self.specs if s.selects(exchange, operation) and form.fits(s.target)]
+        if not found:
+            return ()
+        identity = _identity(request)
+        fired = [s for s in found if not (s.row.once and identity in self._seen.get(s.text, {}))]
+        replacing = next((s for s in fired if s.kind in REPLACING), None)
+        if replacing is not None:
+            fired = [replacing, *(s for s in fired if s.kind.startswith("delay"))]
+        for spec in fired:
+            if spec.row.once:
+                _remember(self._seen.setdefault(spec.text, OrderedDict()), identity)
+        return tuple(sorted(fired, key=lambda s: ORDER.index(s.kind)))
+
+    # -- what they do ---------------------------------------------------------------------
+
+    def apply(self, fired: Sequence[FaultSpec], answer: Answer) -> Faulted:
+        faulted = Faulted(answer, NO_SHAPE, (), (), False)
+        for spec in fired:
+            faulted = _APPLY[spec.kind](spec, faulted)
+            faulted = replace(faulted, specs=(*faulted.specs, spec.text))
+        return faulted
+
+    # -- cut streams and their continuation -----------------------------------------------
+
+    def remember_cut(
+        self, step: Step, sent: int, mapping: Mapping[str, str], fired: Iterable[FaultSpec]
+    ) -> None:
+        """`step`'s stream was cut after `sent` events (`mapping`: the live ids it was
+        served with): a SubscribeToTask of its task continues it."""
+        response = step.exchange.response
+        spec = next((s.text for s in fired if s.kind == "cut-after"), None)
+        if response is None or spec is None:
+            return
+        form, version = Form.of(step.exchange), step.exchange.classification.version
+        self._remember(Cut(step, response, sent, dict(mapping), spec, form, version))
+
+    def _remember(self, cut: Cut) -> None:
+        task = fold_task(_documents(cut.response, cut.sent))
+        recorded = task.get("id") if task else None
+        if not isinstance(recorded, str) or cut.sent == 0:
+            return
+        live = cut.mapping.get(recorded, recorded)
+        self._cuts[live] = cut
+        self._cuts.move_to_end(live)
+        if len(self._cuts) > MEMORY:
+            self._cuts.popitem(last=False)
+
+    def resumption(self, reading: Reading, binding: Binding | None) -> tuple[str, Cut] | None:
+        """The cut stream a SubscribeToTask asks to continue (its task's live id, the cut)."""
+        c = reading.parsed.classification
+        if not self._cuts or c.operation != "SubscribeToTask":
+            return None
+        for slot in reading.parsed.slots:
+            cut = self._cuts.get(slot.value)
+            if cut is not None and _same_face(cut, binding, c.version):
+                return slot.value, cut
+        return None
+
+    def resumed(self, task: str, cut: Cut, faulted: Faulted, carried: bool) -> None:
+        """The continuation went out: whole (the cut is forgotten), cut again (the cut moves
+        on), or not at all (a fault answered instead: the cut stays)."""
+        if not carried:
+            return
+        if faulted.cut is None:
+            self._cuts.pop(task, None)
+            return
+        more = max(faulted.cut - 1, 0)  # the snapshot was the first event
+        total = _count(cut.response)
+        self._cuts[task] = replace(cut, sent=min(cut.sent + more, total))
+
+
+def continuation(cut: Cut) -> tuple[Response, str]:
+    """The answer to a SubscribeToTask after `cut`: the task as it stood, then the rest;
+    and what it is, in words."""
+    response, total = cut.response, _count(cut.response)
+    task = fold_task(_documents(response, cut.sent)) or {}
+    start = _offsets(response)[cut.sent - 1]
+    if response.events:
+        first = next(e for e in response.events if _is_task(event_data(e.lines)))
+        text = _dumps_as(
+            event_data(first.lines), with_task(parse_json(event_data(first.lines)), task)
+        )
+        events = (SseEvent(0, _with_data(first.lines, text)),)
+        rest = tuple(
+            replace(e, offset_us=max(e.offset_us - start, 0)) for e in response.events[cut.sent :]
+        )
+        response = replace(response, events=events + rest)
+    else:
+        head = next(m for m in response.messages if _is_task(m.json))
+        assert head.json is not None
+        snapshot = GrpcMessage(
+            0,
+            json=_dumps_as(head.json, with_task(parse_json(head.json), task)),
+            type_name=head.type_name,
+        )
+        rest_messages = tuple(
+            replace(m, offset_us=max(m.offset_us - start, 0)) for m in response.messages[cut.sent :]
+        )
+        response = replace(response, messages=(snapshot, *rest_messages))
+    after = f", then its recorded events {cut.sent + 1} to {total}" if cut.sent < total else ""
+    what = (
+        f"the task as it stood when the stream of exchange #{cut.step.number} was cut "
+        f"(fault {cut.spec!r}), synthesized from its recorded events 1 to {cut.sent}{after}, "
+        "then the end"
+    )
+    return response, what
+
+
+# -- each kind ------------------------------------------------------------------------------
+
+
+def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    status = spec.value
+    assert isinstance(status, FaultStatus)
+    if isinstance(faulted.answer, GrpcAnswer):
+        name = status.grpc or grpc_status_for_http(status.http or 500)
+        how = "" if status.grpc else f" (as a gRPC client reads HTTP {status.http})"
+        text = f"{name}{how}: fault {spec.text!r} asked of the replayer"
+        answer: Answer = GrpcAnswer((), (), GRPC_STATUS_CODES[name], text, status.headers)
+        said = f"gRPC {name}{how}"
+    else:
+        code = status.http_status
+        phrase = _phrase(code)
+        headers = status.headers or (RETRY_AFTER if code in (429, 503) else ())
+        body = f"{code} {phrase}: fault {spec.text!r} asked of the replayer\n".encode()
+        content = (("content-type", "text/plain; charset=utf-8"),)
+        answer = HttpAnswer(code, phrase, (*content, *headers), body)
+        said = f"HTTP {code} {phrase}" + "".join(f", {k}: {v}" for k, v in headers)
+    change = (
+        f"{said} instead of the recorded answer (fault {spec.text!r}); the request was not "
+        "carried out: an identical request next is answered as recorded"
+    )
+    return replace(faulted, answer=answer, changes=(*faulted.changes, change), synthesized=True)
+
+
+def _reset(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    if isinstance(faulted.answer, GrpcAnswer):
+        text = f"connection reset: fault {spec.text!r} asked of the replayer"
+        answer: Answer = GrpcAnswer((), (), UNAVAILABLE, text, ())
+        change = "the call ended UNAVAILABLE before any message (grpcio cannot reset a connection)"
+        shape = faulted.shape
+    else:
+        answer, shape = faulted.answer, replace(faulted.shape, reset=True)
+        change = "the connection reset before any byte of the answer"
+    change += f" (fault {spec.text!r}); the request was not carried out"
+    return replace(
+        faulted, answer=answer, shape=shape, changes=(*faulted.changes, change), synthesized=True
+    )
+
+
+def _cut(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    count = spec.value
+    assert isinstance(count, int)
+    answer = faulted.answer
+    if isinstance(answer, GrpcAnswer):
+        total = len(answer.messages)
+        text = f"connection dropped: fault {spec.text!r} asked of the replayer"
+        answer = GrpcAnswer(answer.initial, answer.messages[:count], UNAVAILABLE, text, ())
+        how, shape = "the call ended UNAVAILABLE", faulted.shape
+    else:
+        total = len(answer.events)
+        answer = replace(answer, events=answer.events[:count])
+        how, shape = "the connection dropped", replace(faulted.shape, drop=True)
+    sent = min(count, total)
+    change = f"the stream cut after {sent} of its {total} events: {how} (fault {spec.text!r})"
+    return replace(
+        faulted, answer=answer, shape=shape, changes=(*faulted.changes, change), cut=sent
+    )
+
+
+def _delay(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    seconds = spec.value
+    assert isinstance(seconds, float)
+    between = spec.kind == "delay-events"
+    shape = (
+        replace(faulted.shape, gap=faulted.shape.gap + seconds)
+        if between
+        else replace(faulted.shape, delay=faulted.shape.delay + seconds)
+    )
+    where = "between events" if between else "before the first byte"
+    change = f"{seconds:g} s {where} (fault {spec.text!r})"
+    return replace(faulted, shape=shape, changes=(*faulted.changes, change))
+
+
+def _framing(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    variants = spec.value
+    answer = faulted.answer
+    assert isinstance(variants, tuple) and isinstance(answer, HttpAnswer)
+    writes = reframe([data for _, data in answer.events], variants)
+    events = tuple(
+        (offset, b"".join(pieces))
+        for (offset, _), pieces in zip(answer.events, writes, strict=True)
+    )
+    shape = faulted.shape
+    if "split" in variants:
+        splits = tuple(
+            tuple(itertools.accumulate(len(p) for p in pieces[:-1])) for pieces in writes
+        )
+        shape = replace(shape, splits=splits, pause=SPLIT_PAUSE)
+    change = f"the same events framed {'+'.join(variants)} (fault {spec.text!r})"
+    return replace(
+        faulted,
+        answer=replace(answer, events=events),
+        shape=shape,
+        changes=(*faulted.changes, change),
+    )
+
+
+def _envelope(spec: FaultSpec, faulted: Faulted) -> Faulted:
+    answer = faulted.answer
+    assert isinstance(answer, HttpAnswer)
+    how = str(spec.value)
+    if answer.events:
+        events = tuple(
+            (offset, _event_changed(data, how, first=n == 0))
+            for n, (offset, data) in enumerate(answer.events)
+        )
+        answer = replace(answer, events=events)
+    else:
+        answer = replace(answer, body=_body_changed(answer.body, how))
+    where = "its first event's data" if how == "truncated" and answer.events else None
+    what = {
+        "no-jsonrpc": "the `jsonrpc` member left out",
+        "wrong-id": "the JSON-RPC `id` changed to one the client did not send",
+        "truncated": f"{where or 'the JSON body'} cut in half",
+    }[how]
+    change = f"{what} (fault {spec.text!r}); the request was not carried out"
+    return replace(faulted, answer=answer, changes=(*faulted.changes, change))
+
+
+_APPLY: dict[str, Callable[[FaultSpec, Faulted], Faulted]] = {
+    "status": _status,
+    "reset": _reset,
+    "cut-after": _cut,
+    "delay": _delay,
+    "delay-events": _delay,
+    "framing": _framing,
+    "envelope": _envelope,
+}
+
+
+# -- small pure helpers ---------------------------------------------------------------------
+
+
+def _body_changed(body: bytes, how: str) -> bytes:
+    if how == "truncated":
+        return body[: len(body) // 2]
+    text = body.decode("utf-8", "surrogateescape")
+    changed = _json_changed(text, how)
+    return changed.encode("utf-8", "surrogateescape") if changed is not None else body
+
+
+def _event_changed(data: bytes, how: str, first: bool) -> bytes:
+    framer = SseFramer()
+    blocks = framer.feed(data)
+    if not blocks or (how == "truncated" and not first):
+        return data
+    text = event_data(blocks[0])
+    changed = text[: len(text) // 2] if how == "truncated" else _json_changed(text, how)
+    if changed is None:
+        return data
+    return render_events([_with_data(blocks[0], changed), *blocks[1:]], framer.newline)
+
+
+def _json_changed(text: str, how: str) -> str | None:
+    document = parse_json(text)
+    if not isinstance(document, dict) or "jsonrpc" not in document:
+        return None
+    if how == "no-jsonrpc":
+        del document["jsonrpc"]
+    else:
+        document["id"] = _other_id(document.get("id"))
+    return _dumps_as(text, document)
+
+
+def _other_id(value: Json) -> Json:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "not-the-request-id"
+    return value + 1000 if isinstance(value, int) else f"{value}-not-yours"
+
+
+def _dumps_as(text: str, value: Json) -> str:
+    """`value` as JSON in the style of `text` (compact when none is known)."""
+    form = form_of(text)
+    found = dumps_like(form, value) if form is not None else None
+    return found if found is not None else json.dumps(value, ensure_ascii=False)
+
+
+def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:
+    """An event block with its data lines replaced by `text` (one line per line of it),
+    where the first stood; `id:` lines and comments left out (a new event has neither)."""
+    out: list[str] = []
+    placed = False
+    for line in lines:
+        name = line.partition(":")[0]
+        if line.startswith(":") or name == "id":
+            continue
+        if name != "data":
+            out.append(line)
+        elif not placed:
+            out.extend(f"data: {part}" for part in text.split("\n"))
+            placed = True
+    return tuple(out)
+
+
+def _documents(response: Response, count: int) -> list[Json]:
+    texts = [event_data(e.lines) for e in response.events[:count]]
+    texts += [m.json or "" for m in response.messages[:count]]
+    return [parse_json(text) for text in texts]
+
+
+def _is_task(text: str | None) -> bool:
+    found = stream_payload(parse_json(text or ""))
+    return found is not None and found[0] == "task"
+
+
+def _count(response: Response) -> int:
+    return len(response.events) or len(response.messages)
+
+
+def _offsets(response: Response) -> list[int]:
+    return [e.offset_us for e in response.events] or [m.offset_us for m in response.messages]
+
+
+def _same_face(cut: Cut, binding: Binding | None, version: str | None) -> bool:
+    grpc = binding is Binding.GRPC
+    return (
+        cut.form.grpc == grpc
+        and cut.form.jsonrpc == (binding is Binding.JSONRPC)
+        and (cut.version == version)
+    )
+
+
+def _identity(request: Request) -> bytes:
+    """What makes two requests the same request (a retry): all but a JSON-RPC `id`."""
+    document = parse_json(request.body) if request.body else None
+    if isinstance(document, dict) and "jsonrpc" in document:
+        document = {k: v for k, v in document.items() if k != "id"}
+        body = json.dumps(document, sort_keys=True).encode()
+    else:
+        body = request.body
+    digest = hashlib.sha256()
+    for part in (request.method, request.target, *(m.json or "" for m in request.messages)):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    for message in request.messages:
+        digest.update(message.raw or b"")
+    digest.update(body)
+    return digest.digest()
+
+
+def _remember(seen: OrderedDict[bytes, None], identity: bytes) -> None:
+    seen[identity] = None
+    if len(seen) > MEMORY:
+        seen.popitem(last=False)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
