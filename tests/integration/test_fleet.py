@@ -462,7 +462,8 @@ def test_the_pytest_marker_replays_the_fleet(recorded: Recorded, pytester: pytes
         (pytester.path / "trip").mkdir(exist_ok=True)
         (pytester.path / "trip" / path.name).write_bytes(path.read_bytes())
     (pytester.path / "live.json").write_text(json.dumps(asdict(recorded.live)))
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    # -rN: no short summary, which repeats a failure's message in full when CI=true is set
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rN")
     result.assert_outcomes(passed=2, failed=1)  # the stray, once: as its failure
     result.stdout.fnmatch_lines(
         ["*requests no agent of the fleet answers:*", "*GET 127.0.0.1:9: no capture*"]

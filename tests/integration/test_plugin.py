@@ -135,7 +135,8 @@ def _demo_capture(pytester: pytest.Pytester) -> None:
 def test_an_unmatched_request_fails_the_test_once(pytester: pytest.Pytester) -> None:
     _demo_capture(pytester)
     pytester.makepyfile(MISS_TEST)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    # -rN: no short summary, which repeats a failure's message in full when CI=true is set
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rN")
     result.assert_outcomes(failed=1)  # one failure, no teardown error besides it
     result.stdout.fnmatch_lines(
         [
