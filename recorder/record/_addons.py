@@ -80,7 +80,9 @@ class RecordingAddons:
         self.audit = Audit(self.faults, self.save.forget)
 
     def listen(self) -> None:
-        """Count and show every error logged from now on (idempotent)."""
+        """Count and show every error logged from now on (idempotent); called once the proxy
+        listens (or the offline run begins), so the console's summary has something to sum."""
+        self.console.listening = True
         if self._log is None:
             self._log = FaultLog(self.faults)
             self._log.install()

@@ -77,6 +77,7 @@ class Console:
         self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
         self._echo = echo or _stderr
         self._warned: set[str] = set()
+        self.listening = False  # a proxy that never listened recorded nothing: no summary
         save.listeners.append(self._exchange_written)
         save.left_out_listeners.append(self._left_out)
         faults.listeners.append(self._fault)
@@ -116,6 +117,8 @@ class Console:
             )
 
     def done(self) -> None:
+        if not self.listening:  # the start failed, and says why itself
+            return
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
         self._say(

@@ -103,3 +103,15 @@ def test_replay_grpc_listen_on_a_live_agents_port_is_refused(grpc_agent_port: in
     assert done.returncode == 2, done.stderr
     assert f"cannot listen for gRPC on 127.0.0.1:{grpc_agent_port}" in done.stderr
     assert "replaying" not in done.stderr
+
+
+def test_record_on_a_port_in_use_says_only_why_it_could_not_start(
+    held_port: int, tmp_path: Path
+) -> None:
+    """No 'recorded 0 exchanges ... to nothing' before the error: nothing ever listened."""
+    command = [sys.executable, "-m", "recorder", "record", "--upstream", "http://127.0.0.1:9"]
+    command += ["--listen", f"127.0.0.1:{held_port}", "--out", str(tmp_path / "c.http")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "in use" in done.stderr, done.stderr
+    assert "recorded 0 exchanges" not in done.stderr, done.stderr
