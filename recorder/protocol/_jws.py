@@ -16,7 +16,6 @@ mitmproxy already brings.  Nothing here raises on junk input: a bad key or signa
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import hmac
@@ -26,12 +25,9 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from recorder.protocol._b64url import b64url, b64url_decode
 from recorder.protocol._schema import descriptor, fields_by_key, is_repeated, required_fields
 
 CARD_TYPE = "lf.a2a.v1.AgentCard"
@@ -159,14 +155,6 @@ def _drop_empty(value: Any) -> Any:
 # ---- JWS ----
 
 
-def b64url_decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 def protected_header(signature: Mapping[str, Any]) -> dict[str, Any] | None:
     """The decoded JWS Protected Header of a card signature, or None if it is no JSON object."""
     value = signature.get("protected")
@@ -189,7 +177,7 @@ def verifies(signature: Mapping[str, Any], payload: str, jwk: Mapping[str, Any])
     signing_input = f"{signature['protected']}.{b64url(payload.encode('utf-8'))}".encode("ascii")
     try:
         return _VERIFIERS.get(alg[:2], _unknown)(alg, jwk, signing_input, b64url_decode(sig))
-    except (ValueError, TypeError, KeyError, binascii.Error, InvalidSignature):
+    except (ValueError, TypeError, KeyError, binascii.Error):
         return False
 
 
@@ -197,48 +185,12 @@ def _unknown(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
     return False
 
 
-_HASHES: Mapping[str, Callable[[], hashes.HashAlgorithm]] = {
-    "256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512,
-}  # fmt: skip
-_CURVES: Mapping[str, ec.EllipticCurve] = {
-    "P-256": ec.SECP256R1(), "P-384": ec.SECP384R1(), "P-521": ec.SECP521R1(),
-}  # fmt: skip
+def _public_key(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
+    """ES*, RS*, PS*, EdDSA: `cryptography` is imported only when a card has such a signature
+    to check (it costs a reader of captures, `show`, tens of milliseconds)."""
+    from recorder.protocol._jwskeys import verify_public
 
-
-def _int(jwk: Mapping[str, Any], name: str) -> int:
-    return int.from_bytes(b64url_decode(str(jwk[name])), "big")
-
-
-def _ec(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
-    curve = _CURVES[str(jwk["crv"])]
-    key = ec.EllipticCurvePublicNumbers(_int(jwk, "x"), _int(jwk, "y"), curve).public_key()
-    half = len(sig) // 2
-    der = encode_dss_signature(int.from_bytes(sig[:half], "big"), int.from_bytes(sig[half:], "big"))
-    key.verify(der, data, ec.ECDSA(_HASHES[alg[2:]]()))
-    return True
-
-
-def _rsa(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
-    key = rsa.RSAPublicNumbers(_int(jwk, "e"), _int(jwk, "n")).public_key()
-    digest = _HASHES[alg[2:]]()
-    if alg.startswith("PS"):
-        pss = padding.PSS(mgf=padding.MGF1(digest), salt_length=digest.digest_size)
-        key.verify(sig, data, pss, digest)
-    else:
-        key.verify(sig, data, padding.PKCS1v15(), digest)
-    return True
-
-
-def _eddsa(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
-    raw = b64url_decode(str(jwk["x"]))
-    curve = str(jwk.get("crv"))
-    key = (
-        ed25519.Ed25519PublicKey.from_public_bytes(raw)
-        if curve == "Ed25519"
-        else ed448.Ed448PublicKey.from_public_bytes(raw)
-    )
-    key.verify(sig, data)
-    return True
+    return verify_public(alg, jwk, data, sig)
 
 
 def _hmac(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
@@ -248,5 +200,5 @@ def _hmac(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
 
 
 _VERIFIERS: Mapping[str, Callable[[str, Mapping[str, Any], bytes, bytes], bool]] = {
-    "ES": _ec, "RS": _rsa, "PS": _rsa, "Ed": _eddsa, "HS": _hmac,
+    "ES": _public_key, "RS": _public_key, "PS": _public_key, "Ed": _public_key, "HS": _hmac,
 }  # fmt: skip
