@@ -51,7 +51,7 @@ def test_a_commands_help_needs_no_mitmproxy(command: str) -> None:
     assert heavy(imported(command, "--help"), "mitmproxy") == []
 
 
-def test_show_of_a_small_capture_imports_no_mitmproxy_or_server() -> None:
+def test_show_of_a_small_capture_imports_no_mitmproxy_server_or_crypto() -> None:
     modules = imported("show", str(SAMPLE))
     assert "recorder.capture" in modules
-    assert heavy(modules, "mitmproxy", "uvicorn", "a2a", "jinja2") == []
+    assert heavy(modules, "mitmproxy", "uvicorn", "a2a", "jinja2", "cryptography") == []
