@@ -35,8 +35,12 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 
 def exchanges(path: Path) -> tuple[Exchange, ...]:
-    """The exchanges recorded so far; none while the capture file does not exist yet."""
-    return read_capture(path).exchanges if path.exists() else ()
+    """The exchanges recorded so far; none while the capture file does not exist yet, or has
+    been created and its first lines are still being written (a reader polling a live
+    capture can see it empty: the writer creates it, then writes)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return ()
+    return read_capture(path).exchanges
 
 
 def load_peers_run() -> ModuleType:

@@ -265,6 +265,7 @@ from recorder._stop import StopSignals
 signals = StopSignals("busy")
 print("ready", flush=True)
 signals.wait()
+signals.finished()  # as the commands do: a late signal must not kill the exit (-2)
 print("stopped", signals.count > 0, flush=True)
 """
 
