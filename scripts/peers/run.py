@@ -106,6 +106,11 @@ class SdkInfo:
     skips: dict[str, str] = field(default_factory=dict)  # scenario -> why the peer skips it
     agent_bindings: tuple[str, ...] | None = None  # what its agent serves, when not `bindings`
     in_corpus: bool = True  # scripts/record-corpus records it by default
+    # Whether its agent's push deliveries for one task reach the webhook in a fixed order.
+    # a2a-java's do not: its sender posts them concurrently, and direct runs of one scenario
+    # saw (statusUpdate, task, statusUpdate, artifactUpdate) and (task, statusUpdate,
+    # artifactUpdate, statusUpdate).  Compare such deliveries as a multiset (`delivery_kinds`).
+    ordered_deliveries: bool = True
 
     @property
     def serves(self) -> tuple[str, ...]:
@@ -184,7 +189,12 @@ SDKS: dict[str, SdkInfo] = {
         in_corpus=False,
     ),
     # java_peer/ is a Maven project compiled by envs.py; `script` names its folder.
-    "a2a-java-1.0.x": SdkInfo("a2a-java-1.0.x", ENVS["a2a-java-1.0.x"], "java_peer"),
+    "a2a-java-1.0.x": SdkInfo(
+        "a2a-java-1.0.x",
+        ENVS["a2a-java-1.0.x"],
+        "java_peer",
+        ordered_deliveries=False,
+    ),
 }
 
 
@@ -478,6 +488,13 @@ def _body_kind(body: Any) -> str | None:
     if "kind" in body:
         return f"v0.3 {body['kind']}"
     return next(iter(body), None) if len(body) == 1 else "?"
+
+
+def delivery_kinds(agent: str, bodies: list[Any]) -> list[str]:
+    """The kinds of the push deliveries `agent` made, in the order they came, or sorted when
+    that agent's sender keeps no order (`SdkInfo.ordered_deliveries`)."""
+    kinds = [_body_kind(body) or "?" for body in bodies]
+    return kinds if SDKS[agent].ordered_deliveries else sorted(kinds)
 
 
 # The header each SDK's push sender carries the config's token in (a2a-go: no X- prefix).
