@@ -8,9 +8,11 @@ command as `recorder._errors.EXIT_FOR` says (`recorder._shell.Command`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -396,17 +398,12 @@ def _serve_one(
             f"gRPC is served on the host of --listen ({host})", param_hint="--grpc-listen"
         )
     signals = StopSignals()
-    try:
+    with _starting(listen):
         with collector_paused():
             replayer = Replayer(
                 captures, host=host, port=port, grpc_port=grpc_port, on_miss=forward_to, **options
             )
         replayer.start()
-    except OSError as exc:
-        where = show_address(listen)
-        raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
-    except RuntimeError as exc:
-        raise StartError(str(exc)) from exc
     count = sum(len(c.exchanges) for c in captures)
     click.echo(f"replaying {count} exchanges at {replayer.url} (Ctrl-C to stop)", err=True)
     if replayer.grpc_target:
@@ -449,16 +446,11 @@ def _serve_fleet(
         raise InputError("give one folder DIR (a fleet), or capture FILES (one agent)")
     signals = StopSignals()
     host, port = listen
-    try:
+    with _starting(listen):
         with collector_paused():  # as for one agent's captures (see recorder._gcpause)
             found = _fleet_captures(Path(files[0]))
             fleet = Fleet(found, forward=forward, host=host, port=port, **options)
         fleet.start()
-    except OSError as exc:
-        where = show_address(listen)
-        raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
-    except RuntimeError as exc:
-        raise StartError(str(exc)) from exc
     click.echo(fleet.table(), err=True)
     for agent in fleet.agents:
         for note in agent.plan.adopted:
@@ -475,6 +467,19 @@ def _serve_fleet(
     if strict and not fleet.clean:
         click.echo(json.dumps(fleet.report_json(), indent=2), err=True)
         sys.exit(Exit.FOUND)
+
+
+@contextlib.contextmanager
+def _starting(listen: tuple[str, int]) -> Iterator[None]:
+    """A replayer's or a fleet's start: a port it cannot bind, or a server that stops while
+    starting, is a StartError (exit 2)."""
+    try:
+        yield
+    except OSError as exc:
+        where = show_address(listen)
+        raise StartError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+    except RuntimeError as exc:
+        raise StartError(str(exc)) from exc
 
 
 def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:

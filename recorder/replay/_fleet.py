@@ -34,9 +34,7 @@ from typing import Any, Self
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder._errors import OptionError
 from recorder.capture import Capture
-from recorder.options import REPLAY
 from recorder.replay._journal import Journal
-from recorder.replay._limits import Limits
 from recorder.replay._proxy import ProxyFace, proxy_protocol
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
@@ -134,7 +132,7 @@ class Fleet:
     `forward`: one proxy on `host:port` (see the module docstring); else each agent on
     `host`, at `port + i` (port 0: free ports).  `options` go to every agent's `Replayer`
     (`redaction`, and the replayer's options: `recorder.options.REPLAY`); the forward proxy
-    keeps to the same read timeout and size limits (`Limits.of`).
+    keeps to the same read timeout and size limits as the agents.
 
     Raises ValueError when `found` is empty, OptionError for `faults` (a fault profile is one
     agent's: `Replayer`), OSError when a port cannot be bound.
@@ -153,16 +151,15 @@ class Fleet:
         if not plans:
             raise ValueError("a fleet needs at least one capture")
         self.forward = forward
-        settings = REPLAY.settings(_replayer_options(options))
-        if settings["faults"]:  # a #N names one capture's exchange, not every agent's
+        if options.get("faults"):  # a #N names one capture's exchange, not every agent's
             raise OptionError("{faults}: a fleet takes none; replay one agent's captures")
-        self.limits = Limits.of(settings)
         self.routes = Routes(plans)
         self.unrouted = Unrouted()
         self.agents = [
             FleetAgent(plan, self._replayer(plan, i, host, port, options), forward)
             for i, plan in enumerate(plans)
         ]
+        self.limits = self.agents[0].replayer.limits  # the same options: the same limits
         self._sock = bind_socket(host, port) if forward else None
         self.host = host
         self.port = self._sock.getsockname()[1] if self._sock is not None else 0
@@ -287,10 +284,3 @@ async def _started(serve: Serve, stop: asyncio.Event) -> asyncio.Task[None]:
     waiting.cancel()
     await task  # raises what stopped it
     raise RuntimeError("a replayer of the fleet stopped while starting")
-
-
-def _replayer_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Those of a fleet's keyword arguments that are the replayer's options (not `redaction`,
-    `ids` and the like, which `Replayer` takes besides)."""
-    names = {option.name for option in REPLAY.keywords}
-    return {name: value for name, value in options.items() if name in names}
