@@ -188,7 +188,15 @@ def show(
     the capture holds them.
     """
     from recorder.capture import read_capture
-    from recorder.show import capture_rows, check_operations, json_lines, render_table, select
+    from recorder.show import (
+        capture_rows,
+        check_operations,
+        json_lines,
+        learnt_fields,
+        learnt_lines,
+        render_table,
+        select,
+    )
 
     try:
         check_operations(operations)
@@ -199,10 +207,14 @@ def show(
         return
     capture = read_capture(file)
     rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
+    learnt = learnt_fields(capture)
     if as_json:
+        for row in rows:
+            if row.get("number") in learnt:
+                row["learnt"] = learnt[row["number"]]
         click.echo(json_lines(rows), nl=False)
     else:
-        click.echo(render_table(rows))
+        click.echo(render_table(rows) + learnt_lines(learnt))
 
 
 def _show_one(number: int, *, filtered: bool, file: Path) -> None:

@@ -268,6 +268,38 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines + ([""] + flagged if flagged else []))
 
 
+def learnt_fields(capture: Capture) -> dict[int, list[str]]:
+    """Exchange number -> the fields of its request the capture shows fresh in every request
+    of its shape, which replay reads as fresh (`recorder.script`'s learning)."""
+    from recorder.script import load_script
+
+    found: dict[int, list[str]] = {}
+    for step in load_script([capture]).steps:
+        places = [
+            ".".join(str(part) for part in r.slot.location) for r in step.slots if r.slot.learnt
+        ]
+        if places:
+            found[step.number] = places
+    return found
+
+
+def learnt_lines(learnt: dict[int, list[str]]) -> str:
+    """The table's note of the fields learnt fresh (empty when there are none)."""
+    if not learnt:
+        return ""
+    by_field: dict[str, list[int]] = {}
+    for number, places in learnt.items():
+        for place in places:
+            by_field.setdefault(place, []).append(number)
+    lines = [
+        f"  {place}: #{', #'.join(map(str, numbers[:8]))}{' ...' if len(numbers) > 8 else ''}"
+        for place, numbers in by_field.items()
+    ]
+    return "\nfresh in every request of their shape (replay reads them as fresh):\n" + "\n".join(
+        lines
+    )
+
+
 def render_one(capture: Capture, number: int) -> str:
     """Exchange `number` whole: its row, then its request and response as the capture holds
     them.  Raises LookupError naming the numbers there are when it has none by that number."""

@@ -190,5 +190,13 @@ REPLAY = Table(
             "recorded); both serves a dual card and answers each request in its own version.",
             choices=("1.0", "0.3", "both"),
         ),
+        _row(
+            "credentials",
+            bool,
+            True,
+            "Answer a request lacking a credential the recorded request carried as if it "
+            "carried it (by default it gets the agent's recorded refusal, or is a miss naming "
+            "the credential).",
+        ),
     ]
 )

@@ -150,6 +150,7 @@ MESSAGE, PART, TASK, STATUS, ARTIFACT = "Message", "Part", "Task", "TaskStatus",
 STATUS_UPDATE, ARTIFACT_UPDATE = "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent"
 SEND_RESULT, STREAM = "SendMessageResponse", "StreamResponse"
 SEND_PARAMS, SEND_CONFIG = "SendMessageRequest", "SendMessageConfiguration"
+STREAM_PARAMS = "SendMessageRequest (streaming)"  # the same message; blocking means nothing
 PUSH_CONFIG = "TaskPushNotificationConfig"
 CREATE_CONFIG, CONFIG_REF = "CreateTaskPushNotificationConfigRequest", "PushConfigReference"
 LIST_CONFIGS, CONFIG_LIST = "ListTaskPushNotificationConfigsRequest", "PushConfigList"
@@ -160,7 +161,7 @@ LIST_OF = "[]"  # a member type ending in it is a list of that type
 # The root type of each operation's request and response (None: not translated).
 ROOTS: Mapping[str, tuple[str | None, str | None]] = {
     "SendMessage": (SEND_PARAMS, SEND_RESULT),
-    "SendStreamingMessage": (SEND_PARAMS, STREAM),
+    "SendStreamingMessage": (STREAM_PARAMS, STREAM),
     "GetTask": (GET_TASK, TASK),
     "CancelTask": (CANCEL_TASK, TASK),
     "SubscribeToTask": (SUBSCRIBE, STREAM),
@@ -208,7 +209,10 @@ TYPES: Mapping[str, TypeRow] = {
     PART: TypeRow(shape="part"),
     SEND_RESULT: TypeRow(shape="wrapper"),
     STREAM: TypeRow(shape="wrapper"),
-    SEND_PARAMS: TypeRow({"message": MESSAGE, "configuration": SEND_CONFIG}, v1_only=_TENANT),
+    SEND_PARAMS: TypeRow(
+        {"message": MESSAGE, "configuration": SEND_CONFIG}, v1_only=_TENANT, shape="send-params"
+    ),
+    STREAM_PARAMS: TypeRow({"message": MESSAGE, "configuration": SEND_CONFIG}, v1_only=_TENANT),
     SEND_CONFIG: TypeRow(shape="send-config"),
     PUSH_CONFIG: TypeRow(v1_only=_TENANT, shape="push-config"),
     CREATE_CONFIG: TypeRow(v1_only=_TENANT, shape="create-config"),

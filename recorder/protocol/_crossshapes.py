@@ -207,9 +207,35 @@ def _write_status_update(w: Walk, obj: Obj, kind: str, target: Dialect, path: st
 # ---- the send configuration and push configs ------------------------------------------------
 
 
+def _read_send_params(w: Walk, params: Obj, kind: str, source: Dialect, path: str) -> Json:
+    """A unary send: no configuration in v0.3 is a send that does not block (its `blocking`
+    defaults to false), which v1.0 says with `returnImmediately` (its default blocks)."""
+    if not isinstance(params.get("configuration"), dict):
+        w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.configuration")
+        params["configuration"] = {"returnImmediately": True}
+        return {
+            **w.read_members(
+                {k: v for k, v in params.items() if k != "configuration"}, kind, source, path
+            ),
+            "configuration": params["configuration"],
+        }
+    return w.read_members(params, kind, source, path)
+
+
+def _write_send_params(w: Walk, params: Obj, kind: str, target: Dialect, path: str) -> Json:
+    """A unary send: no configuration in v1.0 is a blocking send, which v0.3 says."""
+    out = w.write_members(params, kind, target, path)
+    if w.defaults and not isinstance(out.get("configuration"), dict):
+        w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.configuration")
+        out["configuration"] = {"blocking": True}
+    return out
+
+
 def _read_send_config(w: Walk, config: Obj, kind: str, source: Dialect, path: str) -> Json:
-    # proto-JSON leaves a false bool out: there, no `blocking` is `blocking: false`.
-    blocking = config.pop("blocking", None if source is _V03 else False)
+    # No `blocking` is `blocking: false` in v0.3 (proto3's default; proto-JSON leaves a false
+    # bool out, and the JSON-RPC schema gives no other; a2a-python reads it as blocking).  A
+    # diff reads v1.0 documents this way too: there, no `blocking` says nothing.
+    blocking = config.pop("blocking", False if w.defaults or source is not _V03 else None)
     if blocking is not None:
         w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.blocking")
         if blocking is False:  # v1.0 leaves out the default `returnImmediately: false`
@@ -427,6 +453,7 @@ SHAPES: Mapping[str, tuple[Shape, Shape]] = {
     "part": (_read_part, _write_part),
     "wrapper": (_read_wrapper, _write_wrapper),
     "status-update": (_read_status_update, _write_status_update),
+    "send-params": (_read_send_params, _write_send_params),
     "send-config": (_read_send_config, _write_send_config),
     "push-config": (_read_push_config, _write_push_config),
     "create-config": (_read_create, _write_create),

@@ -37,8 +37,11 @@ Json = Any
 class Walk:
     """One translation's notes: what was renamed, what was lost (`keep`: lost values stay)."""
 
-    def __init__(self, *, keep: bool = False) -> None:
+    def __init__(self, *, keep: bool = False, defaults: bool = False) -> None:
         self.keep = keep
+        # Say what each version leaves to its defaults where the other's differ (a send that
+        # names no configuration): for a request crossing versions, not for a diff's reading.
+        self.defaults = defaults
         self.renames: list[Rename] = []
         self.lost: list[Lost] = []
 

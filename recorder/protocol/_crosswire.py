@@ -68,8 +68,9 @@ _R = RenameRule
 def body(
     document: Json, name: str, side: Side, source: Dialect, target: Dialect, *, path: str = "$"
 ) -> Translated:
-    """One JSON document of operation `name`'s request or answer, from `source` to `target`."""
-    walk = Walk()
+    """One JSON document of operation `name`'s request or answer, from `source` to `target`,
+    each version's defaults said where the other's differ."""
+    walk = Walk(defaults=True)
     if source is target:
         return walk.result(document)
 

@@ -14,57 +14,29 @@ grammar `recorder.protocol`'s) makes the service answer as real networks do (`_f
 streams cut and continued by `SubscribeToTask`, delays, error statuses, resets, other SSE
 framings, malformed envelopes; each such answer is journaled with the specs behind it.
 
-For tools that play the client side (verify): `load_script` reads captures as a `Script` of
-`Step`s, each recorded request's ids with their `Provenance` (`Step.slots`) and the ids its
-answer handed out (`Step.response_ids`); `substitute_*` put live values in recorded bytes;
-`answer_documents`, `answer_succeeded` and `located_ids` read any answer, recorded or live, as
-the script reads recorded ones (`CARD_OPERATIONS` hand out no ids); `fresh_id` mints an id
-that looks like a recorded one; `capture_as` translates a capture into the other protocol
-version, as replay's `ServeVersion` serves it.
+The capture read as a script (steps, ids and their origin, the swap of recorded values for
+live ones) is `recorder.script`'s, which verify shares; `capture_as` translates a capture into
+the other protocol version, as replay's `ServeVersion` serves it.
 """
 
 from recorder._errors import FaultSpecError
 from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
+from recorder.replay._answer import HttpAnswer
 from recorder.replay._faults import Shape
 from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
 from recorder.replay._grpcanswer import GrpcAnswer
-from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
 from recorder.replay._limits import Limits
-from recorder.replay._mint import IdFactory, fresh_id
+from recorder.replay._pushes import PlannedDelivery
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
-from recorder.replay._respond import (
-    HttpAnswer,
-    substitute_body,
-    substitute_headers,
-    substitute_json_text,
-    substitute_text,
-)
-from recorder.replay._script import (
-    CARD_OPERATIONS,
-    RecordedSlot,
-    Script,
-    Step,
-    answer_documents,
-    answer_succeeded,
-    load_script,
-    located_ids,
-)
 from recorder.replay._server import ReplayApp
-from recorder.replay._service import (
-    Client,
-    Miss,
-    PlannedDelivery,
-    Refused,
-    ReplayService,
-    Served,
-)
+from recorder.replay._service import Client, Miss, Refused, ReplayService, Served
 from recorder.replay._timing import Timing
 from recorder.replay._versions import CaptureAs, ServeVersion, capture_as
+from recorder.script import IdFactory
 
 __all__ = [
-    "CARD_OPERATIONS",
     "CaptureAs",
     "Client",
     "FAULT_KINDS",
@@ -81,32 +53,19 @@ __all__ = [
     "Limits",
     "Miss",
     "PlannedDelivery",
-    "Provenance",
-    "RecordedSlot",
     "Refused",
     "ReplayApp",
     "ReplayService",
     "Replayer",
     "Report",
-    "Script",
     "SeenId",
     "ServeVersion",
     "Served",
     "Shape",
-    "Step",
     "Timing",
-    "answer_documents",
-    "answer_succeeded",
     "capture_as",
     "fleet_paths",
-    "fresh_id",
-    "load_script",
-    "located_ids",
     "parse_fault",
     "parse_faults",
     "read_faults",
-    "substitute_body",
-    "substitute_headers",
-    "substitute_json_text",
-    "substitute_text",
 ]

@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Iterable
 
 import httpx
 
-from recorder.replay._respond import wire_bytes
-from recorder.replay._service import PlannedDelivery, ReplayService, Served
+from recorder.replay._pushes import PlannedDelivery
+from recorder.replay._service import ReplayService, Served
 from recorder.replay._timing import Pacer, Timing
+from recorder.script import wire_bytes
 
 log = logging.getLogger("a2a_recorder.replay")
 DELIVERY_TIMEOUT = 10.0

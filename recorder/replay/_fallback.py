@@ -1,4 +1,4 @@
-"""The agent's own answer to a request it could not serve, for another like it (pure).
+"""The agent's own refusal of a request it could not serve, for another like it (pure).
 
 An agent answers an unknown JSON-RPC method, a body that is not JSON, a batch or an unknown
 route in its own way (the JS SDK says `-32601 "Invalid method."`, a2a-sdk `-32601 "Method not
@@ -14,17 +14,19 @@ request alone:
     http:not-json           a body that is not JSON on an HTTP+JSON route
     http:unknown-route      any other request no A2A route takes
 
-The same endpoint path is preferred; any path of the same trouble will do.
+The same endpoint path is preferred; any path of the same trouble will do.  Only refusals
+are served so (an answer that is no success): a request the agent answered with success was
+served by a route of its own (a framework's `POST /v1/tasks:get`), and its answer depends on
+what the request says, so it answers only a request that matches it whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from recorder.capture import Request
+from recorder.capture import Exchange, Request
 from recorder.protocol import NOT_JSON, Binding, Classification, parse_json
-from recorder.replay._ids import Json
-from recorder.replay._script import Step
+from recorder.script import Json, Step, answer_documents, answer_succeeded
 
 Trouble = tuple[str, str]  # (trouble, path)
 WORDS = {
@@ -82,11 +84,16 @@ class Troubles:
         for step in self._steps:
             exchange = step.exchange
             kind = trouble(exchange.request, exchange.classification, self._paths)
-            if kind is None or exchange.response is None:
+            if kind is None or exchange.response is None or _succeeded(exchange):
                 continue
             index.setdefault((kind, exchange.request.target.partition("?")[0]), step)
             self._any.setdefault(kind, step)
         return index
+
+
+def _succeeded(exchange: Exchange) -> bool:
+    documents = answer_documents(exchange.response)
+    return answer_succeeded(exchange.classification.binding, exchange.response, documents)
 
 
 def describe(step: Step) -> str:

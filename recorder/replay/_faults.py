@@ -15,16 +15,17 @@ service asks it, for each request it answers:
    was done in words, and whether the answer is still the agent's (`adapted`) or the
    replayer's own (`synthesized`: a status, a reset).
 
-A stream cut after N >= 1 events is remembered by its task's live id (`remember_cut`); a
-`SubscribeToTask` of that task then gets `continuation(cut)`: the task as it stood at the cut
-(folded from the recorded events the client got, `recorder.protocol.fold_task`), then the
-recorded events it did not get, then the end (spec §3.1.6).  A cut of the continuation moves
-the cut on.
+A stream cut after N >= 1 events is a `Cut` (`cut_of`), which the session of its task keeps
+under the task's live id (`recorder.replay._state`: forgotten with the session, as the task's
+other ids are); a `SubscribeToTask` of that task then gets `continuation(cut)`: the task as it
+stood at the cut (folded from the recorded events the client got,
+`recorder.protocol.fold_task`), then the recorded events it did not get, then the end (spec
+§3.1.6).  A cut of the continuation moves the cut on (`moved_on`).
 
 Whether the service carries a request out (moves its state on) is the specs' to say
 (`FaultSpec.carried`): not when the client got nothing of the answer (a status, a reset, a
 malformed envelope, a cut before any event), so that a retry gets exactly what the
-recording holds.  Everything kept is bounded (`MEMORY` identities per spec, `MEMORY` cuts).
+recording holds.  The identities of the requests hit are bounded (`MEMORY` per spec).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import http
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from recorder._errors import FaultSpecError
@@ -57,11 +58,9 @@ from recorder.protocol import (
     stream_payload,
     with_task,
 )
+from recorder.replay._answer import HttpAnswer
 from recorder.replay._grpcanswer import GrpcAnswer
-from recorder.replay._ids import Json
-from recorder.replay._reader import Reading
-from recorder.replay._respond import HttpAnswer, dumps_like, form_of
-from recorder.replay._script import Script, Step
+from recorder.script import Json, Script, Step, Swap, dumps_like
 
 Answer = HttpAnswer | GrpcAnswer
 MEMORY = 4096
@@ -138,10 +137,19 @@ class Cut:
     step: Step
     response: Response
     sent: int
-    mapping: dict[str, str]
+    swap: Swap  # how the stream's recorded values read as live ones
     spec: str
     form: Form
     version: Version | None
+    task: str  # the live id of its task
+
+    def fits(self, binding: Binding | None, version: str | None) -> bool:
+        """Whether a SubscribeToTask on this binding and version continues it."""
+        return (
+            self.form.grpc == (binding is Binding.GRPC)
+            and self.form.jsonrpc == (binding is Binding.JSONRPC)
+            and self.version == version
+        )
 
 
 @dataclass
@@ -150,7 +158,6 @@ class Faults:
 
     specs: tuple[FaultSpec, ...]
     _seen: dict[str, OrderedDict[bytes, None]] = field(default_factory=dict)
-    _cuts: OrderedDict[str, Cut] = field(default_factory=OrderedDict)
 
     @classmethod
     def check(cls, specs: Sequence[FaultSpec], script: Script) -> Faults:
@@ -209,53 +216,30 @@ class Faults:
             faulted = replace(faulted, specs=(*faulted.specs, spec.text))
         return faulted
 
-    # -- cut streams and their continuation -----------------------------------------------
 
-    def remember_cut(
-        self, step: Step, sent: int, mapping: Mapping[str, str], fired: Iterable[FaultSpec]
-    ) -> None:
-        """`step`'s stream was cut after `sent` events (`mapping`: the live ids it was
-        served with): a SubscribeToTask of its task continues it."""
-        response = step.exchange.response
-        spec = next((s.text for s in fired if s.kind == "cut-after"), None)
-        if response is None or spec is None:
-            return
-        form, version = Form.of(step.exchange), step.exchange.classification.version
-        self._remember(Cut(step, response, sent, dict(mapping), spec, form, version))
-
-    def _remember(self, cut: Cut) -> None:
-        task = fold_task(_documents(cut.response, cut.sent))
-        recorded = task.get("id") if task else None
-        if not isinstance(recorded, str) or cut.sent == 0:
-            return
-        live = cut.mapping.get(recorded, recorded)
-        self._cuts[live] = cut
-        self._cuts.move_to_end(live)
-        if len(self._cuts) > MEMORY:
-            self._cuts.popitem(last=False)
-
-    def resumption(self, reading: Reading, binding: Binding | None) -> tuple[str, Cut] | None:
-        """The cut stream a SubscribeToTask asks to continue (its task's live id, the cut)."""
-        c = reading.parsed.classification
-        if not self._cuts or c.operation != "SubscribeToTask":
-            return None
-        for slot in reading.parsed.slots:
-            cut = self._cuts.get(slot.value)
-            if cut is not None and _same_face(cut, binding, c.version):
-                return slot.value, cut
+def cut_of(step: Step, sent: int, swap: Swap, fired: Iterable[FaultSpec]) -> Cut | None:
+    """`step`'s stream, cut after `sent` events (served with `swap`), as a SubscribeToTask of
+    its task will continue it; None when nothing continues (no event went out, no task)."""
+    response = step.exchange.response
+    spec = next((s.text for s in fired if s.kind == "cut-after"), None)
+    if response is None or spec is None or sent == 0:
         return None
+    task = fold_task(_documents(response, sent))
+    recorded = task.get("id") if task else None
+    if not isinstance(recorded, str):
+        return None
+    form, version = Form.of(step.exchange), step.exchange.classification.version
+    live = swap.text(recorded)
+    return Cut(step, response, sent, swap, spec, form, version, live)
 
-    def resumed(self, task: str, cut: Cut, faulted: Faulted, carried: bool) -> None:
-        """The continuation went out: whole (the cut is forgotten), cut again (the cut moves
-        on), or not at all (a fault answered instead: the cut stays)."""
-        if not carried:
-            return
-        if faulted.cut is None:
-            self._cuts.pop(task, None)
-            return
-        more = max(faulted.cut - 1, 0)  # the snapshot was the first event
-        total = _count(cut.response)
-        self._cuts[task] = replace(cut, sent=min(cut.sent + more, total))
+
+def moved_on(cut: Cut, faulted: Faulted) -> Cut | None:
+    """The cut after its continuation went out: None when it went out whole, else the cut
+    moved on by the events the client got this time."""
+    if faulted.cut is None:
+        return None
+    more = max(faulted.cut - 1, 0)  # the snapshot was the first event
+    return replace(cut, sent=min(cut.sent + more, _count(cut.response)))
 
 
 def continuation(cut: Cut) -> tuple[Response, str]:
@@ -470,9 +454,7 @@ def _other_id(value: Json) -> Json:
 
 def _dumps_as(text: str, value: Json) -> str:
     """`value` as JSON in the style of `text` (compact when none is known)."""
-    form = form_of(text)
-    found = dumps_like(form, value) if form is not None else None
-    return found if found is not None else json.dumps(value, ensure_ascii=False)
+    return dumps_like(text, value)
 
 
 def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:
@@ -509,15 +491,6 @@ def _count(response: Response) -> int:
 
 def _offsets(response: Response) -> list[int]:
     return [e.offset_us for e in response.events] or [m.offset_us for m in response.messages]
-
-
-def _same_face(cut: Cut, binding: Binding | None, version: str | None) -> bool:
-    grpc = binding is Binding.GRPC
-    return (
-        cut.form.grpc == grpc
-        and cut.form.jsonrpc == (binding is Binding.JSONRPC)
-        and (cut.version == version)
-    )
 
 
 def _identity(request: Request) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from recorder._errors import GrpcCodecError
@@ -26,7 +26,7 @@ from recorder.protocol import (
     encode_status_details,
     is_binary_header,
 )
-from recorder.replay._respond import substitute_json_text, substitute_text
+from recorder.script import Swap, Template, prepare
 
 OK, UNKNOWN, UNIMPLEMENTED, INTERNAL = 0, 2, 12, 13
 # Metadata grpcio writes itself (or refuses from an application): never replayed.
@@ -90,25 +90,33 @@ def recorded_status(response: Response) -> tuple[int, str, bytes | None]:
 
 
 def grpc_answer(
-    response: Response, mapping: Mapping[str, str], rewrite: Rewrite | None
+    response: Response,
+    swap: Swap,
+    rewrite: Rewrite | None,
+    templates: Sequence[Template | None] | None = None,
 ) -> GrpcAnswer:
-    """The recorded answer with live ids; `rewrite` fixes a served card's interfaces.
+    """The recorded answer with live ids; `rewrite` fixes a served card's interfaces;
+    `templates` are the messages' proto-JSON already prepared (`recorder.script.prepare`).
 
     A recorded message that no longer encodes ends the call with INTERNAL, saying so.
     """
+    if templates is None:
+        templates = [prepare(m.json) if m.json is not None else None for m in response.messages]
     try:
-        messages = tuple(_message(m, mapping, rewrite) for m in response.messages)
+        messages = tuple(
+            _message(m, t, swap, rewrite) for m, t in zip(response.messages, templates, strict=True)
+        )
     except GrpcCodecError as err:
         return GrpcAnswer((), (), INTERNAL, f"a recorded message does not encode: {err}", ())
     code, text, blob = recorded_status(response)
     trailing = _application_metadata(response.trailers)
     if blob is not None:
-        trailing = (*trailing, (DETAILS_HEADER, _swap_details(blob, mapping)))
+        trailing = (*trailing, (DETAILS_HEADER, _swap_details(blob, swap)))
     return GrpcAnswer(
         _application_metadata(response.headers),
         messages,
         code,
-        substitute_text(text, mapping),
+        swap.text(text),
         trailing,
     )
 
@@ -122,22 +130,22 @@ def error_answer(code: int, text: str, details: list[dict[str, object]]) -> Grpc
 
 
 def _message(
-    message: GrpcMessage, mapping: Mapping[str, str], rewrite: Rewrite | None
+    message: GrpcMessage, template: Template | None, swap: Swap, rewrite: Rewrite | None
 ) -> tuple[int, bytes]:
-    if message.json is None or message.type_name is None:
+    if template is None or message.type_name is None:
         return message.offset_us, message.raw or b""
-    text = substitute_json_text(message.json, mapping)
+    text = template.render(swap.lookup, swap.embedded)
     if rewrite is not None and message.type_name.endswith(CARD_TYPE_SUFFIX):
         text = rewrite(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
     return message.offset_us, encode_message(message.type_name, text)
 
 
-def _swap_details(blob: bytes, mapping: Mapping[str, str]) -> bytes:
+def _swap_details(blob: bytes, swap: Swap) -> bytes:
     status = decode_status_details(blob)
     if status is None:
         return blob
     try:
-        swapped = json.loads(substitute_json_text(json.dumps(status), mapping))
+        swapped = json.loads(swap.json_text(json.dumps(status)))
         return decode_binary_header(encode_status_details(swapped))
     except (GrpcCodecError, ValueError):
         return blob

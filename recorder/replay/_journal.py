@@ -49,7 +49,7 @@ from recorder.capture import Capture, Headers, Request
 from recorder.options import REPLAY
 from recorder.protocol import AGENT_CARD, Classification, find_card
 from recorder.redaction import NO_RULES, REDACTED_NOTE, Redactor, Rules
-from recorder.replay._ids import Provenance, Slot
+from recorder.script import Provenance, Slot
 
 MAX_ENTRIES = 10_000
 MAX_BYTES: int = REPLAY.by_name["journal_bytes"].default
@@ -70,6 +70,7 @@ class SeenId:
     provenance: Provenance
     recorded: str | None = None
     segment: int | None = None  # of a resource name `tasks/{id}/...`
+    learnt: bool = False  # fresh because the capture shows its field fresh in every request
 
     @property
     def location(self) -> str:
@@ -99,7 +100,9 @@ class JournalRequest:
     @property
     def ids(self) -> tuple[SeenId, ...]:
         """Each id in the request: where, its provenance, the recorded id it stood for."""
-        return tuple(SeenId(s.location, s.value, p, r, s.segment) for s, p, r in self.seen)
+        return tuple(
+            SeenId(s.location, s.value, p, r, s.segment, s.learnt) for s, p, r in self.seen
+        )
 
     def sizes(self) -> tuple[int, int]:
         """(head, body) bytes, as the journal counts them."""
@@ -402,6 +405,7 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
                 "value": _text(i.value),
                 "provenance": i.provenance.value,
                 "recorded": _text(i.recorded) if i.recorded else None,
+                **({"learnt": True} if i.learnt else {}),
             }
             for i in entry.ids
         ],

@@ -1,49 +1,52 @@
 """A listing (ListTasks) answered as the agent's store would answer it (pure).
 
 A live agent lists every task in its store.  The replay's store is the recorded listing with
-each recorded task shown for the live families that stand for it (`_state`), so:
+each recorded task shown for the live families that stand for it (`_state`: a family's member
+in its session's first world), so:
 
 - a task that existed before the recording (no step of the capture created it) stays, under
   its recorded id;
-- a task the capture created is shown once for each live family in scope whose branches hold
-  it, with that family's ids: families and tasks are paired by a maximum matching, and a
-  family left over (more live clients than recorded ones, which cannot be told apart) is
-  shown with a task it could be, beside it;
+- a task the capture created is shown once for each live family in scope whose member created
+  it, with that family's ids (the first is the recorded item, the others are shown beside it:
+  more live clients than recorded ones, which cannot be told apart);
 - a task the capture created and no live client did is left out, as the agent would.
 
 The scope is the whole store, or, for a listing filtered by an id (a context), the sessions
 that id belongs to.  One client replaying its own capture therefore gets exactly the recorded
 answer; five identical clients each see their own task (and each other's, as live).
 
-Among the recorded listings of the same request, the one answered is the one that leaves out
-and leaves over the fewest tasks, then the first after the families' frontiers (the store as
-it stood when the recording listed it).  `totalSize` follows the items shown.  What changed
-is said (`Listing.changes`), live tasks in scope that no item of the listing stands for too.
+Among the recorded listings of the same request, only those around the store's frontier are
+looked at (`WINDOW`: the latest at or before it and the next ones): the one answered leaves
+out and leaves over the fewest tasks, then comes first after the frontier.  `totalSize`
+follows the items shown.  What changed is said (`Listing.changes`), live tasks in scope that
+no item of the listing stands for too.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from recorder.capture import Response
 from recorder.protocol import LISTINGS, Binding
-from recorder.replay._ids import Json
-from recorder.replay._respond import Swapper, dumps_like, form_of, wire_bytes
-from recorder.replay._script import Script, Step
-from recorder.replay._state import Family, LiveState, Session
+from recorder.replay._state import Family, LiveState, Session, World
+from recorder.script import (
+    Json,
+    Lookup,
+    Script,
+    Step,
+    Swap,
+    answer_documents,
+    dumps_like,
+    form_of,
+    wire_bytes,
+)
 
-Shown = tuple[int, Family | None, int]  # (item index, the family shown, its root; None: as is)
+WINDOW = 4  # recorded listings looked at per request, at and after the store's frontier
 
-
-@dataclass(frozen=True, slots=True)
-class _Items:
-    """The items of one recorded listing: their ids and where the capture created them."""
-
-    ids: tuple[str, ...]
-    origins: tuple[tuple[int, int] | None, ...]  # (root step, position) or None: existed
+Shown = tuple[int, Family | None]  # (item index, the family shown; None: the item as it is)
 
 
 @dataclass(slots=True)
@@ -51,7 +54,7 @@ class Plan:
     step: Step
     shown: list[Shown] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # recorded ids no live family holds
-    extra: int = 0  # families shown beside the item they were matched after
+    extra: int = 0  # families shown beside the item their member created
     unshown: int = 0  # families in scope this listing cannot show
 
     @property
@@ -70,108 +73,83 @@ class Lister:
     def __init__(self, script: Script, state: LiveState) -> None:
         self.script = script
         self.state = state
-        self._items: dict[int, _Items] = {}
+        self._items: dict[int, tuple[str, ...]] = {}  # step -> its items' ids (derived once)
 
     def answer(
         self,
         steps: Sequence[Step],
-        scope: frozenset[Session] | None,
-        mapping: dict[str, str],
+        scope: Sequence[Session] | None,
+        lookup: Lookup,
         binding: Binding | None,
     ) -> Listing:
         """The listing to serve for a request whose key's steps are `steps`."""
-        plans = [self._plan(step, scope) for step in steps]
-        tasks = {f for f in self.state.families(scope) if self._holds_task(f)}
-        for plan in plans:
-            plan.unshown = len(tasks - {f for _, f, _ in plan.shown})
-        plan = self._best(plans)
-        response, changed = self._render(plan, mapping, binding)
+        store = self._store(scope)
+        frontier = max((max([m, *w.frontier.values()]) for _, w, m in store), default=-1)
+        plans = [self._plan(step, store) for step in _window(steps, frontier)]
+        plan = min(plans, key=lambda p: (p.cost, p.step.index <= frontier, p.step.index))
+        response, changed = self._render(plan, lookup, binding)
         return Listing(response, plan.step, _changes(plan, changed))
 
-    # -- planning -------------------------------------------------------------------------
+    def _store(self, scope: Sequence[Session] | None) -> list[tuple[Family, World, int]]:
+        """(family, its session's first world, its member) for each family in scope holding
+        a task, as a live agent's store holds them."""
+        found = []
+        for family in self.state.families(scope):
+            world = family.session.worlds[0]
+            member = world.steps[family]
+            if any(r in self.script.task_ids for r in self.script.steps[member].introduced):
+                found.append((family, world, member))
+        return found
 
-    def items(self, step: Step) -> _Items:
+    def items(self, step: Step) -> tuple[str, ...]:
         found = self._items.get(step.index)
         if found is None:
-            ids = tuple(_item_ids(step))
-            origins = tuple(self.script.origin.get(i) for i in ids)
-            found = self._items[step.index] = _Items(ids, origins)
+            found = self._items[step.index] = tuple(_item_ids(step))
         return found
 
-    def _plan(self, step: Step, scope: frozenset[Session] | None) -> Plan:
-        items = self.items(step)
-        candidates: dict[int, list[tuple[Family, int]]] = {}
-        for n, origin in enumerate(items.origins):
-            if origin is not None:
-                candidates[n] = [
-                    (f, origin[0])
-                    for f in self.state.by_root(origin[0])
-                    if scope is None or f.session in scope
-                ]
-        matched = _match(candidates)
+    def _plan(self, step: Step, store: list[tuple[Family, World, int]]) -> Plan:
+        by_member: dict[int, list[Family]] = {}
+        for family, _, member in store:
+            by_member.setdefault(member, []).append(family)
         plan = Plan(step)
-        for n, (recorded, origin) in enumerate(zip(items.ids, items.origins, strict=True)):
-            if origin is None:
-                plan.shown.append((n, None, -1))
-            elif n in matched:
-                plan.shown.append((n, *matched[n]))
-            else:
+        named: set[int] = set()
+        for n, recorded in enumerate(self.items(step)):
+            origin = self.script.origin.get(recorded)
+            if origin is None or recorded in self.script.fixed:
+                plan.shown.append((n, None))
+                continue
+            families = by_member.get(origin[0], [])
+            named.add(origin[0])
+            if not families:
                 plan.left_out.append(recorded)
-        taken = {f for f, _ in matched.values()}
-        for n, found in candidates.items():
-            for family, root in found:
-                if family not in taken:
-                    taken.add(family)
-                    plan.shown.append((n, family, root))
-                    plan.extra += 1
-        plan.shown.sort(key=lambda s: s[0])
+            plan.shown += [(n, f) for f in families]
+            plan.extra += max(0, len(families) - 1)
+        plan.unshown = sum(1 for _, _, member in store if member not in named)
         return plan
-
-    def _holds_task(self, family: Family) -> bool:
-        """Whether a family holds a task (a live agent would list it)."""
-        root = next(iter(family.branches))
-        return any(r in self.script.task_ids for r in self.script.steps[root].introduced)
-
-    def _best(self, plans: list[Plan]) -> Plan:
-        least = min(p.cost for p in plans)
-        fitting = [p for p in plans if p.cost == least]
-        frontier = max((self._frontier(p) for p in fitting), default=-1)
-        return next((p for p in fitting if p.step.index > frontier), fitting[-1])
-
-    def _frontier(self, plan: Plan) -> int:
-        found = -1
-        for _, family, root in plan.shown:
-            branch = family.branches.get(root) if family is not None else None
-            if branch is not None:
-                found = max(found, root, *branch.frontier.values())
-        return found
 
     # -- rendering ------------------------------------------------------------------------
 
-    def _render(
-        self, plan: Plan, mapping: dict[str, str], binding: Binding | None
-    ) -> tuple[Response, bool]:
+    def _render(self, plan: Plan, lookup: Lookup, binding: Binding | None) -> tuple[Response, bool]:
         response = plan.step.exchange.response
         assert response is not None
         if binding is Binding.GRPC:
             messages = []
             changed = False
             for message in response.messages:
-                text, moved = self._document(message.json, plan, mapping, False)
+                text, moved = self._document(message.json, plan, lookup, False)
                 changed = changed or moved
                 messages.append(replace(message, json=text) if text is not None else message)
             return replace(response, messages=tuple(messages)), changed
         body = response.body.decode("utf-8", "surrogateescape") if response.body else None
-        text, changed = self._document(body, plan, mapping, binding is Binding.JSONRPC)
+        text, changed = self._document(body, plan, lookup, binding is Binding.JSONRPC)
         if text is None:
             return response, False
         return replace(response, body=wire_bytes(text)), changed
 
     def _document(
-        self, text: str | None, plan: Plan, mapping: dict[str, str], enveloped: bool
+        self, text: str | None, plan: Plan, lookup: Lookup, enveloped: bool
     ) -> tuple[str | None, bool]:
-        form = form_of(text) if text else None
-        if text is None or form is None:
+        if text is None or form_of(text) is None:
             return None, False
         document = json.loads(text)
         list_key, _ = LISTINGS[plan.step.exchange.classification.operation or "ListTasks"]
@@ -179,37 +157,34 @@ class Lister:
         if not isinstance(holder, dict) or not isinstance(holder.get(list_key), list):
             return None, False
         recorded: list[Json] = holder[list_key]
-        outer = Swapper(mapping)
-        shown = [self._item(recorded[n], family, root) for n, family, root in plan.shown]
-        mapped = any(self._agent_ids(family, root) for _, family, root in plan.shown)
+        shown = [self._item(recorded[n], family) for n, family in plan.shown]
+        mapped = any(self._maps(family) for _, family in plan.shown)
         holder[list_key] = []
-        document = outer.walk(document)
+        document = Swap(lookup).walk(document)
         swapped: dict[str, Json] = document["result"] if enveloped else document
         swapped[list_key] = shown
         if isinstance(swapped.get("totalSize"), int):
             swapped["totalSize"] += len(shown) - len(recorded)
-        rendered = dumps_like(form, document)
-        return rendered, mapped
+        return dumps_like(text, document), mapped
 
-    def _item(self, item: Json, family: Family | None, root: int) -> Json:
+    def _item(self, item: Json, family: Family | None) -> Json:
         if family is None:
             return item
-        branch = family.branches[root]
-        pairs = {
-            **self.state.session_mapping(family.session),
-            **branch.echoes,
-            **branch.aliases,
-            **dict(self.state.mapping(family, root)),
-        }
-        return Swapper(pairs).walk(item)
+        return Swap(family.session.worlds[0].lookup).walk(item)
 
-    def _agent_ids(self, family: Family | None, root: int) -> bool:
+    def _maps(self, family: Family | None) -> bool:
         """Whether showing `family` maps ids the agent handed out (not the client's own)."""
         if family is None:
             return False
-        owned = self.script.steps[root].owned
-        pairs = list(self.state.mapping(family, root))[owned:]
-        return bool(family.branches[root].aliases) or any(r != v for r, v in pairs)
+        world = family.session.worlds[0]
+        member = self.script.steps[world.steps[family]]
+        pairs = zip(member.introduced[member.owned :], family.live[member.owned :], strict=True)
+        return any(r != v for r, v in pairs)
+
+
+def _window(steps: Sequence[Step], frontier: int) -> Sequence[Step]:
+    at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
+    return steps[max(0, at - 1) : at + WINDOW] or steps[-1:]
 
 
 def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
@@ -235,37 +210,7 @@ def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _match(
-    candidates: dict[int, list[tuple[Family, int]]],
-) -> dict[int, tuple[Family, int]]:
-    """A maximum matching of items to families (augmenting paths, breadth first)."""
-    item_of: dict[Family, int] = {}
-    matched: dict[int, tuple[Family, int]] = {}
-    for start in candidates:
-        parent: dict[int, tuple[int, Family, int] | None] = {start: None}
-        queue = deque([start])
-        end: tuple[int, Family, int] | None = None
-        while queue and end is None:
-            item = queue.popleft()
-            for family, root in candidates[item]:
-                holder = item_of.get(family)
-                if holder is None:
-                    end = (item, family, root)
-                    break
-                if holder not in parent:
-                    parent[holder] = (item, family, root)
-                    queue.append(holder)
-        while end is not None:
-            item, family, root = end
-            matched[item] = (family, root)
-            item_of[family] = item
-            end = parent[item]
-    return matched
-
-
 def _item_ids(step: Step) -> Iterable[str]:
-    from recorder.replay._script import answer_documents
-
     operation = step.exchange.classification.operation or ""
     list_key, id_key = LISTINGS[operation]
     for document in answer_documents(step.exchange.response):

@@ -35,10 +35,9 @@ from recorder.protocol import (
     Classification,
     parse_json,
 )
+from recorder.replay._answer import HttpAnswer
 from recorder.replay._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
-from recorder.replay._ids import Json, differences
-from recorder.replay._respond import HttpAnswer, json_bytes
-from recorder.replay._script import Step
+from recorder.script import Json, Step, differences, json_bytes
 
 MISS_REASON = "REPLAY_NO_MATCH"
 MISS_DOMAIN = "a2a-recorder"

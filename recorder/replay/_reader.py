@@ -1,26 +1,19 @@
-"""Reading a live request once: its classification (cached), value, id slots, JSON-RPC id.
+"""Reading a live request: its classification, value, id slots and JSON-RPC id (pure).
 
-`classify` is the one classifier of the project; calling it on every request would cost more
-than the rest of the replay.  Two caches avoid that without changing what it says:
+A live request is read as the script reads a recorded one (`recorder.script`): the same value,
+the same slots, found the same four ways, with what the live side knows in place of what the
+capture knew (`known`: the ids the sessions hold and the values kept).  Where the capture
+learnt fields fresh for the request's skeleton, the request has two readings, those fields
+compared as they are first, then read as fresh (`LiveRequest.readings`).
 
-- bodiless requests that are byte-for-byte the same (a poll over HTTP+JSON or gRPC, a card
-  fetch) reuse the whole reading;
-- JSON-RPC requests whose bodies differ only in their `id` (a poll) share one `Parsed`;
-- other JSON-RPC requests (a fresh `messageId` on every send) reuse the classification of
-  the first request with the same target, headers that matter, method and tenant, with the
-  task, context and config ids read again from this request through the operation table's
-  own id paths, as `classify` reads them.
-
-The body is parsed once, here.  Only small requests are remembered (`SMALL_BYTES`): a poll
-is small, and 4,096 remembered readings of a 1 MiB body are gigabytes.  `Parsed.small` tells
-the replay's other caches the same.
+`classify` is the one classifier of the project.  A JSON-RPC request's classification depends
+only on its endpoint, its headers that matter, its method and tenant; the reader keeps a table
+of those it has seen (`FORMS` at most) and reads the ids from the params again, as `classify`
+does, so that a stream of sends costs one classification.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -28,107 +21,94 @@ from recorder.capture import Request
 from recorder.protocol import (
     NOT_JSON,
     Classification,
-    IdRole,
     Interface,
     Version,
     classify,
     operation,
-    operation_by_jsonrpc_method,
     parse_json,
 )
 from recorder.redaction import Masker
-from recorder.replay._ids import Json, Slot, find_slots, positions_of, request_value, snake_case
+from recorder.replay._resolve import LiveRequest
+from recorder.script import (
+    Json,
+    Known,
+    Script,
+    Slot,
+    credential_names,
+    find_slots,
+    positions_of,
+    request_value,
+    skeleton,
+    snake_case,
+)
 
-CACHE_SIZE = 4096
-SMALL_BYTES = 64 * 1024  # larger requests are read afresh every time, and never remembered
+FORMS = 4096  # JSON-RPC request forms whose classification is kept
 _ID_KINDS = ("task_id", "context_id", "config_id")
-
-
-@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: readings are shared
-class Parsed:
-    """What a request says, whoever sends it: shared by requests that say the same."""
-
-    classification: Classification
-    value: Json
-    slots: tuple[Slot, ...]
-    small: bool = True  # whether caches may keep it (see SMALL_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    parsed: Parsed
+    live: LiveRequest
     jsonrpc_id: Json
     headers: Mapping[str, str]  # lower-cased names, the first value of each
+
+    @property
+    def classification(self) -> Classification:
+        return self.live.classification
 
 
 class RequestReader:
     def __init__(
         self,
         interfaces: Sequence[Interface],
-        secret_params: frozenset[str],
+        script: Script,
         masker: Masker | None = None,
+        credentials: bool = True,
     ) -> None:
         self.interfaces = tuple(interfaces)
-        self.secret_params = secret_params
+        self.script = script
         self.masker = masker  # see `Script.masker`
-        self._same = functools.lru_cache(maxsize=CACHE_SIZE)(self._read)
-        self._jsonrpc: OrderedDict[tuple[object, ...], Classification] = OrderedDict()
-        self._said: OrderedDict[tuple[object, ...], Parsed] = OrderedDict()
+        self.credentials = credentials
+        self._forms: dict[tuple[object, ...], Classification] = {}
 
-    def read(self, request: Request) -> Reading:
+    def read(self, request: Request, known: Known) -> Reading:
         if self.masker is not None:
             self.masker.learn(request)
-        # Only bodiless requests (REST reads, gRPC calls) repeat byte for byte; a JSON body
-        # has a fresh id every time, and remembering it would only cost.
-        if request.body or not _small(request):
-            return self._read(request)
-        return self._same(request)
-
-    def _read(self, request: Request) -> Reading:
         headers: dict[str, str] = {}
         for name, value in request.headers:
             headers.setdefault(name.lower(), value)
         document = parse_json(request.body) if request.body else NOT_JSON
-        jsonrpc = _is_jsonrpc(request, document)
-        said = (
-            (
-                request.method,
-                request.target,
-                headers.get("content-type"),
-                headers.get("a2a-version"),
-                document["method"],
-                json.dumps(document.get("params"), sort_keys=True),
-            )
-            if jsonrpc and _may_repeat(document["method"]) and len(request.body) <= SMALL_BYTES
+        c = self._classify(request, headers, document)
+        script = self.script
+        names = (
+            credential_names(request, script.credential_headers, script.credential_params)
+            if self.credentials
             else None
         )
-        parsed = self._said.get(said) if said is not None else None
-        if parsed is None:
-            parsed = self._parse(request, headers, document, jsonrpc)
-            if said is not None:
-                _remember(self._said, said, parsed)
-        jsonrpc_id = document.get("id") if isinstance(document, dict) else None
-        return Reading(parsed, jsonrpc_id, headers)
-
-    def _parse(
-        self, request: Request, headers: Mapping[str, str], document: Json, jsonrpc: bool
-    ) -> Parsed:
-        c = self._jsonrpc_classification(request, headers, document) if jsonrpc else None
-        if c is None:
-            c = classify(request, interfaces=self.interfaces)
-        value = request_value(request, c, self.secret_params, document)
-        slots = tuple(find_slots(value, positions_of(c)))
+        value = request_value(
+            request, c, script.secret_params, None if document is NOT_JSON else document, names
+        )
+        positions = positions_of(c)
+        slots = tuple(find_slots(value, positions, known))
+        readings: tuple[tuple[Slot, ...], ...] = (slots,)
+        learnt = script.learnt.get(skeleton(c, value)) if script.learnt else None
+        if learnt:
+            readings = (slots, tuple(find_slots(value, positions, known, learnt)))
         if self.masker is not None:  # after the slots: they keep the live values
             value = self.masker.value(value)
-        return Parsed(c, value, slots, _small(request))
+        jsonrpc_id = document.get("id") if isinstance(document, dict) else None
+        live = LiveRequest(c, value, readings, headers.get("a2a-version"))
+        return Reading(live, jsonrpc_id, headers)
 
-    def _jsonrpc_classification(
+    def _classify(
         self, request: Request, headers: Mapping[str, str], document: Json
     ) -> Classification:
+        if not _is_jsonrpc(request, document):
+            return classify(request, interfaces=self.interfaces)
         params = document.get("params")
         params = params if isinstance(params, Mapping) else {}
         tenant = params.get("tenant")
-        key = (
+        form = (
             request.method,
             request.target,
             headers.get("content-type"),
@@ -136,26 +116,13 @@ class RequestReader:
             document["method"],
             tenant if isinstance(tenant, str) else None,
         )
-        found = self._jsonrpc.get(key)
+        found = self._forms.get(form)
         if found is None:
             found = classify(request, interfaces=self.interfaces)
-            _remember(self._jsonrpc, key, found)
+            if len(self._forms) >= FORMS:
+                self._forms.clear()
+            self._forms[form] = found
         return _with_ids(found, params)
-
-
-@functools.lru_cache(maxsize=256)
-def _may_repeat(method: str) -> bool:
-    """Whether two requests of this JSON-RPC method can say the same thing: not when the
-    operation has a fresh value in every request (a send's messageId)."""
-    row = operation_by_jsonrpc_method(method)
-    return row is None or all(p.role is not IdRole.FRESH for p in row.positions)
-
-
-def _small(request: Request) -> bool:
-    size = len(request.body) + len(request.target)
-    for message in request.messages:
-        size += len(message.raw or b"") + len(message.json or "")
-    return size <= SMALL_BYTES
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:
@@ -165,12 +132,6 @@ def _is_jsonrpc(request: Request, document: Json) -> bool:
         and isinstance(document.get("method"), str)
         and not request.messages
     )
-
-
-def _remember[K, V](cache: OrderedDict[K, V], key: K, value: V) -> None:
-    cache[key] = value
-    if len(cache) > CACHE_SIZE:
-        cache.popitem(last=False)
 
 
 def _with_ids(c: Classification, params: Mapping[str, Json]) -> Classification:
@@ -195,7 +156,6 @@ def _with_ids(c: Classification, params: Mapping[str, Json]) -> Classification:
 
 
 def _at(document: Json, path: Sequence[str]) -> Json:
-    """`value_at(document, path, snake_case=True)`, with the snake_case names cached."""
     for key in path:
         if not isinstance(document, Mapping):
             return None

@@ -17,7 +17,6 @@ from recorder.redaction import NO_RULES, Rules
 from recorder.replay._grpcserver import start_grpc_server
 from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
-from recorder.replay._mint import IdFactory
 from recorder.replay._report import Report
 from recorder.replay._runner import Runner
 from recorder.replay._server import ReplayApp
@@ -25,6 +24,7 @@ from recorder.replay._service import ReplayService
 from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
 from recorder.replay._versions import ServeVersion
+from recorder.script import IdFactory
 
 
 class Replayer:
@@ -48,6 +48,8 @@ class Replayer:
     one table, `recorder.options.REPLAY` (the same as `a2a-recorder replay --help`):
     `timing`, `on_miss` (a URL to forward misses to), `read_timeout`, `max_request_bytes`,
     `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`,
+    `credentials` (False: a request lacking a recorded credential is answered as if it
+    carried it),
     `serve_version` (`1.0`, `0.3`, `both`: the protocol versions it speaks, translating a
     capture of the other version; default: as recorded), and `faults`, a fault profile: specs
     as `--fault` takes them, ["SendStreamingMessage:cut-after=2", ...]
@@ -87,6 +89,7 @@ class Replayer:
             journal_bytes=self.options["journal_bytes"],
             faults=[parse_fault(text) for text in self.options["faults"]],
             serve_version=_served(self.options["serve_version"]),
+            credentials=self.options["credentials"],
         )
         self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
         self.app = ReplayApp(self.runner, timing=self.timing)

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from recorder.capture import Exchange
-from recorder.replay._ids import Key
-from recorder.replay._script import Script
+from recorder.script import Key, Script
 
 MAX_NOTES = 1000
 
@@ -53,6 +52,7 @@ class Report:
         self.synthesized_count = 0
         self._faulted: deque[str] = deque(maxlen=MAX_NOTES)
         self._fault_hits: dict[str, int] = {}  # spec as written -> answers it shaped
+        self._expected: list[Callable[[], list[str]]] = []  # what else was not replayed
         self._lock = threading.Lock()
 
     # -- recording ----------------------------------------------------------------------
@@ -73,6 +73,10 @@ class Report:
         with self._lock:
             self._synthesized.append(text)
             self.synthesized_count += 1
+
+    def expect(self, source: Callable[[], list[str]]) -> None:
+        """Something else that may go unreplayed: `source()` names each such thing."""
+        self._expected.append(source)
 
     def expect_faults(self, specs: Iterable[str]) -> None:
         """The fault profile's specs, each to hit a request at least once."""
@@ -132,12 +136,18 @@ class Report:
             return list(self._not_carried)
 
     @property
+    def not_replayed(self) -> list[str]:
+        """What the recording could not give this replay (a webhook no delivery reached)."""
+        return [text for source in self._expected for text in source()][:MAX_NOTES]
+
+    @property
     def clean(self) -> bool:
         return (
             not self.unserved
             and not self.miss_count
             and not self.synthesized_count
             and not self.faults_unused
+            and not self.not_replayed
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -148,6 +158,7 @@ class Report:
             "faulted": self.faulted_answers,
             "faults_unused": self.faults_unused,
             "not_carried": self.not_carried_values,
+            "not_replayed": self.not_replayed,
             "clean": self.clean,
         }
 

@@ -1,43 +1,47 @@
-"""Which recorded exchanges answer a live request: decided as late as the requests allow (pure).
+"""Which recorded exchange answers a live request: decided as late as the requests allow (pure).
 
 1. *Senses.*  Each id in the live request is read every way it can be: ISSUED in each family
-   that holds it (`_state`), kept (served as recorded: a page token), FIXED (it existed before
-   the capture), UNKNOWN (a reference to nothing: a probe), the client's OWN (new at a chosen
-   position; a chosen id already known may also be new again, for another session), or FRESH.
-   A *hypothesis* picks one sense per id; those whose families share a session come first,
-   then those that read a known chosen id as known.
-2. *Steps.*  A hypothesis gives a key (`_ids`), hence recorded steps.  A step fits when every
-   issued id it names is what the live id stands for in some branch of its family; an
-   *option* is a step with the branch it fits in each family named.  A read keeps, per
-   branch, the first fitting step after that branch's frontier, else the latest before it (a
-   poll follows the recorded story, then repeats its end).  A creating request keeps every
-   fitting creating step.
-3. *Groups.*  Options whose answers a client cannot tell apart (`Script.shape_of`) form a
-   group; the group answered is the first by: live ids equal to the recorded ones (a capture
-   sent back as written), ids never handed out yet, a step ahead of its frontier, the earliest
-   step.  Answering keeps exactly the branches of the group: that is how a live id is
-   narrowed.  Nothing is guessed that a later request cannot still decide.
-4. *Placement.*  A group must keep every session matched (Hall's condition, `_state`): a
-   narrowing that breaks it, or a create that does not fit the session its ids name, is taken
-   only when nothing else fits (the family then goes to a session of its own).
+   that holds it (`_state`), ISSUED and kept (served as recorded: a page token, a task that
+   existed before), FIXED, UNKNOWN (a reference to nothing: a probe), the client's OWN (new;
+   a chosen id already known may also be new again, for another session), or FRESH.  A
+   *hypothesis* picks one sense per id; those naming one session at most come first, then
+   those that read a known chosen id as known.
+2. *Key.*  A hypothesis gives the request's key (`recorder.script`), hence recorded steps.  A
+   request with fields the capture learnt fresh is looked up with them compared as they are
+   first, then as fresh; one that carries more credentials than a recorded one, with the
+   ones it carries, then with fewer (never more: a request lacking a credential the recorded
+   one carried is not that request).
+3. *Steps, by world.*  A request naming live ids is answered, in each world of their session
+   (`_state`), by the steps of its key that name what the live ids stand for there, looked up
+   by those recorded ids (`Script.named_steps`): the first after the world's frontier for
+   them, else the latest (a poll follows the recorded story, then repeats its end).  A
+   creating step already a member of the world cannot create again there.
+4. *Groups.*  Worlds whose steps a client cannot tell apart (`Script.shape_of`) form a group;
+   the group answered is the first by: live ids equal to the recorded ones (a capture sent
+   back as written), ids never handed out yet, a step ahead of its frontier, the earliest
+   step.  Answering keeps exactly the worlds of the group: that is how a session is narrowed.
+5. *Fresh creates.*  A creating request that names no live id starts a session: one world per
+   class of interchangeable creating steps with its key (`Script.fresh_classes`), each bound
+   to a member (the one whose own ids the client chose again, else the first never handed
+   out), grouped as in 4.
 
-A request no hypothesis finds a fitting step for is unanswered (`Unanswered`): a miss.
+The work is the request's: lookups by key and recorded ids, a few worlds, a few classes;
+never a walk over the capture.  A request no hypothesis finds a step for is `Unanswered`.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from recorder.protocol import Classification, IdRole
-from recorder.replay._ids import Json, Key, Provenance, Slot, make_key, shape, token
-from recorder.replay._script import Script, Step
-from recorder.replay._state import Family, LiveState, Session
+from recorder.replay._state import MAX_WORLDS, Family, LiveState, Session, World
+from recorder.script import Json, Key, Provenance, Script, Slot, Step, make_key, shape, token
 
 MAX_HYPOTHESES = 32
-MAX_TUPLES = 256  # branch combinations looked at per step
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +50,10 @@ class Sense:
 
     provenance: Provenance
     family: Family | None = None  # ISSUED: the family that holds it
-    value: str | None = None  # FIXED, or ISSUED and kept: the recorded id it is
+    value: str | None = None  # FIXED, or ISSUED and kept: the recorded value it is
 
 
 Hypothesis = tuple[Sense, ...]
-Branches = tuple[tuple[Family, int], ...]  # per family named: the root of the branch used
-
-
-@dataclass(frozen=True, slots=True)
-class Option:
-    step: Step
-    branches: Branches
-    ahead: bool = True  # the step lies after the branch's frontier (not a repeat)
 
 
 class Kind(StrEnum):
@@ -69,13 +65,34 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """What answers a request, and what answering it does to the live state.
+
+    `step` answers (a listing picks its own, `_listing`).  For a request in a session:
+    `session`, the `worlds` kept (the first answers) with each one's step (`picks`), and the
+    sessions it joins into one (`merged`).  For a fresh creating request: the member of each
+    world of the new session (`members`).  `slots` are the request's slots this hypothesis
+    reads (with or without the fields learnt fresh).
+    """
+
     kind: Kind
     hypothesis: Hypothesis
     key: Key
-    step: Step  # the step answered from (a listing picks its own, see `_listing`)
-    options: tuple[Option, ...] = ()  # the group kept (reads and creates)
-    session: Session | None = None  # a create: the session it joins (None: a new one)
-    fits: bool = True  # every session stays matched
+    step: Step
+    slots: tuple[Slot, ...]
+    session: Session | None = None
+    worlds: tuple[World, ...] = ()
+    picks: tuple[int, ...] = ()
+    members: tuple[int, ...] = ()
+    merged: tuple[Session, ...] = ()
+    moved: Family | None = None  # a family that leaves its session for one of its own
+
+    @property
+    def world(self) -> World | None:
+        return self.worlds[0] if self.worlds else None
+
+    @property
+    def creates(self) -> bool:
+        return self.step.creating or bool(self.members)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +103,20 @@ class Unanswered:
 
 @dataclass(frozen=True, slots=True)
 class LiveRequest:
-    parsed: object  # what the reader shares between requests that say the same (cache key)
     classification: Classification
     value: Json
-    slots: tuple[Slot, ...]
+    readings: tuple[tuple[Slot, ...], ...]  # its slots: fields learnt fresh compared as they
+    # are first, then (when the capture learnt some for its skeleton) read as fresh
     version: str | None  # the A2A-Version header
-    small: bool = True  # whether its key may be kept (the reader's `Parsed.small`)
+
+
+@dataclass(frozen=True, slots=True)
+class _Option:
+    world: World | None
+    step: Step
+    ahead: bool
+    literal: bool
+    member: int = -1  # a fresh create: the member (its step) of a class
 
 
 class Resolver:
@@ -100,27 +125,66 @@ class Resolver:
     def __init__(self, script: Script, state: LiveState) -> None:
         self.script = script
         self.state = state
-        self.keys = KeyCache()
 
     def resolve(self, live: LiveRequest) -> Decision | Unanswered:
-        fallback: Decision | None = None
         missed: Unanswered | None = None
-        for hypothesis in self.hypotheses(live.slots):
-            key = self.keys.key(live, hypothesis)
-            steps = self.script.candidates(key, live.version)
-            if missed is None or (steps and not missed.fitting):
-                missed = Unanswered(key, tuple(steps[:8]))
-            if not steps:
-                continue
-            if steps[0].stateless or steps[0].listing:
-                return self._direct(hypothesis, key, steps, live)
-            for decision in self._decisions(hypothesis, key, steps, live):
-                if decision.fits:
-                    return decision
-                fallback = fallback or decision
-        if fallback is not None:
-            return fallback
-        return missed or Unanswered(self.keys.key(live, ()), ())
+        variants = _credential_variants(live.value)
+        for slots in live.readings:
+            for hypothesis in self.hypotheses(slots):
+                for value in variants:
+                    key = key_of(live.classification, value, slots, hypothesis)
+                    steps = self.script.candidates(key, live.version)
+                    if missed is None or (steps and not missed.fitting):
+                        missed = Unanswered(key, tuple(steps[:8]))
+                    if not steps:
+                        continue
+                    decision = self._decide(hypothesis, key, steps, slots)
+                    if decision is not None:
+                        return decision
+        moved = self._moved(live)
+        if moved is not None:
+            return moved
+        if missed is None:
+            slots = live.readings[0]
+            missed = Unanswered(key_of(live.classification, live.value, slots, ()), ())
+        return missed
+
+    def _moved(self, live: LiveRequest) -> Decision | None:
+        """A request about one family that no reading of its session fits, answered in a
+        session of the family's own: one world per class its creating request could have
+        been (the others in its session keep theirs)."""
+        slots = live.readings[0]
+        hypothesis = self.hypotheses(slots)[0]
+        families = {s.family for s in hypothesis if s.family is not None}
+        if len(families) != 1 or any(s.provenance is Provenance.OWN for s in hypothesis):
+            return None
+        family = families.pop()
+        member = self.script.steps[family.session.worlds[0].steps[family]]
+        classes = self.script.named_creates(member.key, member.named)
+        trials = []
+        for steps in classes.values():
+            world = World()
+            self.state.bind(world, family, steps[0].index)
+            trials.append((world, steps[0].index))
+        key = key_of(live.classification, live.value, slots, hypothesis)
+        options = self._options(hypothesis, key, slots, [w for w, _ in trials])
+        if not options:
+            return None
+        group = self._group(options)
+        step = group[0].step
+        chosen = [next(m for w, m in trials if w is o.world) for o in group]
+        return Decision(
+            Kind.CREATE if step.creating else Kind.READ,
+            hypothesis,
+            key,
+            step,
+            slots,
+            None,
+            tuple(o.world for o in group if o.world is not None),
+            tuple(o.step.index for o in group),
+            members=tuple(chosen),
+            moved=family,
+        )
 
     # -- senses and hypotheses ------------------------------------------------------------
 
@@ -156,212 +220,296 @@ class Resolver:
 
         return sorted(found, key=rank)
 
-    # -- stateless steps and listings ------------------------------------------------------
+    # -- deciding ---------------------------------------------------------------------------
 
-    def _direct(
-        self, hypothesis: Hypothesis, key: Key, steps: list[Step], live: LiveRequest
-    ) -> Decision:
-        """A stateless step (the first that fits the ids named, else the first), or a listing
-        (`_listing` chooses among the key's steps)."""
-        if steps[0].listing:
-            return Decision(Kind.LIST, hypothesis, key, steps[0])
-        for step in steps:
-            branches = self._fit(hypothesis, step, live)
-            if branches is not None:
-                first = next(_tuples(branches))
-                return Decision(Kind.STATELESS, hypothesis, key, step, (Option(step, first),))
-        return Decision(Kind.STATELESS, hypothesis, key, steps[0])
+    def _decide(
+        self, hypothesis: Hypothesis, key: Key, steps: list[Step], slots: tuple[Slot, ...]
+    ) -> Decision | None:
+        sessions = tuple(dict.fromkeys(s.family.session for s in hypothesis if s.family))
+        worlds = self._worlds(sessions)
+        first = steps[0]
+        if first.listing:
+            return self._listing(hypothesis, key, steps, slots, sessions, worlds)
+        if first.stateless:
+            return self._stateless(hypothesis, key, steps, slots, worlds)
+        if not sessions:
+            if self.script.fresh_classes(steps[0].key):
+                return self._fresh(hypothesis, key, steps, slots, Kind.CREATE)
+            return self._kept(hypothesis, key, slots)
+        options = self._options(hypothesis, key, slots, worlds)
+        if not options:
+            return None
+        group = self._group(options)
+        step = group[0].step
+        return Decision(
+            Kind.CREATE if step.creating else Kind.READ,
+            hypothesis,
+            key,
+            step,
+            slots,
+            sessions[0],
+            tuple(o.world for o in group if o.world is not None),
+            tuple(o.step.index for o in group),
+            merged=sessions if len(sessions) > 1 else (),
+        )
 
-    # -- reads and creates ------------------------------------------------------------------
+    def _worlds(self, sessions: Sequence[Session]) -> list[World]:
+        """The joint readings of the sessions a request names (one session: its worlds)."""
+        if len(sessions) <= 1:
+            return list(sessions[0].worlds) if sessions else []
+        found: list[World] = []
+        for combination in itertools.product(*(s.worlds for s in sessions)):
+            joint = combination[0].copy()
+            members = set(joint.steps.values())
+            clash = False
+            for other in combination[1:]:
+                if members & set(other.steps.values()):
+                    clash = True
+                    break
+                members |= set(other.steps.values())
+                joint.update(other)
+            if not clash:
+                found.append(joint)
+            if len(found) >= MAX_WORLDS:
+                break
+        return found
 
-    def _decisions(
-        self, hypothesis: Hypothesis, key: Key, steps: list[Step], live: LiveRequest
-    ) -> Iterator[Decision]:
-        options = self._options(hypothesis, steps, live)
-        for group in self._groups(options, hypothesis, live):
-            yield self._placed(hypothesis, key, group, live)
+    def _named(
+        self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World | None
+    ) -> tuple[str | None, ...] | None:
+        """Per slot, the recorded id an ISSUED slot names in `world` (None when it names
+        nothing the world knows)."""
+        named: list[str | None] = []
+        for sense, slot in zip(hypothesis, slots, strict=True):
+            if sense.provenance is not Provenance.ISSUED:
+                named.append(None)
+            elif sense.family is None:
+                named.append(sense.value)
+            else:
+                recorded = world.recorded.get(slot.value) if world is not None else None
+                if recorded is None:
+                    return None
+                named.append(recorded)
+        return tuple(named)
+
+    def _frontier(
+        self, hypothesis: Hypothesis, named: Sequence[str | None], world: World | None
+    ) -> int:
+        found = -1
+        for sense, recorded in zip(hypothesis, named, strict=True):
+            if recorded is None:
+                continue
+            if sense.family is None:
+                found = max(found, self.state.kept_frontier(recorded))
+            elif world is not None:
+                found = max(found, world.frontier.get(recorded, -1))
+        return found
+
+    def _along(self, steps: list[Step], frontier: int) -> tuple[Step, bool]:
+        """The first step after the frontier, else the latest (a poll repeats its end)."""
+        at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
+        return (steps[at], True) if at < len(steps) else (steps[-1], False)
 
     def _options(
-        self, hypothesis: Hypothesis, steps: list[Step], live: LiveRequest
-    ) -> list[Option]:
-        """Every creating step that fits, with its branches; for the other steps, the one each
-        combination of branches serves next (`_along`)."""
-        fitting: dict[Branches, list[Step]] = {}
-        options: list[Option] = []
-        for step in self._named_steps(hypothesis, steps, live):
-            branches = self._fit(hypothesis, step, live)
-            for combination in _tuples(branches) if branches is not None else ():
-                if step.creating:
-                    options.append(Option(step, combination))
-                else:
-                    fitting.setdefault(combination, []).append(step)
-        options += [self._along(t, found, hypothesis, live) for t, found in fitting.items()]
+        self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot], worlds: Sequence[World]
+    ) -> list[_Option]:
+        """Per world, the step that answers there: a read's next step in the story of the ids
+        it names, and a creating request's next step of each class that could be it (decide
+        late: the world is read each of those ways)."""
+        options: list[_Option] = []
+        for world in worlds:
+            named = self._named(hypothesis, slots, world)
+            if named is None:
+                continue
+            frontier = self._frontier(hypothesis, named, world)
+            literal = all(
+                recorded == slot.value
+                for recorded, slot in zip(named, slots, strict=True)
+                if recorded is not None
+            )
+            reads = self.script.named_reads(key, named)
+            if reads:
+                step, ahead = self._along(reads, frontier)
+                options.append(_Option(world, step, ahead, literal))
+            taken = set(world.steps.values())
+            for steps in self.script.named_creates(key, named).values():
+                free = _first_free(steps, frontier, taken)
+                if free is not None:
+                    options.append(_Option(world, free, free.index > frontier, literal))
         return options
 
-    def _named_steps(
-        self, hypothesis: Hypothesis, steps: list[Step], live: LiveRequest
-    ) -> Sequence[Step]:
-        """The steps worth fitting: looked up by the recorded ids they name when the live ids
-        can stand for few, else all of them."""
-        values: list[list[str | None]] = []
-        for sense, slot in zip(hypothesis, live.slots, strict=True):
-            if sense.provenance is Provenance.OWN:
-                return steps  # the client's own recorded id can be anything
-            if sense.family is not None:
-                values.append(list(self._recorded_values(sense.family, slot.value)))
-            else:
-                values.append([sense.value])
-        if _product_size(values) > len(steps):
-            return steps
-        index = self.script.naming(steps)
-        found = [s for named in itertools.product(*values) for s in index.get(named, ())]
-        return sorted(found, key=lambda s: s.index)
+    def _group(self, options: list[_Option]) -> list[_Option]:
+        """The options answered together: the best one and those a client cannot tell from it."""
+        ranked = sorted(options, key=self._preference)
+        best = ranked[0]
+        if all(o.step is best.step for o in ranked):
+            return ranked
+        shape = self.script.shape_of(best.step)
+        return [
+            o
+            for o in ranked
+            if o.step.creating == best.step.creating and self.script.shape_of(o.step) == shape
+        ]
 
-    def _recorded_values(self, family: Family, live: str) -> dict[str, None]:
-        return dict.fromkeys(self.state.recorded(family, r, live) for r in family.branches)
+    def _preference(self, option: _Option) -> tuple[bool, bool, bool, int]:
+        step = self.script.steps[option.member] if option.member >= 0 else option.step
+        handed = any(self.state.handed(v) for v in step.introduced[step.owned :])
+        return not option.literal, handed, not option.ahead, step.index
 
-    def _fit(
-        self, hypothesis: Hypothesis, step: Step, live: LiveRequest
-    ) -> dict[Family, list[int]] | None:
-        """For each family named, the roots of its branches in which `step` names what the
-        live ids stand for; None when some family has none."""
-        found: dict[Family, list[int]] = {}
-        for sense, slot, named in zip(hypothesis, live.slots, step.named, strict=True):
-            family = sense.family
-            if family is None:
-                kept = sense.provenance is Provenance.ISSUED and sense.value is not None
-                if kept and named != sense.value:
-                    return None
-                continue
-            roots = found.get(family, list(family.branches))
-            roots = [r for r in roots if self.state.recorded(family, r, slot.value) == named]
-            if not roots:
-                return None
-            found[family] = roots
-        return found
-
-    def _along(
-        self, branches: Branches, steps: list[Step], hypothesis: Hypothesis, live: LiveRequest
-    ) -> Option:
-        """The step a read serves in these branches: the first after their frontier, else the
-        latest before it."""
-        frontier = max(
-            (
-                family.branches[root].frontier.get(
-                    self.state.recorded(family, root, slot.value), root
-                )
-                for family, root in branches
-                for sense, slot in zip(hypothesis, live.slots, strict=True)
-                if sense.family is family
-            ),
-            default=-1,
-        )
-        ahead = next((s for s in steps if s.index > frontier), None)
-        return Option(ahead or steps[-1], branches, ahead is not None)
-
-    def _groups(
-        self, options: list[Option], hypothesis: Hypothesis, live: LiveRequest
-    ) -> list[list[Option]]:
-        if len(options) <= 1:
-            return [options] if options else []
-        ranked = sorted(options, key=lambda o: self._preference(o, hypothesis, live))
-        if len({o.step.index for o in ranked}) <= 1:
-            return [ranked]
-        groups: dict[tuple[bool, str], list[Option]] = {}
-        for option in ranked:
-            shaped = (option.step.creating, self.script.shape_of(option.step))
-            groups.setdefault(shaped, []).append(option)
-        return list(groups.values())  # in the order of their best option
-
-    def _preference(
-        self, option: Option, hypothesis: Hypothesis, live: LiveRequest
-    ) -> tuple[bool, bool, bool, int]:
-        literal = all(
-            self.state.recorded(family, root, slot.value) == slot.value
-            for family, root in option.branches
-            for sense, slot in zip(hypothesis, live.slots, strict=True)
-            if sense.family is family
-        )
-        handed = any(self.state.handed(v) for v in option.step.introduced)
-        return not literal, handed, not option.ahead, option.step.index
-
-    def _placed(
-        self, hypothesis: Hypothesis, key: Key, group: list[Option], live: LiveRequest
-    ) -> Decision:
-        """The decision for a group, and whether it keeps every session matched."""
-        fits = all(
-            self.state.fits_narrowed(family, roots) for family, roots in _kept(group).items()
-        )
-        step = group[0].step
-        if not step.creating:
-            return Decision(Kind.READ, hypothesis, key, step, tuple(group), None, fits)
-        sessions = {s.family.session for s in hypothesis if s.family is not None}
-        session = next(iter(sessions)) if len(sessions) == 1 else None
-        if session is not None:
-            own = {
+    def _fresh(
+        self, hypothesis: Hypothesis, key: Key, steps: list[Step], slots: Sequence[Slot], kind: Kind
+    ) -> Decision | None:
+        """A creating request naming no live id: a new session, a world per class."""
+        classes = self.script.fresh_classes(steps[0].key)
+        if not classes:
+            return None
+        own = tuple(
+            dict.fromkeys(
                 slot.value
-                for sense, slot in zip(hypothesis, live.slots, strict=True)
+                for sense, slot in zip(hypothesis, slots, strict=True)
                 if sense.provenance is Provenance.OWN
-            }
-            taken = {v for f in session.families for v in f.live}
-            roots = dict.fromkeys(o.step.index for o in group)
-            fits = fits and not (own & taken) and self.state.fits(session, roots)
-        elif sessions:
-            fits = False
-        return Decision(Kind.CREATE, hypothesis, key, step, tuple(group), session, fits)
+            )
+        )
+        # Looked up by the key that compares fields learnt fresh as they are: these very steps.
+        literal = {s.index for s in steps} if steps[0].literal_key == key else set()
+        options = []
+        for cls in classes:
+            chosen = [m for m in cls.by_own.get(own, ()) if not literal or m in literal]
+            chosen += sorted(m for m in literal if self.script.class_of.get(m) == cls.number)
+            exact = next((m for m in chosen if not self._handed(m)), None)
+            member = exact if exact is not None else self.state.next_member(cls.number, cls.members)
+            step = self.script.steps[member]
+            options.append(_Option(None, step, True, exact is not None, member))
+        group = self._group(options)
+        return Decision(
+            kind,
+            hypothesis,
+            key,
+            group[0].step,
+            tuple(slots),
+            members=tuple(o.member for o in group),
+        )
+
+    def _handed(self, member: int) -> bool:
+        step = self.script.steps[member]
+        return any(self.state.handed(v) for v in step.introduced[step.owned :])
+
+    def _kept(self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot]) -> Decision | None:
+        """A read that names no live family, only values served as recorded (or none)."""
+        named = self._named(hypothesis, slots, None)
+        found = self.script.named_steps(key, named) if named is not None else []
+        if not found:
+            return None
+        step, _ = self._along(found, self._frontier(hypothesis, named or (), None))
+        return Decision(Kind.READ, hypothesis, key, step, tuple(slots))
+
+    def _stateless(
+        self,
+        hypothesis: Hypothesis,
+        key: Key,
+        steps: list[Step],
+        slots: Sequence[Slot],
+        worlds: Sequence[World],
+    ) -> Decision:
+        """A stateless step: the first naming what the live ids stand for, else the first."""
+        readings: list[World | None] = [*worlds] or [None]
+        for world in readings:
+            named = self._named(hypothesis, slots, world)
+            found = self.script.named_steps(key, named) if named is not None else []
+            if found:
+                return Decision(
+                    Kind.STATELESS,
+                    hypothesis,
+                    key,
+                    found[0],
+                    tuple(slots),
+                    worlds=(world,) if world else (),
+                )
+        return Decision(
+            Kind.STATELESS, hypothesis, key, steps[0], tuple(slots), worlds=tuple(worlds[:1])
+        )
+
+    def _listing(
+        self,
+        hypothesis: Hypothesis,
+        key: Key,
+        steps: list[Step],
+        slots: Sequence[Slot],
+        sessions: Sequence[Session],
+        worlds: Sequence[World],
+    ) -> Decision:
+        """A listing: the steps it may be answered from are found as a read's are; the one
+        answered is the lister's to choose (`_listing`).  Ids of the client's own that it
+        names for the first time make a family, as a creating request's do."""
+        fresh = self._fresh(hypothesis, key, steps, slots, Kind.LIST) if not sessions else None
+        if fresh is not None:
+            return fresh
+        world = worlds[0] if worlds else None
+        named = self._named(hypothesis, slots, world)
+        found = self.script.named_steps(key, named) if named is not None else []
+        return Decision(
+            Kind.LIST,
+            hypothesis,
+            key,
+            (found or steps)[0],
+            tuple(slots),
+            sessions[0] if sessions else None,
+            tuple(worlds[:1]),
+            merged=tuple(sessions) if len(sessions) > 1 else (),
+        )
+
+    def listing_steps(self, decision: Decision, version: str | None) -> list[Step]:
+        """The recorded listings a listing decision may be answered from."""
+        named = self._named(decision.hypothesis, decision.slots, decision.world)
+        found = self.script.named_steps(decision.key, named) if named is not None else []
+        return found or self.script.candidates(decision.key, version)
 
 
-def _kept(group: list[Option]) -> dict[Family, list[int]]:
-    kept: dict[Family, list[int]] = {}
-    for option in group:
-        for family, root in option.branches:
-            roots = kept.setdefault(family, [])
-            if root not in roots:
-                roots.append(root)
-    return kept
+def _credential_variants(value: Json) -> list[Json]:
+    """The value as sent, then with fewer of its credentials: a request that carries more
+    than the recorded one did is that request (one that carries fewer is not)."""
+    held = value.get("credentials") if isinstance(value, dict) else None
+    if not held:
+        return [value]
+    found = [value]
+    for size in range(len(held) - 1, -1, -1):
+        for kept in itertools.combinations(held, size):
+            variant = {k: v for k, v in value.items() if k != "credentials"}
+            if kept:
+                variant["credentials"] = list(kept)
+            found.append(variant)
+    return found
 
 
-def _tuples(branches: dict[Family, list[int]]) -> Iterator[Branches]:
-    families = list(branches)
-    combos = itertools.product(*(branches[f] for f in families))
-    for combination in itertools.islice(combos, MAX_TUPLES):
-        yield tuple(zip(families, combination, strict=True))
+def _first_free(steps: list[Step], frontier: int, taken: set[int]) -> Step | None:
+    """The first step after the frontier that is no member of the world yet, else the
+    first before it."""
+    at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
+    for step in itertools.chain(steps[at:], steps[:at]):
+        if step.index not in taken:
+            return step
+    return None
 
 
-def _product_size(values: list[list[str | None]]) -> int:
-    size = 1
-    for found in values:
-        size *= len(found)
-    return size
+def key_of(
+    classification: Classification, value: Json, slots: Sequence[Slot], hypothesis: Hypothesis
+) -> Key:
+    tokens = [_token(s) for s in hypothesis] if hypothesis else [token(_plain(s)) for s in slots]
+    shaped = shape(value, [(s.location, s.segment) for s in slots], tokens)
+    return make_key(classification, shaped)
 
 
-class KeyCache:
-    """The key of a live request under a hypothesis, cached (a poll says the same again)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._keys: dict[tuple[object, ...], Key] = {}
-
-    def key(self, live: LiveRequest, hypothesis: Hypothesis) -> Key:
-        tokens = tuple(_token(s) for s in hypothesis)
-        cache_key = (live.parsed, tokens)
-        found = self._keys.get(cache_key)
-        if found is None:
-            shaped = shape(live.value, live.slots, [_token_json(t) for t in tokens])
-            found = make_key(live.classification, shaped)
-            if not live.small:
-                return found  # a large request is no poll: keeping its key would only cost
-            if len(self._keys) >= self._size:
-                self._keys.clear()
-            self._keys[cache_key] = found
-        return found
-
-
-def _token(sense: Sense) -> tuple[str, str | None]:
+def _token(sense: Sense) -> Json:
     if sense.provenance is Provenance.FIXED:
-        return sense.provenance.value, sense.value
-    return sense.provenance.value, None
+        return token(sense.provenance, sense.value)
+    return token(sense.provenance)
 
 
-def _token_json(found: tuple[str, str | None]) -> Json:
-    return token(Provenance(found[0]), found[1])
+def _plain(slot: Slot) -> Provenance:
+    if slot.role is IdRole.FRESH:
+        return Provenance.FRESH
+    return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN
+
+
+def sessions_named(hypothesis: Hypothesis) -> Iterator[Session]:
+    return iter(dict.fromkeys(s.family.session for s in hypothesis if s.family is not None))

@@ -29,12 +29,13 @@ from typing import Any
 
 from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
+from recorder.replay._answer import HttpAnswer
 from recorder.replay._faults import NO_SHAPE, Shape
-from recorder.replay._respond import HttpAnswer, wire_bytes
 from recorder.replay._runner import Runner
 from recorder.replay._service import Client
 from recorder.replay._timing import Pacer, Timing
 from recorder.replay._uvicorn import DROP
+from recorder.script import wire_bytes
 
 ADMIN_PREFIX = "/__a2a_recorder"
 JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"

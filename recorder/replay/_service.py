@@ -7,64 +7,52 @@ transports only translate bytes (`_runner` does the rest); nothing here does I/O
 
 **The model.**
 
-1. *The capture is a script* (`_script`): every exchange a step, every id in a request with
-   its provenance (ISSUED, OWN, FRESH, UNKNOWN, FIXED), every creating step with the ids it
-   introduces.  Where requests hold ids, and which, is protocol knowledge (`IdPosition`).
-2. *A live id stands for a set of recorded ids* (`_state`): the family a creating answer
-   made keeps a branch for every recorded creating step still consistent with everything its
-   clients have done.  Families join a session only through the ids they name, and within a
-   session each recorded creating step stands behind one family at most (Hall's condition).
-3. *Decide late* (`_resolve`): a request is read every way its ids allow; a recorded step
-   answers when its key is the request's and the ids it names are what the live ids may
-   stand for.  Answering keeps the branches whose answers the client cannot tell from the one
-   served; only when nothing fits is it a miss.  Nothing is chosen by connection, headers or
-   recency.
-4. *Answer as the agent's store would* (`_listing`): a ListTasks shows the recorded tasks
-   for every live family that stands for them, tasks that existed before the recording, and
-   leaves out what no live client created.
-5. *Mint only what a client can name back*: task, context and push-config ids (the recorded
-   id the first time, a fresh one from the injectable `IdFactory` after); message and
-   artifact ids are served as recorded; the client's own ids are its own.
-6. *Say what was not recorded*: every answer is `recorded`, `adapted` (with the changes: ids
-   mapped, a listing merged, the card's URLs, the agent's answer to another bad request) or
+1. *The capture is a script* (`recorder.script`): every exchange a step, every id in a
+   request with its origin (ISSUED, OWN, FRESH, UNKNOWN, FIXED), found by the id table, the
+   field's name, its value, or what the capture shows fresh; interchangeable creating steps
+   in classes.
+2. *A live request is read by the same rules* (`_reader`), with the ids the live sessions hold
+   in place of the capture's, so the two sides classify alike.
+3. *Decide late* (`_resolve`): a session keeps every reading (world) still consistent with
+   what its clients did; each request is looked up by its key and the recorded ids its live
+   ids stand for, per world, and narrows them.  Nothing is chosen by connection, headers or
+   recency.  The work is bounded by the request, not the capture.
+4. *Answer as the agent's store would* (`_listing`) for ListTasks.
+5. *Mint only what a client can name back* (`_state`): task, context and push-config ids.
+6. *Say what was not recorded*: every answer is `recorded`, `adapted` (with the changes) or
    `synthesized` (a miss in the binding's error shape naming the nearest step, or a request
    no agent could read answered as a2a-sdk would when the capture holds no such answer).  The
    journal keeps each, the report lists the synthesized ones, `--strict` fails on them.
-7. *Push deliveries* recorded after a step are planned with the live webhook URL, token and
-   ids; the runner makes them, before or after the answer as recorded, and reports back
-   (`delivered`).
+7. *Push deliveries* recorded after a step are planned with the live webhook and ids
+   (`_pushes`); the runner makes them and reports back (`delivered`).
 
-Everything it keeps is bounded: sessions on an LRU, the answer and key caches, the journal
-and the report's notes.
+Everything it keeps is bounded: sessions on an LRU and within a byte budget, the journal and
+the report's notes.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from recorder.capture import Capture, Exchange, Headers, Request
-from recorder.protocol import (
-    AGENT_CARD,
-    Binding,
-    FaultSpec,
-    IdRole,
-    Interface,
-    Version,
-    card_location,
-    find_card,
-    interfaces_from_card,
-    parse_json,
-    rewrite_card,
-    rewrite_grpc_interfaces,
-)
+from recorder.capture import Capture, Request, Response
+from recorder.protocol import AGENT_CARD, Binding, FaultSpec, Version, card_location, parse_json
 from recorder.redaction import NO_RULES, Masker, Rules
-from recorder.replay._carry import Applied, Carrier
+from recorder.replay._answer import Answers, HttpAnswer, revalidated, rewrite_card_answer
+from recorder.replay._cards import Cards, interfaces, is_card
+from recorder.replay._carry import Applied, Carrier, Seen, seen
 from recorder.replay._fallback import WORDS, Troubles, describe, trouble
-from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Shape, continuation
-from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
-from recorder.replay._ids import Json, Provenance, Slot
+from recorder.replay._faults import (
+    NO_SHAPE,
+    Cut,
+    Faulted,
+    Faults,
+    Shape,
+    continuation,
+    cut_of,
+    moved_on,
+)
+from recorder.replay._grpcanswer import GrpcAnswer, grpc_answer
 from recorder.replay._journal import (
     MAX_BYTES,
     AnswerKind,
@@ -75,37 +63,21 @@ from recorder.replay._journal import (
     replay_rules,
 )
 from recorder.replay._listing import Lister
-from recorder.replay._mint import IdFactory
 from recorder.replay._misses import (
+    NEAREST_SCAN,
     MissReport,
     miss_answer,
     nearest,
     refusal,
     unserved_version,
 )
+from recorder.replay._pushes import PlannedDelivery, Webhooks, plan, webhook_slots
 from recorder.replay._reader import Reading, RequestReader
 from recorder.replay._report import Report
-from recorder.replay._resolve import (
-    Decision,
-    Kind,
-    LiveRequest,
-    Resolver,
-    Unanswered,
-)
-from recorder.replay._respond import (
-    HttpAnswer,
-    HttpTemplate,
-    revalidated,
-    substitute_body,
-    substitute_headers,
-    template,
-)
-from recorder.replay._script import Script, Step, load_script
+from recorder.replay._resolve import Decision, Kind, Resolver, Unanswered
 from recorder.replay._state import MAX_SESSIONS, LiveState, Session
 from recorder.replay._versions import Crossing, Refusal, ServeVersion, Versions
-
-ANSWER_CACHE_SIZE = 4096
-DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+from recorder.script import IdFactory, Json, Script, Step, Swap, load_script
 
 Answer = HttpAnswer | GrpcAnswer
 
@@ -132,18 +104,6 @@ class Client:
             return cls(None)
         scheme, _, rest = text.partition(":")
         return cls(rest if scheme in ("ipv4", "ipv6") else text)
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedDelivery:
-    """A recorded push delivery to make, with the live webhook and values."""
-
-    exchange: Exchange
-    url: str | None  # None: the client registered no webhook for it
-    headers: Headers
-    body: bytes
-    offset_us: int  # from the start of the request that set it off, as recorded
-    before: bool  # it completed before that request's answer did, in the recording
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +138,20 @@ class Refused:
 Outcomes = Served | Miss | Refused
 
 
+@dataclass(frozen=True, slots=True)
+class _Logged:
+    """What the journal says of a request besides the request itself."""
+
+    outcome: Outcome
+    kind: AnswerKind
+    changes: tuple[str, ...] = ()
+    step: Step | None = None
+    session: int | None = None
+    detail: str | None = None
+    seen: Seen | None = None
+    faults: tuple[str, ...] = ()  # the fault specs that made the answer what it is
+
+
 class ReplayService:
     """Answers live requests from captures (see the module docstring)."""
 
@@ -193,46 +167,54 @@ class ReplayService:
         ids: IdFactory | None = None,
         faults: Sequence[FaultSpec] = (),
         serve_version: ServeVersion | None = None,
+        credentials: bool = True,
     ) -> None:
         exchanges = [e for capture in captures for e in capture.exchanges]
-        self.script: Script = load_script(captures)
+        self.script: Script = load_script(captures, credentials=credentials)
         self.state = LiveState(self.script, ids or IdFactory(), max_sessions)
         self.resolver = Resolver(self.script, self.state)
-        self.lister = Lister(self.script, self.state)
         self.carrier = Carrier(self.script, self.state)
+        self.lister = Lister(self.script, self.state)
+        self.answers = Answers()
         self.report = Report(self.script)
+        self.webhooks = Webhooks()
+        self.report.expect(self.webhooks.unreached)
         self.faults = Faults.check(faults, self.script)
         self.report.expect_faults(spec.text for spec in faults)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
         self.deliver = deliver
-        self.interfaces = _interfaces(exchanges)
-        self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
+        recorded = (e.classification.version for e in exchanges if e.classification.is_known)
+        self.versions = Versions(serve_version, recorded)
+        upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
+        self.cards = Cards(upstreams, self.versions.card_bytes)
+        self.interfaces = interfaces(exchanges)
         self.jsonrpc_paths = frozenset(
             e.request.target.partition("?")[0]
             for e in exchanges
             if e.classification.binding is Binding.JSONRPC
         )
         self.troubles = Troubles(self.script.steps, self.jsonrpc_paths)
-        self.base_url = ""
-        self.grpc_target: str | None = None
         self.forwarding = False  # misses go to a live agent (`--on-miss forward`)
-        self._answers: OrderedDict[tuple[object, ...], HttpTemplate | GrpcAnswer] = OrderedDict()
         masker = Masker(rules) if self.script.masker is not None else None
-        self.reader = RequestReader(self.interfaces, self.script.secret_params, masker)
-        self._shown: dict[int, frozenset[str]] = {}  # ids an answer or its request shows
-        recorded = (e.classification.version for e in exchanges if e.classification.is_known)
-        self.versions = Versions(serve_version, recorded)
+        self.reader = RequestReader(self.interfaces, self.script, masker, credentials)
 
     @property
     def sessions(self) -> LiveState:
         return self.state
 
+    @property
+    def base_url(self) -> str:
+        return self.cards.base_url
+
+    @property
+    def grpc_target(self) -> str | None:
+        return self.cards.grpc_target
+
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
         """Where the replayer listens: served cards point their interfaces here (`""` and
         no `grpc_target`, as before the first call: the cards are served as recorded)."""
-        self.base_url, self.grpc_target = base_url, grpc_target
-        self._answers.clear()
+        self.cards.serve_at(base_url, grpc_target)
 
     # -- the one entry point ------------------------------------------------------------
 
@@ -240,14 +222,17 @@ class ReplayService:
         """The answer to one live request, and what to deliver after it."""
         if self.versions.serve is None:
             return self._handle(request, client)
-        reading = self.reader.read(request)
-        crossing = self.versions.incoming(request, reading.parsed.classification)
+        reading = self._read(request)
+        crossing = self.versions.incoming(request, reading.classification)
         if isinstance(crossing, Refusal):
             return self._refuse_version(request, client, reading, crossing)
         if crossing is None:
             return self._handle(request, client)
         outcome = self._handle(crossing.request, client, crossing.client, request)
         return self._crossed(outcome, request, reading, crossing)
+
+    def _read(self, request: Request) -> Reading:
+        return self.reader.read(request, self.state.holds)
 
     def _handle(
         self,
@@ -256,26 +241,14 @@ class ReplayService:
         version: Version | None = None,
         received: Request | None = None,
     ) -> Outcomes:
-        reading = self.reader.read(request)
-        parsed = reading.parsed
-        resumed = self.faults.resumption(reading, parsed.classification.binding)
+        reading = self._read(request)
+        resumed = self._resumption(reading)
         if resumed is not None:
-            return self._resume(request, client, reading, *resumed)
-        cached = self.carrier.recall(reading)
-        if cached is not None:
-            return self._serve(request, client, reading, cached.decision, cached.applied, version)
-        live = LiveRequest(
-            parsed,
-            parsed.classification,
-            parsed.value,
-            parsed.slots,
-            reading.headers.get("a2a-version"),
-            parsed.small,
-        )
-        found = self.resolver.resolve(live)
+            return self._resume(request, client, reading, resumed)
+        found = self.resolver.resolve(reading.live)
         if isinstance(found, Unanswered):
             return self._unanswered(request, client, reading, found, received or request)
-        return self._serve(request, client, reading, found, None, version)
+        return self._serve(request, client, reading, found, version)
 
     def delivered(
         self,
@@ -288,6 +261,7 @@ class ReplayService:
         """A transport made (or failed to make) a planned delivery."""
         if status is not None:
             self.report.delivered(planned.exchange.number)
+            self.webhooks.reached(planned.url)
         self.journal.add_delivery(
             request=request,
             exchange=planned.exchange.number,
@@ -320,43 +294,48 @@ class ReplayService:
         client: Client,
         reading: Reading,
         decision: Decision,
-        applied: Applied | None = None,
         version: Version | None = None,
     ) -> Served:
-        step = decision.step
-        fired = self.faults.hit(step, request)
+        fired = self.faults.hit(decision.step, request)
         if not all(spec.carried for spec in fired):
             return self._withheld(request, client, reading, decision, fired)
-        if applied is None:
-            applied = self.carrier.carry(decision, reading)
+        applied = self.carrier.carry(decision)
+        step: Step = decision.step
         changes: tuple[str, ...] = ()
         if decision.kind is Kind.LIST:
             answer, step, changes = self._listing(decision, applied, reading)
         else:
-            answer = self._answer(step, applied.mapping, reading, version)
-        if applied.changes is None or card_location(step.exchange.classification) is not None:
-            applied.changes = (*changes, *self._changed(step, applied, answer, reading))
-        changes = (*applied.changes, *self._translated(step, version))
+            answer = self._answer(step, applied.swap, reading, version)
+        changes = (
+            *changes,
+            *self._changed(step, applied, answer),
+            *self._translated(step, version),
+        )
         self.report.served(step.key)
-        deliveries = self._plan(step, applied.mapping, version) if self.deliver else ()
+        deliveries = self._plan(step, applied.swap, version) if self.deliver else ()
+        webhooks = [decision.slots[n].value for n in webhook_slots(step) if n < len(decision.slots)]
+        self.webhooks.served(step, webhooks, bool(self.script.deliveries.get(step.index)))
         kind: AnswerKind = "adapted" if changes else "recorded"
-        if step.index in self.script.cursors:
-            self.state.keep(self.script.cursors[step.index])
         session = applied.session.number if applied.session else None
-        if applied.seen is None:
-            applied.seen = _seen(reading, decision)
         faulted = self.faults.apply(fired, answer)
         if faulted.cut is not None:
-            self.faults.remember_cut(step, faulted.cut, applied.mapping, fired)
+            self._remember_cut(step, faulted, applied, fired)
         if fired:
             changes, kind = (*changes, *faulted.changes), _faulted_kind(faulted)
         logged = _Logged(
-            "served", kind, changes, step, session, seen=applied.seen, faults=faulted.specs
+            "served",
+            kind,
+            changes,
+            step,
+            session,
+            seen=seen(decision, decision.slots, applied.world),
+            faults=faulted.specs,
         )
         number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
         self._faulted_note(number, request, faulted.specs, faulted.changes)
-        answer = faulted.answer
-        return Served(answer, step, session, deliveries, number, kind, changes, faulted.shape)
+        return Served(
+            faulted.answer, step, session, deliveries, number, kind, changes, faulted.shape
+        )
 
     # -- faults -------------------------------------------------------------------------
 
@@ -371,30 +350,65 @@ class ReplayService:
         """A fault answered instead of the agent, and the request is not carried out: the
         state stays as it was, so that a retry gets what the recording holds."""
         step = decision.step
-        answer = self._answer(step, self.carrier.preview(decision), reading)
+        answer = self._answer(step, self.carrier.preview(decision).swap, reading)
         faulted = self.faults.apply(fired, answer)
         kind = _faulted_kind(faulted)
-        seen = _seen(reading, decision)
-        logged = _Logged("served", kind, faulted.changes, step, seen=seen, faults=faulted.specs)
+        logged = _Logged(
+            "served",
+            kind,
+            faulted.changes,
+            step,
+            seen=seen(decision, decision.slots, decision.world),
+            faults=faulted.specs,
+        )
         number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
         self._faulted_note(number, request, faulted.specs, faulted.changes)
         return Served(faulted.answer, step, None, (), number, kind, faulted.changes, faulted.shape)
 
-    def _resume(
-        self, request: Request, client: Client, reading: Reading, task: str, cut: Cut
-    ) -> Served:
+    def _remember_cut(
+        self, step: Step, faulted: Faulted, applied: Applied, fired: Sequence[FaultSpec]
+    ) -> None:
+        cut = cut_of(step, faulted.cut or 0, applied.swap, fired)
+        if cut is not None and applied.session is not None:
+            self.state.cut(applied.session, cut.task, cut)
+
+    def _resumption(self, reading: Reading) -> Cut | None:
+        """The cut stream a SubscribeToTask asks to continue, if any."""
+        c = reading.classification
+        if c.operation != "SubscribeToTask":
+            return None
+        for slot in reading.live.readings[0]:
+            found = self.state.cut_of(slot.value)
+            if found is not None and found[1].fits(c.binding, c.version):
+                cut: Cut = found[1]
+                return cut
+        return None
+
+    def _resume(self, request: Request, client: Client, reading: Reading, cut: Cut) -> Served:
         """A SubscribeToTask of a task whose stream a fault cut: the task as it stood at the
         cut, then the recorded events the client did not get (see `_faults`)."""
         response, what = continuation(cut)
-        built = self._build(cut.step, cut.mapping, response)
-        answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
+        answer = self._build(cut.step, cut.swap, response, reading.jsonrpc_id)
         fired = self.faults.fire(None, "SubscribeToTask", request, cut.form)
         faulted = self.faults.apply(fired, answer)
-        self.faults.resumed(task, cut, faulted, all(spec.carried for spec in fired))
+        found = self.state.cut_of(cut.task)
+        if found is not None and all(spec.carried for spec in fired):
+            session = found[0]
+            moved = moved_on(cut, faulted)
+            if moved is None:
+                self.state.uncut(session, cut.task)
+            else:
+                self.state.cut(session, cut.task, moved)
         changes = (what, *faulted.changes)
         specs = (cut.spec, *faulted.specs)
-        seen = _seen(reading, None)
-        logged = _Logged("served", "synthesized", changes, cut.step, seen=seen, faults=specs)
+        logged = _Logged(
+            "served",
+            "synthesized",
+            changes,
+            cut.step,
+            seen=seen(None, reading.live.readings[0], None),
+            faults=specs,
+        )
         number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
         self._faulted_note(number, request, specs, changes)
         return Served(
@@ -411,70 +425,62 @@ class ReplayService:
     # -- answers ------------------------------------------------------------------------
 
     def _answer(
-        self,
-        step: Step,
-        mapping: Mapping[str, str],
-        reading: Reading,
-        version: Version | None = None,
+        self, step: Step, swap: Swap, reading: Reading, version: Version | None = None
     ) -> Answer:
-        cache_key = (step.index, tuple(mapping.items()), version)
-        built = self._answers.get(cache_key)
-        if built is None:
-            built = self._build(step, mapping, version=version)
-            self._answers[cache_key] = built
-            if len(self._answers) > ANSWER_CACHE_SIZE:
-                self._answers.popitem(last=False)
-        if isinstance(built, GrpcAnswer):
-            return built
-        answer = built.render(reading.jsonrpc_id)
-        if card_location(step.exchange.classification) is not None:
+        recorded = step.exchange.response
+        assert recorded is not None
+        if version is not None:  # a client of the other version
+            c = step.exchange.classification
+            recorded = self.versions.answer(step.index, recorded, c, version).response
+        answer = self._build(step, swap, recorded, reading.jsonrpc_id)
+        if isinstance(answer, HttpAnswer) and is_card(step.exchange):
             # A card's validator is answered here, for the card the replayer serves.
             answer = revalidated(answer, reading.headers.get("if-none-match"))
         return answer
 
-    def _build(
-        self,
-        step: Step,
-        mapping: Mapping[str, str],
-        response: object = None,
-        *,
-        version: Version | None = None,
-    ) -> HttpTemplate | GrpcAnswer:
+    def _build(self, step: Step, swap: Swap, response: Response, jsonrpc_id: Json) -> Answer:
         c = step.exchange.classification
-        recorded = response if response is not None else step.exchange.response
-        assert recorded is not None
-        if version is not None and response is None:  # a client of the other version
-            recorded = self.versions.answer(step.index, recorded, c, version).response  # type: ignore[arg-type]
         if c.binding is Binding.GRPC:
-            return grpc_answer(recorded, mapping, self._card_rewrite(()))  # type: ignore[arg-type]
-        location = card_location(c)
-        rewrite = self._card_rewrite(location, step.exchange) if location is not None else None
+            templates = self.answers.grpc_messages(step, response.messages)
+            return grpc_answer(response, swap, self.cards.rewrite(()), templates)
         jsonrpc = c.binding is Binding.JSONRPC or (c.binding is None and _enveloped(step))
-        return template(recorded, mapping, jsonrpc=jsonrpc, rewrite=rewrite)  # type: ignore[arg-type]
+        answer = self.answers.http(step, response, swap, jsonrpc, jsonrpc_id)
+        location = card_location(c)
+        if location is not None:
+            answer = rewrite_card_answer(answer, self.cards.rewrite(location, step.exchange))
+        return answer
 
     def _listing(
         self, decision: Decision, applied: Applied, reading: Reading
     ) -> tuple[Answer, Step, tuple[str, ...]]:
-        steps = self.script.candidates(decision.key, reading.headers.get("a2a-version"))
-        scope = _scope(decision, self.state, reading)
+        steps = self.resolver.listing_steps(decision, reading.live.version)
+        scope = self._scope(decision, applied)
         c = decision.step.exchange.classification
-        listing = self.lister.answer(steps, scope, applied.mapping, c.binding)
-        built = self._build(listing.step, {}, listing.response)
-        answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
+        listing = self.lister.answer(steps, scope, applied.swap.lookup, c.binding)
+        answer = self._build(
+            listing.step, Swap(lambda v: None), listing.response, reading.jsonrpc_id
+        )
         return answer, listing.step, listing.changes
 
-    def _changed(self, step: Step, applied: Applied, answer: Answer, reading: Reading) -> list[str]:
+    def _scope(self, decision: Decision, applied: Applied) -> list[Session] | None:
+        """The sessions a listing shows: every session holding an id it names (a context
+        two clients chose alike is one context, as live), and one it starts; None: all."""
+        found = {
+            family.session: None
+            for sense, slot in zip(decision.hypothesis, decision.slots, strict=True)
+            if sense.family is not None
+            for family in self.state.families_of(slot.value)
+        }
+        if applied.session is not None and (found or decision.members):
+            found[applied.session] = None
+        return list(found) if found or decision.members else None
+
+    def _changed(self, step: Step, applied: Applied, answer: Answer) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
         found = []
-        shown = self._shown.get(step.index)
-        if shown is None:
-            shown = self._shown[step.index] = frozenset(
-                (*step.response_ids, *(r.slot.value for r in step.slots))
-            )
-        mapped = [(r, v) for r, v in applied.agent_ids.items() if r in shown]
-        if mapped:
-            pairs = ", ".join(f"{r} -> {v}" for r, v in mapped[:3])
-            more = f" and {len(mapped) - 3} more" if len(mapped) > 3 else ""
+        if applied.agent_ids:
+            pairs = ", ".join(f"{r} -> {v}" for r, v in applied.agent_ids[:3])
+            more = f" and {len(applied.agent_ids) - 3} more" if len(applied.agent_ids) > 3 else ""
             found.append(f"ids mapped to the ones this client was handed: {pairs}{more}")
         if self._card_changed(step, answer):
             found.append("card: its interfaces point at the replayer")
@@ -487,34 +493,8 @@ class ReplayService:
         if response is None:
             return False
         if isinstance(answer, HttpAnswer):
-            located = card_location(step.exchange.classification) is not None
-            return located and answer.status != 304 and answer.body != response.body
-        rewrite = self._card_rewrite(())
-        cards = (
-            m.json.encode("utf-8", "surrogatepass")
-            for m in response.messages
-            if m.json is not None and (m.type_name or "").endswith(CARD_TYPE_SUFFIX)
-        )
-        return any(rewrite(card) != card for card in cards)
-
-    def _card_rewrite(
-        self, location: tuple[str, ...] | None, exchange: Exchange | None = None
-    ) -> Callable[[bytes], bytes]:
-        at = location or ()
-        upstreams = self.upstreams or (_host_origin(exchange.request) if exchange else [])
-        if not self.base_url:  # served nowhere in particular: the cards as recorded
-            upstreams = []
-
-        fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
-
-        def rewrite(body: bytes) -> bytes:
-            for upstream in upstreams:
-                body = rewrite_card(body, upstream, self.base_url, at=at).body
-            if self.grpc_target:
-                body = rewrite_grpc_interfaces(body, self.grpc_target, at=at).body
-            return self.versions.card_bytes(body) if fetched and not at else body
-
-        return rewrite
+            return is_card(step.exchange) and answer.status != 304 and answer.body != response.body
+        return self.cards.changed_grpc(response)
 
     def _translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
         """What was translated of a recorded answer for a client of `version` (the card: for
@@ -533,33 +513,14 @@ class ReplayService:
         return found.changes
 
     def _plan(
-        self, step: Step, mapping: Mapping[str, str], version: Version | None = None
+        self, step: Step, swap: Swap, version: Version | None = None
     ) -> tuple[PlannedDelivery, ...]:
         deliveries = self.script.deliveries.get(step.index, ())
         if not deliveries:
             return ()
         if version is not None:
             deliveries = tuple(self.versions.delivery(d, version) for d in deliveries)
-        trigger = step.exchange
-        end = trigger.started_us + trigger.duration_us
-        return tuple(
-            PlannedDelivery(
-                d,
-                mapping.get(_delivery_url(d.request)),
-                substitute_headers(
-                    (
-                        (k, v)
-                        for k, v in d.request.headers
-                        if k.lower() not in DELIVERY_HEADERS_DROPPED
-                    ),
-                    mapping,
-                ),
-                substitute_body(d.request.body, mapping),
-                d.started_us - trigger.started_us,
-                d.started_us + d.duration_us <= end,
-            )
-            for d in deliveries
-        )
+        return plan(step, deliveries, swap)
 
     # -- misses and refusals ------------------------------------------------------------
 
@@ -573,7 +534,11 @@ class ReplayService:
     ) -> Outcomes:
         """A request nothing recorded answers; `received` is what the client sent, where the
         request was translated into the recorded version."""
-        c = reading.parsed.classification
+        c = reading.classification
+        unauthorized = self._refused_for_credentials(reading)
+        if unauthorized is not None:
+            why = "that lacked the same credentials"
+            return self._instead(request, client, reading, unauthorized, why)
         kind = trouble(request, c, self.jsonrpc_paths)
         if kind is not None:
             instead = self.troubles.answer(kind, request)
@@ -601,7 +566,7 @@ class ReplayService:
         self, request: Request, client: Client, reading: Reading, refused: Refusal
     ) -> Refused:
         """A request in a version the replay does not serve, refused as such an agent does."""
-        c = reading.parsed.classification
+        c = reading.classification
         why = refused.describe()
         answer = unserved_version(c, why, reading.jsonrpc_id, grpc=bool(request.messages))
         logged = _Logged("refused", "synthesized", (why,), detail=why)
@@ -619,7 +584,7 @@ class ReplayService:
         changes = (*crossing.changes, *(outcome.changes if isinstance(outcome, Served) else ()))
         fields: dict[str, object] = {
             "request": received,
-            "classification": reading.parsed.classification,
+            "classification": reading.classification,
             "changes": changes,
         }
         if isinstance(outcome, Served):
@@ -628,17 +593,37 @@ class ReplayService:
         self.journal.update(outcome.journal, **fields)
         return outcome
 
-    def _instead(self, request: Request, client: Client, reading: Reading, step: Step) -> Served:
-        """The agent's answer to another request of the same trouble."""
-        answer = self._answer(step, {}, reading)
+    def _refused_for_credentials(self, reading: Reading) -> Step | None:
+        """The agent's refusal of another request that carried the same credentials as this
+        one, where this one lacks some a recorded request like it carried."""
+        value = reading.live.value
+        held = value.get("credentials", []) if isinstance(value, dict) else []
+        c = reading.classification
+        if not self.script.credentials or c.binding is None:
+            return None
+        like = self.script.by_operation.get((c.binding.value, c.operation or "-"), [])
+        if not any(set(s.credentials) > set(held) for s in like[:NEAREST_SCAN]):
+            return None  # it lacks nothing a recorded request like it carried
+        return self.script.refusal(c.binding.value, held)
+
+    def _instead(
+        self,
+        request: Request,
+        client: Client,
+        reading: Reading,
+        step: Step,
+        why: str = "it could not serve",
+    ) -> Served:
+        """The agent's refusal of another request of the same trouble (or credentials)."""
+        answer = self._answer(step, Swap(lambda v: None), reading)
         self.report.served(step.key)
-        change = f"the agent's answer to another request it could not serve: {describe(step)}"
+        change = f"the agent's answer to another request {why}: {describe(step)}"
         logged = _Logged("served", "adapted", (change,), step=step)
         number = self._log(request, client, reading, logged, answer)
         return Served(answer, step, None, (), number, "adapted", (change,))
 
     def _nearest(self, found: Unanswered, reading: Reading) -> MissReport:
-        classification = reading.parsed.classification
+        classification = reading.classification
         binding, operation = found.key[0], found.key[1]
         if found.fitting:
             return MissReport(
@@ -675,13 +660,15 @@ class ReplayService:
                 now(),
                 client.connection,
                 request,
-                reading.parsed.classification,
+                reading.classification,
                 logged.outcome,
                 logged.step.number if logged.step else None,
                 logged.session,
                 logged.detail,
                 status,
-                logged.seen if logged.seen is not None else _seen(reading, None),
+                logged.seen
+                if logged.seen is not None
+                else seen(None, reading.live.readings[0], None),
                 logged.kind,
                 logged.changes,
                 faults=logged.faults,
@@ -690,53 +677,7 @@ class ReplayService:
         return number
 
 
-@dataclass(frozen=True, slots=True)
-class _Logged:
-    """What the journal says of a request besides the request itself."""
-
-    outcome: Outcome
-    kind: AnswerKind
-    changes: tuple[str, ...] = ()
-    step: Step | None = None
-    session: int | None = None
-    detail: str | None = None
-    seen: tuple[tuple[Slot, Provenance, str | None], ...] | None = None
-    faults: tuple[str, ...] = ()  # the fault specs that made the answer what it is
-
-
 # ---- small pure helpers ---------------------------------------------------------------------
-
-
-def _scope(decision: Decision, state: LiveState, reading: Reading) -> frozenset[Session] | None:
-    """The sessions a listing shows: those its ids belong to, or (none named) all."""
-    named = [s for s in decision.hypothesis if s.provenance is Provenance.ISSUED]
-    if not named:
-        return None
-    return frozenset(
-        f.session
-        for sense, slot in zip(decision.hypothesis, reading.parsed.slots, strict=True)
-        if sense.provenance is Provenance.ISSUED
-        for f in state.families_of(slot.value)
-    )
-
-
-def _seen(
-    reading: Reading, decision: Decision | None
-) -> tuple[tuple[Slot, Provenance, str | None], ...]:
-    slots = reading.parsed.slots
-    if decision is None:
-        return tuple((s, _plain_provenance(s), None) for s in slots)
-    named = decision.step.named
-    return tuple(
-        (slot, sense.provenance, recorded if sense.provenance is not Provenance.OWN else None)
-        for slot, sense, recorded in zip(slots, decision.hypothesis, named, strict=True)
-    )
-
-
-def _plain_provenance(slot: Slot) -> Provenance:
-    if slot.role is IdRole.FRESH:
-        return Provenance.FRESH
-    return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN
 
 
 def _faulted_kind(faulted: Faulted) -> AnswerKind:
@@ -748,7 +689,7 @@ def _enveloped(step: Step) -> bool:
     return isinstance(document, dict) and "jsonrpc" in document
 
 
-def _misfit(found: Unanswered, issuer: Mapping[str, int]) -> tuple[str, ...]:
+def _misfit(found: Unanswered, issuer: dict[str, int]) -> tuple[str, ...]:
     named = sorted({v for s in found.fitting for v in s.names})
     ids = ", ".join(_issued_by(v, issuer) for v in named[:4])
     return (
@@ -757,32 +698,6 @@ def _misfit(found: Unanswered, issuer: Mapping[str, int]) -> tuple[str, ...]:
     )
 
 
-def _issued_by(recorded: str, issuer: Mapping[str, int]) -> str:
+def _issued_by(recorded: str, issuer: dict[str, int]) -> str:
     number = issuer.get(recorded)
     return f"{recorded} (handed out by #{number})" if number is not None else recorded
-
-
-def _delivery_url(request: Request) -> str:
-    host = request.header("host") or ""
-    return f"http://{host}{request.target}"
-
-
-def _host_origin(request: Request) -> list[str]:
-    host = request.header("host")
-    return [f"http://{host}"] if host else []
-
-
-def _interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
-    """The interfaces the recorded cards list, and, as the recorder learns them, every path
-    that carried a known JSON-RPC operation: a live request is read as it was recorded."""
-    found: list[Interface] = []
-    learned: list[Interface] = []  # after the cards': theirs say tenants and versions
-    for exchange in exchanges:
-        c = exchange.classification
-        if c.binding is Binding.JSONRPC and c.is_known:
-            path = exchange.request.target.partition("?")[0]
-            learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
-        if c.operation == AGENT_CARD and exchange.response is not None:
-            card = find_card(exchange.response.body, c)
-            found.extend(interfaces_from_card(card) if card is not None else ())
-    return tuple(dict.fromkeys([*found, *learned]))

@@ -2,75 +2,56 @@
 
 **Values.**
 
-- A *family* is what one live creating request brought into the world: the live ids its
-  answer handed out (a task and its context, a push config) and the client's own ids it
-  chose, in the order of the recorded step's `introduced` ids.  Which recorded step it stands
-  for is decided late: the family keeps a *branch* for every recorded creating step that is
-  still consistent with everything its clients have done since.  A branch maps the family's
-  live ids to that step's recorded ids (position by position) and keeps, for each recorded id,
-  the furthest step served naming it there (its `frontier`: polls follow the recorded story).
-  Ids served as recorded (artifact and message ids) were shown from the branch answered
-  from; another branch's ids at the same places are *aliases* of those, so that a client
-  sees one artifact id for its task whichever branch a later answer comes from.
-- A *session* is a set of families that replay one run of the script: within it, every
-  recorded creating step stands behind at most one family.  Families join a session only
-  through ids: a creating request that names ids of a session's families joins it; one naming
-  none starts a session of its own.  So clients are never told apart by guesses (connection,
-  headers, recency), only by the ids they use.  The session also keeps the live values of the
-  fresh ones its clients sent (webhook URLs, tokens: `echoes`), for answers and deliveries.
+- A *family* is what one live request brought into the world: the live ids of a recorded
+  creating step's `introduced` ids, position by position (the client's own ones it chose,
+  the agent's ones minted: the recorded id itself the first time it is handed out, a fresh
+  one from the `IdFactory` after).
+- A *session* is the families that replay one run of the script: a request that names ids
+  of a session's families joins it; one naming none starts a session of its own.  Clients are
+  never told apart by guesses (connection, headers, recency), only by the ids they use.
+- A *world* is one reading of a session that everything its clients did so far allows: the
+  recorded creating step each family stands for (its *member*, `steps`), and what follows
+  from that: recorded -> live ids (`live`) and back (`recorded`), how far the recorded story
+  of each recorded id has been served (`frontier`: polls follow it, then repeat its end),
+  values shown from another world's steps (`aliases`, so that a client sees one artifact id
+  whichever world later answers), and the client's fresh values for the recorded ones
+  (`echoes`: a webhook URL, a token).  The first world answers; the others are kept while no
+  request tells them apart (decide late).
+- What the live clients were shown as recorded and may name back (`kept`: page cursors, ids
+  of tasks that existed before), and, per session, the streams a fault profile cut (`cuts`).
 
-**Transitions** (all through `LiveState`):
+**Transitions** (all through `LiveState`): `open` (a session for a fresh create, one world
+per reading), `join` (a family joins a session, its member in each world), `narrow` (keep
+some worlds), `merge` (one request names families of several sessions), `advance`, `echo`,
+`alias`, `keep`, `cut`, `touch` (sessions live on an LRU of `limit`, and within `max_bytes`
+of live ids).
 
-    create(session?, roots, given)  a new family, one branch per root; ids minted for what
-                                    the client did not give (the recorded id itself the first
-                                    time it is handed out, else a fresh one from the factory)
-    narrow(family, keep)            drop branches; a family that can no longer be matched in
-                                    its session moves to a session of its own
-    advance(family, root, ids, i)   the branch served step i naming those recorded ids
-    alias(family, root, pairs)      ids of a branch stand for values already shown
-    echo(session, recorded, live)   a fresh value the client sent stands for a recorded one
-    keep(values)                    ids served as recorded (page tokens) are known from now on
-    touch(family)                   used now (sessions live on an LRU of `limit`)
+**Invariants** (`problems()` lists any that fail; property tests check them after every step):
 
-Every change bumps a `generation`: the session's for what happens within it, the state's for
-families made and sessions forgotten (which change how any id reads).  Answering a request
-whose generations have not moved since it was last answered the same way decides the same,
-so the service may reuse that decision (`_service`, polls).
-
-**Invariants** (`problems()` lists any that fail; a property test checks them after every
-step):
-
-1. Every family has at least one branch, each rooted at a creating step introducing as many
-   ids as the family holds.
-2. Within a session, the families can be given distinct roots among their branches (Hall's
-   condition); `matching` holds one such assignment.
-3. `families_of(v)` holds exactly the remembered families holding live id `v`; within one
-   session no two families hold the same live id, and a minted id is held by one family only.
-4. `by_root` holds exactly the families with a branch at each root.
-5. At most `limit` sessions are remembered; the ids of a forgotten one are unknown for good.
-6. A branch's frontier never points before its root.
+1. Every session has at least one world, and every world gives every family of its session a
+   member whose `introduced` ids are as many as the family's live ids.
+2. Within a world no two families have the same member.
+3. A world's `live` and `recorded` are each other's inverse and agree with its members.
+4. `families_of(v)` holds exactly the remembered families holding live id `v`; within one
+   session no two families hold the same live id, and a minted id is held by one family.
+5. At most `limit` sessions are remembered, their live ids within `max_bytes` (but the
+   newest session, whatever its size); the ids of a forgotten one are unknown for good.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from recorder.options import REPLAY
-from recorder.replay._mint import IdFactory
-from recorder.replay._script import Script
+from recorder.script import IdFactory, Script
 
 MAX_SESSIONS: int = REPLAY.by_name["max_sessions"].default
-
-
-@dataclass(eq=False, slots=True)
-class Branch:
-    root: int
-    frontier: dict[str, int] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)  # recorded -> the value shown
-    echoes: dict[str, str] = field(default_factory=dict)  # recorded -> the client's own value
+MAX_ID_BYTES = 64 * 1024 * 1024  # live ids the sessions hold, at most (the newest one aside)
+MAX_WORLDS = 64  # readings of one session kept at most (a merge multiplies them)
 
 
 @dataclass(eq=False)  # compared and hashed by identity
@@ -78,37 +59,84 @@ class Family:
     number: int
     session: Session
     live: tuple[str, ...]
-    branches: dict[int, Branch]
+    owned: int  # the first `owned` live ids are the client's own
 
-    def position(self, live: str) -> int:
-        return self.live.index(live)
+
+@dataclass(eq=False)
+class World:
+    steps: dict[Family, int] = field(default_factory=dict)  # family -> its member
+    live: dict[str, str] = field(default_factory=dict)  # recorded id -> live id
+    recorded: dict[str, str] = field(default_factory=dict)  # live id -> recorded id
+    frontier: dict[str, int] = field(default_factory=dict)  # recorded id -> step index
+    aliases: dict[str, str] = field(default_factory=dict)  # recorded -> the value shown
+    echoes: dict[str, str] = field(default_factory=dict)  # recorded fresh value -> live
+    own: set[str] = field(default_factory=set)  # recorded ids of the clients' own
+
+    def copy(self) -> World:
+        return World(
+            dict(self.steps),
+            dict(self.live),
+            dict(self.recorded),
+            dict(self.frontier),
+            dict(self.aliases),
+            dict(self.echoes),
+            set(self.own),
+        )
+
+    def update(self, other: World) -> None:
+        """Take in another session's world (a request names families of both)."""
+        self.steps.update(other.steps)
+        self.live.update(other.live)
+        self.recorded.update(other.recorded)
+        self.frontier.update(other.frontier)
+        self.aliases.update(other.aliases)
+        self.echoes.update(other.echoes)
+        self.own |= other.own
+
+    def lookup(self, recorded: str) -> str | None:
+        """The live value a recorded one stands for in this world, if any."""
+        found = self.live.get(recorded)
+        if found is None:
+            found = self.aliases.get(recorded)
+            if found is None:
+                found = self.echoes.get(recorded)
+        return found
+
+    def member(self, family: Family) -> int:
+        return self.steps[family]
 
 
 @dataclass(eq=False)
 class Session:
     number: int
-    families: dict[Family, None] = field(default_factory=dict)
-    matching: dict[Family, int] = field(default_factory=dict)  # family -> its distinct root
-    owner: dict[int, Family] = field(default_factory=dict)  # the inverse of `matching`
-    echoes: dict[str, str] = field(default_factory=dict)  # recorded fresh value -> live
-    generation: int = 0  # bumped by every change to the session or its families
+    families: list[Family] = field(default_factory=list)
+    worlds: list[World] = field(default_factory=list)
+    cuts: dict[str, Any] = field(default_factory=dict)  # live task id -> a cut stream
+    size: int = 0  # bytes of the live ids its families hold
 
 
 class LiveState:
-    """The families and sessions of one replay (see the module docstring)."""
+    """The sessions of one replay (see the module docstring)."""
 
-    def __init__(self, script: Script, factory: IdFactory, limit: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self,
+        script: Script,
+        factory: IdFactory,
+        limit: int = MAX_SESSIONS,
+        max_bytes: int = MAX_ID_BYTES,
+    ) -> None:
         self.script = script
         self.factory = factory
         self.limit = limit
+        self.max_bytes = max_bytes
         self.forgotten = 0
+        self.size = 0
         self._sessions: OrderedDict[Session, None] = OrderedDict()
         self._by_live: dict[str, list[Family]] = {}
-        self._by_root: dict[int, dict[Family, None]] = {}
         self._handed: set[str] = set()  # recorded ids handed out as themselves
-        self._kept: set[str] = set()  # ids served as recorded that clients may name back
+        self._kept: dict[str, int] = {}  # values served as recorded -> their frontier
+        self._next: dict[int, int] = {}  # class -> the next member never handed out
         self._numbers = itertools.count(1)
-        self.generation = 0  # bumped by every family made or session forgotten
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -127,144 +155,172 @@ class LiveState:
     def families_of(self, live: str) -> list[Family]:
         return self._by_live.get(live, [])
 
+    def holds(self, value: str) -> bool:
+        """Whether a live client may name `value` back: a live id, or a value kept."""
+        return value in self._by_live or value in self._kept
+
     def kept(self, value: str) -> bool:
         """Whether `value` was served as recorded and may be named back (a page token)."""
         return value in self._kept
+
+    def kept_frontier(self, value: str) -> int:
+        return self._kept.get(value, -1)
 
     def handed(self, recorded: str) -> bool:
         """Whether the recorded id was handed out as itself already."""
         return recorded in self._handed
 
-    def by_root(self, root: int) -> Iterable[Family]:
-        return self._by_root.get(root, {}).keys()
+    def next_member(self, cls: int, members: Sequence[int]) -> int:
+        """The first member of a class whose ids were never handed out, else the first."""
+        at = self._next.get(cls, 0)
+        steps = self.script.steps
+        while at < len(members) and any(
+            v in self._handed for v in steps[members[at]].introduced[steps[members[at]].owned :]
+        ):
+            at += 1
+        self._next[cls] = at
+        return members[at] if at < len(members) else members[0]
 
-    def recorded(self, family: Family, root: int, live: str) -> str:
-        """The recorded id `live` stands for in `family`'s branch at `root`."""
-        return self.script.steps[root].introduced[family.position(live)]
-
-    def mapping(self, family: Family, root: int) -> Iterator[tuple[str, str]]:
-        """(recorded, live) for each id of `family`, in its branch at `root`."""
-        return zip(self.script.steps[root].introduced, family.live, strict=True)
-
-    def session_mapping(self, session: Session) -> dict[str, str]:
-        """(recorded -> live) for every family of a session, each in its matched branch, and
-        the fresh values its clients sent."""
-        found = dict(session.echoes)
-        for family, root in session.matching.items():
-            found.update(self.mapping(family, root))
-        return found
-
-    def shown(self, family: Family, root: int, recorded: str) -> str:
-        """What a recorded id served as recorded has been shown as, in that branch."""
-        branch = family.branches.get(root)
-        return branch.aliases.get(recorded, recorded) if branch else recorded
-
-    def fits(self, session: Session, roots: Iterable[int]) -> bool:
-        """Whether a new family with these roots could join `session` (Hall's condition)."""
-        probe = Family(0, session, (), {r: Branch(r) for r in roots})
-        return _augment(dict(session.matching), dict(session.owner), probe, _roots) is not None
-
-    def fits_narrowed(self, family: Family, keep: Iterable[int]) -> bool:
-        """Whether `family` could keep only `keep` and still be matched in its session."""
-        kept = set(keep)
-        session = family.session
-        if session.matching.get(family) in kept:
-            return True
-        matching, owner = dict(session.matching), dict(session.owner)
-        owner.pop(matching.pop(family, -1), None)
-
-        def roots(f: Family) -> Iterable[int]:
-            return kept if f is family else f.branches
-
-        return _augment(matching, owner, family, roots) is not None
+    def cut_of(self, live_task: str) -> tuple[Session, Any] | None:
+        for family in self._by_live.get(live_task, ()):
+            cut = family.session.cuts.get(live_task)
+            if cut is not None:
+                return family.session, cut
+        return None
 
     # -- transitions --------------------------------------------------------------------
 
-    def create(
-        self, session: Session | None, roots: Iterable[int], given: Mapping[str, str]
-    ) -> Family:
-        """A family for `roots` (the first is the one answered from); `given` maps recorded
-        ids of that root to the live ids the client chose.  Joins `session` when it fits."""
-        ordered = list(dict.fromkeys(roots))
-        if session is not None and session in self._sessions:
-            self._sessions.move_to_end(session)  # not the one a new session pushes out
-        if session is None or not self.fits(session, ordered):
-            session = self._open()
-        live = tuple(
-            given.get(recorded) or self._mint(recorded)
-            for recorded in self.script.steps[ordered[0]].introduced
-        )
-        family = Family(next(self._numbers), session, live, {r: Branch(r) for r in ordered})
-        self.generation += 1
-        session.generation += 1
-        session.families[family] = None
-        self._match(session, family)
+    def open(self, members: Sequence[int], given: Mapping[str, str]) -> Family:
+        """A session for a fresh request: one world per member (the first answers); `given`
+        maps the first member's recorded own ids to the live ids the client chose."""
+        session = self._open()
+        first = self.script.steps[members[0]]
+        live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
+        family = self._family(session, live, first.owned)
+        for member in members:
+            world = World()
+            self._bind(world, family, member)
+            session.worlds.append(world)
         self._index(family)
-        self.touch(family)
         return family
 
-    def narrow(self, family: Family, keep: Iterable[int]) -> None:
-        kept = [r for r in keep if r in family.branches]
-        if not kept or len(kept) == len(family.branches):
-            return
-        self.touch(family)  # not the session a new one would push out
-        family.session.generation += 1
-        if not self.fits_narrowed(family, kept):
-            self._move(family, self._open())
-            family.session.generation += 1
-        for root in [r for r in family.branches if r not in kept]:
-            del family.branches[root]
-            found = self._by_root.get(root, {})
-            found.pop(family, None)
-            if not found:
-                self._by_root.pop(root, None)
-        if family.session.matching.get(family) not in family.branches:
-            self._unmatch(family)
-            self._match(family.session, family)
+    def join(self, session: Session, picks: Sequence[int], given: Mapping[str, str]) -> Family:
+        """A family in `session` whose member in world i is `picks[i]` (the worlds already
+        narrowed to those the request fits; the first answers)."""
+        first = self.script.steps[picks[0]]
+        live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
+        family = self._family(session, live, first.owned)
+        for world, member in zip(session.worlds, picks, strict=True):
+            self._bind(world, family, member)
+        self._index(family)
+        self.touch(session)
+        return family
 
-    def advance(self, family: Family, root: int, recorded: Iterable[str], index: int) -> None:
-        branch = family.branches.get(root)
-        if branch is None:
+    def narrow(self, session: Session, keep: Sequence[World]) -> None:
+        """Keep these worlds (one kept twice is split in two: a request read it two ways)."""
+        if not keep:
             return
+        seen: set[int] = set()
+        worlds = []
+        for world in keep:
+            worlds.append(world.copy() if id(world) in seen else world)
+            seen.add(id(world))
+        session.worlds = worlds
+
+    def move(self, family: Family, members: Sequence[int]) -> Session:
+        """`family` leaves its session for one of its own, with one world per member: no
+        reading of its session fits what its client does, but one of its own does."""
+        old = family.session
+        old.families.remove(family)
+        for world in old.worlds:
+            member = world.steps.pop(family, None)
+            if member is not None:
+                for recorded in self.script.steps[member].introduced:
+                    live = world.live.pop(recorded, None)
+                    world.recorded.pop(live or "", None)
+        size = sum(len(v) for v in family.live)
+        old.size -= size
+        if not old.families:
+            self._sessions.pop(old, None)
+        session = self._open()
+        session.size += size
+        family.session = session
+        session.families.append(family)
+        for member in members:
+            world = World()
+            self._bind(world, family, member)
+            session.worlds.append(world)
+        return session
+
+    def merge(self, sessions: Sequence[Session], worlds: Sequence[World]) -> Session:
+        """One session of `sessions` (the first), their families together, with `worlds`
+        (joint readings, made by the caller from theirs)."""
+        into = sessions[0]
+        for other in sessions[1:]:
+            for family in other.families:
+                family.session = into
+                into.families.append(family)
+            into.cuts.update(other.cuts)
+            into.size += other.size
+            self._sessions.pop(other, None)
+        into.worlds = list(worlds[:MAX_WORLDS])
+        self.touch(into)
+        return into
+
+    def advance(self, world: World, recorded: Iterable[str], index: int) -> None:
         for value in recorded:
-            if branch.frontier.get(value, -1) < index:
-                branch.frontier[value] = index
-                family.session.generation += 1
+            if world.frontier.get(value, -1) < index:
+                world.frontier[value] = index
 
-    def alias(
-        self, family: Family, root: int, pairs: Iterable[tuple[str, str]], *, echo: bool = False
-    ) -> None:
-        """Recorded ids of a branch stand for values already shown (`echo`: for values the
-        client sent itself, which the agent echoes)."""
-        branch = family.branches.get(root)
-        if branch is not None:
-            found = branch.echoes if echo else branch.aliases
-            for recorded, shown in pairs:
-                value = shown if echo else found.get(recorded, shown)
-                if recorded != shown and found.get(recorded) != value:
-                    found[recorded] = value
-                    family.session.generation += 1
+    def echo(self, world: World, recorded: str, live: str) -> None:
+        if recorded != live:
+            world.echoes[recorded] = live
 
-    def echo(self, session: Session, recorded: str, live: str) -> None:
-        if session.echoes.get(recorded) != live:
-            session.echoes[recorded] = live
-            session.generation += 1
+    def alias(self, world: World, recorded: str, shown: str) -> None:
+        if recorded != shown and recorded not in world.live:
+            world.aliases.setdefault(recorded, shown)
 
-    def keep(self, values: Iterable[str]) -> None:
-        new = set(values) - self._kept
-        if new:
-            self._kept |= new
-            self.generation += 1
+    def keep(self, values: Iterable[str], index: int) -> None:
+        """Values served as recorded, that clients may name back (kept across sessions)."""
+        for value in values:
+            if self._kept.get(value, -1) < index:
+                self._kept[value] = index
 
-    def touch(self, family: Family) -> None:
-        if family.session in self._sessions:
-            self._sessions.move_to_end(family.session)
+    def cut(self, session: Session, live_task: str, cut: Any) -> None:
+        session.cuts[live_task] = cut
+
+    def uncut(self, session: Session, live_task: str) -> None:
+        session.cuts.pop(live_task, None)
+
+    def touch(self, session: Session) -> None:
+        if session in self._sessions:
+            self._sessions.move_to_end(session)
 
     # -- inner workings -----------------------------------------------------------------
 
+    def _family(self, session: Session, live: tuple[str, ...], owned: int) -> Family:
+        family = Family(next(self._numbers), session, live, owned)
+        session.families.append(family)
+        added = sum(len(v) for v in live)
+        session.size += added
+        self.size += added
+        self._trim(keep=session)
+        return family
+
+    def bind(self, world: World, family: Family, member: int) -> None:
+        """`family` stands for `member` in `world` (a world being made, not yet a session's)."""
+        self._bind(world, family, member)
+
+    def _bind(self, world: World, family: Family, member: int) -> None:
+        world.steps[family] = member
+        step = self.script.steps[member]
+        for recorded, live in zip(step.introduced, family.live, strict=True):
+            world.live[recorded] = live
+            world.recorded[live] = recorded
+        world.own.update(step.introduced[: step.owned])
+
     def _mint(self, recorded: str) -> str:
-        """The recorded id itself the first time, else a fresh one that names nothing else
-        (fresh ids are random: a repeat is not looked for beyond what is held now)."""
+        """The recorded id itself the first time, else a fresh one that names nothing else."""
         if recorded not in self._handed and recorded not in self._by_live:
             self._handed.add(recorded)
             return recorded
@@ -276,14 +332,22 @@ class LiveState:
     def _open(self) -> Session:
         session = Session(next(self._numbers))
         self._sessions[session] = None
-        while len(self._sessions) > self.limit:
-            self._forget(next(iter(self._sessions)))
+        self._trim(keep=session)
         return session
+
+    def _trim(self, keep: Session) -> None:
+        while len(self._sessions) > self.limit or (
+            self.size > self.max_bytes and next(iter(self._sessions)) is not keep
+        ):
+            oldest = next(iter(self._sessions))
+            if oldest is keep:
+                break
+            self._forget(oldest)
 
     def _forget(self, session: Session) -> None:
         del self._sessions[session]
         self.forgotten += 1
-        self.generation += 1
+        self.size -= session.size
         for family in session.families:
             self._unindex(family)
 
@@ -292,8 +356,6 @@ class LiveState:
             held = self._by_live.setdefault(value, [])
             if family not in held:
                 held.append(family)
-        for root in family.branches:
-            self._by_root.setdefault(root, {})[family] = None
 
     def _unindex(self, family: Family) -> None:
         for value in family.live:
@@ -302,124 +364,46 @@ class LiveState:
                 held.remove(family)
             if not held:
                 self._by_live.pop(value, None)
-        for root in family.branches:
-            found = self._by_root.get(root, {})
-            found.pop(family, None)
-            if not found:
-                self._by_root.pop(root, None)
-
-    def _move(self, family: Family, session: Session) -> None:
-        """`family` leaves its session for `session` (a new one: opening it may have pushed
-        the old one out of the LRU, with this family's ids: they are indexed again)."""
-        self._unmatch(family)
-        family.session.families.pop(family, None)
-        family.session = session
-        session.families[family] = None
-        first = next(iter(family.branches))
-        session.matching[family], session.owner[first] = first, family
-        self._index(family)
-
-    def _match(self, session: Session, family: Family) -> None:
-        found = _augment(session.matching, session.owner, family, _roots)
-        if found is None:  # cannot happen after `fits`; keep the invariant anyway
-            self._move(family, self._open())
-
-    def _unmatch(self, family: Family) -> None:
-        session = family.session
-        root = session.matching.pop(family, None)
-        if root is not None and session.owner.get(root) is family:
-            del session.owner[root]
 
     # -- checking -----------------------------------------------------------------------
 
     def problems(self) -> list[str]:
         """Every invariant of the module docstring that does not hold, in words."""
         found: list[str] = []
-        families = [f for s in self._sessions for f in s.families]
-        found += _family_problems(self, families)
-        found += _session_problems(self)
-        found += _index_problems(self, families)
+        for session in self._sessions:
+            found += _session_problems(self, session)
+        found += _index_problems(self)
         if len(self._sessions) > self.limit:
             found.append(f"{len(self._sessions)} sessions remembered, limit {self.limit}")
         return found
 
 
-def _roots(family: Family) -> Iterable[int]:
-    return family.branches
-
-
-def _root(family: Family) -> int:
-    return next(iter(family.branches))
-
-
-def _augment(
-    matching: dict[Family, int],
-    owner: dict[int, Family],
-    start: Family,
-    roots: Callable[[Family], Iterable[int]],
-) -> dict[Family, int] | None:
-    """Give `start` a root by an augmenting path (breadth first), changing `matching` and
-    `owner` in place; None (and nothing changed) when there is none."""
-    parent: dict[Family, Family | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        family = queue.popleft()
-        for root in roots(family):
-            holder = owner.get(root)
-            if holder is None:
-                _flip(matching, owner, parent, family, root)
-                return matching
-            if holder not in parent:
-                parent[holder] = family
-                queue.append(holder)
-    return None
-
-
-def _flip(
-    matching: dict[Family, int],
-    owner: dict[int, Family],
-    parent: Mapping[Family, Family | None],
-    family: Family | None,
-    root: int,
-) -> None:
-    while family is not None:
-        previous = matching.get(family)
-        matching[family], owner[root] = root, family
-        if previous is None:
-            return
-        root, family = previous, parent[family]
-
-
-def _family_problems(state: LiveState, families: list[Family]) -> Iterator[str]:
+def _session_problems(state: LiveState, session: Session) -> Iterator[str]:
     steps = state.script.steps
-    for family in families:
-        if not family.branches:
-            yield f"family {family.number} has no branch"
-        for root, branch in family.branches.items():
-            if len(steps[root].introduced) != len(family.live):
-                yield f"family {family.number}: root #{steps[root].number} does not align"
-            if any(i < root for i in branch.frontier.values()):
-                yield f"family {family.number}: a frontier before its root"
+    if not session.worlds:
+        yield f"session {session.number} has no world"
+    for n, world in enumerate(session.worlds):
+        if set(world.steps) != set(session.families):
+            yield f"session {session.number}, world {n}: not every family has a member"
+        members = list(world.steps.values())
+        if len(members) != len(set(members)):
+            yield f"session {session.number}, world {n}: two families share a member"
+        for family, member in world.steps.items():
+            if len(steps[member].introduced) != len(family.live):
+                yield f"family {family.number}: member #{steps[member].number} does not align"
+            for recorded, live in zip(steps[member].introduced, family.live, strict=True):
+                if world.live.get(recorded) != live or world.recorded.get(live) != recorded:
+                    yield f"session {session.number}, world {n}: {recorded} is not {live}"
+    held = [v for f in session.families for v in f.live]
+    if len(held) != len(set(held)):
+        yield f"session {session.number}: two families hold the same live id"
+    for family in session.families:
+        if family.session is not session:
+            yield f"family {family.number} is in the wrong session"
 
 
-def _session_problems(state: LiveState) -> Iterator[str]:
-    for session in state.sessions:
-        if set(session.matching) != set(session.families):
-            yield f"session {session.number}: matching and families differ"
-        roots = list(session.matching.values())
-        if len(roots) != len(set(roots)):
-            yield f"session {session.number}: two families share a root"
-        for family, root in session.matching.items():
-            if root not in family.branches or session.owner.get(root) is not family:
-                yield f"session {session.number}: family {family.number} badly matched"
-            if family.session is not session:
-                yield f"family {family.number} is in the wrong session"
-        held = [v for f in session.families for v in f.live]
-        if len(held) != len(set(held)):
-            yield f"session {session.number}: two families hold the same live id"
-
-
-def _index_problems(state: LiveState, families: list[Family]) -> Iterator[str]:
+def _index_problems(state: LiveState) -> Iterator[str]:
+    families = [f for s in state._sessions for f in s.families]
     expected: dict[str, set[int]] = {}
     for family in families:
         for value in family.live:
@@ -427,12 +411,6 @@ def _index_problems(state: LiveState, families: list[Family]) -> Iterator[str]:
     actual = {v: {f.number for f in found} for v, found in state._by_live.items()}
     if expected != actual:
         yield "the live-id index does not match the families"
-    minted = [v for f in families for v in f.live[state.script.steps[_root(f)].owned :]]
+    minted = [v for f in families for v in f.live[f.owned :]]
     if len(minted) != len(set(minted)):
         yield "a minted id is held by two families"
-    roots: dict[int, set[int]] = {}
-    for family in families:
-        for root in family.branches:
-            roots.setdefault(root, set()).add(family.number)
-    if roots != {r: {f.number for f in found} for r, found in state._by_root.items()}:
-        yield "the root index does not match the branches"

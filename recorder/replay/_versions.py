@@ -56,7 +56,7 @@ from recorder.protocol.versions import (
     wire_name,
 )
 from recorder.replay._grpcanswer import recorded_status
-from recorder.replay._respond import dumps_like, form_of
+from recorder.script import dumps_like
 
 Json = object
 SERVED = (Version.V1_0, Version.V0_3)  # the versions a capture can be served in
@@ -391,9 +391,7 @@ def _set(
 
 
 def _dumps_like(text: str, value: object) -> str:
-    form = form_of(text)
-    written = dumps_like(form, value) if form is not None else None
-    return written if written is not None else _compact(value)
+    return dumps_like(text, value)
 
 
 def _compact(value: object) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from recorder.protocol import IdKind, Json
-from recorder.replay import (
+from recorder.script import (
     CARD_OPERATIONS,
     Provenance,
     RecordedSlot,

@@ -40,7 +40,7 @@ from recorder.protocol import (
     grpc_method,
     is_binary_header,
 )
-from recorder.replay import substitute_body, substitute_headers, substitute_json_text
+from recorder.script import substitute_body, substitute_headers, substitute_json_text
 from recorder.verify._secrets import PLACEHOLDER, Credentials
 
 # Framing headers, and hop-by-hop ones only the client's own connection can mean: the HTTP

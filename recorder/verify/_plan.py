@@ -33,7 +33,7 @@ from recorder._background import url_key
 from recorder.capture import Capture, Exchange, Request
 from recorder.diff import POLL_OPERATIONS
 from recorder.protocol import PUSH_DELIVERY, Binding, IdKind, event_data
-from recorder.replay import Script, Step, load_script
+from recorder.script import Script, Step, load_script
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,8 @@ from recorder.protocol import (
     interfaces_from_card,
     parse_json,
 )
-from recorder.replay import Step, capture_as
+from recorder.replay import capture_as
+from recorder.script import Step
 from recorder.verify._live import LiveIds
 from recorder.verify._outgoing import (
     GrpcOutgoing,

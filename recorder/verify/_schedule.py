@@ -34,7 +34,7 @@ from typing import Protocol
 
 from recorder._errors import PlaceholderError, Unsendable
 from recorder.protocol import Json
-from recorder.replay import Step, answer_documents
+from recorder.script import Step, answer_documents
 from recorder.verify._live import LiveIds, poll_states
 from recorder.verify._outgoing import Outgoing
 from recorder.verify._plan import Plan, Send, end_us

@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 from recorder._errors import InputError
 from recorder.capture import Request
-from recorder.replay import Provenance, Step
+from recorder.script import Provenance, Step
 
 PLACEHOLDER = re.compile(r"<redacted:\d+>")
 ENV_PREFIX = "A2A_VERIFY_"

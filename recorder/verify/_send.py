@@ -34,7 +34,7 @@ from recorder.protocol import (
     is_event_stream,
     parse_json,
 )
-from recorder.replay import answer_succeeded
+from recorder.script import answer_succeeded
 from recorder.verify._outgoing import GrpcOutgoing, HttpOutgoing
 
 OnDocument = Callable[[int, Json], None]

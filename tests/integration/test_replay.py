@@ -21,7 +21,8 @@ from _helpers import free_port
 from recorder.capture import Capture, read_capture
 from recorder.demo import DemoAgent, SessionResult, WebhookReceiver, run_session
 from recorder.record import RecordingProxy
-from recorder.replay import Replayer, load_script
+from recorder.replay import Replayer
+from recorder.script import load_script
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 
@@ -97,6 +98,7 @@ def test_every_exchange_is_served_once_the_session_reruns(
         "faulted": [],
         "faults_unused": [],
         "not_carried": [],
+        "not_replayed": [],
         "clean": True,
     }
 

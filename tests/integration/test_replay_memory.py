@@ -92,3 +92,23 @@ def test_large_requests_leave_memory_within_the_journal_bound(replayer: tuple[in
     assert journal.status_code == 200
     grown = after - before
     assert grown <= JOURNAL_BYTES + SLACK, f"grew {grown / MIB:.0f} MiB"
+
+
+def test_requests_naming_large_ids_leave_memory_within_the_bound(
+    replayer: tuple[int, str],
+) -> None:
+    """Issue 29, finding 8: 2,000 GetTasks whose `id` is 1 MiB (nobody issued it) took the
+    replayer to 2.18 GB, linearly: each request's ids were kept whole in a cache of answers."""
+    pid, url = replayer
+    with httpx.Client(base_url=url, timeout=30, headers={"A2A-Version": "1.0"}) as client:
+        for _ in range(20):
+            client.post("/a2a/jsonrpc", content=_send("hello"))
+        before = _rss(pid)
+        for n in range(2000):
+            task = (f"{n:05d}" + os.urandom(8).hex()) * (MIB // 21)
+            body = {"jsonrpc": "2.0", "id": n, "method": "GetTask", "params": {"id": task[:MIB]}}
+            answer = client.post("/a2a/jsonrpc", content=json.dumps(body).encode())
+            assert answer.status_code == 200
+        after = _rss(pid)
+    grown = after - before
+    assert grown <= JOURNAL_BYTES + SLACK, f"grew {grown / MIB:.0f} MiB"

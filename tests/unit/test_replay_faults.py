@@ -26,6 +26,7 @@ from recorder.replay import (
     FaultSpec,
     FaultSpecError,
     Fleet,
+    HttpAnswer,
     Replayer,
     ReplayService,
     Served,
@@ -33,7 +34,6 @@ from recorder.replay import (
     read_faults,
 )
 from recorder.replay._grpcanswer import GrpcAnswer, live_request
-from recorder.replay._respond import HttpAnswer
 
 ROOT = Path(__file__).resolve().parents[2] / "captures" / "a2a-python-1.3.0"
 STREAM = ROOT / "05-streaming.http"

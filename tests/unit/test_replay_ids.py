@@ -9,9 +9,10 @@ import pytest
 from _agent_model import Client, Recording
 
 import recorder.replay as replay
+import recorder.script as scripts
 from recorder.capture import GrpcMessage, Request, read_capture
 from recorder.protocol import ID_FIELDS, IdRole, classify
-from recorder.replay._ids import find_slots, positions_of, request_value
+from recorder.script import find_slots, positions_of, request_value
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "captures").rglob("*.http")) + sorted(
@@ -145,7 +146,7 @@ def test_a_recorded_session_s_ids_get_their_provenance_at_load() -> None:
             ("list", None),
         ],
     )
-    script = replay.load_script([recording.capture()])
+    script = scripts.load_script([recording.capture()])
     got = [[r.provenance.value for r in step.slots] for step in script.steps]
     assert got == [["fresh"], ["issued"], ["unknown"], ["fresh", "unknown"], []]
     send, get, probe, bogus, listing = script.steps
@@ -163,30 +164,31 @@ def test_a_recorded_session_s_ids_get_their_provenance_at_load() -> None:
     assert script.issuer[send.response_ids[0]] == send.number
 
 
-def test_the_package_exports_are_complete_and_sorted() -> None:
-    names = replay.__all__
+@pytest.mark.parametrize("package", [replay, scripts], ids=lambda p: p.__name__)
+def test_the_package_exports_are_complete_and_sorted(package: object) -> None:
+    names = package.__all__  # type: ignore[attr-defined]
     assert names == sorted(names, key=lambda n: (not n[0].isupper(), n))
-    assert all(hasattr(replay, name) for name in names)
+    assert all(hasattr(package, name) for name in names)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_located_ids_are_the_ids_the_script_learns_from_each_answer(path: Path) -> None:
     """`located_ids` (verify pairs live answers by it) finds what the script's loader finds."""
-    script = replay.load_script([read_capture(path)])
+    script = scripts.load_script([read_capture(path)])
     for step in script.steps:
         response = step.exchange.response
-        documents = replay.answer_documents(response)
+        documents = scripts.answer_documents(response)
         if (
-            not replay.answer_succeeded(step.exchange.classification.binding, response, documents)
+            not scripts.answer_succeeded(step.exchange.classification.binding, response, documents)
             or step.exchange.classification.error
         ):
             continue
-        if step.exchange.classification.operation in replay.CARD_OPERATIONS:
+        if step.exchange.classification.operation in scripts.CARD_OPERATIONS:
             continue
-        located = [value for d in documents for _, _, value in replay.located_ids(d)]
+        located = [value for d in documents for _, _, value in scripts.located_ids(d)]
         assert set(step.response_ids) <= set(located), step.number
         for document in documents:
-            for where, _, value in replay.located_ids(document):
+            for where, _, value in scripts.located_ids(document):
                 held = document
                 for part in where:
                     held = held[part]
@@ -207,11 +209,11 @@ def test_located_ids_give_paths_and_split_resource_names() -> None:
             "name": "tasks/t-1/pushNotificationConfigs/cfg-1",
         },
     }
-    assert replay.located_ids(document) == [
+    assert scripts.located_ids(document) == [
         (("result", "task", "id"), "id", "t-1"),
         (("result", "task", "contextId"), "contextId", "c-1"),
         (("result", "task", "artifacts", 0, "artifactId"), "artifactId", "a-1"),
         (("result", "name"), "taskId", "t-1"),
         (("result", "name"), "configId", "cfg-1"),
     ]
-    assert replay.located_ids({"error": {"code": 5, "message": "t-1"}}) == []
+    assert scripts.located_ids({"error": {"code": 5, "message": "t-1"}}) == []

@@ -31,8 +31,7 @@ from _agent_model import (
 from recorder.capture import Exchange, Request, Response
 from recorder.protocol import classify
 from recorder.replay import Client as Conn
-from recorder.replay import IdFactory, Miss, ReplayService, Served
-from recorder.replay._respond import HttpAnswer
+from recorder.replay import HttpAnswer, IdFactory, Miss, ReplayService, Served
 
 SEND, WAIT = ("send", "echo a"), ("send", "wait")
 

@@ -26,8 +26,7 @@ from _agent_model import (
 from recorder.capture import Exchange, Request, Response, read_capture
 from recorder.protocol import classify
 from recorder.replay import Client as Conn
-from recorder.replay import IdFactory, Miss, Refused, ReplayService, Served
-from recorder.replay._respond import HttpAnswer
+from recorder.replay import HttpAnswer, IdFactory, Miss, Refused, ReplayService, Served
 
 
 def record(ops: Sequence[Op], name: str = "recorder", **agent: object) -> ReplayService:

@@ -14,7 +14,7 @@ import recorder.verify as verify
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response, read_capture
 from recorder.protocol import Binding, Interface, Version, classify
 from recorder.protocol._grpc import decode_message
-from recorder.replay import Provenance, answer_documents
+from recorder.script import Provenance, answer_documents
 from recorder.verify._outgoing import (
     PathMap,
     grpc_outgoing,

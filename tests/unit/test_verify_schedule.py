@@ -17,7 +17,7 @@ from _agent_model import Client, ModelAgent, Recording
 
 import recorder.verify as verify
 from recorder.capture import Capture
-from recorder.replay import Step
+from recorder.script import Step
 from recorder.verify._outgoing import HttpOutgoing, Outgoing, PathMap, http_outgoing
 from recorder.verify._schedule import Schedule
 from recorder.verify._send import LiveAnswer

@@ -1,23 +1,30 @@
-"""What a request is matched on: its value, the ids in it, and its key (pure).
+"""What a request is compared as: its value, its shape, its key (pure).
 
-A request is compared as its *value*, `{"tenant", "path", "query", "body"}`: the HTTP+JSON path
-ids and query, and the body (JSON-RPC params, an HTTP+JSON body, the decoded gRPC message).
-The operation's `IdPosition`s (`recorder.protocol`, one table for v1.0 and v0.3) say where a
-value holds ids; each id found there is a `Slot`.  The *key* of a request is its value's
-*shape*: timestamps and defaults dropped, and every slot replaced by a token for its
+A request is compared as its *value*, a JSON object:
+
+    tenant       the tenant it names (or null)
+    path         HTTP+JSON: the ids its URL path names ({"taskId": ..., "configId": ...})
+    query        HTTP+JSON and unknown routes: its query, parameter -> sorted values
+    route        an operation the tables do not know: its verb and path segments, a custom
+                 verb (`:get`) a segment of its own, so that an id in the path is a string
+                 of its own (["POST", "v1", "tasks", ":get"])
+    method       an unknown JSON-RPC method's name
+    credentials  the credentials it carries, by name and scheme (`authorization:bearer`,
+                 `header:x-api-key`, `query:key`): never their values
+    body         the JSON-RPC params, the HTTP+JSON body, or the decoded gRPC message
+
+Its *shape* is the value with timestamps and defaults dropped (a member absent and the same
+member at its default are the same request) and every id replaced by a token for its
 provenance (`Provenance`):
 
-    ISSUED   "~issued"          an id handed out earlier (or the client's own, named again)
+    ISSUED   "~issued"          an id known already: handed out, or the client's own named again
     OWN      "~own"             the client's own new id, named here first
-    FRESH    "~fresh"           new on every request (messageId, webhook, secrets)
-    UNKNOWN  "~unknown"         a reference to an id never issued: a probe
+    FRESH    "~fresh"           new on every request (a messageId, a webhook, a secret)
+    UNKNOWN  "~unknown"         a reference to an id nobody issued: a probe
     FIXED    ["~fixed", <id>]   an id that existed before the capture began
 
-Equal keys mean: the same request, with ids whose provenances agree position by position.
-Which recorded id an issued id stands for is not in the key: a live id may stand for several
-recorded ids until later requests tell them apart, so the recorded steps of one key are told
-apart by the ids they name (`Step.named`), against what a live id may stand for (`_state`).
-Everything else in the value is compared as it is.
+Its *key* is (binding, operation, the shape as canonical JSON): equal keys, the same request
+up to its ids.
 """
 
 from __future__ import annotations
@@ -25,7 +32,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -33,32 +39,28 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from recorder.capture import Request
 from recorder.protocol import (
     NOT_JSON,
-    PATH_POSITIONS,
     TIMESTAMP_FIELDS,
     Binding,
     Classification,
-    IdKind,
-    IdPosition,
-    IdRole,
-    Version,
-    operation,
     parse_json,
-    resource_ids,
 )
 
 Json = Any
 Location = tuple[str | int, ...]
 Key = tuple[str, str, str]
 
-# Keys whose values vary on every run and say nothing about the request.
-IGNORED_KEYS = TIMESTAMP_FIELDS
 # Members a sender may spell out or leave out with the same meaning.  Empty values are proto3
 # JSON defaults (the JS SDK sends `"metadata": {}`, py leaves it out); a text part's media type
-# is text/plain whether said or not (the JS SDK says it).  key -> (value, sibling it needs).
-DEFAULT_MEMBERS: dict[str, tuple[Json, str]] = {"mediaType": ("text/plain", "text")}
-EMPTY_VALUES: tuple[Json, ...] = ({}, [], None, "")
+# is text/plain whether said or not (the JS SDK says it); a false flag whose default is false
+# (v1.0's `returnImmediately`, v0.3's `blocking`, ListTasks' `includeArtifacts`) is the flag
+# left out.  key -> (value, sibling it needs, or None).
+DEFAULT_MEMBERS: dict[str, tuple[Json, str | None]] = {
+    "mediaType": ("text/plain", "text"),
+    "returnImmediately": (False, None),
+    "blocking": (False, None),
+    "includeArtifacts": (False, None),
+}
 _REDACTED = re.compile(r"<redacted:\d+>")
-_SNAKE = re.compile(r"(?<!^)([A-Z])")
 
 
 class Provenance(StrEnum):
@@ -71,21 +73,6 @@ class Provenance(StrEnum):
     FIXED = "fixed"
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """One id in a request value: where it is, what it is, and the position that put it there.
-
-    For a v0.3 resource name (`tasks/{t}/pushNotificationConfigs/{c}`) there is one slot per id
-    segment, `segment` being its index in the name split at `/`.
-    """
-
-    location: Location
-    value: str
-    role: IdRole
-    kind: IdKind | None
-    segment: int | None = None
-
-
 # ---- the value ----------------------------------------------------------------------------
 
 
@@ -94,36 +81,51 @@ def request_value(
     classification: Classification,
     secret_params: frozenset[str] = frozenset(),
     document: Json = None,
+    credentials: Sequence[str] | None = None,
 ) -> Json:
     """What is compared of a request: its A2A content, not its framing.
 
-    `secret_params` are query parameters the recording redacted (API keys): left out, since a
-    live client sends its own key where the capture has a placeholder.  `document` is the
-    body already parsed, if it was.
+    `secret_params` are query parameters the recording redacted (API keys): left out of the
+    query (a live client sends its own key where the capture has a placeholder).
+    `document` is the body already parsed, if it was.  `credentials`, when given, are the
+    names of the credentials the request carries (`credential_names`).
     """
     value: dict[str, Json] = {"tenant": classification.tenant}
-    if classification.binding is Binding.HTTP_JSON:
+    known = classification.is_known
+    if classification.binding is Binding.HTTP_JSON and known:
         value["path"] = _path_ids(request.target, classification)
+    if classification.binding is Binding.HTTP_JSON or not known:
         query = query_of(request.target)
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
-    if not classification.is_known:
-        # No operation the tables know: two unknown methods, or two routes, are two requests.
-        value["route"] = f"{request.method} {request.target.partition('?')[0]}"
+    if not known:
+        # No operation the tables know: the whole request is compared, segment by segment.
+        value["route"] = route_of(request)
         if classification.method:
             value["method"] = classification.method
+    if credentials:
+        value["credentials"] = list(credentials)
     body = body_value(request, classification, document)
-    if classification.binding is Binding.HTTP_JSON and isinstance(body, dict) and value["path"]:
-        body = _without_path_restated(body, value["path"], classification)
+    if known and classification.binding is Binding.HTTP_JSON and isinstance(body, dict):
+        body = _without_path_restated(body, value["path"])
     value["body"] = body
     return value
 
 
-_PATH_KEYS = {IdKind.TASK: "taskId", IdKind.CONFIG: "configId"}
+def route_of(request: Request) -> list[str]:
+    """The verb and the path segments of a request, a custom verb (`:get`) on its own."""
+    found = [request.method]
+    for segment in urlsplit(request.target).path.split("/"):
+        if not segment:
+            continue
+        name, colon, verb = unquote(segment).partition(":")
+        found += [name, f":{verb}"] if colon and name else [unquote(segment)]
+    return found
 
 
-def _without_path_restated(
-    body: dict[str, Json], path: Mapping[str, str], classification: Classification
-) -> dict[str, Json]:
+_PATH_KEYS = {"taskId": ("taskId", "id", "task_id"), "configId": ("id", "configId", "config_id")}
+
+
+def _without_path_restated(body: dict[str, Json], path: Mapping[str, str]) -> dict[str, Json]:
     """The body without the members that restate an id the path names.
 
     An HTTP+JSON request message is its path fields plus its body (the proto's `body: "*"`),
@@ -132,11 +134,11 @@ def _without_path_restated(
     agent reads the two alike.
     """
     restated = {
-        position.path[0]
-        for position in positions_of(classification)
-        if len(position.path) == 1
-        and position.kind in _PATH_KEYS
-        and body.get(position.path[0]) == path.get(_PATH_KEYS[position.kind])
+        member
+        for name, members in _PATH_KEYS.items()
+        if name in path
+        for member in members
+        if body.get(member) == path[name]
     }
     return {k: v for k, v in body.items() if k not in restated} if restated else body
 
@@ -176,78 +178,32 @@ def body_value(request: Request, classification: Classification, document: Json 
     parsed = parse_json(request.body) if document is None else document
     if parsed is NOT_JSON:
         return {"raw": request.body.hex()}
-    if classification.binding is Binding.JSONRPC and isinstance(parsed, dict):
+    enveloped = classification.binding is Binding.JSONRPC and classification.is_known
+    if isinstance(parsed, dict) and (enveloped or "params" in parsed and "jsonrpc" in parsed):
         return parsed.get("params")
+    if isinstance(parsed, dict) and "jsonrpc" in parsed:  # the envelope's id is no content
+        return {k: v for k, v in parsed.items() if k != "id"}
     return parsed
 
 
-# ---- slots ------------------------------------------------------------------------------
+# ---- credentials --------------------------------------------------------------------------
 
 
-def positions_of(classification: Classification) -> tuple[IdPosition, ...]:
-    if classification.operation is None:
-        return ()
-    row = operation(classification.operation, classification.version or Version.V1_0)
-    return row.positions if row is not None else ()
-
-
-def find_slots(value: Json, positions: Sequence[IdPosition]) -> list[Slot]:
-    """Every id the value holds at one of `positions` (body and query) or in its path."""
-    found: list[Slot] = []
-    if not isinstance(value, dict):
-        return found
-    for section, table in (("body", positions), ("query", positions), ("path", PATH_POSITIONS)):
-        document = value.get(section)
-        if document is not None:
-            for position in table:
-                _walk(document, position.path, (section,), position, found)
-    return found
-
-
-def _walk(
-    node: Json, path: tuple[str, ...], where: Location, position: IdPosition, found: list[Slot]
-) -> None:
-    if not path:
-        items = enumerate(node) if isinstance(node, list) else ((None, node),)
-        for index, item in items:
-            if isinstance(item, str) and item:
-                here = where if index is None else (*where, index)
-                found.extend(_slots_at(here, item, position))
-        return
-    head, rest = path[0], path[1:]
-    if head == "*":
-        if isinstance(node, list):
-            for index, item in enumerate(node):
-                _walk(item, rest, (*where, index), position, found)
-        return
-    if isinstance(node, dict):
-        name = head if head in node else snake_case(head)
-        if name in node:
-            _walk(node[name], rest, (*where, name), position, found)
-
-
-_SNAKE_NAMES: dict[str, str] = {}
-
-
-def snake_case(key: str) -> str:
-    """The snake_case spelling proto-JSON readers also accept (`taskId` -> `task_id`)."""
-    name = _SNAKE_NAMES.get(key)
-    if name is None:
-        name = _SNAKE_NAMES[key] = _SNAKE.sub(r"_\1", key).lower()
-    return name
-
-
-def _slots_at(where: Location, value: str, position: IdPosition) -> Iterator[Slot]:
-    if not position.resource:
-        yield Slot(where, value, position.role, position.kind)
-        return
-    found = resource_ids(value)
-    if found is None:
-        return  # not a resource name: compared as it is
-    task, config = found
-    yield Slot(where, task, IdRole.REFERENCE, IdKind.TASK, 1)
-    if config:
-        yield Slot(where, config, position.role, IdKind.CONFIG, 3)
+def credential_names(
+    request: Request, header_keys: frozenset[str], query_keys: frozenset[str]
+) -> list[str]:
+    """The credentials a request carries, by name: `authorization:<scheme>` (lower-cased),
+    `header:<name>` for each API-key header `header_keys` names, `query:<name>` likewise."""
+    found: list[str] = []
+    for name, value in request.headers:
+        lowered = name.lower()
+        if lowered == "authorization":
+            found.append(f"authorization:{value.strip().partition(' ')[0].lower()}")
+        elif lowered in header_keys:
+            found.append(f"header:{lowered}")
+    if query_keys and "?" in request.target:
+        found += [f"query:{k}" for k in query_of(request.target) if k in query_keys]
+    return sorted(set(found))
 
 
 # ---- shape and key ------------------------------------------------------------------------
@@ -261,19 +217,24 @@ def token(provenance: Provenance, recorded: str | None = None) -> Json:
     return f"~{provenance.value}"
 
 
-def shape(value: Json, slots: Sequence[Slot], tokens: Sequence[Json]) -> Json:
-    """The value with ignored keys and defaults dropped and each slot replaced by its token."""
+def shape(
+    value: Json, locations: Sequence[tuple[Location, int | None]], tokens: Sequence[Json]
+) -> Json:
+    """The value with ignored keys and defaults dropped and each slot replaced by its token.
+
+    `locations` are the slots' (location, segment): a v0.3 resource name holds one slot per id
+    segment (`segment` its index in the name split at `/`)."""
     shaped = _shape(value)
     resources: dict[Location, list[Json]] = {}
-    for slot, placeholder in zip(slots, tokens, strict=True):
-        if slot.segment is None:
-            _put(shaped, slot.location, placeholder)
+    for (location, segment), placeholder in zip(locations, tokens, strict=True):
+        if segment is None:
+            _put(shaped, location, placeholder)
             continue
-        parts = resources.get(slot.location)
+        parts = resources.get(location)
         if parts is None:
-            name = _get(shaped, slot.location)
-            parts = resources[slot.location] = ["~resource", *name.split("/")]
-        parts[slot.segment + 1] = placeholder
+            name = _get(shaped, location)
+            parts = resources[location] = ["~resource", *name.split("/")]
+        parts[segment + 1] = placeholder
     for location, parts in resources.items():
         _put(shaped, location, parts)
     return shaped
@@ -299,7 +260,7 @@ def _shape(value: Json) -> Json:
         shaped = {
             k: _shape(v) if type(v) in _CONTAINERS else v
             for k, v in value.items()
-            if k not in IGNORED_KEYS
+            if k not in TIMESTAMP_FIELDS
         }
         # Emptiness is judged after shaping (`{"taskId": null}` is empty) and before.
         return {
@@ -316,14 +277,16 @@ _CONTAINERS = (dict, list)
 
 
 def _is_empty(value: Json) -> bool:
-    """One of EMPTY_VALUES (`{}`, `[]`, null, `""`), but not `0` or `false`."""
+    """`{}`, `[]`, null or `""`, but not `0` or `false` (see DEFAULT_MEMBERS for those)."""
     kind = type(value)
     return value is None or (kind is dict or kind is list or kind is str) and not value
 
 
 def _implied(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
     implied = DEFAULT_MEMBERS.get(key)
-    return implied is not None and value == implied[0] and implied[1] in siblings
+    if implied is None or value != implied[0] or type(value) is not type(implied[0]):
+        return False
+    return implied[1] is None or implied[1] in siblings
 
 
 def _get(document: Json, location: Location) -> Json:

@@ -1,0 +1,158 @@
+"""Recorded answers with live values in: what the faces send (pure).
+
+Each recorded answer is prepared once, when first served (`Answers`): its body, each SSE
+event's data lines and each gRPC message cut at their JSON string values
+(`recorder.script.prepare`).  Serving it renders those with the live request's swap (its
+session's ids, the client's own values) and JSON-RPC id: work in the size of the answer, never
+a JSON round trip.  Headers are swapped as text (`Bearer <id>`); the server recomputes framing,
+and bodies are stored decoded, so `DROPPED_HEADERS` are never replayed.  A card's interfaces
+are pointed at the replayer (`card`), its ETag recomputed for the card served and a client's
+`If-None-Match` answered (`revalidated`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from recorder.capture import GrpcMessage, Headers, Response
+from recorder.protocol import card_etag, etag_matches
+from recorder.script import Json, Step, Swap, Template, prepare, wire_bytes
+
+# Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.
+DROPPED_HEADERS = frozenset(
+    {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive", "date"}
+)
+# Headers a 304 keeps from the 200 it stands for (RFC 9110 §15.4.5).
+NOT_MODIFIED_KEEPS = frozenset(
+    {"cache-control", "content-location", "date", "etag", "expires", "vary", "last-modified"}
+)
+Rewrite = Callable[[bytes], bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class HttpAnswer:
+    """What to send over HTTP: status, headers, and either a body or timed SSE events."""
+
+    status: int
+    reason: str
+    headers: Headers
+    body: bytes
+    events: tuple[tuple[int, bytes], ...] = ()  # (offset in µs, event bytes with terminator)
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    offset_us: int
+    lines: tuple[str | tuple[str, Template], ...]  # a data line: (its "data: " head, template)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One recorded HTTP answer, cut for rendering."""
+
+    headers: Headers
+    body: Template | None
+    events: tuple[_Event, ...]
+    newline: str
+
+
+def prepare_http(response: Response, *, jsonrpc: bool) -> Prepared:
+    headers = tuple((k, v) for k, v in response.headers if k.lower() not in DROPPED_HEADERS)
+    body = None
+    if response.body:
+        text = response.body.decode("utf-8", "surrogateescape")
+        body = prepare(text, jsonrpc=jsonrpc)
+    events = tuple(
+        _Event(event.offset_us, tuple(_line(line, jsonrpc) for line in event.lines))
+        for event in response.events
+    )
+    return Prepared(headers, body, events, response.newline)
+
+
+def _line(line: str, jsonrpc: bool) -> str | tuple[str, Template]:
+    name, sep, value = line.partition(":")
+    if name != "data" or not sep:
+        return line
+    space = " " if value.startswith(" ") else ""
+    return f"data:{space}", prepare(value[len(space) :], jsonrpc=jsonrpc)
+
+
+def render_http(
+    response: Response, prepared: Prepared, swap: Swap, jsonrpc_id: Json = None
+) -> HttpAnswer:
+    headers = tuple((k, swap.text(v)) for k, v in prepared.headers)
+    body = b""
+    if prepared.body is not None:
+        body = wire_bytes(prepared.body.render(swap.lookup, swap.embedded, jsonrpc_id))
+    events = tuple(
+        (event.offset_us, _event_bytes(event, swap, jsonrpc_id, prepared.newline))
+        for event in prepared.events
+    )
+    return HttpAnswer(response.status, response.reason, headers, body, events)
+
+
+def _event_bytes(event: _Event, swap: Swap, jsonrpc_id: Json, newline: str) -> bytes:
+    lines = [
+        line
+        if isinstance(line, str)
+        else line[0] + line[1].render(swap.lookup, swap.embedded, jsonrpc_id)
+        for line in event.lines
+    ]
+    return wire_bytes("".join(line + newline for line in lines) + newline)
+
+
+def rewrite_card_answer(answer: HttpAnswer, rewrite: Rewrite) -> HttpAnswer:
+    """A card answer with its interfaces rewritten, and an ETag for the card it now serves."""
+    if not answer.body:
+        return answer
+    served = rewrite(answer.body)
+    if served == answer.body:
+        return answer
+    headers = tuple(
+        (k, card_etag(served, v)) if k.lower() == "etag" else (k, v) for k, v in answer.headers
+    )
+    return HttpAnswer(answer.status, answer.reason, headers, served, answer.events)
+
+
+def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:
+    """`answer`, or a 304 when the client's `If-None-Match` names what it would get."""
+    if if_none_match is None or answer.status != 200 or answer.events:
+        return answer
+    etag = next((v for k, v in answer.headers if k.lower() == "etag"), None)
+    if etag is None or not etag_matches(if_none_match, etag):
+        return answer
+    kept = tuple((k, v) for k, v in answer.headers if k.lower() in NOT_MODIFIED_KEEPS)
+    return HttpAnswer(304, "Not Modified", kept, b"")
+
+
+class Answers:
+    """Every recorded answer's prepared form, made when first served (one per step)."""
+
+    def __init__(self) -> None:
+        self._http: dict[int, Prepared] = {}
+        self._grpc: dict[int, tuple[Template | None, ...]] = {}
+
+    def http(
+        self, step: Step, response: Response, swap: Swap, jsonrpc: bool, jsonrpc_id: Json
+    ) -> HttpAnswer:
+        prepared = self._http.get(step.index) if response is step.exchange.response else None
+        if prepared is None:
+            prepared = prepare_http(response, jsonrpc=jsonrpc)
+            if response is step.exchange.response:
+                self._http[step.index] = prepared
+        return render_http(response, prepared, swap, jsonrpc_id)
+
+    def grpc_messages(
+        self, step: Step, messages: tuple[GrpcMessage, ...]
+    ) -> tuple[Template | None, ...]:
+        """The messages' proto-JSON, prepared (None: a message kept as raw bytes)."""
+        recorded = step.exchange.response
+        if recorded is None or messages is not recorded.messages:
+            return tuple(prepare(m.json) if m.json is not None else None for m in messages)
+        found = self._grpc.get(step.index)
+        if found is None:
+            found = self._grpc[step.index] = tuple(
+                prepare(m.json) if m.json is not None else None for m in messages
+            )
+        return found

@@ -1,0 +1,92 @@
+"""The cards a replay serves: the recorded ones, their interfaces pointed at the replayer (pure).
+
+A client that reads the card calls the interfaces it lists, so a served card must list the
+replayer (`serve_at`): every recorded upstream is rewritten to the replayer's URL, every gRPC
+interface to its gRPC face, and, with `--serve-version`, the card is written for the versions
+served.  `interfaces` are what the live requests are classified with: the recorded cards'
+interfaces, and every path that carried a known JSON-RPC operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from recorder.capture import Exchange, Request, Response
+from recorder.protocol import (
+    AGENT_CARD,
+    Binding,
+    Interface,
+    card_location,
+    find_card,
+    interfaces_from_card,
+    rewrite_card,
+    rewrite_grpc_interfaces,
+)
+
+Rewrite = Callable[[bytes], bytes]
+CARD_TYPE_SUFFIX = ".AgentCard"
+
+
+class Cards:
+    def __init__(self, upstreams: Sequence[str], card_bytes: Rewrite) -> None:
+        self.upstreams = list(upstreams)
+        self.base_url = ""
+        self.grpc_target: str | None = None
+        self._card_bytes = card_bytes  # the card for the versions served
+
+    def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
+        self.base_url, self.grpc_target = base_url, grpc_target
+
+    def rewrite(
+        self, location: tuple[str, ...] | None, exchange: Exchange | None = None
+    ) -> Rewrite:
+        """How a card at `location` in an answer is served (`()` for a whole body)."""
+        at = location or ()
+        upstreams = self.upstreams or (_host_origin(exchange.request) if exchange else [])
+        if not self.base_url:  # served nowhere in particular: the cards as recorded
+            upstreams = []
+        fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
+
+        def rewrite(body: bytes) -> bytes:
+            for upstream in upstreams:
+                body = rewrite_card(body, upstream, self.base_url, at=at).body
+            if self.grpc_target:
+                body = rewrite_grpc_interfaces(body, self.grpc_target, at=at).body
+            return self._card_bytes(body) if fetched and not at else body
+
+        return rewrite
+
+    def changed_grpc(self, response: Response) -> bool:
+        """Whether a gRPC answer's card is served other than recorded."""
+        rewrite = self.rewrite(())
+        cards = (
+            m.json.encode("utf-8", "surrogatepass")
+            for m in response.messages
+            if m.json is not None and (m.type_name or "").endswith(CARD_TYPE_SUFFIX)
+        )
+        return any(rewrite(card) != card for card in cards)
+
+
+def is_card(exchange: Exchange) -> bool:
+    return card_location(exchange.classification) is not None
+
+
+def _host_origin(request: Request) -> list[str]:
+    host = request.header("host")
+    return [f"http://{host}"] if host else []
+
+
+def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
+    """The interfaces the recorded cards list, and, as the recorder learns them, every path
+    that carried a known JSON-RPC operation: a live request is read as it was recorded."""
+    found: list[Interface] = []
+    learned: list[Interface] = []  # after the cards': theirs say tenants and versions
+    for exchange in exchanges:
+        c = exchange.classification
+        if c.binding is Binding.JSONRPC and c.is_known:
+            path = exchange.request.target.partition("?")[0]
+            learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
+        if c.operation == AGENT_CARD and exchange.response is not None:
+            card = find_card(exchange.response.body, c)
+            found.extend(interfaces_from_card(card) if card is not None else ())
+    return tuple(dict.fromkeys([*found, *learned]))

@@ -1,0 +1,116 @@
+"""A capture read as a script: steps, the ids in each with their origin, and how to put live
+values in recorded bytes.  Replay answers from it; verify sends from it.
+
+- `_values`: what a request is compared as (its value, shape and key), and `Provenance`;
+- `_slots`: where a request names ids and what it does with each (the id table, field
+  names, known values, fields learnt fresh: `_learn`);
+- `_script`: `load_script` -> `Script` of `Step`s, provenance by origin, classes of
+  interchangeable creating steps, the indexes replay looks steps up by;
+- `_answers`: reading answers (documents, success, the ids they hand out);
+- `_swap`: the one swap path (`prepare` -> `Template.render`, `Swapper`);
+- `_mint`: `IdFactory`, new ids that look like recorded ones.
+
+It may import `recorder.capture`, `recorder.protocol` and `recorder.redaction`; nothing here
+does I/O.
+"""
+
+from recorder.script._answers import (
+    CARD_OPERATIONS,
+    answer_documents,
+    answer_succeeded,
+    handed_out,
+    is_error,
+    located_ids,
+)
+from recorder.script._learn import skeleton
+from recorder.script._mint import IdFactory, fresh_id
+from recorder.script._script import (
+    Class,
+    RecordedSlot,
+    Script,
+    Step,
+    load_script,
+    provenance,
+)
+from recorder.script._slots import Known, Slot, find_slots, positions_of, snake_case
+from recorder.script._swap import (
+    MIN_EMBEDDED,
+    Lookup,
+    Swap,
+    Template,
+    dumps_like,
+    embedded_pairs,
+    form_of,
+    json_bytes,
+    json_text,
+    prepare,
+    substitute_body,
+    substitute_headers,
+    substitute_json_text,
+    substitute_text,
+    swap_text,
+    wire_bytes,
+)
+from recorder.script._values import (
+    Json,
+    Key,
+    Location,
+    Provenance,
+    credential_names,
+    describe_token,
+    differences,
+    make_key,
+    request_value,
+    shape,
+    token,
+)
+
+__all__ = [
+    "CARD_OPERATIONS",
+    "Class",
+    "IdFactory",
+    "Json",
+    "Key",
+    "Known",
+    "Location",
+    "Lookup",
+    "MIN_EMBEDDED",
+    "Provenance",
+    "RecordedSlot",
+    "Script",
+    "Slot",
+    "Step",
+    "Swap",
+    "Template",
+    "answer_documents",
+    "answer_succeeded",
+    "credential_names",
+    "describe_token",
+    "differences",
+    "dumps_like",
+    "embedded_pairs",
+    "find_slots",
+    "form_of",
+    "fresh_id",
+    "handed_out",
+    "is_error",
+    "json_bytes",
+    "json_text",
+    "load_script",
+    "located_ids",
+    "make_key",
+    "positions_of",
+    "prepare",
+    "provenance",
+    "request_value",
+    "shape",
+    "skeleton",
+    "snake_case",
+    "substitute_body",
+    "substitute_headers",
+    "substitute_json_text",
+    "substitute_text",
+    "swap_text",
+    "token",
+    "wire_bytes",
+]

@@ -1,0 +1,283 @@
+"""Putting live values where recorded ones stood, in recorded bytes: the one swap path (pure).
+
+A recorded text is *prepared* once (`prepare`): cut into the text between its JSON string
+values and the string values themselves (`holes`), each kept as written.  Only values are
+holes: an object's keys, numbers and literals are never swapped, and the text between holes
+is the recorded text byte for byte, so the agent's serialisation style (spacing, escapes,
+member order) survives whatever its form.  A JSON-RPC envelope's `id` is a hole of its own,
+filled with the live request's id.  Text that is not JSON is one hole.
+
+Rendering (`Template.render`) asks, for each hole, whether the recorded string is a value to
+swap (`lookup`: recorded -> live); a string that is not is written as it was.  Recorded values
+of `MIN_EMBEDDED` characters or more are also swapped inside longer strings (an error
+message quoting a task id); shorter ones only where a whole string equals them ("1" must not
+change inside "10").  A swapped string is written back with the escaping its recorded form
+used (`\\uXXXX` escapes stay escapes).  Bytes never fail to encode: text UTF-8 cannot hold
+(lone surrogates, bytes kept as surrogate escapes) goes back as the escape or the byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recorder.capture import JSON_FORMS, JsonForm
+
+Json = Any
+Lookup = Callable[[str], str | None]
+
+# Recorded values shorter than this are swapped only where a whole string equals them.
+MIN_EMBEDDED = 8
+# A JSON string, or one of the structural characters the scanner follows.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]', re.S)
+_SPACE = re.compile(r"\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Hole:
+    at: int  # index in `Template.parts`
+    value: str  # the recorded string, decoded
+    ascii: bool  # written with `\u` escapes: swapped values are escaped alike
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A recorded text cut at its string values (see the module docstring)."""
+
+    parts: tuple[str, ...]
+    holes: tuple[Hole, ...]
+    id_at: int | None = None  # where the live JSON-RPC id goes, if the text is an envelope
+    json: bool = True
+
+    def render(
+        self,
+        lookup: Lookup,
+        embedded: Sequence[tuple[str, str]] = (),
+        jsonrpc_id: Json = None,
+    ) -> str:
+        """The text with live values in: `lookup` for whole strings, `embedded` (recorded,
+        live) pairs inside longer ones (longest first), `jsonrpc_id` at the envelope's id."""
+        parts: list[str] | None = None
+        for hole in self.holes:
+            swapped = swap_text(hole.value, lookup, embedded)
+            if swapped is not hole.value and swapped != hole.value:
+                if parts is None:
+                    parts = list(self.parts)
+                parts[hole.at] = _quoted(swapped, hole.ascii) if self.json else swapped
+        if self.id_at is not None:
+            if parts is None:
+                parts = list(self.parts)
+            parts[self.id_at] = json_text(jsonrpc_id)
+        return "".join(parts if parts is not None else self.parts)
+
+
+def swap_text(value: str, lookup: Lookup, embedded: Sequence[tuple[str, str]] = ()) -> str:
+    """One string with live values in (the same rule as `Template.render`'s holes)."""
+    found = lookup(value)
+    if found is not None:
+        return found
+    if len(value) >= MIN_EMBEDDED:
+        for old, new in embedded:
+            if old in value:
+                value = value.replace(old, new)
+    return value
+
+
+def prepare(text: str, *, jsonrpc: bool = False) -> Template:
+    """`text` cut for rendering: at its JSON string values, or whole if it is not JSON.  With
+    `jsonrpc`, the envelope's `id` becomes the place of the live id."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return Template((text,), (Hole(0, text, False),), json=False)
+    envelope = jsonrpc and isinstance(document, dict) and "jsonrpc" in document and "id" in document
+    return _Cutter(text, envelope).cut()
+
+
+class _Cutter:
+    """Walks a JSON text's tokens once, telling keys from values, at depth 1 the envelope id."""
+
+    def __init__(self, text: str, envelope: bool) -> None:
+        self.text, self.envelope = text, envelope
+        self.parts: list[str] = []
+        self.holes: list[Hole] = []
+        self.id_at: int | None = None
+        self.done = 0  # text before this offset is in `parts`
+
+    def cut(self) -> Template:
+        text, depth = self.text, 0
+        id_from: int | None = None  # where the envelope id's value starts
+        for match in _TOKENS.finditer(text):
+            token, start, end = match.group(), match.start(), match.end()
+            if token[0] == '"':
+                after = _SPACE.match(text, end)
+                is_key = after is not None and text.startswith(":", after.end())
+                if is_key:
+                    if self.envelope and depth == 1 and token == '"id"':
+                        id_from = text.index(":", end) + 1
+                elif id_from is None:
+                    self._hole(start, end, token)
+            elif token in "{[":
+                depth += 1
+            elif token in "}]" or (token == "," and depth == 1):
+                if id_from is not None and depth == 1:
+                    self._id(id_from, start)
+                    id_from = None
+                if token != ",":
+                    depth -= 1
+        self.parts.append(text[self.done :])
+        return Template(tuple(self.parts), tuple(self.holes), self.id_at)
+
+    def _hole(self, start: int, end: int, token: str) -> None:
+        self.parts.append(self.text[self.done : start])
+        self.holes.append(Hole(len(self.parts), json.loads(token), "\\u" in token))
+        self.parts.append(token)
+        self.done = end
+
+    def _id(self, start: int, end: int) -> None:
+        value = self.text[start:end]
+        lead = len(value) - len(value.lstrip())
+        trail = len(value) - len(value.rstrip())
+        self.parts.append(self.text[self.done : start + lead])
+        self.id_at = len(self.parts)
+        self.parts.append(value.strip())
+        self.done = end - trail
+
+
+def _quoted(value: str, ascii_only: bool) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=ascii_only)
+    except UnicodeEncodeError:  # pragma: no cover - json.dumps escapes what it cannot encode
+        return json.dumps(value)
+
+
+def json_text(value: Json) -> str:
+    """A JSON-RPC id (or any value) as JSON text; `null` for what JSON cannot hold."""
+    if type(value) is int:
+        return str(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return "null"
+
+
+def json_bytes(value: Json) -> bytes:
+    """`json_text` as the bytes that carry it."""
+    return wire_bytes(json_text(value))
+
+
+def wire_bytes(text: str) -> bytes:
+    """Text as the bytes that carried it: surrogate escapes back to their bytes, lone
+    surrogates (from JSON `\\ud800` escapes) back to their escape."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
+# ---- the same rule on whole values and texts --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """Live values for recorded ones, by `Template`'s rule: `lookup` for whole strings,
+    `embedded` (recorded, live) pairs inside longer ones, longest first."""
+
+    lookup: Lookup
+    embedded: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, str]) -> Swap:
+        exact = {old: new for old, new in mapping.items() if old != new}
+        return cls(exact.get, embedded_pairs(exact.items()))
+
+    def text(self, value: str) -> str:
+        return swap_text(value, self.lookup, self.embedded)
+
+    def json_text(self, text: str) -> str:
+        return prepare(text).render(self.lookup, self.embedded)
+
+    def body(self, body: bytes) -> bytes:
+        if not body:
+            return body
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+        return wire_bytes(self.json_text(text))
+
+    def walk(self, value: Json) -> Json:
+        if isinstance(value, dict):
+            return {k: self.walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.walk(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def embedded_pairs(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The (recorded, live) pairs swapped inside longer strings too, longest first."""
+    return tuple(
+        sorted(
+            ((old, new) for old, new in pairs if len(old) >= MIN_EMBEDDED and old != new),
+            key=lambda pair: -len(pair[0]),
+        )
+    )
+
+
+def substitute_body(body: bytes, mapping: Mapping[str, str]) -> bytes:
+    """A request or response body with recorded values swapped (push deliveries use this)."""
+    return Swap.of(mapping).body(body)
+
+
+def substitute_json_text(text: str, mapping: Mapping[str, str]) -> str:
+    """JSON text (a gRPC message's proto-JSON) with recorded values swapped, style kept."""
+    return Swap.of(mapping).json_text(text)
+
+
+def substitute_text(text: str, mapping: Mapping[str, str]) -> str:
+    """Plain text (a gRPC status message) with recorded values swapped, as header values are."""
+    return Swap.of(mapping).text(text)
+
+
+def substitute_headers(
+    headers: Iterable[tuple[str, str]], mapping: Mapping[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """Header values with recorded values swapped, inside longer values too (`Bearer <id>`)."""
+    swap = Swap.of(mapping)
+    return tuple((k, swap.text(v)) for k, v in headers)
+
+
+def dumps_like(text: str, value: Json) -> str:
+    """`value` as JSON written the way `text` was (spacing, escapes, a final newline); in the
+    compact form when `text` is no JSON any form writes back."""
+    form = form_of(text)
+    if form is not None:
+        try:
+            return form.dumps(value)
+        except (ValueError, RecursionError):
+            pass
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def form_of(text: str) -> JsonForm | None:
+    """The form that writes `text` back byte for byte, if one does."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    for form in JSON_FORMS.values():
+        try:
+            if form.dumps(value) == text:
+                return form
+        except (ValueError, RecursionError):
+            return None
+    return None
