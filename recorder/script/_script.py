@@ -345,11 +345,12 @@ class _Loader:
         slots = find_slots(value, positions_of(c), known)
         documents = answer_documents(exchange.response)
         success = exchange_succeeded(exchange, documents)
-        provenances = {}
+        provenances = {
+            (slot.location, slot.segment): provenance(slot, slot.value in self.known, success)
+            for slot in slots
+        }  # all read before any is known: an id a request names twice is new at both places
         for slot in slots:
-            found = provenance(slot, slot.value in self.known, success)
-            provenances[(slot.location, slot.segment)] = found
-            if found is Provenance.OWN:
+            if provenances[(slot.location, slot.segment)] is Provenance.OWN:
                 self.known.setdefault(slot.value, exchange.number)
         found_ids = handed_out(exchange, documents) if success else []
         for _, value_id in found_ids:

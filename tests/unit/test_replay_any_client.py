@@ -467,3 +467,33 @@ def test_a_field_fresh_in_every_recorded_request_is_learnt_and_said() -> None:
     assert len(numbers) == 3 and "body.nonce" in learnt_lines(learnt_fields(capture))
     other = {"jsonrpc": "2.0", "id": 9, "params": {"nonce": "another-one-here", "ask": "reboot"}}
     assert isinstance(service.handle(post("/a2a/jsonrpc/v1/ping", other), Conn()), Miss)
+
+
+def test_a_request_naming_its_own_new_id_at_several_places_matches_another_like_it() -> None:
+    # a2a-sdk 0.3's push config names its id three times (configId, config.name, config.id);
+    # a2a-java 1.0.0.Alpha3's draft twice (configId, config.id), in a v1.0 request
+    recording = Recording(ModelAgent())
+    client = Client("c", identity=False)
+    recording.step(client, ("send", "echo a"))
+    task = client.tasks[0]
+    config = {"configId": "cfg-1", "config": {"id": "cfg-1", "url": "http://127.0.0.1:9/w"}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "CreateTaskPushNotificationConfig",
+        "params": {"taskId": task, **config},
+    }
+    answer = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"taskId": task, "id": "cfg-1", "url": "http://127.0.0.1:9/w"},
+    }
+    request = post("/a2a/jsonrpc", body, (*JSON, ("a2a-version", "1.0")))
+    exchanges = [*recording.exchanges, exchange(request, 200, answer, 9000)]
+    service = ReplayService([Recording(exchanges=exchanges).capture()], ids=IdFactory(15))
+    live = Client("c", identity=False)
+    live.saw(("send", ""), body_of(service.handle(live.request(("send", "echo a")), Conn())))
+    text = json.dumps(body).replace(task, live.tasks[0]).replace("cfg-1", "cfg-live-2")
+    outcome = service.handle(post("/a2a/jsonrpc", json.loads(text), request.headers), Conn())
+    assert isinstance(outcome, Served), outcome
+    assert body_of(outcome)["result"]["id"] == "cfg-live-2"  # type: ignore[index]
