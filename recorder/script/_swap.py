@@ -31,9 +31,19 @@ Lookup = Callable[[str], str | None]
 
 # Recorded values shorter than this are swapped only where a whole string equals them.
 MIN_EMBEDDED = 8
-# A JSON string, or one of the structural characters the scanner follows.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]', re.S)
-_SPACE = re.compile(r"\s*")
+# A JSON string, and the colon after it when it is an object's key.
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.S)
+# A number or a literal (a JSON-RPC id that is no string).
+_LITERAL = re.compile(r"\s*(-?[0-9][0-9eE+.\-]*|null|true|false)")
+_VALUE = r'("[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9eE+.\-]*|null)'
+_VERSION = r'"jsonrpc"\s*:\s*"[^"\\]*"'
+# Where an envelope's id sits in every SDK's answers: first, after "jsonrpc", or last (in the
+# last `_TAIL` characters).
+_TAIL = 512
+_ID_PLACES = (
+    re.compile(rf'\A\s*\{{\s*(?:{_VERSION}\s*,\s*)?"id"\s*:\s*{_VALUE}\s*[,}}]'),
+    re.compile(rf',\s*"id"\s*:\s*{_VALUE}\s*(?:,\s*{_VERSION}\s*)?\}}\s*\Z'),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +108,8 @@ def prepare(text: str, *, jsonrpc: bool = False) -> Template:
 
 
 class _Cutter:
-    """Walks a JSON text's tokens once, telling keys from values, at depth 1 the envelope id."""
+    """Walks a JSON text's strings once, telling keys from values (a key is followed by `:`),
+    and finds the envelope's top-level `id` by the depth of the text between them."""
 
     def __init__(self, text: str, envelope: bool) -> None:
         self.text, self.envelope = text, envelope
@@ -108,43 +119,69 @@ class _Cutter:
         self.done = 0  # text before this offset is in `parts`
 
     def cut(self) -> Template:
-        text, depth = self.text, 0
-        id_from: int | None = None  # where the envelope id's value starts
-        for match in _TOKENS.finditer(text):
-            token, start, end = match.group(), match.start(), match.end()
-            if token[0] == '"':
-                after = _SPACE.match(text, end)
-                is_key = after is not None and text.startswith(":", after.end())
-                if is_key:
-                    if self.envelope and depth == 1 and token == '"id"':
-                        id_from = text.index(":", end) + 1
-                elif id_from is None:
-                    self._hole(start, end, token)
-            elif token in "{[":
-                depth += 1
-            elif token in "}]" or (token == "," and depth == 1):
-                if id_from is not None and depth == 1:
-                    self._id(id_from, start)
-                    id_from = None
-                if token != ",":
-                    depth -= 1
+        text = self.text
+        spans: list[tuple[int, int, str | None]] = []  # (start, end, value token; None: the id)
+        placed = _placed_id(text) if self.envelope else None
+        if placed is not None:  # where SDKs put it: first, after "jsonrpc", or last
+            self.envelope = False
+            self.id_at = -1
+            spans.append((*placed, None))
+        depth, last, id_from = 0, 0, -1
+        for match in _STRINGS.finditer(text):
+            start, end = match.span()
+            if self.envelope:
+                depth += _depth(text, last, start)
+                last = end
+            if match.group(1) is not None:  # a key
+                if (
+                    self.envelope
+                    and depth == 1
+                    and id_from < 0
+                    and text[start:end].startswith('"id"')
+                ):
+                    id_from = end
+                continue
+            if placed is not None and placed[0] <= start < placed[1]:
+                continue  # the envelope's id, a string
+            if id_from >= 0 and self.id_at is None and not text[id_from:start].strip():
+                spans.append((start, end, None))  # the envelope's id is this string
+                self.id_at = -1
+                continue
+            spans.append((start, end, match.group()))
+        if id_from >= 0 and self.id_at is None:
+            literal = _LITERAL.match(text, id_from)
+            if literal is not None:
+                spans.append((literal.start(1), literal.end(1), None))
+        for start, end, token in sorted(spans):
+            self.parts.append(text[self.done : start])
+            if token is None:
+                self.id_at = len(self.parts)
+                self.parts.append(text[start:end])
+            else:
+                escaped = "\\" in token
+                value = json.loads(token) if escaped else token[1:-1]
+                self.holes.append(Hole(len(self.parts), value, escaped and "\\u" in token))
+                self.parts.append(token)
+            self.done = end
         self.parts.append(text[self.done :])
         return Template(tuple(self.parts), tuple(self.holes), self.id_at)
 
-    def _hole(self, start: int, end: int, token: str) -> None:
-        self.parts.append(self.text[self.done : start])
-        self.holes.append(Hole(len(self.parts), json.loads(token), "\\u" in token))
-        self.parts.append(token)
-        self.done = end
 
-    def _id(self, start: int, end: int) -> None:
-        value = self.text[start:end]
-        lead = len(value) - len(value.lstrip())
-        trail = len(value) - len(value.rstrip())
-        self.parts.append(self.text[self.done : start + lead])
-        self.id_at = len(self.parts)
-        self.parts.append(value.strip())
-        self.done = end - trail
+def _placed_id(text: str) -> tuple[int, int] | None:
+    """The span of an envelope's `id` where SDKs write it, found without walking the text."""
+    first, last = _ID_PLACES
+    found = first.match(text) or last.search(text, max(0, len(text) - _TAIL))
+    return found.span(1) if found is not None else None
+
+
+def _depth(text: str, start: int, end: int) -> int:
+    """How much deeper the JSON is after `text[start:end]`, text between two strings."""
+    return (
+        text.count("{", start, end)
+        + text.count("[", start, end)
+        - text.count("}", start, end)
+        - text.count("]", start, end)
+    )
 
 
 def _quoted(value: str, ascii_only: bool) -> str:
