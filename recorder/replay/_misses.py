@@ -56,8 +56,11 @@ class MissReport:
     nearest: Exchange | None
     differs: tuple[str, ...]
     elsewhere: tuple[str, ...] = ()  # bindings that do have the operation
+    places: tuple[str, ...] = ()  # where `differs` quote the live request's values
 
-    def describe(self) -> str:
+    def describe(self, *, quoting: bool = True) -> str:
+        """Why nothing answers; without `quoting`, none of the live request's values (for a
+        console, which cannot take back a value that turns out a secret later)."""
         c = self.classification
         what = f"{c.operation or c.method or 'a request'} ({c.binding or 'not A2A'})"
         if self.nearest is None:
@@ -67,8 +70,11 @@ class MissReport:
             return text
         n = self.nearest
         near = f"#{n.number} {n.classification.operation or n.classification.method}"
+        differs = self.differs
+        if self.places and not quoting:
+            differs = (f"they differ at {', '.join(self.places)}",)
         return f"no recorded exchange matches {what}; nearest is {near}: " + "; ".join(
-            self.differs or ("its answer depends on a session this request is not part of",)
+            differs or ("its answer depends on a session this request is not part of",)
         )
 
 
@@ -84,7 +90,8 @@ def nearest(
         scored.append((len(found), step.index, found, step))
     _, _, found, step = min(scored, key=lambda item: item[:2])
     where = tuple(protocol_path(text, classification.binding) for text in found[:8])
-    return MissReport(classification, step.exchange, where)
+    places = tuple(text.partition(": ")[0] for text in where)
+    return MissReport(classification, step.exchange, where, places=places)
 
 
 # Where the parts of a compared request value sit, as each binding names them.

@@ -84,8 +84,8 @@ class Runner:
     async def begin(self, request: Request, client: Client) -> Turn:
         outcome = self.service.handle(request, client)
         if isinstance(outcome, Miss):
-            text = outcome.describe()
-            log.warning("replay miss: %s %s: %s", request.method, request.target, text)
+            text = outcome.report.describe(quoting=False)
+            log.warning("replay miss: %s", self.service.journal.said(text, request))
             if self.forward and not request.messages:
                 forwarded = await self._forward(request, outcome)
                 if forwarded is not None:
@@ -115,7 +115,7 @@ class Runner:
                     request.method, url, headers=headers, content=request.body
                 )
         except httpx.HTTPError as exc:
-            log.warning("forwarding to %s failed: %s", url, exc)
+            log.warning(self.service.journal.said(f"forwarding failed: {exc}", request))
             self.service.forwarded(miss, None, f"{type(exc).__name__}: {exc}")
             return None
         self.service.forwarded(miss, upstream.status_code)

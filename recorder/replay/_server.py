@@ -79,13 +79,16 @@ class ReplayApp:
         if target.partition("?")[0] == JOURNAL_PATH:
             chunks: Iterator[bytes] = self.service.journal.json_chunks()
         else:
-            chunks = iter((json.dumps(self.service.report.as_json(), ensure_ascii=False).encode(),))
+            chunks = self._report_chunks()
         await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
         # One journal entry at a time, so that a large journal is never held twice, each
-        # redacted on a worker thread, so that replay goes on meanwhile.
+        # redacted on a worker thread (the report too), so that replay goes on meanwhile.
         while (chunk := await asyncio.to_thread(next, chunks, b"")) != b"":
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
+
+    def _report_chunks(self) -> Iterator[bytes]:
+        yield json.dumps(self.service.report.as_json(), ensure_ascii=False).encode()
 
     async def _send(self, send: Send, reply: HttpAnswer, shape: Shape = NO_SHAPE) -> None:
         if shape.delay:

@@ -200,11 +200,11 @@ class ReplayService:
         self.resolver = Resolver(self.script, self.state)
         self.lister = Lister(self.script, self.state)
         self.carrier = Carrier(self.script, self.state)
-        self.report = Report(self.script)
         self.faults = Faults.check(faults, self.script)
-        self.report.expect_faults(spec.text for spec in faults)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
+        self.report = Report(self.script, self.journal.shown)
+        self.report.expect_faults(spec.text for spec in faults)
         self.deliver = deliver
         self.interfaces = _interfaces(exchanges)
         self.upstreams = list(dict.fromkeys(u for c in captures for u in c.upstreams))
