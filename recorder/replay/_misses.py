@@ -15,7 +15,8 @@
   Every shape carries an ErrorInfo `REPLAY_NO_MATCH` (domain `a2a-recorder`) naming the
   nearest exchange, for tools that look (first, except behind HTTP+JSON's INTERNAL_ERROR).
 - A **refusal** is a request no agent would accept, answered as an a2a-sdk agent does: a
-  JSON-RPC body that is not JSON gets -32700, a batch or a non-object -32600 (spec §9.5); an
+  JSON-RPC body that is not JSON gets -32700, a batch, a non-object or an id that is no
+  string, integer or null -32600 with id null (spec §9.5, JSON-RPC 2.0 §4 and §5); an
   HTTP+JSON body that is not JSON gets 400 INVALID_ARGUMENT (spec §11.6).
 """
 
@@ -35,6 +36,7 @@ from recorder.protocol import (
     Classification,
     parse_json,
 )
+from recorder.replay._fallback import id_fits
 from recorder.replay._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
 from recorder.replay._ids import Json, differences
 from recorder.replay._respond import HttpAnswer, json_bytes
@@ -165,7 +167,11 @@ def refusal(request: Request, classification: Classification, jsonrpc: bool) -> 
                 "Batch requests are not supported",
                 [_info("INVALID_REQUEST", ERROR_DOMAIN)],
             )
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        if (
+            not isinstance(body, dict)
+            or body.get("jsonrpc") != "2.0"
+            or not id_fits(body.get("id"))
+        ):
             return _jsonrpc_error(
                 None, -32600, "Invalid Request", [_info("INVALID_REQUEST", ERROR_DOMAIN)]
             )

@@ -61,7 +61,7 @@ from recorder.protocol import (
 )
 from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._carry import Applied, Carrier
-from recorder.replay._fallback import WORDS, Troubles, describe, trouble
+from recorder.replay._fallback import WORDS, Troubles, describe, id_fits, trouble
 from recorder.replay._faults import NO_SHAPE, Cut, Faulted, Faults, Shape, continuation
 from recorder.replay._grpcanswer import CARD_TYPE_SUFFIX, GrpcAnswer, grpc_answer
 from recorder.replay._ids import Json, Provenance, Slot
@@ -258,6 +258,10 @@ class ReplayService:
     ) -> Outcomes:
         reading = self.reader.read(request)
         parsed = reading.parsed
+        if not id_fits(reading.jsonrpc_id):  # no JSON-RPC request at all: answered with id null
+            troubled = self._troubled(request, client, replace(reading, jsonrpc_id=None))
+            if troubled is not None:
+                return troubled
         resumed = self.faults.resumption(reading, parsed.classification.binding)
         if resumed is not None:
             return self._resume(request, client, reading, *resumed)
@@ -573,20 +577,9 @@ class ReplayService:
     ) -> Outcomes:
         """A request nothing recorded answers; `received` is what the client sent, where the
         request was translated into the recorded version."""
-        c = reading.parsed.classification
-        kind = trouble(request, c, self.jsonrpc_paths)
-        if kind is not None:
-            instead = self.troubles.answer(kind, request)
-            if instead is not None:
-                return self._instead(request, client, reading, instead)
-            refused = refusal(request, c, kind.startswith("jsonrpc"))
-            if refused is not None:
-                reason = WORDS[kind]
-                why = f"refused as an a2a-sdk agent refuses it: {reason}"
-                logged = _Logged("refused", "synthesized", (why,), detail=reason)
-                number = self._log(request, client, reading, logged, refused)
-                self._synthesized_note(number, why, request)
-                return Refused(refused, reason, number)
+        troubled = self._troubled(request, client, reading)
+        if troubled is not None:
+            return troubled
         report = self._nearest(found, reading)
         answer = miss_answer(report, reading.jsonrpc_id, grpc=bool(request.messages))
         text = report.describe()
@@ -596,6 +589,26 @@ class ReplayService:
         if not self.forwarding or request.messages:
             self._synthesized_note(number, text, received or request)
         return Miss(answer, report, number)
+
+    def _troubled(self, request: Request, client: Client, reading: Reading) -> Outcomes | None:
+        """A request no agent route serves, answered as the agent answered another like it,
+        or refused as an a2a-sdk agent refuses it; None: it is an A2A request."""
+        c = reading.parsed.classification
+        kind = trouble(request, c, self.jsonrpc_paths)
+        if kind is None:
+            return None
+        instead = self.troubles.answer(kind, request)
+        if instead is not None:
+            return self._instead(request, client, reading, instead)
+        refused = refusal(request, c, kind.startswith("jsonrpc"))
+        if refused is None:
+            return None
+        reason = WORDS[kind]
+        why = f"refused as an a2a-sdk agent refuses it: {reason}"
+        logged = _Logged("refused", "synthesized", (why,), detail=reason)
+        number = self._log(request, client, reading, logged, refused)
+        self._synthesized_note(number, why, request)
+        return Refused(refused, reason, number)
 
     def _refuse_version(
         self, request: Request, client: Client, reading: Reading, refused: Refusal
