@@ -58,6 +58,11 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         return grpc.stream_unary_rpc_method_handler(partial(self._unary, path))
 
     async def _unary(self, path: str, requests: AsyncIterator[bytes], context: Any) -> bytes:
+        async with self.runner.answering(partial(_given_up, context)):
+            return await self._unary_answer(path, requests, context)
+        return b""  # given up (the call was aborted)
+
+    async def _unary_answer(self, path: str, requests: AsyncIterator[bytes], context: Any) -> bytes:
         turn = await self._turn(path, requests, context)
         context.add_done_callback(lambda _: self.runner.end(turn))
         answer = turn.grpc
@@ -72,6 +77,13 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         return first
 
     async def _stream(
+        self, path: str, requests: AsyncIterator[bytes], context: Any
+    ) -> AsyncIterator[bytes]:
+        async with self.runner.answering(partial(_given_up, context)):
+            async for message in self._stream_answer(path, requests, context):
+                yield message
+
+    async def _stream_answer(
         self, path: str, requests: AsyncIterator[bytes], context: Any
     ) -> AsyncIterator[bytes]:
         turn = await self._turn(path, requests, context)
@@ -104,6 +116,10 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         except StopAsyncIteration:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call sent no message")
         raise AssertionError("context.abort returns only by raising")
+
+
+async def _given_up(context: Any) -> None:
+    await context.abort(grpc.StatusCode.UNAVAILABLE, "the replayer stopped")
 
 
 async def _start(answer: GrpcAnswer, context: Any) -> None:

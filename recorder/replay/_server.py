@@ -14,7 +14,8 @@ the runner like every request (and is a miss unless the capture holds it).
 
 A turn's `shape` (what a fault profile asked, `_faults`) is carried out here as bytes and
 pauses; a connection is dropped or reset with the `DROP` message, which the replayer's
-uvicorn protocol understands (`_uvicorn`).
+uvicorn protocol understands (`_uvicorn`), also for an answer given up because the replayer
+stops (`Runner.answering`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ class ReplayApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        async with self.runner.answering(lambda: send({"type": DROP, "reset": False})):
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             request = await read_request(scope, receive)
         except Disconnected:

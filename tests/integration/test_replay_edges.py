@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
 from _helpers import free_port
@@ -357,6 +358,41 @@ def test_stopping_while_answers_are_delayed_closes_them_without_a_word_of_error(
     assert "Traceback" not in replay.text and "Exception in ASGI" not in replay.text, replay.text
     assert "8 answers in flight" in replay.text
     assert took < 10  # (no wall-clock bound: a stop that waits out the delay would take 60 s)
+
+
+def test_stopping_while_grpc_answers_are_delayed_ends_them_unavailable() -> None:
+    from a2a.types import a2a_pb2
+    from google.protobuf import json_format
+
+    capture = read_capture(DATA / "grpc-send.http")
+    exchange = next(e for e in capture.exchanges if e.request.messages)
+    sent = json_format.Parse(exchange.request.messages[0].json, a2a_pb2.SendMessageRequest())
+    grpc_port = free_port()
+    spec = f"#{exchange.number}:delay=60"
+    listen = ("--grpc-listen", f"127.0.0.1:{grpc_port}", "--fault", spec)
+    with Replay(str(DATA / "grpc-send.http"), *listen) as replay:
+        codes: list[object] = []
+
+        def call() -> None:
+            with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+                method = channel.unary_unary(exchange.request.target)
+                try:
+                    method(sent.SerializeToString(), timeout=30)
+                except grpc.RpcError as exc:
+                    codes.append(exc.code())
+
+        clients = [threading.Thread(target=call) for _ in range(4)]
+        for client in clients:
+            client.start()
+        deadline = time.monotonic() + TIMEOUT
+        while not _journaled(replay.url, 4) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        code = replay.stop()
+        for client in clients:
+            client.join(TIMEOUT)
+    assert code == 0, replay.text
+    assert codes == [grpc.StatusCode.UNAVAILABLE] * 4
+    assert "Traceback" not in replay.text and "4 answers in flight" in replay.text, replay.text
 
 
 def _journaled(url: str, count: int) -> bool:
