@@ -418,6 +418,8 @@ def _serve_one(
     report = replayer.report
     for value in report.not_carried_values:
         click.echo(f"not carried: {value}", err=True)
+    for spec in report.faults_unused:
+        click.echo(f"note: fault {spec!r} never hit a request", err=True)
     if report.synthesized_count:
         click.echo(
             f"note: {report.synthesized_count} answers were not recorded but written by the "

@@ -392,7 +392,7 @@ class ReplayService:
         response, what = continuation(cut)
         built = self._build(cut.step, cut.mapping, response)
         answer = built if isinstance(built, GrpcAnswer) else built.render(reading.jsonrpc_id)
-        fired = self.faults.fire(None, "SubscribeToTask", request, cut.form)
+        fired = self.faults.fire(None, "SubscribeToTask", request, cut.form, response)
         faulted = self.faults.apply(fired, answer)
         self.faults.resumed(task, cut, faulted, all(spec.carried for spec in fired))
         changes = (what, *faulted.changes)
