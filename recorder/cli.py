@@ -442,10 +442,12 @@ def _serve_fleet(
     """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
     from recorder._gcpause import collector_paused
     from recorder._stop import StopSignals
-    from recorder.replay import Fleet
+    from recorder.replay import Fleet, ports_file_problem
 
     if len(files) != 1:
         raise InputError("give one folder DIR (a fleet), or capture FILES (one agent)")
+    if ports_file is not None and (problem := ports_file_problem(ports_file)) is not None:
+        raise InputError(f"--ports-file {ports_file}: {problem}; give another path")
     signals = StopSignals()
     host, port = listen
     with _starting(listen):
@@ -457,11 +459,11 @@ def _serve_fleet(
     for agent in fleet.agents:
         for note in agent.plan.adopted:
             click.echo(f"note: {agent.name}: {note}", err=True)
-    if ports_file is not None:
-        fleet.write_ports(ports_file)
     where = f"HTTP_PROXY={fleet.proxy_url} (gRPC: grpc_proxy)" if forward else "the ports above"
-    click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
     try:
+        if ports_file is not None:
+            fleet.write_ports(ports_file)
+        click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
         signals.wait()
     finally:
         fleet.stop()

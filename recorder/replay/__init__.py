@@ -26,7 +26,7 @@ version, as replay's `ServeVersion` serves it.
 from recorder._errors import FaultSpecError
 from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
 from recorder.replay._faults import Shape
-from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
+from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths, ports_file_problem
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Provenance
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
@@ -104,6 +104,7 @@ __all__ = [
     "located_ids",
     "parse_fault",
     "parse_faults",
+    "ports_file_problem",
     "read_faults",
     "substitute_body",
     "substitute_headers",
