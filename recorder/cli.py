@@ -450,14 +450,15 @@ def _serve_fleet(
         raise InputError(f"--ports-file {ports_file}: {problem}; give another path")
     signals = StopSignals()
     host, port = listen
+    with collector_paused():  # as for one agent's captures (see recorder._gcpause)
+        found = _fleet_captures(Path(files[0]))  # (an OSError here is no port's)
     with _starting(listen):
-        with collector_paused():  # as for one agent's captures (see recorder._gcpause)
-            found = _fleet_captures(Path(files[0]))
+        with collector_paused():
             fleet = Fleet(found, forward=forward, host=host, port=port, **options)
         fleet.start()
     click.echo(fleet.table(), err=True)
     for agent in fleet.agents:
-        for note in agent.plan.adopted:
+        for note in agent.plan.notes:
             click.echo(f"note: {agent.name}: {note}", err=True)
     where = f"HTTP_PROXY={fleet.proxy_url} (gRPC: grpc_proxy)" if forward else "the ports above"
     try:

@@ -36,7 +36,7 @@ from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder._errors import OptionError
-from recorder.capture import Capture, file_kind
+from recorder.capture import Capture, check_regular, file_kind
 from recorder.replay._journal import Journal
 from recorder.replay._proxy import ProxyFace, proxy_protocol
 from recorder.replay._replayer import Replayer
@@ -81,12 +81,16 @@ def ports_file_problem(path: Path) -> str | None:
 
 def fleet_paths(folder: Path) -> list[Path]:
     """The captures of a fleet's folder, in name order: `*.http` files, neither hidden nor a
-    by-product (`BY_PRODUCTS`)."""
-    return sorted(
+    by-product (`BY_PRODUCTS`), nor a folder.  OSError names one that is no regular file (a
+    link to nothing or to itself, a FIFO, a device): refused, never skipped without a word."""
+    paths = sorted(
         p
         for p in folder.glob("*.http")
-        if p.is_file() and not p.name.startswith(".") and not p.name.endswith(BY_PRODUCTS)
+        if not p.name.startswith(".") and not p.name.endswith(BY_PRODUCTS) and not p.is_dir()
     )
+    for path in paths:
+        check_regular(path)
+    return paths
 
 
 class FleetAgent:
