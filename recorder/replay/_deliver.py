@@ -67,7 +67,7 @@ class Deliverer:
             reply = await client.post(planned.url, headers=headers, content=planned.body)
         except httpx.HTTPError as exc:
             sent = Request("POST", planned.url, planned.headers, planned.body)
-            log.warning(self.service.journal.said(f"push delivery #{number} failed: {exc}", sent))
+            log.warning(self.service.journal.said(sent, f"push delivery #{number} failed: {exc}"))
             self.service.delivered(planned, request, None, error=f"{type(exc).__name__}: {exc}")
             return
         self.service.delivered(planned, request, reply.status_code, reply.content)

@@ -32,7 +32,6 @@ recording holds.  Everything kept is bounded (`MEMORY` identities per spec, `MEM
 from __future__ import annotations
 
 import hashlib
-import http
 import itertools
 import json
 from collections import OrderedDict
@@ -62,7 +61,7 @@ from recorder.protocol import (
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._ids import Json
 from recorder.replay._reader import Reading
-from recorder.replay._respond import HttpAnswer, dumps_like, form_of
+from recorder.replay._respond import HttpAnswer, dumps_like, form_of, standard_reason
 from recorder.replay._script import Script, Step
 
 Answer = HttpAnswer | GrpcAnswer
@@ -313,7 +312,7 @@ def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
         said = f"gRPC {name}{how}"
     else:
         code = status.http_status
-        phrase = _phrase(code)
+        phrase = standard_reason(code)
         headers = status.headers or (RETRY_AFTER if code in (429, 503) else ())
         body = f"{code} {phrase}: fault {spec.text!r} asked of the replayer\n".encode()
         content = (("content-type", "text/plain; charset=utf-8"),)
@@ -588,10 +587,3 @@ def _remember(seen: OrderedDict[bytes, None], identity: bytes) -> None:
     seen[identity] = None
     if len(seen) > MEMORY:
         seen.popitem(last=False)
-
-
-def _phrase(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""

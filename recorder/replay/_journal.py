@@ -25,14 +25,12 @@ Invariants:
 - **What is served is redacted.**  In-process readers get the requests as received (a test
   may check the credentials its client sent).  What leaves the process, `as_json()` (what
   `GET /__a2a_recorder/requests` serves), the report's lines (`shown`) and the console's
-  (`said`), goes through one `Redactor` with the recorder's rules, what the captures say was
-  redacted when they were recorded, and the API keys their cards declare (`replay_rules`);
-  `Rules(keep_secrets=True)` turns that off.  It is made when the text is read, so that a
-  secret learnt late (a value first sent in a message, then as a bearer) is swept from
-  everything said before too: it knows the secrets of every entry kept and of every request
-  a report line names (learnt by `line`, in case that request has left the journal).  A
-  console line cannot be taken back: it should quote no value of the live request.  Each
-  redacted entry notes what was redacted in it.
+  (`said`), goes through a `Redactor` with the recorder's rules, what the captures say was
+  redacted, and the API keys their cards declare (`replay_rules`), made when the text is
+  read: it knows the secrets of every entry kept and of every request a report line names,
+  so a secret learnt late (sent in a message, then as a bearer) is swept from what came
+  before.  A console line cannot be taken back: it quotes no value of a live request.
+  `Rules(keep_secrets=True)` turns redaction off.  Each redacted entry notes what was in it.
 
 Entries are frozen dataclasses with defaults after `number`'s required fields, so a field added
 later (and its key in `_request_json`) changes nothing else.
@@ -303,13 +301,11 @@ class Journal:
         redactor = self._redactor()[0]
         return [_text(redactor.quoted(line) if redactor else line) for line in lines]
 
-    def said(self, text: str, request: Request | None = None) -> str:
-        """A console line (about `request`: `METHOD target: text`), redacted with all that
-        is known now."""
-        if request is not None:
-            text = self.line(request, text)
+    def said(self, request: Request, text: str) -> str:
+        """A console line about `request`, as `line`, redacted with all that is known now."""
+        said = self.line(request, text)
         with self._lock:
-            return _text(text if self.rules.keep_secrets else self._live.quoted(text))
+            return _text(said if self.rules.keep_secrets else self._live.quoted(said))
 
     def as_json(self) -> dict[str, Any]:
         """The journal as `GET /__a2a_recorder/requests` serves it (redacted)."""

@@ -15,6 +15,7 @@ back as the escape or the original byte.
 from __future__ import annotations
 
 import functools
+import http
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -143,6 +144,14 @@ def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:
 
 def _cut(data: bytes) -> Parts:
     return tuple(data.split(_SENTINEL_BYTES))
+
+
+def standard_reason(status: int) -> str:
+    """The reason phrase of `status` (RFC 9110), "" for a status it has none for."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def json_bytes(value: Json) -> bytes:

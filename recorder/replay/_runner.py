@@ -95,7 +95,7 @@ class Runner:
         outcome = self.service.handle(request, client)
         if isinstance(outcome, Miss):
             text = outcome.report.describe(quoting=False)
-            log.warning("replay miss: %s", self.service.journal.said(text, request))
+            log.warning("replay miss: %s", self.service.journal.said(request, text))
             if self.forward and not request.messages:
                 forwarded = await self._forward(request, outcome)
                 if forwarded is not None:
@@ -148,7 +148,7 @@ class Runner:
                     request.method, url, headers=headers, content=request.body
                 )
         except httpx.HTTPError as exc:
-            log.warning(self.service.journal.said(f"forwarding failed: {exc}", request))
+            log.warning(self.service.journal.said(request, f"forwarding failed: {exc}"))
             self.service.forwarded(miss, None, f"{type(exc).__name__}: {exc}")
             return None
         self.service.forwarded(miss, upstream.status_code)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import http
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
@@ -31,7 +30,7 @@ from typing import Any
 from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
 from recorder.replay._faults import NO_SHAPE, Shape
-from recorder.replay._respond import HttpAnswer, wire_bytes
+from recorder.replay._respond import HttpAnswer, standard_reason, wire_bytes
 from recorder.replay._runner import Runner
 from recorder.replay._service import Client
 from recorder.replay._timing import Pacer, Timing
@@ -109,7 +108,7 @@ class ReplayApp:
             "status": reply.status,
             "headers": headers,
         }
-        if reply.reason and reply.reason != _standard_reason(reply.status):
+        if reply.reason and reply.reason != standard_reason(reply.status):
             start["reason"] = reply.reason.encode("latin-1", "replace")  # see _uvicorn
         await send(start)
         if not reply.events:
@@ -161,13 +160,6 @@ def _encoded(headers: Headers) -> tuple[tuple[bytes, bytes], ...]:
 
 def _header_name(name: str) -> bytes:
     return _NAME_JUNK.sub(b"-", name.lower().encode("latin-1", "replace"))
-
-
-def _standard_reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 def _text(data: bytes) -> str:

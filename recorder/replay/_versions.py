@@ -56,7 +56,7 @@ from recorder.protocol.versions import (
     wire_name,
 )
 from recorder.replay._grpcanswer import recorded_status
-from recorder.replay._respond import dumps_like, form_of
+from recorder.replay._respond import dumps_like, form_of, standard_reason
 
 Json = object
 SERVED = (Version.V1_0, Version.V0_3)  # the versions a capture can be served in
@@ -290,14 +290,7 @@ def _http_body(
 
 
 def _reason(response: Response, status: int) -> str:
-    from http import HTTPStatus
-
-    if status == response.status:
-        return response.reason
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+    return response.reason if status == response.status else standard_reason(status)
 
 
 def _events(

@@ -30,7 +30,7 @@ import httpx
 import pytest
 from _helpers import free_port
 
-from recorder.capture import Capture, read_capture, render
+from recorder.capture import Capture, Request, read_capture, render
 
 DATA = Path(__file__).parent.parent / "data"
 SESSION = DATA / "sessions" / "demo-session-jsonrpc.http"
@@ -308,25 +308,41 @@ def test_a_fault_profile_that_is_no_file_is_refused(tmp_path: Path, kind: str) -
 
 def test_a_cut_after_longer_than_a_stream_leaves_it_whole(tmp_path: Path) -> None:
     """`cut-after=5` cuts the streams longer than 5 events, and leaves the others whole."""
-    longer = read_capture(STREAM)
-    exchange = longer.exchanges[0]
+    five = read_capture(STREAM)
+    exchange = five.exchanges[0]
     assert exchange.response is not None
     events = exchange.response.events
-    more = replace(exchange.response, events=(*events, events[-2]))  # 6 events
-    folder = [tmp_path / "five.http", tmp_path / "six.http"]
-    folder[0].write_text(render(longer))
-    folder[1].write_text(render(replace(longer, exchanges=(replace(exchange, response=more),))))
-    request = exchange.request
-    headers = {"content-type": "application/json", "a2a-version": "1.0"}
-    with Replay(str(folder[0]), "--fault", "SendStreamingMessage:cut-after=5") as replay:
-        with httpx.stream(
-            "POST", replay.url + request.target, content=request.body, headers=headers
-        ) as answer:
-            whole = b"".join(answer.iter_raw())  # a cut raises here
+    request = replace(exchange.request, body=exchange.request.body.replace(b"run", b"rerun"))
+    longer = replace(
+        exchange, request=request, response=replace(exchange.response, events=(*events, events[-2]))
+    )
+    paths = [tmp_path / "five.http", tmp_path / "six.http"]
+    paths[0].write_text(render(five))
+    paths[1].write_text(render(replace(five, exchanges=(longer,))))
+    with Replay(*map(str, paths), "--fault", "SendStreamingMessage:cut-after=5") as replay:
+        whole = _streamed(replay.url, exchange.request)
+        cut = _streamed(replay.url, longer.request)
         journal = httpx.get(f"{replay.url}/__a2a_recorder/requests", timeout=TIMEOUT).json()
         assert replay.stop() == 0
-    assert whole.count(b"data:") == 5
-    assert journal["requests"][0]["faults"] == [] and journal["requests"][0]["answer"] != "adapted"
+    kept = [any(line.startswith("data:") for line in e.lines) for e in (*events, events[-2])]
+    assert whole == (sum(kept[:5]), None) and len(events) == 5  # all of it
+    assert cut == (sum(kept[:5]), "RemoteProtocolError")  # 5 of its 6 events
+    assert [r["faults"] for r in journal["requests"]] == [[], ["SendStreamingMessage:cut-after=5"]]
+
+
+def _streamed(url: str, request: Request) -> tuple[int, str | None]:
+    """The events of a stream, and how it ended (None: whole)."""
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    data = b""
+    try:
+        with httpx.stream(
+            "POST", url + request.target, content=request.body, headers=headers
+        ) as answer:
+            for chunk in answer.iter_raw():
+                data += chunk
+    except httpx.HTTPError as exc:
+        return data.count(b"data:"), type(exc).__name__
+    return data.count(b"data:"), None
 
 
 def _held(url: str, results: list[object]) -> None:
