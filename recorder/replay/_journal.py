@@ -261,10 +261,6 @@ class Journal:
             self._add(self._deliveries, entry)
         return entry
 
-    def clear(self) -> None:
-        with self._lock:
-            self._requests, self._deliveries = _Log(), _Log()
-
     def _add[E: _Weighed](self, log: _Log[E], entry: E) -> None:
         if len(log.entries) >= self.limit:
             log.drop_oldest()

@@ -99,10 +99,6 @@ class Report:
     # -- reading ------------------------------------------------------------------------
 
     @property
-    def recorded(self) -> list[Exchange]:
-        return sorted([*self._first.values(), *self._deliveries], key=lambda e: e.number)
-
-    @property
     def unserved(self) -> list[Exchange]:
         """The first exchange of each key never matched, and deliveries never made."""
         served = set(self._served)
@@ -117,10 +113,6 @@ class Report:
     @property
     def synthesized_answers(self) -> list[str]:
         return self._lines()[1]
-
-    @property
-    def faulted_answers(self) -> list[str]:
-        return self._lines()[2]
 
     @property
     def faults_unused(self) -> list[str]:
