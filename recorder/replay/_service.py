@@ -48,6 +48,7 @@ from recorder.capture import Capture, Exchange, Headers, Request
 from recorder.protocol import (
     AGENT_CARD,
     Binding,
+    Classification,
     FaultSpec,
     IdRole,
     Interface,
@@ -258,9 +259,9 @@ class ReplayService:
     ) -> Outcomes:
         reading = self.reader.read(request)
         parsed = reading.parsed
-        if not id_fits(reading.jsonrpc_id):  # no JSON-RPC request at all: answered with id null
+        if not id_fits(reading.jsonrpc_id) and self._invalid(request, parsed.classification):
             troubled = self._troubled(request, client, replace(reading, jsonrpc_id=None))
-            if troubled is not None:
+            if troubled is not None:  # answered with id null, as JSON-RPC 2.0 §5 says
                 return troubled
         resumed = self.faults.resumption(reading, parsed.classification.binding)
         if resumed is not None:
@@ -589,6 +590,9 @@ class ReplayService:
         if not self.forwarding or request.messages:
             self._synthesized_note(number, text, received or request)
         return Miss(answer, report, number)
+
+    def _invalid(self, request: Request, c: Classification) -> bool:
+        return trouble(request, c, self.jsonrpc_paths) == "jsonrpc:invalid"
 
     def _troubled(self, request: Request, client: Client, reading: Reading) -> Outcomes | None:
         """A request no agent route serves, answered as the agent answered another like it,
