@@ -438,12 +438,12 @@ def _delivery_json(entry: JournalDelivery) -> dict[str, Any]:
         "number": entry.number,
         "request": entry.request,
         "exchange": entry.exchange,
-        "url": entry.url,
+        "url": _text(entry.url) if entry.url else entry.url,
         "headers": _headers(entry.headers),
         **_body(entry.body),
         "status": entry.status,
         "response": _body(entry.response),
-        "error": entry.error,
+        "error": _text(entry.error) if entry.error else entry.error,
         "notes": list(entry.notes),
     }
 
