@@ -430,6 +430,8 @@ def _serve_one(
     report = replayer.report
     for value in report.not_carried_values:
         click.echo(f"not carried: {value}", err=True)
+    for spec in report.faults_unused:
+        click.echo(f"note: fault {spec!r} never hit a request", err=True)
     if report.synthesized_count:
         click.echo(
             f"note: {report.synthesized_count} answers were not recorded but written by the "
@@ -452,26 +454,29 @@ def _serve_fleet(
     """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
     from recorder._gcpause import collector_paused
     from recorder._stop import StopSignals
-    from recorder.replay import Fleet
+    from recorder.replay import Fleet, ports_file_problem
 
     if len(files) != 1:
         raise InputError("give one folder DIR (a fleet), or capture FILES (one agent)")
+    if ports_file is not None and (problem := ports_file_problem(ports_file)) is not None:
+        raise InputError(f"--ports-file {ports_file}: {problem}; give another path")
     signals = StopSignals()
     host, port = listen
+    with collector_paused():  # as for one agent's captures (see recorder._gcpause)
+        found = _fleet_captures(Path(files[0]))  # (an OSError here is no port's)
     with _starting(listen):
-        with collector_paused():  # as for one agent's captures (see recorder._gcpause)
-            found = _fleet_captures(Path(files[0]))
+        with collector_paused():
             fleet = Fleet(found, forward=forward, host=host, port=port, **options)
         fleet.start()
     click.echo(fleet.table(), err=True)
     for agent in fleet.agents:
-        for note in agent.plan.adopted:
+        for note in agent.plan.notes:
             click.echo(f"note: {agent.name}: {note}", err=True)
-    if ports_file is not None:
-        fleet.write_ports(ports_file)
     where = f"HTTP_PROXY={fleet.proxy_url} (gRPC: grpc_proxy)" if forward else "the ports above"
-    click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
     try:
+        if ports_file is not None:
+            fleet.write_ports(ports_file)
+        click.echo(f"replaying {len(fleet.agents)} agents: {where} (Ctrl-C to stop)", err=True)
         signals.wait()
     finally:
         fleet.stop()

@@ -94,10 +94,12 @@ def _load(folder: Path) -> list[tuple[Path, Capture]]:
     from recorder.capture import CaptureParseError, read_capture
     from recorder.replay import fleet_paths
 
-    paths = fleet_paths(folder)
-    if not paths:
-        pytest.fail(f"no capture in {folder}: record the fleet with {HOW_TO_RECORD}", pytrace=False)
     try:
+        paths = fleet_paths(folder)
+        if not paths:
+            pytest.fail(
+                f"no capture in {folder}: record the fleet with {HOW_TO_RECORD}", pytrace=False
+            )
         return [(path, read_capture(path)) for path in paths]
     except CaptureParseError as exc:
         pytest.fail(f"capture is damaged: {exc}", pytrace=False)

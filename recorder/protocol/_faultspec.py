@@ -25,7 +25,9 @@ row) reads specs with `parse_fault`, so the grammar lives here, below both.
 
 from __future__ import annotations
 
+import errno
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ from recorder.protocol._statusmap import GRPC_TO_HTTP
 from recorder.protocol._types import AGENT_CARD
 
 MAX_DELAY = 3600.0  # seconds
+MAX_PROFILE_BYTES = 1 << 20  # a faults.toml
 SELECTABLE = (*OPERATION_NAMES, AGENT_CARD)
 
 
@@ -116,13 +119,18 @@ class FaultSpec:
 # -- the arguments ----------------------------------------------------------------------------
 
 
+def _number(text: str) -> bool:
+    """Whether `text` is a number in ASCII digits (`str.isdigit` takes `２` and `²` too)."""
+    return text.isascii() and text.isdigit()
+
+
 def _count(arg: str | None) -> Value:
-    if arg is None or not arg.isdigit():
+    if arg is None or not _number(arg):
         raise ValueError("needs a number of events, as in cut-after=2")
     return int(arg)
 
 
-_SECONDS = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)(ms|s)?$")
+_SECONDS = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|s)?$")
 
 
 def _seconds(arg: str | None) -> Value:
@@ -145,7 +153,7 @@ def _status(arg: str | None) -> Value:
     code, *pairs = (arg or "").split(",")
     code = code.strip()
     headers = tuple(_header(pair) for pair in pairs)
-    if code.isdigit() and 400 <= int(code) <= 599:
+    if _number(code) and 400 <= int(code) <= 599:
         status = FaultStatus(int(code), None, headers)
     elif code.upper() in GRPC_STATUS_CODES and code.upper() != "OK":
         status = FaultStatus(None, code.upper(), headers)
@@ -276,9 +284,10 @@ def parse_faults(texts: Iterable[str]) -> tuple[FaultSpec, ...]:
 
 
 def read_faults(path: Path) -> tuple[FaultSpec, ...]:
-    """The specs of a `faults.toml`: `faults = ["SendStreamingMessage:cut-after=2", ...]`."""
+    """The specs of a `faults.toml`: `faults = ["SendStreamingMessage:cut-after=2", ...]`, a
+    regular file of at most `MAX_PROFILE_BYTES` (a FIFO would block, `/dev/zero` never ends)."""
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomllib.loads(_profile_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise FaultSpecError(f"{path}: cannot read fault profile: {exc}") from None
     faults = document.get("faults")
@@ -294,9 +303,19 @@ def read_faults(path: Path) -> tuple[FaultSpec, ...]:
         raise FaultSpecError(f"{path}: {exc}") from None
 
 
+def _profile_text(path: Path) -> str:
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_PROFILE_BYTES + 1)
+    if len(data) > MAX_PROFILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_PROFILE_BYTES:,} bytes")
+    return data.decode("utf-8")
+
+
 def _selector(text: str, selector: str) -> tuple[int | None, str | None]:
     if selector.startswith("#"):
-        if not selector[1:].isdigit() or int(selector[1:]) < 1:
+        if not _number(selector[1:]) or int(selector[1:]) < 1:
             _fail(text, f"{selector!r} is no exchange number (#1, #2, ...)")
         return int(selector[1:]), None
     if selector not in SELECTABLE:

@@ -85,6 +85,7 @@ class Redactor:
         self._placeholders: dict[str, str] = {}  # secret -> placeholder
         self._sweepable: dict[str, str] = {}  # the secrets swept wherever they appear
         self._finder: Finder | None = None  # for `_sweepable`, made when first needed
+        self._quoting: tuple[int, Finder] | None = None  # `quoted`'s, and `_last` when made
         self._last = 0  # the last placeholder number given
         self._names: set[str] = set()
         self._secret_names: dict[str, str] = {}  # secret -> where first seen
@@ -239,6 +240,13 @@ class Redactor:
             trailers=self.headers(response.trailers),
         )
 
+    def learn(self, request: Request) -> None:
+        """Learn a request's secrets (its head's, its push configs') without redacting it: for
+        what is redacted later, as a journal is when it is read."""
+        self.learn_head(request.headers, request.target)
+        for document in (as_text(request.body), *(m.json for m in request.messages if m.json)):
+            self._push_secrets(document)
+
     # -- heads -----------------------------------------------------------------------------
 
     def learn_head(self, headers: Headers, target: str = "") -> None:
@@ -303,6 +311,13 @@ class Redactor:
     def text(self, text: str) -> str:
         """Free text (a report line) with the known secrets swept."""
         return sweep_text(text, self.finder())
+
+    def quoted(self, text: str) -> str:
+        """Free text that quotes values as JSON (a miss's words): the known secrets swept, and
+        a quoted string that is one replaced whatever its length."""
+        if self._quoting is None or self._quoting[0] != self._last:
+            self._quoting = (self._last, self.finder(self._placeholders))
+        return sweep_text(text, self._quoting[1])
 
     def value(self, text: str) -> str:
         """A value shown on its own (an id the journal lists): its placeholder when it is a

@@ -23,7 +23,7 @@ from recorder._errors import FaultSpecError
 from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
 from recorder.replay._answer import HttpAnswer
 from recorder.replay._faults import Shape
-from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths
+from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths, ports_file_problem
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
 from recorder.replay._limits import Limits
@@ -67,5 +67,6 @@ __all__ = [
     "fleet_paths",
     "parse_fault",
     "parse_faults",
+    "ports_file_problem",
     "read_faults",
 ]

@@ -12,6 +12,7 @@ are pointed at the replayer (`card`), its ETag recomputed for the card served an
 
 from __future__ import annotations
 
+import http
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -113,6 +114,14 @@ def rewrite_card_answer(answer: HttpAnswer, rewrite: Rewrite) -> HttpAnswer:
         (k, card_etag(served, v)) if k.lower() == "etag" else (k, v) for k, v in answer.headers
     )
     return HttpAnswer(answer.status, answer.reason, headers, served, answer.events)
+
+
+def standard_reason(status: int) -> str:
+    """The reason phrase of `status` (RFC 9110), "" for a status it has none for."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Iterable
 
 import httpx
 
+from recorder.capture import Request
 from recorder.replay._pushes import PlannedDelivery
 from recorder.replay._service import ReplayService, Served
 from recorder.replay._timing import Pacer, Timing
@@ -66,7 +67,8 @@ class Deliverer:
             headers = [(wire_bytes(k), wire_bytes(v)) for k, v in planned.headers]
             reply = await client.post(planned.url, headers=headers, content=planned.body)
         except httpx.HTTPError as exc:
-            log.warning("push delivery #%d to %s failed: %s", number, planned.url, exc)
+            sent = Request("POST", planned.url, planned.headers, planned.body)
+            log.warning(self.service.journal.said(sent, f"push delivery #{number} failed: {exc}"))
             self.service.delivered(planned, request, None, error=f"{type(exc).__name__}: {exc}")
             return
         self.service.delivered(planned, request, reply.status_code, reply.content)

@@ -9,7 +9,8 @@ request alone:
 
     jsonrpc:not-json        a POST to a JSON-RPC endpoint whose body is not JSON
     jsonrpc:batch           a JSON array
-    jsonrpc:invalid         JSON that is no JSON-RPC 2.0 request object (no method ...)
+    jsonrpc:invalid         JSON that is no JSON-RPC 2.0 request object (no method, an id
+                            that is no string, integer or null ...), whatever its method
     jsonrpc:unknown-method  a method no A2A version has
     http:not-json           a body that is not JSON on an HTTP+JSON route
     http:unknown-route      any other request no A2A route takes
@@ -41,11 +42,14 @@ WORDS = {
 
 def trouble(request: Request, c: Classification, jsonrpc_paths: frozenset[str]) -> str | None:
     """What kind of request no agent route serves this is; None for an A2A request."""
-    if c.is_known or request.messages:
+    if request.messages:
         return None
     path = request.target.partition("?")[0]
     if c.binding is Binding.JSONRPC or path in jsonrpc_paths:
-        return _jsonrpc_trouble(request)
+        kind = _jsonrpc_trouble(request)
+        return None if c.is_known and kind == "jsonrpc:unknown-method" else kind
+    if c.is_known:
+        return None
     if c.binding is Binding.HTTP_JSON and request.body and parse_json(request.body) is NOT_JSON:
         return "http:not-json"
     return "http:unknown-route"
@@ -59,9 +63,17 @@ def _jsonrpc_trouble(request: Request) -> str:
         return "jsonrpc:batch"
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         return "jsonrpc:invalid"
-    if not isinstance(body.get("method"), str):
+    if not isinstance(body.get("method"), str) or not id_fits(body.get("id")):
         return "jsonrpc:invalid"
     return "jsonrpc:unknown-method"
+
+
+def id_fits(value: Json) -> bool:
+    """Whether a JSON-RPC id is one: a string, an integer or null (JSON-RPC 2.0 §4; a2a-sdk
+    and @a2a-js/sdk refuse anything else with -32600, JS taking 1.0 for 1)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    return value is None or (isinstance(value, str | int) and not isinstance(value, bool))
 
 
 class Troubles:

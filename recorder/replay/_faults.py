@@ -1,15 +1,17 @@
 """Faults on replay: which requests a profile hits, and what their answers become (pure).
 
-`Faults.check(specs, script)` checks a profile against the captures (an `#N` that names no
-exchange, or whose answer its kind does not apply to, is a `FaultSpecError`), then the
-service asks it, for each request it answers:
+`Faults.check(specs, script)` checks a profile against the captures: a spec that can never
+do what it says is a `FaultSpecError` (an `#N` that names no exchange, or an exchange of
+several captures, a selector with no exchange its kind applies to, a cut after as many
+events as the longest stream it selects holds).  Then the service asks it, for each request
+it answers:
 
 1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit this
    request.  A spec selects by the recorded exchange that answers (`#N`) or by operation,
    applies only to answers of its `FaultTarget` (`form`: gRPC or HTTP, stream or not, JSON-RPC
-   or not), and a `once` kind (status, reset, cut, envelope) never hits a request identical
-   to one it hit already: the retry is answered as recorded.  An answer-replacing kind
-   (status, reset) leaves only the delays beside it.
+   or not) and a cut only to a longer stream, and a `once` kind (status, reset, cut,
+   envelope) never hits a request identical to one it hit already: the retry is answered as
+   recorded.  An answer-replacing kind (status, reset) leaves only the delays beside it.
 2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
    the `Shape` of its sending (delays, a dropped or reset connection, writes split), what
    was done in words, and whether the answer is still the agent's (`adapted`) or the
@@ -31,7 +33,6 @@ recording holds.  The identities of the requests hit are bounded (`MEMORY` per s
 from __future__ import annotations
 
 import hashlib
-import http
 import itertools
 import json
 from collections import OrderedDict
@@ -58,7 +59,7 @@ from recorder.protocol import (
     stream_payload,
     with_task,
 )
-from recorder.replay._answer import HttpAnswer
+from recorder.replay._answer import HttpAnswer, standard_reason
 from recorder.replay._grpcanswer import GrpcAnswer
 from recorder.script import Json, Script, Step, Swap, dumps_like
 
@@ -161,22 +162,12 @@ class Faults:
 
     @classmethod
     def check(cls, specs: Sequence[FaultSpec], script: Script) -> Faults:
-        """The profile, checked against the captures' exchanges."""
-        forms = {s.number: Form.of(s.exchange) for s in script.steps}
+        """The profile, checked against the captures' exchanges (see the module docstring)."""
+        cuts = any(spec.kind == "cut-after" for spec in specs)  # SubscribeToTask continues one
         for spec in specs:
-            if spec.exchange is None:
-                continue
-            if spec.exchange not in forms:
-                numbers = f"#{min(forms)} to #{max(forms)}" if forms else "no exchange"
-                raise FaultSpecError(
-                    f"fault {spec.text!r}: the captures hold no exchange #{spec.exchange} "
-                    f"(they hold {numbers}); {fault_kinds_text()}"
-                )
-            if not forms[spec.exchange].fits(spec.target):
-                raise FaultSpecError(
-                    f"fault {spec.text!r}: {spec.kind} applies to {spec.target.value}, and "
-                    f"exchange #{spec.exchange} is not one; {fault_kinds_text()}"
-                )
+            problem = _problem(spec, script.steps, cuts)
+            if problem is not None:
+                raise FaultSpecError(f"fault {spec.text!r}: {problem}; {fault_kinds_text()}")
         return cls(tuple(specs))
 
     # -- which specs hit ------------------------------------------------------------------
@@ -185,16 +176,28 @@ class Faults:
         """The specs that hit `request`, answered by `step` (see `fire`)."""
         if not self.specs:
             return ()
-        operation = step.exchange.classification.operation
-        return self.fire(step.number, operation, request, Form.of(step.exchange))
+        exchange = step.exchange
+        operation = exchange.classification.operation
+        return self.fire(step.number, operation, request, Form.of(exchange), exchange.response)
 
     def fire(
-        self, exchange: int | None, operation: str | None, request: Request, form: Form
+        self,
+        exchange: int | None,
+        operation: str | None,
+        request: Request,
+        form: Form,
+        answer: Response | None = None,
     ) -> tuple[FaultSpec, ...]:
-        """The specs that hit this request (and, for `once` kinds, remember it)."""
+        """The specs that hit this request, answered with `answer` (and, for `once` kinds,
+        remember it)."""
         if not self.specs:
             return ()
-        found = [s for s in self.specs if s.selects(exchange, operation) and form.fits(s.target)]
+        length = _count(answer) if answer is not None else None
+        found = [
+            s
+            for s in self.specs
+            if s.selects(exchange, operation) and form.fits(s.target) and _cuts(s, length)
+        ]
         if not found:
             return ()
         identity = _identity(request)
@@ -293,7 +296,7 @@ def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
         said = f"gRPC {name}{how}"
     else:
         code = status.http_status
-        phrase = _phrase(code)
+        phrase = standard_reason(code)
         headers = status.headers or (RETRY_AFTER if code in (429, 503) else ())
         body = f"{code} {phrase}: fault {spec.text!r} asked of the replayer\n".encode()
         content = (("content-type", "text/plain; charset=utf-8"),)
@@ -415,6 +418,49 @@ _APPLY: dict[str, Callable[[FaultSpec, Faulted], Faulted]] = {
 # -- small pure helpers ---------------------------------------------------------------------
 
 
+def _problem(spec: FaultSpec, steps: Sequence[Step], cuts: bool) -> str | None:
+    """Why `spec` can never do what it says to these recorded exchanges (None: it can);
+    `cuts`: the profile cuts streams, which a SubscribeToTask then continues."""
+    number = spec.exchange
+    chosen = [s for s in steps if spec.selects(s.number, s.exchange.classification.operation)]
+    if number is not None:
+        if not chosen:
+            numbers = sorted(s.number for s in steps)
+            held = f"#{numbers[0]} to #{numbers[-1]}" if numbers else "none"
+            return f"the captures hold no exchange #{number} (they hold {held})"
+        if len(chosen) > 1:
+            return f"#{number} names an exchange of several captures: replay it alone"
+    fitting = [s for s in chosen if Form.of(s.exchange).fits(spec.target)]
+    if number is not None and not fitting:
+        return f"{spec.kind} applies to {spec.target.value}, and exchange #{number} is not one"
+    if not fitting:  # but a cut stream's continuation, which no capture holds
+        if cuts and spec.operation == "SubscribeToTask":
+            return None
+        return (
+            f"the captures hold no {spec.operation} exchange it applies to ({spec.kind} "
+            f"applies to {spec.target.value})"
+        )
+    if spec.kind != "cut-after" or any(_cuts(spec, _count(_answer(s))) for s in fitting):
+        return None
+    if number is not None:
+        return f"exchange #{number} has {_count(_answer(fitting[0]))} events: nothing to cut"
+    return f"the captures hold no {spec.operation} exchange of more than {spec.value} events"
+
+
+def _cuts(spec: FaultSpec, length: int | None) -> bool:
+    """Whether `spec` leaves an answer of `length` events or messages (None: not known)
+    anything to do: a cut only a longer stream (a shorter one is whole)."""
+    if spec.kind != "cut-after" or length is None:
+        return True
+    assert isinstance(spec.value, int)
+    return spec.value < length
+
+
+def _answer(step: Step) -> Response:
+    assert step.exchange.response is not None  # a step is an exchange with an answer
+    return step.exchange.response
+
+
 def _body_changed(body: bytes, how: str) -> bytes:
     if how == "truncated":
         return body[: len(body) // 2]
@@ -514,10 +560,3 @@ def _remember(seen: OrderedDict[bytes, None], identity: bytes) -> None:
     seen[identity] = None
     if len(seen) > MEMORY:
         seen.popitem(last=False)
-
-
-def _phrase(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""

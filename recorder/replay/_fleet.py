@@ -25,15 +25,18 @@ event loop, on one thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import stat
+import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Self
 
 from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
 from recorder._errors import OptionError
-from recorder.capture import Capture
+from recorder.capture import Capture, check_regular, file_kind
 from recorder.replay._journal import Journal
 from recorder.replay._proxy import ProxyFace, proxy_protocol
 from recorder.replay._replayer import Replayer
@@ -46,14 +49,48 @@ LOOPBACK = "127.0.0.1"
 BY_PRODUCTS = (".rejected.http", ".drift.http")
 
 
+PORTS_KEYS = frozenset({"mode", "proxy", "agents"})  # a ports file's (`Fleet.ports_json`)
+MAX_PORTS_BYTES = 16 << 20
+
+
+def ports_file_problem(path: Path) -> str | None:
+    """Why a ports file may not be written to `path` (None: it may): only a new file in a
+    folder that exists, an empty file, or the ports file of an earlier run is ours to
+    replace; never a link, a device, a FIFO, a folder, or a file that holds anything else."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None if path.parent.is_dir() else f"there is no folder {path.parent}"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link"
+    if not stat.S_ISREG(mode):
+        return f"it is {file_kind(mode)}"
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PORTS_BYTES)
+        document = json.loads(data) if data else dict.fromkeys(PORTS_KEYS)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    except ValueError:
+        document = None
+    ours = isinstance(document, dict) and set(document) == PORTS_KEYS
+    return None if ours else "it holds something else than a ports file"
+
+
 def fleet_paths(folder: Path) -> list[Path]:
     """The captures of a fleet's folder, in name order: `*.http` files, neither hidden nor a
-    by-product (`BY_PRODUCTS`)."""
-    return sorted(
+    by-product (`BY_PRODUCTS`), nor a folder.  OSError names one that is no regular file (a
+    link to nothing or to itself, a FIFO, a device): refused, never skipped without a word."""
+    paths = sorted(
         p
         for p in folder.glob("*.http")
-        if p.is_file() and not p.name.startswith(".") and not p.name.endswith(BY_PRODUCTS)
+        if not p.name.startswith(".") and not p.name.endswith(BY_PRODUCTS) and not p.is_dir()
     )
+    for path in paths:
+        check_regular(path)
+    return paths
 
 
 class FleetAgent:
@@ -221,10 +258,20 @@ class Fleet:
         return {"mode": mode, "proxy": self.proxy_url, "agents": agents}
 
     def write_ports(self, path: Path) -> None:
-        """`ports_json()` to `path`, atomically (a script waiting for the file reads it whole)."""
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(self.ports_json(), indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        """`ports_json()` to `path`, atomically (a script waiting for the file reads it whole);
+        FileExistsError when `path` is not ours to replace (`ports_file_problem`)."""
+        problem = ports_file_problem(path)
+        if problem is not None:
+            raise FileExistsError(f"{path}: {problem}")
+        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(json.dumps(self.ports_json(), indent=2) + "\n")
+            os.replace(scratch, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(scratch)
+            raise
 
     def table(self) -> str:
         """One line per agent: its name, card, recorded upstreams, and where it is served."""

@@ -58,35 +58,38 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         return grpc.stream_unary_rpc_method_handler(partial(self._unary, path))
 
     async def _unary(self, path: str, requests: AsyncIterator[bytes], context: Any) -> bytes:
-        turn = await self._turn(path, requests, context)
-        context.add_done_callback(lambda _: self.runner.end(turn))
-        answer = turn.grpc
-        if turn.shape.delay:
-            await asyncio.sleep(turn.shape.delay)
-        await _start(answer, context)
-        first = b""
-        for offset, message in answer.messages[:1]:
-            await Pacer(self.timing).until(offset)
-            first = message
-        await _finish(answer, context)
-        return first
+        async with self.runner.answering(lambda: _given_up(context)):
+            turn = await self._turn(path, requests, context)
+            context.add_done_callback(lambda _: self.runner.end(turn))
+            answer = turn.grpc
+            if turn.shape.delay:
+                await asyncio.sleep(turn.shape.delay)
+            await _start(answer, context)
+            first = b""
+            for offset, message in answer.messages[:1]:
+                await Pacer(self.timing).until(offset)
+                first = message
+            await _finish(answer, context)
+            return first
+        return b""  # given up: the call ended UNAVAILABLE
 
     async def _stream(
         self, path: str, requests: AsyncIterator[bytes], context: Any
     ) -> AsyncIterator[bytes]:
-        turn = await self._turn(path, requests, context)
-        answer, shape = turn.grpc, turn.shape
-        if shape.delay:
-            await asyncio.sleep(shape.delay)
-        await _start(answer, context)
-        pacer = Pacer(self.timing)
-        for n, (offset, message) in enumerate(answer.messages):
-            await pacer.until(offset)
-            if n and shape.gap:
-                await asyncio.sleep(shape.gap)
-            yield message
-        self.runner.end(turn)
-        await _finish(answer, context)
+        async with self.runner.answering(lambda: _given_up(context)):
+            turn = await self._turn(path, requests, context)
+            answer, shape = turn.grpc, turn.shape
+            if shape.delay:
+                await asyncio.sleep(shape.delay)
+            await _start(answer, context)
+            pacer = Pacer(self.timing)
+            for n, (offset, message) in enumerate(answer.messages):
+                await pacer.until(offset)
+                if n and shape.gap:
+                    await asyncio.sleep(shape.gap)
+                yield message
+            self.runner.end(turn)
+            await _finish(answer, context)
 
     async def _turn(self, path: str, requests: AsyncIterator[bytes], context: Any) -> Turn:
         data = await self._read(requests, context)
@@ -104,6 +107,10 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         except StopAsyncIteration:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call sent no message")
         raise AssertionError("context.abort returns only by raising")
+
+
+async def _given_up(context: Any) -> None:
+    await context.abort(grpc.StatusCode.UNAVAILABLE, "the replayer stopped")
 
 
 async def _start(answer: GrpcAnswer, context: Any) -> None:

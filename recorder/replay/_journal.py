@@ -24,10 +24,13 @@ Invariants:
   journal `max_bytes`, not its whole history.
 - **What is served is redacted.**  In-process readers get the requests as received (a test
   may check the credentials its client sent).  What leaves the process, `as_json()` (what
-  `GET /__a2a_recorder/requests` serves) and the report's lines (`line`), goes through a
-  `Redactor` with the recorder's rules, what the captures say was redacted when they were
-  recorded, and the API keys their cards declare (`replay_rules`); `Rules(keep_secrets=True)`
-  turns that off.  Each redacted entry notes what was redacted in it.
+  `GET /__a2a_recorder/requests` serves), the report's lines (`shown`) and the console's
+  (`said`), goes through a `Redactor` with the recorder's rules, what the captures say was
+  redacted, and the API keys their cards declare (`replay_rules`), made when the text is
+  read: it knows the secrets of every entry kept and of every request a report line names,
+  so a secret learnt late (sent in a message, then as a bearer) is swept from what came
+  before.  A console line cannot be taken back: it quotes no value of a live request.
+  `Rules(keep_secrets=True)` turns redaction off.  Each redacted entry notes what was in it.
 
 Entries are frozen dataclasses with defaults after `number`'s required fields, so a field added
 later (and its key in `_request_json`) changes nothing else.
@@ -36,6 +39,7 @@ later (and its key in `_request_json`) changes nothing else.
 from __future__ import annotations
 
 import base64
+import copy
 import itertools
 import json
 import threading
@@ -130,6 +134,11 @@ class JournalDelivery:
     response: bytes = b""
     error: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def sent(self) -> Request:
+        """The delivery as the request it was (what its secrets are learnt from)."""
+        return Request("POST", self.url or "", self.headers, self.body)
 
     def sizes(self) -> tuple[int, int]:
         head = len(self.url or "") + _headers_size(self.headers) + len(self.error or "")
@@ -255,10 +264,6 @@ class Journal:
             self._add(self._deliveries, entry)
         return entry
 
-    def clear(self) -> None:
-        with self._lock:
-            self._requests, self._deliveries = _Log(), _Log()
-
     def _add[E: _Weighed](self, log: _Log[E], entry: E) -> None:
         if len(log.entries) >= self.limit:
             log.drop_oldest()
@@ -282,14 +287,24 @@ class Journal:
     # -- what leaves the process -----------------------------------------------------------
 
     def line(self, request: Request, text: str) -> str:
-        """A report line `METHOD target: text`, redacted."""
+        """A report line `METHOD target: text`, its target's credentials redacted by name and
+        the request's secrets learnt, so that `shown` redacts the line whenever it is read."""
         with self._lock:
             if self.rules.keep_secrets:
-                return f"{request.method} {_printable(request.target)}: {text}"
-            self._live.learn_head(request.headers, request.target)
-            self._live.body(request.body)  # learns push-config secrets
-            target = self._live.target(request.target)
-            return f"{request.method} {_printable(target)}: {self._live.text(text)}"
+                return f"{request.method} {request.target}: {text}"
+            self._live.learn(request)
+            return f"{request.method} {self._live.target(request.target)}: {text}"
+
+    def shown(self, lines: Iterable[str]) -> list[str]:
+        """Report lines as they leave the process: redacted with all that is known now."""
+        redactor = self._redactor()[0]
+        return [_text(redactor.quoted(line) if redactor else line) for line in lines]
+
+    def said(self, request: Request, text: str) -> str:
+        """A console line about `request`, as `line`, redacted with all that is known now."""
+        said = self.line(request, text)
+        with self._lock:
+            return _text(said if self.rules.keep_secrets else self._live.quoted(said))
 
     def as_json(self) -> dict[str, Any]:
         """The journal as `GET /__a2a_recorder/requests` serves it (redacted)."""
@@ -297,13 +312,28 @@ class Journal:
 
     def json_chunks(self) -> Iterator[bytes]:
         """`as_json()` rendered, an entry per chunk (so a large journal is never held twice)."""
-        requests, deliveries = self.requests, self.deliveries
-        redactor = None if self.rules.keep_secrets else _learnt(self.rules, requests, deliveries)
+        redactor, requests, deliveries = self._redactor()
         yield b'{"requests":['
         yield from _joined(_request_json(_shown(e, redactor)) for e in requests)
         yield b'],"deliveries":['
         yield from _joined(_delivery_json(_shown_delivery(d, redactor)) for d in deliveries)
         yield b"]}"
+
+    def _redactor(
+        self,
+    ) -> tuple[Redactor | None, Sequence[JournalRequest], Sequence[JournalDelivery]]:
+        """What redacts the entries kept now (None: `keep_secrets`), and those entries: the
+        report lines' redactor, having learnt every entry's secrets too."""
+        with self._lock:
+            requests, deliveries = tuple(self._requests.entries), tuple(self._deliveries.entries)
+            if self.rules.keep_secrets:
+                return None, requests, deliveries
+            redactor = copy.deepcopy(self._live)
+        redactor.max_secrets = None  # for this reading: it forgets nothing kept
+        for request in (*(e.request for e in requests), *(d.sent for d in deliveries)):
+            redactor.learn(request)
+        redactor.take_hits()
+        return redactor, requests, deliveries
 
 
 def now() -> float:
@@ -333,30 +363,16 @@ def replay_rules(captures: Sequence[Capture], rules: Rules = NO_RULES) -> Rules:
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def _learnt(
-    rules: Rules, requests: Iterable[JournalRequest], deliveries: Iterable[JournalDelivery]
-) -> Redactor:
-    """A redactor that has seen every entry's secrets, so each is swept from all of them."""
-    redactor = Redactor(rules)
-    for entry in requests:
-        redactor.request(entry.request)
-    for delivery in deliveries:
-        redactor.learn_head(delivery.headers)
-        redactor.body(delivery.body)
-    redactor.take_hits()
-    return redactor
-
-
 def _shown(entry: JournalRequest, redactor: Redactor | None) -> JournalRequest:
     if redactor is None:
         return entry
     request = redactor.request(entry.request)
-    detail = redactor.text(entry.detail) if entry.detail else entry.detail
+    detail = redactor.quoted(entry.detail) if entry.detail else entry.detail
     seen = tuple(
         (replace(slot, value=redactor.value(slot.value)), provenance, recorded)
         for slot, provenance, recorded in entry.seen
     )
-    changes = tuple(redactor.text(change) for change in entry.changes)
+    changes = tuple(redactor.quoted(change) for change in entry.changes)
     notes = _hit_notes(entry, redactor)
     return replace(entry, request=request, detail=detail, seen=seen, changes=changes, notes=notes)
 
@@ -366,7 +382,7 @@ def _shown_delivery(entry: JournalDelivery, redactor: Redactor | None) -> Journa
         return entry
     return replace(
         entry,
-        url=redactor.text(entry.url) if entry.url else entry.url,
+        url=redactor.target(entry.url) if entry.url else entry.url,
         headers=redactor.headers(entry.headers),
         body=redactor.body(entry.body),
         response=redactor.body(entry.response),
@@ -426,12 +442,12 @@ def _delivery_json(entry: JournalDelivery) -> dict[str, Any]:
         "number": entry.number,
         "request": entry.request,
         "exchange": entry.exchange,
-        "url": entry.url,
+        "url": _text(entry.url) if entry.url else entry.url,
         "headers": _headers(entry.headers),
         **_body(entry.body),
         "status": entry.status,
         "response": _body(entry.response),
-        "error": entry.error,
+        "error": _text(entry.error) if entry.error else entry.error,
         "notes": list(entry.notes),
     }
 
@@ -439,9 +455,6 @@ def _delivery_json(entry: JournalDelivery) -> dict[str, Any]:
 def _text(value: str) -> str:
     """A string JSON can carry: lone surrogates become their escapes' text."""
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-_printable = _text
 
 
 def _headers(headers: Iterable[tuple[str, str]]) -> list[list[str]]:

@@ -15,7 +15,8 @@
   Every shape carries an ErrorInfo `REPLAY_NO_MATCH` (domain `a2a-recorder`) naming the
   nearest exchange, for tools that look (first, except behind HTTP+JSON's INTERNAL_ERROR).
 - A **refusal** is a request no agent would accept, answered as an a2a-sdk agent does: a
-  JSON-RPC body that is not JSON gets -32700, a batch or a non-object -32600 (spec §9.5); an
+  JSON-RPC body that is not JSON gets -32700, a batch, a non-object or an id that is no
+  string, integer or null -32600 with id null (spec §9.5, JSON-RPC 2.0 §4 and §5); an
   HTTP+JSON body that is not JSON gets 400 INVALID_ARGUMENT (spec §11.6).
 """
 
@@ -36,6 +37,7 @@ from recorder.protocol import (
     parse_json,
 )
 from recorder.replay._answer import HttpAnswer
+from recorder.replay._fallback import id_fits
 from recorder.replay._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
 from recorder.script import Json, Step, differences, json_bytes
 
@@ -55,8 +57,11 @@ class MissReport:
     nearest: Exchange | None
     differs: tuple[str, ...]
     elsewhere: tuple[str, ...] = ()  # bindings that do have the operation
+    places: tuple[str, ...] = ()  # where `differs` quote the live request's values
 
-    def describe(self) -> str:
+    def describe(self, *, quoting: bool = True) -> str:
+        """Why nothing answers; without `quoting`, none of the live request's values (for a
+        console, which cannot take back a value that turns out a secret later)."""
         c = self.classification
         what = f"{c.operation or c.method or 'a request'} ({c.binding or 'not A2A'})"
         if self.nearest is None:
@@ -66,8 +71,11 @@ class MissReport:
             return text
         n = self.nearest
         near = f"#{n.number} {n.classification.operation or n.classification.method}"
+        differs = self.differs
+        if self.places and not quoting:
+            differs = (f"they differ at {', '.join(self.places)}",)
         return f"no recorded exchange matches {what}; nearest is {near}: " + "; ".join(
-            self.differs or ("its answer depends on a session this request is not part of",)
+            differs or ("its answer depends on a session this request is not part of",)
         )
 
 
@@ -83,7 +91,8 @@ def nearest(
         scored.append((len(found), step.index, found, step))
     _, _, found, step = min(scored, key=lambda item: item[:2])
     where = tuple(protocol_path(text, classification.binding) for text in found[:8])
-    return MissReport(classification, step.exchange, where)
+    places = tuple(text.partition(": ")[0] for text in where)
+    return MissReport(classification, step.exchange, where, places=places)
 
 
 # Where the parts of a compared request value sit, as each binding names them.
@@ -157,7 +166,11 @@ def refusal(request: Request, classification: Classification, jsonrpc: bool) -> 
                 "Batch requests are not supported",
                 [_info("INVALID_REQUEST", ERROR_DOMAIN)],
             )
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        if (
+            not isinstance(body, dict)
+            or body.get("jsonrpc") != "2.0"
+            or not id_fits(body.get("id"))
+        ):
             return _jsonrpc_error(
                 None, -32600, "Invalid Request", [_info("INVALID_REQUEST", ERROR_DOMAIN)]
             )

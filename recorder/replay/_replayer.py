@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any, Self
@@ -25,6 +26,8 @@ from recorder.replay._timing import Timing
 from recorder.replay._uvicorn import limited_protocol
 from recorder.replay._versions import ServeVersion
 from recorder.script import IdFactory
+
+log = logging.getLogger("a2a_recorder.replay")
 
 
 class Replayer:
@@ -151,10 +154,18 @@ class Replayer:
     async def _serve_http(
         self, protocol: type[asyncio.Protocol], ready: Callable[[], None], stop: asyncio.Event
     ) -> None:
+        watch = asyncio.create_task(self._given_up(stop))
         try:
             await serve_asgi(self.app, self._sock, ready, stop, http=protocol)
         finally:
+            watch.cancel()
             await self.runner.close()
+
+    async def _given_up(self, stop: asyncio.Event) -> None:
+        """Once stopping, the answers still on their way are given up (`Runner.stop`)."""
+        await stop.wait()
+        if held := self.runner.stop():
+            log.warning("stopping: %d answers in flight given up", held)
 
     def start(self) -> Self:
         self._runner.start()

@@ -18,6 +18,10 @@ replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart
 the report clean.  What tells the two apart is where an answer comes from, never what it
 looks like: a faulted answer names the specs that made it.  A spec that never hit a request
 makes the report unclean instead: the test did not test what it asked for.
+
+Lines that name a live request are kept as made and redacted whenever they are read, by the
+journal's redactor (`shown`: `Journal.shown`), so that a secret learnt after a line was made
+is swept from it too; read, they are printable text (a lone surrogate becomes its escape).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ MAX_NOTES = 1000
 class Report:
     """Served keys, delivered pushes, misses and synthesized answers of one replayer."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, shown: Callable[[Iterable[str]], list[str]] = list) -> None:
+        self._shown = shown
         self._first: dict[Key, Exchange] = {}
         for step in script.steps:
             self._first.setdefault(step.key, step.exchange)
@@ -98,10 +103,6 @@ class Report:
     # -- reading ------------------------------------------------------------------------
 
     @property
-    def recorded(self) -> list[Exchange]:
-        return sorted([*self._first.values(), *self._deliveries], key=lambda e: e.number)
-
-    @property
     def unserved(self) -> list[Exchange]:
         """The first exchange of each key never matched, and deliveries never made."""
         served = set(self._served)
@@ -111,18 +112,11 @@ class Report:
 
     @property
     def misses(self) -> list[str]:
-        with self._lock:
-            return list(self._misses)
+        return self._lines()[0]
 
     @property
     def synthesized_answers(self) -> list[str]:
-        with self._lock:
-            return list(self._synthesized)
-
-    @property
-    def faulted_answers(self) -> list[str]:
-        with self._lock:
-            return list(self._faulted)
+        return self._lines()[1]
 
     @property
     def faults_unused(self) -> list[str]:
@@ -132,8 +126,14 @@ class Report:
 
     @property
     def not_carried_values(self) -> list[str]:
+        return self._lines()[3]
+
+    def _lines(self) -> list[list[str]]:
+        """The misses, synthesized and faulted answers, and values not carried, as read."""
         with self._lock:
-            return list(self._not_carried)
+            kept = [[*self._misses], [*self._synthesized], [*self._faulted], [*self._not_carried]]
+        shown = iter(self._shown([line for lines in kept for line in lines]))
+        return [[next(shown) for _ in lines] for lines in kept]
 
     @property
     def not_replayed(self) -> list[str]:
@@ -151,13 +151,14 @@ class Report:
         )
 
     def as_json(self) -> dict[str, Any]:
+        misses, synthesized, faulted, not_carried = self._lines()
         return {
             "unserved": _names(self.unserved),
-            "unmatched": self.misses,
-            "synthesized": self.synthesized_answers,
-            "faulted": self.faulted_answers,
+            "unmatched": misses,
+            "synthesized": synthesized,
+            "faulted": faulted,
             "faults_unused": self.faults_unused,
-            "not_carried": self.not_carried_values,
+            "not_carried": not_carried,
             "not_replayed": self.not_replayed,
             "clean": self.clean,
         }

@@ -12,7 +12,8 @@ into the capture of its own upstream, the webhook's host: so a delivery to a web
 another capture's requests registered (a push config's `url`) is *adopted* by that capture,
 with its time of day kept (its offset counted from the adopting capture's start), numbered
 after the adopting capture's exchanges and noted so; `AgentPlan.adopted` says what moved.  A
-capture left with nothing is no agent.
+capture left with nothing is no agent.  Captures whose cards name different agents under one
+authority are still one agent, and `AgentPlan.notes` says so.
 
 In forward mode a request names its authority: the absolute-form target of a proxied HTTP
 request (`POST http://127.0.0.1:41241/a2a/jsonrpc`), else its `Host`; the target of a
@@ -101,6 +102,21 @@ class AgentPlan:
     @property
     def upstreams(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(u for c in self.captures for u in c.upstreams))
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What to say of it at start: the deliveries it adopted, and the cards of agents of
+        different names that it serves as one (recorded under one authority)."""
+        named: dict[str, str] = {}
+        for path, capture in zip(self.paths, self.captures, strict=True):
+            for card in _cards(capture):
+                if isinstance(name := card.get("name"), str):
+                    named.setdefault(name, path.name)
+        if len(named) < 2:
+            return self.adopted
+        cards = ", ".join(f"{name!r} ({path})" for name, path in named.items())
+        said = f"its captures hold the cards of {len(named)} agents, {cards}, recorded under "
+        return (*self.adopted, said + "one authority: they are replayed as one agent")
 
 
 def plan_agents(found: Sequence[tuple[Path, Capture]]) -> list[AgentPlan]:

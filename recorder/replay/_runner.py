@@ -17,6 +17,11 @@ it as `forwarded`; a failed forward sends the miss).  A gRPC call is never forwa
 forward target is an HTTP URL.  An answer of the other transport (gRPC framing on the HTTP
 port) is refused with 415, synthesized.
 
+When the replayer stops, every answer still on its way (held by a delay or the recorded
+pacing, a journal being sent, deliveries awaited) is given up at once (`stop`): each face
+ends it as a server that goes away does (HTTP: the connection closed; gRPC: UNAVAILABLE),
+with neither a 500 nor a traceback, instead of the stop waiting for it.
+
 A fault profile (`_faults`) is applied by the service, so both faces do the same: the answer
 a turn holds is already the faulted one, and `turn.shape` says how to send it (a delay
 before the first byte, pauses between events, a dropped or reset connection, an event's
@@ -25,7 +30,10 @@ bytes in several writes).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
@@ -81,12 +89,14 @@ class Runner:
         self.deliverer = Deliverer(service, timing)
         self.forward = forward
         service.forwarding = forward is not None
+        self._answering: set[asyncio.Task[object]] = set()
+        self._stopping = False
 
     async def begin(self, request: Request, client: Client) -> Turn:
         outcome = self.service.handle(request, client)
         if isinstance(outcome, Miss):
-            text = outcome.describe()
-            log.warning("replay miss: %s %s: %s", request.method, request.target, text)
+            text = outcome.report.describe(quoting=False)
+            log.warning("replay miss: %s", self.service.journal.said(request, text))
             if self.forward and not request.messages:
                 forwarded = await self._forward(request, outcome)
                 if forwarded is not None:
@@ -102,6 +112,29 @@ class Runner:
     async def close(self) -> None:
         await self.deliverer.close()
 
+    @contextlib.asynccontextmanager
+    async def answering(self, give_up: Callable[[], Awaitable[object]]) -> AsyncIterator[None]:
+        """Around one answer: if the replayer stops meanwhile, it ends with `give_up()`."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._answering.add(task)
+        try:
+            yield
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+            task.uncancel()
+            await give_up()
+        finally:
+            self._answering.discard(task)
+
+    def stop(self) -> int:
+        """Give up every answer on its way (see the module docstring); how many there were."""
+        self._stopping = True
+        for task in self._answering:
+            task.cancel()
+        return len(self._answering)
+
     async def _forward(self, request: Request, miss: Miss) -> HttpAnswer | None:
         assert self.forward is not None
         url = self.forward.rstrip("/") + request.target
@@ -116,7 +149,7 @@ class Runner:
                     request.method, url, headers=headers, content=request.body
                 )
         except httpx.HTTPError as exc:
-            log.warning("forwarding to %s failed: %s", url, exc)
+            log.warning(self.service.journal.said(request, f"forwarding failed: {exc}"))
             self.service.forwarded(miss, None, f"{type(exc).__name__}: {exc}")
             return None
         self.service.forwarded(miss, upstream.status_code)

@@ -14,14 +14,14 @@ the runner like every request (and is a miss unless the capture holds it).
 
 A turn's `shape` (what a fault profile asked, `_faults`) is carried out here as bytes and
 pauses; a connection is dropped or reset with the `DROP` message, which the replayer's
-uvicorn protocol understands (`_uvicorn`).
+uvicorn protocol understands (`_uvicorn`), also for an answer given up because the replayer
+stops (`Runner.answering`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import http
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
@@ -29,7 +29,7 @@ from typing import Any
 
 from recorder._errors import RecorderError
 from recorder.capture import Headers, Request
-from recorder.replay._answer import HttpAnswer
+from recorder.replay._answer import HttpAnswer, standard_reason
 from recorder.replay._faults import NO_SHAPE, Shape
 from recorder.replay._runner import Runner
 from recorder.replay._service import Client
@@ -65,6 +65,10 @@ class ReplayApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        async with self.runner.answering(lambda: send({"type": DROP, "reset": False})):
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             request = await read_request(scope, receive)
         except Disconnected:
@@ -80,13 +84,16 @@ class ReplayApp:
         if target.partition("?")[0] == JOURNAL_PATH:
             chunks: Iterator[bytes] = self.service.journal.json_chunks()
         else:
-            chunks = iter((json.dumps(self.service.report.as_json(), ensure_ascii=False).encode(),))
+            chunks = self._report_chunks()
         await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
         # One journal entry at a time, so that a large journal is never held twice, each
-        # redacted on a worker thread, so that replay goes on meanwhile.
+        # redacted on a worker thread (the report too), so that replay goes on meanwhile.
         while (chunk := await asyncio.to_thread(next, chunks, b"")) != b"":
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
+
+    def _report_chunks(self) -> Iterator[bytes]:
+        yield json.dumps(self.service.report.as_json(), ensure_ascii=False).encode()
 
     async def _send(self, send: Send, reply: HttpAnswer, shape: Shape = NO_SHAPE) -> None:
         if shape.delay:
@@ -102,7 +109,7 @@ class ReplayApp:
             "status": reply.status,
             "headers": headers,
         }
-        if reply.reason and reply.reason != _standard_reason(reply.status):
+        if reply.reason and reply.reason != standard_reason(reply.status):
             start["reason"] = reply.reason.encode("latin-1", "replace")  # see _uvicorn
         await send(start)
         if not reply.events:
@@ -154,13 +161,6 @@ def _encoded(headers: Headers) -> tuple[tuple[bytes, bytes], ...]:
 
 def _header_name(name: str) -> bytes:
     return _NAME_JUNK.sub(b"-", name.lower().encode("latin-1", "replace"))
-
-
-def _standard_reason(status: int) -> str:
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 def _text(data: bytes) -> str:

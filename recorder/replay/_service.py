@@ -36,12 +36,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from recorder.capture import Capture, Request, Response
-from recorder.protocol import AGENT_CARD, Binding, FaultSpec, Version, card_location, parse_json
+from recorder.protocol import (
+    AGENT_CARD,
+    Binding,
+    Classification,
+    FaultSpec,
+    Version,
+    card_location,
+    parse_json,
+)
 from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay._answer import Answers, HttpAnswer, revalidated, rewrite_card_answer
 from recorder.replay._cards import Cards, interfaces, is_card
 from recorder.replay._carry import Applied, Carrier, Seen, seen
-from recorder.replay._fallback import WORDS, Troubles, describe, trouble
+from recorder.replay._fallback import WORDS, Troubles, describe, id_fits, trouble
 from recorder.replay._faults import (
     NO_SHAPE,
     Cut,
@@ -176,13 +184,13 @@ class ReplayService:
         self.carrier = Carrier(self.script, self.state)
         self.lister = Lister(self.script, self.state)
         self.answers = Answers()
-        self.report = Report(self.script)
-        self.webhooks = Webhooks()
-        self.report.expect(self.webhooks.unreached)
         self.faults = Faults.check(faults, self.script)
-        self.report.expect_faults(spec.text for spec in faults)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
+        self.report = Report(self.script, self.journal.shown)
+        self.report.expect_faults(spec.text for spec in faults)
+        self.webhooks = Webhooks()
+        self.report.expect(self.webhooks.unreached)
         self.deliver = deliver
         recorded = (e.classification.version for e in exchanges if e.classification.is_known)
         self.versions = Versions(serve_version, recorded)
@@ -242,6 +250,10 @@ class ReplayService:
         received: Request | None = None,
     ) -> Outcomes:
         reading = self._read(request)
+        if not id_fits(reading.jsonrpc_id) and self._invalid(request, reading.classification):
+            troubled = self._troubled(request, client, replace(reading, jsonrpc_id=None))
+            if troubled is not None:  # answered with id null, as JSON-RPC 2.0 §5 says
+                return troubled
         resumed = self._resumption(reading)
         if resumed is not None:
             return self._resume(request, client, reading, resumed)
@@ -389,7 +401,7 @@ class ReplayService:
         cut, then the recorded events the client did not get (see `_faults`)."""
         response, what = continuation(cut)
         answer = self._build(cut.step, cut.swap, response, reading.jsonrpc_id)
-        fired = self.faults.fire(None, "SubscribeToTask", request, cut.form)
+        fired = self.faults.fire(None, "SubscribeToTask", request, cut.form, response)
         faulted = self.faults.apply(fired, answer)
         found = self.state.cut_of(cut.task)
         if found is not None and all(spec.carried for spec in fired):
@@ -534,24 +546,13 @@ class ReplayService:
     ) -> Outcomes:
         """A request nothing recorded answers; `received` is what the client sent, where the
         request was translated into the recorded version."""
-        c = reading.classification
         unauthorized = self._refused_for_credentials(reading)
         if unauthorized is not None:
             why = "that lacked the same credentials"
             return self._instead(request, client, reading, unauthorized, why)
-        kind = trouble(request, c, self.jsonrpc_paths)
-        if kind is not None:
-            instead = self.troubles.answer(kind, request)
-            if instead is not None:
-                return self._instead(request, client, reading, instead)
-            refused = refusal(request, c, kind.startswith("jsonrpc"))
-            if refused is not None:
-                reason = WORDS[kind]
-                why = f"refused as an a2a-sdk agent refuses it: {reason}"
-                logged = _Logged("refused", "synthesized", (why,), detail=reason)
-                number = self._log(request, client, reading, logged, refused)
-                self._synthesized_note(number, why, request)
-                return Refused(refused, reason, number)
+        troubled = self._troubled(request, client, reading)
+        if troubled is not None:
+            return troubled
         report = self._nearest(found, reading)
         answer = miss_answer(report, reading.jsonrpc_id, grpc=bool(request.messages))
         text = report.describe()
@@ -561,6 +562,29 @@ class ReplayService:
         if not self.forwarding or request.messages:
             self._synthesized_note(number, text, received or request)
         return Miss(answer, report, number)
+
+    def _invalid(self, request: Request, c: Classification) -> bool:
+        return trouble(request, c, self.jsonrpc_paths) == "jsonrpc:invalid"
+
+    def _troubled(self, request: Request, client: Client, reading: Reading) -> Outcomes | None:
+        """A request no agent route serves, answered as the agent answered another like it,
+        or refused as an a2a-sdk agent refuses it; None: it is an A2A request."""
+        c = reading.classification
+        kind = trouble(request, c, self.jsonrpc_paths)
+        if kind is None:
+            return None
+        instead = self.troubles.answer(kind, request)
+        if instead is not None:
+            return self._instead(request, client, reading, instead)
+        refused = refusal(request, c, kind.startswith("jsonrpc"))
+        if refused is None:
+            return None
+        reason = WORDS[kind]
+        why = f"refused as an a2a-sdk agent refuses it: {reason}"
+        logged = _Logged("refused", "synthesized", (why,), detail=reason)
+        number = self._log(request, client, reading, logged, refused)
+        self._synthesized_note(number, why, request)
+        return Refused(refused, reason, number)
 
     def _refuse_version(
         self, request: Request, client: Client, reading: Reading, refused: Refusal

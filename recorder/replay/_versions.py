@@ -55,6 +55,7 @@ from recorder.protocol.versions import (
     target,
     wire_name,
 )
+from recorder.replay._answer import standard_reason
 from recorder.replay._grpcanswer import recorded_status
 from recorder.script import dumps_like
 
@@ -290,14 +291,7 @@ def _http_body(
 
 
 def _reason(response: Response, status: int) -> str:
-    from http import HTTPStatus
-
-    if status == response.status:
-        return response.reason
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+    return response.reason if status == response.status else standard_reason(status)
 
 
 def _events(

@@ -354,6 +354,16 @@ def describe_token(value: Json) -> str:
     return _short(value)
 
 
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def _short(value: Json) -> str:
+    """`value` as JSON, cut short after 57 characters, never inside a string: a secret cut
+    in part would escape the redactor (`recorder.redaction`), which knows secrets whole."""
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+    if len(text) <= 60:
+        return text
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    cut = next((m.start() for m in _QUOTED.finditer(text) if m.end() > 57), 57)
+    return text[: min(cut, 57)] + "..."

@@ -55,12 +55,12 @@ def test_a_requested_fault_happens_and_leaves_strict_clean(tmp_path: Path) -> No
 def test_a_fault_that_never_happened_fails_strict() -> None:
     port = free_port()
     args = ("replay", str(CAPTURE), "--listen", f"127.0.0.1:{port}", "--strict")
-    with command(*args, "--fault", "GetTask:status=429") as (process, _):
-        post_recorded(f"http://127.0.0.1:{port}")
-        code, err = stop(process)
+    with command(*args, "--fault", "SendMessage:status=429") as (process, _):
+        code, err = stop(process)  # no client came
     assert code == 1
     report = json.loads(err[err.index("{") :])
-    assert report["faults_unused"] == ["GetTask:status=429"] and report["synthesized"] == []
+    assert report["faults_unused"] == ["SendMessage:status=429"] and report["synthesized"] == []
+    assert "fault 'SendMessage:status=429' never hit a request" in err
 
 
 def test_a_client_that_never_retries_leaves_the_exchange_unserved() -> None:

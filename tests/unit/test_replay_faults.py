@@ -119,6 +119,10 @@ BAD = [
     ("SendStreamingMessage", "expected SELECTOR:KIND[=ARG]"),
     ("#0:reset", "'#0' is no exchange number"),
     ("#x:reset", "'#x' is no exchange number"),
+    ("#２:reset", "'#２' is no exchange number"),  # full-width digits are no number
+    ("#2:cut-after=２", "cut-after needs a number of events"),
+    ("#2:delay=１", "delay needs seconds"),
+    ("#2:status=４２９", "status needs an HTTP status"),
     ("SendStreamMessage:reset", "is neither #N nor an operation (SendMessage, "),
     ("#2:explode", "no fault kind 'explode'"),
     ("#2:cut-after", "cut-after needs a number of events"),
@@ -391,7 +395,7 @@ def test_a_grpc_stream_is_cut_unavailable_and_continued_over_grpc() -> None:
 
 
 def test_a_fault_that_never_happened_leaves_the_report_unclean() -> None:
-    svc, found = service(STREAM, "SubscribeToTask:status=503")
+    svc, found = service(STREAM, "AgentCard:status=503")  # the card is never fetched
     serve(svc, stream_exchange(found).request)
-    assert svc.report.faults_unused == ["SubscribeToTask:status=503"]
+    assert svc.report.faults_unused == ["AgentCard:status=503"]
     assert not svc.report.clean and svc.report.as_json()["faults_unused"]

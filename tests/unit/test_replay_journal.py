@@ -159,3 +159,14 @@ def test_heads_beyond_the_bound_drop_the_oldest_entries() -> None:
         journal.add_request(_entry(journal, Request("GET", "/" + "x" * 200 + str(n), HEADERS)))
     entries = journal.requests
     assert journal.size <= 4096 and entries[-1].number == 50 and len(entries) < 50
+
+
+def test_a_lone_surrogate_in_a_delivery_never_breaks_the_journal() -> None:
+    """A webhook URL is the client's (a JSON string may hold `\\ud800`): the journal still
+    renders, the surrogate as its escape's text, as in requests (issue 29, case 9)."""
+    journal = Journal()
+    journal.add_delivery(
+        request=1, exchange=2, url="http://h/\ud800", headers=(), body=b"", error="x \udc80"
+    )
+    delivery = journal.as_json()["deliveries"][0]
+    assert (delivery["url"], delivery["error"]) == ("http://h/\\ud800", "x \\udc80")
