@@ -20,8 +20,18 @@ import click
 
 from recorder import __version__
 from recorder._errors import Exit, InputError, RecorderError, StartError
-from recorder._shell import BindingChoice, Command
-from recorder.options import FORWARD, RECORD, REPLAY, parse_url, show_address, table_options
+from recorder._shell import Command
+from recorder.options import (
+    FORWARD,
+    NAMES,
+    RECORD,
+    REPLAY,
+    Table,
+    command_option,
+    parse_url,
+    shared,
+    show_address,
+)
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
@@ -91,6 +101,12 @@ class _Commands(click.Group):
         )
         return command.get_short_help_str(limit) if command is not None else ""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # `a2a-recorder --bogus`: as a command's own
+            raise OneLineUsageError(exc) from None
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -111,8 +127,12 @@ class OneLineUsageError(click.UsageError):
 
 
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return "; ".join(lines)
+    """Click's message on one line: `Choose from:\n\thar,\n\tjsonl` is `Choose from: har,
+    jsonl`, other lines are joined by `; `."""
+    line = ""
+    for part in filter(None, (part.strip() for part in text.splitlines())):
+        line += (" " if line.endswith((":", ",")) else "; " if line else "") + part
+    return line
 
 
 def version_text() -> str:
@@ -145,38 +165,50 @@ def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
 
-@main.command()
+def _operation(word: str) -> str:
+    from recorder.show import check_operations
+
+    check_operations([word])
+    return word
+
+
+SHOW = Table(
+    [
+        command_option(
+            "as_json",
+            bool,
+            False,
+            "Print JSON Lines: one compact JSON object per exchange and line "
+            "(`jq -s` gathers them into one array).",
+            flag="--json",
+        ),
+        command_option(
+            "operations",
+            NAMES,
+            (),
+            "Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... or a "
+            "JSON-RPC method of any A2A version, such as message/send; any case).  Repeatable.",
+            metavar="NAME",
+            flag="--op",
+            parse=_operation,
+        ),
+        shared.binding("Only this binding (any case).  Repeatable.", repeat=True),
+        command_option(
+            "task", str, None, "Only exchanges of the task whose id starts with ID.", metavar="ID"
+        ),
+    ]
+)
+
+
+@main.command(table=SHOW)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("number", type=int, required=False)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print JSON Lines: one compact JSON object per exchange and line "
-    "(`jq -s` gathers them into one array).",
-)
-@click.option(
-    "--op",
-    "operations",
-    multiple=True,
-    metavar="NAME",
-    help="Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... "
-    "or a JSON-RPC method such as message/send; any case).  Repeatable.",
-)
-@click.option(
-    "--binding",
-    "bindings",
-    multiple=True,
-    type=BindingChoice(),
-    help="Only this binding (any case).  Repeatable.",
-)
-@click.option("--task", metavar="ID", help="Only exchanges of the task whose id starts with ID.")
 def show(
     file: Path,
     number: int | None,
     as_json: bool,
     operations: tuple[str, ...],
-    bindings: tuple[str, ...],
+    binding: tuple[str, ...],
     task: str | None,
 ) -> None:
     """Print the exchanges in a capture FILE as a table, or exchange NUMBER whole.
@@ -188,17 +220,13 @@ def show(
     the capture holds them.
     """
     from recorder.capture import read_capture
-    from recorder.show import capture_rows, check_operations, json_lines, render_table, select
+    from recorder.show import capture_rows, json_lines, render_table, select
 
-    try:
-        check_operations(operations)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--op") from exc
     if number is not None:
-        _show_one(number, filtered=bool(operations or bindings or task), file=file)
+        _show_one(number, filtered=bool(operations or binding or task), file=file)
         return
     capture = read_capture(file)
-    rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
+    rows = select(capture_rows(capture), operations=operations, bindings=binding, task=task)
     if as_json:
         click.echo(json_lines(rows), nl=False)
     else:
@@ -251,8 +279,7 @@ def migrate(files: tuple[Path, ...]) -> None:
         click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
 
 
-@main.command(spell=RECORD.spell("cli"))
-@table_options(RECORD)
+@main.command(table=RECORD)
 def record(
     upstream: str | None,
     forward: bool,
@@ -332,9 +359,8 @@ def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
         )
 
 
-@main.command(spell=REPLAY.spell("cli"))
+@main.command(table=REPLAY)
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@table_options(REPLAY)
 def replay(
     files: tuple[str, ...],
     listen: tuple[str, int],
@@ -517,21 +543,17 @@ def _is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
 
 
-@main.command()
-@click.option(
-    "--out",
-    default="out/demo",
-    show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The folder the captures and the page go to.",
+DEMO = Table(
+    [
+        shared.capture_out("The folder the captures and the page go to.", default="out/demo"),
+        shared.binding(
+            "The binding the session uses (any case).", choices=("JSONRPC", "HTTP+JSON")
+        ),
+    ]
 )
-@click.option(
-    "--binding",
-    type=BindingChoice(("JSONRPC", "HTTP+JSON")),
-    default="JSONRPC",
-    show_default=True,
-    help="The binding the session uses (any case).",
-)
+
+
+@main.command(table=DEMO)
 def demo(out: Path, binding: str) -> None:
     """Record a real session against the bundled demo agent, replay it, and diff the two.
 

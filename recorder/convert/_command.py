@@ -23,7 +23,7 @@ from recorder.capture import check_regular
 from recorder.convert._convert import Conversion, convert
 from recorder.convert._flows import http_flows, read_flows
 from recorder.convert._har import har_items, load_har
-from recorder.options import RECORD
+from recorder.options import RECORD, Table, shared
 from recorder.record import OfflineItem
 
 HAR_SUFFIXES = frozenset({".har"})
@@ -66,18 +66,18 @@ def _is_har(path: Path) -> bool:
     return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
 
 
-@click.command("convert", cls=Command, spell=RECORD.spell("cli"))
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Capture file to write.",
+CONVERT = Table(
+    [
+        shared.capture_out("Capture file to write.", required=True, was=("-o",)),
+        *RECORD.pick("record_all", "keep_secrets"),
+    ]
 )
-@click.option("--all", "include_all", is_flag=True, help="Also keep exchanges that are not A2A.")
-@click.option("--keep-secrets", is_flag=True, help="Write secrets instead of redacting them.")
+
+
+@click.command("convert", cls=Command, table=CONVERT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def convert_command(
-    inputs: tuple[Path, ...], out: Path, include_all: bool, keep_secrets: bool
+    inputs: tuple[Path, ...], out: Path, record_all: bool, keep_secrets: bool
 ) -> None:
     """Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a capture.
 
@@ -93,7 +93,7 @@ def convert_command(
         not_http += loaded.not_http
         if loaded.damage:
             click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
-    _report(convert(items, out, keep_secrets=keep_secrets, include_all=include_all), not_http)
+    _report(convert(items, out, keep_secrets=keep_secrets, include_all=record_all), not_http)
 
 
 def _report(result: Conversion, not_http: int) -> None:
