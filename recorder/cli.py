@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,12 @@ from recorder.options import (
 if TYPE_CHECKING:
     from recorder.capture import Capture
     from recorder.record import RecordingProxy
+
+
+STRICT_CLEAN = (
+    "every recorded exchange was served, every request matched, no answer was synthesized "
+    "and every fault spec was used"
+)
 
 
 class _Commands(click.Group):
@@ -450,9 +456,7 @@ def _serve_one(
             "replayer (see 'synthesized' in the report)",
             err=True,
         )
-    if strict and not report.clean:
-        click.echo(json.dumps(report.as_json(), indent=2), err=True)
-        sys.exit(Exit.FOUND)
+    _strict(strict, report.clean, report.as_json)
 
 
 def _serve_fleet(
@@ -490,8 +494,15 @@ def _serve_fleet(
     finally:
         fleet.stop()
         signals.finished()
-    if strict and not fleet.clean:
-        click.echo(json.dumps(fleet.report_json(), indent=2), err=True)
+    _strict(strict, fleet.clean, fleet.report_json)
+
+
+def _strict(strict: bool, clean: bool, report: Callable[[], object]) -> None:
+    """`--strict` at exit: the report and exit 1, or a line saying the replay was clean."""
+    if strict and clean:
+        click.echo(f"strict: clean: {STRICT_CLEAN}", err=True)
+    elif strict:
+        click.echo(json.dumps(report(), indent=2), err=True)
         sys.exit(Exit.FOUND)
 
 

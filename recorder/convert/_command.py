@@ -28,6 +28,7 @@ from recorder.record import OfflineItem
 
 HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
+CAPTURE_HEADER = b"# a2a-recorder capture format"
 
 
 @dataclass(frozen=True)
@@ -54,16 +55,19 @@ def load_items(path: Path) -> Loaded:
 
 
 def _is_har(path: Path) -> bool:
-    suffix = path.suffix.lower()
-    if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
-        return suffix in HAR_SUFFIXES
+    """HAR by its suffix, else by its first bytes (JSON); ConvertError for a capture."""
     try:
         check_regular(path)
         with path.open("rb") as handle:
-            head = handle.read(64)
+            head = handle.read(64).removeprefix(b"\xef\xbb\xbf")
     except OSError:
-        return False  # the flow reader reports the error
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
+        head = b""  # the readers report the error
+    if head.startswith(CAPTURE_HEADER):
+        raise ConvertError(f"{path}: already an a2a-recorder capture; nothing to convert")
+    suffix = path.suffix.lower()
+    if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
+        return suffix in HAR_SUFFIXES
+    return head.lstrip().startswith(b"{")
 
 
 CONVERT = Table(

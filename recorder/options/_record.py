@@ -96,6 +96,8 @@ RECORD = Table(
             True,
             "Reverse mode: point the agent card's interface URLs at the recorder, so that "
             "clients stay on it (on by default; off, the card is served as it is).",
+            no_help="Serve the agent card as the agent sent it: its interface URLs keep "
+            "pointing at the agent, so SDK clients leave the recorder (use --forward instead).",
         ),
         Option(
             "keep_secrets",
@@ -192,6 +194,8 @@ RECORD = Table(
             True,
             "At start, fetch the upstream's agent card (directly, unrecorded) to learn its "
             "API keys (on by default).",
+            no_help="Do not fetch the upstream's agent card at start: API keys it declares are "
+            "redacted once a client fetches the card through the recorder (or give --card).",
         ),
         Option(
             "read_timeout",
