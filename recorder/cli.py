@@ -181,29 +181,25 @@ def _operation(word: str) -> str:
 SHOW = Table(
     [
         command_option(
-            "as_json",
-            bool,
-            False,
-            "Print JSON Lines: one compact JSON object per exchange and line "
-            "(`jq -s` gathers them into one array).",
+            "as_json", bool, False,
+            "Print JSON Lines: one compact JSON object per exchange and line (`jq -s` gathers "
+            "them into one array).",
             flag="--json",
         ),
         command_option(
-            "operations",
-            NAMES,
-            (),
+            "operations", NAMES, (),
             "Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... or a "
             "JSON-RPC method of any A2A version, such as message/send; any case).  Repeatable.",
-            metavar="NAME",
-            flag="--op",
-            parse=_operation,
+            metavar="NAME", flag="--op", parse=_operation,
         ),
         shared.binding("Only this binding (any case).  Repeatable.", repeat=True),
         command_option(
-            "task", str, None, "Only exchanges of the task whose id starts with ID.", metavar="ID"
+            "task", str, None,
+            "Only exchanges of the task whose id starts with ID.",
+            metavar="ID",
         ),
     ]
-)
+)  # fmt: skip
 
 
 @main.command(table=SHOW)
@@ -561,7 +557,7 @@ DEMO = Table(
             "The binding the session uses (any case).", choices=("JSONRPC", "HTTP+JSON")
         ),
     ]
-)
+)  # fmt: skip
 
 
 @main.command(table=DEMO)

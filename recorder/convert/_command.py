@@ -75,7 +75,7 @@ CONVERT = Table(
         shared.capture_out("Capture file to write.", required=True, was=("-o",)),
         *RECORD.pick("record_all", "keep_secrets"),
     ]
-)
+)  # fmt: skip
 
 
 @click.command("convert", cls=Command, table=CONVERT)

@@ -110,24 +110,22 @@ DIFF = Table(
             "but states, part kinds, names, and whether text is there, still are."
         ),
         shared.output(),
-        command_option("timing", bool, False, "Also compare timing (durations, event offsets)."),
         command_option(
-            "strict_order",
-            bool,
-            False,
+            "timing", bool, False,
+            "Also compare timing (durations, event offsets).",
+        ),
+        command_option(
+            "strict_order", bool, False,
             "Also report object key order, which proto-JSON and JSON give no meaning.",
         ),
         command_option(
-            "collapse_polls",
-            bool,
-            True,
+            "collapse_polls", bool, True,
             "Compare only the last of each run of identical GetTask/ListTasks polls (how many "
-            "polls a client makes depends on timing; a different count is a note), or every "
-            "poll.",
+            "polls a client makes depends on timing; a different count is a note), or every poll.",
             flag="--collapse-polls/--keep-polls",
         ),
     ]
-)
+)  # fmt: skip
 
 
 @click.command("diff", cls=Command, table=DIFF)

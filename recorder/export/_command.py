@@ -36,17 +36,14 @@ EXPORTS: Mapping[str, Callable[[Capture], str]] = {"har": har_text, "jsonl": jso
 EXPORT = Table(
     [
         command_option(
-            "to",
-            str,
-            None,
-            "har: HAR 1.2 (SSE events under _eventSourceMessages, gRPC messages as JSON); "
-            "jsonl: one stream event per line.",
-            choices=tuple(EXPORTS),
-            required=True,
+            "to", str, None,
+            "har: HAR 1.2 (SSE events under _eventSourceMessages, gRPC messages as JSON); jsonl: "
+            "one stream event per line.",
+            choices=tuple(EXPORTS), required=True,
         ),
         shared.output("the export"),
     ]
-)
+)  # fmt: skip
 
 
 @click.command("export", cls=Command, table=EXPORT)

@@ -89,52 +89,43 @@ def _split(values: Sequence[str]) -> list[str]:
 LINT = Table(
     [
         command_option(
-            "spec",
-            str,
-            LATEST_SPEC.value,
-            "The A2A spec text to check against (they differ in error codes, "
-            "HTTP+JSON content types, tenants).",
+            "spec", str, LATEST_SPEC.value,
+            "The A2A spec text to check against (they differ in error codes, HTTP+JSON content "
+            "types, tenants).",
             choices=tuple(s.value for s in SpecVersion),
         ),
         shared.report_format(
             tuple(FORMATS), "Report format (sarif: SARIF 2.1.0; junit: JUnit XML)."
         ),
         command_option(
-            "select",
-            NAMES,
-            (),
+            "select", NAMES, (),
             "Only these rules: ids, groups (error) or globs (card.*), comma-separated.",
             metavar="RULES",
         ),
         command_option(
-            "skip",
-            NAMES,
-            (),
+            "skip", NAMES, (),
             "Leave these rules out (as --select names them).",
-            metavar="RULES",
-            was=("--ignore",),
+            metavar="RULES", was=("--ignore",),
         ),
         command_option(
-            "fail_on",
-            str,
-            Severity.MUST.value,
+            "fail_on", str, Severity.MUST.value,
             "Exit 1 when a finding is at least this strong.",
             choices=tuple(s.value for s in Severity),
         ),
         command_option(
-            "jwks",
-            NAMES,
-            (),
+            "jwks", NAMES, (),
             "A JWK Set file whose keys verify signed agent cards.  Repeatable.",
-            metavar="FILE",
-            parse=Path,
+            metavar="FILE", parse=Path,
         ),
         shared.output(),
         shared.BASELINE,
         shared.UPDATE_BASELINE,
-        command_option("list_rules", bool, False, "Print the rules (those --select leaves)."),
+        command_option(
+            "list_rules", bool, False,
+            "Print the rules (those --select leaves).",
+        ),
     ]
-)
+)  # fmt: skip
 
 
 @click.command("lint", cls=Command, table=LINT)

@@ -15,18 +15,13 @@ REPORT = Table(
     [
         shared.output("the page (one self-contained HTML file)", was=("--html",)),
         command_option(
-            "lint_spec",
-            str,
-            None,
-            "Mark each exchange with what `lint` finds in it (against this A2A spec; the "
-            "latest when SPEC is left out).",
-            flag="--lint",
-            metavar="[SPEC]",
-            optional_value=LATEST,
-            parse=parse_spec,
+            "lint_spec", str, None,
+            "Mark each exchange with what `lint` finds in it (against this A2A spec; the latest "
+            "when SPEC is left out).",
+            flag="--lint", metavar="[SPEC]", optional_value=LATEST, parse=parse_spec,
         ),
     ]
-)
+)  # fmt: skip
 
 
 @click.command("report", cls=Command, table=REPORT)
