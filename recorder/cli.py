@@ -54,32 +54,19 @@ class _Commands(click.Group):
 
     command_class = Command
     LAZY = {
-        "convert": (
-            "recorder.convert:convert_command",
-            "Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a "
-            "capture.",
-        ),
-        "diff": (
-            "recorder.diff:diff_command",
-            "Compare two captures A and B (or two folders of captures) of the same scenario.",
-        ),
-        "export": (
-            "recorder.export:export_command",
-            "Export capture FILE for other tools: HAR 1.2, or JSON Lines of its stream events.",
-        ),
-        "lint": (
-            "recorder.lint:lint_command",
-            "Check captures against the A2A spec: one finding per violated rule per exchange.",
-        ),
-        "report": (
-            "recorder.report:report_command",
-            "Draw a capture FILE as a sequence diagram and timeline in one HTML page.",
-        ),
-        "verify": (
-            "recorder.verify:verify_command",
-            "Send the client side of CAPTURE to the live agent at URL and report what drifted.",
-        ),
-    }
+        "convert": ("recorder.convert:convert_command", "Convert mitmproxy flow files "
+                    "(.mitm/.flow) and HAR files (.har) INPUT... into a capture."),
+        "diff": ("recorder.diff:diff_command", "Compare two captures A and B (or two folders "
+                 "of captures) of the same scenario."),
+        "export": ("recorder.export:export_command", "Export capture FILE for other tools: "
+                   "HAR 1.2, or JSON Lines of its stream events."),
+        "lint": ("recorder.lint:lint_command", "Check captures against the A2A spec: one "
+                 "finding per violated rule per exchange."),
+        "report": ("recorder.report:report_command", "Draw a capture FILE as a sequence "
+                   "diagram and timeline in one HTML page."),
+        "verify": ("recorder.verify:verify_command", "Send the client side of CAPTURE to the "
+                   "live agent at URL and report what drifted."),
+    }  # fmt: skip
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})
@@ -194,8 +181,7 @@ SHOW = Table(
         ),
         shared.binding("Only this binding (any case).  Repeatable.", repeat=True),
         command_option(
-            "task", str, None,
-            "Only exchanges of the task whose id starts with ID.",
+            "task", str, None, "Only exchanges of the task whose id starts with ID.",
             metavar="ID",
         ),
     ]

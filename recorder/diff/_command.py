@@ -110,10 +110,7 @@ DIFF = Table(
             "but states, part kinds, names, and whether text is there, still are."
         ),
         shared.output(),
-        command_option(
-            "timing", bool, False,
-            "Also compare timing (durations, event offsets).",
-        ),
+        command_option("timing", bool, False, "Also compare timing (durations, event offsets)."),
         command_option(
             "strict_order", bool, False,
             "Also report object key order, which proto-JSON and JSON give no meaning.",
@@ -148,20 +145,11 @@ def diff_command(
     operation, and v0.3 -> v1.0 renames are summarised.  Exit status: 0 same, 1 different,
     2 error.
     """
+    options = {"timing": timing, "collapse_polls": collapse_polls, "strict_order": strict_order}
     try:
-        parse_ignores(ignore)
-        parse_compare(compare)
-    except ValueError as exc:
+        run = run_diff(a, b, ignore=ignore, compare=compare, **options)
+    except ValueError as exc:  # a bad --ignore or --compare pattern
         raise InputError(str(exc)) from exc
-    run = run_diff(
-        a,
-        b,
-        ignore=ignore,
-        timing=timing,
-        collapse_polls=collapse_polls,
-        strict_order=strict_order,
-        compare=compare,
-    )
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
     if run.diffs or run.unpaired:

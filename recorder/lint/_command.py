@@ -103,27 +103,21 @@ LINT = Table(
             metavar="RULES",
         ),
         command_option(
-            "skip", NAMES, (),
-            "Leave these rules out (as --select names them).",
+            "skip", NAMES, (), "Leave these rules out (as --select names them).",
             metavar="RULES", was=("--ignore",),
         ),
         command_option(
-            "fail_on", str, Severity.MUST.value,
-            "Exit 1 when a finding is at least this strong.",
+            "fail_on", str, Severity.MUST.value, "Exit 1 when a finding is at least this strong.",
             choices=tuple(s.value for s in Severity),
         ),
         command_option(
-            "jwks", NAMES, (),
-            "A JWK Set file whose keys verify signed agent cards.  Repeatable.",
+            "jwks", NAMES, (), "A JWK Set file whose keys verify signed agent cards.  Repeatable.",
             metavar="FILE", parse=Path,
         ),
         shared.output(),
         shared.BASELINE,
         shared.UPDATE_BASELINE,
-        command_option(
-            "list_rules", bool, False,
-            "Print the rules (those --select leaves).",
-        ),
+        command_option("list_rules", bool, False, "Print the rules (those --select leaves)."),
     ]
 )  # fmt: skip
 

@@ -10,7 +10,7 @@ help and the pytest plugin read the tables without loading mitmproxy or the prot
 """
 
 from recorder.options import _shared as shared
-from recorder.options._click import click_params, folding_switches, parsed, renamed
+from recorder.options._click import click_params, folding_switches, renamed
 from recorder.options._record import LATEST, RECORD, parse_spec, split_for
 from recorder.options._replay import REPLAY
 from recorder.options._table import NAMES, Option, Table, command_option, mitm_value
@@ -51,7 +51,6 @@ __all__ = [
     "parse_spec",
     "parse_timing",
     "parse_url",
-    "parsed",
     "renamed",
     "shared",
     "show_address",

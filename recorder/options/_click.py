@@ -37,23 +37,6 @@ def renamed(table: Table, flag: str) -> str | None:
     return None
 
 
-def parsed(
-    parse: Callable[[Any], Any], *, each: bool = False
-) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A click callback that parses a flag's text with `parse` (ValueError: a bad value);
-    `each`: a repeatable flag's tuple of texts."""
-
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if not isinstance(value, tuple if each else str):
-            return value
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-
-    return callback
-
-
 def _click_options(option: Option) -> list[click.Option]:
     flag = option.cli_flag
     if flag is None:
@@ -102,12 +85,21 @@ def _settings(option: Option) -> dict[str, Any]:
 
 
 def _callback(option: Option) -> Any:
-    if option.parse is None:
+    """Parse the flag's text with the row's `parse` (each value of a repeatable flag); a
+    ValueError is a bad value."""
+    parse = option.parse
+    if parse is None:
         return None
-    if option.kind == NAMES:  # a repeatable flag: each of its values
-        parse = option.parse
-        return parsed(lambda names: tuple(parse(name) for name in names), each=True)
-    return parsed(option.parse)
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            if option.kind == NAMES:
+                return tuple(parse(text) for text in value)
+            return parse(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
 
 
 def _type(option: Option) -> Any:

@@ -56,13 +56,11 @@ RECORD = Table(
             mitm=None, keyword=False,
         ),
         Option(
-            "listen", tuple, ("127.0.0.1", 8480),
-            "Where the recorder listens.",
+            "listen", tuple, ("127.0.0.1", 8480), "Where the recorder listens.",
             metavar=ADDRESS, parse=parse_address, mitm=None, keyword=False,
         ),
         Option(
-            "out", str, None,
-            "Capture file (reverse mode), or folder of captures (forward mode).",
+            "out", str, None, "Capture file (reverse mode), or folder of captures (forward mode).",
             metavar="PATH", required=True, keyword=False,
         ),
         Option(
@@ -84,8 +82,7 @@ RECORD = Table(
             "Write credentials and tokens as they are instead of redacting them.",
         ),
         Option(
-            "record_all", bool, False,
-            "Record non-A2A traffic too.",
+            "record_all", bool, False, "Record non-A2A traffic too.",
             flag="--all", mitm="a2a_all",
         ),
         Option(
@@ -100,8 +97,7 @@ RECORD = Table(
             metavar=ADDRESS, parse=parse_grpc_upstream, mitm=None, pytest=True,
         ),
         Option(
-            "grpc_listen", tuple, None,
-            "Where to take gRPC (default: a free port).",
+            "grpc_listen", tuple, None, "Where to take gRPC (default: a free port).",
             metavar=ADDRESS, parse=parse_address, mitm=None,
         ),
         Option(
@@ -127,8 +123,7 @@ RECORD = Table(
             metavar="NAME", flag="--redact-header",
         ),
         Option(
-            "redact_params", NAMES, (),
-            "Also redact this query parameter.  Repeatable.",
+            "redact_params", NAMES, (), "Also redact this query parameter.  Repeatable.",
             metavar="NAME", flag="--redact-param",
         ),
         Option(
@@ -158,8 +153,7 @@ RECORD = Table(
             metavar="SIZE", parse=parse_size, mitm="body_size_limit",
         ),
         Option(
-            "quiet", bool, False,
-            "Print no line per recorded exchange.",
+            "quiet", bool, False, "Print no line per recorded exchange.",
             short="-q", keyword=False,
         ),
         Option(

@@ -94,8 +94,7 @@ REPLAY = Table(
             metavar="BYTES", minimum=1024,
         ),
         _row(
-            "max_head_bytes", int, 64 * 1024,
-            "Largest request head (request line and headers).",
+            "max_head_bytes", int, 64 * 1024, "Largest request head (request line and headers).",
             minimum=1024, flag=None,
         ),
         _row(

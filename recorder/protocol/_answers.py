@@ -48,9 +48,9 @@ class Answer:
     kind: str | None = None
     state: str | None = None
     task_id: str | None = None
-    context_id: str | None = None
     detail: str | None = None
     raw_state: str | None = None
+    context_id: str | None = None
 
 
 NOTHING = Answer()

@@ -17,7 +17,7 @@ import click
 
 from recorder._errors import InputError
 from recorder._shell import Command, write_output
-from recorder.capture import Capture, read_capture
+from recorder.capture import read_capture
 from recorder.options import NAMES, Table, command_option, parse_grpc_upstream, parse_url, shared
 from recorder.protocol import Version
 from recorder.verify._config import VerifyConfig, find_config, load_config
@@ -30,8 +30,8 @@ from recorder.verify._trials import TRIALS_FORMATS
 VERIFY = Table(
     [
         command_option(
-            "agent", str, None, "The live agent's base URL.", metavar="URL",
-            parse=parse_url, required=True,
+            "agent", str, None, "The live agent's base URL.",
+            metavar="URL", parse=parse_url, required=True,
         ),
         command_option(
             "grpc", str, None,
@@ -51,8 +51,8 @@ VERIFY = Table(
         ),
         command_option(
             "learn", int, None,
-            "Run the capture N times (3 if no N) and write every path that differed between "
-            "the runs into verify.toml as learnt ignores for this capture.",
+            "Run the capture N times (3 if no N) and write every path that differed between the "
+            "runs into verify.toml as learnt ignores for this capture.",
             metavar="[N]", optional_value=3, minimum=2,
         ),
         command_option(
@@ -70,8 +70,8 @@ VERIFY = Table(
         shared.UPDATE_BASELINE,
         command_option(
             "headers", NAMES, (),
-            "A value for a header the capture holds redacted (or A2A_VERIFY_HEADER_<NAME> in "
-            "the environment).  Repeatable.",
+            "A value for a header the capture holds redacted (or A2A_VERIFY_HEADER_<NAME> in the "
+            "environment).  Repeatable.",
             metavar="'NAME: VALUE'", flag="--header",
         ),
         command_option(
@@ -92,14 +92,13 @@ VERIFY = Table(
         command_option(
             "as_version", str, None,
             "Send the capture in this A2A version, translated, and compare with its answers "
-            "translated too: check an agent's migration against a recording of the other "
-            "version.",
+            "translated too: check an agent's migration against a recording of the other version.",
             choices=("1.0", "0.3"),
         ),
         command_option(
             "config_path", str, None,
-            "Settings file (default: verify.toml or pyproject.toml's "
-            "[tool.a2a-recorder.verify], found from here upward).",
+            "Settings file (default: verify.toml or pyproject.toml's [tool.a2a-recorder.verify], "
+            "found from here upward).",
             metavar="FILE", parse=Path, flag="--config",
         ),
     ]
@@ -141,24 +140,17 @@ def verify_command(
     """
     _check_modes(format, out, learn, trials, min_pass, baseline, update_baseline)
     config = _config(config_path, learning=learn is not None)
-    recorded, credentials = _inputs(capture, headers, params)
+    recorded = read_capture(capture)
     if out is not None and out.resolve() == capture.resolve():
         raise InputError(f"--out {out} is the capture being verified")
-    job = Job(
-        capture,
-        recorded,
-        agent,
-        config,
-        ignore,
-        compare,
-        {
-            "grpc": grpc,
-            "credentials": credentials,
-            "timeout": timeout or config.timeout or TIMEOUT,
-            "max_slowdown": max_slowdown or config.max_slowdown,
-            "as_version": Version(as_version) if as_version else None,
-        },
-    )
+    settings = {
+        "grpc": grpc,
+        "credentials": Credentials.of(headers, params, os.environ),
+        "timeout": timeout or config.timeout or TIMEOUT,
+        "max_slowdown": max_slowdown or config.max_slowdown,
+        "as_version": Version(as_version) if as_version else None,
+    }
+    job = Job(capture, recorded, agent, config, ignore, compare, settings)
     color = output is None and format == "text" and sys.stdout.isatty()
     if learn is not None:
         report, status = learn_into(job, format, learn, config_path)
@@ -195,12 +187,6 @@ def _check_modes(
         raise click.UsageError(f"--learn reports as {' or '.join(LEARN_FORMATS)}")
     if trials is not None and fmt not in TRIALS_FORMATS:
         raise click.UsageError(f"--trials reports as {', '.join(TRIALS_FORMATS)}")
-
-
-def _inputs(
-    capture: Path, headers: tuple[str, ...], params: tuple[str, ...]
-) -> tuple[Capture, Credentials]:
-    return read_capture(capture), Credentials.of(headers, params, os.environ)
 
 
 def _config(path: Path | None, *, learning: bool = False) -> VerifyConfig:
