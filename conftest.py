@@ -14,9 +14,9 @@ which a reader's browser does not show (the prose beside it says the same in wor
 
 - `<!-- docs: file PATH -->`: the next block is a file the reader saves as PATH (written
   there, not run): a test module, a faults.toml, a verify.toml;
-- `<!-- docs: background PORT -->`: the next ```sh block is a server the reader leaves
+- `<!-- docs: background PORT|FILE -->`: the next ```sh block is a server the reader leaves
   running in a terminal of its own (an agent, the recorder, the replayer); the page goes on
-  once 127.0.0.1:PORT takes connections;
+  once 127.0.0.1:PORT takes connections, or once FILE exists (a `--ports-file`);
 - `<!-- docs: stop [STATUS] -->`: Ctrl-C to the last of them; it must end with STATUS (0);
 - `<!-- docs: exit STATUS -->`: the next ```sh block must end with STATUS, not 0 (a diff that
   finds differences exits 1);
@@ -89,9 +89,12 @@ class Page:
                 f"{done.stderr.decode(errors='replace')}"
             )
 
-    def serve(self, text: str, port: int) -> None:
-        if _listening(port):
-            raise AssertionError(f"127.0.0.1:{port} is taken before the page starts its server")
+    def serve(self, text: str, until: str) -> None:
+        ready = (
+            (lambda: _listening(int(until))) if until.isdigit() else (self.folder / until).exists
+        )
+        if ready():
+            raise AssertionError(f"{until} is taken before the page starts its server")
         log = self.folder / f".server-{len(self.servers)}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
@@ -104,9 +107,9 @@ class Page:
             )
         self.servers.append((process, log))
         deadline = time.monotonic() + TIMEOUT
-        while not _listening(port):
+        while not ready():
             if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"{text}\ndid not listen on {port}:\n{log.read_text()}")
+                raise AssertionError(f"{text}\nnever made {until} ready:\n{log.read_text()}")
             time.sleep(0.1)
 
     def stop(self, status: int = 0) -> None:
@@ -171,8 +174,8 @@ def _shell(example: Example) -> None:
     match page.take():
         case ["file", name]:
             page.write(name, text)
-        case ["background", port]:
-            page.serve(text, int(port))
+        case ["background", until]:
+            page.serve(text, until)
         case ["exit", status]:
             page.run(text, int(status))
         case []:

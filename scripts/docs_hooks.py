@@ -108,8 +108,9 @@ def _text(text: str) -> str:
 
 
 def _row(flag: str, default: str, text: str) -> str:
-    cells = [f"`{flag}`", f"`{default}`" if default else "", _text(text)]
-    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    """A table row: flag and default as code (a `|` in code splits no cell), the help as text."""
+    code = [f"`{flag}`", f"`{default}`" if default else ""]
+    return "| " + " | ".join([*code, _text(text).replace("|", "\\|")]) + " |"
 
 
 def on_files(files: Any, config: Any) -> Any:

@@ -32,7 +32,7 @@ NAMES = HOOK.commands()
 def _words(text: str, table: bool = False) -> str:
     """Text as both places show it: escapes, code marks and (`table`) a Markdown table's cell
     borders off, spaces collapsed."""
-    cells = re.sub(r"(?<!\\)\|", " ", text) if table else text
+    cells = re.sub(r"(?m)(^| )\|( |$)", " ", text) if table else text
     return " ".join(re.sub(r"\\(.)", r"\1", cells).replace("`", "").split())
 
 
