@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
+import urllib.parse
 
 # What the `demo` extra brings; an ImportError naming one of these means the extra is missing.
 DEMO_MODULES = frozenset({"a2a", "starlette", "sse_starlette", "grpc"})
 DEMO_SDK = "a2a-sdk"
 DEMO_ENV = "/tmp/a2a-recorder-demo"  # the demo's own environment, when the user's SDK differs
 MISSING = "?"  # an argument not given: read from this environment
+_DEMO_REQUIRES = re.compile(r"([^;]+);.*extra\s*==\s*.demo.")  # a requirement of the extra
 
 
 def demo_advice(
@@ -18,7 +21,8 @@ def demo_advice(
 ) -> str:
     """What to do when the demo cannot import `missing`: install the extra where that leaves
     the user's a2a-sdk as it is (none installed, or one the extra accepts), else run the demo
-    in an environment of its own (never a command that would change the user's SDK).
+    in an environment of its own (never a command that would change the user's SDK).  The
+    extra comes from where a2a-recorder was installed from (no package index has it).
 
     `installed` and `requirement` (the a2a-sdk version here, the extra's requirement) are
     read from this environment unless given."""
@@ -26,26 +30,44 @@ def demo_advice(
     requirement = _demo_requirement() if requirement == MISSING else requirement
     needs = f"a2a-sdk {requirement}" if requirement else "a2a-sdk 1.3"
     if installed is None or (requirement and _compatible(installed, requirement)):
-        return f"the demo needs {needs} ({missing} is missing): pip install 'a2a-recorder[demo]'"
+        return f"the demo needs {needs} ({missing} is missing): pip install {_extra()}"
     return (
         f"the demo is written against {needs}, and this environment has a2a-sdk {installed} "
         f"(no {missing}); installing the demo's SDK here would change yours, so run the demo "
         f"in an environment of its own: python -m venv {DEMO_ENV} && "
-        f"{DEMO_ENV}/bin/pip install 'a2a-recorder[demo]' && {DEMO_ENV}/bin/a2a-recorder demo"
+        f"{DEMO_ENV}/bin/pip install {_extra(own=True)} && {DEMO_ENV}/bin/a2a-recorder demo"
     )
+
+
+def _extra(own: bool = False) -> str:
+    """The `demo` extra of the checkout or wheel a2a-recorder was installed from (PEP 610's
+    direct_url.json); else what the extra requires, by name, or (`own`: a new environment,
+    which needs a2a-recorder too) the extra of a checkout or wheel the user names."""
+    try:
+        source = json.loads(importlib.metadata.distribution("a2a-recorder").read_text(
+            "direct_url.json") or "{}").get("url", "")  # fmt: skip
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        source = ""
+    if source.startswith("file://") or own:
+        where = urllib.parse.unquote(source.removeprefix("file://"))
+        return f"'{where or '<your a2a-recorder checkout or wheel>'}[demo]'"
+    return " ".join(f"'{found.group(1)}'" for found in map(_DEMO_REQUIRES.match, _requires())
+                    if found)  # fmt: skip
+
+
+def _requires() -> list[str]:
+    try:
+        return importlib.metadata.requires("a2a-recorder") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
 
 
 def _demo_requirement() -> str | None:
     """The a2a-sdk version the `demo` extra asks for (`~=1.3.0`), from the installed
     package's metadata; None when it cannot be read (a checkout run without installing)."""
-    try:
-        requires = importlib.metadata.requires("a2a-recorder") or []
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for line in requires:
-        found = re.match(r"a2a-sdk(?:\[[^]]*\])?\s*([^;]+);.*extra\s*==\s*.demo.", line)
-        if found:
-            return found.group(1).strip()
+    for found in map(_DEMO_REQUIRES.match, _requires()):
+        if found and found.group(1).startswith(DEMO_SDK + "["):
+            return found.group(1).partition("]")[2].strip()
     return None
 
 

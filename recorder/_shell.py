@@ -4,36 +4,43 @@ everywhere.
 - `Command`: an error (`recorder._errors`) ends a command with `error: <message>` on stderr
   and the status `EXIT_FOR` gives it; a bug also shows its traceback.  Commands raise, they
   never call `sys.exit(2)` themselves.
-- The flags, one meaning each (`tests/unit/test_cli_flags.py` walks every command's help):
-  `-o/--output FILE` is where a report goes (standard output without it); `--out` is a
-  capture (a file, or a folder of them); `--binding` takes the card's binding names in any
-  case; `--ignore PATH` drops differences at a path (diff, verify).
+- Its flags come from its option table (`recorder.options`: `Command(table=...)`), and so do
+  the names an `OptionError` gives them and the answer to a flag it once had (`--html is
+  -o/--output FILE now`).  The rows several commands share mean the same in each
+  (`recorder.options.shared`; `tests/unit/test_cli_flags.py` walks every command's help).
 
-Imports click only: `a2a-recorder --help` loads this for every command.
+Imports click and the light option tables only: `a2a-recorder --help` loads this.
 """
 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from recorder._errors import EXPECTED, Spell, error_message, exit_status
-
-F = TypeVar("F", bound=Callable[..., Any])
-BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP")  # recorder.protocol.Binding's values
+from recorder._errors import EXPECTED, error_message, exit_status
+from recorder.options import Table, click_params, folding_switches, renamed
 
 
 class Command(click.Command):
-    """A click command whose errors end it as `EXIT_FOR` says (see the module docstring);
-    `spell` names options in an `OptionError` as its flags (`RECORD.spell("cli")`)."""
+    """A click command whose errors end it as `EXIT_FOR` says, with the flags of `table`
+    (see the module docstring); the callback takes each row by its name."""
 
-    def __init__(self, *args: Any, spell: Spell | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, table: Table | None = None, **kwargs: Any) -> None:
+        self.table = table or Table([])
+        kwargs["params"] = [*kwargs.get("params", ()), *click_params(self.table)]
+        kwargs["callback"] = folding_switches(self.table, kwargs["callback"])
         super().__init__(*args, **kwargs)
-        self.spell = spell
+        self.spell = self.table.spell("cli")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            now = renamed(self.table, exc.option_name)
+            raise click.UsageError(now, ctx) if now else exc from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -45,28 +52,6 @@ class Command(click.Command):
                 traceback.print_exc()
             click.echo(f"error: {error_message(exc, self.spell)}", err=True)
             ctx.exit(exit_status(exc))
-
-
-class BindingChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2 on
-    """A binding name in any case (`jsonrpc`, `http+json`), given on as the card spells it;
-    the help lists them as the card does (click would show them lower-cased)."""
-
-    def __init__(self, choices: Sequence[str] = BINDINGS) -> None:
-        super().__init__(list(choices), case_sensitive=False)
-
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        return "[" + "|".join(self.choices) + "]"
-
-
-def output_option(what: str = "the report") -> Callable[[F], F]:
-    """`-o/--output FILE`: where `what` goes instead of standard output."""
-    return click.option(
-        "--output",
-        "-o",
-        type=click.Path(dir_okay=False, path_type=Path),
-        metavar="FILE",
-        help=f"Write {what} to FILE instead of standard output.",
-    )
 
 
 def write_output(text: str, output: Path | None) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,12 +20,28 @@ import click
 
 from recorder import __version__
 from recorder._errors import Exit, InputError, RecorderError, StartError
-from recorder._shell import BindingChoice, Command
-from recorder.options import FORWARD, RECORD, REPLAY, parse_url, show_address, table_options
+from recorder._shell import Command
+from recorder.options import (
+    FORWARD,
+    NAMES,
+    RECORD,
+    REPLAY,
+    Table,
+    command_option,
+    parse_url,
+    shared,
+    show_address,
+)
 
 if TYPE_CHECKING:
     from recorder.capture import Capture
     from recorder.record import RecordingProxy
+
+
+STRICT_CLEAN = (
+    "every recorded exchange was served, every request matched, no answer was synthesized "
+    "and every fault spec was used"
+)
 
 
 class _Commands(click.Group):
@@ -38,32 +54,19 @@ class _Commands(click.Group):
 
     command_class = Command
     LAZY = {
-        "convert": (
-            "recorder.convert:convert_command",
-            "Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a "
-            "capture.",
-        ),
-        "diff": (
-            "recorder.diff:diff_command",
-            "Compare two captures A and B (or two folders of captures) of the same scenario.",
-        ),
-        "export": (
-            "recorder.export:export_command",
-            "Export capture FILE for other tools: HAR 1.2, or JSON Lines of its stream events.",
-        ),
-        "lint": (
-            "recorder.lint:lint_command",
-            "Check captures against the A2A spec: one finding per violated rule per exchange.",
-        ),
-        "report": (
-            "recorder.report:report_command",
-            "Draw a capture FILE as a sequence diagram and timeline in one HTML page.",
-        ),
-        "verify": (
-            "recorder.verify:verify_command",
-            "Send the client side of CAPTURE to the live agent at URL and report what drifted.",
-        ),
-    }
+        "convert": ("recorder.convert:convert_command", "Convert mitmproxy flow files "
+                    "(.mitm/.flow) and HAR files (.har) INPUT... into a capture."),
+        "diff": ("recorder.diff:diff_command", "Compare two captures A and B (or two folders "
+                 "of captures) of the same scenario."),
+        "export": ("recorder.export:export_command", "Export capture FILE for other tools: "
+                   "HAR 1.2, or JSON Lines of its stream events."),
+        "lint": ("recorder.lint:lint_command", "Check captures against the A2A spec: one "
+                 "finding per violated rule per exchange."),
+        "report": ("recorder.report:report_command", "Draw a capture FILE as a sequence "
+                   "diagram and timeline in one HTML page."),
+        "verify": ("recorder.verify:verify_command", "Send the client side of CAPTURE to the "
+                   "live agent at URL and report what drifted."),
+    }  # fmt: skip
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})
@@ -91,6 +94,12 @@ class _Commands(click.Group):
         )
         return command.get_short_help_str(limit) if command is not None else ""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # `a2a-recorder --bogus`: as a command's own
+            raise OneLineUsageError(exc) from None
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -111,8 +120,12 @@ class OneLineUsageError(click.UsageError):
 
 
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return "; ".join(lines)
+    """Click's message on one line: `Choose from:\n\thar,\n\tjsonl` is `Choose from: har,
+    jsonl`, other lines are joined by `; `."""
+    line = ""
+    for part in filter(None, (part.strip() for part in text.splitlines())):
+        line += (" " if line.endswith((":", ",")) else "; " if line else "") + part
+    return line
 
 
 def version_text() -> str:
@@ -145,38 +158,45 @@ def main() -> None:
     """Record, replay and diff A2A (Agent2Agent protocol) traffic."""
 
 
-@main.command()
+def _operation(word: str) -> str:
+    from recorder.show import check_operations
+
+    check_operations([word])
+    return word
+
+
+SHOW = Table(
+    [
+        command_option(
+            "as_json", bool, False,
+            "Print JSON Lines: one compact JSON object per exchange and line (`jq -s` gathers "
+            "them into one array).",
+            flag="--json",
+        ),
+        command_option(
+            "operations", NAMES, (),
+            "Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... or a "
+            "JSON-RPC method of any A2A version, such as message/send; any case).  Repeatable.",
+            metavar="NAME", flag="--op", parse=_operation,
+        ),
+        shared.binding("Only this binding (any case).  Repeatable.", repeat=True),
+        command_option(
+            "task", str, None, "Only exchanges of the task whose id starts with ID.",
+            metavar="ID",
+        ),
+    ]
+)  # fmt: skip
+
+
+@main.command(table=SHOW)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("number", type=int, required=False)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print JSON Lines: one compact JSON object per exchange and line "
-    "(`jq -s` gathers them into one array).",
-)
-@click.option(
-    "--op",
-    "operations",
-    multiple=True,
-    metavar="NAME",
-    help="Only this operation (SendMessage, GetTask, AgentCard, PushDelivery, ... "
-    "or a JSON-RPC method such as message/send; any case).  Repeatable.",
-)
-@click.option(
-    "--binding",
-    "bindings",
-    multiple=True,
-    type=BindingChoice(),
-    help="Only this binding (any case).  Repeatable.",
-)
-@click.option("--task", metavar="ID", help="Only exchanges of the task whose id starts with ID.")
 def show(
     file: Path,
     number: int | None,
     as_json: bool,
     operations: tuple[str, ...],
-    bindings: tuple[str, ...],
+    binding: tuple[str, ...],
     task: str | None,
 ) -> None:
     """Print the exchanges in a capture FILE as a table, or exchange NUMBER whole.
@@ -190,7 +210,6 @@ def show(
     from recorder.capture import read_capture
     from recorder.show import (
         capture_rows,
-        check_operations,
         json_lines,
         learnt_fields,
         learnt_lines,
@@ -198,15 +217,11 @@ def show(
         select,
     )
 
-    try:
-        check_operations(operations)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--op") from exc
     if number is not None:
-        _show_one(number, filtered=bool(operations or bindings or task), file=file)
+        _show_one(number, filtered=bool(operations or binding or task), file=file)
         return
     capture = read_capture(file)
-    rows = select(capture_rows(capture), operations=operations, bindings=bindings, task=task)
+    rows = select(capture_rows(capture), operations=operations, bindings=binding, task=task)
     learnt = learnt_fields(capture)
     if as_json:
         for row in rows:
@@ -263,8 +278,7 @@ def migrate(files: tuple[Path, ...]) -> None:
         click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
 
 
-@main.command(spell=RECORD.spell("cli"))
-@table_options(RECORD)
+@main.command(table=RECORD)
 def record(
     upstream: str | None,
     forward: bool,
@@ -344,9 +358,8 @@ def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
         )
 
 
-@main.command(spell=REPLAY.spell("cli"))
+@main.command(table=REPLAY)
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@table_options(REPLAY)
 def replay(
     files: tuple[str, ...],
     listen: tuple[str, int],
@@ -438,9 +451,7 @@ def _serve_one(
             "replayer (see 'synthesized' in the report)",
             err=True,
         )
-    if strict and not report.clean:
-        click.echo(json.dumps(report.as_json(), indent=2), err=True)
-        sys.exit(Exit.FOUND)
+    _strict(strict, report.clean, report.as_json)
 
 
 def _serve_fleet(
@@ -481,8 +492,15 @@ def _serve_fleet(
     finally:
         fleet.stop()
         signals.finished()
-    if strict and not fleet.clean:
-        click.echo(json.dumps(fleet.report_json(), indent=2), err=True)
+    _strict(strict, fleet.clean, fleet.report_json)
+
+
+def _strict(strict: bool, clean: bool, report: Callable[[], object]) -> None:
+    """`--strict` at exit: the report and exit 1, or a line saying the replay was clean."""
+    if strict and clean:
+        click.echo(f"strict: clean: {STRICT_CLEAN}", err=True)
+    elif strict:
+        click.echo(json.dumps(report(), indent=2), err=True)
         sys.exit(Exit.FOUND)
 
 
@@ -534,21 +552,17 @@ def _is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
 
 
-@main.command()
-@click.option(
-    "--out",
-    default="out/demo",
-    show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The folder the captures and the page go to.",
-)
-@click.option(
-    "--binding",
-    type=BindingChoice(("JSONRPC", "HTTP+JSON")),
-    default="JSONRPC",
-    show_default=True,
-    help="The binding the session uses (any case).",
-)
+DEMO = Table(
+    [
+        shared.capture_out("The folder the captures and the page go to.", default="out/demo"),
+        shared.binding(
+            "The binding the session uses (any case).", choices=("JSONRPC", "HTTP+JSON")
+        ),
+    ]
+)  # fmt: skip
+
+
+@main.command(table=DEMO)
 def demo(out: Path, binding: str) -> None:
     """Record a real session against the bundled demo agent, replay it, and diff the two.
 

@@ -51,12 +51,14 @@ FLAGGED_NOTES = (
     NOTE_CLIENT_CLOSED,
     "card signature no longer verifies",
 )
-# What `--op` accepts: operation names and each version's JSON-RPC method names.
-OPERATION_WORDS: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        (*OPERATION_NAMES, AGENT_CARD, PUSH_DELIVERY, *(op.jsonrpc_method for op in OPERATIONS))
-    )
-)
+# What `--op` accepts, each word with the operation it names: operation names, and every
+# version's JSON-RPC methods (`message/send` is SendMessage, whatever version a capture speaks).
+_NAMED: dict[str, str] = {
+    **{name: name for name in (*OPERATION_NAMES, AGENT_CARD, PUSH_DELIVERY)},
+    **{method: op.name for op in OPERATIONS for method in op.jsonrpc_methods},
+}
+OPERATION_WORDS: tuple[str, ...] = tuple(_NAMED)
+_OPERATION_OF = {word.lower(): name.lower() for word, name in _NAMED.items()}
 
 
 def capture_rows(capture: Capture) -> list[dict[str, Any]]:
@@ -167,14 +169,15 @@ def select(
     bindings: Sequence[str] = (),
     task: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of any of `operations` (names or JSON-RPC methods, any case), any of
+    """The rows of any of `operations` (names, or JSON-RPC methods of any version: any
+    case), any of
     `bindings`, and whose task id starts with `task` (as the table shows it)."""
-    ops = {w.lower() for w in operations}
+    ops = {_OPERATION_OF.get(w.lower(), w.lower()) for w in operations}
     kinds = {b.upper() for b in bindings}
     prefix = task.lower() if task else None
     return [
         row for row in rows
-        if (not ops or str(row["operation"]).lower() in ops or str(row["method"]).lower() in ops)
+        if (not ops or str(row["operation"]).lower() in ops)
         and (not kinds or str(row["binding"]).upper() in kinds)
         and (prefix is None or str(row["task"] or "").lower().startswith(prefix))
     ]  # fmt: skip

@@ -23,11 +23,12 @@ from recorder.capture import check_regular
 from recorder.convert._convert import Conversion, convert
 from recorder.convert._flows import http_flows, read_flows
 from recorder.convert._har import har_items, load_har
-from recorder.options import RECORD
+from recorder.options import RECORD, Table, shared
 from recorder.record import OfflineItem
 
 HAR_SUFFIXES = frozenset({".har"})
 FLOW_SUFFIXES = frozenset({".mitm", ".flow", ".flows", ".dump"})
+CAPTURE_HEADER = b"# a2a-recorder capture format"
 
 
 @dataclass(frozen=True)
@@ -54,30 +55,33 @@ def load_items(path: Path) -> Loaded:
 
 
 def _is_har(path: Path) -> bool:
-    suffix = path.suffix.lower()
-    if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
-        return suffix in HAR_SUFFIXES
+    """HAR by its suffix, else by its first bytes (JSON); ConvertError for a capture."""
     try:
         check_regular(path)
         with path.open("rb") as handle:
-            head = handle.read(64)
+            head = handle.read(64).removeprefix(b"\xef\xbb\xbf")
     except OSError:
-        return False  # the flow reader reports the error
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
+        head = b""  # the readers report the error
+    if head.startswith(CAPTURE_HEADER):
+        raise ConvertError(f"{path}: already an a2a-recorder capture; nothing to convert")
+    suffix = path.suffix.lower()
+    if suffix in HAR_SUFFIXES or suffix in FLOW_SUFFIXES:
+        return suffix in HAR_SUFFIXES
+    return head.lstrip().startswith(b"{")
 
 
-@click.command("convert", cls=Command, spell=RECORD.spell("cli"))
+CONVERT = Table(
+    [
+        shared.capture_out("Capture file to write.", required=True, was=("-o",)),
+        *RECORD.pick("record_all", "keep_secrets"),
+    ]
+)  # fmt: skip
+
+
+@click.command("convert", cls=Command, table=CONVERT)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Capture file to write.",
-)
-@click.option("--all", "include_all", is_flag=True, help="Also keep exchanges that are not A2A.")
-@click.option("--keep-secrets", is_flag=True, help="Write secrets instead of redacting them.")
 def convert_command(
-    inputs: tuple[Path, ...], out: Path, include_all: bool, keep_secrets: bool
+    inputs: tuple[Path, ...], out: Path, record_all: bool, keep_secrets: bool
 ) -> None:
     """Convert mitmproxy flow files (.mitm/.flow) and HAR files (.har) INPUT... into a capture.
 
@@ -93,7 +97,7 @@ def convert_command(
         not_http += loaded.not_http
         if loaded.damage:
             click.echo(f"warning: {loaded.damage}; kept the complete flows before it", err=True)
-    _report(convert(items, out, keep_secrets=keep_secrets, include_all=include_all), not_http)
+    _report(convert(items, out, keep_secrets=keep_secrets, include_all=record_all), not_http)
 
 
 def _report(result: Conversion, not_http: int) -> None:

@@ -5,7 +5,7 @@ benchmarks. Everything binds 127.0.0.1 on free ports and runs in background thre
 and async callers can both use it.
 
 See also: ``python -m recorder.demo agent`` to run the agent standalone.  Needs the ``demo``
-extra (a2a-sdk 1.3.x): ``pip install 'a2a-recorder[demo]'``.
+extra (a2a-sdk 1.3.x), from the checkout or the wheel: ``pip install '.[demo]'``.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ from recorder.diff._ignore import (
     parse_compare,
     parse_ignores,
     sampled,
+    segments,
     side_path,
 )
 from recorder.diff._junit import diff_case, diff_failures, diff_notes
@@ -151,6 +152,7 @@ __all__ = [
     "report_dict",
     "run_diff",
     "sampled",
+    "segments",
     "side_path",
     "to_v1",
 ]

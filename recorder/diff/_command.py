@@ -17,12 +17,13 @@ from typing import Any
 import click
 
 from recorder._errors import Exit, InputError, error_message
-from recorder._shell import Command, output_option, write_output
+from recorder._shell import Command, write_output
 from recorder.capture import read_capture
 from recorder.diff._compare import diff_captures
 from recorder.diff._ignore import parse_compare, parse_ignores
 from recorder.diff._report import FORMATS, render_report
 from recorder.diff._result import CaptureDiff
+from recorder.options import Table, command_option, shared
 
 CAPTURE_SUFFIX = ".http"
 
@@ -93,54 +94,44 @@ def run_diff(
     return run
 
 
-@click.command("diff", cls=Command)
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "--ignore",
-    "ignore",
-    multiple=True,
-    metavar="PATH",
-    help="Drop differences at PATH and below.  A path starts with a keyword: status, "
+IGNORE_HELP = (
+    "Drop differences at PATH and below.  A path starts with a keyword: status, "
     "request.target, header:NAME, trailer:NAME, body.PATH, events[N].data.PATH, "
     "messages[N].PATH, $.PATH (any JSON document), framing, timing, polls, empty-defaults, "
     "key-order, rename:RULE (rename:enum, rename:*).  An unknown one is an error that lists "
-    "them all.  Repeatable.",
+    "them all."
 )
-@click.option(
-    "--compare",
-    "compare",
-    multiple=True,
-    metavar="shape:PATH",
-    help="Compare text under PATH by shape: a text changed for another is no difference, "
-    "but states, part kinds, names, and whether text is there, still are.  Repeatable.",
-)
-@output_option()
-@click.option("--timing", is_flag=True, help="Also compare timing (durations, event offsets).")
-@click.option(
-    "--strict-order",
-    is_flag=True,
-    help="Also report object key order, which proto-JSON and JSON give no meaning.",
-)
-@click.option(
-    "--collapse-polls/--keep-polls",
-    default=True,
-    show_default=True,
-    help="Compare only the last of each run of identical GetTask/ListTasks polls (how many "
-    "polls a client makes depends on timing; a different count is a note), or every poll.",
-)
+DIFF = Table(
+    [
+        shared.report_format(tuple(FORMATS)),
+        shared.ignore(IGNORE_HELP),
+        shared.compare(
+            "Compare text under PATH by shape: a text changed for another is no difference, "
+            "but states, part kinds, names, and whether text is there, still are."
+        ),
+        shared.output(),
+        command_option("timing", bool, False, "Also compare timing (durations, event offsets)."),
+        command_option(
+            "strict_order", bool, False,
+            "Also report object key order, which proto-JSON and JSON give no meaning.",
+        ),
+        command_option(
+            "collapse_polls", bool, True,
+            "Compare only the last of each run of identical GetTask/ListTasks polls (how many "
+            "polls a client makes depends on timing; a different count is a note), or every poll.",
+            flag="--collapse-polls/--keep-polls",
+        ),
+    ]
+)  # fmt: skip
+
+
+@click.command("diff", cls=Command, table=DIFF)
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
 def diff_command(
     a: Path,
     b: Path,
-    fmt: str,
+    format: str,
     ignore: tuple[str, ...],
     compare: tuple[str, ...],
     output: Path | None,
@@ -154,24 +145,15 @@ def diff_command(
     operation, and v0.3 -> v1.0 renames are summarised.  Exit status: 0 same, 1 different,
     2 error.
     """
+    options = {"timing": timing, "collapse_polls": collapse_polls, "strict_order": strict_order}
     try:
-        parse_ignores(ignore)
-        parse_compare(compare)
-    except ValueError as exc:
+        run = run_diff(a, b, ignore=ignore, compare=compare, **options)
+    except ValueError as exc:  # a bad --ignore or --compare pattern
         raise InputError(str(exc)) from exc
-    run = run_diff(
-        a,
-        b,
-        ignore=ignore,
-        timing=timing,
-        collapse_polls=collapse_polls,
-        strict_order=strict_order,
-        compare=compare,
-    )
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
     if run.diffs or run.unpaired:
-        color = output is None and fmt == "text" and sys.stdout.isatty()
-        report = render_report(fmt, run.diffs, unpaired=run.unpaired, color=color)
+        color = output is None and format == "text" and sys.stdout.isatty()
+        report = render_report(format, run.diffs, unpaired=run.unpaired, color=color)
         write_output(report, output)
     sys.exit(run.status)

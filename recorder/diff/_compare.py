@@ -57,32 +57,14 @@ from recorder.diff._sequences import align_events, align_exchanges, align_messag
 
 # Headers that carry A2A meaning; everything else (and the volatile ones) is not compared.
 REQUEST_HEADERS = (
-    "content-type",
-    "accept",
-    "a2a-version",
-    "a2a-extensions",
-    "x-a2a-extensions",
-    "authorization",
-    "x-a2a-notification-token",
-    "content-encoding",
-    "te",
-    "grpc-encoding",
-)
+    "content-type", "accept", "a2a-version", "a2a-extensions", "x-a2a-extensions",
+    "authorization", "x-a2a-notification-token", "content-encoding", "te", "grpc-encoding",
+)  # fmt: skip
 RESPONSE_HEADERS = (
-    "content-type",
-    "a2a-version",
-    "a2a-extensions",
-    "x-a2a-extensions",
-    "cache-control",
-    "vary",
-    "location",
-    "www-authenticate",
-    "content-encoding",
-    "x-accel-buffering",
-    "grpc-status",
-    "grpc-message",
-    "grpc-encoding",
-)
+    "content-type", "a2a-version", "a2a-extensions", "x-a2a-extensions", "cache-control", "vary",
+    "location", "www-authenticate", "content-encoding", "x-accel-buffering", "grpc-status",
+    "grpc-message", "grpc-encoding",
+)  # fmt: skip
 TRAILERS = ("grpc-status", "grpc-message", "grpc-status-details")
 # Lists whose members name themselves by one field and whose order means nothing: compared
 # member by member under that name (`additionalInterfaces[transport=GRPC]`), so one member

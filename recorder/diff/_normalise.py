@@ -60,20 +60,10 @@ TIMESTAMP = "<timestamp>"
 REDACTED = "<redacted>"
 
 # HTTP headers and gRPC metadata that change on every run and say nothing about A2A.
-VOLATILE_HEADERS = frozenset(
-    {
-        "date",
-        "content-length",
-        "etag",
-        "host",
-        "user-agent",
-        "keep-alive",
-        "server",
-        ":authority",
-        "grpc-accept-encoding",
-        "x-request-id",
-    }
-)
+VOLATILE_HEADERS = frozenset({
+    "date", "content-length", "etag", "host", "user-agent", "keep-alive", "server", ":authority",
+    "grpc-accept-encoding", "x-request-id",
+})  # fmt: skip
 # Headers whose value is `<scheme> <credentials>`: keep the scheme.
 SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 SECRET_HEADERS: Mapping[str, str] = {

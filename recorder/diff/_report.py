@@ -257,12 +257,9 @@ def _md_raw(pairs: Sequence[ExchangeDiff]) -> list[str]:
 
 Renderer = Callable[..., str]
 FORMATS: Mapping[str, Renderer] = {
-    "text": render_text,
-    "markdown": render_markdown,
-    "json": render_json,
-    "html": render_html,
+    "text": render_text, "markdown": render_markdown, "json": render_json, "html": render_html,
     "junit": render_junit_report,
-}
+}  # fmt: skip
 
 
 def render_report(

@@ -202,15 +202,9 @@ def _counted(names: Mapping[str, int]) -> str:
 
 
 MARKS: Mapping[DiffKind, str] = {
-    DiffKind.CHANGED: "~",
-    DiffKind.ADDED: "+",
-    DiffKind.REMOVED: "-",
-    DiffKind.FRAMING: "~",
-    DiffKind.TIMING: "~",
-    DiffKind.KEY_ORDER: "~",
-    DiffKind.EMPTY_DEFAULT: "·",
-    DiffKind.POLLS: "·",
-}
+    DiffKind.CHANGED: "~", DiffKind.ADDED: "+", DiffKind.REMOVED: "-", DiffKind.FRAMING: "~",
+    DiffKind.TIMING: "~", DiffKind.KEY_ORDER: "~", DiffKind.EMPTY_DEFAULT: "·", DiffKind.POLLS: "·",
+}  # fmt: skip
 
 
 def listed(diff: CaptureDiff) -> list[ExchangeDiff]:

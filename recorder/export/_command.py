@@ -13,10 +13,11 @@ from pathlib import Path
 
 import click
 
-from recorder._shell import Command, output_option, write_output
+from recorder._shell import Command, write_output
 from recorder.capture import Capture, read_capture
 from recorder.export._har import capture_to_har
 from recorder.export._jsonl import capture_to_jsonl
+from recorder.options import Table, command_option, shared
 
 
 def har_text(capture: Capture) -> str:
@@ -32,17 +33,21 @@ def jsonl_text(capture: Capture) -> str:
 EXPORTS: Mapping[str, Callable[[Capture], str]] = {"har": har_text, "jsonl": jsonl_text}
 
 
-@click.command("export", cls=Command)
+EXPORT = Table(
+    [
+        command_option(
+            "to", str, None,
+            "har: HAR 1.2 (SSE events under _eventSourceMessages, gRPC messages as JSON); jsonl: "
+            "one stream event per line.",
+            choices=tuple(EXPORTS), required=True,
+        ),
+        shared.output("the export"),
+    ]
+)  # fmt: skip
+
+
+@click.command("export", cls=Command, table=EXPORT)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--to",
-    "to",
-    type=click.Choice(list(EXPORTS)),
-    required=True,
-    help="har: HAR 1.2 (SSE events under _eventSourceMessages, gRPC messages as JSON); "
-    "jsonl: one stream event per line.",
-)
-@output_option("the export")
 def export_command(file: Path, to: str, output: Path | None) -> None:
     """Export capture FILE for other tools: HAR 1.2, or JSON Lines of its stream events."""
     write_output(EXPORTS[to](read_capture(file)), output)

@@ -21,11 +21,12 @@ from typing import Any
 import click
 
 from recorder._errors import Exit, InputError
-from recorder._shell import Command, output_option, write_output
+from recorder._shell import Command, write_output
 from recorder.capture import parse, parse_bytes, read_regular
 from recorder.ci import BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
+from recorder.options import NAMES, Table, command_option, shared
 from recorder.protocol import (
     LATEST_SPEC,
     Severity,
@@ -85,66 +86,48 @@ def _split(values: Sequence[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-@click.command("lint", cls=Command)
+LINT = Table(
+    [
+        command_option(
+            "spec", str, LATEST_SPEC.value,
+            "The A2A spec text to check against (they differ in error codes, HTTP+JSON content "
+            "types, tenants).",
+            choices=tuple(s.value for s in SpecVersion),
+        ),
+        shared.report_format(
+            tuple(FORMATS), "Report format (sarif: SARIF 2.1.0; junit: JUnit XML)."
+        ),
+        command_option(
+            "select", NAMES, (),
+            "Only these rules: ids, groups (error) or globs (card.*), comma-separated.",
+            metavar="RULES",
+        ),
+        command_option(
+            "skip", NAMES, (), "Leave these rules out (as --select names them).",
+            metavar="RULES", was=("--ignore",),
+        ),
+        command_option(
+            "fail_on", str, Severity.MUST.value, "Exit 1 when a finding is at least this strong.",
+            choices=tuple(s.value for s in Severity),
+        ),
+        command_option(
+            "jwks", NAMES, (), "A JWK Set file whose keys verify signed agent cards.  Repeatable.",
+            metavar="FILE", parse=Path,
+        ),
+        shared.output(),
+        shared.BASELINE,
+        shared.UPDATE_BASELINE,
+        command_option("list_rules", bool, False, "Print the rules (those --select leaves)."),
+    ]
+)  # fmt: skip
+
+
+@click.command("lint", cls=Command, table=LINT)
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--spec",
-    "spec",
-    type=click.Choice([s.value for s in SpecVersion]),
-    default=LATEST_SPEC.value,
-    show_default=True,
-    help="The A2A spec text to check against (they differ in error codes, "
-    "HTTP+JSON content types, tenants).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format (sarif: SARIF 2.1.0; junit: JUnit XML).",
-)
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="RULES",
-    help="Only these rules: ids, groups (error) or globs (card.*), comma-separated.",
-)
-@click.option(
-    "--skip", multiple=True, metavar="RULES", help="Leave these rules out (as --select names them)."
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice([s.value for s in Severity]),
-    default="MUST",
-    show_default=True,
-    help="Exit 1 when a finding is at least this strong.",
-)
-@click.option(
-    "--jwks",
-    "jwks",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A JWK Set file whose keys verify signed agent cards (repeatable).",
-)
-@output_option()
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Accepted findings: fail only on new ones, and on entries that no longer occur "
-    "(the file is written when it does not exist).",
-)
-@click.option(
-    "--update-baseline",
-    is_flag=True,
-    help="Rewrite the --baseline file from this run's findings (reasons are kept).",
-)
-@click.option("--list-rules", is_flag=True, help="Print the rules (those --select leaves).")
 def lint_command(
     captures: tuple[Path, ...],
     spec: str,
-    fmt: str,
+    format: str,
     select: tuple[str, ...],
     skip: tuple[str, ...],
     fail_on: str,
@@ -178,7 +161,7 @@ def lint_command(
     run = LintRun(
         SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings), threshold, outcome
     )
-    write_output(render(run, fmt), output)
+    write_output(render(run, format), output)
     stale = outcome is not None and bool(outcome.stale)
     sys.exit(Exit.FOUND if fails(findings, threshold) or stale else Exit.OK)
 

@@ -1,15 +1,19 @@
 """Each option once: the tables that give the keyword arguments, command-line flags, pytest
 options and mitmproxy options of the recorder (`RECORD`) and the replayer (`REPLAY`), with
-one default each.
+one default each.  Every other command has a table too, beside its code (`DIFF` in
+`recorder.diff`, ...), made of its own rows (`command_option`) and the rows commands share
+(`shared`); `recorder._shell.Command` turns a table into the command's flags and help, and
+`scripts/cli-reference` into the CLI reference.
 
 Light on purpose (click, the standard library and `recorder._errors`): the command line's
 help and the pytest plugin read the tables without loading mitmproxy or the protocol tables.
 """
 
-from recorder.options._click import parsed, table_options
-from recorder.options._record import RECORD, parse_spec, split_for
+from recorder.options import _shared as shared
+from recorder.options._click import click_params, folding_switches, renamed
+from recorder.options._record import LATEST, RECORD, parse_spec, split_for
 from recorder.options._replay import REPLAY
-from recorder.options._table import NAMES, Option, Table, mitm_value
+from recorder.options._table import NAMES, Option, Table, command_option, mitm_value
 from recorder.options._values import (
     FORWARD,
     GRPC_SCHEMES,
@@ -28,12 +32,16 @@ from recorder.options._values import (
 __all__ = [
     "FORWARD",
     "GRPC_SCHEMES",
+    "LATEST",
     "NAMES",
     "READ_TIMEOUT",
     "RECORD",
     "REPLAY",
     "Option",
     "Table",
+    "click_params",
+    "command_option",
+    "folding_switches",
     "grpc_upstream_parts",
     "mitm_value",
     "parse_address",
@@ -43,9 +51,9 @@ __all__ = [
     "parse_spec",
     "parse_timing",
     "parse_url",
-    "parsed",
+    "renamed",
+    "shared",
     "show_address",
     "split_for",
-    "table_options",
     "timing_speed",
 ]

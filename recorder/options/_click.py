@@ -11,66 +11,62 @@ takes it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
 from recorder.options._table import NAMES, Option, Table
 from recorder.options._values import show_address
 
-F = TypeVar("F", bound=Callable[..., Any])
 _SWITCH = "switch__{name}__{value}"  # a switch's own parameter, folded into its row's value
 
 
-def table_options(table: Table) -> Callable[[F], F]:
-    """Decorate a command with the flags of `table`'s rows that have one."""
-
-    def decorate(command: F) -> F:
-        wrapped = _folding_switches(table, command)
-        for option in reversed(table.options):
-            for declare in reversed(_click_options(option)):
-                wrapped = declare(wrapped)
-        return wrapped
-
-    return decorate
+def click_params(table: Table) -> list[click.Parameter]:
+    """The flags of `table`'s rows that have one, in the table's order."""
+    return [param for option in table.options for param in _click_options(option)]
 
 
-def parsed(
-    parse: Callable[[Any], Any], *, each: bool = False
-) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A click callback that parses a flag's text with `parse` (ValueError: a bad value);
-    `each`: a repeatable flag's tuple of texts."""
-
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if not isinstance(value, tuple if each else str):
-            return value
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-
-    return callback
+def renamed(table: Table, flag: str) -> str | None:
+    """`--html is -o/--output FILE now`: what a flag the command once had is called now."""
+    for option in table.options:
+        if flag in option.was:
+            short = f"{option.short}/" if option.short else ""
+            metavar = f" {option.metavar}" if option.metavar and option.kind is not bool else ""
+            return f"{flag} is {short}{option.cli_flag}{metavar} now"
+    return None
 
 
-def _click_options(option: Option) -> list[Callable[[F], F]]:
+def _click_options(option: Option) -> list[click.Option]:
     flag = option.cli_flag
     if flag is None:
         return []
     if option.switches:
         return [_switch(option, value, spec) for value, spec in option.switches.items()]
     names = [flag, *([option.short] if option.short else []), option.name]
-    return [click.option(*names, help=option.help, **_settings(option))]
+    text = option.no_help if option.no_help and flag.startswith("--no-") else option.help
+    return [click.Option(names, help=text, **_settings(option))]
 
 
-def _switch(option: Option, value: str, spec: tuple[str, str]) -> Callable[[F], F]:
+def _switch(option: Option, value: str, spec: tuple[str, str]) -> click.Option:
     flag, text = spec
-    return click.option(
-        flag, _SWITCH.format(name=option.name, value=value), is_flag=True, help=text
-    )
+    name = _SWITCH.format(name=option.name, value=value)
+    return click.Option([flag, name], is_flag=True, help=text)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2 on
+    """A choice in any case, given on and listed as the table spells it (`HTTP+JSON`)."""
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        super().__init__(list(choices), case_sensitive=False)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.choices) + "]"
 
 
 def _settings(option: Option) -> dict[str, Any]:
+    if option.kind is bool and "/" in str(option.cli_flag):
+        return {"default": option.default, "show_default": True}
     if option.kind is bool:
         return {"is_flag": True, "flag_value": not option.default, "default": option.default}
     settings: dict[str, Any] = {
@@ -89,17 +85,26 @@ def _settings(option: Option) -> dict[str, Any]:
 
 
 def _callback(option: Option) -> Any:
-    if option.parse is None:
+    """Parse the flag's text with the row's `parse` (each value of a repeatable flag); a
+    ValueError is a bad value."""
+    parse = option.parse
+    if parse is None:
         return None
-    if option.kind == NAMES:  # a repeatable flag: each of its values
-        parse = option.parse
-        return parsed(lambda names: tuple(parse(name) for name in names), each=True)
-    return parsed(option.parse)
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            if option.kind == NAMES:
+                return tuple(parse(text) for text in value)
+            return parse(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
 
 
 def _type(option: Option) -> Any:
     if option.choices is not None:
-        return click.Choice(list(option.choices), case_sensitive=False)
+        return Choice(option.choices)
     if option.kind is float:
         return click.FloatRange(min=option.minimum)
     if option.kind is int:
@@ -111,7 +116,7 @@ def _shown(default: Any) -> Any:
     return show_address(default) if isinstance(default, tuple) else default
 
 
-def _folding_switches[C: Callable[..., Any]](table: Table, command: C) -> C:
+def folding_switches[C: Callable[..., Any]](table: Table, command: C) -> C:
     """`command` taking each switched row by its name, from its switches' flags."""
     switched = [option for option in table.options if option.switches]
     if not switched:

@@ -37,10 +37,13 @@ class Option:
 
     `kind` is what the value is: `bool`, `str`, `float`, `int`, `NAMES` (a list of
     names; repeatable on the command line, singular `flag`) or `tuple` (a HOST:PORT address);
-    `choices` limits a str.  `flag` is the command-line flag (None: none); `switches` gives a
-    value a flag of its own instead (`existing`: `--append`, `--force`); `mitm` is the
-    mitmproxy option it sets (None: the proxy uses it itself); `keyword` False leaves it out
-    of the keyword arguments (a surface has it in another form).
+    `choices` limits a str.  `flag` is the command-line flag (None: none; `--a/--b` a bool's
+    two spellings); `switches` gives a value a flag of its own instead (`existing`:
+    `--append`, `--force`); `no_help` is the help of a `--no-x` flag (a bool on by default),
+    whose `help` says what the option does; `was` are spellings the flag had before, which
+    the command line answers with its new one.  `mitm` is the mitmproxy option it sets
+    (None: the proxy uses it itself); `keyword` False leaves it out of the keyword arguments
+    (a surface has it in another form).  `command_option` makes a row of a command alone.
     """
 
     name: str
@@ -52,13 +55,15 @@ class Option:
     flag: str | None = DERIVED
     short: str | None = None  # `-q`
     switches: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # value: flag, help
-    optional_value: str | None = None  # `--lint` alone means `--lint 1.0.1`
+    optional_value: Any = None  # `--lint` alone means `--lint 1.0.1`
     parse: Callable[[str], Any] | None = None
     minimum: float | None = None  # the smallest number allowed
     mitm: str | None = DERIVED
     keyword: bool = True
     pytest: bool = False
     required: bool = False
+    no_help: str | None = None
+    was: tuple[str, ...] = ()
 
     @property
     def cli_flag(self) -> str | None:
@@ -111,6 +116,11 @@ class Option:
         if self.parse is not None and self.kind == NAMES:
             return tuple(_parsed(self, name) for name in value)
         return value
+
+
+def command_option(name: str, kind: Any, default: Any, help: str, **settings: Any) -> Option:
+    """A row of one command's own table: a flag only (no mitmproxy option, no keyword)."""
+    return Option(name, kind, default, help, **{"mitm": None, "keyword": False, **settings})
 
 
 def _parsed(option: Option, text: str) -> Any:

@@ -17,8 +17,9 @@ are for people (the report, `show`, the recorder's console); matching and diffin
 wire's spelling.
 
 `answered_state` reads a whole response (a body, every SSE event, every gRPC message): the
-task it names first and the last state it reports, as a stream leaves it.  `carried` says what
-one answer carries in the names of `_states`' table (v1.0 member names and state names).
+task and context it names first and the last state it reports, as a stream leaves it.
+`carried` says what one answer carries in the names of `_states`' table (v1.0 member names
+and state names).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class Answer:
 
     `state` is the task state the object reports, as a person reads it (`COMPLETED`);
     `raw_state` is the state as the wire wrote it (`TASK_STATE_COMPLETED`, `completed`).
-    `task_id` is the task it names, and `detail` a few words on what it holds (an artifact's
-    name, an error's code).
+    `task_id` and `context_id` are the task and context it names, and `detail` a few words on
+    what it holds (an artifact's name, an error's code).
     """
 
     kind: str | None = None
@@ -49,6 +50,7 @@ class Answer:
     task_id: str | None = None
     detail: str | None = None
     raw_state: str | None = None
+    context_id: str | None = None
 
 
 NOTHING = Answer()
@@ -96,10 +98,12 @@ def _named(kind: str, body: Mapping[str, Any]) -> Answer:
     task_id = body.get("id") if kind == "task" else body.get("taskId")
     raw = value_at(body, ("status", "state")) if kind in ("task", "statusUpdate") else None
     raw = raw if isinstance(raw, str) and raw else None
+    context_id = body.get("contextId")
     return Answer(
         kind=kind,
         state=state_name(raw),
         task_id=task_id if isinstance(task_id, str) else None,
+        context_id=context_id if isinstance(context_id, str) and context_id else None,
         detail=_detail(kind, body),
         raw_state=raw,
     )
@@ -122,15 +126,16 @@ def answered_state(response: Any) -> Answer | None:
     the first task id named and the last state reported; None when it names neither."""
     if response is None:
         return None
-    task_id = state = kind = None
+    task_id = state = kind = context_id = None
     for text in _texts(response):
         found = read_answer(text)
         task_id = task_id or found.task_id
+        context_id = context_id or found.context_id
         state = found.state or state
         kind = kind or found.kind
     if task_id is None and state is None and kind != "message":
         return None
-    return Answer(kind=kind, state=state, task_id=task_id)
+    return Answer(kind=kind, state=state, task_id=task_id, context_id=context_id)
 
 
 def _texts(response: Any) -> list[str | bytes]:

@@ -28,6 +28,7 @@ from recorder.protocol._sse import event_data, event_type
 from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
 
 VERSION_HEADER = "a2a-version"  # §3.2.6; gRPC metadata keys are lower case (§10.2)
+CHALLENGES = {401: "www-authenticate", 407: "proxy-authenticate"}  # status -> its challenge
 _MAJOR_MINOR = re.compile(r"\s*([0-9]+)\.([0-9]+)(?:\.[0-9]+)?\s*")
 
 
@@ -122,6 +123,14 @@ class ExchangeView:
         if value is None:
             value = next((v for k, v in self.query.items() if k.lower() == VERSION_HEADER), None)
         return value.strip() if value is not None else None
+
+    @property
+    def auth_challenge(self) -> bool:
+        """An HTTP authentication challenge (401 with WWW-Authenticate, 407 with
+        Proxy-Authenticate; RFC 9110 §11.6, §15.5.2): the HTTP layer's answer (auth
+        middleware, a gateway) before any A2A binding read the request."""
+        asks = CHALLENGES.get(self.status)
+        return asks is not None and asks in self.response_headers
 
     @property
     def speaks(self) -> Version | None:

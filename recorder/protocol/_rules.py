@@ -3,9 +3,10 @@
 Strategy: one `Rule` row per requirement, in `RULES`, in the order findings are reported.  A
 row names its check (a small pure function in `_checks`, `_bodychecks` or `_cardchecks`), its
 severity and section in each spec version it exists in (`levels`; a rule missing from a
-version's levels does not apply under it), the bindings it applies to and the protocol
-version an exchange must speak.  The lint engine (`recorder.lint`) only filters rows and runs
-their checks; it knows no rule by name.
+version's levels does not apply under it), the bindings it applies to, the protocol version
+an exchange must speak, and whether it judges the binding's answer (`answer`: an HTTP
+authentication challenge, a 401 from auth middleware, is none; RFC 9110 §15.5.2).  The lint
+engine (`recorder.lint`) only filters rows and runs their checks; it knows no rule by name.
 
 Severity follows the spec's own keyword, and SHOULD where the spec states a requirement
 without one (see `_spec`).  `speaks` is the version the exchange speaks (its names, or the
@@ -51,6 +52,7 @@ class Rule:
     bindings: frozenset[Binding] | None = None  # None: any binding
     speaks: frozenset[Version] = frozenset({Version.V1_0})
     source: str = "spec"
+    answer: bool = False  # judges the binding's answer: not an HTTP auth challenge's
 
     def level(self, spec: SpecVersion) -> Level | None:
         return self.levels.get(spec)
@@ -64,6 +66,8 @@ class Rule:
     def applies(self, view: ExchangeView, spec: SpecVersion) -> bool:
         """Whether this rule judges `view` under `spec` (binding, version spoken, spec)."""
         if spec not in self.levels or view.speaks not in self.speaks:
+            return False
+        if self.answer and view.auth_challenge:  # the HTTP layer's, not the binding's
             return False
         return self.bindings is None or view.binding in self.bindings
 
@@ -92,7 +96,7 @@ RULES: tuple[Rule, ...] = (
          "Response bodies are typed as request bodies are, errors included; streams are "
          "text/event-stream.",
          wire.response_media_type, _all(SHOULD, "§9.1, §11.1, §9.4.2, §11.7"),
-         frozenset({_JR, _HJ})),
+         frozenset({_JR, _HJ}), answer=True),
     # ---- versions ----
     Rule("version.header",
          "A v1.0 client sends A2A-Version on every request (only 0.3 clients may omit it).",
@@ -115,16 +119,17 @@ RULES: tuple[Rule, ...] = (
     Rule("jsonrpc.response",
          "Every JSON-RPC response, and every event of a JSON-RPC stream, is a JSON-RPC 2.0 "
          "response with the request's id and one of result or error.",
-         wire.jsonrpc_response, _all(MUST, "§9.3, §9.4.2"), frozenset({_JR}), _BOTH_VERSIONS),
+         wire.jsonrpc_response, _all(MUST, "§9.3, §9.4.2"), frozenset({_JR}), _BOTH_VERSIONS,
+         answer=True),
     # ---- errors ----
     Rule("error.jsonrpc",
          "A JSON-RPC error has an integer code, a message, and data as an array of objects "
          "each with @type.",
-         wire.jsonrpc_error, _all(MUST, "§9.5, §3.3.2"), frozenset({_JR})),
+         wire.jsonrpc_error, _all(MUST, "§9.5, §3.3.2"), frozenset({_JR}), answer=True),
     Rule("error.http-json",
          "An HTTP+JSON error is a google.rpc.Status under `error`: code equal to the HTTP "
          "status, a message, details as objects with @type.",
-         wire.http_json_error, _all(MUST, "§11.6, §3.3.2"), frozenset({_HJ})),
+         wire.http_json_error, _all(MUST, "§11.6, §3.3.2"), frozenset({_HJ}), answer=True),
     Rule("error.grpc",
          "A gRPC error has a message, and grpc-status-details-bin is a google.rpc.Status with "
          "the same code.",
@@ -132,17 +137,17 @@ RULES: tuple[Rule, ...] = (
     Rule("error.errorinfo",
          "An A2A error over HTTP+JSON or gRPC carries a google.rpc.ErrorInfo with the error's "
          "reason and domain a2a-protocol.org.",
-         wire.error_info, _all(MUST, "§11.6, §10.6"), frozenset({_HJ, _GR})),
+         wire.error_info, _all(MUST, "§11.6, §10.6"), frozenset({_HJ, _GR}), answer=True),
     Rule("error.jsonrpc-errorinfo",
          "An A2A error over JSON-RPC carries a google.rpc.ErrorInfo in data (v1.0.0: MUST; "
          "v1.0.1: SHOULD), with the reason its code names.",
          wire.error_info,
          {SpecVersion.V1_0_0: Level(MUST, "§9.5"), SpecVersion.V1_0_1: Level(SHOULD, "§9.5")},
-         frozenset({_JR})),
+         frozenset({_JR}), answer=True),
     Rule("error.mapping",
          "An A2A error uses its HTTP status and gRPC status from the mapping table of the spec "
          "version (v1.0.0 and v1.0.1 differ for five errors).",
-         wire.error_mapping, _all(MUST, "§5.4"), frozenset({_HJ, _GR})),
+         wire.error_mapping, _all(MUST, "§5.4"), frozenset({_HJ, _GR}), answer=True),
     # ---- names, enums, fields ----
     Rule("names.enums",
          "Enum values are written as the enum's names for the version spoken (v1.0 "

@@ -7,7 +7,15 @@ in-process, reverse or forward mode) and `record_offline` (the same addons, fed 
 gRPC calls recorded elsewhere: `a2a-recorder convert`).
 """
 
-from recorder._errors import ProxyStartError
+import warnings
+
+# mitmproxy's addons import ldap3, which warns (DeprecationWarning) about pyasn1 names it
+# uses: nothing a user of ours can act on, and it would land in their own pytest run.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module="ldap3")
+    import mitmproxy.addons  # noqa: F401
+
+from recorder._errors import ProxyStartError  # noqa: E402 - after the quiet import above
 from recorder.protocol import (
     CardRewrite,
     rewrite_card,

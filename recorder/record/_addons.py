@@ -86,6 +86,8 @@ class RecordingAddons:
         if self._log is None:
             self._log = FaultLog(self.faults)
             self._log.install()
+        while self.redaction.unsaid:  # what the start found, before the console listened
+            self.faults.warn(self.redaction.unsaid.pop(0))
 
     def close(self) -> None:
         """Stop listening (after the run, its summary written)."""

@@ -120,10 +120,10 @@ class Console:
         if not self.listening:  # the start failed, and says why itself
             return
         t = self.save.totals
-        files = ", ".join(str(path) for path in sorted(t.captures)) or "nothing"
+        files = ", ".join(str(path) for path in sorted(t.captures))
         self._say(
-            f"recorded {t.exchanges} exchanges ({t.errors} errors, {_size(t.bytes)}, "
-            f"{t.redactions} with redactions) to {files}"
+            f"recorded {_many(t.exchanges, 'exchange')} ({_many(t.errors, 'error')}, "
+            f"{_size(t.bytes)}, {t.redactions} with redactions)" + (f" to {files}" if files else "")
         )
         if t.left_out:
             self._say(left_out_summary(t.left_out))
@@ -151,8 +151,9 @@ class Console:
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
-        if not self.quiet or findings:
-            self._echo(exchange_line(exchange))
+        if not self.quiet or findings:  # several captures: the line names its own
+            named = f"{capture.name} " if self.save.split != "none" else ""
+            self._echo(named + exchange_line(exchange))
         for finding in findings:
             self._echo(f"  ! {finding}")
 
@@ -193,6 +194,10 @@ FAULT_PREFIX = {
 
 def _indented(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _stderr(text: str) -> None:

@@ -68,6 +68,8 @@ class Redaction:
         self._redactors: dict[object, Redactor] = {}
         self._repeated: dict[object, RepeatedHeaders] = {}
         self._warned: set[str] = set()
+        # Warnings of the start, before anyone listens (`RecordingAddons.listen` says them).
+        self.unsaid: list[str] = []
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -95,12 +97,12 @@ class Redaction:
         try:
             card = fetch_card(origin)
         except (OSError, ValueError) as exc:
-            logger.warning(
-                "could not fetch the agent card of %s (%s): API keys it declares are redacted "
-                "once a client fetches the card through the recorder, or give it with --card",
-                origin,
-                exc,
+            self.unsaid.append(
+                f"could not fetch the agent card of {origin} ({exc}): API keys it declares are "
+                "redacted once a client fetches the card through the recorder, or give it "
+                "with --card"
             )
+            logger.warning("%s", self.unsaid[-1])
             return
         self.learn_card(card)
 

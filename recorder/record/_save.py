@@ -40,6 +40,7 @@ from recorder.protocol import (
     NOTE_RECORDER_CUT,
     NOTE_STREAM_TRUNCATED,
     Classification,
+    answered_state,
 )
 from recorder.record._classifier import Classifier
 from recorder.record._faults import lost
@@ -102,6 +103,7 @@ class Save:
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
         self._finalised: set[Path] = set()
+        self._contexts: dict[str, str] = {}  # task id -> its context (`--split context`)
         self._inflight: dict[str, http.HTTPFlow] = {}
         self._stopping = False
         self._lock = threading.RLock()
@@ -251,7 +253,7 @@ class Save:
         if error is not None and self._stopping:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
         with self._lock:
-            sink = self._sink(upstream, classification)
+            sink = self._sink(upstream, classification, response)
             kept = self.redaction.redact(
                 sink.path,
                 Exchange(
@@ -324,10 +326,13 @@ class Save:
                 extra=lost(1, f"could not be written to {sink.path}: {why}"),
             )
 
-    def _sink(self, upstream: str, classification: Classification) -> Sink:
+    def _sink(
+        self, upstream: str, classification: Classification, response: Response | None
+    ) -> Sink:
         """The open capture for an exchange (opened on first use); call with the lock held."""
         assert self.out is not None
-        path = capture_path(self.out, self.split, upstream, classification.context_id)
+        context = self._context(classification, response) if self.split == "context" else None
+        path = capture_path(self.out, self.split, upstream, context)
         sink = self._sinks.get(path)
         if sink is not None and path in self._finalised:  # an exchange after stop
             sink.reopen()
@@ -343,6 +348,18 @@ class Save:
             sink.prepare(self.redaction.redactor(path))
             self._sinks[path] = sink
         return sink
+
+    def _context(self, classification: Classification, response: Response | None) -> str | None:
+        """The A2A context an exchange belongs to (`--split context`): the one its request
+        names, else its task's, else the one its answer names (a conversation's first turn,
+        which names none), remembering each task's context as answers tell it."""
+        answer = answered_state(response)
+        told = answer.context_id if answer else None
+        task = classification.task_id or (answer.task_id if answer else None)
+        context = classification.context_id or self._contexts.get(task or "") or told
+        if task and context:
+            self._contexts.setdefault(task, context)
+        return context
 
     def _finalise(self, sink: Sink) -> None:
         """Write what is held (or count it lost), then finalise the file."""

@@ -36,6 +36,7 @@ from recorder.capture import (
 from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor
 
 logger = logging.getLogger(__name__)
+CAPTURE_SUFFIX = ".http"  # `--out s.http` names a capture, never a folder of them
 
 _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 
@@ -205,6 +206,11 @@ def _shape_problem(out: Path, split: str) -> str | None:
         return f"{{out}} is not a regular file: {out} is {file_kind(out.stat().st_mode)}"
     if split != "none" and out.exists() and not out.is_dir():
         return f"{{out}} must be a directory with {{split={split}}}: {out}"
+    if split != "none" and out.suffix == CAPTURE_SUFFIX and not out.is_dir():
+        return (
+            f"{{out}} names a capture file ({out}), but {{split={split}}} writes a capture per "
+            f"{'context' if split == 'context' else 'upstream'} into a folder: give a folder"
+        )
     if split == "none" and not out.parent.is_dir():
         return f"{{out}}: its folder does not exist: {out.parent}"
     return None

@@ -6,23 +6,26 @@ from pathlib import Path
 
 import click
 
-from recorder._shell import Command, output_option, write_output
+from recorder._shell import Command, write_output
 from recorder.capture import read_capture
+from recorder.options import LATEST, Table, command_option, parse_spec, shared
 from recorder.report._page import render_report
 
+REPORT = Table(
+    [
+        shared.output("the page (one self-contained HTML file)", was=("--html",)),
+        command_option(
+            "lint_spec", str, None,
+            "Mark each exchange with what `lint` finds in it (against this A2A spec; the latest "
+            "when SPEC is left out).",
+            flag="--lint", metavar="[SPEC]", optional_value=LATEST, parse=parse_spec,
+        ),
+    ]
+)  # fmt: skip
 
-@click.command("report", cls=Command)
+
+@click.command("report", cls=Command, table=REPORT)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@output_option("the page (one self-contained HTML file)")
-@click.option(
-    "--lint",
-    "lint_spec",
-    is_flag=False,
-    flag_value="1.0.1",
-    default=None,
-    metavar="[SPEC]",
-    help="Mark each exchange with what `lint` finds in it (spec 1.0.1, or 1.0.0).",
-)
 def report_command(file: Path, output: Path | None, lint_spec: str | None) -> None:
     """Draw a capture FILE as a sequence diagram and timeline in one HTML page.
 

@@ -121,17 +121,10 @@ def render_report(capture: Capture, *, name: str = "capture", marks: Marks | Non
 
 
 _GEOMETRY = {
-    "duration_text": duration_text,
-    "offset_text": offset_text,
-    "short_id": short_id,
-    "Lane": Lane,
-    "LANE_X": LANE_X,
-    "BINDING_X": BINDING_X,
-    "ROW_HEIGHT": ROW_HEIGHT,
-    "ARROW_Y": ARROW_Y,
-    "DIAGRAM_WIDTH": DIAGRAM_WIDTH,
-    "TIMELINE_WIDTH": TIMELINE_WIDTH,
-}
+    "duration_text": duration_text, "offset_text": offset_text, "short_id": short_id,
+    "Lane": Lane, "LANE_X": LANE_X, "BINDING_X": BINDING_X, "ROW_HEIGHT": ROW_HEIGHT,
+    "ARROW_Y": ARROW_Y, "DIAGRAM_WIDTH": DIAGRAM_WIDTH, "TIMELINE_WIDTH": TIMELINE_WIDTH,
+}  # fmt: skip
 
 
 @cache

@@ -6,6 +6,12 @@ learnt twice); every counted difference names a path, which becomes an ignore pa
 the recording's own indexes (`events[3~4]` -> `events[3]`, which `--ignore` matches
 against either side).  Each pattern remembers the pairs of runs it differed between.
 
+A list whose length or members vary between runs (a stateful agent's ListTasks grows by the
+tasks each run made) is learnt as a pattern, not as positions: an element added or removed
+is `tasks[*]`, and a path learnt at two positions of one list is learnt at every position
+(`tasks[5].contextId` and `tasks[6].contextId` -> `tasks[*].contextId`), so the next run,
+whose list is longer again, does not drift.  A pattern under a broader one is left out.
+
 The recording itself takes no part: what differs between it and the agent may be a real
 regression, and learning must not hide one.  What a pattern cannot name (an exchange only
 one run has, a v0.3/v1.0 rename) is not learnt; `Learning.unlearnt` says what it was.
@@ -13,14 +19,25 @@ one run has, a v0.3/v1.0 rename) is not learnt; `Learning.unlearnt` says what it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from recorder.capture import Capture
-from recorder.diff import CaptureDiff, IgnorePattern, PairKind, diff_captures, side_path
+from recorder.diff import (
+    CaptureDiff,
+    DiffKind,
+    IgnorePattern,
+    PairKind,
+    diff_captures,
+    segments,
+    side_path,
+)
 
 Runs = tuple[int, int]  # two runs, numbered from 1
+_INDEX = re.compile(r"\[\d+\]")
+_LAST_INDEX = re.compile(r"\[\d+\]$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +66,39 @@ def learn(
         diff = diff_captures(a, b, ignore=ignore, compare=compare, collapse_polls=True)
         for pattern in _patterns(diff, unlearnt, (i, j)):
             found.setdefault(pattern, []).append((i, j))
-    learnt = tuple(Learnt(p, tuple(runs)) for p, runs in found.items())
+    learnt = tuple(Learnt(p, tuple(runs)) for p, runs in _generalised(found).items())
     return Learning(len(captures), learnt, tuple(dict.fromkeys(unlearnt)))
+
+
+def _generalised(found: dict[str, list[Runs]]) -> dict[str, list[Runs]]:
+    """`found` with each index that varies written `[*]`, and without the patterns a
+    broader one covers (the runs of the patterns merged into one kept in order)."""
+    wide: dict[str, list[Runs]] = {}
+    for pattern, runs in found.items():
+        for other in _INDEX.finditer(pattern):
+            starred = pattern[: other.start()] + "[*]" + pattern[other.end() :]
+            if any(p != pattern and _starred(p, other.start()) == starred for p in found):
+                pattern = starred
+        merged = wide.setdefault(pattern, [])
+        merged += [r for r in runs if r not in merged]
+    return {
+        p: sorted(runs)
+        for p, runs in wide.items()
+        if not any(q != p and covers(q, p) for q in wide)
+    }
+
+
+def _starred(pattern: str, at: int) -> str | None:
+    found = _INDEX.match(pattern, at)
+    return None if found is None else pattern[:at] + "[*]" + pattern[found.end() :]
+
+
+def covers(broad: str, narrow: str) -> bool:
+    """Whether `broad` drops everything `narrow` drops (`tasks[*]` covers `tasks[3].id`)."""
+    wide, small = segments(broad), segments(narrow)
+    return len(wide) <= len(small) and all(
+        w == s or (w == "[*]" and s.startswith("[")) for w, s in zip(wide, small, strict=False)
+    )
 
 
 def _patterns(diff: CaptureDiff, unlearnt: list[str], runs: Runs) -> list[str]:
@@ -61,7 +109,7 @@ def _patterns(diff: CaptureDiff, unlearnt: list[str], runs: Runs) -> list[str]:
             unlearnt.append(f"{where} {pair.kind.value}")
         unlearnt += [f"{where}: {r.text}" for r in pair.renames]
         for d in pair.differences:
-            pattern = pattern_of(d.path) if d.counts else None
+            pattern = pattern_of(d.path, d.kind) if d.counts else None
             if pattern is not None and pattern not in out:
                 out.append(pattern)
             elif d.counts and pattern is None:
@@ -69,9 +117,12 @@ def _patterns(diff: CaptureDiff, unlearnt: list[str], runs: Runs) -> list[str]:
     return out
 
 
-def pattern_of(path: str) -> str | None:
-    """The ignore pattern naming a difference's `path`, or None when none can."""
+def pattern_of(path: str, kind: DiffKind = DiffKind.CHANGED) -> str | None:
+    """The ignore pattern naming a difference's `path`, or None when none can; an element
+    added or removed is any element of its list (`tasks[25]` -> `tasks[*]`)."""
     text = side_path(path, "A")
+    if kind in (DiffKind.ADDED, DiffKind.REMOVED):
+        text = _LAST_INDEX.sub("[*]", text)
     try:
         IgnorePattern.parse(text)
     except ValueError:

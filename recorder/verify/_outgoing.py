@@ -45,30 +45,15 @@ from recorder.verify._secrets import PLACEHOLDER, Credentials
 
 # Framing headers, and hop-by-hop ones only the client's own connection can mean: the HTTP
 # client writes its own.  (`Connection: keep-alive` or `close` goes out as recorded.)
-FRAMING_HEADERS = frozenset(
-    {
-        "host",
-        "content-length",
-        "transfer-encoding",
-        "keep-alive",
-        "proxy-connection",
-        "upgrade",
-        "expect",
-    }
-)
+FRAMING_HEADERS = frozenset({
+    "host", "content-length", "transfer-encoding", "keep-alive", "proxy-connection", "upgrade",
+    "expect",
+})  # fmt: skip
 # gRPC headers grpcio writes itself (the call's path, authority, framing, encodings, agent).
-GRPC_OWN_HEADERS = frozenset(
-    {
-        "content-type",
-        "te",
-        "grpc-timeout",
-        "grpc-encoding",
-        "grpc-accept-encoding",
-        "accept-encoding",
-        "user-agent",
-        "content-length",
-    }
-)
+GRPC_OWN_HEADERS = frozenset({
+    "content-type", "te", "grpc-timeout", "grpc-encoding", "grpc-accept-encoding",
+    "accept-encoding", "user-agent", "content-length",
+})  # fmt: skip
 ENCODERS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": lambda b: gzip.compress(b),
     "x-gzip": lambda b: gzip.compress(b),

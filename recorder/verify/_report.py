@@ -222,9 +222,6 @@ def render_junit_report(result: VerifyResult, *, color: bool = False) -> str:
 
 Renderer = Callable[..., str]
 FORMATS: Mapping[str, Renderer] = {
-    "text": render_text,
-    "markdown": render_markdown,
-    "json": render_json,
-    "html": render_html,
+    "text": render_text, "markdown": render_markdown, "json": render_json, "html": render_html,
     "junit": render_junit_report,
-}
+}  # fmt: skip

@@ -193,8 +193,5 @@ def trials_junit(trials: Trials, *, color: bool = False) -> str:
 
 
 TRIALS_FORMATS: Mapping[str, Callable[..., str]] = {
-    "text": trials_text,
-    "markdown": trials_markdown,
-    "json": trials_json,
-    "junit": trials_junit,
-}
+    "text": trials_text, "markdown": trials_markdown, "json": trials_json, "junit": trials_junit,
+}  # fmt: skip

@@ -105,7 +105,7 @@ def test_record_writes_what_crossed_and_stops_on_sigterm(tmp_path: Path) -> None
     exchanges = read_capture(out).exchanges
     assert [e.classification.operation for e in exchanges] == ["SendMessage"]
     assert "#1 JSONRPC SendMessage task " in err and "COMPLETED" in err
-    assert "recorded 1 exchanges (0 errors" in err
+    assert "recorded 1 exchange (0 errors" in err
     # The capture now holds an exchange: starting again over it is refused, and --append
     # goes on numbering after it.
     with command(

@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = Path(os.environ.get("A2A_PEERS_DIR", ROOT / ".peers"))
 OLD_SDK = PEERS / "py-0.3.26"
-EXTRA = "pip install 'a2a-recorder[demo]'"
+# What the extra holds, by name: a2a-recorder itself is on no package index (issue 30).
+EXTRA = "pip install 'a2a-sdk[grpc,http-server]~=1.3.0' 'starlette>=0.37'"
 
 
 def installs_into_this_environment(text: str) -> bool:
@@ -58,3 +59,12 @@ def test_the_extra_is_advised_only_where_it_leaves_the_sdk_as_it_is() -> None:
         advice = demo_advice("a2a.compat", installed, requirement)
         assert f"a2a-sdk {installed}" in advice
         assert not installs_into_this_environment(advice), advice
+        assert "'<your a2a-recorder checkout or wheel>[demo]'" in advice  # what the env needs
+
+
+def test_no_advice_names_a_package_index_the_package_is_not_on() -> None:
+    from recorder._demo_needs import demo_advice
+
+    for installed in (None, "1.3.0", "0.3.26"):
+        advice = demo_advice("a2a", installed, "~=1.3.0")
+        assert "'a2a-recorder[demo]'" not in advice and "pip install a2a-recorder" not in advice

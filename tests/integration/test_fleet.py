@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -231,6 +232,18 @@ def test_reverse_replay_serves_each_agent_on_its_port_written_to_the_ports_file(
     for agent in written["agents"]:
         assert agent["url"] in shown and agent["url"] not in recorded.urls
         assert agent["grpc"] is not None and agent["grpc"] in shown
+    # A clean --strict says so at exit, and every key of the file is documented (issue 30:
+    # it printed nothing, and `replayer`, `replayer_grpc` were in no page).
+    assert "strict: clean: every recorded exchange was served" in err
+    keys = {*written, *(f"agents[].{key}" for key in written["agents"][0])} - {"agents"}
+    assert keys == _documented_ports_keys()
+
+
+def _documented_ports_keys() -> set[str]:
+    """The keys the fleet guide's table of the ports file names."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "fleet.md").read_text()
+    table = page.split("| key | what it is |", 1)[1].split("\n\n", 1)[0]
+    return set(re.findall(r"^\| `([^`]+)` \|", table, re.MULTILINE))
 
 
 # --- clients unlike the SDK's: raw sockets at the forward proxy -----------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -492,3 +494,28 @@ def test_new_episodes_says_what_it_could_not_send_to_the_live_agent(
         ]
     )
     assert _capture_of(pytester).read_bytes() == first  # nothing appended
+
+
+@pytest.mark.parametrize("how", ["record", "verify"])
+def test_recording_brings_no_dependency_warnings_into_the_users_run(
+    how: str, demo_agent: DemoAgent, tmp_path: Path
+) -> None:
+    """mitmproxy's addons import ldap3, which warns about pyasn1's names: the plugin imports
+    them quietly (issue 30: two DeprecationWarnings in the user's own summary).  A fresh
+    interpreter, as a user's `pytest` is, with no filter of ours."""
+    (tmp_path / "test_card.py").write_text(CLIENT_TEST, encoding="utf-8")
+    if how == "verify":  # a capture to verify first, made by the plugin itself
+        _run_pytest(tmp_path, "--a2a-record", "once", "--a2a-upstream", demo_agent.base_url)
+        mode = ("--a2a-verify", demo_agent.base_url)
+    else:
+        mode = ("--a2a-record", "once", "--a2a-upstream", demo_agent.base_url)
+    output = _run_pytest(tmp_path, *mode)
+    assert "1 passed" in output and "ldap3" not in output, output
+    assert "DeprecationWarning" not in output and "warnings summary" not in output, output
+
+
+def _run_pytest(folder: Path, *args: str) -> str:
+    quiet = ("-p", "no:cacheprovider", "-p", "no:asyncio")  # its own warning is not ours
+    command = [sys.executable, "-m", "pytest", *quiet, "-W", "default", *args]
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+    return done.stdout + done.stderr

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -549,6 +550,41 @@ def test_forward_mode_split_by_context(agent: DemoAgent, tmp_path: Path) -> None
     assert [n.rsplit(".", 2)[-2] for n in names] == ["ctx-a", "ctx-b"]
     counts = sorted(len(exchanges(out_dir / n)) for n in names)
     assert counts == [1, 2]
+
+
+def test_split_context_keeps_a_conversation_in_one_file_and_names_it(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
+    """A first turn names no contextId: the agent's answer does, and the second turn and a
+    read of the task go to the same capture; each console line names its capture (issue 30:
+    the first turn went to another file, and the lines were numbered per file, unnamed)."""
+    with pytest.raises(OptionError, match=r"names a capture file .*give a folder"):
+        RecordingProxy(upstream=agent.base_url, out=tmp_path / "s.http", split="context")
+    lines: list[str] = []
+    out = tmp_path / "s"
+    with RecordingProxy(
+        upstream=agent.base_url, out=out, split="context", console=lines.append
+    ) as proxy:
+        url = proxy.url + httpx.URL(agent.jsonrpc_url).path
+        first = _send(url, {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "echo a"}]})
+        task = first["result"]["task"]
+        second = {"messageId": "m-2", "role": "ROLE_USER", "contextId": task["contextId"]}
+        _send(url, {**second, "parts": [{"text": "echo b"}]})
+        _send(url, {"id": task["id"]}, method="GetTask")
+    files = list(out.glob("*.http"))
+    assert [f.name.rsplit(".", 2)[-2] for f in files] == [task["contextId"]]
+    assert operations(read_capture(files[0])) == ["SendMessage", "SendMessage", "GetTask"]
+    written = [line for line in lines if " JSONRPC " in line]
+    assert [line.split()[:2] for line in written] == [[files[0].name, f"#{n}"] for n in (1, 2, 3)]
+
+
+def _send(url: str, params: dict[str, object], method: str = "SendMessage") -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    if method == "SendMessage":
+        body["params"] = {"message": params}
+    answer = httpx.post(url, json=body, headers=A2A_HEADERS, timeout=TIMEOUT)
+    assert answer.is_success, answer.text
+    return answer.json()
 
 
 # -- lifecycle and failures ---------------------------------------------------------------------

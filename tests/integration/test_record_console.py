@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import re
+import threading
 import uuid
 from pathlib import Path
 
@@ -39,7 +42,7 @@ def test_a_line_per_exchange_and_a_summary(tmp_path: Path) -> None:
     assert re.fullmatch(rf"#2 JSONRPC SendMessage task {task[:8]}… COMPLETED \d+ ms", sent), sent
     assert fail.startswith(f"#3 JSONRPC SendMessage task {failed[:8]}… FAILED ")
     assert missing.startswith("#4 HTTP+JSON GetTask task nonexist… TaskNotFoundError ")
-    assert summary.startswith("recorded 4 exchanges (1 errors, ")
+    assert summary.startswith("recorded 4 exchanges (1 error, ")
     assert summary.endswith(f"to {tmp_path / 'c.http'}")
 
 
@@ -54,8 +57,41 @@ def test_an_unreachable_upstream_is_a_warning_once(tmp_path: Path) -> None:
         ]
     assert [a.status_code for a in answers] == [502] * 3
     warnings = [line for line in lines if line.startswith("warning:")]
-    assert len(warnings) == 1, lines
-    assert f"cannot reach 127.0.0.1:{port}" in warnings[0]
+    assert len(warnings) == 2, lines  # the card at start, then the upstream once
+    assert f"could not fetch the agent card of http://127.0.0.1:{port}" in warnings[0]
+    assert f"cannot reach 127.0.0.1:{port}" in warnings[1]
+
+
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_error(404)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("upstream", ["down", "404"])
+def test_a_card_that_cannot_be_fetched_at_start_is_said(upstream: str, tmp_path: Path) -> None:
+    """The recorder fetches the upstream's card at start to learn its API keys; when it
+    cannot, the console says so before any exchange (issue 30: the warning was logged
+    before the console listened, and nobody saw it)."""
+    lines: list[str] = []
+    with contextlib.ExitStack() as stack:
+        port = free_port()
+        if upstream == "404":
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+            stack.callback(server.server_close)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            stack.callback(server.shutdown)
+            port = server.server_address[1]
+        out = tmp_path / "c.http"
+        stack.enter_context(
+            RecordingProxy(upstream=f"http://127.0.0.1:{port}", out=out, console=lines.append)
+        )
+    said = [line for line in lines if "could not fetch the agent card" in line]
+    assert len(said) == 1 and said[0].startswith("warning: "), lines
+    assert ("HTTP 404" in said[0]) == (upstream == "404") and "--card" in said[0]
+    assert lines[-1] == "recorded 0 exchanges (0 errors, 0 bytes, 0 with redactions)", lines
 
 
 def test_no_console_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

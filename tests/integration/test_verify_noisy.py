@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 from lxml import etree
@@ -218,3 +220,28 @@ def test_learn_will_not_write_into_pyproject(tmp_path: Path, project: Path) -> N
     assert (
         result.exit_code == 2 and "--learn writes its ignores into a verify.toml" in result.output
     )
+
+
+def _rpc(url: str, method: str, params: dict[str, object]) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"A2A-Version": "1.0"}
+    assert httpx.post(f"{url}/a2a/jsonrpc", json=body, headers=headers, timeout=10).is_success
+
+
+def test_learn_names_a_growing_list_by_pattern(tmp_path: Path) -> None:
+    """A stateful agent's ListTasks grows by the tasks each run makes: learning names the list
+    (`tasks[*]`), not the positions it saw, so the next verify has no drift (issue 30: it
+    learnt `tasks[9]` ... `tasks[14]`, and the next run drifted at `tasks[15]`)."""
+    capture, config = tmp_path / "list.http", tmp_path / "verify.toml"
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "echo hi"}]}
+    with _agent() as agent:
+        with RecordingProxy(upstream=agent.base_url, out=capture) as proxy:
+            _rpc(proxy.url, "SendMessage", {"message": message})
+            _rpc(proxy.url, "ListTasks", {})
+        args = (str(capture), "--agent", agent.base_url, "--config", str(config))
+        assert _verify(*args, "--learn", "3").exit_code == 0
+        patterns = tomllib.loads(config.read_text(encoding="utf-8"))["learnt"]["list.http"]
+        assert "body.result.tasks[*]" in patterns["ignore"]
+        assert not [p for p in patterns["ignore"] if re.search(r"tasks\[\d", p)], patterns
+        after = _verify(*args)
+    assert after.exit_code == 0 and "Verify: no drift" in after.output, after.output

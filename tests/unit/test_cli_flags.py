@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -17,6 +19,7 @@ from click.testing import CliRunner
 from recorder.cli import main
 from recorder.protocol import Binding
 
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 CONTEXT = click.Context(main, info_name="a2a-recorder")
 NAMES = main.list_commands(CONTEXT)
 
@@ -117,3 +120,60 @@ def test_the_listing_says_what_each_command_says() -> None:
     for name, (_, summary) in lazy.items():
         listed = click.Command(name, help=summary).get_short_help_str(limit)
         assert listed == command(name).get_short_help_str(limit), name
+
+
+def _error(*args: str) -> str:
+    """What the command line says to `args`, which it refuses: one `error:` line, exit 2."""
+    result = CliRunner().invoke(main, list(args), prog_name="a2a-recorder")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_the_group_refuses_an_option_as_a_command_does() -> None:
+    """`a2a-recorder --bogus` (issue 30: click's four-line usage block)."""
+    assert _error("--bogus") == "error: No such option '--bogus'. (see 'a2a-recorder -h')"
+    assert _error("bogus").startswith("error: No such command 'bogus'")
+
+
+def test_a_missing_choice_lists_the_choices_on_one_line(tmp_path: Path) -> None:
+    capture = tmp_path / "c.http"
+    capture.write_text("# a2a-recorder capture format 2\n", encoding="utf-8")
+    said = _error("export", str(capture))
+    assert "Missing option '--to'. Choose from: har, jsonl" in said, said
+
+
+@pytest.mark.parametrize(
+    ("args", "now"),
+    [
+        (["report", "c.http", "--html", "page.html"], "--html is -o/--output FILE now"),
+        (["convert", "s.mitm", "-o", "s.http"], "-o is --out PATH now"),
+        (["lint", "c.http", "--ignore", "card.etag"], "--ignore is --skip RULES now"),
+    ],
+)
+def test_a_flag_a_command_once_had_is_answered_with_its_new_name(args: list[str], now: str) -> None:
+    assert _error(*args).startswith(f"error: {now}")
+
+
+def test_convert_says_a_capture_is_already_one(tmp_path: Path) -> None:
+    capture = CAPTURES / "a2a-python-1.3.0" / "03-blocking-task.http"
+    result = CliRunner().invoke(main, ["convert", str(capture), "--out", str(tmp_path / "x.http")])
+    assert result.exit_code == 2
+    assert (
+        result.stderr == f"error: {capture}: already an a2a-recorder capture; nothing to convert\n"
+    )
+    assert not (tmp_path / "x.http").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_no_flag_says_what_it_does(name: str) -> None:
+    """`--no-card-rewrite` is described as what it turns off (issue 30: the help described
+    the option it negates)."""
+    for flag, option in options(name).items():
+        if flag.startswith("--no-"):
+            assert "on by default" not in (option.help or ""), (name, flag)
+    if name == "record":
+        shown = " ".join(CliRunner().invoke(main, ["record", "-h"]).output.split())
+        assert "--no-card-rewrite Serve the agent card as the agent sent it" in shown
+        assert "--no-fetch-card Do not fetch the upstream's agent card" in shown

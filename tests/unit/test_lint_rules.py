@@ -531,3 +531,21 @@ def test_every_rule_has_cases() -> None:
     assert set(RULE_IDS) <= breaking
     # A rule no case keeps explicitly is kept by the good session, which runs every rule.
     assert keeping <= set(RULE_IDS)
+
+
+def _challenged(exchange: Exchange, challenge: bool = True) -> Exchange:
+    """The exchange answered by auth middleware: 401, a plain JSON body, a challenge."""
+    headers = [JSON_TYPE, *([("WWW-Authenticate", 'Bearer realm="a2a"')] if challenge else [])]
+    answer = Response(401, "Unauthorized", tuple(headers), body({"detail": "Not authenticated"}))
+    return replace(exchange, response=answer)
+
+
+def test_an_http_auth_challenge_is_no_broken_binding_answer() -> None:
+    """A 401 with WWW-Authenticate is the HTTP layer's answer, before any binding read the
+    request (issue 30: four MUST findings for a broken JSON-RPC response)."""
+    send = jsonrpc("SendMessage", {"message": message()}, result={"task": task()})
+    rest_send = rest("POST", "/message:send", {"message": message()}, answer={"task": task()})
+    for exchange in (send, rest_send):
+        assert lint([card_fetch(), _challenged(exchange)]) == []
+        unexplained = lint([card_fetch(), _challenged(exchange, challenge=False)])
+        assert any(f.severity is Severity.MUST for f in unexplained), unexplained

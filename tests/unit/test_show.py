@@ -243,6 +243,27 @@ def _show(*args: str | Path) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def test_op_takes_the_json_rpc_method_of_any_version() -> None:
+    """`--op message/send` names SendMessage in a v1.0 capture too (issue 30: it printed an
+    empty table, exit 0), and `tasks/cancel` CancelTask in a v0.3 one."""
+    v1 = CAPTURES / "a2a-python-1.3.0" / "03-blocking-task.http"
+    code, out, _ = _show(v1, "--op", "message/send")
+    assert code == 0 and [line.split()[:4] for line in out.splitlines()[1:]] == [
+        ["2", "0.025", "JSONRPC", "SendMessage"]
+    ]
+    v03 = CAPTURES / "a2a-python-0.3.26" / "07-cancel.http"
+    code, out, _ = _show(v03, "--op", "CancelTask", "--json")
+    cancels = [json.loads(line)["number"] for line in out.splitlines()]
+    assert code == 0 and cancels
+    assert _show(v03, "--op", "tasks/cancel", "--json")[1] == out
+
+
+def test_the_words_op_takes_are_listed_without_a_blank() -> None:
+    _, _, err = _show(CAPTURES / "a2a-python-1.3.0" / "03-blocking-task.http", "--op", "x")
+    listed = err.split("expected one of: ")[1].split(" (see")[0].split(", ")
+    assert "" not in listed and {"message/send", "SendMessage", "tasks/send"} <= set(listed)
+
+
 def test_show_command_filters_numbers_and_errors(tmp_path: Path) -> None:
     path = CAPTURES / "a2a-python-1.3.0" / "08-push-configs.http"
     code, out, _ = _show(path, "--op", "PushDelivery", "--binding", "http", "--json")

@@ -1,0 +1,73 @@
+"""The rows several commands share, written once: each means the same in every command.
+
+- `output`: `-o/--output FILE`, where a report (or an export, a page) goes; standard output
+  without it.  Never a capture.
+- `capture_out`: `--out`, a capture (a file, or a folder of them).
+- `report_format`: `--format`, with the formats the command writes.
+- `BASELINE`, `UPDATE_BASELINE`: findings or drift a project has accepted (`recorder.ci`).
+- `ignore`, `compare`: diff's paths (`recorder.diff`), which verify passes on to its diff.
+- `binding`: the card's binding names, in any case.
+
+A command's table lists the rows it takes, its own and these (`recorder.options.Table`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from recorder.options._table import NAMES, Option, command_option
+
+BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP")  # recorder.protocol.Binding's values
+
+
+def output(what: str = "the report", *, was: tuple[str, ...] = ()) -> Option:
+    return command_option(
+        "output",
+        str,
+        None,
+        f"Write {what} to FILE instead of standard output.",
+        short="-o",
+        metavar="FILE",
+        parse=Path,
+        was=was,
+    )
+
+
+def capture_out(help: str, *, default: str | None = None, **settings: object) -> Option:
+    return command_option("out", str, default, help, metavar="PATH", parse=Path, **settings)
+
+
+def report_format(formats: Sequence[str], help: str = "Report format.") -> Option:
+    return command_option("format", str, formats[0], help, choices=tuple(formats))
+
+
+BASELINE = command_option(
+    "baseline",
+    str,
+    None,
+    "Accepted findings or drift: fail only on new ones, and on entries that no longer occur "
+    "(the file is written when it does not exist).",
+    metavar="FILE",
+    parse=Path,
+)
+UPDATE_BASELINE = command_option(
+    "update_baseline",
+    bool,
+    False,
+    "Rewrite the --baseline file from this run (the reasons written in it are kept).",
+)
+
+
+def ignore(help: str) -> Option:
+    return command_option("ignore", NAMES, (), help + "  Repeatable.", metavar="PATH")
+
+
+def compare(help: str) -> Option:
+    return command_option("compare", NAMES, (), help + "  Repeatable.", metavar="shape:PATH")
+
+
+def binding(help: str, *, choices: tuple[str, ...] = BINDINGS, repeat: bool = False) -> Option:
+    """`--binding`: a card's binding name in any case (`repeat`: repeatable, a filter)."""
+    kind, default = (NAMES, ()) if repeat else (str, choices[0])
+    return command_option("binding", kind, default, help, choices=choices)
