@@ -13,12 +13,22 @@ are pointed at the replayer (`card`), its ETag recomputed for the card served an
 from __future__ import annotations
 
 import http
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from recorder.capture import GrpcMessage, Headers, Response
 from recorder.protocol import card_etag, etag_matches
-from recorder.script import Json, Step, Swap, Template, prepare, wire_bytes
+from recorder.script import (
+    MIN_EMBEDDED,
+    Json,
+    Lookup,
+    Step,
+    Swap,
+    Template,
+    embedded_pairs,
+    prepare,
+    wire_bytes,
+)
 
 # Never replayed as recorded: the server recomputes framing, and bodies are stored decoded.
 DROPPED_HEADERS = frozenset(
@@ -50,15 +60,18 @@ class _Event:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One recorded HTTP answer, cut for rendering."""
+    """One recorded HTTP answer, cut for rendering.  `embedded`: the ids that appear inside
+    longer strings of it (an error message quoting a task id), to swap there too."""
 
     headers: Headers
     body: Template | None
     events: tuple[_Event, ...]
     newline: str
+    embedded: tuple[str, ...] = ()
 
 
-def prepare_http(response: Response, *, jsonrpc: bool) -> Prepared:
+def prepare_http(response: Response, *, jsonrpc: bool, ids: Iterable[str] = ()) -> Prepared:
+    """`response` cut for rendering; `ids` are those the answer may quote in longer text."""
     headers = tuple((k, v) for k, v in response.headers if k.lower() not in DROPPED_HEADERS)
     body = None
     if response.body:
@@ -68,7 +81,17 @@ def prepare_http(response: Response, *, jsonrpc: bool) -> Prepared:
         _Event(event.offset_us, tuple(_line(line, jsonrpc) for line in event.lines))
         for event in response.events
     )
-    return Prepared(headers, body, events, response.newline)
+    texts = [v for _, v in headers]
+    lines = [line[1] for e in events for line in e.lines if isinstance(line, tuple)]
+    for template in (body, *lines):
+        if template is not None:
+            texts += [hole.value for hole in template.holes]
+    embedded = tuple(
+        i
+        for i in dict.fromkeys(ids)
+        if len(i) >= MIN_EMBEDDED and any(i in t and i != t for t in texts)
+    )
+    return Prepared(headers, body, events, response.newline, embedded)
 
 
 def _line(line: str, jsonrpc: bool) -> str | tuple[str, Template]:
@@ -80,8 +103,10 @@ def _line(line: str, jsonrpc: bool) -> str | tuple[str, Template]:
 
 
 def render_http(
-    response: Response, prepared: Prepared, swap: Swap, jsonrpc_id: Json = None
+    response: Response, prepared: Prepared, lookup: Lookup, jsonrpc_id: Json = None
 ) -> HttpAnswer:
+    pairs = [(r, v) for r in prepared.embedded if (v := lookup(r)) is not None]
+    swap = Swap(lookup, embedded_pairs(pairs) if pairs else ())
     headers = tuple((k, swap.text(v)) for k, v in prepared.headers)
     body = b""
     if prepared.body is not None:
@@ -143,14 +168,16 @@ class Answers:
         self._grpc: dict[int, tuple[Template | None, ...]] = {}
 
     def http(
-        self, step: Step, response: Response, swap: Swap, jsonrpc: bool, jsonrpc_id: Json
+        self, step: Step, response: Response, lookup: Lookup, jsonrpc: bool, jsonrpc_id: Json
     ) -> HttpAnswer:
-        prepared = self._http.get(step.index) if response is step.exchange.response else None
+        recorded = response is step.exchange.response
+        prepared = self._http.get(step.index) if recorded else None
         if prepared is None:
-            prepared = prepare_http(response, jsonrpc=jsonrpc)
-            if response is step.exchange.response:
+            ids = (*step.response_ids, *(r.slot.value for r in step.slots))
+            prepared = prepare_http(response, jsonrpc=jsonrpc, ids=ids)
+            if recorded:
                 self._http[step.index] = prepared
-        return render_http(response, prepared, swap, jsonrpc_id)
+        return render_http(response, prepared, lookup, jsonrpc_id)
 
     def grpc_messages(
         self, step: Step, messages: tuple[GrpcMessage, ...]

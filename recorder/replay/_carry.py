@@ -23,13 +23,22 @@ Seen = tuple[tuple[Slot, Provenance, str | None], ...]
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """What answering a decision did: how to swap its answer, and who it touched."""
+    """What answering a decision did: how to read recorded values as live ones for its answer
+    (`lookup`), and who it touched."""
 
-    swap: Swap
+    lookup: Lookup
+    step: Step
     agent_ids: tuple[tuple[str, str], ...]  # (recorded, live) ids of the agent's shown mapped
     session: Session | None
     world: World | None
     created: Family | None = None
+
+    @property
+    def swap(self) -> Swap:
+        """`lookup`, with the step's long ids swapped inside longer strings too."""
+        ids = (*self.step.response_ids, *(r.slot.value for r in self.step.slots))
+        pairs = [(r, v) for r in ids if (v := self.lookup(r)) is not None]
+        return Swap(self.lookup, embedded_pairs(pairs))
 
 
 class Carrier:
@@ -67,7 +76,7 @@ class Carrier:
         self._echo(decision, worlds)
         if len(worlds) > 1 and decision.kind in (Kind.READ, Kind.CREATE):
             self._alias(decision, worlds)
-        shown = [v for v in decision.step.response_ids if self._unminted(v, decision.step)]
+        shown = self.script.shown_as_recorded(decision.step)
         if shown:
             state.keep(shown, decision.step.index)
         if session is not None:
@@ -89,23 +98,21 @@ class Carrier:
         created: Family | None,
     ) -> Applied:
         step = decision.step
-        echoes = {
+        echoes = {  # the request's own values (fresh, new, probes) for the step's
             recorded.slot.value: slot.value
-            for recorded, slot in zip(step.slots, decision.slots, strict=False)
-            if recorded.slot.value != slot.value
+            for sense, slot, recorded in zip(
+                decision.hypothesis, decision.slots, step.slots, strict=False
+            )
+            if sense.family is None and recorded.slot.value != slot.value
         }
         lookup = _lookup(world, echoes)
-        ids = {*step.response_ids, *(r.slot.value for r in step.slots)}
-        pairs = [(r, v) for r in ids if (v := lookup(r)) is not None and v != r]
-        own = world.own if world is not None else frozenset()
+        own = world.own if world is not None else ()
         agent = tuple(
-            sorted(
-                (r, v)
-                for r, v in pairs
-                if r in step.response_ids and r not in own and r not in echoes
-            )
+            (r, v)
+            for r in step.response_ids
+            if (v := lookup(r)) is not None and v != r and r not in own and r not in echoes
         )
-        return Applied(Swap(lookup, embedded_pairs(pairs)), agent, session, world, created)
+        return Applied(lookup, step, agent, session, world, created)
 
     # -- changes to the state -----------------------------------------------------------
 
@@ -155,30 +162,28 @@ class Carrier:
         """Ids served as recorded from the first world's step stand, in every other world, for
         its own step's ids at the same places (one artifact id, whichever world answers)."""
         picks = decision.picks or decision.members
-        first = self.script.steps[picks[0]] if picks else decision.step
-        shown = self._unminted_ids(first)
+        if not picks or all(p == picks[0] for p in picks):
+            return  # every world answered from one step: nothing to line up
+        script = self.script
+        shown = script.shown_as_recorded(script.steps[picks[0]])
+        first = worlds[0].values
         for world, pick in zip(worlds[1:], picks[1:], strict=False):
             for recorded, value in zip(
-                self._unminted_ids(self.script.steps[pick]), shown, strict=False
+                script.shown_as_recorded(script.steps[pick]), shown, strict=False
             ):
-                self.state.alias(world, recorded, worlds[0].lookup(value) or value)
-
-    def _unminted_ids(self, step: Step) -> list[str]:
-        return [v for v in step.response_ids if self._unminted(v, step)]
-
-    def _unminted(self, value: str, step: Step) -> bool:
-        """An id the step's answer shows as recorded (not minted, not the request's own)."""
-        return value not in self.script.origin and all(r.slot.value != value for r in step.slots)
+                self.state.alias(world, recorded, first.get(value, value))
 
 
 def _lookup(world: World | None, echoes: dict[str, str]) -> Lookup:
     """A world's recorded -> live values, then the request's own values for the step's."""
     if world is None:
         return echoes.get
-    live = world.lookup
+    values = world.values
+    if not echoes:
+        return values.get
 
     def lookup(value: str) -> str | None:
-        found = live(value)
+        found = values.get(value)
         return found if found is not None else echoes.get(value)
 
     return lookup

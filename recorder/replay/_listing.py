@@ -170,7 +170,7 @@ class Lister:
     def _item(self, item: Json, family: Family | None) -> Json:
         if family is None:
             return item
-        return Swap(family.session.worlds[0].lookup).walk(item)
+        return Swap(family.session.worlds[0].values.get).walk(item)
 
     def _maps(self, family: Family | None) -> bool:
         """Whether showing `family` maps ids the agent handed out (not the client's own)."""

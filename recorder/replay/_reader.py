@@ -44,6 +44,7 @@ from recorder.script import (
 
 FORMS = 4096  # JSON-RPC request forms whose classification is kept
 _ID_KINDS = ("task_id", "context_id", "config_id")
+IdPaths = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,8 @@ class RequestReader:
         self.script = script
         self.masker = masker  # see `Script.masker`
         self.credentials = credentials
-        self._forms: dict[tuple[object, ...], Classification] = {}
+        # JSON-RPC form -> its classification, and where its operation names ids
+        self._forms: dict[tuple[object, ...], tuple[Classification, IdPaths]] = {}
 
     def read(self, request: Request, known: Known) -> Reading:
         if self.masker is not None:
@@ -118,11 +120,13 @@ class RequestReader:
         )
         found = self._forms.get(form)
         if found is None:
-            found = classify(request, interfaces=self.interfaces)
+            c = classify(request, interfaces=self.interfaces)
+            row = operation(c.operation, c.version or Version.V1_0) if c.operation else None
+            found = (c, tuple((kind, row.id_paths(kind)) for kind in _ID_KINDS) if row else ())
             if len(self._forms) >= FORMS:
                 self._forms.clear()
             self._forms[form] = found
-        return _with_ids(found, params)
+        return _with_ids(*found, params)
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:
@@ -134,22 +138,15 @@ def _is_jsonrpc(request: Request, document: Json) -> bool:
     )
 
 
-def _with_ids(c: Classification, params: Mapping[str, Json]) -> Classification:
+def _with_ids(c: Classification, paths: IdPaths, params: Mapping[str, Json]) -> Classification:
     """`c` with the ids this request's params name (the classifier's own rule: the first of the
     operation's id paths that holds a non-empty string or number)."""
-    row = operation(c.operation, c.version or Version.V1_0) if c.operation else None
-    if row is None:
+    if not paths:
         return c
-    ids: dict[str, str | None] = {}
-    for kind in _ID_KINDS:
-        ids[kind] = next(
-            (
-                found
-                for path in row.id_paths(kind)
-                if (found := _text(_at(params, path))) is not None
-            ),
-            None,
-        )
+    ids = {
+        kind: next((found for path in where if (found := _text(_at(params, path)))), None)
+        for kind, where in paths
+    }
     if ids == {"task_id": c.task_id, "context_id": c.context_id, "config_id": c.config_id}:
         return c
     return replace(c, **ids)  # type: ignore[arg-type]

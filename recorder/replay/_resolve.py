@@ -340,6 +340,8 @@ class Resolver:
 
     def _group(self, options: list[_Option]) -> list[_Option]:
         """The options answered together: the best one and those a client cannot tell from it."""
+        if all(o.step is options[0].step for o in options) and options[0].member < 0:
+            return options  # one step answers in every world: nothing to rank
         ranked = sorted(options, key=self._preference)
         best = ranked[0]
         if all(o.step is best.step for o in ranked):

@@ -85,7 +85,16 @@ from recorder.replay._report import Report
 from recorder.replay._resolve import Decision, Kind, Resolver, Unanswered
 from recorder.replay._state import MAX_SESSIONS, LiveState, Session
 from recorder.replay._versions import Crossing, Refusal, ServeVersion, Versions
-from recorder.script import IdFactory, Json, Script, Step, Swap, load_script
+from recorder.script import (
+    IdFactory,
+    Json,
+    Lookup,
+    Script,
+    Step,
+    Swap,
+    embedded_pairs,
+    load_script,
+)
 
 Answer = HttpAnswer | GrpcAnswer
 
@@ -317,14 +326,14 @@ class ReplayService:
         if decision.kind is Kind.LIST:
             answer, step, changes = self._listing(decision, applied, reading)
         else:
-            answer = self._answer(step, applied.swap, reading, version)
+            answer = self._answer(step, applied.lookup, reading, version)
         changes = (
             *changes,
             *self._changed(step, applied, answer),
             *self._translated(step, version),
         )
         self.report.served(step.key)
-        deliveries = self._plan(step, applied.swap, version) if self.deliver else ()
+        deliveries = self._plan(step, applied, version) if self.deliver else ()
         webhooks = [decision.slots[n].value for n in webhook_slots(step) if n < len(decision.slots)]
         self.webhooks.served(step, webhooks, bool(self.script.deliveries.get(step.index)))
         kind: AnswerKind = "adapted" if changes else "recorded"
@@ -362,7 +371,7 @@ class ReplayService:
         """A fault answered instead of the agent, and the request is not carried out: the
         state stays as it was, so that a retry gets what the recording holds."""
         step = decision.step
-        answer = self._answer(step, self.carrier.preview(decision).swap, reading)
+        answer = self._answer(step, self.carrier.preview(decision).lookup, reading)
         faulted = self.faults.apply(fired, answer)
         kind = _faulted_kind(faulted)
         logged = _Logged(
@@ -400,7 +409,7 @@ class ReplayService:
         """A SubscribeToTask of a task whose stream a fault cut: the task as it stood at the
         cut, then the recorded events the client did not get (see `_faults`)."""
         response, what = continuation(cut)
-        answer = self._build(cut.step, cut.swap, response, reading.jsonrpc_id)
+        answer = self._build(cut.step, cut.swap.lookup, response, reading.jsonrpc_id)
         fired = self.faults.fire(None, "SubscribeToTask", request, cut.form, response)
         faulted = self.faults.apply(fired, answer)
         found = self.state.cut_of(cut.task)
@@ -437,26 +446,29 @@ class ReplayService:
     # -- answers ------------------------------------------------------------------------
 
     def _answer(
-        self, step: Step, swap: Swap, reading: Reading, version: Version | None = None
+        self, step: Step, lookup: Lookup, reading: Reading, version: Version | None = None
     ) -> Answer:
         recorded = step.exchange.response
         assert recorded is not None
         if version is not None:  # a client of the other version
             c = step.exchange.classification
             recorded = self.versions.answer(step.index, recorded, c, version).response
-        answer = self._build(step, swap, recorded, reading.jsonrpc_id)
+        answer = self._build(step, lookup, recorded, reading.jsonrpc_id)
         if isinstance(answer, HttpAnswer) and is_card(step.exchange):
             # A card's validator is answered here, for the card the replayer serves.
             answer = revalidated(answer, reading.headers.get("if-none-match"))
         return answer
 
-    def _build(self, step: Step, swap: Swap, response: Response, jsonrpc_id: Json) -> Answer:
+    def _build(self, step: Step, lookup: Lookup, response: Response, jsonrpc_id: Json) -> Answer:
         c = step.exchange.classification
         if c.binding is Binding.GRPC:
             templates = self.answers.grpc_messages(step, response.messages)
+            ids = (*step.response_ids, *(r.slot.value for r in step.slots))
+            pairs = [(r, v) for r in ids if (v := lookup(r)) is not None]
+            swap = Swap(lookup, embedded_pairs(pairs))
             return grpc_answer(response, swap, self.cards.rewrite(()), templates)
         jsonrpc = c.binding is Binding.JSONRPC or (c.binding is None and _enveloped(step))
-        answer = self.answers.http(step, response, swap, jsonrpc, jsonrpc_id)
+        answer = self.answers.http(step, response, lookup, jsonrpc, jsonrpc_id)
         location = card_location(c)
         if location is not None:
             answer = rewrite_card_answer(answer, self.cards.rewrite(location, step.exchange))
@@ -468,10 +480,8 @@ class ReplayService:
         steps = self.resolver.listing_steps(decision, reading.live.version)
         scope = self._scope(decision, applied)
         c = decision.step.exchange.classification
-        listing = self.lister.answer(steps, scope, applied.swap.lookup, c.binding)
-        answer = self._build(
-            listing.step, Swap(lambda v: None), listing.response, reading.jsonrpc_id
-        )
+        listing = self.lister.answer(steps, scope, applied.lookup, c.binding)
+        answer = self._build(listing.step, _nothing, listing.response, reading.jsonrpc_id)
         return answer, listing.step, listing.changes
 
     def _scope(self, decision: Decision, applied: Applied) -> list[Session] | None:
@@ -525,14 +535,14 @@ class ReplayService:
         return found.changes
 
     def _plan(
-        self, step: Step, swap: Swap, version: Version | None = None
+        self, step: Step, applied: Applied, version: Version | None = None
     ) -> tuple[PlannedDelivery, ...]:
         deliveries = self.script.deliveries.get(step.index, ())
         if not deliveries:
             return ()
         if version is not None:
             deliveries = tuple(self.versions.delivery(d, version) for d in deliveries)
-        return plan(step, deliveries, swap)
+        return plan(step, deliveries, applied.swap)
 
     # -- misses and refusals ------------------------------------------------------------
 
@@ -639,7 +649,7 @@ class ReplayService:
         why: str = "it could not serve",
     ) -> Served:
         """The agent's refusal of another request of the same trouble (or credentials)."""
-        answer = self._answer(step, Swap(lambda v: None), reading)
+        answer = self._answer(step, _nothing, reading)
         self.report.served(step.key)
         change = f"the agent's answer to another request {why}: {describe(step)}"
         logged = _Logged("served", "adapted", (change,), step=step)
@@ -702,6 +712,11 @@ class ReplayService:
 
 
 # ---- small pure helpers ---------------------------------------------------------------------
+
+
+def _nothing(value: str) -> str | None:
+    """A lookup that swaps nothing: the answer as recorded."""
+    return None
 
 
 def _faulted_kind(faulted: Faulted) -> AnswerKind:

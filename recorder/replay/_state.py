@@ -11,12 +11,12 @@
   never told apart by guesses (connection, headers, recency), only by the ids they use.
 - A *world* is one reading of a session that everything its clients did so far allows: the
   recorded creating step each family stands for (its *member*, `steps`), and what follows
-  from that: recorded -> live ids (`live`) and back (`recorded`), how far the recorded story
-  of each recorded id has been served (`frontier`: polls follow it, then repeat its end),
-  values shown from another world's steps (`aliases`, so that a client sees one artifact id
-  whichever world later answers), and the client's fresh values for the recorded ones
-  (`echoes`: a webhook URL, a token).  The first world answers; the others are kept while no
-  request tells them apart (decide late).
+  from that: recorded -> live values (`values`: the families' ids; values shown from another
+  world's steps, so that a client sees one artifact id whichever world later answers; and
+  the client's fresh values for the recorded ones, a webhook URL, a token), live ids back to
+  the recorded ones (`recorded`), and how far the recorded story of each recorded id has been
+  served (`frontier`: polls follow it, then repeat its end).  The first world answers; the
+  others are kept while no request tells them apart (decide late).
 - What the live clients were shown as recorded and may name back (`kept`: page cursors, ids
   of tasks that existed before), and, per session, the streams a fault profile cut (`cuts`).
 
@@ -31,7 +31,7 @@ of live ids).
 1. Every session has at least one world, and every world gives every family of its session a
    member whose `introduced` ids are as many as the family's live ids.
 2. Within a world no two families have the same member.
-3. A world's `live` and `recorded` are each other's inverse and agree with its members.
+3. A world's `values` and `recorded` agree with its members, each other's inverse on them.
 4. `families_of(v)` holds exactly the remembered families holding live id `v`; within one
    session no two families hold the same live id, and a minted id is held by one family.
 5. At most `limit` sessions are remembered, their live ids within `max_bytes` (but the
@@ -65,42 +65,27 @@ class Family:
 @dataclass(eq=False)
 class World:
     steps: dict[Family, int] = field(default_factory=dict)  # family -> its member
-    live: dict[str, str] = field(default_factory=dict)  # recorded id -> live id
+    values: dict[str, str] = field(default_factory=dict)  # recorded -> live (see above)
     recorded: dict[str, str] = field(default_factory=dict)  # live id -> recorded id
     frontier: dict[str, int] = field(default_factory=dict)  # recorded id -> step index
-    aliases: dict[str, str] = field(default_factory=dict)  # recorded -> the value shown
-    echoes: dict[str, str] = field(default_factory=dict)  # recorded fresh value -> live
     own: set[str] = field(default_factory=set)  # recorded ids of the clients' own
 
     def copy(self) -> World:
         return World(
             dict(self.steps),
-            dict(self.live),
+            dict(self.values),
             dict(self.recorded),
             dict(self.frontier),
-            dict(self.aliases),
-            dict(self.echoes),
             set(self.own),
         )
 
     def update(self, other: World) -> None:
         """Take in another session's world (a request names families of both)."""
         self.steps.update(other.steps)
-        self.live.update(other.live)
+        self.values.update(other.values)
         self.recorded.update(other.recorded)
         self.frontier.update(other.frontier)
-        self.aliases.update(other.aliases)
-        self.echoes.update(other.echoes)
         self.own |= other.own
-
-    def lookup(self, recorded: str) -> str | None:
-        """The live value a recorded one stands for in this world, if any."""
-        found = self.live.get(recorded)
-        if found is None:
-            found = self.aliases.get(recorded)
-            if found is None:
-                found = self.echoes.get(recorded)
-        return found
 
     def member(self, family: Family) -> int:
         return self.steps[family]
@@ -236,7 +221,7 @@ class LiveState:
             member = world.steps.pop(family, None)
             if member is not None:
                 for recorded in self.script.steps[member].introduced:
-                    live = world.live.pop(recorded, None)
+                    live = world.values.pop(recorded, None)
                     world.recorded.pop(live or "", None)
         size = sum(len(v) for v in family.live)
         old.size -= size
@@ -273,12 +258,13 @@ class LiveState:
                 world.frontier[value] = index
 
     def echo(self, world: World, recorded: str, live: str) -> None:
-        if recorded != live:
-            world.echoes[recorded] = live
+        current = world.values.get(recorded)
+        if recorded != live and (current is None or world.recorded.get(current) != recorded):
+            world.values[recorded] = live  # a family's id stays the family's
 
     def alias(self, world: World, recorded: str, shown: str) -> None:
-        if recorded != shown and recorded not in world.live:
-            world.aliases.setdefault(recorded, shown)
+        if recorded != shown:
+            world.values.setdefault(recorded, shown)
 
     def keep(self, values: Iterable[str], index: int) -> None:
         """Values served as recorded, that clients may name back (kept across sessions)."""
@@ -315,7 +301,7 @@ class LiveState:
         world.steps[family] = member
         step = self.script.steps[member]
         for recorded, live in zip(step.introduced, family.live, strict=True):
-            world.live[recorded] = live
+            world.values[recorded] = live
             world.recorded[live] = recorded
         world.own.update(step.introduced[: step.owned])
 
@@ -392,7 +378,7 @@ def _session_problems(state: LiveState, session: Session) -> Iterator[str]:
             if len(steps[member].introduced) != len(family.live):
                 yield f"family {family.number}: member #{steps[member].number} does not align"
             for recorded, live in zip(steps[member].introduced, family.live, strict=True):
-                if world.live.get(recorded) != live or world.recorded.get(live) != recorded:
+                if world.values.get(recorded) != live or world.recorded.get(live) != recorded:
                     yield f"session {session.number}, world {n}: {recorded} is not {live}"
     held = [v for f in session.families for v in f.live]
     if len(held) != len(set(held)):

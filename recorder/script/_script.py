@@ -183,6 +183,7 @@ class Script:
     )
     _shapes: dict[int, str] = field(default_factory=dict)
     _refusals: dict[tuple[str, tuple[str, ...]], Step] = field(default_factory=dict)
+    _shown: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
         """Steps with this key, in script order; those recorded with the same A2A-Version first.
@@ -203,6 +204,11 @@ class Script:
     def named_creates(self, key: Key, named: tuple[str | None, ...]) -> Mapping[int, list[Step]]:
         """The creating ones of `named_steps`, by class, each class's in script order."""
         return self._named_creates.get((key, named), {})
+
+    def shown_as_recorded(self, step: Step) -> tuple[str, ...]:
+        """The ids a step's answer shows as recorded: no step introduced them, and its request
+        did not name them (message and artifact ids, cursors, tasks from before)."""
+        return self._shown.get(step.index, ())
 
     def refusal(self, binding: str, credentials: Sequence[str]) -> Step | None:
         """A recorded refusal (401, 403, gRPC UNAUTHENTICATED or PERMISSION_DENIED) of a
@@ -545,6 +551,10 @@ def _classify(script: Script, loaders: Sequence[_Loader]) -> None:
             by_own.setdefault(step.introduced[: step.owned], []).append(index)
         script.classes.append(Class(number, tuple(found), {k: tuple(v) for k, v in by_own.items()}))
     for step in script.steps:
+        named = {r.slot.value for r in step.slots}
+        shown = tuple(v for v in step.response_ids if v not in script.origin and v not in named)
+        if shown:
+            script._shown[step.index] = shown
         if not step.creating:
             continue
         cls = script.classes[script.class_of[step.index]]

@@ -185,6 +185,8 @@ def _depth(text: str, start: int, end: int) -> int:
 
 
 def _quoted(value: str, ascii_only: bool) -> str:
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'  # written as it is in every form (most ids)
     try:
         return json.dumps(value, ensure_ascii=ascii_only)
     except UnicodeEncodeError:  # pragma: no cover - json.dumps escapes what it cannot encode
