@@ -36,6 +36,7 @@ from recorder.script import (
     Slot,
     credential_names,
     find_slots,
+    leaves,
     positions_of,
     request_value,
     skeleton,
@@ -93,7 +94,9 @@ class RequestReader:
         positions = positions_of(c)
         slots = tuple(find_slots(value, positions, known))
         readings: tuple[tuple[Slot, ...], ...] = (slots,)
-        learnt = script.learnt.get(skeleton(c, value)) if script.learnt else None
+        learnt = None
+        if script.learnt:
+            learnt = script.learnt.get(skeleton(c, value, (where for where, _ in leaves(value))))
         if learnt:
             readings = (slots, tuple(find_slots(value, positions, known, learnt)))
         if self.masker is not None:  # after the slots: they keep the live values

@@ -346,12 +346,20 @@ class Resolver:
         best = ranked[0]
         if all(o.step is best.step for o in ranked):
             return ranked
-        shape = self.script.shape_of(best.step)
+        shape = self._shape(best)
         return [
-            o
-            for o in ranked
-            if o.step.creating == best.step.creating and self.script.shape_of(o.step) == shape
+            o for o in ranked if o.step.creating == best.step.creating and self._shape(o) == shape
         ]
+
+    def _shape(self, option: _Option) -> str:
+        """What a client sees of an option's answer (a class's members answer alike: its first
+        member's shape, computed once, speaks for the one chosen)."""
+        script = self.script
+        if option.member >= 0:
+            return script.shape_of(
+                script.steps[script.classes[script.class_of[option.member]].members[0]]
+            )
+        return script.shape_of(option.step)
 
     def _preference(self, option: _Option) -> tuple[bool, bool, bool, int]:
         step = self.script.steps[option.member] if option.member >= 0 else option.step
@@ -373,12 +381,16 @@ class Resolver:
             )
         )
         # Looked up by the key that compares fields learnt fresh as they are: these very steps.
-        literal = {s.index for s in steps} if steps[0].literal_key == key else set()
+        literal = [s.index for s in steps] if steps[0].literal_key == key else None
         options = []
         for cls in classes:
-            chosen = [m for m in cls.by_own.get(own, ()) if not literal or m in literal]
-            chosen += sorted(m for m in literal if self.script.class_of.get(m) == cls.number)
-            exact = next((m for m in chosen if not self._handed(m)), None)
+            if literal is not None:
+                pool = [m for m in literal if self.script.class_of.get(m) == cls.number]
+                exact = next((m for m in pool if not self._handed(m)), None)
+            elif own:  # the member whose own ids the client chose again, if any is left
+                exact = self.state.unhanded((cls.number, own), cls.by_own.get(own, ()))
+            else:
+                exact = None
             member = exact if exact is not None else self.state.next_member(cls.number, cls.members)
             step = self.script.steps[member]
             options.append(_Option(None, step, True, exact is not None, member))

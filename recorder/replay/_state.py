@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,7 +120,7 @@ class LiveState:
         self._by_live: dict[str, list[Family]] = {}
         self._handed: set[str] = set()  # recorded ids handed out as themselves
         self._kept: dict[str, int] = {}  # values served as recorded -> their frontier
-        self._next: dict[int, int] = {}  # class -> the next member never handed out
+        self._next: dict[Hashable, int] = {}  # where a search for unhanded members stopped
         self._numbers = itertools.count(1)
 
     def __len__(self) -> int:
@@ -157,14 +157,20 @@ class LiveState:
 
     def next_member(self, cls: int, members: Sequence[int]) -> int:
         """The first member of a class whose ids were never handed out, else the first."""
-        at = self._next.get(cls, 0)
+        found = self.unhanded(cls, members)
+        return found if found is not None else members[0]
+
+    def unhanded(self, cursor: Hashable, members: Sequence[int]) -> int | None:
+        """The first of `members` whose ids were never handed out (None: every one was), found
+        from where the last search under `cursor` stopped: members are handed out in order."""
+        at = self._next.get(cursor, 0)
         steps = self.script.steps
         while at < len(members) and any(
             v in self._handed for v in steps[members[at]].introduced[steps[members[at]].owned :]
         ):
             at += 1
-        self._next[cls] = at
-        return members[at] if at < len(members) else members[0]
+        self._next[cursor] = at
+        return members[at] if at < len(members) else None
 
     def cut_of(self, live_task: str) -> tuple[Session, Any] | None:
         for family in self._by_live.get(live_task, ()):

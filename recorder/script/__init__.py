@@ -32,7 +32,7 @@ from recorder.script._script import (
     load_script,
     provenance,
 )
-from recorder.script._slots import Known, Slot, find_slots, positions_of, snake_case
+from recorder.script._slots import Known, Slot, find_slots, leaves, positions_of, snake_case
 from recorder.script._swap import (
     MIN_EMBEDDED,
     Lookup,
@@ -96,6 +96,7 @@ __all__ = [
     "is_error",
     "json_bytes",
     "json_text",
+    "leaves",
     "load_script",
     "located_ids",
     "make_key",

@@ -2,8 +2,8 @@
 
 No table lists every field a client fills afresh: an older dialect's `message_id`, a
 framework's nonce, a request id of a client's own.  The capture tells them: a field is
-*learnt fresh* in requests of one *skeleton* (binding, operation, and the request value with
-every string emptied) when
+*learnt fresh* in requests of one *skeleton* (binding, operation, an unknown method's name, and
+where the request value holds strings) when
 
 - the capture holds at least two requests of that skeleton,
 - in each of them the field holds a string no slot reads already (the id table, the field's
@@ -18,7 +18,6 @@ recorded request that holds the same value still answers first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -26,21 +25,14 @@ from recorder.protocol import Classification
 from recorder.script._values import Json, Location
 
 MIN_LENGTH = 8
-_EMPTIED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+Skeleton = tuple[object, ...]
 
 
-def skeleton(classification: Classification, value: Json) -> str:
-    """What requests of one shape share: the binding, the operation, the value's structure."""
-    binding = classification.binding.value if classification.binding else "-"
-    return f"{binding} {classification.operation or '-'} {_EMPTIED.encode(_emptied(value))}"
-
-
-def _emptied(value: Json) -> Json:
-    if isinstance(value, dict):
-        return {k: _emptied(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_emptied(v) for v in value]
-    return "" if isinstance(value, str) else value
+def skeleton(classification: Classification, value: Json, strings: Iterable[Location]) -> Skeleton:
+    """What requests of one shape share: binding, operation, an unknown method's name, and
+    the places of their strings (`_slots.leaves`)."""
+    method = value.get("method") if isinstance(value, dict) else None
+    return (classification.binding, classification.operation, method, tuple(strings))
 
 
 def token_like(text: str) -> bool:
@@ -57,17 +49,17 @@ class Learning:
     """Collects the unread strings of each request, by skeleton; says which fields are fresh."""
 
     def __init__(self) -> None:
-        self._groups: dict[str, _Group] = {}
+        self._groups: dict[Skeleton, _Group] = {}
 
-    def add(self, name: str, unread: Iterable[tuple[Location, str]]) -> None:
+    def add(self, name: Skeleton, unread: Iterable[tuple[Location, str]]) -> None:
         group = self._groups.setdefault(name, _Group())
         group.requests += 1
         for location, text in unread:
             group.values.setdefault(location, []).append(text)
 
-    def learnt(self) -> Mapping[str, frozenset[Location]]:
+    def learnt(self) -> Mapping[Skeleton, frozenset[Location]]:
         """Skeleton -> the locations learnt fresh there (skeletons with none left out)."""
-        found: dict[str, frozenset[Location]] = {}
+        found: dict[Skeleton, frozenset[Location]] = {}
         for name, group in self._groups.items():
             if group.requests < 2:
                 continue

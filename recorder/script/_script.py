@@ -26,9 +26,9 @@ that existed before, a listing, a card) hands out nothing: ids first seen in its
 existed before the capture began (`fixed`).
 
 **Threads and classes.**  The *thread* of a creating step is every later step of its capture
-that names an id it introduced.  Creating steps whose requests, threads and sub-threads look
-alike (the same keys, naming their ids at the same places) are *interchangeable*: no later
-request can tell them apart.  They form one `Class`, its members in script order: a load of
+that names an id it introduced.  Creating steps whose requests, answers, threads and
+sub-threads look alike (the same keys and answer shapes, naming their ids at the same places)
+are *interchangeable*: no later request can tell them apart.  They form one `Class`, its members in script order: a load of
 2,000 identical sends, each followed by the same reads, is one class of 2,000.  The replay
 binds a live id to a class and a member, never to a list of every step it could be, so the
 work of one request does not grow with the capture.
@@ -54,6 +54,7 @@ from recorder.protocol import (
     LISTINGS,
     PUSH_DELIVERY,
     SERVED_AS_RECORDED,
+    Binding,
     IdKind,
     IdRole,
     find_card,
@@ -66,8 +67,8 @@ from recorder.script._answers import (
     exchange_succeeded,
     handed_out,
 )
-from recorder.script._learn import Learning, skeleton
-from recorder.script._slots import Slot, find_slots, leaves, positions_of
+from recorder.script._learn import Learning, Skeleton, skeleton
+from recorder.script._slots import Slot, find_slots, positions_of
 from recorder.script._values import (
     Json,
     Key,
@@ -171,7 +172,7 @@ class Script:
     credential_params: frozenset[str] = frozenset()
     credentials: bool = True  # whether requests are compared by the credentials they carry
     # Skeleton -> the fields learnt fresh there (`_learn`).
-    learnt: Mapping[str, frozenset[Location]] = field(default_factory=dict)
+    learnt: Mapping[Skeleton, frozenset[Location]] = field(default_factory=dict)
     # Set when a recorded request holds a redaction placeholder: values are then compared
     # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
     masker: Masker | None = None
@@ -303,7 +304,7 @@ class _Reading:
     provenances: dict[tuple[Location, int | None], Provenance]
     success: bool
     found: list[tuple[str, str]]  # (key, id) the answer hands out
-    skeleton: str
+    skeleton: Skeleton
     by_value: frozenset[str]  # values read as ids because they were known
     credentials: tuple[str, ...]
 
@@ -322,16 +323,14 @@ class _Loader:
             if exchange.classification.operation == PUSH_DELIVERY:
                 self.deliveries.append(exchange)
             elif exchange.response is not None:
-                reading = self._read(exchange)
+                reading, strings = self._read(exchange)
                 self.readings.append(reading)
                 taken = {s.location for s in reading.slots}
-                learning.add(
-                    reading.skeleton, (x for x in leaves(reading.value) if x[0] not in taken)
-                )
+                learning.add(reading.skeleton, (x for x in strings if x[0] not in taken))
 
     # -- the first pass: what each request holds, known by what came before ------------------
 
-    def _read(self, exchange: Exchange) -> _Reading:
+    def _read(self, exchange: Exchange) -> tuple[_Reading, list[tuple[Location, str]]]:
         c = exchange.classification
         script = self.script
         names = (
@@ -348,7 +347,8 @@ class _Loader:
                 return True
             return False
 
-        slots = find_slots(value, positions_of(c), known)
+        strings: list[tuple[Location, str]] = []
+        slots = find_slots(value, positions_of(c), known, strings=strings)
         documents = answer_documents(exchange.response)
         success = exchange_succeeded(exchange, documents)
         provenances = {
@@ -361,17 +361,18 @@ class _Loader:
         found_ids = handed_out(exchange, documents) if success else []
         for _, value_id in found_ids:
             self.known.setdefault(value_id, exchange.number)
-        return _Reading(
+        reading = _Reading(
             exchange,
             value,
             slots,
             provenances,
             success,
             found_ids,
-            skeleton(c, value),
+            skeleton(c, value, (where for where, _ in strings)),
             frozenset(seen),
             tuple(names or ()),
         )
+        return reading, strings
 
     # -- the second pass: steps, with what the capture taught ------------------------------
 
@@ -515,6 +516,8 @@ def _refused(exchange: Exchange) -> bool:
         return False
     if response.status in _REFUSED_HTTP:
         return True
+    if exchange.classification.binding is not Binding.GRPC:
+        return False
     fields = {k.lower(): v.strip() for k, v in (*response.headers, *response.trailers)}
     return fields.get("grpc-status") in _REFUSED_GRPC
 
@@ -539,7 +542,8 @@ def _classify(script: Script, loaders: Sequence[_Loader]) -> None:
         for step in reversed(loader.steps):
             if not step.creating:
                 continue
-            signature = _signature(step, threads.get(step.index, []), script.class_of)
+            shape = script.shape_of(step)  # members answer alike: a class's first speaks for all
+            signature = (shape, *_signature(step, threads.get(step.index, []), script.class_of))
             number = signatures.setdefault(signature, len(signatures))
             script.class_of[step.index] = number
             members.setdefault(number, []).append(step.index)

@@ -95,8 +95,10 @@ def find_slots(
     positions: Sequence[IdPosition],
     known: Known | None = None,
     learnt: Collection[Location] = (),
+    strings: list[tuple[Location, str]] | None = None,
 ) -> list[Slot]:
-    """Every id the value holds (see the module docstring), in a stable order."""
+    """Every id the value holds (see the module docstring), in a stable order; `strings`, if
+    given, gets every string the value holds where a slot could be (`leaves`)."""
     found: list[Slot] = []
     if not isinstance(value, dict):
         return found
@@ -106,7 +108,7 @@ def find_slots(
             for position in table:
                 _walk(document, position.path, (section,), position, found)
     taken = {s.location for s in found}
-    scan = _Scan(found, taken, known, learnt)
+    scan = _Scan(found, taken, known, learnt, strings)
     for section in ("body", "query", "route"):
         if value.get(section) is not None:
             scan.node(value[section], None, None, (section,))
@@ -157,8 +159,10 @@ class _Scan:
         taken: set[Location],
         known: Known | None,
         learnt: Collection[Location],
+        strings: list[tuple[Location, str]] | None = None,
     ) -> None:
         self.found, self.taken, self.known, self.learnt = found, taken, known, learnt
+        self.strings = strings
 
     def node(self, node: Json, key: str | None, owner: Json, where: Location) -> None:
         kind = type(node)
@@ -169,10 +173,13 @@ class _Scan:
         elif kind is list:
             for index, item in enumerate(node):
                 self.node(item, key, owner, (*where, index))
-        elif kind is str and node and where not in self.taken:
-            slot = self.slot(node, key, owner, where)
-            if slot is not None:
-                self.found.append(slot)
+        elif kind is str and node:
+            if self.strings is not None:
+                self.strings.append((where, node))
+            if where not in self.taken:
+                slot = self.slot(node, key, owner, where)
+                if slot is not None:
+                    self.found.append(slot)
 
     def slot(self, value: str, key: str | None, owner: Json, where: Location) -> Slot | None:
         kind = ID_NAMES.get(key) if key is not None else None
