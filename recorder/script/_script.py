@@ -28,8 +28,9 @@ existed before the capture began (`fixed`).
 **Threads and classes.**  The *thread* of a creating step is every later step of its capture
 that names an id it introduced.  Creating steps whose requests, answers, threads and
 sub-threads look alike (the same keys and answer shapes, naming their ids at the same places)
-are *interchangeable*: no later request can tell them apart.  They form one `Class`, its members in script order: a load of
-2,000 identical sends, each followed by the same reads, is one class of 2,000.  The replay
+are *interchangeable*: no later request can tell them apart.  They form one `Class`, its
+members in script order: a load of 2,000 identical sends, each followed by the same reads, is
+one class of 2,000.  The replay
 binds a live id to a class and a member, never to a list of every step it could be, so the
 work of one request does not grow with the capture.
 
