@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-import uvicorn
 
 StartTimeout = 15.0
 
@@ -106,37 +105,3 @@ class BackgroundLoop:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         await self._main(self._ready.set, self._stop)
-
-
-async def serve_asgi(
-    app: Any,
-    sock: socket.socket,
-    ready: Callable[[], None],
-    stop: asyncio.Event,
-    *,
-    http: type[asyncio.Protocol] | None = None,
-) -> None:
-    """Serve `app` with uvicorn on `sock` until `stop` is set (`http`: a protocol class)."""
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="off",
-        access_log=False,
-        proxy_headers=False,
-        http=http or "auto",
-        server_header=False,
-        date_header=False,
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            await task
-            raise RuntimeError("uvicorn stopped while starting")
-        await asyncio.sleep(0.01)
-    ready()
-    await stop.wait()
-    server.should_exit = True
-    await task
-    sock.close()

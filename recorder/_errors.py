@@ -30,9 +30,7 @@ keeps working for a caller who never heard of ours):
     └── internal, converted at one boundary before a caller sees them:
         ├── FormError (ValueError)      a body display that does not restore
         │   └── FormLineError           ... at its `# ...-body:` line  -> CaptureParseError
-        ├── Unsendable                  a verify step this agent cannot take  -> NotSent
-        └── Disconnected                a replay client went away mid-request (its own
-                                        module, recorder.replay._server)  -> nothing answered
+        └── Unsendable                  a verify step this agent cannot take  -> NotSent
 
 Exit status, the same for every command (`EXIT_FOR` maps the error that ended one to it):
 

@@ -1,12 +1,12 @@
 """Replay a capture as a fake agent: one transport-neutral service, thin HTTP and gRPC faces.
 
 `ReplayService` (pure) decides every answer; a `Runner` does what goes around it (misses,
-forwarding, push deliveries before and after); `ReplayApp` (ASGI) and the gRPC handler only
-translate bytes; `Replayer` runs both on a thread.  `Fleet` replays a folder of captures at
-once, a `Replayer` per agent, each on a port of its own or all behind one forward proxy
-(`_fleet`, `_route`, `_proxy`).  See `_service` for the model, `_state`
-for the session state and its invariants.  `IdFactory` mints the ids handed out (seed it to
-replay the same bytes).
+forwarding, push deliveries before and after); the HTTP face (`ReplayHttp`, on connections of
+our own over httptools: `_http`) and the gRPC handler only translate bytes; `Replayer` runs
+both on a thread.  `Fleet` replays a folder of captures at once, a `Replayer` per agent, each
+on a port of its own or all behind one forward proxy (`_fleet`, `_route`, `_proxy`).  See
+`_service` for the model, `_state` for the session state and its invariants.  `IdFactory`
+mints the ids handed out (seed it to replay the same bytes).
 
 A fault profile (`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s
 from `parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`, the
@@ -30,7 +30,7 @@ from recorder.replay._limits import Limits
 from recorder.replay._pushes import PlannedDelivery
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
-from recorder.replay._server import ReplayApp
+from recorder.replay._server import ReplayHttp
 from recorder.replay._service import Client, Miss, Refused, ReplayService, Served
 from recorder.replay._timing import Timing
 from recorder.replay._versions import CaptureAs, ServeVersion, capture_as
@@ -54,7 +54,7 @@ __all__ = [
     "Miss",
     "PlannedDelivery",
     "Refused",
-    "ReplayApp",
+    "ReplayHttp",
     "ReplayService",
     "Replayer",
     "Report",

@@ -34,11 +34,12 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._background import BackgroundLoop, bind_socket, host_port
 from recorder._errors import OptionError
 from recorder.capture import Capture, check_regular, file_kind
+from recorder.replay._http import Connection, serve_http
 from recorder.replay._journal import Journal
-from recorder.replay._proxy import ProxyFace, proxy_protocol
+from recorder.replay._proxy import ProxyConnection, ProxyFace
 from recorder.replay._replayer import Replayer
 from recorder.replay._report import Report
 from recorder.replay._route import AgentPlan, Routes, Unrouted, plan_agents
@@ -290,11 +291,13 @@ class Fleet:
                 tasks.append(await _started(agent.replayer.serve, stop))
             if self.face is not None and self._sock is not None:
                 self.face.own = host_port(self.host, self.port)
-                protocol = proxy_protocol(self.face, self.limits)
-                sock, face = self._sock, self.face
+                sock, face, limits = self._sock, self.face, self.limits
+
+                def connection(connections: set[Connection]) -> Connection:
+                    return ProxyConnection(face, limits, connections)
 
                 async def front(up: Callable[[], None], stop: asyncio.Event) -> None:
-                    await serve_asgi(face, sock, up, stop, http=protocol)
+                    await serve_http(sock, connection, up, stop)
 
                 tasks.append(await _started(front, stop))
             ready()

@@ -3,9 +3,9 @@
 Two ways in, both routed by the authority the client names (`_route`):
 
 - a proxied HTTP request (`POST http://127.0.0.1:41241/a2a/jsonrpc`, as httpx, requests and
-  Go's net/http send through `HTTP_PROXY`) goes, in this loop, to the `ReplayApp` of the agent
-  recorded under that authority, request by request: one connection to the proxy may carry
-  requests for several agents;
+  Go's net/http send through `HTTP_PROXY`) goes, in this loop, to the HTTP face of the agent
+  recorded under that authority (its target in origin form), request by request: one
+  connection to the proxy may carry requests for several agents;
 - a CONNECT (`CONNECT 127.0.0.1:50051`, as grpcio sends through `grpc_proxy`/`http_proxy`)
   is answered `200` and the tunnel is spliced, bytes untouched, to that agent's own listener:
   its gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP face otherwise.  A
@@ -21,18 +21,21 @@ recorded over https, is answered `502 Bad Gateway` with why (an HTTP/2 connectio
 closed), and kept (`Unrouted`) for the fleet's report.  A direct request to the proxy itself
 (`Host` its own address) for `GET /__a2a_recorder/report` gets the fleet's report.
 
-The CONNECT and HTTP/2 handling sits in the HTTP protocol (`proxy_protocol`): uvicorn has
-neither, so a connection whose next request starts `CONNECT ` or with the HTTP/2 preface
-(`_route.opening`) is taken over before its parser sees it.
+The CONNECT and HTTP/2 handling sits in the connection (`ProxyConnection`): a connection whose
+next request starts `CONNECT ` or with the HTTP/2 preface (`_route.opening`) is taken over
+before its parser sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from recorder.capture import Request
+from recorder.replay._http import LINGER, Connection, Output
 from recorder.replay._limits import Limits
 from recorder.replay._route import (
     EMPTY_SETTINGS,
@@ -50,20 +53,20 @@ from recorder.replay._route import (
     tunnel_kind,
     unknown_text,
 )
-from recorder.replay._server import REPORT_PATH, Receive, Scope, Send
-from recorder.replay._uvicorn import LINGER, _LimitedProtocol, limited_protocol
+from recorder.replay._server import REPORT_PATH
+from recorder.replay._service import Client
 
 if TYPE_CHECKING:
     from recorder.replay._replayer import Replayer
 
-TARGET = "a2a_recorder.target"  # the scope key holding the request target as sent
 NO_AUTHORITY = "an HTTP/2 connection whose first request names no :authority"
 ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
 TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+JSON = [(b"content-type", b"application/json")]
 
 
 class ProxyFace:
-    """The ASGI app of the forward proxy, and what its CONNECT tunnels need."""
+    """The forward proxy's answers to proxied requests, and what its CONNECT tunnels need."""
 
     def __init__(
         self,
@@ -78,20 +81,25 @@ class ProxyFace:
         self.report = report
         self.own = ""  # the proxy's own authority, once it listens
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
-        where = request_authority(scope.get(TARGET, b""), host)
+    def answer(self, request: Request, client: Client, out: Output) -> Awaitable[None] | None:
+        where = request_authority(
+            request.target.encode("utf-8", "surrogateescape"), request.header("host")
+        )
         route = self.routes.find(where) if where else None
         if route is not None:
-            await self.agents[route.agent].app(scope, receive, send)
-        elif where and same_authority(where, self.own) and _is_report(scope):
-            await _send(send, 200, json.dumps(self.report()).encode(), _JSON)
-        else:
-            why = unknown_text(where, self.routes) if where else "the request names no host"
-            self.unrouted.add(scope["method"], where or "-", why)
-            await _send(send, 502, f"a2a-recorder fleet: {why}\n".encode(), TEXT)
+            parts = urlsplit(request.target)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            local = Request(
+                request.method, target, request.headers, request.body, request.http_version
+            )
+            return self.agents[route.agent].face.answer(local, client, out)
+        if where and same_authority(where, self.own) and _is_report(request):
+            out.whole(200, "OK", JSON, json.dumps(self.report()).encode())
+            return None
+        why = unknown_text(where, self.routes) if where else "the request names no host"
+        self.unrouted.add(request.method, where or "-", why)
+        out.whole(502, "Bad Gateway", TEXT, f"a2a-recorder fleet: {why}\n".encode())
+        return None
 
     def address(self, route: Route, kind: TunnelKind) -> tuple[str, int] | None:
         """Where a tunnel of `kind` to the agent of `route` goes (None: nowhere)."""
@@ -105,33 +113,18 @@ class ProxyFace:
         return host.strip("[]"), int(port)
 
 
-_JSON = [(b"content-type", b"application/json")]
+def _is_report(request: Request) -> bool:
+    return request.method == "GET" and urlsplit(request.target).path == REPORT_PATH
 
 
-def _is_report(scope: Scope) -> bool:
-    return bool(scope["method"] == "GET" and scope.get("path") == REPORT_PATH)
-
-
-async def _send(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    length = [(b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers + length})
-    await send({"type": "http.response.body", "body": body})
-
-
-def proxy_protocol(face: ProxyFace, limits: Limits) -> type[asyncio.Protocol]:
-    """The replayer's HTTP protocol with `limits` (`limited_protocol`), taking CONNECT too."""
-    return type("FleetProxyProtocol", (_TunnelProtocol, limited_protocol(limits)), {"face": face})
-
-
-class _TunnelProtocol(_LimitedProtocol):
+class ProxyConnection(Connection):
     """HTTP/1.1 as the replayer serves it; a connection whose next request is a CONNECT
     becomes a tunnel (see the module docstring)."""
 
-    face: ProxyFace
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._idle = True  # between requests: the next bytes start one
+    def __init__(self, face: ProxyFace, limits: Limits, connections: set[Connection]) -> None:
+        super().__init__(face, limits, connections)
+        self.proxy = face
+        self._between = True  # between requests: the next bytes start one
         self._probe = b""  # the first bytes of a request, fewer than "CONNECT " has
         self._head: bytearray | None = None  # a CONNECT head being read
         self._h2: bytearray | None = None  # HTTP/2 to the proxy, until its first :authority
@@ -144,7 +137,7 @@ class _TunnelProtocol(_LimitedProtocol):
         if self._tunnel is not None:
             self._tunnel.from_client(data)
             return
-        if self._head is None and self._h2 is None and self._idle and self._answered():
+        if self._head is None and self._h2 is None and self._between and not self._busy:
             data, self._probe = self._probe + data, b""
             kind = opening(data)
             if kind is None:
@@ -162,20 +155,13 @@ class _TunnelProtocol(_LimitedProtocol):
         else:
             super().data_received(data)
 
-    def _answered(self) -> bool:
-        return self.cycle is None or self.cycle.response_complete
-
     def on_message_begin(self) -> None:
-        self._idle = False
+        self._between = False
         super().on_message_begin()
-
-    def on_headers_complete(self) -> None:
-        self.scope[TARGET] = bytes(self.url)  # type: ignore[literal-required]
-        super().on_headers_complete()
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self._idle = True
+        self._between = True
 
     def _read_connect(self, data: bytes) -> None:
         assert self._head is not None
@@ -187,8 +173,7 @@ class _TunnelProtocol(_LimitedProtocol):
             return
         head, rest = bytes(self._head[: end + 4]), bytes(self._head[end + 4 :])
         self._head = None
-        self._disarm()
-        self._unset_keepalive_if_required()
+        self._due = None
         self._connect(head, rest)
 
     def _read_h2(self, data: bytes) -> None:
@@ -200,11 +185,11 @@ class _TunnelProtocol(_LimitedProtocol):
         if where is None and len(self._h2) <= self.limits.max_head_bytes:
             return
         held, self._h2 = bytes(self._h2), None
-        self._disarm()
-        route = self.face.routes.find(where) if where else None
+        self._due = None
+        route = self.proxy.routes.find(where) if where else None
         if route is None:
-            why = unknown_text(where, self.face.routes) if where else NO_AUTHORITY
-            self.face.unrouted.add("HTTP/2", where or "-", why)
+            why = unknown_text(where, self.proxy.routes) if where else NO_AUTHORITY
+            self.proxy.unrouted.add("HTTP/2", where or "-", why)
             self._done = True
             self.transport.close()  # an HTTP/2 client reads this as UNAVAILABLE
             return
@@ -213,7 +198,7 @@ class _TunnelProtocol(_LimitedProtocol):
         self._tunnel.from_client(held)
 
     def _connect(self, head: bytes, rest: bytes) -> None:
-        face = self.face
+        face = self.proxy
         where = connect_target(head)
         if where is None:
             self._close_with(400, "Bad Request", "expected CONNECT host:port HTTP/1.1")
@@ -237,7 +222,7 @@ class _TunnelProtocol(_LimitedProtocol):
     def _close_with(self, status: int, reason: str, text: str) -> None:
         """Answer `status` with `text` and close (a lingering close, as `_refuse`)."""
         self._done = True
-        self._disarm()
+        self._due = None
         body = f"{text}\n".encode()
         self.transport.write(
             b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -275,7 +260,7 @@ class _Tunnel:
 
     def __init__(
         self,
-        front: _TunnelProtocol,
+        front: ProxyConnection,
         where: str,
         route: Route,
         through: Callable[[bytes], bytes] | None = None,
@@ -300,7 +285,7 @@ class _Tunnel:
         kind = tunnel_kind(bytes(self._held))
         if kind is None:
             return
-        address = self.front.face.address(self.route, kind)
+        address = self.front.proxy.address(self.route, kind)
         if address is None:
             why = tls_text(self.where) if kind == "tls" else "the agent has no gRPC face"
             self._give_up(why)
@@ -324,7 +309,7 @@ class _Tunnel:
         self._back = back
 
     def _give_up(self, why: str) -> None:
-        self.front.face.unrouted.add("CONNECT", self.where, why)
+        self.front.proxy.unrouted.add("CONNECT", self.where, why)
         self.front.transport.close()
 
     def pause(self, paused: bool) -> None:

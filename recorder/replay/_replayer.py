@@ -9,21 +9,21 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from recorder._background import BackgroundLoop, bind_socket, host_port, serve_asgi
+from recorder._background import BackgroundLoop, bind_socket, host_port
 from recorder._errors import OptionError
 from recorder.capture import Capture
 from recorder.options import FORWARD, REPLAY
 from recorder.protocol import Binding, parse_fault
 from recorder.redaction import NO_RULES, Rules
 from recorder.replay._grpcserver import start_grpc_server
+from recorder.replay._http import Connection, serve_http
 from recorder.replay._journal import Journal
 from recorder.replay._limits import Limits
 from recorder.replay._report import Report
 from recorder.replay._runner import Runner
-from recorder.replay._server import ReplayApp
+from recorder.replay._server import ReplayHttp
 from recorder.replay._service import ReplayService
 from recorder.replay._timing import Timing
-from recorder.replay._uvicorn import limited_protocol
 from recorder.replay._versions import ServeVersion
 from recorder.script import IdFactory
 
@@ -95,7 +95,7 @@ class Replayer:
             credentials=self.options["credentials"],
         )
         self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
-        self.app = ReplayApp(self.runner, timing=self.timing)
+        self.face = ReplayHttp(self.runner, timing=self.timing)
         self._sock: socket.socket = bind_socket(host, port)
         self.host = host
         self.port: int = self._sock.getsockname()[1]
@@ -132,9 +132,8 @@ class Replayer:
         await self._main(ready, stop)
 
     async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
-        protocol = limited_protocol(self.limits)
         if self._grpc_port is None:
-            await self._serve_http(protocol, ready, stop)
+            await self._serve_http(ready, stop)
             return
         server, port = await start_grpc_server(
             self.runner,
@@ -146,17 +145,19 @@ class Replayer:
         self.grpc_target = host_port(self.host, port)
         self._serve_at()
         try:
-            await self._serve_http(protocol, ready, stop)
+            await self._serve_http(ready, stop)
         finally:
             await server.stop(grace=0.5)
             self.grpc_target = None
 
-    async def _serve_http(
-        self, protocol: type[asyncio.Protocol], ready: Callable[[], None], stop: asyncio.Event
-    ) -> None:
+    def connection(self, connections: set[Connection]) -> Connection:
+        """One HTTP connection to this replayer (the fleet's proxy makes its own)."""
+        return Connection(self.face, self.limits, connections)
+
+    async def _serve_http(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         watch = asyncio.create_task(self._given_up(stop))
         try:
-            await serve_asgi(self.app, self._sock, ready, stop, http=protocol)
+            await serve_http(self._sock, self.connection, ready, stop)
         finally:
             watch.cancel()
             await self.runner.close()

@@ -4,12 +4,14 @@ Both faces (`_server` for HTTP, `_grpcserver` for gRPC) only turn bytes into a c
 `Request` and an answer back into bytes.  Between the two, a `Runner` turn does the rest,
 in the same order for both:
 
-    turn = await runner.begin(request, client)   # decide; forward a miss (HTTP, on request);
-                                                 # make the deliveries recorded before the
-                                                 # answer, and wait for them
+    turn = runner.decide(request, client)        # the service decides (a miss is logged)
+    if runner.waits(turn):                       # a miss to forward (HTTP, on request), or
+        turn = await runner.complete(turn, ...)  # deliveries recorded before the answer
     ... the face sends turn.http or turn.grpc ...
     runner.end(turn)                             # the deliveries recorded after the answer,
                                                  # paced as recorded, in the background
+
+(`begin` is `decide` then `complete`, for a face that always awaits.)
 
 A miss is logged; with `forward` (`--on-miss forward URL`) an HTTP request the capture cannot
 answer goes to that URL and the live agent's answer is sent instead (the service journals
@@ -93,17 +95,33 @@ class Runner:
         self._stopping = False
 
     async def begin(self, request: Request, client: Client) -> Turn:
+        return await self.complete(self.decide(request, client), request)
+
+    def decide(self, request: Request, client: Client) -> Turn:
         outcome = self.service.handle(request, client)
         if isinstance(outcome, Miss):
             text = outcome.report.describe(quoting=False)
             log.warning("replay miss: %s", self.service.journal.said(request, text))
-            if self.forward and not request.messages:
-                forwarded = await self._forward(request, outcome)
-                if forwarded is not None:
-                    return Turn(forwarded)
+        return Turn(outcome.answer, outcome)
+
+    def waits(self, turn: Turn) -> bool:
+        """Whether `complete` has something to wait for."""
+        outcome = turn.outcome
+        if isinstance(outcome, Miss):
+            return self.forward is not None
+        return isinstance(outcome, Served) and any(d.before for d in outcome.deliveries)
+
+    async def complete(self, turn: Turn, request: Request) -> Turn:
+        """A miss forwarded (HTTP, with `forward`); the deliveries recorded before the answer
+        made and waited for."""
+        outcome = turn.outcome
+        if isinstance(outcome, Miss) and self.forward and not request.messages:
+            forwarded = await self._forward(request, outcome)
+            if forwarded is not None:
+                return Turn(forwarded)
         if isinstance(outcome, Served):
             await self.deliverer.before(outcome)
-        return Turn(outcome.answer, outcome)
+        return turn
 
     def end(self, turn: Turn) -> None:
         if isinstance(turn.outcome, Served):

@@ -4,12 +4,12 @@ The Java SDK's client (java.net.http, HTTP_2 preferred) sends every cleartext re
 `Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c` and an `HTTP2-Settings` header, body
 included.  A server that does not speak h2c must ignore the offer and answer over HTTP/1.1
 (RFC 9110 §7.8); the live agents do, and the recorder's mitmproxy strips the headers before the
-capture.  httptools stops parsing at the end of an offering head, and uvicorn then dropped the
-body: the replay answered a JSON-RPC parse error with a null id instead of the recorded result.
+capture.  httptools stops parsing at the end of an offering head, and a server on it that does
+nothing more drops the body: the replay then answered a JSON-RPC parse error with a null id
+instead of the recorded result.
 
-The face builds on uvicorn's undocumented protocol class (`recorder/replay/_uvicorn.py`), so
-these tests need no A2A SDK: the install tests run them at the lowest and the newest uvicorn
-that pyproject.toml allows.
+The face is our own asyncio protocol on httptools (`recorder/replay/_http.py`); these tests
+need no A2A SDK, so the install tests run them at the lowest httptools pyproject.toml allows.
 """
 
 from __future__ import annotations

@@ -36,13 +36,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "recorder"
 # Modules that may import an optional extra's packages (they are only used with it installed).
-EXTRA_USERS = {"demo": ("recorder.demo",)}
+EXTRA_USERS = {"demo": ("recorder.demo",)}  # uvicorn too: only the demo agent serves ASGI
 # Modules that a host program loads, which brings what they import from it.
 HOSTED = {"recorder.pytest_plugin": {"pytest"}, "recorder.pytest_fleet": {"pytest"}}
 # Dependencies whose undocumented internals a module builds on, and the module: each must be
 # bounded above in pyproject.toml, at a version the install tests ran (lowest and newest).
 BUILT_ON_INTERNALS = {
-    "uvicorn": "recorder/replay/_uvicorn.py",  # subclasses HttpToolsProtocol and its cycle
     "mitmproxy": "recorder/record/_proxy.py",  # the master, its addons and hooks, embedded
 }
 
