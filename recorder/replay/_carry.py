@@ -60,14 +60,9 @@ class Carrier:
             state.narrow(session, worlds)
             worlds = list(session.worlds)
         for world, pick in zip(worlds, decision.picks, strict=False):
-            named = self._named(decision, world)
-            state.advance(world, [v for v in named if v is not None], pick)
-        kept = [
-            v
-            for s, v in zip(decision.hypothesis, self._named(decision, None), strict=True)
-            if v and s.family is None
-        ]
-        if kept:
+            state.advance(world, self._named(decision, world), pick)
+        kept = [s.value for s in decision.hypothesis if s.value and s.family is None]
+        if kept and any(s.provenance is Provenance.ISSUED for s in decision.hypothesis):
             state.keep(kept, decision.step.index)
         created = self._create(decision, session)
         if created is not None:
@@ -116,16 +111,14 @@ class Carrier:
 
     # -- changes to the state -----------------------------------------------------------
 
-    def _named(self, decision: Decision, world: World | None) -> list[str | None]:
-        found: list[str | None] = []
-        for sense, slot in zip(decision.hypothesis, decision.slots, strict=True):
-            if sense.provenance is not Provenance.ISSUED:
-                found.append(None)
-            elif sense.family is None:
-                found.append(sense.value)
-            else:
-                found.append(world.recorded.get(slot.value) if world is not None else None)
-        return found
+    def _named(self, decision: Decision, world: World) -> list[str]:
+        """The recorded ids the request names in `world` (its families' ids)."""
+        recorded = world.recorded
+        return [
+            found
+            for sense, slot in zip(decision.hypothesis, decision.slots, strict=True)
+            if sense.family is not None and (found := recorded.get(slot.value)) is not None
+        ]
 
     def _given(self, decision: Decision, member: Step) -> dict[str, str]:
         """The member's own recorded ids -> the live ids the client chose at the same places."""

@@ -86,6 +86,7 @@ from recorder.replay._resolve import Decision, Kind, Resolver, Unanswered
 from recorder.replay._state import MAX_SESSIONS, LiveState, Session
 from recorder.replay._versions import Crossing, Refusal, ServeVersion, Versions
 from recorder.script import (
+    CARD_OPERATIONS,
     IdFactory,
     Json,
     Lookup,
@@ -213,6 +214,11 @@ class ReplayService:
         )
         self.troubles = Troubles(self.script.steps, self.jsonrpc_paths)
         self.forwarding = False  # misses go to a live agent (`--on-miss forward`)
+        self._card_steps = frozenset(  # steps whose answers hold a card
+            s.index
+            for s in self.script.steps
+            if is_card(s.exchange) or s.exchange.classification.operation in CARD_OPERATIONS
+        )
         masker = Masker(rules) if self.script.masker is not None else None
         self.reader = RequestReader(self.interfaces, self.script, masker, credentials)
 
@@ -334,15 +340,18 @@ class ReplayService:
         )
         self.report.served(step.key)
         deliveries = self._plan(step, applied, version) if self.deliver else ()
-        webhooks = [decision.slots[n].value for n in webhook_slots(step) if n < len(decision.slots)]
-        self.webhooks.served(step, webhooks, bool(self.script.deliveries.get(step.index)))
+        if step.binding is Binding.GRPC:
+            webhooks = [decision.slots[n].value for n in webhook_slots(step)]
+            self.webhooks.served(step, webhooks, bool(self.script.deliveries.get(step.index)))
         kind: AnswerKind = "adapted" if changes else "recorded"
         session = applied.session.number if applied.session else None
-        faulted = self.faults.apply(fired, answer)
-        if faulted.cut is not None:
-            self._remember_cut(step, faulted, applied, fired)
+        shape, specs = NO_SHAPE, tuple[str, ...]()
         if fired:
+            faulted = self.faults.apply(fired, answer)
+            if faulted.cut is not None:
+                self._remember_cut(step, faulted, applied, fired)
             changes, kind = (*changes, *faulted.changes), _faulted_kind(faulted)
+            answer, shape, specs = faulted.answer, faulted.shape, faulted.specs
         logged = _Logged(
             "served",
             kind,
@@ -350,13 +359,12 @@ class ReplayService:
             step,
             session,
             seen=seen(decision, decision.slots, applied.world),
-            faults=faulted.specs,
+            faults=specs,
         )
-        number = self._log(request, client, reading, logged, faulted.answer, faulted.shape)
-        self._faulted_note(number, request, faulted.specs, faulted.changes)
-        return Served(
-            faulted.answer, step, session, deliveries, number, kind, changes, faulted.shape
-        )
+        number = self._log(request, client, reading, logged, answer, shape)
+        if fired:
+            self._faulted_note(number, request, specs, faulted.changes)
+        return Served(answer, step, session, deliveries, number, kind, changes, shape)
 
     # -- faults -------------------------------------------------------------------------
 
@@ -499,6 +507,8 @@ class ReplayService:
 
     def _changed(self, step: Step, applied: Applied, answer: Answer) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
+        if not applied.agent_ids and step.index not in self._card_steps:
+            return []
         found = []
         if applied.agent_ids:
             pairs = ", ".join(f"{r} -> {v}" for r, v in applied.agent_ids[:3])

@@ -209,7 +209,10 @@ class LiveState:
 
     def narrow(self, session: Session, keep: Sequence[World]) -> None:
         """Keep these worlds (one kept twice is split in two: a request read it two ways)."""
-        if not keep:
+        if not keep or (
+            len(keep) == len(session.worlds)
+            and all(a is b for a, b in zip(keep, session.worlds, strict=True))
+        ):
             return
         seen: set[int] = set()
         worlds = []

@@ -131,6 +131,10 @@ class Step:
         return bool(self.introduced)
 
     @property
+    def binding(self) -> Binding | None:
+        return self.exchange.classification.binding
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The issued ids the request names (recorded values)."""
         return tuple(r.slot.value for r in self.slots if r.provenance is Provenance.ISSUED)
