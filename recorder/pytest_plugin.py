@@ -22,7 +22,8 @@ recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the m
 
 Invariants:
 - Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`).  The capture
+  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`), holding the
+  capture's lock throughout (a capture another writer holds fails the test, untouched).  The capture
   is replaced (renamed over, atomically) only when the test passed and the recording holds
   every exchange the test made: each with its response, and no call that the recorder could
   not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
@@ -86,7 +87,7 @@ from recorder.pytest_fleet import MARKER as FLEET_MARKER
 from recorder.pytest_fleet import serve_fleet
 
 if TYPE_CHECKING:
-    from recorder.capture import Capture, Exchange
+    from recorder.capture import Capture, CaptureLock, Exchange
     from recorder.redaction import RecorderConfig, Rules
     from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
 
@@ -515,9 +516,20 @@ def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     return kept if set_aside(temporary, kept) else None
 
 
+def _claim(path: Path) -> CaptureLock:
+    """The lock of the capture a test records to; the test fails when another writer has it."""
+    from recorder.capture import CaptureBusyError, CaptureLock
+
+    try:
+        return CaptureLock(path)
+    except CaptureBusyError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
     from recorder.capture import draft_beside, promote, remove_capture
 
+    lock = _claim(settings.path)
     temporary = draft_beside(settings.path)
     remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
@@ -540,15 +552,17 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
             )
         else:
-            promote(temporary, settings.path)
+            promote(temporary, settings.path, lock)
     finally:
         remove_capture(temporary)
+        lock.release()
 
 
 def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
     from recorder.capture import draft_beside, remove_capture
 
     capture = _load(settings.path)
+    lock = _claim(settings.path)
     temporary = draft_beside(settings.path)
     answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
     try:
@@ -570,10 +584,11 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
             pytest.fail(message, pytrace=False)
         new = _complete_recording(temporary, settings.path) if _passed(node) else None
         if new is not None and new.exchanges:
-            added = _write_appended(settings.path, capture, new)
+            added = _write_appended(settings.path, capture, new, lock)
             warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
     finally:
         remove_capture(temporary)
+        lock.release()
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
@@ -710,7 +725,9 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
     return capture
 
 
-def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
+def _write_appended(
+    path: Path, old: Capture, new: Capture, lock: CaptureLock
+) -> tuple[Exchange, ...]:
     """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
     exchanges added."""
     from recorder.capture import write_capture
@@ -726,7 +743,7 @@ def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, .
         upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
         redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
     )
-    write_capture(path, merged)
+    write_capture(path, merged, lock)
     return added
 
 

@@ -2,13 +2,14 @@
 
 Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
 `parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
-`promote`, `set_aside`, `remove_capture`), the only code that touches disk.
+`promote`, `set_aside`, `remove_capture`), the only code that touches disk, each writer holding
+the capture's `CaptureLock`.
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
-from recorder._errors import CaptureExistsError, CaptureParseError
+from recorder._errors import CaptureBusyError, CaptureExistsError, CaptureParseError
 from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
@@ -26,6 +27,7 @@ from recorder.capture._model import (
 from recorder.capture._parse import parse, parse_bytes
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
+    CaptureLock,
     CaptureWriter,
     check_regular,
     draft_beside,
@@ -44,7 +46,9 @@ __all__ = [
     "JSON_FORMS",
     "READABLE_VERSIONS",
     "Capture",
+    "CaptureBusyError",
     "CaptureExistsError",
+    "CaptureLock",
     "CaptureParseError",
     "CaptureWriter",
     "Exchange",

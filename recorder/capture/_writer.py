@@ -23,23 +23,30 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
 - A capture that may replace another is written as a *draft* beside it (`draft_beside`, the
   same folder), then renamed over it (`promote`) or kept under another name (`set_aside`):
   each is one atomic rename, so the old capture is whole until the moment it is replaced.
+- **One writer at a time**: whoever writes a capture holds its `CaptureLock` (every writer
+  here takes one unless it is handed one), so a second writer, in this process or another, is
+  refused before it touches the file, with an error naming the holder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import shlex
 import stat
-import tempfile
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from recorder._errors import CaptureExistsError
+from recorder._errors import CaptureBusyError, CaptureExistsError
+from recorder._files import fsync_directory, replace_file
 from recorder.capture._model import Capture, Exchange
 from recorder.capture._parse import parse_bytes
 from recorder.capture._render import render, render_exchange, render_header
@@ -54,6 +61,7 @@ class CaptureWriter:
     continues an existing capture instead.  `append(exchange)` adds one; numbers must increase
     strictly (ValueError otherwise, and ValueError for values that cannot be rendered; the file
     is untouched in both cases).  `close()` is idempotent; the writer is a context manager.
+    It holds `lock` (its own `CaptureLock` unless given one, let go at `close()`).
 
     Example::
 
@@ -62,35 +70,43 @@ class CaptureWriter:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], capture_header: Capture, *, overwrite: bool = False
+        self,
+        path: str | os.PathLike[str],
+        capture_header: Capture,
+        *,
+        overwrite: bool = False,
+        lock: CaptureLock | None = None,
     ) -> None:
         self.path = Path(path)
-        if not overwrite and holds_exchanges(self.path):
-            raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
-        self._setup(open(self.path, "wb", buffering=0), None)  # noqa: SIM115 - see close()
+        with _claimed(self.path, lock) as self.claim:
+            if not overwrite and holds_exchanges(self.path):
+                raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
+            self._setup(open(self.path, "wb", buffering=0), None, lock)  # noqa: SIM115
         try:
             self._write(render_header(capture_header).encode("utf-8"))
         except OSError:
             self._abandon()
             raise
-        _fsync_directory(self.path.parent)
+        fsync_directory(self.path.parent)
         for exchange in capture_header.exchanges:
             self.append(exchange)
 
     @classmethod
-    def resume(cls, path: str | os.PathLike[str]) -> CaptureWriter:
+    def resume(cls, path: str | os.PathLike[str], lock: CaptureLock | None = None) -> CaptureWriter:
         """Continue the capture at `path`: later exchanges are appended after its last one.
 
         Raises CaptureParseError when the file is damaged (it is left as it is).
         """
-        existing = read_capture(path)
         writer = cls.__new__(cls)
         writer.path = Path(path)
-        last = existing.exchanges[-1].number if existing.exchanges else None
-        writer._setup(open(writer.path, "ab", buffering=0), last)  # noqa: SIM115 - see close()
+        with _claimed(writer.path, lock) as writer.claim:
+            existing = read_capture(path)
+            last = existing.exchanges[-1].number if existing.exchanges else None
+            writer._setup(open(writer.path, "ab", buffering=0), last, lock)  # noqa: SIM115
         return writer
 
-    def _setup(self, file: IO[bytes], last_number: int | None) -> None:
+    def _setup(self, file: IO[bytes], last_number: int | None, given: CaptureLock | None) -> None:
+        self._own_claim = given is None  # let go of at close()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = file
         self._end = os.fstat(file.fileno()).st_size  # where the last whole write ends
@@ -140,6 +156,8 @@ class CaptureWriter:
                 self._file.close()
                 self._file = None
                 self._mark_synced(self._written)
+                if self._own_claim:
+                    self.claim.release()
 
     @property
     def closed(self) -> bool:
@@ -190,6 +208,8 @@ class CaptureWriter:
         self._file.close()
         self._file = None
         self.path.unlink(missing_ok=True)
+        if self._own_claim:
+            self.claim.release()
 
     def _sync_now(self) -> None:
         """Called by the syncer thread: fsync what was written so far.
@@ -319,23 +339,14 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
-    """Write a whole capture atomically (temporary file in the same folder, then rename)."""
-    target = Path(path)
+def write_capture(
+    path: str | os.PathLike[str], capture: Capture, lock: CaptureLock | None = None
+) -> None:
+    """Write a whole capture atomically (`recorder._files.replace_file`), holding `lock`
+    (taken for the while unless given: CaptureBusyError when another writer holds it)."""
     data = render(capture).encode("utf-8")
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        # mkstemp makes the file 0600; a capture is an ordinary file, so follow the umask.
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _fsync_directory(target.parent)
+    with _claimed(Path(path), lock, keep=False):
+        replace_file(path, data)
 
 
 # -- drafts: a capture written beside the one it may replace ------------------------------------
@@ -349,10 +360,14 @@ def draft_beside(path: str | os.PathLike[str]) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
 
 
-def promote(draft: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
-    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns)."""
-    os.replace(draft, path)
-    _fsync_directory(Path(path).parent)
+def promote(
+    draft: str | os.PathLike[str], path: str | os.PathLike[str], lock: CaptureLock | None = None
+) -> None:
+    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns), holding
+    `path`'s lock (as `write_capture`)."""
+    with _claimed(Path(path), lock, keep=False):
+        os.replace(draft, path)
+    fsync_directory(Path(path).parent)
 
 
 def set_aside(draft: str | os.PathLike[str], kept: str | os.PathLike[str]) -> bool:
@@ -361,7 +376,7 @@ def set_aside(draft: str | os.PathLike[str], kept: str | os.PathLike[str]) -> bo
         os.replace(draft, kept)
     except FileNotFoundError:
         return False
-    _fsync_directory(Path(kept).parent)
+    fsync_directory(Path(kept).parent)
     return True
 
 
@@ -370,21 +385,78 @@ def remove_capture(path: str | os.PathLike[str]) -> None:
     Path(path).unlink(missing_ok=True)
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+# -- the lock: one writer of a capture at a time ------------------------------------------------
 
 
-def _fsync_directory(folder: Path) -> None:
-    # Makes the new directory entry durable; not every platform can open a directory.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
+class CaptureLock:
+    """A process's claim on a capture path while it writes there: an advisory lock (`flock`)
+    on a lock file beside it, `.<name>.lock`, which says who holds it.
+
+    `CaptureLock(path)` takes it, or raises CaptureBusyError naming the holder (another
+    process, or another writer in this one).  The kernel lets go of it when the process ends,
+    however it ends: a lock file that `kill -9` left behind holds nobody and is taken over.
+    `release()` removes the lock file and lets go; it is idempotent.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.file = self.path.with_name(f".{self.path.name}.lock")
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = _take(self.file, self.path)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):  # still held: nobody can take the old file
+                self.file.unlink(missing_ok=True)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _take(file: Path, capture: Path) -> int:
+    """The descriptor of `file`, locked, with this process named in it."""
+    while True:
+        # Read-only: an open lock file must not keep its file system from a read-only remount.
+        fd = os.open(file, os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 1000).decode("utf-8", "replace").strip() or "another writer"
+            os.close(fd)
+            raise CaptureBusyError(
+                f"{capture} is being written by {holder}: nothing was written to it; wait "
+                "until that writer is done, or write to another file"
+            ) from None
+        if os.fstat(fd).st_ino == _inode(file):  # not removed by a holder letting go meanwhile
+            with contextlib.suppress(OSError):  # a full disk: the lock holds all the same
+                file.write_text(_holder(), encoding="utf-8", errors="replace")
+            return fd
         os.close(fd)
+
+
+def _holder() -> str:
+    """This process as the lock file names it: `process 12 (a2a-recorder record --out x)`."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    words = ["a2a-recorder" if program == "__main__.py" else program, *sys.argv[1:]]
+    return f"process {os.getpid()} ({shlex.join(words)[:300]})"
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def _claimed(path: Path, given: CaptureLock | None, *, keep: bool = True) -> Iterator[CaptureLock]:
+    """`given`, or a lock taken on `path`; one taken here is let go of when the block fails,
+    or when it ends unless `keep`."""
+    lock = given or CaptureLock(path)
+    try:
+        yield lock
+    except BaseException:
+        if given is None:
+            lock.release()
+        raise
+    if given is None and not keep:
+        lock.release()

@@ -88,7 +88,8 @@ class RecordingAddons:
             self._log.install()
 
     def close(self) -> None:
-        """Stop listening (after the run, its summary written)."""
+        """Stop listening (after the run, its summary written), and let go of every lock."""
+        self.save.release()
         if self._log is not None:
             self._log.uninstall()
             self._log = None

@@ -335,6 +335,7 @@ class RecordingProxy:
             master = self._build_master()
         except (exceptions.OptionsError, ValueError, KeyError) as exc:
             logging.getLogger("mitmproxy").removeHandler(errors)
+            self.addons.close()  # an addon configured before the failure may hold a lock
             self._failure = _option_failure(exc)
             self._ready.set()
             return

@@ -16,6 +16,9 @@ Invariants:
   capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
   recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
   so it is counted and the exit status says so.
+- **One writer per capture**: `configure` takes the lock of `a2a_out` (`CaptureLock`: a
+  capture another writer holds is refused at start, untouched); the sink of that file takes
+  it over, and a sink of a split folder's file takes its own.  All are let go of at stop.
 - **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
   is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
@@ -33,7 +36,14 @@ from typing import Any
 
 from mitmproxy import command, ctx, http
 
-from recorder.capture import Exchange, Request, Response, render_exchange
+from recorder.capture import (
+    CaptureBusyError,
+    CaptureLock,
+    Exchange,
+    Request,
+    Response,
+    render_exchange,
+)
 from recorder.options import split_for
 from recorder.protocol import (
     NOTE_CLIENT_CLOSED,
@@ -101,6 +111,7 @@ class Save:
         # unless known before (a recording made offline knows its earliest exchange).
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
+        self._locks: dict[Path, CaptureLock] = {}  # taken at configure, not yet a sink's
         self._finalised: set[Path] = set()
         self._inflight: dict[str, http.HTTPFlow] = {}
         self._stopping = False
@@ -115,8 +126,11 @@ class Save:
         options = ctx.options
         out = Path(options.a2a_out).expanduser() if options.a2a_out else None
         split = options.a2a_split or split_for(forward=False)  # mitmdump: one capture
-        if out != self.out and (problem := out_problem(out, split, options.a2a_existing)):
-            raise AddonOptionError(problem)
+        if out != self.out:
+            if problem := out_problem(out, split, options.a2a_existing):
+                raise AddonOptionError(problem)
+            self.release()
+            self._claim(out)
         self.out, self.split = out, split
         self.record_all = options.a2a_all
         self.existing = options.a2a_existing
@@ -136,6 +150,19 @@ class Save:
     def done(self) -> None:
         self.begin_stop()
         self.finish()
+
+    def _claim(self, out: Path | None) -> None:
+        try:
+            self._locks.update({out: CaptureLock(out)} if out is not None else {})
+        except CaptureBusyError as exc:
+            raise AddonOptionError(str(exc)) from None
+
+    def release(self) -> None:
+        """Let go of the locks no sink took over (a capture nothing was written to)."""
+        with self._lock:
+            for lock in self._locks.values():
+                lock.release()
+            self._locks.clear()
 
     def forget(self, flow: http.HTTPFlow) -> None:
         """Let go of a flow that will not be written (an error kept it out)."""
@@ -159,6 +186,7 @@ class Save:
             self._finalised.update(s.path for s in sinks)
         for sink in sinks:
             self._finalise(sink)
+        self.release()
 
     def _cut(self, flow: http.HTTPFlow) -> None:
         try:
@@ -303,8 +331,7 @@ class Save:
 
     def _refused(self, sink: Sink, first: bool) -> None:
         """The disk refused `sink`'s exchanges: hold them, within the bound."""
-        assert sink.failing is not None
-        why = sink.failing.strerror or str(sink.failing)
+        why = _why(sink.failing)
         if first:
             logger.warning(
                 "cannot write to %s: %s; exchanges are held in memory (up to %d MiB) "
@@ -339,6 +366,7 @@ class Save:
                 existing=self.existing,
                 keep_secrets=self.redaction.keep_secrets,
                 started=self.origin,
+                lock=self._locks.pop(path, None),
             )
             sink.prepare(self.redaction.redactor(path))
             self._sinks[path] = sink
@@ -353,7 +381,7 @@ class Save:
                 sink.drop_newest()
         self._written(sink, landed)
         if held:
-            why = sink.failing.strerror if sink.failing is not None else "unknown"
+            why = _why(sink.failing)
             logger.error(
                 "%d exchanges could not be written to %s: %s",
                 held,
@@ -382,6 +410,12 @@ def _rendered(sink: Sink, exchange: Exchange) -> tuple[Exchange, bytes]:
         )
         exchange = stand_in(exchange, str(exc))
         return exchange, render_exchange(exchange).encode("utf-8")
+
+
+def _why(failure: OSError | None) -> str:
+    """Why the disk refused, in words (an OSError made from a message alone has no
+    `strerror`: a capture another program filled meanwhile)."""
+    return (failure.strerror or str(failure)) if failure is not None else "no reason given"
 
 
 def _what(request: Request) -> str:
