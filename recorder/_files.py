@@ -24,16 +24,20 @@ def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
     if not stat.S_ISREG(mode):
         target.write_bytes(data)
         return
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    temporary = None
     try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         os.fchmod(fd, stat.S_IMODE(mode))  # mkstemp makes 0600: keep the file's, or the umask's
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+    except BaseException as exc:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # named for the file asked for, not the temporary one
+            exc.filename, exc.filename2 = os.fspath(path), None
         raise
     fsync_directory(target.parent)
 

@@ -24,7 +24,7 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import parse, parse_bytes
+from recorder.capture._parse import Cut, parse, parse_bytes, salvage
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureLock,
@@ -36,6 +36,7 @@ from recorder.capture._writer import (
     promote,
     read_capture,
     read_regular,
+    recover_capture,
     remove_capture,
     set_aside,
     write_capture,
@@ -51,6 +52,7 @@ __all__ = [
     "CaptureLock",
     "CaptureParseError",
     "CaptureWriter",
+    "Cut",
     "Exchange",
     "GrpcMessage",
     "Headers",
@@ -69,10 +71,12 @@ __all__ = [
     "promote",
     "read_capture",
     "read_regular",
+    "recover_capture",
     "remove_capture",
     "render",
     "render_exchange",
     "render_header",
+    "salvage",
     "set_aside",
     "started_at",
     "write_capture",

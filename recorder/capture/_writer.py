@@ -48,7 +48,7 @@ from typing import IO
 from recorder._errors import CaptureBusyError, CaptureExistsError
 from recorder._files import fsync_directory, replace_file
 from recorder.capture._model import Capture, Exchange
-from recorder.capture._parse import parse_bytes
+from recorder.capture._parse import Cut, parse_bytes, salvage
 from recorder.capture._render import render, render_exchange, render_header
 
 
@@ -309,6 +309,12 @@ def read_capture(path: str | os.PathLike[str], *, only: int | None = None) -> Ca
     CaptureParseError names `path:line` on damage, OSError says why it cannot be read
     (`read_regular`)."""
     return parse_bytes(read_regular(path), os.fspath(path), only=only)
+
+
+def recover_capture(path: str | os.PathLike[str]) -> tuple[Capture, Cut | None]:
+    """`read_capture`, except that a capture cut short in its last exchange gives the
+    exchanges before the cut, and the `Cut` to say so (`salvage`)."""
+    return salvage(read_regular(path), os.fspath(path))
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:

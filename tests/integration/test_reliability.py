@@ -27,7 +27,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from _helpers import exchanges, wait_for
 
 from recorder.capture import Capture, read_capture
