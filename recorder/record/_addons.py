@@ -184,6 +184,7 @@ def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddo
     save = Save(classifier, redaction)
     push, console = PushAddon(), Console(save, faults, echo)
     push.warn = console.warning
+    redaction.fetched = classifier.learn_card
     return RecordingAddons(
         Deadlines(), classifier, push, CardRewrite(), redaction, save, console, faults
     )

@@ -11,7 +11,8 @@ Cards without a recording: a client with a cached card, a card fetched while the
 not running, or curl never shows the recorder the card that declares an API key.  So the
 security schemes can be given up front (`a2a_card`, a file or URL: a card that cannot be read
 stops the start), and at start the recorder fetches the upstream's own card itself
-(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.
+(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.  The
+card fetched is told to `fetched` too (the classifier: its interfaces are A2A endpoints).
 
 `before_record` (set by the pytest plugin, as vcrpy's hook of that name): a function of the
 exchange, run before redaction, returning the exchange to write or None to leave it out.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ class Redaction:
         self._redactors: dict[object, Redactor] = {}
         self._repeated: dict[object, RepeatedHeaders] = {}
         self._warned: set[str] = set()
+        self.fetched: Callable[[str, dict[str, Any]], None] = lambda _origin, _card: None
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -103,6 +105,7 @@ class Redaction:
             )
             return
         self.learn_card(card)
+        self.fetched(origin, card)
 
     # -- what the save addon calls ---------------------------------------------------------
 
