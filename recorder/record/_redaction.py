@@ -130,21 +130,15 @@ class Redaction:
         exchange_or_none = self._before_record(exchange)
         if exchange_or_none is None or self.keep_secrets:
             return exchange_or_none
-        request, response, notes = self.redactor(capture).exchange(
-            exchange_or_none.request, exchange_or_none.response
-        )
+        kept = self.redactor(capture).rework(exchange_or_none)
+        request = kept.request
         repeated = self._repeated.setdefault(capture, RepeatedHeaders())
-        suspects = (*scan_exchange(request, response), *repeated.see(request.headers))
+        suspects = (*scan_exchange(request, kept.response), *repeated.see(request.headers))
         for suspect in suspects:
             if suspect not in self._warned:
                 self._warned.add(suspect)
                 logger.warning("%s (left as is; check the capture before sharing it)", suspect)
-        return replace(
-            exchange_or_none,
-            request=request,
-            response=response,
-            notes=(*exchange_or_none.notes, *notes, *suspects),
-        )
+        return replace(kept, notes=(*kept.notes, *suspects))
 
     def _before_record(self, exchange: Exchange) -> Exchange | None:
         if self.before_record is None:
