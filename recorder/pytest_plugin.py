@@ -22,8 +22,8 @@ recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the m
 
 Invariants:
 - Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`), holding the
-  capture's lock throughout (a capture another writer holds fails the test, untouched).  The capture
+  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`), the capture
+  claimed throughout (one another process writes fails the test, untouched).  The capture
   is replaced (renamed over, atomically) only when the test passed and the recording holds
   every exchange the test made: each with its response, and no call that the recorder could
   not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
@@ -87,7 +87,7 @@ from recorder.pytest_fleet import MARKER as FLEET_MARKER
 from recorder.pytest_fleet import serve_fleet
 
 if TYPE_CHECKING:
-    from recorder.capture import Capture, CaptureLock, Exchange
+    from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
     from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
 
@@ -516,20 +516,20 @@ def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     return kept if set_aside(temporary, kept) else None
 
 
-def _claim(path: Path) -> CaptureLock:
-    """The lock of the capture a test records to; the test fails when another writer has it."""
-    from recorder.capture import CaptureBusyError, CaptureLock
+def _claim(path: Path) -> None:
+    """Claim the capture a test records to; the test fails when another process writes it."""
+    from recorder.capture import CaptureBusyError, claim
 
     try:
-        return CaptureLock(path)
+        claim(path)
     except CaptureBusyError as exc:
         pytest.fail(str(exc), pytrace=False)
 
 
 def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, promote, remove_capture
+    from recorder.capture import draft_beside, promote, release, remove_capture
 
-    lock = _claim(settings.path)
+    _claim(settings.path)
     temporary = draft_beside(settings.path)
     remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
@@ -552,17 +552,17 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
             )
         else:
-            promote(temporary, settings.path, lock)
+            promote(temporary, settings.path)
     finally:
         remove_capture(temporary)
-        lock.release()
+        release(settings.path)
 
 
 def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, remove_capture
+    from recorder.capture import draft_beside, release, remove_capture
 
     capture = _load(settings.path)
-    lock = _claim(settings.path)
+    _claim(settings.path)
     temporary = draft_beside(settings.path)
     answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
     try:
@@ -584,11 +584,11 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
             pytest.fail(message, pytrace=False)
         new = _complete_recording(temporary, settings.path) if _passed(node) else None
         if new is not None and new.exchanges:
-            added = _write_appended(settings.path, capture, new, lock)
+            added = _write_appended(settings.path, capture, new)
             warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
     finally:
         remove_capture(temporary)
-        lock.release()
+        release(settings.path)
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
@@ -725,9 +725,7 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
     return capture
 
 
-def _write_appended(
-    path: Path, old: Capture, new: Capture, lock: CaptureLock
-) -> tuple[Exchange, ...]:
+def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
     """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
     exchanges added."""
     from recorder.capture import write_capture
@@ -743,7 +741,7 @@ def _write_appended(
         upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
         redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
     )
-    write_capture(path, merged, lock)
+    write_capture(path, merged)
     return added
 
 

@@ -3,7 +3,7 @@
 Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
 `parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
 `promote`, `set_aside`, `remove_capture`), the only code that touches disk, each writer holding
-the capture's `CaptureLock`.
+its capture's `claim` (one writing process per capture).
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
@@ -27,9 +27,9 @@ from recorder.capture._model import (
 from recorder.capture._parse import Cut, parse, parse_bytes, salvage
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
-    CaptureLock,
     CaptureWriter,
     check_regular,
+    claim,
     draft_beside,
     file_kind,
     holds_exchanges,
@@ -37,6 +37,7 @@ from recorder.capture._writer import (
     read_capture,
     read_regular,
     recover_capture,
+    release,
     remove_capture,
     set_aside,
     write_capture,
@@ -49,7 +50,6 @@ __all__ = [
     "Capture",
     "CaptureBusyError",
     "CaptureExistsError",
-    "CaptureLock",
     "CaptureParseError",
     "CaptureWriter",
     "Cut",
@@ -61,6 +61,7 @@ __all__ = [
     "Response",
     "SseEvent",
     "check_regular",
+    "claim",
     "draft_beside",
     "file_kind",
     "header_value",
@@ -72,6 +73,7 @@ __all__ = [
     "read_capture",
     "read_regular",
     "recover_capture",
+    "release",
     "remove_capture",
     "render",
     "render_exchange",

@@ -23,9 +23,9 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
 - A capture that may replace another is written as a *draft* beside it (`draft_beside`, the
   same folder), then renamed over it (`promote`) or kept under another name (`set_aside`):
   each is one atomic rename, so the old capture is whole until the moment it is replaced.
-- **One writer at a time**: whoever writes a capture holds its `CaptureLock` (every writer
-  here takes one unless it is handed one), so a second writer, in this process or another, is
-  refused before it touches the file, with an error naming the holder.
+- **One writing process per capture**: every writer here `claim`s the capture while it writes
+  (and a recording, the pytest plugin, claim it for their whole run), so a writer in another
+  process is refused before it touches the file, with an error naming the holder.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class CaptureWriter:
     continues an existing capture instead.  `append(exchange)` adds one; numbers must increase
     strictly (ValueError otherwise, and ValueError for values that cannot be rendered; the file
     is untouched in both cases).  `close()` is idempotent; the writer is a context manager.
-    It holds `lock` (its own `CaptureLock` unless given one, let go at `close()`).
+    The capture is `claim`ed from start to `close()` (CaptureBusyError: another process has it).
 
     Example::
 
@@ -70,18 +70,13 @@ class CaptureWriter:
     """
 
     def __init__(
-        self,
-        path: str | os.PathLike[str],
-        capture_header: Capture,
-        *,
-        overwrite: bool = False,
-        lock: CaptureLock | None = None,
+        self, path: str | os.PathLike[str], capture_header: Capture, *, overwrite: bool = False
     ) -> None:
         self.path = Path(path)
-        with _claimed(self.path, lock) as self.claim:
+        with _claimed_unless_failing(self.path):
             if not overwrite and holds_exchanges(self.path):
                 raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
-            self._setup(open(self.path, "wb", buffering=0), None, lock)  # noqa: SIM115
+            self._setup(open(self.path, "wb", buffering=0), None)  # noqa: SIM115 - see close()
         try:
             self._write(render_header(capture_header).encode("utf-8"))
         except OSError:
@@ -92,21 +87,20 @@ class CaptureWriter:
             self.append(exchange)
 
     @classmethod
-    def resume(cls, path: str | os.PathLike[str], lock: CaptureLock | None = None) -> CaptureWriter:
+    def resume(cls, path: str | os.PathLike[str]) -> CaptureWriter:
         """Continue the capture at `path`: later exchanges are appended after its last one.
 
         Raises CaptureParseError when the file is damaged (it is left as it is).
         """
         writer = cls.__new__(cls)
         writer.path = Path(path)
-        with _claimed(writer.path, lock) as writer.claim:
+        with _claimed_unless_failing(writer.path):
             existing = read_capture(path)
             last = existing.exchanges[-1].number if existing.exchanges else None
-            writer._setup(open(writer.path, "ab", buffering=0), last, lock)  # noqa: SIM115
+            writer._setup(open(writer.path, "ab", buffering=0), last)  # noqa: SIM115
         return writer
 
-    def _setup(self, file: IO[bytes], last_number: int | None, given: CaptureLock | None) -> None:
-        self._own_claim = given is None  # let go of at close()
+    def _setup(self, file: IO[bytes], last_number: int | None) -> None:
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = file
         self._end = os.fstat(file.fileno()).st_size  # where the last whole write ends
@@ -156,8 +150,7 @@ class CaptureWriter:
                 self._file.close()
                 self._file = None
                 self._mark_synced(self._written)
-                if self._own_claim:
-                    self.claim.release()
+                release(self.path)
 
     @property
     def closed(self) -> bool:
@@ -208,8 +201,7 @@ class CaptureWriter:
         self._file.close()
         self._file = None
         self.path.unlink(missing_ok=True)
-        if self._own_claim:
-            self.claim.release()
+        release(self.path)
 
     def _sync_now(self) -> None:
         """Called by the syncer thread: fsync what was written so far.
@@ -345,13 +337,10 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def write_capture(
-    path: str | os.PathLike[str], capture: Capture, lock: CaptureLock | None = None
-) -> None:
-    """Write a whole capture atomically (`recorder._files.replace_file`), holding `lock`
-    (taken for the while unless given: CaptureBusyError when another writer holds it)."""
+def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
+    """Write a whole capture atomically (`recorder._files.replace_file`), `claim`ed."""
     data = render(capture).encode("utf-8")
-    with _claimed(Path(path), lock, keep=False):
+    with claimed(path):
         replace_file(path, data)
 
 
@@ -366,12 +355,10 @@ def draft_beside(path: str | os.PathLike[str]) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
 
 
-def promote(
-    draft: str | os.PathLike[str], path: str | os.PathLike[str], lock: CaptureLock | None = None
-) -> None:
-    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns), holding
-    `path`'s lock (as `write_capture`)."""
-    with _claimed(Path(path), lock, keep=False):
+def promote(draft: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns),
+    `claim`ed."""
+    with claimed(path):
         os.replace(draft, path)
     fsync_directory(Path(path).parent)
 
@@ -391,42 +378,74 @@ def remove_capture(path: str | os.PathLike[str]) -> None:
     Path(path).unlink(missing_ok=True)
 
 
-# -- the lock: one writer of a capture at a time ------------------------------------------------
+# -- the claim: one writing process per capture ---------------------------------------------------
+
+_claims: dict[Path, tuple[int, int]] = {}  # lock file -> (its descriptor, claims held)
+_claiming = threading.Lock()
 
 
-class CaptureLock:
-    """A process's claim on a capture path while it writes there: an advisory lock (`flock`)
-    on a lock file beside it, `.<name>.lock`, which says who holds it.
+def claim(path: str | os.PathLike[str]) -> None:
+    """Claim the capture at `path` for this process (again and again: `release` as often).
 
-    `CaptureLock(path)` takes it, or raises CaptureBusyError naming the holder (another
-    process, or another writer in this one).  The kernel lets go of it when the process ends,
-    however it ends: a lock file that `kill -9` left behind holds nobody and is taken over.
-    `release()` removes the lock file and lets go; it is idempotent.
+    The claim is an advisory lock (`flock`) on a lock file beside the capture, `.<name>.lock`,
+    which names the process; CaptureBusyError names another process that holds it.  The kernel
+    lets go when the process ends, however it ends: a lock file `kill -9` left behind holds
+    nobody and is taken over.
     """
+    file = _lock_file(path)
+    with _claiming:
+        fd, count = _claims.get(file, (-1, 0))
+        _claims[file] = (fd if count else _take(file, Path(path)), count + 1)
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.file = self.path.with_name(f".{self.path.name}.lock")
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = _take(self.file, self.path)
 
-    def release(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):  # still held: nobody can take the old file
-                self.file.unlink(missing_ok=True)
-            os.close(self._fd)
-            self._fd = None
+def release(path: str | os.PathLike[str]) -> None:
+    """Let go of one claim of `path`; the last one removes the lock file."""
+    file = _lock_file(path)
+    with _claiming:
+        fd, count = _claims.pop(file)
+        if count > 1:
+            _claims[file] = (fd, count - 1)
+            return
+        with contextlib.suppress(OSError):  # still locked: nobody takes the file meanwhile
+            file.unlink(missing_ok=True)
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def claimed(path: str | os.PathLike[str]) -> Iterator[None]:
+    claim(path)
+    try:
+        yield
+    finally:
+        release(path)
+
+
+@contextlib.contextmanager
+def _claimed_unless_failing(path: Path) -> Iterator[None]:
+    """Claimed, and kept claimed unless the block fails."""
+    claim(path)
+    try:
+        yield
+    except BaseException:
+        release(path)
+        raise
+
+
+def _lock_file(path: str | os.PathLike[str]) -> Path:
+    absolute = Path(os.path.abspath(path))  # one claim however the path is spelt
+    return absolute.with_name(f".{absolute.name}.lock")
 
 
 def _take(file: Path, capture: Path) -> int:
     """The descriptor of `file`, locked, with this process named in it."""
+    file.parent.mkdir(parents=True, exist_ok=True)
     while True:
         # Read-only: an open lock file must not keep its file system from a read-only remount.
         fd = os.open(file, os.O_RDONLY | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 1000).decode("utf-8", "replace").strip() or "another writer"
+            holder = os.read(fd, 1000).decode("utf-8", "replace").strip() or "another process"
             os.close(fd)
             raise CaptureBusyError(
                 f"{capture} is being written by {holder}: nothing was written to it; wait "
@@ -451,18 +470,3 @@ def _inode(path: Path) -> int | None:
         return os.stat(path).st_ino
     except FileNotFoundError:
         return None
-
-
-@contextlib.contextmanager
-def _claimed(path: Path, given: CaptureLock | None, *, keep: bool = True) -> Iterator[CaptureLock]:
-    """`given`, or a lock taken on `path`; one taken here is let go of when the block fails,
-    or when it ends unless `keep`."""
-    lock = given or CaptureLock(path)
-    try:
-        yield lock
-    except BaseException:
-        if given is None:
-            lock.release()
-        raise
-    if given is None and not keep:
-        lock.release()

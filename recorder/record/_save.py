@@ -16,9 +16,8 @@ Invariants:
   capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
   recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
   so it is counted and the exit status says so.
-- **One writer per capture**: `configure` takes the lock of `a2a_out` (`CaptureLock`: a
-  capture another writer holds is refused at start, untouched); the sink of that file takes
-  it over, and a sink of a split folder's file takes its own.  All are let go of at stop.
+- **One writing process per capture**: `configure` claims `a2a_out` until stop (a capture
+  another process writes is refused at start, untouched); each capture's writer claims it too.
 - **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
   is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
@@ -38,10 +37,11 @@ from mitmproxy import command, ctx, http
 
 from recorder.capture import (
     CaptureBusyError,
-    CaptureLock,
     Exchange,
     Request,
     Response,
+    claim,
+    release,
     render_exchange,
 )
 from recorder.options import split_for
@@ -111,7 +111,7 @@ class Save:
         # unless known before (a recording made offline knows its earliest exchange).
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
-        self._locks: dict[Path, CaptureLock] = {}  # taken at configure, not yet a sink's
+        self._claimed: Path | None = None  # `out`, from configure to stop
         self._finalised: set[Path] = set()
         self._inflight: dict[str, http.HTTPFlow] = {}
         self._stopping = False
@@ -153,16 +153,18 @@ class Save:
 
     def _claim(self, out: Path | None) -> None:
         try:
-            self._locks.update({out: CaptureLock(out)} if out is not None else {})
+            if out is not None:
+                claim(out)
         except CaptureBusyError as exc:
             raise AddonOptionError(str(exc)) from None
+        self._claimed = out
 
     def release(self) -> None:
-        """Let go of the locks no sink took over (a capture nothing was written to)."""
+        """Let go of the claim of `out` (idempotent)."""
         with self._lock:
-            for lock in self._locks.values():
-                lock.release()
-            self._locks.clear()
+            claimed, self._claimed = self._claimed, None
+        if claimed is not None:
+            release(claimed)
 
     def forget(self, flow: http.HTTPFlow) -> None:
         """Let go of a flow that will not be written (an error kept it out)."""
@@ -366,7 +368,6 @@ class Save:
                 existing=self.existing,
                 keep_secrets=self.redaction.keep_secrets,
                 started=self.origin,
-                lock=self._locks.pop(path, None),
             )
             sink.prepare(self.redaction.redactor(path))
             self._sinks[path] = sink

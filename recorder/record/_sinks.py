@@ -7,8 +7,7 @@ the names actually redacted into the header and, when the redactor learnt someth
 exchange was written (a card's API-key name, a secret seen late), redacts the earlier
 exchanges again (`Redaction.rework`); the rewrite is atomic, so a kill during it leaves the
 file as it was.  A sink is never opened twice with truncation: after finalising, a late
-exchange continues the same file.  A sink holds its capture's `CaptureLock` from `open` to
-`finalise` (and again when a late exchange reopens it).
+exchange continues the same file.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from pathlib import Path
 import recorder
 from recorder.capture import (
     Capture,
-    CaptureLock,
     CaptureWriter,
     Exchange,
     file_kind,
@@ -66,7 +64,6 @@ class Sink:
     held: deque[tuple[Exchange, bytes]] = field(default_factory=deque)  # rendered, not written
     held_bytes: int = 0
     failing: OSError | None = None  # why the last write failed, until one succeeds
-    lock: CaptureLock | None = None  # the capture's, held until `finalise`
 
     @classmethod
     def open(
@@ -77,18 +74,12 @@ class Sink:
         existing: str,
         keep_secrets: bool,
         started: float | None = None,
-        lock: CaptureLock | None = None,
     ) -> Sink:
-        """Start (or, with `existing="append"`, continue) the capture at `path`, holding its
-        `lock` (taken unless given: CaptureBusyError); a new one counts its offsets from
-        `started` (epoch seconds; default: now)."""
-        lock = lock or CaptureLock(path)
-        try:
-            if existing == "append" and holds_exchanges(path):
-                return cls._resume(path, upstream, lock)
-        except BaseException:
-            lock.release()
-            raise
+        """Start (or, with `existing="append"`, continue) the capture at `path`; a new one
+        counts its offsets from `started` (epoch seconds; default: now)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if existing == "append" and holds_exchanges(path):
+            return cls._resume(path, upstream)
         started = time.time() if started is None else started
         header = Capture(
             started=started_at(started),
@@ -96,22 +87,19 @@ class Sink:
             upstreams=(upstream,),
             redacted=redaction_policy(keep_secrets),
         )
-        overwrite = existing == "overwrite"
-        return cls(path, upstream, started, header=header, overwrite=overwrite, lock=lock)
+        return cls(path, upstream, started, header=header, overwrite=existing == "overwrite")
 
     @classmethod
-    def _resume(cls, path: Path, upstream: str, lock: CaptureLock) -> Sink:
-        writer = CaptureWriter.resume(path, lock)
+    def _resume(cls, path: Path, upstream: str) -> Sink:
+        writer = CaptureWriter.resume(path)
         header = read_capture(path)
         last = writer.last_number or 0
-        started = _epoch(header.started)
-        return cls(path, upstream, started, writer, count=last, resumed_after=last, lock=lock)
+        return cls(path, upstream, _epoch(header.started), writer, count=last, resumed_after=last)
 
     def reopen(self) -> None:
         """After `finalise`: a late exchange continues the same file."""
         if self.writer is not None and self.writer.closed:
-            self.lock = CaptureLock(self.path)
-            self.writer = CaptureWriter.resume(self.path, self.lock)
+            self.writer = CaptureWriter.resume(self.path)
 
     def hold(self, exchange: Exchange, data: bytes) -> None:
         """Take exchange number `count + 1`, rendered as `data`, to be written in turn."""
@@ -133,9 +121,7 @@ class Sink:
         try:
             if self.writer is None:
                 assert self.header is not None
-                self.writer = CaptureWriter(
-                    self.path, self.header, overwrite=self.overwrite, lock=self.lock
-                )
+                self.writer = CaptureWriter(self.path, self.header, overwrite=self.overwrite)
             while self.held:
                 exchange, data = self.held[0]
                 landed.append((exchange, self.writer.append_rendered(exchange.number, data)))
@@ -156,18 +142,11 @@ class Sink:
 
     def finalise(self, redactor: Redactor | None, rework: Callable[[Exchange], Exchange]) -> None:
         """Close the file; then write the redacted names into its header, and redact earlier
-        exchanges again if the redactor learnt more after they were written; then let go of
-        the lock.  OSError when the file cannot be synced; an error of the rewrite is logged
-        (the file stays)."""
-        try:
-            if self.writer is not None:
-                self.writer.close()
-                self._redacted(redactor, rework)
-        finally:
-            if self.lock is not None:
-                self.lock.release()
-
-    def _redacted(self, redactor: Redactor | None, rework: Callable[[Exchange], Exchange]) -> None:
+        exchanges again if the redactor learnt more after they were written.  OSError when
+        the file cannot be synced; an error of the rewrite is logged (the file stays)."""
+        if self.writer is None:
+            return
+        self.writer.close()
         if redactor is None:
             return
         self.stale = self.stale or self.written_at < redactor.generation
@@ -175,7 +154,7 @@ class Sink:
             capture = read_capture(self.path)
             updated = self._finalised(capture, redactor, rework)
             if updated != capture:
-                write_capture(self.path, updated, self.lock)
+                write_capture(self.path, updated)
         except (OSError, ValueError) as exc:
             # Exchanges written before the redactor learnt a secret may still hold it: an
             # error.  Otherwise only the header's list of redacted names is the policy's.
