@@ -13,8 +13,9 @@ other exception escaping the walk is converted at the single boundary in `parse`
 file never crashes a caller and never loses an exchange silently.
 
 `salvage(data)` reads a capture cut short (a copy interrupted, a disk that filled, a writer
-killed): damage in its last exchange, from that exchange's `###` line on, is a `Cut`, and the
-exchanges before it are the capture; damage anywhere else is still an error.
+killed): damage in its last exchange that is a cut (said "truncated?", or found at the end of
+the text) is a `Cut`, and the exchanges before that exchange are the capture; any other
+damage is still an error.
 
 `parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
 their `###` line to the next (a line that starts `###` always ends a body region), unread, so
@@ -148,9 +149,10 @@ def salvage(data: bytes, filename: str = "<capture>") -> tuple[Capture, Cut | No
         return parse_bytes(data, filename), None
     except CaptureParseError as damage:
         error = damage
+        last = data.count(b"\n") + (not data.endswith(b"\n"))
         for start in _cut_points(data):
             line = data.count(b"\n", 0, start) + 1
-            if damage.line < line:
+            if damage.line < line or not ("truncated" in damage.message or damage.line >= last):
                 continue
             try:
                 return parse_bytes(data[:start], filename), Cut(filename, line, start, damage)
@@ -607,7 +609,8 @@ def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _For
     if not region.endswith("\n\n") or region == "\n":
         where = cursor.lineno - 1 if region else form_line
         cursor.fail(
-            f"body declared as {quoted(form)} is missing or not ended by a blank line", where
+            f"body declared as {quoted(form)} is missing or not ended by a blank line (truncated?)",
+            where,
         )
     restore = forms.get(form.split(" ")[0])
     if restore is None:

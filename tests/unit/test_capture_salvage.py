@@ -51,3 +51,11 @@ def test_damage_before_the_last_exchange_is_no_cut() -> None:
     damaged = whole[:second] + b"### x\n" + whole[second:]
     with pytest.raises(CaptureParseError, match=r"expected '### <number>"):
         salvage(damaged[: len(damaged) - 10], "cut.http")
+
+
+def test_damage_inside_a_whole_last_exchange_is_no_cut() -> None:
+    whole = (DATA / "sessions" / "demo-session-jsonrpc.http").read_bytes()
+    last = _starts(whole)[-1]
+    damaged = whole[:last] + whole[last:].replace(b"HTTP/1.1 200 OK", b"HTTP/1.1 2x0 OK", 1)
+    with pytest.raises(CaptureParseError, match="bad status line"):
+        salvage(damaged, "cut.http")
