@@ -35,8 +35,8 @@ from typing import Any
 
 from mitmproxy import command, ctx, http
 
+from recorder._errors import error_message
 from recorder.capture import (
-    CaptureBusyError,
     Exchange,
     Request,
     Response,
@@ -155,8 +155,8 @@ class Save:
         try:
             if out is not None:
                 claim(out)
-        except CaptureBusyError as exc:
-            raise AddonOptionError(str(exc)) from None
+        except OSError as exc:  # another process writes it; a lock file that cannot be made
+            raise AddonOptionError(error_message(exc)) from None
         self._claimed = out
 
     def release(self) -> None:
