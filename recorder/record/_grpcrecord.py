@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -226,8 +226,8 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
-# The push relay's rewrite of a call's messages: (path, request?, grpc-encoding) -> a Rewrite.
-GrpcRelay = Callable[[str, bool, str | None], Rewrite | None]
+# The push relay's rewrite of a call's messages: (request headers, request?) -> a Rewrite.
+GrpcRelay = Callable[[Mapping[str, str], bool], Rewrite | None]
 
 
 @dataclass
@@ -241,12 +241,7 @@ class _Connection:
         """Rewrite what `relay` picks, both ways (see `_h2rewrite`)."""
 
         def pick(request: bool) -> Callable[[int], Rewrite | None]:
-            def rewrite(stream: int) -> Rewrite | None:
-                headers = dict(self.observer.request_headers(stream))
-                path, encoding = headers.get(":path"), headers.get(ENCODING_HEADER)
-                return relay(path, request, encoding if request else None) if path else None
-
-            return rewrite
+            return lambda stream: relay(dict(self.observer.request_headers(stream)), request)
 
         client, server = Reframer(pick(True), client=True), Reframer(pick(False), client=False)
         client.other, server.other = server, client

@@ -34,14 +34,14 @@ which records it only with `a2a_all`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from mitmproxy import ctx, http
 
 from recorder._background import url_key
-from recorder.protocol import PUSH_DELIVERY, parse_json
+from recorder.protocol import ENCODING_HEADER, PUSH_DELIVERY, parse_json
 from recorder.record._flows import to_request, to_response
 from recorder.record._h2rewrite import Rewrite
 from recorder.record._push import (
@@ -177,10 +177,11 @@ class PushAddon:
         if urls and not seen:
             self._warn_once("grpc-config", GRPC_CONFIG_WARNING.format(url=urls[0]))
 
-    def grpc_relay(self, path: str, request: bool, encoding: str | None) -> Rewrite | None:
-        """How the gRPC call at `path` goes through the relay (`grpc_swap`); None without a
-        relay (forward mode) or for a call that carries no push config."""
-        if self.relay_origin is None:
+    def grpc_relay(self, headers: Mapping[str, str], request: bool) -> Rewrite | None:
+        """How the gRPC call with these request headers goes through the relay (`grpc_swap`);
+        None without a relay (forward mode) or for a call that carries no push config."""
+        path, encoding = headers.get(":path"), headers.get(ENCODING_HEADER) if request else None
+        if self.relay_origin is None or path is None:
             return None
         return grpc_swap(self.relay, self.relay_origin, path, request, encoding)
 
