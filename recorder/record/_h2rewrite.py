@@ -7,10 +7,13 @@ whole, each message is offered to the stream's rewrite, and if one changed, the 
 in new DATA frames.
 
 Invariants:
-- Only DATA payloads change, and nothing is reordered: HPACK state belongs to the whole
-  connection (RFC 9113 §4.3), so while DATA frames are held every later frame of that
-  direction waits behind them.  A push-config message is small: it is held only until it has
-  all come.  A reset of the held stream lets everything go as it came.
+- Only DATA payloads change, and no stream's frames, nor any header blocks, change order:
+  while a stream's DATA is held, its later frames wait behind it, and so do header blocks
+  (HPACK state belongs to the whole connection, RFC 9113 §4.3) and the frames of the streams
+  they open.  Everything else (other streams' DATA, WINDOW_UPDATE, PING, SETTINGS) passes.
+- A message is held only while it is small (`MAX_HELD`): a sender may have to wait for window
+  to send the rest, and the receiver gives window for what it got.  A larger one, or a reset
+  of the stream, lets the stream's frames go as they came.
 - Flow control stays whole (§6.9): DATA that grew by n bytes made the receiver count n more
   than the sender did, so the receiver's next WINDOW_UPDATEs (stream and connection), which
   the other direction's reframer passes, are n smaller (dropped when nothing is left of one);
@@ -34,8 +37,10 @@ from recorder.protocol import frame_message, timed_messages
 PREFACE_SIZE = 24  # the client's `PRI * HTTP/2.0...` (RFC 9113 §3.4)
 HEADER_SIZE = 9
 DATA, RST_STREAM, WINDOW_UPDATE = 0x0, 0x3, 0x8
+HEADER_BLOCK = frozenset({0x1, 0x5, 0x9})  # HEADERS, PUSH_PROMISE, CONTINUATION
 END_STREAM, PADDED = 0x1, 0x8
 MAX_DATA = 16_384
+MAX_HELD = 16_384  # far below any window a peer starts with (65,535 by default, §6.9.2)
 MAX_INCREMENT = 2**31 - 1
 
 # A stream's message rewrite: (compressed, message) -> the new message (uncompressed), or None.
@@ -49,6 +54,7 @@ class _Held:
     frames: list[bytes] = field(default_factory=list)  # the stream's DATA frames, as they came
     data: bytearray = field(default_factory=bytearray)  # their payloads, without padding
     after: list[bytes] = field(default_factory=list)  # later frames, waiting behind them
+    waiting: set[int] = field(default_factory=set)  # the streams of those frames
 
 
 class Reframer:
@@ -64,6 +70,7 @@ class Reframer:
         self.other: Reframer | None = None
         self.grown: Counter[int] = Counter()  # bytes added, per stream and (0) connection
         self.rewritten: set[int] = set()
+        self._passed: set[int] = set()  # streams let go as they came (a message too large)
         self._preface = PREFACE_SIZE if client else 0
         self._buffer = bytearray()
         self._held: _Held | None = None
@@ -96,18 +103,22 @@ class Reframer:
 
     def _frame(self, raw: bytes) -> bytes:
         kind, stream = raw[3], int.from_bytes(raw[5:9], "big") & 0x7FFF_FFFF
-        if self._held is None and kind == DATA and (rewrite := self.pick(stream)) is not None:
-            self._held = _Held(stream, rewrite)
-        if self._held is not None:
-            return self._while_held(self._held, raw, kind, stream)
+        held = self._held
+        if held is None and kind == DATA and stream not in self._passed:
+            rewrite = self.pick(stream)
+            held = self._held = _Held(stream, rewrite) if rewrite is not None else None
+        if held is not None and stream == held.stream and kind in (DATA, RST_STREAM):
+            return self._taken(held, raw, kind)
+        if held is not None and (kind in HEADER_BLOCK or {stream} & {held.stream, *held.waiting}):
+            held.after.append(raw)
+            held.waiting.add(stream)
+            return b""
         if kind == WINDOW_UPDATE and self.other is not None and self.other.grown[stream]:
             return self._repaid(raw, stream, self.other.grown)
         return raw
 
-    def _while_held(self, held: _Held, raw: bytes, kind: int, stream: int) -> bytes:
-        if stream != held.stream or kind not in (DATA, RST_STREAM):
-            held.after.append(raw)
-            return b""
+    def _taken(self, held: _Held, raw: bytes, kind: int) -> bytes:
+        """A frame of the held stream: the message rewritten once whole, or all let go."""
         if kind == RST_STREAM:
             held.after.append(raw)
             return self._release(held, None)
@@ -115,10 +126,13 @@ class Reframer:
         held.data += _data(raw)
         try:
             messages, pending = timed_messages([(0, bytes(held.data))])
-        except GrpcFramingError:
-            return self._release(held, None)
+        except GrpcFramingError:  # no gRPC: it goes as it comes
+            messages, pending = [], MAX_HELD + 1
         if pending and not raw[4] & END_STREAM:
-            return b""  # the rest of a message is still to come
+            if pending <= MAX_HELD:
+                return b""  # the rest of a message is still to come
+            self._passed.add(held.stream)
+            return self._release(held, None)
         body = b"".join(frame_message(*_rewritten(held.rewrite, c, m)) for _, c, m in messages)
         out = self._reframed(held, body, bool(raw[4] & END_STREAM)) if not pending else None
         return self._release(held, out)

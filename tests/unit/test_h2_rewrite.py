@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from recorder.protocol import frame_message
 from recorder.record._h2 import CLIENT_PREFACE, H2Observer
-from recorder.record._h2rewrite import Reframer, Rewrite
+from recorder.record._h2rewrite import MAX_HELD, Reframer, Rewrite
 
 PICKED = 1  # the stream whose messages are rewritten; stream 3 is left alone
 
@@ -141,13 +141,30 @@ def test_the_other_directions_window_updates_make_up_for_what_was_added(
     assert client.grown[0] == max(0, sum(increments) - owed) - (sum(increments) - owed)
 
 
-def test_a_reset_lets_what_was_held_go_as_it_came() -> None:
-    head = CLIENT_PREFACE + SettingsFrame().serialize() + _headers(Encoder(), PICKED)
-    half = frame_message(b"a message")[:7]
-    held = DataFrame(PICKED, half).serialize()
-    waiting = PingFrame(0, opaque_data=b"12345678").serialize()
+def test_while_a_message_is_held_only_its_stream_and_header_blocks_wait() -> None:
+    encoder = Encoder()
+    head = CLIENT_PREFACE + SettingsFrame().serialize() + _headers(encoder, 3)
+    held = DataFrame(PICKED, frame_message(b"a message")[:7]).serialize()
+    passing = (
+        PingFrame(0, opaque_data=b"12345678").serialize()
+        + WindowUpdateFrame(0, 99).serialize()
+        + DataFrame(3, frame_message(b"another stream")).serialize()
+    )
+    waiting = _headers(encoder, 5) + DataFrame(5, frame_message(b"opened after")).serialize()
     reset = RstStreamFrame(PICKED, 8).serialize()
     reframer = _reframer(10)
-    assert reframer.feed(head + held + waiting) == head  # the half message and what follows
-    assert reframer.feed(reset) == held + waiting + reset
-    assert not reframer.rewritten and not reframer.grown[0]
+    opened = head + _headers(encoder, PICKED)
+    assert reframer.feed(opened) == opened
+    assert reframer.feed(held + passing + waiting) == passing  # the rest wait for the message
+    assert reframer.feed(reset) == held + waiting + reset  # a reset lets them go as they came
+    assert not reframer.rewritten
+
+
+def test_a_message_too_large_to_hold_goes_as_it_comes() -> None:
+    big = frame_message(b"x" * (2 * MAX_HELD))
+    frames = _data(PICKED, big, 4)
+    reframer = _reframer(10)
+    reframer.feed(CLIENT_PREFACE + SettingsFrame().serialize() + _headers(Encoder(), PICKED))
+    out = [reframer.feed(frame) for frame in frames]
+    assert out[0] == b"" and b"".join(out) == b"".join(frames)  # held until too large, then
+    assert out[-1] == frames[-1] and not reframer.rewritten  # each frame as it comes
