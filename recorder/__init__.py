@@ -6,6 +6,7 @@ The errors it raises on purpose share one base, `RecorderError` (the tree is dra
 
 from recorder._errors import (
     BaselineError,
+    CaptureBusyError,
     CaptureExistsError,
     CaptureParseError,
     ConfigError,
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BaselineError",
+    "CaptureBusyError",
     "CaptureExistsError",
     "CaptureParseError",
     "ConfigError",

@@ -11,9 +11,8 @@ import asyncio
 import socket
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Self
+from typing import Self
 from urllib.parse import urlsplit
-
 
 StartTimeout = 15.0
 

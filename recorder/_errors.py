@@ -18,6 +18,8 @@ keeps working for a caller who never heard of ours):
     ├── CaptureExistsError (FileExistsError)
     │                                   a capture already holds exchanges, and nobody said
     │                                   to add to it or to overwrite it
+    ├── CaptureBusyError (BlockingIOError)
+    │                                   another writer holds the capture's lock
     ├── StartError (RuntimeError)       a server could not start (address in use, ...)
     │   └── ProxyStartError             ... the recording proxy
     ├── VerifyError (RuntimeError)      `verify` could not run (the agent unreachable, ...)
@@ -148,6 +150,11 @@ class FaultSpecError(InputError):
 
 class CaptureExistsError(RecorderError, FileExistsError):
     """A capture with exchanges is already at the path, and nobody said to add to it."""
+
+
+class CaptureBusyError(RecorderError, BlockingIOError):
+    """Another writer (process, or writer in this one) holds the capture's lock; the message
+    names it."""
 
 
 class StartError(RecorderError, RuntimeError):

@@ -55,8 +55,11 @@ class Command(click.Command):
 
 
 def write_output(text: str, output: Path | None) -> None:
-    """`text` to `output`, or to standard output; an OSError when the file cannot be written."""
+    """`text` to `output` (whole, or not at all: `recorder._files`), or to standard output; an
+    OSError when the file cannot be written."""
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from recorder._files import replace_file
+
+        replace_file(output, text.encode("utf-8"))

@@ -34,7 +34,7 @@ from recorder.options import (
 )
 
 if TYPE_CHECKING:
-    from recorder.capture import Capture
+    from recorder.capture import Capture, Cut
     from recorder.record import RecordingProxy
 
 
@@ -205,9 +205,10 @@ def show(
     status (HTTP, or the gRPC status name), state (the task state the answer carried, for a
     stream its last one; or the kind of answer: message, artifactUpdate, N tasks) and the
     A2A error name.  With NUMBER, that exchange's row and then its request and response as
-    the capture holds them.
+    the capture holds them.  A capture cut short shows the exchanges before the cut, with a
+    warning (and exit status 1 for the table).
     """
-    from recorder.capture import read_capture
+    from recorder.capture import recover_capture
     from recorder.show import (
         capture_rows,
         json_lines,
@@ -220,7 +221,7 @@ def show(
     if number is not None:
         _show_one(number, filtered=bool(operations or binding or task), file=file)
         return
-    capture = read_capture(file)
+    capture, cut = recover_capture(file)
     rows = select(capture_rows(capture), operations=operations, bindings=binding, task=task)
     learnt = learnt_fields(capture)
     if as_json:
@@ -230,10 +231,12 @@ def show(
         click.echo(json_lines(rows), nl=False)
     else:
         click.echo(render_table(rows) + learnt_lines(learnt))
+    if cut_short(cut):
+        sys.exit(Exit.FOUND)
 
 
 def _show_one(number: int, *, filtered: bool, file: Path) -> None:
-    from recorder.capture import read_capture
+    from recorder.capture import CaptureParseError, read_capture, recover_capture
     from recorder.show import render_one
 
     if filtered:
@@ -244,25 +247,53 @@ def _show_one(number: int, *, filtered: bool, file: Path) -> None:
     try:  # the other exchanges are not even read (a 100 MB body elsewhere costs nothing)
         click.echo(render_one(read_capture(file, only=number), number), nl=False)
         return
-    except LookupError:
+    except (LookupError, CaptureParseError):
         pass
-    try:  # the whole capture, to say which numbers there are
-        render_one(read_capture(file), number)
+    capture, cut = recover_capture(file)  # the whole, to say which numbers there are
+    cut_short(cut)
+    try:
+        click.echo(render_one(capture, number), nl=False)
     except LookupError as exc:
         raise InputError(f"{file}: {exc.args[0]}") from None
 
 
-@main.command()
+def cut_short(cut: Cut | None) -> bool:
+    """Warn of a capture cut short (`recorder.capture.salvage`); whether it was."""
+    if cut is not None:
+        click.echo(f"warning: {cut}", err=True)
+    return cut is not None
+
+
+MIGRATE = Table(
+    [
+        command_option(
+            "salvage", bool, False,
+            "A capture cut short in its last exchange is rewritten with the exchanges before "
+            "the cut; the bytes cut off are kept beside it, in FILE.cut.",
+        ),
+    ]
+)  # fmt: skip
+
+
+@main.command(table=MIGRATE)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-def migrate(files: tuple[Path, ...]) -> None:
+def migrate(files: tuple[Path, ...], salvage: bool) -> None:
     """Rewrite capture FILES in the current format, in place (the content is kept exactly)."""
     from dataclasses import replace
 
-    from recorder.capture import FORMAT_VERSION, parse, read_capture, render, write_capture
+    from recorder._files import replace_file
+    from recorder.capture import (
+        FORMAT_VERSION,
+        parse,
+        read_capture,
+        recover_capture,
+        render,
+        write_capture,
+    )
 
     for path in files:
-        capture = read_capture(path)
-        if capture.format_version == FORMAT_VERSION:
+        capture, cut = recover_capture(path) if salvage else (read_capture(path), None)
+        if capture.format_version == FORMAT_VERSION and cut is None:
             click.echo(f"{path}: already format {FORMAT_VERSION}")
             continue
         # Checked in memory before the file is replaced: the new text must read back the same.
@@ -270,12 +301,17 @@ def migrate(files: tuple[Path, ...]) -> None:
         if parse(render(current), str(path)) != current:
             raise RecorderError(f"{path}: would not read back the same; left as it was")
         try:
+            if cut is not None:
+                replace_file(f"{path}.cut", path.read_bytes()[cut.offset :])
             write_capture(path, current)  # atomic: a failure leaves the file as it was
         except OSError as exc:
             raise RecorderError(
                 f"{path}: cannot write: {exc.strerror or exc}; left as it was"
             ) from exc
-        click.echo(f"{path}: format {capture.format_version} -> {FORMAT_VERSION}")
+        kept = f"{len(capture.exchanges)} exchanges kept, the cut-off rest in {path}.cut; "
+        click.echo(
+            f"{path}: {kept if cut else ''}format {capture.format_version} -> {FORMAT_VERSION}"
+        )
 
 
 @main.command(table=RECORD)
@@ -410,12 +446,14 @@ def _serve_one(
     """`replay FILES`: one agent's captures (`recorder.replay.Replayer`)."""
     from recorder._gcpause import collector_paused
     from recorder._stop import StopSignals
-    from recorder.capture import read_capture
+    from recorder.capture import recover_capture
     from recorder.replay import Replayer
 
     paths, forward_to = _forward_url(on_miss, files)
     with collector_paused():  # this process is the CLI's own: see recorder._gcpause
-        captures = [read_capture(Path(path)) for path in paths]
+        read = [recover_capture(Path(path)) for path in paths]
+    captures = [capture for capture, _ in read]
+    cut = [path for path, (_, where) in zip(paths, read, strict=True) if cut_short(where)]
     host, port = listen
     grpc_host, grpc_port = grpc_listen or (host, None)
     if grpc_host != host:
@@ -451,7 +489,7 @@ def _serve_one(
             "replayer (see 'synthesized' in the report)",
             err=True,
         )
-    _strict(strict, report.clean, report.as_json)
+    _strict(strict, report.clean and not cut, report.as_json)
 
 
 def _serve_fleet(

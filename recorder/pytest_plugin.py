@@ -22,7 +22,8 @@ recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the m
 
 Invariants:
 - Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`).  The capture
+  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`), the capture
+  claimed throughout (one another process writes fails the test, untouched).  The capture
   is replaced (renamed over, atomically) only when the test passed and the recording holds
   every exchange the test made: each with its response, and no call that the recorder could
   not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
@@ -515,9 +516,20 @@ def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     return kept if set_aside(temporary, kept) else None
 
 
-def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, promote, remove_capture
+def _claim(path: Path) -> None:
+    """Claim the capture a test records to; the test fails when another process writes it."""
+    from recorder.capture import CaptureBusyError, claim
 
+    try:
+        claim(path)
+    except CaptureBusyError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+    from recorder.capture import draft_beside, promote, release, remove_capture
+
+    _claim(settings.path)
     temporary = draft_beside(settings.path)
     remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
@@ -543,12 +555,14 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
             promote(temporary, settings.path)
     finally:
         remove_capture(temporary)
+        release(settings.path)
 
 
 def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, remove_capture
+    from recorder.capture import draft_beside, release, remove_capture
 
     capture = _load(settings.path)
+    _claim(settings.path)
     temporary = draft_beside(settings.path)
     answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
     try:
@@ -574,6 +588,7 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
             warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
     finally:
         remove_capture(temporary)
+        release(settings.path)
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:

@@ -2,13 +2,14 @@
 
 Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
 `parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
-`promote`, `set_aside`, `remove_capture`), the only code that touches disk.
+`promote`, `set_aside`, `remove_capture`), the only code that touches disk, each writer holding
+its capture's `claim` (one writing process per capture).
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
 """
 
-from recorder._errors import CaptureExistsError, CaptureParseError
+from recorder._errors import CaptureBusyError, CaptureExistsError, CaptureParseError
 from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
@@ -23,17 +24,20 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import parse, parse_bytes
+from recorder.capture._parse import Cut, parse, parse_bytes, salvage
 from recorder.capture._render import outcome, render, render_exchange, render_header
 from recorder.capture._writer import (
     CaptureWriter,
     check_regular,
+    claim,
     draft_beside,
     file_kind,
     holds_exchanges,
     promote,
     read_capture,
     read_regular,
+    recover_capture,
+    release,
     remove_capture,
     set_aside,
     write_capture,
@@ -44,9 +48,11 @@ __all__ = [
     "JSON_FORMS",
     "READABLE_VERSIONS",
     "Capture",
+    "CaptureBusyError",
     "CaptureExistsError",
     "CaptureParseError",
     "CaptureWriter",
+    "Cut",
     "Exchange",
     "GrpcMessage",
     "Headers",
@@ -55,6 +61,7 @@ __all__ = [
     "Response",
     "SseEvent",
     "check_regular",
+    "claim",
     "draft_beside",
     "file_kind",
     "header_value",
@@ -65,10 +72,13 @@ __all__ = [
     "promote",
     "read_capture",
     "read_regular",
+    "recover_capture",
+    "release",
     "remove_capture",
     "render",
     "render_exchange",
     "render_header",
+    "salvage",
     "set_aside",
     "started_at",
     "write_capture",

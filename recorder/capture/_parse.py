@@ -12,6 +12,11 @@ Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is
 other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
 file never crashes a caller and never loses an exchange silently.
 
+`salvage(data)` reads a capture cut short (a copy interrupted, a disk that filled, a writer
+killed): damage in its last exchange that is a cut (said "truncated?", or found at the end of
+the text) is a `Cut`, and the exchanges before that exchange are the capture; any other
+damage is still an error.
+
 `parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
 their `###` line to the next (a line that starts `###` always ends a body region), unread, so
 showing one exchange does not cost a 100 MB body elsewhere in the file.
@@ -118,6 +123,50 @@ def parse_bytes(data: bytes, filename: str = "<capture>", *, only: int | None = 
         line = data.count(b"\n", 0, exc.start) + 1
         raise CaptureParseError(f"not UTF-8 ({exc.reason})", filename, line) from exc
     return parse(text, filename, only=only)
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Where a capture read by `salvage` stops short: its last exchange, from `line` (its
+    `###` line, `offset` bytes into the file) on, is not whole, as `damage` says."""
+
+    filename: str
+    line: int
+    offset: int
+    damage: CaptureParseError
+
+    def __str__(self) -> str:
+        return (
+            f"{self.filename}:{self.line}: the capture is cut short in its last exchange "
+            f"({self.damage.message}, line {self.damage.line}); read up to the exchange before"
+        )
+
+
+def salvage(data: bytes, filename: str = "<capture>") -> tuple[Capture, Cut | None]:
+    """`parse_bytes`, with the exchanges before a cut in the last one (see the module
+    docstring); CaptureParseError for damage anywhere else."""
+    try:
+        return parse_bytes(data, filename), None
+    except CaptureParseError as damage:
+        error = damage
+        last = data.count(b"\n") + (not data.endswith(b"\n"))
+        for start in _cut_points(data):
+            line = data.count(b"\n", 0, start) + 1
+            if damage.line < line or not ("truncated" in damage.message or damage.line >= last):
+                continue
+            try:
+                return parse_bytes(data[:start], filename), Cut(filename, line, start, damage)
+            except CaptureParseError as earlier:
+                error = earlier
+        raise error from None
+
+
+def _cut_points(data: bytes) -> list[int]:
+    """Where the last exchange may start, latest first: a last line that is what is left of
+    a `###` line (`##`), then the last `###` line (no body line starts so)."""
+    tail = data.rfind(b"\n") + 1
+    cut_line = tail < len(data) and b"### ".startswith(data[tail:])
+    return [p for p in (tail if cut_line else 0, data.rfind(b"\n###") + 1) if p]
 
 
 def _checked(text: str, filename: str) -> str:
@@ -560,7 +609,8 @@ def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _For
     if not region.endswith("\n\n") or region == "\n":
         where = cursor.lineno - 1 if region else form_line
         cursor.fail(
-            f"body declared as {quoted(form)} is missing or not ended by a blank line", where
+            f"body declared as {quoted(form)} is missing or not ended by a blank line (truncated?)",
+            where,
         )
     restore = forms.get(form.split(" ")[0])
     if restore is None:

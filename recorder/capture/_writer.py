@@ -23,25 +23,32 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
 - A capture that may replace another is written as a *draft* beside it (`draft_beside`, the
   same folder), then renamed over it (`promote`) or kept under another name (`set_aside`):
   each is one atomic rename, so the old capture is whole until the moment it is replaced.
+- **One writing process per capture**: every writer here `claim`s the capture while it writes
+  (and a recording, the pytest plugin, claim it for their whole run), so a writer in another
+  process is refused before it touches the file, with an error naming the holder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import shlex
 import stat
-import tempfile
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from recorder._errors import CaptureExistsError
+from recorder._errors import CaptureBusyError, CaptureExistsError
+from recorder._files import fsync_directory, replace_file
 from recorder.capture._model import Capture, Exchange
-from recorder.capture._parse import parse_bytes
+from recorder.capture._parse import Cut, parse_bytes, salvage
 from recorder.capture._render import render, render_exchange, render_header
 
 
@@ -54,6 +61,7 @@ class CaptureWriter:
     continues an existing capture instead.  `append(exchange)` adds one; numbers must increase
     strictly (ValueError otherwise, and ValueError for values that cannot be rendered; the file
     is untouched in both cases).  `close()` is idempotent; the writer is a context manager.
+    The capture is `claim`ed from start to `close()` (CaptureBusyError: another process has it).
 
     Example::
 
@@ -65,15 +73,16 @@ class CaptureWriter:
         self, path: str | os.PathLike[str], capture_header: Capture, *, overwrite: bool = False
     ) -> None:
         self.path = Path(path)
-        if not overwrite and holds_exchanges(self.path):
-            raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
-        self._setup(open(self.path, "wb", buffering=0), None)  # noqa: SIM115 - see close()
+        with _claimed_unless_failing(self.path):
+            if not overwrite and holds_exchanges(self.path):
+                raise CaptureExistsError(f"{self.path} already holds a capture with exchanges")
+            self._setup(open(self.path, "wb", buffering=0), None)  # noqa: SIM115 - see close()
         try:
             self._write(render_header(capture_header).encode("utf-8"))
         except OSError:
             self._abandon()
             raise
-        _fsync_directory(self.path.parent)
+        fsync_directory(self.path.parent)
         for exchange in capture_header.exchanges:
             self.append(exchange)
 
@@ -83,11 +92,12 @@ class CaptureWriter:
 
         Raises CaptureParseError when the file is damaged (it is left as it is).
         """
-        existing = read_capture(path)
         writer = cls.__new__(cls)
         writer.path = Path(path)
-        last = existing.exchanges[-1].number if existing.exchanges else None
-        writer._setup(open(writer.path, "ab", buffering=0), last)  # noqa: SIM115 - see close()
+        with _claimed_unless_failing(writer.path):
+            existing = read_capture(path)
+            last = existing.exchanges[-1].number if existing.exchanges else None
+            writer._setup(open(writer.path, "ab", buffering=0), last)  # noqa: SIM115
         return writer
 
     def _setup(self, file: IO[bytes], last_number: int | None) -> None:
@@ -140,6 +150,7 @@ class CaptureWriter:
                 self._file.close()
                 self._file = None
                 self._mark_synced(self._written)
+                release(self.path)
 
     @property
     def closed(self) -> bool:
@@ -190,6 +201,7 @@ class CaptureWriter:
         self._file.close()
         self._file = None
         self.path.unlink(missing_ok=True)
+        release(self.path)
 
     def _sync_now(self) -> None:
         """Called by the syncer thread: fsync what was written so far.
@@ -291,6 +303,12 @@ def read_capture(path: str | os.PathLike[str], *, only: int | None = None) -> Ca
     return parse_bytes(read_regular(path), os.fspath(path), only=only)
 
 
+def recover_capture(path: str | os.PathLike[str]) -> tuple[Capture, Cut | None]:
+    """`read_capture`, except that a capture cut short in its last exchange gives the
+    exchanges before the cut, and the `Cut` to say so (`salvage`)."""
+    return salvage(read_regular(path), os.fspath(path))
+
+
 def read_regular(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a regular file; OSError for anything else (`check_regular`)."""
     check_regular(path)
@@ -320,22 +338,10 @@ def file_kind(mode: int) -> str:
 
 
 def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
-    """Write a whole capture atomically (temporary file in the same folder, then rename)."""
-    target = Path(path)
+    """Write a whole capture atomically (`recorder._files.replace_file`), `claim`ed."""
     data = render(capture).encode("utf-8")
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        # mkstemp makes the file 0600; a capture is an ordinary file, so follow the umask.
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _fsync_directory(target.parent)
+    with claimed(path):
+        replace_file(path, data)
 
 
 # -- drafts: a capture written beside the one it may replace ------------------------------------
@@ -350,9 +356,11 @@ def draft_beside(path: str | os.PathLike[str]) -> Path:
 
 
 def promote(draft: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
-    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns)."""
-    os.replace(draft, path)
-    _fsync_directory(Path(path).parent)
+    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns),
+    `claim`ed."""
+    with claimed(path):
+        os.replace(draft, path)
+    fsync_directory(Path(path).parent)
 
 
 def set_aside(draft: str | os.PathLike[str], kept: str | os.PathLike[str]) -> bool:
@@ -361,7 +369,7 @@ def set_aside(draft: str | os.PathLike[str], kept: str | os.PathLike[str]) -> bo
         os.replace(draft, kept)
     except FileNotFoundError:
         return False
-    _fsync_directory(Path(kept).parent)
+    fsync_directory(Path(kept).parent)
     return True
 
 
@@ -370,21 +378,95 @@ def remove_capture(path: str | os.PathLike[str]) -> None:
     Path(path).unlink(missing_ok=True)
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+# -- the claim: one writing process per capture ---------------------------------------------------
+
+_claims: dict[Path, tuple[int, int]] = {}  # lock file -> (its descriptor, claims held)
+_claiming = threading.Lock()
 
 
-def _fsync_directory(folder: Path) -> None:
-    # Makes the new directory entry durable; not every platform can open a directory.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
+def claim(path: str | os.PathLike[str]) -> None:
+    """Claim the capture at `path` for this process (again and again: `release` as often).
+
+    The claim is an advisory lock (`flock`) on a lock file beside the capture, `.<name>.lock`,
+    which names the process; CaptureBusyError names another process that holds it.  The kernel
+    lets go when the process ends, however it ends: a lock file `kill -9` left behind holds
+    nobody and is taken over.
+    """
+    file = _lock_file(path)
+    with _claiming:
+        fd, count = _claims.get(file, (-1, 0))
+        _claims[file] = (fd if count else _take(file, Path(path)), count + 1)
+
+
+def release(path: str | os.PathLike[str]) -> None:
+    """Let go of one claim of `path`; the last one removes the lock file."""
+    file = _lock_file(path)
+    with _claiming:
+        fd, count = _claims.pop(file)
+        if count > 1:
+            _claims[file] = (fd, count - 1)
+            return
+        with contextlib.suppress(OSError):  # still locked: nobody takes the file meanwhile
+            file.unlink(missing_ok=True)
         os.close(fd)
+
+
+@contextlib.contextmanager
+def claimed(path: str | os.PathLike[str]) -> Iterator[None]:
+    claim(path)
+    try:
+        yield
+    finally:
+        release(path)
+
+
+@contextlib.contextmanager
+def _claimed_unless_failing(path: Path) -> Iterator[None]:
+    """Claimed, and kept claimed unless the block fails."""
+    claim(path)
+    try:
+        yield
+    except BaseException:
+        release(path)
+        raise
+
+
+def _lock_file(path: str | os.PathLike[str]) -> Path:
+    absolute = Path(os.path.abspath(path))  # one claim however the path is spelt
+    return absolute.with_name(f".{absolute.name}.lock")
+
+
+def _take(file: Path, capture: Path) -> int:
+    """The descriptor of `file`, locked, with this process named in it."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        # Read-only: an open lock file must not keep its file system from a read-only remount.
+        fd = os.open(file, os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 1000).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise CaptureBusyError(
+                f"{capture} is being written by {holder}: nothing was written to it; wait "
+                "until that writer is done, or write to another file"
+            ) from None
+        if os.fstat(fd).st_ino == _inode(file):  # not removed by a holder letting go meanwhile
+            with contextlib.suppress(OSError):  # a full disk: the lock holds all the same
+                file.write_text(_holder(), encoding="utf-8", errors="replace")
+            return fd
+        os.close(fd)
+
+
+def _holder() -> str:
+    """This process as the lock file names it: `process 12 (a2a-recorder record --out x)`."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    words = ["a2a-recorder" if program == "__main__.py" else program, *sys.argv[1:]]
+    return f"process {os.getpid()} ({shlex.join(words)[:300]})"
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None

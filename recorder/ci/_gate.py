@@ -9,12 +9,11 @@ so a failed write never leaves half a baseline.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from recorder._errors import BaselineError
+from recorder._files import replace_file
 from recorder.ci._baseline import (
     BaselineCheck,
     BaselineOutcome,
@@ -51,11 +50,7 @@ def read_baseline(path: Path, tool: str) -> list[Entry]:
 
 
 def write_baseline(path: Path, text: str) -> None:
-    folder = path.parent if str(path.parent) else Path(".")
     try:
-        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(scratch, path)
+        replace_file(path, text.encode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"{path}: {exc.strerror or exc}") from exc

@@ -42,7 +42,7 @@ def read_flows(path: Path) -> FlowFile:
 
     A file cut short (mitmdump killed while writing) keeps the flows before the cut, and
     `damage` says where reading stopped.  Raises `ConvertError` (`path: what is wrong`) when
-    the file cannot be read, or when not even its first flow is whole.
+    the file cannot be read, holds no flow at all, or not even its first flow is whole.
     """
     flows: list[Flow] = []
     try:
@@ -57,4 +57,6 @@ def read_flows(path: Path) -> FlowFile:
         if not flows:
             raise ConvertError(damage) from exc
         return FlowFile(flows, damage)
+    if not flows:
+        raise ConvertError(f"{path}: no flows in it (an empty file?): nothing to convert")
     return FlowFile(flows)

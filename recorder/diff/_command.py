@@ -1,7 +1,8 @@
 """`a2a-recorder diff A B`: the thin shell that reads files and writes the report.
 
 Exit status: 0 when the captures are the same, 1 when they differ (or a folder has unpaired
-files), 2 on an error (a missing, unreadable or damaged file: `file:line: ...` on stderr,
+files, or a capture is cut short: the exchanges before the cut are diffed, with a warning), 2
+on an error (a missing, unreadable or damaged file: `file:line: ...` on stderr,
 or a bad `--ignore` pattern).  For two folders, files are paired by their path relative to
 each folder, and the status is the worst over all pairs.
 """
@@ -18,7 +19,7 @@ import click
 
 from recorder._errors import Exit, InputError, error_message
 from recorder._shell import Command, write_output
-from recorder.capture import read_capture
+from recorder.capture import Cut, recover_capture
 from recorder.diff._compare import diff_captures
 from recorder.diff._ignore import parse_compare, parse_ignores
 from recorder.diff._report import FORMATS, render_report
@@ -33,12 +34,13 @@ class _Run:
     diffs: list[CaptureDiff] = field(default_factory=list)
     unpaired: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    cuts: list[Cut] = field(default_factory=list)  # captures cut short: diffed up to the cut
 
     @property
     def status(self) -> Exit:
         if self.errors:
             return Exit.ERROR
-        differ = self.unpaired or any(not d.same for d in self.diffs)
+        differ = self.unpaired or self.cuts or any(not d.same for d in self.diffs)
         return Exit.FOUND if differ else Exit.OK
 
 
@@ -52,10 +54,11 @@ def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _diff_files(run: _Run, a: Path, b: Path, options: Mapping[str, Any]) -> None:
     try:
-        ca, cb = read_capture(a), read_capture(b)
+        (ca, cut_a), (cb, cut_b) = recover_capture(a), recover_capture(b)
     except (InputError, OSError) as exc:
         run.errors.append(error_message(exc))
         return
+    run.cuts += [cut for cut in (cut_a, cut_b) if cut is not None]
     run.diffs.append(diff_captures(ca, cb, a_name=str(a), b_name=str(b), **options))
 
 
@@ -152,6 +155,8 @@ def diff_command(
         raise InputError(str(exc)) from exc
     for message in run.errors:
         click.echo(f"error: {message}", err=True)
+    for cut in run.cuts:
+        click.echo(f"warning: {cut}", err=True)
     if run.diffs or run.unpaired:
         color = output is None and format == "text" and sys.stdout.isatty()
         report = render_report(format, run.diffs, unpaired=run.unpaired, color=color)

@@ -1,8 +1,9 @@
 """`a2a-recorder lint CAPTURE...`: the thin shell that reads files and prints the report.
 
-Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does, 2 on
-an error (a missing or damaged capture, `file:line: ...` on stderr; an unknown rule; a bad key
-or baseline file).  `--select`/`--skip` pick the rules (`--ignore` is diff's, for paths).
+Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does (or a
+capture is cut short: the exchanges before the cut are linted, with a warning), 2 on an error
+(a missing or damaged capture, `file:line: ...` on stderr; an unknown rule; a bad key or
+baseline file).  `--select`/`--skip` pick the rules (`--ignore` is diff's, for paths).
 A folder stands for every `.http` file under it, in path order.
 
 With `--baseline FILE`, the findings that reach `--fail-on` are matched against the file's
@@ -22,7 +23,7 @@ import click
 
 from recorder._errors import Exit, InputError
 from recorder._shell import Command, write_output
-from recorder.capture import parse, parse_bytes, read_regular
+from recorder.capture import Cut, read_regular, salvage
 from recorder.ci import BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
@@ -54,17 +55,14 @@ def capture_files(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def lint_file(path: Path, **options: Any) -> list[Finding]:
-    """Read and lint one capture file; CaptureParseError (file:line) if it is damaged,
-    OSError if it cannot be read."""
+def lint_file(path: Path, **options: Any) -> tuple[list[Finding], Cut | None]:
+    """Read and lint one capture file: its findings, and where it is cut short, if it is
+    (the exchanges before the cut are linted: `recorder.capture.salvage`).
+    CaptureParseError (file:line) if it is damaged otherwise, OSError if it cannot be read."""
     data = read_regular(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        parse_bytes(data, str(path))  # says what the file is, or where it is not UTF-8
-        raise
-    capture = parse(text, str(path))
-    return lint_capture(capture, file=str(path), text=text, **options)
+    capture, cut = salvage(data, str(path))
+    text = data[: cut.offset if cut else len(data)].decode("utf-8")
+    return lint_capture(capture, file=str(path), text=text, **options), cut
 
 
 def load_keys(paths: Sequence[Path]) -> dict[str, Any]:
@@ -156,14 +154,18 @@ def lint_command(
     threshold = Severity(fail_on)
     files = capture_files(captures)
     keys = load_keys(jwks)
-    findings = [f for path in files for f in lint_file(path, spec=spec, rules=rules, keys=keys)]
+    linted = [lint_file(path, spec=spec, rules=rules, keys=keys) for path in files]
+    cut = [where for _, where in linted if where is not None]
+    for where in cut:
+        click.echo(f"warning: {where}", err=True)
+    findings = [finding for found, _ in linted for finding in found]
     findings, outcome = _against(baseline, findings, threshold, update_baseline)
     run = LintRun(
         SpecVersion(spec), rules, tuple(map(str, files)), tuple(findings), threshold, outcome
     )
     write_output(render(run, format), output)
     stale = outcome is not None and bool(outcome.stale)
-    sys.exit(Exit.FOUND if fails(findings, threshold) or stale else Exit.OK)
+    sys.exit(Exit.FOUND if fails(findings, threshold) or stale or cut else Exit.OK)
 
 
 def baseline_entry(finding: Finding) -> Entry:

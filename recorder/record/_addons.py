@@ -90,7 +90,8 @@ class RecordingAddons:
             self.faults.warn(self.redaction.unsaid.pop(0))
 
     def close(self) -> None:
-        """Stop listening (after the run, its summary written)."""
+        """Stop listening (after the run, its summary written), and let go of every lock."""
+        self.save.release()
         if self._log is not None:
             self._log.uninstall()
             self._log = None
@@ -185,6 +186,7 @@ def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddo
     save = Save(classifier, redaction)
     push, console = PushAddon(), Console(save, faults, echo)
     push.warn = console.warning
+    redaction.fetched = classifier.learn_card
     return RecordingAddons(
         Deadlines(), classifier, push, CardRewrite(), redaction, save, console, faults
     )

@@ -17,6 +17,11 @@ own to start, stop and keep in sync with the proxy's lifetime.
   `H2cTunnels` sees the HTTP/2 preface as the tunnel's first bytes and makes it a TCP flow, which
   the same tap decodes; its upstream is the tunnel's target.
 
+- The push relay (reverse mode): on the gRPC listener, the tap's `Reframer`s (`_h2rewrite`)
+  rewrite push-config URLs in the messages that pass, as the HTTP relay does in bodies.  The
+  observer sees the client's bytes as the client sent them, and the agent's as the client
+  gets them: the capture holds what the client sent and saw, each rewrite noted.
+
 `call_exchange` (pure) turns an observed `H2Call` into capture values: the request is
 `POST <:path>` with the metadata (`:authority` kept, other pseudo-headers dropped, `-bin`
 values in canonical unpadded base64) and decoded messages; the response is `HTTP/2 <:status>`
@@ -29,8 +34,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mitmproxy.proxy import layers
@@ -53,6 +58,8 @@ from recorder.protocol import (
 )
 from recorder.record._faults import lost
 from recorder.record._h2 import H2Call, H2Observer
+from recorder.record._h2rewrite import Reframer, Rewrite
+from recorder.record._push import TO_REAL, TO_RELAY
 
 logger = logging.getLogger(__name__)
 
@@ -219,11 +226,31 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
+# The push relay's rewrite of a call's messages: (request headers, request?) -> a Rewrite.
+GrpcRelay = Callable[[Mapping[str, str], bool], Rewrite | None]
+
+
 @dataclass
 class _Connection:
     upstream: str
     observer: H2Observer = field(default_factory=H2Observer)
     failed: bool = False
+    reframers: dict[bool, Reframer] = field(default_factory=dict)  # by from_client
+
+    def relay(self, relay: GrpcRelay) -> None:
+        """Rewrite what `relay` picks, both ways (see `_h2rewrite`)."""
+
+        def pick(request: bool) -> Callable[[int], Rewrite | None]:
+            return lambda stream: relay(dict(self.observer.request_headers(stream)), request)
+
+        client, server = Reframer(pick(True), client=True), Reframer(pick(False), client=False)
+        client.other, server.other = server, client
+        self.reframers = {True: client, False: server}
+
+    def notes(self, stream: int) -> tuple[str, ...]:
+        rewritten = [(TO_RELAY, True), (TO_REAL, False)]
+        found = self.reframers
+        return tuple(n for n, side in rewritten if found and stream in found[side].rewritten)
 
 
 # The first line of what an HTTP/2 connection with prior knowledge starts with (RFC 9113
@@ -282,16 +309,22 @@ class GrpcTap:
     """
 
     def __init__(
-        self, origin: Callable[[Any], str | None], sink: Callable[[GrpcRecord, str], None]
+        self,
+        origin: Callable[[Any], str | None],
+        sink: Callable[[GrpcRecord, str], None],
+        relay: GrpcRelay | None = None,
     ) -> None:
         self.origin = origin
         self.sink = sink
+        self.relay = relay  # the push relay's rewrites, for the calls it picks
         self._connections: dict[str, _Connection] = {}
 
     def tcp_start(self, flow: Any) -> None:
         upstream = self.origin(flow)
         if upstream is not None:
-            self._connections[flow.id] = _Connection(upstream=upstream)
+            connection = self._connections[flow.id] = _Connection(upstream=upstream)
+            if self.relay is not None:
+                connection.relay(self.relay)
 
     def tcp_message(self, flow: Any) -> None:
         connection = self._connections.get(flow.id)
@@ -299,20 +332,30 @@ class GrpcTap:
             return
         messages: Sequence[Any] = list(flow.messages)
         flow.messages.clear()
-        if connection.failed:
-            return
         for message in messages:
-            feed = (
-                connection.observer.client_data
-                if message.from_client
-                else connection.observer.server_data
-            )
+            reframer = connection.reframers.get(message.from_client)
+            if connection.failed:  # forwarded as it comes, after anything held
+                message.content = (reframer.flush() if reframer else b"") + message.content
+                continue
             try:
-                feed(message.content, _now_us())
+                self._relay(connection, message, reframer)
             except Exception as exc:  # the relay goes on; the connection is no longer decoded
                 self._give_up(connection, exc)
-                return
+                held = reframer.flush() if reframer else b""  # the client's: from before
+                before, after = (held, b"") if message.from_client else (b"", held)
+                message.content = before + message.content + after
         self._drain(connection)
+
+    @staticmethod
+    def _relay(connection: _Connection, message: Any, reframer: Reframer | None) -> None:
+        """Observe the client's bytes as sent and the agent's as the client gets them."""
+        observer = connection.observer
+        if message.from_client:
+            observer.client_data(message.content, _now_us())
+        if reframer is not None:
+            message.content = reframer.feed(message.content)
+        if not message.from_client:
+            observer.server_data(message.content, _now_us())
 
     def _give_up(self, connection: _Connection, exc: Exception) -> None:
         """Stop decoding a connection: the rest of it is forwarded, not recorded."""
@@ -349,7 +392,9 @@ class GrpcTap:
     def _drain(self, connection: _Connection) -> None:
         for call in connection.observer.completed():
             try:
-                self.sink(call_exchange(call), connection.upstream)
+                record = call_exchange(call)
+                notes = (*record.notes, *connection.notes(call.stream_id))
+                self.sink(replace(record, notes=notes), connection.upstream)
             except Exception as exc:  # one call's failure must not cost the relay or the others
                 logger.exception(
                     "gRPC call %s on stream %d was not recorded",

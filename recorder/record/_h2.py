@@ -194,6 +194,11 @@ class H2Observer:
     def server_data(self, data: bytes, at_us: int) -> None:
         self._feed("server", data, at_us)
 
+    def request_headers(self, stream_id: int) -> Headers:
+        """The request headers of a stream still open (none for any other)."""
+        stream = self._streams.get(stream_id)
+        return stream.request_headers if stream is not None else ()
+
     def completed(self) -> list[H2Call]:
         """Finished calls since the last call, in the order they finished."""
         done, self._done = self._done, []

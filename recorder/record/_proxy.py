@@ -28,8 +28,8 @@ Facts this module is built around (mitmproxy 12):
   modes on the same address, port 0 included, so a requested port 0 is resolved to a free port
   first.  In forward mode, gRPC clients that use the proxy tunnel h2c through CONNECT;
   `H2cTunnels` hands those tunnels to the tap.
-- Push deliveries that cannot go through the relay (gRPC push configs pass untouched, so the
-  agent POSTs straight to the webhook) are recorded with `push_proxy`: a third mode,
+- Push deliveries that cannot go through the relay (a gRPC push config in forward mode,
+  where the agent POSTs straight to the webhook) are recorded with `push_proxy`: a third mode,
   `regular@host:port`, a forward HTTP proxy the agent is started with as HTTP_PROXY /
   HTTPS_PROXY (NO_PROXY must not exclude the webhook host; `localhost` and `127.0.0.1` are
   often in it).  Its port 0 is resolved first too.  Flows through it are deliveries or, unless
@@ -72,6 +72,7 @@ from recorder.options import RECORD, mitm_value, split_for
 from recorder.record._addons import recording_addons
 from recorder.record._faults import Faults
 from recorder.record._grpcrecord import (
+    GrpcRelay,
     GrpcTap,
     GrpcUpstream,
     H2cTunnels,
@@ -335,6 +336,7 @@ class RecordingProxy:
             master = self._build_master()
         except (exceptions.OptionsError, ValueError, KeyError) as exc:
             logging.getLogger("mitmproxy").removeHandler(errors)
+            self.addons.close()  # an addon configured before the failure may hold a lock
             self._failure = _option_failure(exc)
             self._ready.set()
             return
@@ -363,7 +365,8 @@ class RecordingProxy:
         # it finalises the captures.
         if self.grpc_upstream is not None:
             self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen, taken))
-            master.addons.add(self._tap(self._grpc_listener_origin))
+            relay = self.addons.push.grpc_relay if self.mode is Mode.REVERSE else None
+            master.addons.add(self._tap(self._grpc_listener_origin, relay))
         if self.mode is Mode.FORWARD:
             tunnels = H2cTunnels(FORWARD_SPEC)
             master.addons.add(tunnels, self._tap(tunnels.origin))
@@ -385,8 +388,8 @@ class RecordingProxy:
             raise
         return master
 
-    def _tap(self, origin: Callable[[Any], str | None]) -> GrpcTap:
-        return GrpcTap(origin, self.addons.record_grpc)
+    def _tap(self, origin: Callable[[Any], str | None], relay: GrpcRelay | None = None) -> GrpcTap:
+        return GrpcTap(origin, self.addons.record_grpc, relay)
 
     def _grpc_listener_origin(self, flow: Any) -> str | None:
         if self.grpc_upstream is None or mode_spec(flow.client_conn) != self._grpc_mode:
@@ -421,6 +424,8 @@ class RecordingProxy:
             addresses = proxyserver.listen_addrs()
             if addresses and proxyserver.is_running and self._all_listening(proxyserver):
                 self._address = self._main_address(proxyserver)
+                if self.mode is Mode.REVERSE:  # where gRPC push configs' deliveries go
+                    self.addons.push.relay_origin = self.url
                 if self._grpc_mode is not None:
                     host, port = proxyserver.servers[self._grpc_mode].listen_addrs[0][:2]
                     self._grpc_address = (host, port)

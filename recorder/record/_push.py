@@ -1,30 +1,38 @@
 """Push notifications while recording: where push configs name webhooks, and the relay.
 
-The recorder's choice for HTTP push configs is a **relay**: in reverse mode it replaces each
-push-config `url` it sees in a request by a URL of its own (`<proxy>/__a2a_recorder/push/<n>`)
-and remembers the real one; the agent POSTs deliveries there and the addon forwards each to the
-real webhook, recording it.  `PushRelay` is that memory; it and the helpers here are pure.
+The recorder's choice for push configs is a **relay**: in reverse mode it replaces each
+push-config `url` it sees in a request (an HTTP body, or a gRPC message: `grpc_swap`) by a URL
+of its own (`<proxy>/__a2a_recorder/push/<n>`) and remembers the real one; the agent POSTs
+deliveries there and the addon forwards each to the real webhook, recording it.  `PushRelay`
+is that memory; it and the helpers here are pure.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from recorder._errors import GrpcCodecError
 from recorder.capture import Request
 from recorder.protocol import (
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
     Classification,
+    Direction,
+    decode_message,
+    encode_message,
+    grpc_method,
     parse_json,
     value_at,
 )
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
+TO_RELAY = "push relay: webhook URL replaced by the recorder's"  # a request's note
+TO_REAL = "push relay: relay URL replaced by the webhook's"  # an answer's note
 
 # Operations whose requests may carry push configs; where their urls sit (relative to the
 # JSON-RPC params or the REST body) is the protocol's id model: every webhook position of the
@@ -33,6 +41,10 @@ PUSH_CONFIG_OPERATIONS = frozenset(
     {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
 )
 PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = WEBHOOK_PATHS
+# gRPC answers that may carry a relay URL: the push-config rpcs (v1.0 and v0.3 names).
+GRPC_CONFIG_ANSWERS = frozenset(
+    f"{verb}TaskPushNotificationConfig{s}" for verb in ("Create", "Get", "List") for s in ("", "s")
+)
 
 
 class PushRelay:
@@ -72,6 +84,33 @@ class PushRelay:
             return body
         pairs = {origin + RELAY_PREFIX + str(n): real for n, real in self._real.items()}
         return swap_json_strings(body, pairs)
+
+
+def grpc_swap(
+    relay: PushRelay, origin: str, path: str, request: bool, encoding: str | None
+) -> Callable[[bool, bytes], bytes | None] | None:
+    """How the messages of the gRPC call at `path` go through the relay, as HTTP bodies do:
+    a request's push-config URLs to relay URLs, an answer's relay URLs back (re-encoded:
+    `(compressed, message) -> message`, None when nothing changes); None for a call that
+    carries no push config."""
+    method = grpc_method(path)
+    names = PUSH_CONFIG_OPERATIONS if request else GRPC_CONFIG_ANSWERS
+    if method is None or method.name not in names:
+        return None
+    direction: Direction = "request" if request else "response"
+
+    def swap(compressed: bool, data: bytes) -> bytes | None:
+        found = decode_message(path, data, direction, compressed=compressed, encoding=encoding)
+        if found is None:
+            return None  # not decodable: it goes as it came (`learn_grpc` says so)
+        text = found[1].encode()
+        new = relay.to_relay(text, (), origin)[0] if request else relay.to_real(text, origin)
+        try:
+            return None if new == text else encode_message(found[0], new.decode())
+        except GrpcCodecError:
+            return None
+
+    return swap
 
 
 def webhook_urls(document: Any, root: tuple[str, ...]) -> Iterator[str]:

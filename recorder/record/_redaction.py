@@ -11,7 +11,8 @@ Cards without a recording: a client with a cached card, a card fetched while the
 not running, or curl never shows the recorder the card that declares an API key.  So the
 security schemes can be given up front (`a2a_card`, a file or URL: a card that cannot be read
 stops the start), and at start the recorder fetches the upstream's own card itself
-(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.
+(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.  The
+card fetched is told to `fetched` too (the classifier: its interfaces are A2A endpoints).
 
 `before_record` (set by the pytest plugin, as vcrpy's hook of that name): a function of the
 exchange, run before redaction, returning the exchange to write or None to leave it out.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ class Redaction:
         self._warned: set[str] = set()
         # Warnings of the start, before anyone listens (`RecordingAddons.listen` says them).
         self.unsaid: list[str] = []
+        self.fetched: Callable[[str, dict[str, Any]], None] = lambda _origin, _card: None
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -105,6 +107,7 @@ class Redaction:
             logger.warning("%s", self.unsaid[-1])
             return
         self.learn_card(card)
+        self.fetched(origin, card)
 
     # -- what the save addon calls ---------------------------------------------------------
 
@@ -129,21 +132,15 @@ class Redaction:
         exchange_or_none = self._before_record(exchange)
         if exchange_or_none is None or self.keep_secrets:
             return exchange_or_none
-        request, response, notes = self.redactor(capture).exchange(
-            exchange_or_none.request, exchange_or_none.response
-        )
+        kept = self.redactor(capture).rework(exchange_or_none)
+        request = kept.request
         repeated = self._repeated.setdefault(capture, RepeatedHeaders())
-        suspects = (*scan_exchange(request, response), *repeated.see(request.headers))
+        suspects = (*scan_exchange(request, kept.response), *repeated.see(request.headers))
         for suspect in suspects:
             if suspect not in self._warned:
                 self._warned.add(suspect)
                 logger.warning("%s (left as is; check the capture before sharing it)", suspect)
-        return replace(
-            exchange_or_none,
-            request=request,
-            response=response,
-            notes=(*exchange_or_none.notes, *notes, *suspects),
-        )
+        return replace(kept, notes=(*kept.notes, *suspects))
 
     def _before_record(self, exchange: Exchange) -> Exchange | None:
         if self.before_record is None:

@@ -1,29 +1,31 @@
 """The push addon: push deliveries, through the relay or the push proxy, and the webhooks that
 push configs name.
 
-Reverse mode, HTTP push configs: the recorder replaces each push-config `url` it sees in a
-request (CreateTaskPushNotificationConfig, v1.0 flat and v0.3 nested; inline SendMessage
-`configuration`, both shapes) by a URL of its own, `http://<proxy>/__a2a_recorder/push/<n>`.
-The agent POSTs deliveries there; this addon points each such request at the real webhook, so
-the client still gets it, and marks it a delivery for the capture.  Answers that carry a relay
-URL (create, get, list) are rewritten back, so the client sees the URL it sent.  The relay
-needs nothing from the agent's HTTP client.
+Reverse mode: the recorder replaces each push-config `url` it sees in a request
+(CreateTaskPushNotificationConfig, v1.0 flat and v0.3 nested; inline SendMessage
+`configuration`, both shapes) by a URL of its own, `http://<proxy>/__a2a_recorder/push/<n>`:
+in HTTP bodies here, in gRPC messages on the gRPC listener (`grpc_relay`, re-encoded there by
+the tap's reframers, `_h2rewrite`).  The agent POSTs deliveries there; this addon points each
+such request at the real webhook, so the client still gets it, and marks it a delivery for the
+capture.  Answers that carry a relay URL (create, get, list) are rewritten back, so the client
+sees the URL it sent.  The relay needs nothing from the agent's HTTP client.
 
 Forward mode replaces no URL: deliveries that pass through the proxy (an agent using it as
 HTTP_PROXY) are recognised by the webhook URLs seen in configs, or by `a2a_webhook_paths`.
 
-gRPC push configs cannot be relayed (their bytes pass untouched), so their deliveries come
-through the **push proxy**: a forward-proxy mode (`push_proxy_mode`) the agent uses as
-HTTP_PROXY.  A flow arriving there is a delivery when its URL is a webhook seen in a push
-config, its path is in `a2a_webhook_paths`, or the classifier calls it one (a POST of a
-StreamResponse with `X-A2A-Notification-Token`: an inline config's stream may still be open
-when its deliveries go out, so its URL is not known yet).  A delivery goes to the capture of
-the upstream whose config named its webhook.  Other traffic through the push proxy is left to
-the save addon, which records it only with `a2a_all`.
+A push config the relay cannot take (set over gRPC in forward mode, or in a message the
+recorder cannot decode) is delivered straight to its webhook; such deliveries come through the
+**push proxy**: a forward-proxy mode (`push_proxy_mode`) the agent uses as HTTP_PROXY.  A flow
+arriving there is a delivery when its URL is a webhook seen in a push config, its path is in
+`a2a_webhook_paths`, or the classifier calls it one (a POST of a StreamResponse with
+`X-A2A-Notification-Token`: an inline config's stream may still be open when its deliveries
+go out, so its URL is not known yet).  A delivery goes to the capture of the upstream whose
+config named its webhook.  Other traffic through the push proxy is left to the save addon,
+which records it only with `a2a_all`.
 
 **Said once, when deliveries will be missed** (`warn`, the console's warning line):
-- a push config set over gRPC while no push proxy runs: its deliveries go straight to the
-  webhook and cannot be recorded;
+- a push config set over gRPC that the relay could not take, while no push proxy runs: its
+  deliveries go straight to the webhook and cannot be recorded;
 - at stop, when push configs named webhooks and no delivery reached the recorder: the agent's
   SDK may refuse webhooks on loopback or private addresses (the relay is one), and each SDK has
   its own switch for that (README, "Push notifications").
@@ -32,20 +34,24 @@ the save addon, which records it only with `a2a_all`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from mitmproxy import ctx, http
 
 from recorder._background import url_key
-from recorder.protocol import PUSH_DELIVERY, parse_json
+from recorder.protocol import ENCODING_HEADER, PUSH_DELIVERY, parse_json
 from recorder.record._flows import to_request, to_response
+from recorder.record._h2rewrite import Rewrite
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
     RELAY_PREFIX,
+    TO_REAL,
+    TO_RELAY,
     PushRelay,
     config_root,
+    grpc_swap,
     webhook_urls,
 )
 from recorder.record._state import FlowState, is_reverse, mode_spec, own_origin, state_of
@@ -54,10 +60,11 @@ logger = logging.getLogger(__name__)
 
 _RELAY_UNKNOWN = b'{"error":"unknown a2a-recorder push relay path"}'
 GRPC_CONFIG_WARNING = (
-    "a push config was set over gRPC (webhook {url}): gRPC messages pass through unchanged, so "
-    "the agent delivers straight to that webhook and its deliveries are not recorded. To record "
-    "them, start record with --push-proxy HOST:PORT and run the agent with "
-    "HTTP_PROXY=http://HOST:PORT (README: Push notifications)"
+    "a push config was set over gRPC (webhook {url}) that the push relay could not take (forward "
+    "mode, or a message the recorder cannot decode), so the agent delivers straight to that "
+    "webhook and its deliveries are not recorded. To record them, start record with "
+    "--push-proxy HOST:PORT and run the agent with HTTP_PROXY=http://HOST:PORT (README: Push "
+    "notifications)"
 )
 NO_DELIVERY_WARNING = (
     "push configs named {count} webhook(s) ({url}), but no push delivery reached the recorder. "
@@ -81,6 +88,7 @@ class PushAddon:
         # opened by one of its deliveries names in its header.
         self.push_proxy_mode: str | None = None
         self.push_upstream: str | None = None
+        self.relay_origin: str | None = None  # the recorder's HTTP origin, for gRPC configs
         # Webhook URLs seen in push configs (`url_key`) -> the upstream whose config named them.
         self._webhooks: dict[str, str] = {}
         self.warn: Callable[[str], None] = logger.warning  # the console's, when there is one
@@ -144,7 +152,7 @@ class PushAddon:
         real = self.relay.to_real(body, own_origin(flow))
         if real != body:
             flow.response.content = real
-            state.notes.append("push relay: relay URL replaced by the webhook's")
+            state.notes.append(TO_REAL)
             state.response = to_response(flow.response)[0]  # what the client got
 
     # -- shared ---------------------------------------------------------------------------------
@@ -162,12 +170,20 @@ class PushAddon:
 
     def learn_grpc(self, document: Any, upstream: str) -> None:
         """A push config in a gRPC message: remember it, and warn when nothing can record its
-        deliveries (no push proxy runs)."""
-        proxied = self.push_proxy_mode is not None
+        deliveries (the relay did not take it, and no push proxy runs)."""
         urls = list(webhook_urls(document, ()))
-        self.learn(document, (), upstream, expected=proxied)
-        if urls and not proxied:
+        seen = self.push_proxy_mode is not None or all(map(self.relay.knows, urls))
+        self.learn(document, (), upstream, expected=seen)
+        if urls and not seen:
             self._warn_once("grpc-config", GRPC_CONFIG_WARNING.format(url=urls[0]))
+
+    def grpc_relay(self, headers: Mapping[str, str], request: bool) -> Rewrite | None:
+        """How the gRPC call with these request headers goes through the relay (`grpc_swap`);
+        None without a relay (forward mode) or for a call that carries no push config."""
+        path, encoding = headers.get(":path"), headers.get(ENCODING_HEADER) if request else None
+        if self.relay_origin is None or path is None:
+            return None
+        return grpc_swap(self.relay, self.relay_origin, path, request, encoding)
 
     def _warn_once(self, kind: str, text: str) -> None:
         if kind not in self._warned:
@@ -216,4 +232,4 @@ class PushAddon:
         new, count = self.relay.to_relay(body, root, own_origin(flow))
         if count:
             flow.request.content = new
-            state.notes.append("push relay: webhook URL replaced by the recorder's")
+            state.notes.append(TO_RELAY)

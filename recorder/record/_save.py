@@ -16,6 +16,8 @@ Invariants:
   capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
   recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
   so it is counted and the exit status says so.
+- **One writing process per capture**: `configure` claims `a2a_out` until stop (a capture
+  another process writes is refused at start, untouched); each capture's writer claims it too.
 - **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
   is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
@@ -33,7 +35,15 @@ from typing import Any
 
 from mitmproxy import command, ctx, http
 
-from recorder.capture import Exchange, Request, Response, render_exchange
+from recorder._errors import error_message
+from recorder.capture import (
+    Exchange,
+    Request,
+    Response,
+    claim,
+    release,
+    render_exchange,
+)
 from recorder.options import split_for
 from recorder.protocol import (
     NOTE_CLIENT_CLOSED,
@@ -102,6 +112,7 @@ class Save:
         # unless known before (a recording made offline knows its earliest exchange).
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
+        self._claimed: Path | None = None  # `out`, from configure to stop
         self._finalised: set[Path] = set()
         self._contexts: dict[str, str] = {}  # task id -> its context (`--split context`)
         self._inflight: dict[str, http.HTTPFlow] = {}
@@ -117,8 +128,11 @@ class Save:
         options = ctx.options
         out = Path(options.a2a_out).expanduser() if options.a2a_out else None
         split = options.a2a_split or split_for(forward=False)  # mitmdump: one capture
-        if out != self.out and (problem := out_problem(out, split, options.a2a_existing)):
-            raise AddonOptionError(problem)
+        if out != self.out:
+            if problem := out_problem(out, split, options.a2a_existing):
+                raise AddonOptionError(problem)
+            self.release()
+            self._claim(out)
         self.out, self.split = out, split
         self.record_all = options.a2a_all
         self.existing = options.a2a_existing
@@ -138,6 +152,21 @@ class Save:
     def done(self) -> None:
         self.begin_stop()
         self.finish()
+
+    def _claim(self, out: Path | None) -> None:
+        try:
+            if out is not None:
+                claim(out)
+        except OSError as exc:  # another process writes it; a lock file that cannot be made
+            raise AddonOptionError(error_message(exc)) from None
+        self._claimed = out
+
+    def release(self) -> None:
+        """Let go of the claim of `out` (idempotent)."""
+        with self._lock:
+            claimed, self._claimed = self._claimed, None
+        if claimed is not None:
+            release(claimed)
 
     def forget(self, flow: http.HTTPFlow) -> None:
         """Let go of a flow that will not be written (an error kept it out)."""
@@ -161,6 +190,7 @@ class Save:
             self._finalised.update(s.path for s in sinks)
         for sink in sinks:
             self._finalise(sink)
+        self.release()
 
     def _cut(self, flow: http.HTTPFlow) -> None:
         try:
@@ -305,8 +335,7 @@ class Save:
 
     def _refused(self, sink: Sink, first: bool) -> None:
         """The disk refused `sink`'s exchanges: hold them, within the bound."""
-        assert sink.failing is not None
-        why = sink.failing.strerror or str(sink.failing)
+        why = _why(sink.failing)
         if first:
             logger.warning(
                 "cannot write to %s: %s; exchanges are held in memory (up to %d MiB) "
@@ -370,7 +399,7 @@ class Save:
                 sink.drop_newest()
         self._written(sink, landed)
         if held:
-            why = sink.failing.strerror if sink.failing is not None else "unknown"
+            why = _why(sink.failing)
             logger.error(
                 "%d exchanges could not be written to %s: %s",
                 held,
@@ -399,6 +428,12 @@ def _rendered(sink: Sink, exchange: Exchange) -> tuple[Exchange, bytes]:
         )
         exchange = stand_in(exchange, str(exc))
         return exchange, render_exchange(exchange).encode("utf-8")
+
+
+def _why(failure: OSError | None) -> str:
+    """Why the disk refused, in words (an OSError made from a message alone has no
+    `strerror`: a capture another program filled meanwhile)."""
+    return (failure.strerror or str(failure)) if failure is not None else "no reason given"
 
 
 def _what(request: Request) -> str:

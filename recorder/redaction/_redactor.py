@@ -19,8 +19,10 @@ Two steps per part of an exchange, both on parsed values:
 
 Redacting is idempotent (a placeholder is never a secret), so a capture can be redacted again
 once more is known: `generation` counts what the redactor learnt (a name from a card, a secret
-long enough to sweep), and `rework` redacts an exchange written earlier with today's knowledge.
-Each exchange's note names what was redacted in it (`redacted: Authorization, token`).
+long enough to sweep), and `rework` redacts an exchange (again) with today's knowledge: its
+parts, then what was derived from them (the ids, method and reason of its classification, which
+the capture's `# task-id:` lines, `show` and the report page show), by the same rule.  Each
+exchange's note names what was redacted in it (`redacted: Authorization, token`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from recorder.capture import Exchange, GrpcMessage, Headers, Request, Response, SseEvent
-from recorder.protocol import NOT_JSON, parse_json
+from recorder.protocol import NOT_JSON, Classification, parse_json
 from recorder.redaction._rules import (
     COOKIE_HEADERS,
     SCHEMED_HEADERS,
@@ -57,6 +59,10 @@ PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
 REDACTED_NOTE = "redacted: "
 MIN_SWEPT_LENGTH = 8
 _SECRET_HEADER_NAMES = frozenset(h.lower() for h in SECRET_HEADERS)
+# A classification's values: ids (each a known secret's placeholder, whatever its length), and
+# texts that may hold one (a REST method's path, a reason quoting the request).
+_IDS = ("tenant", "task_id", "context_id", "config_id")
+_TEXTS = ("method", "reason")
 _COOKIE_SEPARATOR = re.compile(r"(;\s*)")
 NO_RULES = Rules()
 
@@ -192,27 +198,25 @@ class Redactor:
     # -- exchanges -------------------------------------------------------------------------
 
     def rework(self, exchange: Exchange) -> Exchange:
-        """An exchange written earlier, redacted again with what is known now; its redaction
-        note names everything redacted in it, then and now."""
-        request, response, note = self.exchange(exchange.request, exchange.response)
+        """An exchange redacted (again) with what is known now, its classification too; its
+        redaction note names everything redacted in it, then and now."""
+        self.take_hits()
+        request = self.request(exchange.request)
+        response = self.response(exchange.response) if exchange.response is not None else None
+        classification = _changed(
+            exchange.classification,
+            **{k: self.value(v) for k in _IDS if (v := getattr(exchange.classification, k))},
+            **{k: self.text(v) for k in _TEXTS if (v := getattr(exchange.classification, k))},
+        )
         names = {
             name
-            for n in (*exchange.notes, *note)
+            for n in exchange.notes
             if n.startswith(REDACTED_NOTE)
             for name in n[len(REDACTED_NOTE) :].split(", ")
         }
-        notes = with_redaction_note(exchange.notes, names)
-        return replace(exchange, request=request, response=response, notes=notes)
-
-    def exchange(
-        self, request: Request, response: Response | None
-    ) -> tuple[Request, Response | None, tuple[str, ...]]:
-        """Both sides redacted, and the note naming what was (`redacted: Authorization`)."""
-        self.take_hits()
-        request = self.request(request)
-        response = self.response(response) if response is not None else None
-        hits = self.take_hits()
-        return request, response, (f"{REDACTED_NOTE}{', '.join(hits)}",) if hits else ()
+        notes = with_redaction_note(exchange.notes, names | set(self.take_hits()))
+        parts = {"request": request, "response": response, "classification": classification}
+        return _changed(exchange, notes=notes, **parts)
 
     def request(self, request: Request) -> Request:
         self.learn_head(request.headers, request.target)
@@ -358,7 +362,7 @@ class Redactor:
         return {secret: self._learn(secret, name) for secret, name in found.items()}
 
 
-def _changed[V: (Request, Response)](value: V, **fields: Any) -> V:
+def _changed[V: (Request, Response, Classification, Exchange)](value: V, **fields: Any) -> V:
     """`value` itself when no field changed (`replace` is costly, and this runs per exchange)."""
     if all(getattr(value, name) == new for name, new in fields.items()):
         return value

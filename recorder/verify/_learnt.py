@@ -21,13 +21,12 @@ written (`ConfigError`).  Pure but for `write_learnt`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import tomllib
 from pathlib import Path
 
 from recorder._errors import ConfigError
+from recorder._files import replace_file
 from recorder.verify._learn import Learning
 
 _HEADER = re.compile(r"^\s*\[")
@@ -91,11 +90,7 @@ def checked(text: str, key: str, patterns: list[str], where: Path) -> str:
 
 def write_learnt(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename (a failed write leaves the old file)."""
-    folder = path.parent if str(path.parent) else Path(".")
     try:
-        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(scratch, path)
+        replace_file(path, text.encode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from exc

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from recorder._background import url_key
 from recorder.capture import Capture, Exchange, Request
 from recorder.diff import POLL_OPERATIONS
-from recorder.protocol import PUSH_DELIVERY, Binding, IdKind, event_data
+from recorder.protocol import PUSH_DELIVERY, event_data
 from recorder.script import Script, Step, load_script
 
 
@@ -73,8 +73,6 @@ class Plan:
     skipped: tuple[Skipped, ...] = ()
     # Recorded deliveries by the key of the webhook they went to (`url_key`), in order.
     deliveries: Mapping[str, tuple[Exchange, ...]] = field(default_factory=dict)
-    # Webhooks (keys) that only gRPC push configs name: the agent posts to them unrelayed.
-    direct_webhooks: frozenset[str] = frozenset()
 
     @property
     def numbers(self) -> frozenset[int]:
@@ -93,19 +91,7 @@ def make_plan(capture: Capture) -> Plan:
         for e in capture.exchanges
         if e.number not in in_script and e.classification.operation != PUSH_DELIVERY
     )
-    return Plan(script, tuple(sends), skipped, deliveries, _direct(script.steps))
-
-
-def _direct(steps: Iterable[Step]) -> frozenset[str]:
-    """Webhooks named in push configs over gRPC only (the recorder relays the others)."""
-    grpc: set[str] = set()
-    http: set[str] = set()
-    for step in steps:
-        for recorded in step.slots:
-            if recorded.slot.kind is IdKind.WEBHOOK:
-                on_grpc = step.exchange.classification.binding is Binding.GRPC
-                (grpc if on_grpc else http).add(url_key(recorded.slot.value))
-    return frozenset(grpc - http)
+    return Plan(script, tuple(sends), skipped, deliveries)
 
 
 def _why_not(exchange: Exchange) -> str:

@@ -5,8 +5,8 @@
    agent's card (straight from the agent, not recorded) for its interfaces, which also tells
    an agent that cannot be reached (exit 2).
 2. Start verify's webhook (`Receiver`) and a `RecordingProxy` in front of the agent (with a
-   gRPC listener in front of its gRPC address, and a push proxy for gRPC deliveries), writing
-   the new capture, redaction included.
+   gRPC listener in front of its gRPC address), writing the new capture, redaction included;
+   its push relay carries every delivery to the receiver.
 3. Run the plan through the recorder (`Schedule`), then wait until the recorder has written
    every exchange it carried, and stop it.
 4. Diff the recorded capture (less what verify leaves out by design) against the new one.
@@ -224,13 +224,10 @@ async def _record(
     plan: Plan, options: Options, grpc: str | None, paths: PathMap, out: Path
 ) -> _Run:
     loop = asyncio.get_running_loop()
-    receiver = Receiver(plan.deliveries, plan.direct_webhooks)
+    receiver = Receiver(plan.deliveries)
     with receiver:
-        proxy = await asyncio.to_thread(
-            _start_proxy, options.agent, grpc, out, receiver.recorded_paths()
-        )
+        proxy = await asyncio.to_thread(_start_proxy, options.agent, grpc, out)
         try:
-            receiver.use_push_proxy(proxy.push_proxy_url)
             transport = _Transport(
                 receiver,
                 HttpSender(proxy.url, options.timeout),
@@ -269,7 +266,7 @@ async def _until_written(proxy: Any, expected: int, notes: list[str]) -> None:
         await asyncio.sleep(WRITE_POLL)
 
 
-def _start_proxy(agent: str, grpc: str | None, out: Path, webhook_paths: list[str]) -> Any:
+def _start_proxy(agent: str, grpc: str | None, out: Path) -> Any:
     """A RecordingProxy, again when a port it picked was taken before it bound it."""
     from recorder.record import ProxyStartError, RecordingProxy
 
@@ -278,8 +275,6 @@ def _start_proxy(agent: str, grpc: str | None, out: Path, webhook_paths: list[st
             upstream=_origin(agent),
             out=out,
             grpc_upstream=grpc,
-            push_proxy=("127.0.0.1", 0),
-            webhook_paths=webhook_paths,
             existing="overwrite",
         )
         try:

@@ -5,22 +5,13 @@ with the same path gets a `/hook-N` prefix), its origin ours.  The k-th delivery
 answered with the k-th recorded delivery's response (the last one again after that; `200 {}`
 when none was recorded), and counted, so that the plan can wait for deliveries.
 
-The recorder sees deliveries two ways, and so does the receiver:
-
-- *relayed*: for an HTTP push config the recorder's push relay puts its own URL in the
-  config, and forwards each delivery here; the recorder records it.
-- *direct*: a gRPC push config's bytes cannot be rewritten, so the agent posts here itself.
-  When the recording holds deliveries to that webhook (it was made with the agent behind the
-  recorder's push proxy), the receiver sends each one on through the recorder's push proxy to
-  itself, at the same URL, and gives the agent the answer; the copy that comes back is known
-  by its path and bytes (`_pending`) and answered as recorded, and the recorder has recorded
-  it as it would have.  Without recorded deliveries it answers at once, unrecorded, as the
-  recording was.  A webhook is direct when only gRPC push configs name it.
+The recorder's push relay puts its own URL in every push config (HTTP and gRPC alike), and
+forwards each delivery here; the recorder records it.
 
 Deliveries are compared only for webhooks the recording holds deliveries to: a recording with
-none cannot tell an agent that did not deliver from a recorder that did not see it (gRPC
-without the push proxy, an older recorder).  `_run` leaves the others out of the comparison
-and says how many there were.
+none cannot tell an agent that did not deliver from a recorder that did not see it (gRPC by a
+recorder older than its gRPC relay, without the push proxy).  `_run` leaves the others out of
+the comparison and says how many there were.
 
 A stdlib `ThreadingHTTPServer` on 127.0.0.1 on a free port, in a daemon thread; `notify` is
 called (from its threads) after every delivery.
@@ -29,14 +20,11 @@ called (from its threads) after every delivery.
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit
-
-import httpx
 
 from recorder._background import url_key
 from recorder.capture import Exchange, Response
@@ -64,21 +52,16 @@ class Receiver:
     def __init__(
         self,
         recorded: Mapping[str, tuple[Exchange, ...]],
-        direct: Collection[str] = (),
         notify: Callable[[], None] = lambda: None,
     ) -> None:
         self.recorded = recorded  # webhook key -> recorded deliveries, in order
-        self.direct = frozenset(direct)  # webhook keys the agent posts to unrelayed
         self.notify = notify
-        self.push_proxy: str | None = None
         self._paths: dict[str, str] = {}  # our path (and query) -> recorded webhook key
         self._by_key: dict[str, str] = {}  # recorded webhook key -> our path
         self._counts: dict[str, int] = {}
-        self.relayed = 0  # deliveries that reached inner (the recorder carried them)
+        self.relayed = 0  # deliveries that reached us (the recorder carried them)
         self._lock = threading.Lock()
-        self._pending: Counter[tuple[str, bytes]] = Counter()  # sent on, not back yet
         self._server: ThreadingHTTPServer | None = None
-        self._forwarder: httpx.Client | None = None
 
     # -- addresses ------------------------------------------------------------------------------
 
@@ -96,12 +79,6 @@ class Receiver:
         self._paths[path] = key
         self._by_key[key] = path
         return path
-
-    def recorded_paths(self) -> list[str]:
-        """The paths (no query) of the recorded webhooks that received deliveries: the
-        recorder's push proxy recognises deliveries by them."""
-        paths = {self._by_key.get(k) or self._allocate(k, k) for k in self.recorded}
-        return sorted({p.partition("?")[0] for p in paths})
 
     def webhook_of(self, url: str) -> str | None:
         """The recorded webhook (its key) that one of our URLs stands for, or None."""
@@ -122,7 +99,7 @@ class Receiver:
 
     # -- answering ------------------------------------------------------------------------------
 
-    def answer(self, path: str, body: bytes, headers: list[tuple[str, str]]) -> Response:
+    def answer(self, path: str) -> Response:
         key = self._paths.get(path)
         if key is None:
             return Response(
@@ -132,33 +109,13 @@ class Receiver:
                 b'{"error":"no such webhook"}',
             )
         with self._lock:
-            back = self._pending[(path, body)] > 0
-            if back:
-                self._pending[(path, body)] -= 1
-        direct = key in self.direct and not back
-        if direct and self.recorded.get(key) and self.push_proxy is not None:
-            return self._forward(path, body, headers)
-        with self._lock:
             k = self._counts.get(key, 0)
             self._counts[key] = k + 1
-            self.relayed += not direct
+            self.relayed += 1
         self.notify()
         found = self.recorded.get(key, ())
         answered = found[min(k, len(found) - 1)].response if found else None
         return answered or DEFAULT_ANSWER
-
-    def _forward(self, path: str, body: bytes, headers: list[tuple[str, str]]) -> Response:
-        assert self._forwarder is not None
-        kept = [(k, v) for k, v in headers if k.lower() not in _HOP]
-        with self._lock:
-            self._pending[(path, body)] += 1
-        try:
-            got = self._forwarder.post(self.origin + path, content=body, headers=kept)
-        except httpx.HTTPError as exc:
-            with self._lock:
-                self._pending[(path, body)] -= 1
-            return Response(502, "Bad Gateway", (), f"push proxy: {exc}".encode())
-        return Response(got.status_code, got.reason_phrase, tuple(got.headers.items()), got.content)
 
     # -- running --------------------------------------------------------------------------------
 
@@ -174,19 +131,11 @@ class Receiver:
         ).start()
         return self
 
-    def use_push_proxy(self, url: str | None) -> None:
-        self.push_proxy = url
-        if url is not None:
-            self._forwarder = httpx.Client(proxy=url, trust_env=False, timeout=30.0)
-            self._forwarder.headers.clear()  # forward the agent's headers, no others
-
     def stop(self) -> None:
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
             server.server_close()
-        if self._forwarder is not None:
-            self._forwarder.close()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -211,8 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             self._send(Response(413, "Content Too Large", (), b""))
             return
-        headers = list(self.headers.items())
-        self._send(self.server.receiver.answer(self.path, body, headers))
+        self._send(self.server.receiver.answer(self.path))
 
     def _body(self) -> bytes | None:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():

@@ -5,6 +5,8 @@ is, and `show FILE N` reads exchange N alone."""
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +154,41 @@ def test_show_n_reads_exchange_n_alone(tmp_path: Path) -> None:
     assert first.output == runner.invoke(main, ["show", str(capture), "1"]).output
     missing = runner.invoke(main, ["show", str(capture), "999"])
     assert missing.exit_code == 2 and "no exchange 999 (the capture has 1.." in missing.output
+
+
+def _limited(*args: str, limit: int) -> subprocess.CompletedProcess[str]:
+    """A command whose files may not grow past `limit` bytes (RLIMIT_FSIZE, signal ignored):
+    a write past it fails with EFBIG, as on a disk that fills up."""
+
+    def limit_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "recorder", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=limit_size,
+    )
+
+
+@pytest.mark.parametrize("command", ["report", "diff", "export", "lint"])
+def test_a_failed_output_write_leaves_no_partial_file(tmp_path: Path, command: str) -> None:
+    """Issue 29: a failed `report -o` or `diff -o` left a 0-byte file behind."""
+    args = {
+        "diff": [CAPTURE, str(DATA / "rest-send.http")],
+        "lint": ["--format=sarif", CAPTURE],
+        "export": ["--to=har", CAPTURE],
+    }
+    new, old = tmp_path / "new.out", tmp_path / "old.out"
+    old.write_text("the report of an earlier run\n")
+    for output in (new, old):
+        done = _limited(command, *args.get(command, [CAPTURE]), "-o", str(output), limit=64)
+        assert done.returncode == 2, done.stderr
+        assert "File too large" in done.stderr and "Traceback" not in done.stderr
+    assert not new.exists()
+    assert old.read_text() == "the report of an earlier run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.out"]  # no temporary left

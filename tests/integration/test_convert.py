@@ -292,6 +292,14 @@ def test_flow_file_damaged_in_its_first_flow_fails(recording: Recording, tmp_pat
     assert not out.exists()
 
 
+def test_an_empty_file_is_an_error_not_an_empty_capture(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.mitm"
+    empty.write_bytes(b"")
+    out = tmp_path / "out.http"
+    assert_clean_failure(run(str(empty), "--out", str(out)), empty, "no flows in it")
+    assert not out.exists()
+
+
 def test_a_file_that_is_no_flow_file_fails(tmp_path: Path) -> None:
     junk = tmp_path / "junk.mitm"
     junk.write_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -4,10 +4,10 @@ Plaintext and TLS gRPC are recorded through the in-process `RecordingProxy`, dec
 capture values, and replayed by the `Replayer`'s gRPC face.  Everything binds 127.0.0.1 on free
 ports and is stopped at the end of its test.
 
-A gRPC push config cannot be rewritten to the recorder's relay (the bytes pass through
-untouched), so the agent POSTs its deliveries straight to the webhook: without `push_proxy` they
-are not in the capture and not replayed (asserted below); with the agent's deliveries sent
-through the recorder's push proxy they are recorded, and replayed to the new client's webhook.
+A gRPC push config's URL is rewritten to the recorder's relay, as on the other bindings
+(issue 29: the bytes used to pass untouched, and the deliveries went straight to the webhook,
+unrecorded): the deliveries are in the capture, and replayed to the new client's webhook.  An
+agent that sends its deliveries through the recorder's push proxy has them recorded once.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def test_replayed_grpc_session_equals_live(
         assert replayer.report.misses == []
     assert replayed.errors == ERRORS
     assert without_deliveries(replayed) == without_deliveries(live)
-    assert replayed.webhook_deliveries == 0  # see the module docstring
+    assert replayed.webhook_deliveries == 4  # see the module docstring
 
 
 def test_replayed_card_points_grpc_at_the_replayer(

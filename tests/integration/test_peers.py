@@ -24,8 +24,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from _helpers import load_peers_run, timing_free, without_wording
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
+from a2a.types.a2a_pb2_grpc import A2AServiceStub
 
 from recorder.capture import read_capture
 from recorder.record import RecordingProxy
@@ -277,3 +280,25 @@ def test_recorder_changes_nothing_a_client_sees(
                 )
             assert read_capture(out).exchanges, f"{scenario}: nothing recorded"
     assert not failures, "\n".join(failures)
+
+
+def test_a_grpc_send_larger_than_the_agents_window_passes_the_push_relay(tmp_path: Path) -> None:
+    """The push relay holds a SendMessage until it is whole, to rewrite its push config
+    (issue 29).  @a2a-js/sdk's gRPC server gives node's default window, 64 KiB, and gives more
+    only for what it received: a larger message held whole would never come whole (it timed
+    out), so one too large to hold goes on as it comes."""
+    js = "a2a-js-1.3.x"
+    if not run.SDKS[js].built:
+        pytest.skip(f"{js}: {run.SDKS[js].env.path} not built (run scripts/peers/envs.py)")
+    out, text = tmp_path / "large.http", "echo " + "x" * 400_000
+    message = Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text=text)])
+    with (
+        run.start_agent(js, grpc_port=0, timeout=60) as agent,
+        RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy,
+        grpc.insecure_channel(proxy.grpc_target) as channel,
+    ):
+        stub = A2AServiceStub(channel)
+        answer = stub.SendMessage(SendMessageRequest(message=message), timeout=30)
+    assert answer.WhichOneof("payload") == "task"
+    (send,) = [e for e in read_capture(out).exchanges if e.request.messages]
+    assert text in (send.request.messages[0].json or "")

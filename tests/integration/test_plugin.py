@@ -416,6 +416,32 @@ def test_a_failed_re_record_keeps_the_old_capture_byte_for_byte(
     assert not list((pytester.path / "captures").glob(".*recording"))
 
 
+def test_a_capture_another_recorder_is_writing_fails_the_recording_test_untouched(
+    pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
+) -> None:
+    agent = make_demo_agent()
+    _client(pytester, JSONRPC_TEST)
+    _record(pytester, agent).assert_outcomes(passed=1)
+    good = _capture_of(pytester).read_bytes()
+    command = [sys.executable, "-m", "recorder", "record", "--listen", "127.0.0.1:0"]
+    other = subprocess.Popen(
+        [*command, "--upstream", agent.base_url, "--out", str(_capture_of(pytester)), "--append"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    try:
+        assert other.stderr is not None and "recording to" in other.stderr.readline()
+        result = _record(pytester, agent, mode="all")
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines([f"*grpc.http is being written by process {other.pid} (*"])
+        assert _capture_of(pytester).read_bytes() == good
+    finally:
+        other.terminate()
+        assert other.wait(60) == 0
+    assert _capture_of(pytester).read_bytes() == good
+
+
 def test_once_replays_an_existing_capture_without_the_agent(
     pytester: pytest.Pytester, make_demo_agent: Callable[..., DemoAgent]
 ) -> None:

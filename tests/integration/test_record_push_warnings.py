@@ -1,7 +1,8 @@
 """The recorder says so, once, when push deliveries will not be in the capture.
 
-1. A push config set over gRPC while no push proxy runs: the deliveries go straight to the
-   webhook (gRPC bytes pass through untouched), so the recorder warns, naming `--push-proxy`.
+1. A push config set over gRPC goes through the relay, as on the other bindings (issue 29:
+   it went straight to the webhook, unrecorded); only one the relay cannot take (forward mode)
+   is warned about, naming `--push-proxy`.
 2. A hardened agent: a2a-sdk's own `validate_push_notification_url` refuses the recorder's
    relay (a loopback URL), so no delivery comes; at stop the recorder warns, naming each SDK's
    switch.  Without the guard (a2a-sdk's default), deliveries come and nothing is said.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import grpc
 from a2a.utils.push_url_validator import validate_push_notification_url
 
 from recorder.capture import read_capture
@@ -29,11 +31,10 @@ def _warnings(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("warning:")]
 
 
-def test_grpc_push_config_without_push_proxy_is_warned_once(tmp_path: Path) -> None:
+def test_grpc_push_configs_go_through_the_relay_and_nothing_is_said(tmp_path: Path) -> None:
     lines: list[str] = []
     out = tmp_path / "grpc.http"
     with DemoAgent(event_delay=FAST) as agent, WebhookReceiver() as hook:
-        hook_url = hook.url
         assert agent.grpc_target is not None
         with RecordingProxy(
             upstream=agent.base_url,
@@ -42,9 +43,29 @@ def test_grpc_push_config_without_push_proxy_is_warned_once(tmp_path: Path) -> N
             console=lines.append,
         ) as proxy:
             result = asyncio.run(run_session(proxy.url, binding="GRPC", webhook=hook))
-    assert result.webhook_deliveries == 4  # the webhook got them, straight from the agent
+    assert result.webhook_deliveries == 4
     capture = read_capture(out)
-    assert not [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
+    deliveries = [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
+    assert len(deliveries) == 4 and not _warnings(lines), lines
+
+
+def test_a_grpc_push_config_in_forward_mode_is_warned_once(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with (
+        DemoAgent(event_delay=FAST) as agent,
+        WebhookReceiver() as hook,
+        RecordingProxy(mode="forward", out=tmp_path, console=lines.append) as proxy,
+    ):
+
+        def channel(url: str) -> grpc.aio.Channel:
+            return grpc.aio.insecure_channel(url, options=[("grpc.http_proxy", proxy.url)])
+
+        session = run_session(
+            agent.base_url, binding="GRPC", webhook=hook, grpc_channel_factory=channel
+        )
+        result = asyncio.run(session)
+        hook_url = hook.url
+    assert result.webhook_deliveries == 4  # the webhook got them, straight from the agent
     said = _warnings(lines)
     assert len(said) == 1, lines  # several configs were set: said once, and nothing else
     assert "a push config was set over gRPC" in said[0]

@@ -4,9 +4,11 @@
    were forwarded and answered, and left out of the capture without a word).  Each is recorded
    with operation `unknown`, the exact bytes the client sent and the agent's own answer; the
    console says so; `show`, `lint`, `diff` and `replay` read the capture.
-2. Without a card, a path that carried a known JSON-RPC request is an endpoint from then on;
-   before anything says so, junk there is left out, and the console says what and why, once
-   and in the stop summary.
+2. The card the recorder fetches at start names the endpoints: junk sent there before any
+   valid request is recorded (issue 29: it was left out).  Without a card (`fetch_card=False`,
+   nobody fetched one), a path that carried a known JSON-RPC request is an endpoint from then
+   on; before anything says so, junk there is left out, and the console says what and why,
+   once and in the stop summary.
 3. An unknown route under the card's HTTP+JSON interface is recorded with the agent's 404.
 4. The variants real SDKs and agents send (sdk-variants.md): Java's trailing-slash route and
    `POST /{tenant}`, .NET's singular method, the 0.1 dialect, card paths and a card known by
@@ -181,12 +183,34 @@ def _send(url: str) -> httpx.Response:
     return httpx.post(url, json=envelope, headers=V1, timeout=TIMEOUT)
 
 
+FIRST = ("malformed-json", "null", "xml", "invalid-utf8")
+
+
+def test_junk_before_any_valid_request_is_recorded_as_the_card_fetched_at_start_says(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
+    out = tmp_path / "first.http"
+    lines: list[str] = []
+    with RecordingProxy(upstream=agent.base_url, out=out, console=lines.append) as proxy:
+        got = {name: _post(proxy.url + JSONRPC_PATH, *MALFORMED[name]) for name in FIRST}
+        assert wait_for(lambda: len(exchanges(out)) == len(FIRST), timeout=TIMEOUT)
+    recorded = read_capture(out).exchanges
+    assert [e.request.body for e in recorded] == [MALFORMED[name][1] for name in FIRST]
+    for exchange, answer in zip(recorded, got.values(), strict=True):
+        assert exchange.classification.operation == UNKNOWN
+        assert exchange.response is not None and exchange.response.body == answer.content
+    assert not [line for line in lines if line.startswith("left out")], lines
+
+
 def test_without_a_card_a_known_request_makes_the_path_an_endpoint(
     agent: DemoAgent, tmp_path: Path
 ) -> None:
     out = tmp_path / "learned.http"
     lines: list[str] = []
-    with RecordingProxy(upstream=agent.base_url, out=out, console=lines.append) as proxy:
+    recording = RecordingProxy(
+        upstream=agent.base_url, out=out, console=lines.append, fetch_card=False
+    )
+    with recording as proxy:
         url = proxy.url + JSONRPC_PATH
         before = _post(url, "application/json", b"null")  # nothing says this is an endpoint yet
         again = _post(url, "application/json", b"null")

@@ -8,14 +8,20 @@ echoes every header and the query back (`whoami`), in a body and in an SSE event
 
 from __future__ import annotations
 
+import html
 import json
 import uuid
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
+from a2a.types.a2a_pb2_grpc import A2AServiceStub
+from click.testing import CliRunner
 
 from recorder.capture import read_capture
+from recorder.cli import main
 from recorder.demo import DemoAgent
 from recorder.record import RecordingProxy
 from recorder.replay import Replayer
@@ -138,3 +144,33 @@ def test_a_secret_pasted_into_a_message_is_swept_and_the_capture_still_replays(
             answer = send(replayer.url, secret)
             assert answer.status_code == 200 and "error" not in answer.json(), answer.text
         assert replayer.report.misses == []
+
+
+def test_a_secret_inside_an_id_is_redacted_wherever_the_id_is_shown(tmp_path: Path) -> None:
+    """Issue 29: a client that makes a context id of its session token left the token in
+    clear in `# context-id:` lines, `show` and the report page, over HTTP and gRPC alike."""
+    out, page = tmp_path / "ids.http", tmp_path / "ids.html"
+    token = "session-token-0042-abcdef"
+    context = f"ctx-{token}-1"
+    bearer = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
+    message = {**_message("echo hi"), "contextId": context}
+    body = {"jsonrpc": "2.0", "id": "1", "method": "SendMessage", "params": {"message": message}}
+    with (
+        DemoAgent() as agent,
+        RecordingProxy(upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target) as proxy,
+    ):
+        assert httpx.post(f"{proxy.url}/a2a/jsonrpc", json=body, headers=bearer).status_code == 200
+        assert proxy.grpc_target is not None
+        with grpc.insecure_channel(proxy.grpc_target) as channel:
+            sent = Message(message_id="m-1", context_id=context, role=Role.ROLE_USER)
+            sent.parts.append(Part(text="echo hi"))
+            A2AServiceStub(channel).SendMessage(
+                SendMessageRequest(message=sent), metadata=[("authorization", f"Bearer {token}")]
+            )
+    text = out.read_text(encoding="utf-8")
+    assert token not in text
+    assert text.count("# context-id: ctx-<redacted:1>-1\n") == 2  # JSON-RPC and gRPC
+    shown = CliRunner().invoke(main, ["show", "--json", str(out)])
+    assert shown.exit_code == 0 and token not in shown.output
+    assert CliRunner().invoke(main, ["report", str(out), "-o", str(page)]).exit_code == 0
+    assert token not in html.unescape(page.read_text(encoding="utf-8"))

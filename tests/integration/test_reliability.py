@@ -27,6 +27,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _helpers import exchanges, wait_for
 
 from recorder.capture import Capture, read_capture
 from recorder.demo import DemoAgent
@@ -123,6 +124,17 @@ class Recorder:
                 self.url = found.group(1)
                 self._started.set()
         self._started.set()
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    def kill(self) -> None:
+        """kill -9: nothing of the recorder's own runs."""
+        assert self._process is not None
+        self._process.kill()
+        self._process.wait(30)
 
     def stop(self) -> tuple[int, str]:
         """SIGTERM, then the exit status and the whole console."""
@@ -274,6 +286,86 @@ def test_output_that_turns_read_only_is_counted_lost(agent: DemoAgent, mount: Mo
     check_accounted(out, answered, code, console)
     assert "Read-only file system" in console
     assert "capture written:" not in console and "no capture written" in console
+
+
+# -- two writers on one capture (issue 29) -----------------------------------------------------
+
+
+def a2a_recorder(*args: str) -> subprocess.CompletedProcess[str]:
+    """One a2a-recorder command run to its end (a refused start ends at once)."""
+    command = [sys.executable, "-m", "recorder", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+@pytest.mark.parametrize("flag", ["--append", "--force"])
+def test_a_second_recorder_on_a_capture_being_written_is_refused(
+    agent: DemoAgent, tmp_path: Path, flag: str
+) -> None:
+    out = tmp_path / "shared.http"
+    first = Recorder(["--upstream", agent.base_url, "--out", str(out)]).start()
+    answered = sends(first.url, 3)
+    second = a2a_recorder("record", "--upstream", agent.base_url, "--out", str(out), flag)
+    assert second.returncode == 2, second.stderr
+    assert f"{out} is being written by process {first.pid} (a2a-recorder record" in second.stderr
+    assert "capture written" not in second.stderr
+    answered |= sends(first.url, 3)
+    code, console = first.stop()
+    assert code == 0, console
+    capture = check_accounted(out, answered, code, console)
+    assert capture is not None and recorded_ids(capture) == answered
+
+
+def test_the_capture_is_free_again_when_its_recorder_stops_however_it_stops(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
+    out = tmp_path / "shared.http"
+    first = Recorder(["--upstream", agent.base_url, "--out", str(out)]).start()
+    earlier = sends(first.url, 2)
+    assert wait_for(lambda: len(exchanges(out)) == 2)
+    first.kill()  # kill -9: its lock file stays, and holds nobody
+    second = Recorder(["--upstream", agent.base_url, "--out", str(out), "--append"]).start()
+    later = sends(second.url, 2)
+    code, console = second.stop()
+    capture = check_accounted(out, earlier | later, code, console)
+    assert code == 0 and capture is not None and recorded_ids(capture) == earlier | later
+    third = Recorder(["--upstream", agent.base_url, "--out", str(out), "--append"]).start()
+    assert third.stop()[0] == 0  # after a clean stop too
+    assert not list(tmp_path.glob(".*.lock"))  # a clean stop takes its lock file away
+
+
+def test_other_writers_of_a_capture_being_recorded_are_refused(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
+    out = tmp_path / "shared.http"
+    first = Recorder(["--upstream", agent.base_url, "--out", str(out)]).start()
+    answered = sends(first.url, 2)
+    assert wait_for(lambda: len(exchanges(out)) == 2)
+    before = out.read_bytes()
+    har = tmp_path / "shared.har"
+    assert a2a_recorder("export", str(out), "--to", "har", "-o", str(har)).returncode == 0
+    refused = a2a_recorder("convert", str(har), "--out", str(out))
+    assert refused.returncode == 2, refused.stderr
+    assert f"is being written by process {first.pid}" in refused.stderr
+    assert out.read_bytes() == before
+    code, console = first.stop()
+    capture = check_accounted(out, answered, code, console)
+    assert capture is not None and recorded_ids(capture) == answered
+
+
+def test_a_capture_another_program_made_meanwhile_is_lost_with_its_reason(
+    agent: DemoAgent, tmp_path: Path
+) -> None:
+    """Issue 29: the loss was reported with the reason `None`."""
+    out = tmp_path / "cap.http"
+    recorder = Recorder(["--upstream", agent.base_url, "--out", str(out)]).start()
+    other = (ROOT / "tests" / "data" / "jsonrpc-send.http").read_bytes()
+    out.write_bytes(other)  # not a recorder: it takes no lock
+    answered = sends(recorder.url, 2)
+    code, console = recorder.stop()
+    assert out.read_bytes() == other  # not overwritten
+    assert len(answered) == 2 and code == 1
+    assert f"2 exchanges lost: could not be written to {out}: " in console
+    assert "already holds a capture with exchanges" in console and "None" not in console
 
 
 # -- left out on purpose ------------------------------------------------------------------------

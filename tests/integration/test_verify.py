@@ -1,7 +1,8 @@
 """`a2a-recorder verify` end to end: real captures, real agents, the real recorder.
 
-A capture of the demo session on all three bindings (push deliveries included, the gRPC ones
-through the recorder's push proxy) verifies clean against a fresh demo agent, again and again;
+A capture of the demo session on all three bindings (push deliveries included, through the
+recorder's relay, and the push proxy the agent uses) verifies clean against a fresh demo
+agent, again and again;
 a demo agent changed on purpose (an artifact renamed, a status event added to a stream)
 drifts, and the report names that change and nothing else.
 Redacted credentials are supplied and never recorded.  Intended differences are ignored with

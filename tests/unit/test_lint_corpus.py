@@ -26,7 +26,7 @@ UPDATE = os.environ.get("A2A_UPDATE_GOLDEN") == "1"
 def _lint(sdk: str, spec: SpecVersion, monkeypatch: pytest.MonkeyPatch) -> LintRun:
     monkeypatch.chdir(ROOT)  # paths in the report are relative, as a user at the root sees them
     files = capture_files([Path("captures") / sdk])
-    findings = [f for path in files for f in lint_file(path, spec=spec)]
+    findings = [f for path in files for f in lint_file(path, spec=spec)[0]]
     return LintRun(spec, RULES, tuple(map(str, files)), tuple(findings))
 
 

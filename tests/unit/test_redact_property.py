@@ -14,19 +14,42 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from typing import Any
 from urllib.parse import quote, unquote, unquote_plus
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recorder.capture import GrpcMessage, Request, Response, SseEvent
+from recorder.capture import (
+    Capture,
+    Exchange,
+    GrpcMessage,
+    Request,
+    Response,
+    SseEvent,
+    parse,
+    render,
+)
+from recorder.protocol import Classification, classify
 from recorder.redaction import MIN_SWEPT_LENGTH, Redactor
+from recorder.report import render_report
+from recorder.show import capture_rows, json_lines, render_table
 
 Encoder = Callable[[Any], str]
+
+
+def _redacted(
+    redactor: Redactor, request: Request, response: Response | None
+) -> tuple[Request, Response | None, tuple[str, ...]]:
+    """Both sides of an exchange redacted as the recorder does (`Redactor.rework`), and its
+    redaction note."""
+    kept = redactor.rework(Exchange(1, Classification(), request, response))
+    return kept.request, kept.response, tuple(n for n in kept.notes if n.startswith("redacted: "))
 
 
 def _python_ascii(value: Any) -> str:
@@ -199,7 +222,7 @@ def test_no_decoding_of_the_redacted_exchange_holds_the_secret(
 ) -> None:
     secret = header_secret if in_header else secret
     request, response = _exchange(secret, encode, in_header)
-    redacted_request, redacted_response, notes = Redactor().exchange(request, response)
+    redacted_request, redacted_response, notes = _redacted(Redactor(), request, response)
     assert redacted_response is not None
     assert notes  # the note says something was redacted
     for text in _texts(redacted_request, redacted_response):
@@ -228,3 +251,104 @@ def test_any_text_is_redacted_without_an_error(parts: list[str], secret: str) ->
     r.response(Response(200, events=(SseEvent(0, ("data: " + text, text)),)))
     r.response(Response(200, messages=(GrpcMessage(0, json=text), GrpcMessage(1, raw=data))))
     assert secret not in out.target.partition("?")[2]
+
+
+# -- ids (issue 29): a secret inside an id is never in clear in a derived line either -----------
+
+_ID_NAMES = ("task", "context", "message", "config")
+
+
+def _ids(secret: str, where: str) -> dict[str, str]:
+    ids = {name: f"{name}-0000" for name in _ID_NAMES}
+    ids[where] = f"{where}-{secret}-1"
+    return ids
+
+
+def _jsonrpc(method: str, params: Any, result: Any) -> tuple[Request, Response]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return (
+        Request("POST", "/a2a/jsonrpc", _JSON, json.dumps(body).encode()),
+        Response(
+            200, "OK", _JSON, json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+        ),
+    )
+
+
+def _grpc(rpc: str, request: Any, answer: Any) -> tuple[Request, Response]:
+    metadata = (("content-type", "application/grpc"),)
+    return (
+        Request(
+            "POST",
+            f"/lf.a2a.v1.A2AService/{rpc}",
+            metadata,
+            http_version="HTTP/2",
+            messages=(GrpcMessage(0, json=json.dumps(request)),),
+        ),
+        Response(
+            200,
+            "",
+            metadata,
+            http_version="HTTP/2",
+            messages=(GrpcMessage(5, json=json.dumps(answer)),),
+            trailers=(("grpc-status", "0"),),
+        ),
+    )
+
+
+_JSON = (("Content-Type", "application/json"),)
+
+
+def _id_exchanges(ids: dict[str, str]) -> Iterator[tuple[Request, Response]]:
+    """A send, a get and a push-config create naming `ids`, over JSON-RPC, HTTP+JSON and gRPC."""
+    message = {
+        "messageId": ids["message"],
+        "contextId": ids["context"],
+        "taskId": ids["task"],
+        "role": "ROLE_USER",
+        "parts": [{"text": "hi"}],
+    }
+    task = {
+        "id": ids["task"],
+        "contextId": ids["context"],
+        "status": {"state": "TASK_STATE_WORKING"},
+    }
+    config = {"taskId": ids["task"], "id": ids["config"], "url": "http://127.0.0.1:1/hook"}
+    yield _jsonrpc("SendMessage", {"message": message}, {"task": task})
+    yield _jsonrpc("GetTask", {"id": ids["task"]}, task)
+    yield _jsonrpc("CreateTaskPushNotificationConfig", config, config)
+    yield _grpc("SendMessage", {"message": message}, {"task": task})
+    yield _grpc("GetTask", {"id": ids["task"]}, task)
+    yield _grpc("CreateTaskPushNotificationConfig", config, config)
+    path = f"/a2a/rest/tasks/{quote(ids['task'], safe='')}"
+    yield Request("GET", path, _JSON), Response(200, "OK", _JSON, json.dumps(task).encode())
+
+
+def _shown(capture: Capture) -> Iterator[str]:
+    """What a user sees of a capture: its file, `show` (table and JSON), the report page."""
+    text = render(capture)
+    yield text
+    read = parse(text)
+    yield from (
+        str(getattr(e.classification, f.name))
+        for e in read.exchanges
+        for f in fields(Classification)
+    )
+    rows = capture_rows(read)
+    yield render_table(rows)
+    for line in json_lines(rows).splitlines():
+        yield from _strings(json.loads(line))
+    yield html.unescape(render_report(read, name="ids.http"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(secret=header_secrets, where=st.sampled_from(_ID_NAMES))
+def test_a_secret_inside_an_id_is_in_clear_nowhere(secret: str, where: str) -> None:
+    redactor = Redactor()  # as the recorder redacts each exchange (`Redaction.redact`)
+    login = Request("GET", "/.well-known/agent-card.json", (("Authorization", f"Bearer {secret}"),))
+    kept = [redactor.rework(Exchange(1, Classification(), login, None))]
+    for number, (request, response) in enumerate(_id_exchanges(_ids(secret, where)), 2):
+        exchange = Exchange(number, classify(request, response), request, response)
+        kept.append(redactor.rework(exchange))
+    capture = Capture("2026-12-01T00:00:00.000000Z", "0.1.0", tuple(kept))
+    for shown in _shown(capture):
+        assert secret not in shown, shown

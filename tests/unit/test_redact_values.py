@@ -9,11 +9,20 @@ from urllib.parse import quote
 
 import pytest
 
-from recorder.capture import GrpcMessage, Request, Response, SseEvent
-from recorder.protocol import render_events
+from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent
+from recorder.protocol import Classification, render_events
 from recorder.redaction import MASK, Masker, Redactor, is_credential_name
 
 HOOK = "http://127.0.0.1:1/hook"
+
+
+def _exchange(
+    redactor: Redactor, request: Request, response: Response | None
+) -> tuple[Request, Response | None, tuple[str, ...]]:
+    """Both sides of an exchange redacted as the recorder does (`Redactor.rework`), and its
+    redaction note."""
+    kept = redactor.rework(Exchange(1, Classification(), request, response))
+    return kept.request, kept.response, tuple(n for n in kept.notes if n.startswith("redacted: "))
 
 
 def _config(token_json: str) -> bytes:
@@ -53,7 +62,7 @@ def test_a_cookie_value_echoed_in_an_answer_is_swept() -> None:
         200,
         events=(SseEvent(0, ('data: {"echo": "sid=session-cookie-777"}',)),),
     )
-    out_request, out_answer, notes = r.exchange(request, answer)
+    out_request, out_answer, notes = _exchange(r, request, answer)
     assert out_request.headers == (("Cookie", "sid=<redacted:1>; theme=<redacted:2>"),)
     assert out_answer is not None and b"session-cookie-777" not in out_answer.body
     assert notes == ("redacted: Cookie",)
@@ -71,7 +80,7 @@ def test_a_known_secret_pasted_into_a_request_body_is_swept() -> None:
         (("Authorization", "Bearer sk-live-0123456789"),),
         json.dumps(message).encode(),
     )
-    out, _, notes = r.exchange(request, None)
+    out, _, notes = _exchange(r, request, None)
     assert b"sk-live-0123456789" not in out.body
     assert json.loads(out.body)["message"]["parts"][0]["text"] == "my key is <redacted:1>, keep it"
     assert notes == ("redacted: Authorization",)
@@ -92,7 +101,7 @@ def test_secrets_are_swept_from_every_part() -> None:
         events=(SseEvent(0, ("id: api-key-value-42", ": api-key-value-42")),),
         trailers=(("grpc-message", "bad key api-key-value-42"),),
     )
-    out_request, out_response, _ = r.exchange(request, response)
+    out_request, out_response, _ = _exchange(r, request, response)
     assert "api-key-value-42" not in repr((out_request, out_response))
     assert out_request.target == "/a2a/<redacted:1>?q=<redacted:1>"
 
