@@ -21,7 +21,7 @@ from recorder.script import Lookup, Provenance, Script, Slot, Step, Swap, embedd
 Seen = tuple[tuple[Slot, Provenance, str | None], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Applied:
     """What answering a decision did: how to read recorded values as live ones for its answer
     (`lookup`), and who it touched."""

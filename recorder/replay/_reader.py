@@ -48,7 +48,7 @@ _ID_KINDS = ("task_id", "context_id", "config_id")
 IdPaths = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Reading:
     live: LiveRequest
     jsonrpc_id: Json

@@ -44,7 +44,7 @@ from recorder.script import Json, Key, Provenance, Script, Slot, Step, make_key,
 MAX_HYPOTHESES = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Sense:
     """One reading of one id of a live request."""
 
@@ -63,7 +63,7 @@ class Kind(StrEnum):
     LIST = "list"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Decision:
     """What answers a request, and what answering it does to the live state.
 
@@ -101,7 +101,7 @@ class Unanswered:
     fitting: tuple[Step, ...]  # steps of that key, which named other recorded ids
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class LiveRequest:
     classification: Classification
     value: Json
@@ -110,7 +110,7 @@ class LiveRequest:
     version: str | None  # the A2A-Version header
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class _Option:
     world: World | None
     step: Step

@@ -156,7 +156,7 @@ class Refused:
 Outcomes = Served | Miss | Refused
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class _Logged:
     """What the journal says of a request besides the request itself."""
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from recorder._background import BackgroundLoop, bind_socket, serve_asgi
+from _asgi import serve_asgi
+
+from recorder._background import BackgroundLoop, bind_socket
 
 TIMEOUT = 10.0
 

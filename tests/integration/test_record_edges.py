@@ -27,9 +27,10 @@ from typing import Any, Self
 
 import httpx
 import pytest
+from _asgi import serve_asgi
 from _helpers import exchanges, wait_for
 
-from recorder._background import BackgroundLoop, bind_socket, serve_asgi
+from recorder._background import BackgroundLoop, bind_socket
 from recorder.capture import Request, read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
 from recorder.protocol import AGENT_CARD, PUSH_DELIVERY, classify
