@@ -123,6 +123,8 @@ from recorder.protocol._notes import (
     NOTE_RECORDER_CUT,
     NOTE_STREAM_RESET,
     NOTE_STREAM_TRUNCATED,
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
     is_cut_short,
     stream_reset,
 )
@@ -227,6 +229,8 @@ __all__ = [
     "NOTE_RECORDER_CUT",
     "NOTE_STREAM_RESET",
     "NOTE_STREAM_TRUNCATED",
+    "NOTE_TO_REAL",
+    "NOTE_TO_RELAY",
     "is_cut_short",
     "stream_reset",
     # gRPC framing, descriptors and metadata

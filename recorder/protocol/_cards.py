@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from recorder.protocol._types import Binding, Version
 
@@ -40,6 +41,10 @@ class Interface:
     binding: Binding
     version: Version | None = None
     tenant: str | None = None
+    path: str = field(init=False, repr=False, compare=False)  # the URL's, no trailing `/`
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", urlsplit(self.url).path.rstrip("/"))
 
 
 _CARD_PATH = re.compile(r"/\.well-known/(?:[^/]+/)?(?:agent-card|agent)\.json\Z")

@@ -67,6 +67,7 @@ from recorder.protocol._operations import (
     V1_SERVICE,
     Operation,
     RouteMatch,
+    match_route,
     match_routes,
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
@@ -326,9 +327,9 @@ def _by_interface(req: _Req, ctx: _Context) -> Classification | None:
         if iface.binding is Binding.JSONRPC and rest in ("", "/"):
             return _jsonrpc(req, ctx.interfaces, iface.version) or _jsonrpc_junk(req)
         if iface.binding is Binding.HTTP_JSON:
-            matches = match_routes(req.verb, rest or "/")
-            if matches:
-                return _rest(req, matches[0], ctx.interfaces)
+            match = match_route(req.verb, rest or "/")
+            if match is not None:
+                return _rest(req, match, ctx.interfaces)
     for iface, rest in under:
         tenant = _path_tenant(rest) if iface.binding is Binding.JSONRPC else None
         found = _jsonrpc(req, ctx.interfaces, iface.version) if tenant else None
@@ -343,7 +344,7 @@ def _under_interfaces(path: str, interfaces: Sequence[Interface]) -> list[tuple[
     for iface in interfaces:
         if iface.binding not in (Binding.JSONRPC, Binding.HTTP_JSON):
             continue
-        base = urlsplit(iface.url).path.rstrip("/")
+        base = iface.path
         if path == base or path.startswith(base + "/"):
             found.append((iface, path[len(base) :]))
     return sorted(found, key=lambda pair: len(pair[1]))  # longest base first

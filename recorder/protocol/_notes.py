@@ -42,3 +42,10 @@ def is_cut_short(notes: Iterable[str]) -> bool:
 # The recorder took the client's h2c upgrade offer out before the request went on (the agent
 # never saw it); the capture keeps the headers as the client sent them.
 NOTE_H2C_OFFER = "h2c upgrade offer not passed on"
+
+
+# The push relay swapped a push config's webhook URL for the recorder's own on the way to the
+# agent (a request's note), and back on the way to the client (an answer's): the deliveries
+# for that config came through the recorder, so the capture holds every one the agent made.
+NOTE_TO_RELAY = "push relay: webhook URL replaced by the recorder's"
+NOTE_TO_REAL = "push relay: relay URL replaced by the webhook's"

@@ -28,7 +28,7 @@ unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import quote, unquote
@@ -186,7 +186,7 @@ class Operation:
         return tuple(m for m in (self.jsonrpc_method, *self.jsonrpc_aliases) if m)
 
     def id_paths(self, kind: str) -> tuple[tuple[str, ...], ...]:
-        return dict(self.ids).get(kind, ())
+        return next((paths for name, paths in self.ids if name == kind), ())
 
 
 def _v1_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
@@ -529,17 +529,19 @@ def match_route(verb: str, path: str) -> RouteMatch | None:
     >>> (m.operation.name, dict(m.params))
     ('CancelTask', {'tenant': 'acme', 'task_id': 'abc'})
     """
-    return next(iter(match_routes(verb, path)), None)
+    return next(_matches(verb, path), None)
 
 
 def match_routes(verb: str, path: str) -> tuple[RouteMatch, ...]:
     """Every HTTP+JSON route that fits, most specific first (for callers that must choose)."""
-    found = []
+    return tuple(_matches(verb, path))
+
+
+def _matches(verb: str, path: str) -> Iterator[RouteMatch]:
     for route, op in _ROUTES_BY_SHAPE.get((verb.upper(), path.count("/")), ()):
         params = route.match(path)
         if params is not None:
-            found.append(RouteMatch(op, route, params))
-    return tuple(found)
+            yield RouteMatch(op, route, params)
 
 
 def route_for(

@@ -59,4 +59,11 @@ def value_at(document: Any, path: Sequence[str], *, snake_case: bool = False) ->
 
 
 def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+    found = _SNAKE_KEYS.get(key)
+    if found is None:  # keys come from the tables: a few dozen
+        found = _SNAKE_KEYS[key] = _UPPER.sub(r"_\1", key).lower()
+    return found
+
+
+_SNAKE_KEYS: dict[str, str] = {}
+_UPPER = re.compile(r"(?<!^)([A-Z])")

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from recorder._errors import GrpcCodecError
 from recorder.capture import Request
 from recorder.protocol import (
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
@@ -31,8 +33,8 @@ from recorder.protocol import (
 )
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
-TO_RELAY = "push relay: webhook URL replaced by the recorder's"  # a request's note
-TO_REAL = "push relay: relay URL replaced by the webhook's"  # an answer's note
+TO_RELAY = NOTE_TO_RELAY  # a request's note
+TO_REAL = NOTE_TO_REAL  # an answer's note
 
 # Operations whose requests may carry push configs; where their urls sit (relative to the
 # JSON-RPC params or the REST body) is the protocol's id model: every webhook position of the

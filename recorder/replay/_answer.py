@@ -41,7 +41,7 @@ NOT_MODIFIED_KEEPS = frozenset(
 Rewrite = Callable[[bytes], bytes]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class HttpAnswer:
     """What to send over HTTP: status, headers, and either a body or timed SSE events."""
 

@@ -83,7 +83,7 @@ class SeenId:
         return text if self.segment is None else f"{text}[{self.segment}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class JournalRequest:
     number: int  # 1, 2, ... in arrival order
     received: float  # Unix time
@@ -109,9 +109,13 @@ class JournalRequest:
         )
 
     def sizes(self) -> tuple[int, int]:
-        """(head, body) bytes, as the journal counts them."""
+        """(head, body) bytes, as the journal counts them: the ids read from the request are
+        held apart from it, and count as head (a cut body does not free them)."""
         r = self.request
         head = len(r.target) + _headers_size(r.headers) + len(self.detail or "")
+        head += sum(len(slot.value) + len(recorded or "") for slot, _, recorded in self.seen)
+        c = self.classification
+        head += len(c.task_id or "") + len(c.context_id or "") + len(c.config_id or "")
         body = len(r.body) + sum(len(m.json or "") + len(m.raw or b"") for m in r.messages)
         return head, body
 

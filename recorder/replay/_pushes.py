@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 
 from recorder.capture import Exchange, Headers, Request
-from recorder.protocol import Binding, IdKind
+from recorder.protocol import NOTE_TO_RELAY, Binding, IdKind
 from recorder.script import Step, Swap
 
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
@@ -70,8 +70,11 @@ class Webhooks:
 
     def served(self, step: Step, webhooks: list[str], has_deliveries: bool) -> None:
         """A step served to a request that set these live webhooks."""
-        if has_deliveries or step.exchange.classification.binding is not Binding.GRPC:
+        exchange = step.exchange
+        if has_deliveries or exchange.classification.binding is not Binding.GRPC:
             return
+        if any(note.startswith(NOTE_TO_RELAY) for note in exchange.notes):
+            return  # relayed: the capture holds every delivery the agent made (here none)
         with self._lock:
             for url in webhooks:
                 if len(self._set) < MAX_WEBHOOKS:

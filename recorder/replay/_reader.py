@@ -8,8 +8,8 @@ compared as they are first, then read as fresh (`LiveRequest.readings`).
 
 `classify` is the one classifier of the project.  A JSON-RPC request's classification depends
 only on its endpoint, its headers that matter, its method and tenant; the reader keeps a table
-of those it has seen (`FORMS` at most) and reads the ids from the params again, as `classify`
-does, so that a stream of sends costs one classification.
+of those it has seen (`FORMS` at most), so that a stream of sends costs one classification.
+Kept per form, it names no task, context or config: the slots say which ids a request holds.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from recorder.protocol import (
     NOT_JSON,
     Classification,
     Interface,
-    Version,
     classify,
-    operation,
     parse_json,
 )
 from recorder.redaction import Masker
@@ -40,12 +38,9 @@ from recorder.script import (
     positions_of,
     request_value,
     skeleton,
-    snake_case,
 )
 
 FORMS = 4096  # JSON-RPC request forms whose classification is kept
-_ID_KINDS = ("task_id", "context_id", "config_id")
-IdPaths = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
 
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
@@ -71,8 +66,7 @@ class RequestReader:
         self.script = script
         self.masker = masker  # see `Script.masker`
         self.credentials = credentials
-        # JSON-RPC form -> its classification, and where its operation names ids
-        self._forms: dict[tuple[object, ...], tuple[Classification, IdPaths]] = {}
+        self._forms: dict[tuple[object, ...], Classification] = {}  # JSON-RPC form -> its own
 
     def read(self, request: Request, known: Known) -> Reading:
         if self.masker is not None:
@@ -124,12 +118,11 @@ class RequestReader:
         found = self._forms.get(form)
         if found is None:
             c = classify(request, interfaces=self.interfaces)
-            row = operation(c.operation, c.version or Version.V1_0) if c.operation else None
-            found = (c, tuple((kind, row.id_paths(kind)) for kind in _ID_KINDS) if row else ())
+            found = replace(c, task_id=None, context_id=None, config_id=None)
             if len(self._forms) >= FORMS:
                 self._forms.clear()
             self._forms[form] = found
-        return _with_ids(*found, params)
+        return found
 
 
 def _is_jsonrpc(request: Request, document: Json) -> bool:
@@ -139,32 +132,3 @@ def _is_jsonrpc(request: Request, document: Json) -> bool:
         and isinstance(document.get("method"), str)
         and not request.messages
     )
-
-
-def _with_ids(c: Classification, paths: IdPaths, params: Mapping[str, Json]) -> Classification:
-    """`c` with the ids this request's params name (the classifier's own rule: the first of the
-    operation's id paths that holds a non-empty string or number)."""
-    if not paths:
-        return c
-    ids = {
-        kind: next((found for path in where if (found := _text(_at(params, path)))), None)
-        for kind, where in paths
-    }
-    if ids == {"task_id": c.task_id, "context_id": c.context_id, "config_id": c.config_id}:
-        return c
-    return replace(c, **ids)  # type: ignore[arg-type]
-
-
-def _at(document: Json, path: Sequence[str]) -> Json:
-    for key in path:
-        if not isinstance(document, Mapping):
-            return None
-        found = document.get(key)
-        document = found if found is not None else document.get(snake_case(key))
-    return document
-
-
-def _text(value: object) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    return str(value) or None

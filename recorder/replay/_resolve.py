@@ -331,8 +331,9 @@ class Resolver:
             if reads:
                 step, ahead = self._along(reads, frontier)
                 options.append(_Option(world, step, ahead, literal))
-            taken = set(world.steps.values())
-            for steps in self.script.named_creates(key, named).values():
+            creates = self.script.named_creates(key, named)
+            taken = set(world.steps.values()) if creates else set()
+            for steps in creates.values():
                 free = _first_free(steps, frontier, taken)
                 if free is not None:
                     options.append(_Option(world, free, free.index > frontier, literal))

@@ -60,7 +60,7 @@ MISDIRECTED = HttpAnswer(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Turn:
     """One request's answer, and what the runner still has to do after it is sent."""
 

@@ -124,7 +124,7 @@ class Client:
         return cls(rest if scheme in ("ipv4", "ipv6") else text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs
 class Served:
     answer: Answer
     step: Step

@@ -200,10 +200,14 @@ def test_all_keeps_non_a2a_exchanges(recording: Recording, tmp_path: Path) -> No
 def test_converted_capture_replays(recording: Recording, tmp_path: Path) -> None:
     capture, _, _ = converted(tmp_path, recording.flows)
     body = rpc("SendMessage", {"message": message("echo hello", "m-9")}, "77")
+    # The recorded send carried a bearer token (redacted): a request without one is not it.
+    headers = {**HEADERS, "Authorization": "Bearer another-token"}
     with Replayer([capture], timing="none") as replay:
         answer = httpx.post(
-            replay.url + "/a2a/jsonrpc", json=body, headers=HEADERS, timeout=TIMEOUT
+            replay.url + "/a2a/jsonrpc", json=body, headers=headers, timeout=TIMEOUT
         )
+        bare = httpx.post(replay.url + "/a2a/jsonrpc", json=body, headers=HEADERS, timeout=TIMEOUT)
+    assert "REPLAY_NO_MATCH" in bare.text and "authorization:bearer" in bare.text, bare.text
     assert answer.json()["id"] == "77"
     recorded_task: dict[str, object] = recording.echo_result["task"]  # type: ignore[assignment]
     assert answer.json()["result"]["task"]["status"] == recorded_task["status"]

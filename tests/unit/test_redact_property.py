@@ -343,12 +343,19 @@ def _shown(capture: Capture) -> Iterator[str]:
 @settings(max_examples=300, deadline=None)
 @given(secret=header_secrets, where=st.sampled_from(_ID_NAMES))
 def test_a_secret_inside_an_id_is_in_clear_nowhere(secret: str, where: str) -> None:
+    # The pages' own words (`upstream`, `status`) may be a secret's text too: what is shown
+    # holds the secret no more often than what is shown of a capture that never held it.
+    shown = "\n".join(_shown(_secret_in_ids(secret, where)))
+    without = "\n".join(_shown(_secret_in_ids("Zx7" + "q" * len(secret), where)))
+    assert shown.count(secret) <= without.count(secret), shown
+
+
+def _secret_in_ids(secret: str, where: str) -> Capture:
+    """A capture whose login carried `secret` and whose ids hold it, redacted as recorded."""
     redactor = Redactor()  # as the recorder redacts each exchange (`Redaction.redact`)
     login = Request("GET", "/.well-known/agent-card.json", (("Authorization", f"Bearer {secret}"),))
     kept = [redactor.rework(Exchange(1, Classification(), login, None))]
     for number, (request, response) in enumerate(_id_exchanges(_ids(secret, where)), 2):
         exchange = Exchange(number, classify(request, response), request, response)
         kept.append(redactor.rework(exchange))
-    capture = Capture("2026-12-01T00:00:00.000000Z", "0.1.0", tuple(kept))
-    for shown in _shown(capture):
-        assert secret not in shown, shown
+    return Capture("2026-12-01T00:00:00.000000Z", "0.1.0", tuple(kept))
