@@ -43,6 +43,7 @@ STREAMING = frozenset(op.name for op in OPERATIONS if op.streaming)
 NO_CAPTURE = "no capture"
 EVERY = "every scenario"  # the row of findings an SDK shows in every one of its scenarios
 GIST = 60  # a value whose JSON is longer is shown by its shape
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f]")
 _INDEX = re.compile(r"\[\d+(?:~\d+)?\]")
 # What differs between two recordings of one SDK, in a finding's text only (never the wire):
 # undecoded bytes, UUIDs the normaliser left (draft messages), the placeholders' numbers.
@@ -95,7 +96,8 @@ class Matrix:
 
     def common(self, sdk: str) -> frozenset[Finding]:
         """The findings in every scenario of `sdk` (shown once, in the `EVERY` row)."""
-        sets = [set(self.cells[s, sdk].findings) for s in self.scenarios if (s, sdk) in self.cells]
+        cells = [self.cells.get((s, sdk)) for s in self.scenarios]
+        sets = [set(c.findings) for c in cells if c is not None and c.diff is not None]
         return frozenset(set.intersection(*sets)) if len(sets) > 1 else frozenset()
 
     def shown(self, scenario: str, sdk: str) -> tuple[Finding, ...]:
@@ -224,6 +226,8 @@ def finding_path(path: str, streaming: bool) -> str:
 
 def gist(value: Any) -> str:
     """A value shown whole when short, else its shape: `{a, b}`, `[3 items]`, `"<text>"`."""
+    if isinstance(value, str) and _CONTROLS.search(value):
+        return '"<bytes>"'  # a message kept undecoded, shown as text
     text = show(value)
     for pattern, replacement in _VOLATILE:
         text = pattern.sub(replacement, text)
@@ -336,7 +340,7 @@ def _md_cell(
     out: list[str] = []
     for kind in KINDS:
         texts = [
-            _md_code(f.text) + f" {f.operations}" + _md_new(f, new, sdk, scenario)
+            _md_code(f.text) + f" {f.operations}".rstrip() + _md_new(f, new, sdk, scenario)
             for f in findings
             if f.kind == kind
         ]
