@@ -172,7 +172,7 @@ def _span(
         "a2a.protocol.binding": c.binding.value if c.binding else None,
         "a2a.protocol.version": c.version.value if c.version else x.request.header("a2a-version"),
         "a2a.task.id": row["task"],
-        "a2a.context.id": c.context_id,
+        "a2a.context.id": c.context_id or _answered_context(x),
         "a2a.task.state": row["state"],
         "jsonrpc.request.id": _jsonrpc_id(x),
         "rpc.response.status_code": row["grpc_status"],
@@ -191,6 +191,15 @@ def _span(
     name = str(c.operation or c.method or f"{x.request.method} {attributes['url.path']}")
     return SpanPlan(name, trace, own, parent, call.start_ns, call.end_ns, service, False,
                     attributes, error=error)  # fmt: skip
+
+
+def _answered_context(x: Exchange) -> str | None:
+    """The context the answer names (a first turn's request names none)."""
+    r = x.response
+    if r is None:
+        return None
+    texts = [r.body, *(event_data(e.lines) for e in r.events), *(m.json for m in r.messages)]
+    return next((a.context_id for a in map(read_answer, texts) if a.context_id), None)
 
 
 def _jsonrpc_id(x: Exchange) -> str | None:
