@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -245,3 +246,29 @@ def _b64_hex(value: str) -> str:
     import base64
 
     return base64.b64decode(value).hex()
+
+
+def test_the_fleet_report_draws_the_session_as_one_waterfall(
+    session: Session, tmp_path: Path
+) -> None:
+    page = tmp_path / "fleet.html"
+    result = CliRunner().invoke(main, ["report", str(session.folder), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    rows = re.findall(r'<a class="row" href="#([^"]+)"[^>]*>\s*<span class="who" '
+                      r'style="padding-left: ([\d.]+)em">([^<]*)</span>', html)  # fmt: skip
+    spans = _spans(json.loads(_export(str(session.folder))))
+    calls = [s for s in spans if s["kind"] == 3]
+    assert len(rows) == len(calls)
+    outline = [(float(indent), who.split(" task ")[0]) for _, indent, who in rows]
+    assert outline[:3] == [
+        (0.0, "client → orchestrator AgentCard"),
+        (0.0, "client → orchestrator SendMessage"),
+        (1.2, "orchestrator → echo agent AgentCard"),
+    ]
+    assert [who for indent, who in outline if indent == 2.4] == [
+        f"echo agent → {_webhook(spans)} PushDelivery"
+    ] * 4
+    for anchor, _, _ in rows:  # each bar opens its exchange, as recorded
+        assert f'<section class="exchange" id="{anchor}">' in html
+    assert html.count('<span class="tick"') == sum(1 for s in spans if s["kind"] == 1)
