@@ -37,6 +37,7 @@ from recorder.protocol import (
 )
 from recorder.protocol import carried as carried_by
 
+TRACE_CONTEXT = ("traceparent", "tracestate")  # W3C trace context, listed under the table
 COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "error", "events")
 
 # Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
@@ -89,6 +90,7 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "events": len(response.events) + len(response.messages) if response else 0,
         "notes": list(exchange.notes),
         "reason": c.reason,
+        **{name: exchange.request.header(name) for name in TRACE_CONTEXT},
     }
 
 
@@ -254,7 +256,8 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
 def render_table(rows: list[dict[str, Any]]) -> str:
     """Fixed-width text table; widths follow the widest cell of each column.
 
-    Notes a reader should not miss (possible secrets, cut streams) follow the table.
+    Notes a reader should not miss (possible secrets, cut streams) follow the table, and the
+    W3C trace context (`traceparent`, `tracestate`) a request carried.
     """
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
@@ -267,6 +270,12 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         for row in rows
         for note in row["notes"]
         if note.startswith(FLAGGED_NOTES)
+    ]
+    flagged += [
+        printable(f"#{row['number']}: {name} {row[name]}")
+        for row in rows
+        for name in TRACE_CONTEXT
+        if row.get(name)
     ]
     return "\n".join(lines + ([""] + flagged if flagged else []))
 
