@@ -169,7 +169,7 @@ def _span(
     error = c.error or x.error or (f"HTTP {row['status']}" if (row["status"] or 0) >= 400 else None)
     values: dict[str, object] = {
         "a2a.method.name": c.operation or c.method,
-        "a2a.protocol.binding": c.binding.value if c.binding else None,
+        "a2a.protocol.binding": c.binding_name,
         "a2a.protocol.version": c.version.value if c.version else x.request.header("a2a-version"),
         "a2a.task.id": row["task"],
         "a2a.context.id": c.context_id or _answered_context(x),

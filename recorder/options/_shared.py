@@ -18,7 +18,7 @@ from pathlib import Path
 
 from recorder.options._table import NAMES, Option, command_option
 
-BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP")  # recorder.protocol.Binding's values
+BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP", "custom")  # recorder.protocol.Binding's
 
 
 def output(what: str = "the report", *, was: tuple[str, ...] = ()) -> Option:

@@ -202,6 +202,7 @@ from recorder.protocol._v03 import (
     V03_TASK_STATES,
 )
 from recorder.protocol._volatile import (
+    GENERATION_FIELDS,
     ID_FIELDS,
     LISTINGS,
     OPAQUE_FIELDS,
@@ -309,6 +310,7 @@ __all__ = [
     "RESOURCE_NAME_FIELDS",
     "RESPONSE_ID_KEYS",
     "SHAPE_FIELDS",
+    "GENERATION_FIELDS",
     "TIMESTAMP_FIELDS",
     "UNKNOWN",
     "V03_SERVICE",
