@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recorder._errors import InputError
 from recorder.capture import Capture, Exchange, Request, Response, SseEvent
 from recorder.export import otlp_json, otlp_request, span_id, trace_plan
 from recorder.protocol import classify
@@ -147,3 +149,11 @@ def test_show_and_the_report_show_the_trace_context() -> None:
     assert [r["traceparent"] for r in rows] == [None, None, TRACEPARENT]
     assert render_table(rows).splitlines()[-1] == f"#3: traceparent {TRACEPARENT}"
     assert f"<dt>traceparent</dt><dd>{TRACEPARENT}</dd>" in render_report(capture)
+
+
+def test_without_the_otlp_extra_the_export_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # as if not installed
+    with pytest.raises(InputError, match=r"pip install 'a2a-recorder\[otlp\]'"):
+        otlp_request(trace_plan(_session()))
