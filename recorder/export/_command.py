@@ -9,9 +9,8 @@ the text is built whole first) or the endpoint does not take the traces.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import click
 import httpx
@@ -36,13 +35,7 @@ def jsonl_text(capture: Capture) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def otlp_text(capture: Capture, name: str = "capture") -> str:
-    return json.dumps(otlp_json(otlp_request(trace_plan([(name, capture)]))), indent=2) + "\n"
-
-
-EXPORTS: Mapping[str, Callable[[Capture], str]] = {
-    "har": har_text, "jsonl": jsonl_text, "otlp": otlp_text,
-}  # fmt: skip
+EXPORTS: Mapping[str, Callable[[Capture], str]] = {"har": har_text, "jsonl": jsonl_text}
 OTLP_PATH = "/v1/traces"  # OTLP/HTTP's path for traces, when the endpoint names none
 
 
@@ -53,7 +46,7 @@ EXPORT = Table(
             "har: HAR 1.2 (SSE events under _eventSourceMessages, gRPC messages as JSON); jsonl: "
             "one stream event per line; otlp: OTLP/JSON traces, a span per exchange and per "
             "stream event batch (FILE may be a fleet's folder).",
-            choices=tuple(EXPORTS), required=True,
+            choices=(*EXPORTS, "otlp"), required=True,
         ),
         shared.output("the export"),
         command_option(
@@ -78,12 +71,12 @@ def export_command(file: Path, to: str, output: Path | None, endpoint: str | Non
             raise InputError(f"{file}: a folder is exported --to otlp only")
         write_output(EXPORTS[to](read_capture(file)), output)
         return
-    request = otlp_request(trace_plan(read_session(file)))
+    plans = trace_plan(read_session(file))
+    request = otlp_request(plans)
     if endpoint is None:
         write_output(json.dumps(otlp_json(request), indent=2) + "\n", output)
         return
-    sent = send_otlp(request.SerializeToString(), endpoint)
-    click.echo(f"{sent}: {sum(1 for _ in _spans(request))} spans sent")
+    click.echo(f"{send_otlp(request.SerializeToString(), endpoint)}: {len(plans)} spans sent")
 
 
 def read_session(path: Path) -> list[tuple[str, Capture]]:
@@ -93,10 +86,6 @@ def read_session(path: Path) -> list[tuple[str, Capture]]:
     from recorder.replay import fleet_paths  # the fleet's rule for which files are agents
 
     return [(p.name, read_capture(p)) for p in fleet_paths(path)]
-
-
-def _spans(request: Any) -> Iterator[Any]:
-    return (s for r in request.resource_spans for ss in r.scope_spans for s in ss.spans)
 
 
 def send_otlp(body: bytes, endpoint: str) -> str:
