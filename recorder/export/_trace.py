@@ -102,7 +102,7 @@ def trace_plan(captures: Sequence[tuple[str, Capture]]) -> list[SpanPlan]:
     spans: dict[int, SpanPlan] = {}
     out: list[SpanPlan] = []
     for index, call in enumerate(calls):
-        parent, source, remote = _parent(call, calls[:index])
+        parent, source, remote = _parent(call, calls, index)
         ids = (call.capture, call.exchange.number)
         above = spans.get(id(parent)) if parent is not None else None
         trace = remote[0] if remote else above.trace_id if above else session
@@ -142,23 +142,28 @@ def _epoch_ns(started: str) -> int:
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 
 
-def _parent(
-    call: _Call, before: Sequence[_Call]
-) -> tuple[_Call | None, str, tuple[int, int] | None]:
+Parent = tuple[_Call | None, str, tuple[int, int] | None]  # the call, why, a remote parent
+
+
+def _parent(call: _Call, calls: Sequence[_Call], index: int) -> Parent:
+    """`call`'s parent among the calls that started before it (`calls[:index]`), the latest
+    first: a delivery's by its task, else the innermost open call to another agent."""
     sent = _TRACEPARENT.match((call.exchange.request.header("traceparent") or "").strip())
     if sent:
         return None, "traceparent", (int(sent.group(1), 16), int(sent.group(2), 16))
-    task = call.row.get("task")
-    if call.delivery and task:
-        named = [c for c in before if not c.delivery and c.row.get("task") == task]
-        if named:
-            return named[-1], "task", None
-    open_ = [
-        c for c in before
-        if c.end_ns >= call.end_ns and c.callee != call.callee and not c.delivery
-        and c.exchange.classification.operation != AGENT_CARD
-    ]  # fmt: skip
-    return (open_[-1], "open-request", None) if open_ else (None, "none", None)
+    task = call.row.get("task") if call.delivery else None
+    for c in (calls[i] for i in range(index - 1, -1, -1)):
+        if c.delivery or (task and c.row.get("task") != task):
+            continue
+        if task:
+            return c, "task", None
+        if (
+            c.end_ns >= call.end_ns
+            and c.callee != call.callee
+            and c.exchange.classification.operation != AGENT_CARD
+        ):
+            return c, "open-request", None
+    return None, "none", None
 
 
 def _span(
