@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from recorder._pages import render_page
 from recorder.capture import Capture
 from recorder.diff._html import exchange_text, find_exchange
 from recorder.diff._matrix import EVERY, KINDS, Finding, Matrix, Seen, Verdict, finding_order
 
+LINKS = 12  # links per finding: where it was seen first
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -64,17 +66,17 @@ class _Page:
 
     def _item(self, finding: Finding, scenario: str | None, sdk: str) -> Item:
         scenarios = [scenario] if scenario else self.matrix.scenarios
-        links = [
+        links = (  # lazily: only the exchanges linked are shown
             link
             for s in scenarios
             for seen in self._seen(s, sdk, finding)
             for link in self._links(s, sdk, seen)
-        ]
+        )
         reasons = self.verdict.reasons if self.verdict else {}
         new = any((sdk, s, finding.text) in self.new for s in scenarios)
         keys = [(sdk, s, finding.text) for s in scenarios]
         reason = next((reasons[k] for k in keys if k in reasons), "")
-        return Item(finding.text, finding.operations, tuple(links[:12]), new, reason)
+        return Item(finding.text, finding.operations, tuple(islice(links, LINKS)), new, reason)
 
     def _seen(self, scenario: str, sdk: str, finding: Finding) -> tuple[Seen, ...]:
         cell = self.matrix.cells.get((scenario, sdk))
