@@ -60,6 +60,8 @@ class _Commands(click.Group):
                  "of captures) of the same scenario."),
         "export": ("recorder.export:export_command", "Export capture FILE for other tools: "
                    "HAR 1.2, or JSON Lines of its stream events."),
+        "matrix": ("recorder.diff:matrix_command", "Compare the same scenarios across SDK "
+                   "FOLDERS (one per SDK and version) as a matrix."),
         "lint": ("recorder.lint:lint_command", "Check captures against the A2A spec: one "
                  "finding per violated rule per exchange."),
         "report": ("recorder.report:report_command", "Draw a capture FILE as a sequence "

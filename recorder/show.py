@@ -37,6 +37,14 @@ from recorder.protocol import (
 )
 from recorder.protocol import carried as carried_by
 
+# Where an answer carries the task's generation: a task (JSON-RPC result, REST, a stream's
+# wrapper) or a status or artifact update.
+GENERATION_PATHS = tuple(
+    (*root, *member, "generation")
+    for root in ((), ("result",))
+    for member in ((), ("task",), ("statusUpdate",), ("artifactUpdate",))
+)
+TRACE_CONTEXT = ("traceparent", "tracestate")  # W3C trace context, listed under the table
 COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "error", "events")
 
 # Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
@@ -74,7 +82,7 @@ def _row(exchange: Exchange) -> dict[str, Any]:
     return {
         "number": exchange.number,
         "time": round(exchange.started_us / 1_000_000, 3),
-        "binding": c.binding.value if c.binding else None,
+        "binding": c.binding_name,
         "operation": c.operation,
         "method": c.method,
         "version": c.version.value if c.version else None,
@@ -89,6 +97,8 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "events": len(response.events) + len(response.messages) if response else 0,
         "notes": list(exchange.notes),
         "reason": c.reason,
+        **{name: exchange.request.header(name) for name in TRACE_CONTEXT},
+        "generation": _generation(documents),
     }
 
 
@@ -97,6 +107,17 @@ def outcome_cells(exchange: Exchange) -> tuple[str, str]:
     `2 tasks`, `message`, or ""), as `show` prints them."""
     row = _row(exchange)
     return _status(row), _state(row)
+
+
+def _generation(documents: Sequence[Any]) -> int | str | None:
+    """The last task generation the answer carried (the v1.1 draft's counter), as sent."""
+    found = None
+    for document in documents:
+        for path in GENERATION_PATHS:
+            value = value_at(document, path)
+            if isinstance(value, int | str) and not isinstance(value, bool):
+                found = value
+    return found
 
 
 def _answers(exchange: Exchange) -> list[Any]:
@@ -178,9 +199,14 @@ def select(
     return [
         row for row in rows
         if (not ops or str(row["operation"]).lower() in ops)
-        and (not kinds or str(row["binding"]).upper() in kinds)
+        and (not kinds or _kind(row["binding"]) in kinds)
         and (prefix is None or str(row["task"] or "").lower().startswith(prefix))
     ]  # fmt: skip
+
+
+def _kind(binding: object) -> str:
+    """A row's binding as `--binding` names it (a custom binding's URI is `CUSTOM`)."""
+    return "CUSTOM" if ":" in str(binding) else str(binding).upper()
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -227,6 +253,12 @@ def _status(row: dict[str, Any]) -> str:
 
 
 def _state(row: dict[str, Any]) -> str:
+    generation = row.get("generation")
+    said = _said(row)
+    return f"{said} gen {generation}".strip() if generation is not None else said
+
+
+def _said(row: dict[str, Any]) -> str:
     if row["tasks"] is not None:
         return f"{row['tasks']} task" + ("" if row["tasks"] == 1 else "s")
     if row["state"]:
@@ -254,7 +286,8 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
 def render_table(rows: list[dict[str, Any]]) -> str:
     """Fixed-width text table; widths follow the widest cell of each column.
 
-    Notes a reader should not miss (possible secrets, cut streams) follow the table.
+    Notes a reader should not miss (possible secrets, cut streams) follow the table, and the
+    W3C trace context (`traceparent`, `tracestate`) a request carried.
     """
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
@@ -267,6 +300,12 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         for row in rows
         for note in row["notes"]
         if note.startswith(FLAGGED_NOTES)
+    ]
+    flagged += [
+        printable(f"#{row['number']}: {name} {row[name]}")
+        for row in rows
+        for name in TRACE_CONTEXT
+        if row.get(name)
     ]
     return "\n".join(lines + ([""] + flagged if flagged else []))
 

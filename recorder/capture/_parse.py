@@ -456,6 +456,7 @@ def _classification(cursor: _Cursor, meta: _Meta, operation: str, binding: str) 
         )
     return Classification(
         binding=None if binding == EMPTY else _binding(cursor, binding),
+        binding_uri=binding if ":" in binding else None,  # a custom binding's URI
         operation=None if operation == EMPTY else operation,
         streaming=streaming == "true",
         **fields,  # type: ignore[arg-type]
@@ -464,7 +465,7 @@ def _classification(cursor: _Cursor, meta: _Meta, operation: str, binding: str) 
 
 def _binding(cursor: _Cursor, name: str) -> Binding:
     try:
-        return Binding(name)
+        return Binding.CUSTOM if ":" in name else Binding(name)
     except ValueError:
         known = ", ".join(binding.value for binding in Binding)
         cursor.fail(f"unknown binding {quoted(name)}; known: {known}", cursor.exchange_line)

@@ -138,7 +138,7 @@ def render_exchange(exchange: Exchange) -> str:
     response_form, response_body = _response_body(exchange.response, aside)
     request = _request_context(exchange.request, request_body, aside)
     response = _response_context(exchange.response, response_body, aside)
-    binding = classification.binding.value if classification.binding else EMPTY
+    binding = classification.binding_name or EMPTY
     lines = [
         f"### {exchange.number} {_operation(classification)} {binding} {outcome(exchange)}",
         *(

@@ -42,6 +42,7 @@ REASON = "reason"
 KEYS: Mapping[str, tuple[str, ...]] = {
     "lint": ("file", "exchange", "rule", "where"),
     "verify": ("capture", "exchange", "operation", "kind", "path"),
+    "matrix": ("sdk", "kind", "finding", "scenarios"),  # recorder.diff's SDK matrix
 }
 
 Entry = Mapping[str, Any]

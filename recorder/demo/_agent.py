@@ -435,7 +435,8 @@ class _Servers:
         self.push_client = httpx.AsyncClient(timeout=10.0, proxy=agent.push_proxy)
         push_store = InMemoryPushNotificationConfigStore()
         self.handler = DefaultRequestHandler(
-            agent_executor=DemoExecutor(
+            agent_executor=agent.executor
+            or DemoExecutor(
                 event_delay,
                 agent.artifact_names,
                 agent.extra_status,
@@ -507,7 +508,8 @@ class DemoAgent:
     ``--compare shape:PATH``.
     ``name`` is the card's name; ``skills`` (command names, e.g. ``("echo",)``) the only
     commands it lists and runs (another command gets the unknown-command message), so that
-    agents of a fleet each serve a skill of their own.
+    agents of a fleet each serve a skill of their own.  ``executor`` replaces the demo's
+    commands with an executor of the caller's (an orchestrator, in the fleet tests).
 
     Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
@@ -541,8 +543,10 @@ class DemoAgent:
         noise_seed: int | None = None,
         name: str = DEFAULT_NAME,
         skills: tuple[str, ...] | None = None,
+        executor: AgentExecutor | None = None,
     ) -> None:
         self.name = name
+        self.executor = executor
         self.skills = skills
         self.noise_seed = noise_seed
         self.event_delay = event_delay

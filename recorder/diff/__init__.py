@@ -12,6 +12,10 @@ As a library::
     result.same, result.summary()
     render_text([result]), render_json([result]), render_html([result])
 
+`corpus_matrix(folders)` diffs a corpus (a folder per SDK) against a reference folder as a
+matrix of findings by kind (`_matrix`: `build_matrix`, `judge` against accepted findings,
+`render_matrix_markdown`; `render_matrix_html`); `matrix_command` is its shell.
+
 `parse_ignores` checks patterns (`IgnorePattern`, `KEYWORDS`) without diffing anything;
 `parse_compare` the `shape:PATH` settings that compare sampled text by presence (`sampled`).
 Protocol facts (operation names, v0.3 shapes, task states, SSE fields, gRPC status details)
@@ -53,6 +57,16 @@ from recorder.diff._ignore import (
     side_path,
 )
 from recorder.diff._junit import diff_case, diff_failures, diff_notes
+from recorder.diff._matrix import (
+    Finding,
+    Matrix,
+    Verdict,
+    build_matrix,
+    judge,
+    render_matrix_markdown,
+)
+from recorder.diff._matrixcommand import corpus_matrix, matrix_command
+from recorder.diff._matrixpage import render_matrix_html
 from recorder.diff._normal import (
     Body,
     NormalEvent,
@@ -105,8 +119,10 @@ __all__ = [
     "Difference",
     "Excerpt",
     "ExchangeDiff",
+    "Finding",
     "IdKind",
     "IgnorePattern",
+    "Matrix",
     "NormalEvent",
     "NormalExchange",
     "NormalGrpc",
@@ -119,9 +135,12 @@ __all__ = [
     "Rule",
     "Step",
     "StepKind",
+    "Verdict",
     "align",
     "align_levels",
+    "build_matrix",
     "compare_exchanges",
+    "corpus_matrix",
     "describe",
     "diff_captures",
     "diff_case",
@@ -135,7 +154,9 @@ __all__ = [
     "exchange_key",
     "file_content",
     "group_empty_defaults",
+    "judge",
     "last_polls",
+    "matrix_command",
     "normalise_body",
     "normalise_capture",
     "normalise_exchange",
@@ -147,6 +168,8 @@ __all__ = [
     "render_html",
     "render_json",
     "render_markdown",
+    "render_matrix_html",
+    "render_matrix_markdown",
     "render_report",
     "render_text",
     "report_dict",

@@ -110,7 +110,7 @@ def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExch
     return NormalExchange(
         number=exchange.number,
         key=exchange_key(exchange),
-        binding=c.binding.value if c.binding else None,
+        binding=c.binding_name,
         version=c.version.value if c.version else None,
         request=normalise_request(exchange.request, normaliser),
         response=normalise_response(response, normaliser) if response is not None else None,

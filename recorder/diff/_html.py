@@ -106,7 +106,7 @@ def _link(k: int, diff: CaptureDiff, side: str, number: int | None) -> Link | No
     if number is None:
         return None
     capture = diff.a_capture if side == "a" else diff.b_capture
-    shown = _find(capture, number) is not None
+    shown = find_exchange(capture, number) is not None
     return Link(f"{side.upper()}#{number}", _anchor(k, side, number) if shown else None)
 
 
@@ -121,7 +121,7 @@ def _pair_rows(k: int, diff: CaptureDiff, pair: ExchangeDiff) -> list[Row]:
     return out
 
 
-def _find(capture: Capture | None, number: int) -> Exchange | None:
+def find_exchange(capture: Capture | None, number: int) -> Exchange | None:
     if capture is None:
         return None
     return next((x for x in capture.exchanges if x.number == number), None)
@@ -135,14 +135,14 @@ def _exchanges(k: int, diff: CaptureDiff, pairs: Sequence[ExchangeDiff]) -> list
             ("a", pair.a, diff.a_capture, diff.a_name),
             ("b", pair.b, diff.b_capture, diff.b_name),
         ):
-            exchange = _find(capture, number) if number is not None else None
+            exchange = find_exchange(capture, number) if number is not None else None
             if exchange is not None and number is not None:
                 title = f"{label_a(pair) if side == 'a' else label_b(pair)} {pair.operation}"
-                out.append(Shown(_anchor(k, side, number), title, name, _exchange_text(exchange)))
+                out.append(Shown(_anchor(k, side, number), title, name, exchange_text(exchange)))
     return out
 
 
-def _exchange_text(exchange: Exchange) -> str:
+def exchange_text(exchange: Exchange) -> str:
     try:
         return render_exchange(exchange)
     except ValueError as exc:  # a value the file format cannot hold; never lose the page

@@ -30,6 +30,7 @@ from typing import Any
 from recorder.capture import Exchange, GrpcMessage, Headers, Response
 from recorder.diff._normal import Json
 from recorder.protocol import (
+    GENERATION_FIELDS,
     ID_FIELDS,
     NOT_JSON,
     OPAQUE_FIELDS,
@@ -106,6 +107,8 @@ class Normaliser:
     _text_ids: dict[str, str] = field(default_factory=dict)  # ids safe to replace inside text
     _counts: dict[IdKind, int] = field(default_factory=dict)
     _originals: dict[str, str | int] = field(default_factory=dict)
+    _generations: dict[str, int] = field(default_factory=dict)  # task id -> its first generation
+    _last_task: str = ""
 
     # -- discovery ---------------------------------------------------------------------------
 
@@ -223,9 +226,25 @@ class Normaliser:
     def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
         owner = _id_owner(obj) if "id" in obj else None
         out = {key: self._field(key, value, owner) for key, value in obj.items()}
+        for key in GENERATION_FIELDS.intersection(obj):
+            out[key] = self._generation(obj, owner, obj[key])
         if _is_webhook_holder(obj) and isinstance(obj["url"], str):
             out["url"] = self._webhook(obj["url"])
         return out
+
+    def _generation(self, obj: Mapping[str, Any], owner: IdKind | None, value: Any) -> Any:
+        """A task's generation as its step from the first one seen of that task (`<gen+2>`);
+        a request's (no task beside it) from the last task's."""
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            return self.json(value)
+        task = obj.get("id") if owner is IdKind.TASK else obj.get("taskId")
+        if isinstance(task, str):
+            self._last_task = task
+        key = task if isinstance(task, str) else self._last_task
+        base = self._generations.setdefault(key, number)
+        return f"<gen{number - base:+d}>"
 
     def _webhook(self, url: str) -> str:
         match = _URL_ORIGIN.match(url)

@@ -1,22 +1,41 @@
-"""Export captures for other tools: HAR 1.2 and JSON Lines of stream events.
+"""Export captures for other tools: HAR 1.2, JSON Lines of stream events, OTLP traces.
 
 Pure: `capture_to_har(capture) -> dict` (`_har`'s docstring lists the custom fields) and
-`capture_to_jsonl(capture) -> list[str]` (`stream_events` gives the objects).  The shell is
-`export_command` (`a2a-recorder export FILE --to har|jsonl`).  `recorder.convert` reads the
-HAR back.
+`capture_to_jsonl(capture) -> list[str]` (`stream_events` gives the objects), and
+`trace_plan(captures) -> [SpanPlan]`, a session as spans (`_trace`), which `otlp_request`
+encodes with the OpenTelemetry packages (the `otlp` extra) and `otlp_json` writes as OTLP/JSON.
+The shell is `export_command` (`a2a-recorder export FILE --to har|jsonl|otlp`).
+`recorder.convert` reads the HAR back.
 """
 
-from recorder.export._command import EXPORTS, export_command, har_text, jsonl_text
+from recorder.export._command import (
+    EXPORTS,
+    export_command,
+    har_text,
+    jsonl_text,
+    read_session,
+    send_otlp,
+)
 from recorder.export._har import HAR_VERSION, capture_to_har
 from recorder.export._jsonl import capture_to_jsonl, stream_events
+from recorder.export._otlp import otlp_json, otlp_request
+from recorder.export._trace import SpanPlan, span_id, trace_id, trace_plan
 
 __all__ = [
     "EXPORTS",
     "HAR_VERSION",
+    "SpanPlan",
     "capture_to_har",
     "capture_to_jsonl",
     "export_command",
     "har_text",
     "jsonl_text",
+    "otlp_json",
+    "otlp_request",
+    "read_session",
+    "send_otlp",
+    "span_id",
     "stream_events",
+    "trace_id",
+    "trace_plan",
 ]

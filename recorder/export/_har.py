@@ -77,7 +77,7 @@ def _facts(x: Exchange) -> dict[str, Any]:
     return {
         "exchange": x.number,
         "operation": c.operation,
-        "binding": c.binding.value if c.binding else None,
+        "binding": c.binding_name,
         "version": c.version.value if c.version else None,
         "notes": list(x.notes),
         "error": x.error,

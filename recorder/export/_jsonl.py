@@ -45,7 +45,7 @@ def _where(x: Exchange, index: int, offset_us: int) -> dict[str, Any]:
     return {
         "exchange": x.number,
         "operation": c.operation,
-        "binding": c.binding.value if c.binding else None,
+        "binding": c.binding_name,
         "index": index,
         "offset_us": offset_us,
     }

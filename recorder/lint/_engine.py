@@ -168,7 +168,7 @@ def _finding(
         actual=_printable(violation.actual),
         exchange=exchange.number,
         operation=c.operation,
-        binding=c.binding.value if c.binding else None,
+        binding=c.binding_name,
         where=_printable(violation.where),
     )
 

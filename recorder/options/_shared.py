@@ -5,7 +5,7 @@
 - `capture_out`: `--out`, a capture (a file, or a folder of them).
 - `report_format`: `--format`, with the formats the command writes.
 - `BASELINE`, `UPDATE_BASELINE`: findings or drift a project has accepted (`recorder.ci`).
-- `ignore`, `compare`: diff's paths (`recorder.diff`), which verify passes on to its diff.
+- `ignore`, `compare`: diff's paths (`recorder.diff`), which verify and matrix pass on to it.
 - `binding`: the card's binding names, in any case.
 
 A command's table lists the rows it takes, its own and these (`recorder.options.Table`).
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from recorder.options._table import NAMES, Option, command_option
 
-BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP")  # recorder.protocol.Binding's values
+BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP", "custom")  # recorder.protocol.Binding's
 
 
 def output(what: str = "the report", *, was: tuple[str, ...] = ()) -> Option:

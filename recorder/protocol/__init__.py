@@ -205,6 +205,7 @@ from recorder.protocol._v03 import (
     V03_TASK_STATES,
 )
 from recorder.protocol._volatile import (
+    GENERATION_FIELDS,
     ID_FIELDS,
     LISTINGS,
     OPAQUE_FIELDS,
@@ -315,6 +316,7 @@ __all__ = [
     "RESOURCE_NAME_FIELDS",
     "RESPONSE_ID_KEYS",
     "SHAPE_FIELDS",
+    "GENERATION_FIELDS",
     "TIMESTAMP_FIELDS",
     "UNKNOWN",
     "V03_SERVICE",

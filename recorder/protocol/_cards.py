@@ -41,12 +41,15 @@ class Interface:
     binding: Binding
     version: Version | None = None
     tenant: str | None = None
+    uri: str | None = None  # a custom binding's name, a URI (`Binding.CUSTOM`)
     path: str = field(init=False, repr=False, compare=False)  # the URL's, no trailing `/`
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", urlsplit(self.url).path.rstrip("/"))
 
 
+# A custom binding's name: a URI (spec §5.8), `scheme:` then no space (`https://...`, `urn:...`).
+_CUSTOM_BINDING = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+\Z")
 _CARD_PATH = re.compile(r"/\.well-known/(?:[^/]+/)?(?:agent-card|agent)\.json\Z")
 # Fields every card has, v0.1 to v1.0 (each version's schema requires them), and the name of
 # where its interfaces are (v1.0 `supportedInterfaces`, earlier a top-level `url`).
@@ -131,7 +134,9 @@ def _interface(url: object, binding: object, version: object, tenant: object) ->
     if not isinstance(url, str) or not url or not isinstance(binding, str):
         return None
     known = _BINDINGS.get(binding.upper())
-    if known is None:
+    custom = known is None and _CUSTOM_BINDING.match(binding) is not None
+    if known is None and not custom:
         return None
     tenant_value = tenant if isinstance(tenant, str) and tenant else None
-    return Interface(url, known, parse_version(version), tenant_value)
+    kind = Binding.CUSTOM if known is None else known
+    return Interface(url, kind, parse_version(version), tenant_value, binding if custom else None)

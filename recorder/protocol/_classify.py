@@ -12,7 +12,8 @@ claims it wins:
 4. The card's interfaces: a request at a JSON-RPC interface URL (trailing slash allowed) is
    JSON-RPC; under an HTTP+JSON interface URL its remainder must be a route exactly; a JSON-RPC
    request one segment below a JSON-RPC interface URL names its tenant there (Java's
-   `POST /{tenant}`).
+   `POST /{tenant}`).  At or under a custom binding's URL (the card names it by a URI) it is
+   that binding, operation `unknown`: matched and replayed as recorded.
 5. JSON-RPC by body: a POST whose JSON object has a `jsonrpc` member, or a batch of them.
 6. HTTP+JSON by path suffix: the route table is matched against every suffix of the path.
 7. Push delivery by heuristic: a POST of a StreamResponse-shaped object (v1.0 `task`,
@@ -324,6 +325,8 @@ def _by_interface(req: _Req, ctx: _Context) -> Classification | None:
     """At a JSON-RPC interface URL, or a route under an HTTP+JSON one; then Java's tenant."""
     under = _under_interfaces(req.path, ctx.interfaces)
     for iface, rest in under:
+        if iface.binding is Binding.CUSTOM:
+            return _custom(req, iface)
         if iface.binding is Binding.JSONRPC and rest in ("", "/"):
             return _jsonrpc(req, ctx.interfaces, iface.version) or _jsonrpc_junk(req)
         if iface.binding is Binding.HTTP_JSON:
@@ -342,12 +345,24 @@ def _under_interfaces(path: str, interfaces: Sequence[Interface]) -> list[tuple[
     """(interface, path remainder) for each HTTP interface whose URL path prefixes `path`."""
     found = []
     for iface in interfaces:
-        if iface.binding not in (Binding.JSONRPC, Binding.HTTP_JSON):
+        if iface.binding not in (Binding.JSONRPC, Binding.HTTP_JSON, Binding.CUSTOM):
             continue
         base = iface.path
         if path == base or path.startswith(base + "/"):
             found.append((iface, path[len(base) :]))
     return sorted(found, key=lambda pair: len(pair[1]))  # longest base first
+
+
+def _custom(req: _Req, iface: Interface) -> Classification:
+    """At a custom binding's URL: that binding, whose operations no table knows (the method a
+    JSON-RPC-shaped body names is kept), so replay serves it as recorded, request by request."""
+    body = req.body if isinstance(req.body, Mapping) else {}
+    named = body.get("method") if isinstance(body.get("method"), str) else None
+    return replace(
+        _unknown(Binding.CUSTOM, req, f"custom binding {iface.uri}", named),
+        binding_uri=iface.uri,
+        version=iface.version or req.header_version(),
+    )
 
 
 def _path_tenant(rest: str) -> str | None:

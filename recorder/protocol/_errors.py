@@ -101,6 +101,9 @@ ERRORS: tuple[ErrorRow, ...] = (
     ErrorRow("VersionNotSupportedError", -32009, 400, "FAILED_PRECONDITION",
              "VERSION_NOT_SUPPORTED", "Version not supported",
              grpc_status_v1_0_0="UNIMPLEMENTED"),
+    # The v1.1 draft (a2aproject/A2A #1810): a send whose ifGenerationMatch is stale.
+    ErrorRow("TaskGenerationMismatchError", -32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH",
+             "Task generation mismatch"),
     # JSON-RPC 2.0 standard errors (spec §9.5); HTTP/gRPC columns are the py SDK's mapping.
     ErrorRow("JSONParseError", -32700, 400, "INVALID_ARGUMENT", None, "Invalid JSON payload",
              standard=True, http_status_v0_3=400, grpc_status_v0_3="INTERNAL"),

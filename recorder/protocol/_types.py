@@ -20,6 +20,9 @@ class Binding(StrEnum):
     GRPC = "GRPC"
     # Agent card fetches: plain HTTP, the same for every binding.
     HTTP = "HTTP"
+    # A binding a card names by a URI (spec §5.8: custom bindings SHOULD be URIs), at that
+    # interface's URL; `Classification.binding_uri` says which.
+    CUSTOM = "custom"
 
 
 class Version(StrEnum):
@@ -69,6 +72,12 @@ class Classification:
     streaming: bool = False
     error: str | None = None
     reason: str | None = None
+    binding_uri: str | None = None  # the custom binding's URI (`Binding.CUSTOM`)
+
+    @property
+    def binding_name(self) -> str | None:
+        """The binding as the card names it: `JSONRPC` ..., or a custom binding's URI."""
+        return self.binding_uri or (self.binding.value if self.binding else None)
 
     @property
     def is_a2a(self) -> bool:

@@ -47,6 +47,14 @@ RESOURCE_NAME_FIELDS = frozenset({"name", "parent"})
 
 # Fields whose whole value is volatile, and the fixed placeholder each becomes.
 TIMESTAMP_FIELDS = frozenset({"timestamp", "statusTimestampAfter"})
+# The v1.1 draft's task generation (a2aproject/A2A #1810): a counter the agent steps on every
+# change of a task (Task, TaskStatusUpdateEvent, TaskArtifactUpdateEvent), which a client names
+# back (GetTaskRequest.currentGeneration, SendMessageConfiguration.ifGenerationMatch).  Its
+# steps mean something, its value does not: the diff compares it as a step from the task's first.
+GENERATION_FIELDS = frozenset(
+    {"generation", "currentGeneration", "ifGenerationMatch", "current_generation",
+     "if_generation_match"}
+)  # fmt: skip
 # Pagination cursors: opaque and volatile, but never credentials, whatever their name says.
 PAGINATION_FIELDS = frozenset({"pageToken", "nextPageToken"})
 OPAQUE_FIELDS: Mapping[str, str] = {

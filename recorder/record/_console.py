@@ -48,7 +48,7 @@ def exchange_line(exchange: Exchange) -> str:
     c = exchange.classification
     words = [
         f"#{exchange.number}",
-        c.binding.value if c.binding else "-",
+        c.binding_name or "-",
         c.operation or "(not A2A)",
     ]
     answer = answered_state(exchange.response)

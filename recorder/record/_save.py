@@ -283,7 +283,7 @@ class Save:
         if error is not None and self._stopping:
             notes, error = [*notes, CUT_NOTE], CUT_ERROR
         with self._lock:
-            sink = self._sink(upstream, classification, response)
+            sink = self._sink(upstream, classification, response, started)
             kept = self.redaction.redact(
                 sink.path,
                 Exchange(
@@ -356,9 +356,15 @@ class Save:
             )
 
     def _sink(
-        self, upstream: str, classification: Classification, response: Response | None
+        self,
+        upstream: str,
+        classification: Classification,
+        response: Response | None,
+        started: float,
     ) -> Sink:
-        """The open capture for an exchange (opened on first use); call with the lock held."""
+        """The open capture for an exchange (opened on first use, from when that exchange
+        started: it is written once complete, and its offset must not be cut to 0); call with
+        the lock held."""
         assert self.out is not None
         context = self._context(classification, response) if self.split == "context" else None
         path = capture_path(self.out, self.split, upstream, context)
@@ -372,7 +378,7 @@ class Save:
                 upstream,
                 existing=self.existing,
                 keep_secrets=self.redaction.keep_secrets,
-                started=self.origin,
+                started=self.origin if self.origin is not None else started,
             )
             sink.prepare(self.redaction.redactor(path))
             self._sinks[path] = sink

@@ -417,7 +417,7 @@ def _request_json(entry: JournalRequest) -> dict[str, Any]:
         "headers": _headers(request.headers),
         **_body(request.body),
         "messages": [_text(m.json) if m.json is not None else None for m in request.messages],
-        "binding": c.binding.value if c.binding else None,
+        "binding": c.binding_name,
         "operation": c.operation,
         "ids": [
             {

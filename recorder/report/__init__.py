@@ -8,10 +8,11 @@ fetches nothing: CSS, script and SVG are inline.
 
 Modules: `_answers` (what an A2A answer says), `_facts` (per exchange: lanes, outcome, ticks,
 flags), `_display` (request and response as text), `_layout` (pixels), `_page` (the template),
-`_command` (the CLI).
+`_command` (the CLI); `_fleet` draws a fleet's folder as one waterfall (`fleet_page`).
 """
 
 from recorder.report._command import report_command
+from recorder.report._fleet import fleet_page
 from recorder.report._page import Marks, render_report
 
-__all__ = ["Marks", "render_report", "report_command"]
+__all__ = ["Marks", "fleet_page", "render_report", "report_command"]

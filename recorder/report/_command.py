@@ -9,6 +9,7 @@ import click
 from recorder._shell import Command, write_output
 from recorder.capture import read_capture
 from recorder.options import LATEST, Table, command_option, parse_spec, shared
+from recorder.report._fleet import fleet_page
 from recorder.report._page import render_report
 
 REPORT = Table(
@@ -25,14 +26,23 @@ REPORT = Table(
 
 
 @click.command("report", cls=Command, table=REPORT)
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
 def report_command(file: Path, output: Path | None, lint_spec: str | None) -> None:
     """Draw a capture FILE as a sequence diagram and timeline in one HTML page.
 
     Open the page in any browser; it loads nothing from the network.  Click an arrow for the
     exchange's request and response.  With --lint, the exchanges that break an A2A rule carry
-    a mark and the finding.  With -o, the page's path is printed once it is written.
+    a mark and the finding.  A fleet's folder (record --forward) is drawn as one waterfall
+    across its agents: who called whom, when, with which task.  With -o, the page's path is
+    printed once it is written.
     """
+    if file.is_dir():
+        from recorder.export import read_session
+
+        write_output(fleet_page(read_session(file), name=file.name), output)
+        if output is not None:
+            click.echo(str(output))
+        return
     capture = read_capture(file)
     marks: dict[int, list[str]] = {}
     if lint_spec is not None:

@@ -117,7 +117,7 @@ def exchange_facts(exchange: Exchange) -> ExchangeFacts:
         number=exchange.number,
         source=Lane.AGENT if push else Lane.CLIENT,
         target=Lane.WEBHOOK if push else Lane.AGENT,
-        binding=c.binding.value if c.binding else "-",
+        binding=c.binding_name or "-",
         operation=c.operation or "not A2A",
         task_id=c.task_id or next((a.task_id for a in answers if a.task_id), None),
         outcome=outcome,

@@ -25,12 +25,15 @@ def test_v1_card() -> None:
              "protocolVersion": "1.0", "tenant": "acme"},
             {"url": "h:2", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": ""},
             {"url": "http://h:1/x", "protocolBinding": "urn:custom", "protocolVersion": "1.0"},
+            {"url": "http://h:1/y", "protocolBinding": "WEBSOCKET", "protocolVersion": "1.0"},
         ],
     }  # fmt: skip
     assert interfaces_from_card(card) == (
         Interface("http://h:1/a2a/jsonrpc", J, Version.V1_0),
         Interface("http://h:1/a2a/rest", R, Version.V1_0, "acme"),
         Interface("h:2", G, Version.V1_0),
+        # a custom binding is named by a URI (spec §5.8); a bare unknown name is no binding
+        Interface("http://h:1/x", Binding.CUSTOM, Version.V1_0, uri="urn:custom"),
     )
 
 

@@ -34,6 +34,8 @@ REASON_ROWS = [pytest.param(row, id=row.name) for row in ERRORS if row.reason]
 
 @pytest.mark.parametrize("row", ROWS)
 def test_row_agrees_with_py_sdk(row: ErrorRow) -> None:
+    if row.code == -32010:
+        pytest.skip("TaskGenerationMismatchError is the v1.1 draft's: a2a-sdk 1.3.0 has none")
     sdk_class = getattr(sdk_errors, row.name, None)
     if sdk_class is None:  # the SDK names -32007 ExtendedAgentCardNotConfiguredError too
         sdk_class = sdk_errors.ExtendedAgentCardNotConfiguredError
@@ -95,7 +97,8 @@ def test_v03_name_and_standard_codes() -> None:
     assert error_by_name("AuthenticatedExtendedCardNotConfiguredError") is error_by_code(-32007)
     assert {r.code for r in ERRORS if r.standard} == {-32700, -32600, -32601, -32602, -32603}
     assert error_by_code(-32099) is None
-    assert errors_by_http(409) == (error_by_code(-32002),)
+    assert errors_by_http(409) == (error_by_code(-32002), error_by_code(-32010))
+    assert errors_by_http(409, "ABORTED") == (error_by_code(-32010),)  # the v1.1 draft's
     assert len(errors_by_grpc_status("UNIMPLEMENTED")) == 3
 
 

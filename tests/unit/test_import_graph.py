@@ -36,7 +36,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "recorder"
 # Modules that may import an optional extra's packages (they are only used with it installed).
-EXTRA_USERS = {"demo": ("recorder.demo",)}  # uvicorn too: only the demo agent serves ASGI
+EXTRA_USERS = {"demo": ("recorder.demo",), "otlp": ("recorder.export._otlp",)}
 # Modules that a host program loads, which brings what they import from it.
 HOSTED = {"recorder.pytest_plugin": {"pytest"}, "recorder.pytest_fleet": {"pytest"}}
 # Dependencies whose undocumented internals a module builds on, and the module: each must be
