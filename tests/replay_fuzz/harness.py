@@ -15,9 +15,11 @@ One batch of programs costs one agent, one recorder and one replayer:
    count.  Every synthesized answer, unmatched request and recorded exchange never served is
    a failure of the program it belongs to.
 
-Programs are independent of each other: each uses contexts of its own, and an unfiltered
-listing shows another program's task only as `<other>` (`run.Run._projected`); so the order
-of the batch matters only to how many tasks the agent's store holds, which both runs share.
+Programs are independent of each other: each uses contexts of its own, so a listing filtered
+by one shows only the program's own tasks.  A program whose listing shows the whole store
+(`Program.lists_the_store`) gets a batch, and so an agent, of its own (`plan`): otherwise
+what it sees would depend on how the programs before it fared.  (A listing shows a task no
+step of the program was handed as `<other>`, `run.Run._projected`.)
 
 `self_test` runs a batch live twice instead (two agents, two recorders): the judge must find
 no difference between them.
@@ -58,6 +60,22 @@ class HarnessError(RuntimeError):
     """A process would not start or stop: no judgement is possible."""
 
 
+# Started through this, a child gets SIGTERM when the fuzzer dies, however it dies (Linux's
+# PR_SET_PDEATHSIG, kept across exec): a fuzzer killed on a CI timeout leaves no agent,
+# recorder or replayer behind.
+_ORPHAN_GUARD = (
+    "import ctypes, os, signal, sys; "
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def _guarded(argv: list[str]) -> list[str]:
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-c", _ORPHAN_GUARD, *argv]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -73,7 +91,7 @@ class Child:
         self.out: list[str] = []
         self._changed = threading.Condition()
         self.process = subprocess.Popen(
-            argv,
+            _guarded(argv),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -141,11 +159,23 @@ def agent(push_proxy: str) -> Iterator[Agent]:
         child.stop(signal.SIGTERM)
 
 
+def started[T](start: Callable[[], T], attempts: int = 3) -> T:
+    """`start()`, again on a HarnessError (a port taken between choosing and binding it)."""
+    for attempt in range(attempts):
+        try:
+            return start()
+        except HarnessError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 class Recorder:
     """`a2a-recorder record` in front of the agent: HTTP, gRPC and the push proxy."""
 
     def __init__(self, upstream: Agent, out: Path, push_port: int) -> None:
         self.http_port, self.grpc_port = free_port(), free_port()
+        self.upstream = upstream
         self.out = out
         argv = [sys.executable, "-m", "recorder", "record", "--upstream", upstream.base_url,
                 "--grpc-upstream", upstream.grpc_target,
@@ -153,14 +183,23 @@ class Recorder:
                 "--grpc-listen", f"127.0.0.1:{self.grpc_port}",
                 "--push-proxy", f"127.0.0.1:{push_port}", "--out", str(out)]  # fmt: skip
         self.child = Child("a2a-recorder record", argv)
-        self.child.wait_for(
-            lambda: any("recording push deliveries" in line for line in self.child.lines),
-            "start-up lines",
-        )
+        try:
+            self.child.wait_for(
+                lambda: any("recording push deliveries" in line for line in self.child.lines),
+                "start-up lines",
+            )
+        except HarnessError:
+            self.child.stop()
+            raise
 
     @property
     def endpoints(self) -> Endpoints:
-        return Endpoints(f"http://127.0.0.1:{self.http_port}", f"127.0.0.1:{self.grpc_port}")
+        return Endpoints(
+            f"http://127.0.0.1:{self.http_port}",
+            f"127.0.0.1:{self.grpc_port}",
+            (self.upstream.base_url,),
+            (self.upstream.grpc_target,),
+        )
 
     def exchanges(self) -> int:
         """The number of the last exchange written so far, once the file stops growing."""
@@ -188,10 +227,14 @@ class Replayer:
                 "--listen", f"127.0.0.1:{self.http_port}",
                 "--grpc-listen", f"127.0.0.1:{self.grpc_port}"]  # fmt: skip
         self.child = Child("a2a-recorder replay", argv)
-        self.child.wait_for(
-            lambda: any("replaying gRPC at" in line for line in self.child.lines),
-            "start-up lines",
-        )
+        try:
+            self.child.wait_for(
+                lambda: any("replaying gRPC at" in line for line in self.child.lines),
+                "start-up lines",
+            )
+        except HarnessError:
+            self.child.stop()
+            raise
         self.seen = 0  # journal entries already handed out
 
     @property
@@ -280,7 +323,7 @@ def _live(programs: list[Program], workdir: Path, label: str, log: Log) -> Lived
     results: list[RunResult] = []
     spans: list[tuple[int, int]] = []
     with agent(f"http://127.0.0.1:{push_port}") as upstream, Webhook() as hook:
-        recorder = Recorder(upstream, capture, push_port)
+        recorder = started(lambda: Recorder(upstream, capture, push_port))
         try:
             last = 0
             for program in programs:
@@ -297,6 +340,36 @@ def _live(programs: list[Program], workdir: Path, label: str, log: Log) -> Lived
     return results, spans, status, recorder.child.tail()
 
 
+def plan(programs: list[Program]) -> list[list[int]]:
+    """Batches, by index: one for the programs that filter every listing, one each for the
+    others."""
+    shared = [n for n, p in enumerate(programs) if not p.lists_the_store]
+    alone = [[n] for n, p in enumerate(programs) if p.lists_the_store]
+    return ([shared] if shared else []) + alone
+
+
+Judged = tuple[list[ProgramReport], list[Batch]]
+
+
+def run_all(
+    programs: list[Program], workdir: Path, log: Log = print, live_twice: bool = False
+) -> Judged:
+    """Every program judged (`run_batch`, or `self_test_batch` when `live_twice`), batched
+    by `plan`: the reports in the programs' order, and the batches."""
+    reports: list[ProgramReport | None] = [None] * len(programs)
+    batches = []
+    for number, indexes in enumerate(plan(programs)):
+        folder = workdir / f"batch-{number}"
+        folder.mkdir(parents=True, exist_ok=True)
+        chosen = [programs[n] for n in indexes]
+        judge = self_test_batch if live_twice else run_batch
+        batch = judge(chosen, folder, log)
+        batches.append(batch)
+        for n, report in zip(indexes, batch.reports, strict=True):
+            reports[n] = report
+    return [r for r in reports if r is not None], batches
+
+
 def _ids(program: Program, label: str) -> random.Random:
     return random.Random(f"{program.name}/{label}")
 
@@ -311,7 +384,7 @@ def run_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch
     batch = Batch(reports, recorder_status, recorder_tail)
     if recorder_status != 0:
         return batch
-    replayer = Replayer(workdir / "live.http")
+    replayer = started(lambda: Replayer(workdir / "live.http"))
     try:
         with Webhook() as hook:
             for report in reports:

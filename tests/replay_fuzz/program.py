@@ -83,25 +83,28 @@ class Program:
         lines = [f"  {n:>2}  {step.render()}" for n, step in enumerate(self.steps)]
         return "\n".join([head, *lines])
 
-    def without(self, index: int) -> Program:
-        """The program less its step `index` (for shrinking)."""
-        steps = self.steps[:index] + self.steps[index + 1 :]
-        return replace(self, steps=steps, name=f"{self.name}-{index}")
-
-    def symbols_made_up(self) -> Iterator[str]:
-        """Every symbol a run makes a value up for, in order of first use."""
-        seen: set[str] = set()
-        for step in self.steps:
-            for symbol in _symbols(step):
-                if symbol[0] in "XPKHU" and symbol not in seen:
-                    seen.add(symbol)
-                    yield symbol
+    @property
+    def lists_the_store(self) -> bool:
+        """Whether a listing of it shows every task in the agent's store: one without a
+        context, or one over HTTP+JSON with its query spelled `context_id` (a2a-sdk 1.3.0 reads
+        only lowerCamel query names, spec §11.5, and lists everything).  Such a program gets
+        an agent of its own, so that its outcomes depend on no other program."""
+        return any(_lists_the_store(step) for step in _all_steps(self.steps))
 
 
-def _symbols(step: Step) -> Iterator[str]:
-    for value in step.args.values():
-        if isinstance(value, str) and value[:1] in "TCXPKHU" and value[1:].isdigit():
-            yield value
+def _all_steps(steps: tuple[Step, ...]) -> Iterator[Step]:
+    for step in steps:
+        yield step
+        yield from _all_steps(tuple(step.arg("steps", ())))
+
+
+def _lists_the_store(step: Step) -> bool:
+    if step.op != "list":
+        return False
+    if step.arg("context") is None:
+        return True
+    bindings = (step.binding, *step.arg("pages", ()))
+    return step.snake and REST in bindings
 
 
 # --- the generator's model of the agent -----------------------------------------------------
@@ -163,8 +166,22 @@ def generate(seed: int, index: int, length: int) -> Program:
         if task.kind == "wait":
             steps.append(_base(model, "cancel", client=task.client, task=task.symbol))
             task.kind = "canceled"
+    _over_every_binding(steps, rng)
     jsonrpc_ids = rng.choice(("uuid", "counter", "int"))
     return Program(f"{seed}:{index}", tuple(steps), clients, jsonrpc_ids)
+
+
+def _over_every_binding(steps: list[Step], rng: random.Random) -> None:
+    """Moves a step or two to the bindings no step used, so that every program crosses all
+    three (a step's binding changes nothing the model knows)."""
+    for binding in BINDINGS:
+        used = {s.binding for s in steps} | {p for s in steps for p in s.arg("pages", ())}
+        movable = [n for n, s in enumerate(steps) if s.op not in ("unknown", "card", "parallel")]
+        if binding not in used and len(movable) > 1:
+            n = rng.choice(movable)
+            pages = steps[n].arg("pages")
+            args = {**steps[n].args, "pages": (binding, *pages[1:])} if pages else steps[n].args
+            steps[n] = replace(steps[n], binding=binding, args=args)
 
 
 def _base(model: _Model, op: str, *, client: int | None = None, binding: str | None = None,

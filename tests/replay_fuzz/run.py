@@ -159,8 +159,10 @@ class Run:
         self.names = Names()
         self.hook_prefix = f"/hook/{self.ids.getrandbits(48):012x}"
         self.names.constant(self.webhook.base + self.hook_prefix, "<webhook>")
-        self.names.constant(self.endpoints.http, "<http>")
-        self.names.constant(self.endpoints.grpc, "<grpc>")
+        for http in (self.endpoints.http, *self.endpoints.http_aliases):
+            self.names.constant(http, "<http>")
+        for grpc in (self.endpoints.grpc, *self.endpoints.grpc_aliases):
+            self.names.constant(grpc, "<grpc>")
         self.wires = [Wire(self.endpoints, self._jsonrpc_id) for _ in range(self.program.clients)]
 
     # -- values ----------------------------------------------------------------------------

@@ -94,10 +94,14 @@ def _query_value(value: Any) -> str:
 
 @dataclass
 class Endpoints:
-    """Where one side serves: `http://127.0.0.1:PORT` and the gRPC `127.0.0.1:PORT`."""
+    """Where one side serves: `http://127.0.0.1:PORT` and the gRPC `127.0.0.1:PORT`; behind
+    a recorder, the agent's own addresses too (a redirect of the agent's names them, and the
+    recorder passes it untouched: to the client they are the agent as much as the recorder's)."""
 
     http: str
     grpc: str
+    http_aliases: tuple[str, ...] = ()
+    grpc_aliases: tuple[str, ...] = ()
 
 
 @dataclass
