@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -251,7 +252,7 @@ class Replayer:
         fresh = [r for r in requests if r["number"] > self.seen]
         if requests:
             self.seen = max(r["number"] for r in requests)
-        return fresh  # type: ignore[no-any-return]
+        return fresh
 
     def report(self) -> dict[str, Any]:
         return self._admin("report")  # type: ignore[no-any-return]
@@ -267,6 +268,7 @@ class ProgramReport:
     replay: RunResult | None = None
     differences: list[Difference] = field(default_factory=list)
     problems: dict[int, list[str]] = field(default_factory=dict)  # step -> what the replayer did
+    problem_kinds: dict[int, list[str]] = field(default_factory=dict)  # the same, ids left out
     unserved: list[str] = field(default_factory=list)  # its recorded exchanges never served
     exchanges: tuple[int, int] = (0, 0)  # its exchanges in the capture: (first, last)
 
@@ -393,7 +395,7 @@ def run_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch
                 expected = sum(len(d["received"]) for d in report.live.deliveries)
                 run.collect_deliveries(result, expect=expected)
                 report.replay = result
-                report.problems = _attribute(replayer.new_requests(), result)
+                report.problems, report.problem_kinds = _attribute(replayer.new_requests(), result)
                 report.differences = compare(report.live.normalised(), result.normalised())
                 log(f"  replay {report.program.name}: {report.summary()}")
         batch.replay_report = replayer.report()
@@ -421,22 +423,66 @@ def self_test_batch(programs: list[Program], workdir: Path, log: Log = print) ->
     return Batch(reports, status_a or status_b, tail_a + "\n" + tail_b)
 
 
-def _attribute(requests: list[dict[str, Any]], result: RunResult) -> dict[int, list[str]]:
+def _attribute(
+    requests: list[dict[str, Any]], result: RunResult
+) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
     """What the replayer did not answer from the capture, by the step that asked it (the
-    step whose time window holds the request's arrival)."""
+    step whose time window holds the request's arrival): as said, and as a kind (the same
+    words without exchange numbers and ids, for counting)."""
     problems: dict[int, list[str]] = {}
+    kinds: dict[int, list[str]] = {}
     for entry in requests:
         if entry.get("answer") != "synthesized" and entry.get("outcome") not in ("miss", "refused"):
             continue
         step = _step_at(entry["received"], result)
-        what = (
-            f"{entry.get('binding')} {entry.get('operation') or entry.get('method')} "
-            f"{entry.get('target')}: {entry.get('outcome')}, {entry.get('answer')}"
-        )
-        if entry.get("detail"):
-            what += f": {entry['detail']}"
+        asked = f"{entry.get('binding')} {entry.get('operation') or entry.get('method')}"
+        what = f"{asked} {entry.get('target')}: {entry.get('outcome')}, {entry.get('answer')}"
+        detail = str(entry.get("detail") or "")
+        if detail:
+            what += f": {detail}"
         problems.setdefault(step, []).append(what)
-    return problems
+        reason = detail.partition(": ")[2] if "nearest is" in detail else detail
+        kinds.setdefault(step, []).append(f"{asked} {entry.get('outcome')}: {_ids_out(reason)}")
+    return problems, kinds
+
+
+def _ids_out(text: str) -> str:
+    text = re.sub(r"#\d+", "#N", text)
+    return re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}", "<id>", text)
+
+
+def primary_kind(report: ProgramReport) -> str | None:
+    """What a failing program's first failing step is, in words that several programs share:
+    the replayer's reason for a miss, or where the outcomes first differ."""
+    step = report.first_failing_step()
+    if step is None:
+        if not report.unserved:
+            return None
+        ops = sorted({name.split(" ", 1)[1] for name in report.unserved})
+        return "recorded, never served: " + ", ".join(ops)
+    if step in report.problem_kinds:
+        return report.problem_kinds[step][0]
+    difference = next(d for d in report.differences if d.step == step)
+    where = _first_path(difference.live, difference.replay)
+    if step >= len(report.program.steps):
+        return f"push deliveries differ at {where}"
+    shown = report.program.steps[step]
+    return f"{shown.binding} {shown.op} answered otherwise (no miss): at {where}"
+
+
+def _first_path(a: Any, b: Any, path: str = "") -> str:
+    """Where two values first differ: `body.result.tasks[].history[].messageId`."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key, "<none>") != b.get(key, "<none>"):
+                return _first_path(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+        return path
+    if isinstance(a, list) and isinstance(b, list):
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                return _first_path(x, y, path + "[]")
+        return f"{path}[] (length {len(a)} vs {len(b)})"
+    return path or "the whole outcome"
 
 
 def _step_at(received: float, result: RunResult) -> int:

@@ -138,7 +138,8 @@ class RunResult:
     def normalised(self) -> list[Any]:
         """Every step's outcome, then the deliveries, renamed (`judge.normalise`)."""
         raw = [s.outcome for s in self.steps] + [self.deliveries]
-        return normalise(raw, self.names)
+        renamed: list[Any] = normalise(raw, self.names)
+        return renamed
 
 
 @dataclass
@@ -222,12 +223,11 @@ class Run:
 
     # -- running ----------------------------------------------------------------------
 
-    def execute(self, before_step: Callable[[int], None] | None = None) -> RunResult:
+    def execute(self) -> RunResult:
+        """Every step in order; its outcome and when it ran."""
         results: list[StepResult] = []
         try:
             for index, step in enumerate(self.program.steps):
-                if before_step is not None:
-                    before_step(index)
                 started = time.time()
                 outcome = self.step(step)
                 results.append(StepResult(index, outcome, started, time.time()))
@@ -504,7 +504,7 @@ class Run:
         return {"copies": [json.loads(s) for s in shown]}
 
 
-def _after(after_first: Callable[[], Outcome] | None) -> dict[str, Any]:
+def _after(after_first: Callable[[Any], Outcome] | None) -> dict[str, Any]:
     return {} if after_first is None else {"after_first": after_first}
 
 
