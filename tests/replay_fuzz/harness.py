@@ -148,9 +148,11 @@ class Agent:
 
 
 @contextmanager
-def agent(push_proxy: str) -> Iterator[Agent]:
+def agent(push_proxy: str | None) -> Iterator[Agent]:
     env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
-    argv = [sys.executable, "-m", "replay_fuzz.agent", "--push-proxy", push_proxy]
+    argv = [sys.executable, "-m", "replay_fuzz.agent"]
+    if push_proxy is not None:
+        argv += ["--push-proxy", push_proxy]
     child = Child("the agent", argv, env)
     try:
         child.wait_for(lambda: bool(child.out), "address")
@@ -329,17 +331,28 @@ def _live(programs: list[Program], workdir: Path, label: str, log: Log) -> Lived
         try:
             last = 0
             for program in programs:
-                run = Run(program, recorder.endpoints, _ids(program, label), hook)
-                result = run.execute()
-                run.collect_deliveries(result, expect=None)
-                results.append(result)
+                results.append(_run(program, recorder.endpoints, label, hook, log))
                 now = recorder.exchanges()
                 spans.append((last + 1, now))
                 last = now
-                log(f"  {label:>6} {program.name}: {len(program.steps)} steps")
         finally:
             status = recorder.child.stop()
     return results, spans, status, recorder.child.tail()
+
+
+def _direct(programs: list[Program], log: Log) -> list[RunResult]:
+    """Every program straight against a fresh agent, no recorder between."""
+    with agent(None) as upstream, Webhook() as hook:
+        where = Endpoints(upstream.base_url, upstream.grpc_target)
+        return [_run(program, where, "direct", hook, log) for program in programs]
+
+
+def _run(program: Program, where: Endpoints, label: str, hook: Webhook, log: Log) -> RunResult:
+    run = Run(program, where, _ids(program, label), hook)
+    result = run.execute()
+    run.collect_deliveries(result, expect=None)
+    log(f"  {label:>6} {program.name}: {len(program.steps)} steps")
+    return result
 
 
 def plan(programs: list[Program]) -> list[list[int]]:
@@ -354,18 +367,20 @@ Judged = tuple[list[ProgramReport], list[Batch]]
 
 
 def run_all(
-    programs: list[Program], workdir: Path, log: Log = print, live_twice: bool = False
+    programs: list[Program],
+    workdir: Path,
+    log: Log = print,
+    judge: Callable[..., Batch] | None = None,
 ) -> Judged:
-    """Every program judged (`run_batch`, or `self_test_batch` when `live_twice`), batched
-    by `plan`: the reports in the programs' order, and the batches."""
+    """Every program judged by `judge` (`run_batch`, `self_test_batch`, `direct_batch`),
+    batched by `plan`: the reports in the programs' order, and the batches."""
     reports: list[ProgramReport | None] = [None] * len(programs)
     batches = []
     for number, indexes in enumerate(plan(programs)):
         folder = workdir / f"batch-{number}"
         folder.mkdir(parents=True, exist_ok=True)
         chosen = [programs[n] for n in indexes]
-        judge = self_test_batch if live_twice else run_batch
-        batch = judge(chosen, folder, log)
+        batch = (judge or run_batch)(chosen, folder, log)
         batches.append(batch)
         for n, report in zip(indexes, batch.reports, strict=True):
             reports[n] = report
@@ -409,6 +424,19 @@ def run_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch
             if first <= number <= last:
                 report.unserved.append(name)
     return batch
+
+
+def direct_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch:
+    """Every program straight against the agent, then through the recorder: the client must
+    see the same (the recorder alters nothing but what it announces)."""
+    direct = _direct(programs, log)
+    recorded, spans, status, tail = _live(programs, workdir, "live", log)
+    reports = []
+    for program, a, b, span in zip(programs, direct, recorded, spans, strict=True):
+        report = ProgramReport(program, a, b, exchanges=span)
+        report.differences = compare(a.normalised(), b.normalised())
+        reports.append(report)
+    return Batch(reports, status, tail)
 
 
 def self_test_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch:

@@ -142,6 +142,7 @@ def canonical(value: Any) -> str:
 # --- showing ------------------------------------------------------------------------------
 
 WIDTH = 64
+LABELS = ("live", "replay")  # the two runs' names in `side_by_side`
 
 
 def pretty(value: Any) -> list[str]:
@@ -170,7 +171,7 @@ def side_by_side(live: Any, replay: Any, width: int = WIDTH) -> str:
         a = a if len(a) <= width else a[: width - 1] + "…"
         return f"    {a:<{width}} {mark} {b}".rstrip()
 
-    rows = [row("live", " ", "replay")]
+    rows = [row(LABELS[0], " ", LABELS[1])]
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":

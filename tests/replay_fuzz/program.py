@@ -77,6 +77,7 @@ class Program:
     steps: tuple[Step, ...]
     clients: int = 1
     jsonrpc_ids: str = "uuid"  # how its clients number JSON-RPC requests: uuid, counter, int
+    alone: bool = False  # run in a batch of its own (a fixed program: as it was found)
 
     def render(self) -> str:
         head = f"program {self.name} ({self.clients} client(s), JSON-RPC ids: {self.jsonrpc_ids})"
@@ -89,7 +90,7 @@ class Program:
         context, or one over HTTP+JSON with its query spelled `context_id` (a2a-sdk 1.3.0 reads
         only lowerCamel query names, spec §11.5, and lists everything).  Such a program gets
         an agent of its own, so that its outcomes depend on no other program."""
-        return any(_lists_the_store(step) for step in _all_steps(self.steps))
+        return self.alone or any(_lists_the_store(step) for step in _all_steps(self.steps))
 
 
 def _all_steps(steps: tuple[Step, ...]) -> Iterator[Step]:
@@ -439,7 +440,8 @@ def _unknown(model: _Model) -> Step | None:
     if binding == GRPC:
         return _base(model, "unknown", binding=binding, rpc=rng.choice(UNKNOWN_RPCS))
     task = model.pick(("done", "canceled", "wait"))
-    path = rng.choice(("/nothing", "/tasks:explode", "/v2/tasks"))
+    # Not `/v2/tasks`: a2a-sdk mounts every route under `/{tenant}` too, so that is ListTasks.
+    path = rng.choice(("/nothing", "/tasks:explode", "/message:explode"))
     if task is not None and rng.random() < 0.4:
         return _base(model, "unknown", binding=binding, path="/tasks/{task}/nothing",
                      task=task.symbol)  # fmt: skip
@@ -527,43 +529,50 @@ def _lists(context: str, artifacts: bool | None) -> list[Step]:
     ]
 
 
+def _fixed(name: str, *steps: Step) -> Program:
+    return Program(name, steps, alone=True)
+
+
+_PARALLEL = (
+    _step("send", GRPC, text="slow 1", immediate=True, binds="T0", binds_context="C0"),
+    _step("poll", REST, task="T0"),
+    _step("list", GRPC, context="C0"),
+)
+
 REGRESSIONS: dict[str, Program] = {
-    # Issue #33's shortest known failure: on replay today the last send misses.
-    "issue-33-shortest": Program(
-        "issue-33-shortest",
-        (
+    program.name: program
+    for program in (
+        # Issue #33's shortest known failure: on replay today the last send misses.
+        _fixed(
+            "issue-33-shortest",
             _step("send", JSONRPC, text="echo a", binds="T0", binds_context="C0"),
             _step("list", GRPC, page_size=1),
             _step("list", REST, context="X0"),
             _step("send", GRPC, text="echo b", context="X0", binds="T1"),
         ),
-    ),
-    # The same listing over the three bindings, then with includeArtifacts false: today
-    # every listing after the first misses on replay.
-    "issue-33-lists": Program(
-        "issue-33-lists",
-        (
+        # The same listing of a context the client made up over the three bindings, then with
+        # includeArtifacts false: today every listing after the first misses on replay.
+        _fixed("issue-33-lists", *_lists("X0", None), *_lists("X0", False)),
+        # The same once the client wrote in its context first (passes today: keep it so).
+        _fixed(
+            "lists-after-writes",
             _step("send", JSONRPC, text="echo a", context="X0", binds="T0"),
             _step("send", REST, text="echo b", context="X0", binds="T1"),
             _step("send", GRPC, text="echo c", context="X0", binds="T2"),
             *_lists("X0", None),
             *_lists("X0", False),
         ),
-    ),
-    # A page token from a gRPC ListTasks followed over JSON-RPC: today an empty page on
-    # replay, live the next task.
-    "issue-33-page-token": Program(
-        "issue-33-page-token",
-        (
+        # A page token from a gRPC ListTasks followed over JSON-RPC: today an empty page on
+        # replay, live the next task.
+        _fixed(
+            "issue-33-page-token",
             _step("send", JSONRPC, text="echo a", binds="T0", binds_context="C0"),
             _step("send", JSONRPC, text="echo b", binds="T1", binds_context="C1"),
             _step("list", GRPC, page_size=1, pages=(GRPC, JSONRPC)),
         ),
-    ),
-    # Push configs on every binding, deliveries to the program's own webhook.
-    "push-configs": Program(
-        "push-configs",
-        (
+        # Push configs on every binding, deliveries to the program's own webhook.
+        _fixed(
+            "push-configs",
             _step("send", REST, text="wait", immediate=True, binds="T0", binds_context="C0"),
             _step("push_create", JSONRPC, task="T0", config="P0", token="K0", hook="H0"),
             _step("push_create", GRPC, task="T0", config="P1", token="K1", hook="H1"),
@@ -582,5 +591,45 @@ REGRESSIONS: dict[str, Program] = {
                 push_hook="H2",
             ),  # fmt: skip
         ),
-    ),
+        # Found by the fuzzer (seed 33), shrunk by hand.  A card fetched after a gRPC call:
+        # the capture names only the gRPC upstream, and the replayed card points HTTP clients
+        # at the recorder's address.
+        _fixed(
+            "card-after-grpc",
+            _step("send", GRPC, text="echo a", binds="T0", binds_context="C0"),
+            _step("card", REST),
+        ),
+        # Two push configs created on one task: replay answers the second create with the
+        # first one's config (its id, URL and token), with no miss.
+        _fixed(
+            "two-push-configs",
+            _step("send", REST, text="echo a", binds="T0", binds_context="C0"),
+            _step("push_create", REST, task="T0", config="P0", token="K0", hook="H0"),
+            _step("push_create", REST, task="T0", config="P1", token="K1", hook="H1"),
+        ),
+        # A push config created over JSON-RPC, read over gRPC: through the recorder the client
+        # sees the recorder's relay URL, not its webhook (gRPC passes untouched); `--direct`
+        # shows it.
+        _fixed(
+            "relay-url-over-grpc",
+            _step("send", JSONRPC, text="echo a", binds="T0", binds_context="C0"),
+            _step("push_create", JSONRPC, task="T0", config="P0", token="K0", hook="H0"),
+            _step("push_list", GRPC, task="T0"),
+        ),
+        # Routes no table knows: a GET under a task (the agent's 404 is left out of the
+        # capture as not A2A, so replay misses), a GET the agent redirects (replay serves the
+        # recorded Location, the agent's address), an rpc the gRPC service lacks (recorded,
+        # never served).
+        _fixed(
+            "unknown-routes",
+            _step("send", REST, text="echo a", binds="T0", binds_context="C0"),
+            _step("unknown", REST, path="/tasks/{task}/nothing", task="T0"),
+            _step("unknown", REST, path="/nothing"),
+            _step("unknown", GRPC, rpc="Explode"),
+            _step("unknown", JSONRPC, method="tasks/explode"),
+        ),
+        # Identical clients at once, each polling the task it created, then listing its
+        # context: on replay some see another messageId than the one they sent.
+        _fixed("parallel-clients", _step("parallel", "-", copies=3, steps=_PARALLEL)),
+    )
 }
