@@ -142,7 +142,6 @@ def canonical(value: Any) -> str:
 # --- showing ------------------------------------------------------------------------------
 
 WIDTH = 64
-LABELS = ("live", "replay")  # the two runs' names in `side_by_side`
 
 
 def pretty(value: Any) -> list[str]:
@@ -160,7 +159,9 @@ def pretty(value: Any) -> list[str]:
     return json.dumps(cut(value), indent=1, sort_keys=True, ensure_ascii=False).splitlines()
 
 
-def side_by_side(live: Any, replay: Any, width: int = WIDTH) -> str:
+def side_by_side(
+    live: Any, replay: Any, labels: tuple[str, str] = ("live", "replay"), width: int = WIDTH
+) -> str:
     """Both outcomes in two columns, aligned line by line (`|` the same, `≠` changed, `<`
     only live, `>` only replayed); one column when they are equal."""
     left, right = pretty(live), pretty(replay)
@@ -171,7 +172,7 @@ def side_by_side(live: Any, replay: Any, width: int = WIDTH) -> str:
         a = a if len(a) <= width else a[: width - 1] + "…"
         return f"    {a:<{width}} {mark} {b}".rstrip()
 
-    rows = [row(LABELS[0], " ", LABELS[1])]
+    rows = [row(labels[0], " ", labels[1])]
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":

@@ -78,6 +78,7 @@ class Program:
     clients: int = 1
     jsonrpc_ids: str = "uuid"  # how its clients number JSON-RPC requests: uuid, counter, int
     alone: bool = False  # run in a batch of its own (a fixed program: as it was found)
+    length: int = 0  # the steps drawn (`generate`'s length), before the polls and cancels
 
     def render(self) -> str:
         head = f"program {self.name} ({self.clients} client(s), JSON-RPC ids: {self.jsonrpc_ids})"
@@ -169,7 +170,7 @@ def generate(seed: int, index: int, length: int) -> Program:
             task.kind = "canceled"
     _over_every_binding(steps, rng)
     jsonrpc_ids = rng.choice(("uuid", "counter", "int"))
-    return Program(f"{seed}:{index}", tuple(steps), clients, jsonrpc_ids)
+    return Program(f"{seed}:{index}", tuple(steps), clients, jsonrpc_ids, length=length)
 
 
 def _over_every_binding(steps: list[Step], rng: random.Random) -> None:
