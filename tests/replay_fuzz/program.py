@@ -632,5 +632,19 @@ REGRESSIONS: dict[str, Program] = {
         # Identical clients at once, each polling the task it created, then listing its
         # context: on replay some see another messageId than the one they sent.
         _fixed("parallel-clients", _step("parallel", "-", copies=3, steps=_PARALLEL)),
+        # A stream over gRPC with a push config in its request: on replay the first delivery
+        # (the task) never comes (seed 2026, program 15).
+        _fixed(
+            "push-inline-grpc-stream",
+            _step(
+                "stream",
+                GRPC,
+                text="echo x y",
+                push_token="K0",
+                push_hook="H0",
+                binds="T0",
+                binds_context="C0",
+            ),  # fmt: skip
+        ),
     )
 }
