@@ -205,20 +205,25 @@ class Recorder:
         )
 
     def exchanges(self) -> int:
-        """The number of the last exchange written so far, once the file stops growing."""
-        from recorder.capture import read_capture
+        """The number of the last exchange written so far, once the file stops growing (the
+        recorder writes as exchanges complete: a read mid-write may not parse, and is tried
+        again)."""
+        from recorder.capture import CaptureParseError, read_capture
 
-        last, size = 0, -1
-        for _ in range(50):
-            now = self.out.stat().st_size if self.out.exists() else 0
-            if now == size and now:
-                break
-            size = now
+        size = -1
+        for _ in range(100):
             time.sleep(0.1)
-        if size:
-            numbers = [e.number for e in read_capture(self.out).exchanges]
-            last = max(numbers, default=0)
-        return last
+            now = self.out.stat().st_size if self.out.exists() else 0
+            if now != size:
+                size = now
+                continue
+            if not now:
+                return 0
+            try:
+                return max((e.number for e in read_capture(self.out).exchanges), default=0)
+            except CaptureParseError:
+                size = -1
+        raise HarnessError(f"{self.out} did not settle into a capture that parses")
 
 
 class Replayer:
