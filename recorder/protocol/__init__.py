@@ -145,6 +145,7 @@ from recorder.protocol._operations import (
     operation,
     operation_by_grpc_path,
     operation_by_jsonrpc_method,
+    route_base,
     route_for,
     v1_route_path,
 )
@@ -412,6 +413,7 @@ __all__ = [
     "V03_METHOD_RENAMES",
     "V03_RPC_RENAMES",
     "V03_SERVICE_RENAMES",
+    "route_base",
     "v1_route_path",
     "V03_CARD_EXTENDED_FLAG",
     "V03_CARD_LEGACY_FIELDS",

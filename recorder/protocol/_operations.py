@@ -493,6 +493,18 @@ def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | Non
     return None
 
 
+def route_base(name: str, version: Version, verb: str, path: str) -> str | None:
+    """The base path (the mount point, `/a2a/rest`) of an HTTP+JSON request of operation
+    `name` whose path ends in one of its routes, or None when none ends it."""
+    op = _BY_NAME.get((name, version))
+    verb = verb.upper()
+    for route in op.routes if op is not None else ():
+        found = route.match_tail(path) if route.verb == verb and not route.has_tenant else None
+        if found is not None:
+            return found[0]
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class RouteMatch:
     """An HTTP+JSON route that matched a request path, with its percent-decoded parameters."""

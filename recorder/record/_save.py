@@ -108,8 +108,9 @@ class Save:
         self.listeners: list[Listener] = []
         self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
-        # The time a new capture's offsets count from: when its first exchange is written,
-        # unless known before (a recording made offline knows its earliest exchange).
+        # The time a new capture's offsets count from: when the recorder took its output, so
+        # that no exchange starts before it (a stream begun before the first exchange written
+        # keeps its start), unless known before (a recording made offline knows its earliest).
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
         self._claimed: Path | None = None  # `out`, from configure to stop
@@ -133,6 +134,8 @@ class Save:
                 raise AddonOptionError(problem)
             self.release()
             self._claim(out)
+            if self.origin is None:
+                self.origin = time.time()
         self.out, self.split = out, split
         self.record_all = options.a2a_all
         self.existing = options.a2a_existing
@@ -362,9 +365,8 @@ class Save:
         response: Response | None,
         started: float,
     ) -> Sink:
-        """The open capture for an exchange (opened on first use, from when that exchange
-        started: it is written once complete, and its offset must not be cut to 0); call with
-        the lock held."""
+        """The open capture for an exchange (opened on first use; its offsets count from
+        `origin`, else from when that exchange started); call with the lock held."""
         assert self.out is not None
         context = self._context(classification, response) if self.split == "context" else None
         path = capture_path(self.out, self.split, upstream, context)

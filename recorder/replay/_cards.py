@@ -9,6 +9,7 @@ interfaces, and every path that carried a known JSON-RPC operation.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from recorder.capture import Exchange, Request, Response
@@ -21,7 +22,10 @@ from recorder.protocol import (
     interfaces_from_card,
     rewrite_card,
     rewrite_grpc_interfaces,
+    rewrite_url,
+    route_base,
 )
+from recorder.replay._answer import HttpAnswer
 
 Rewrite = Callable[[bytes], bytes]
 CARD_TYPE_SUFFIX = ".AgentCard"
@@ -42,7 +46,10 @@ class Cards:
     ) -> Rewrite:
         """How a card at `location` in an answer is served (`()` for a whole body)."""
         at = location or ()
-        upstreams = self.upstreams or (_host_origin(exchange.request) if exchange else [])
+        # The capture's upstreams, and where the client fetched this card: a capture begun
+        # over gRPC names only its gRPC upstream, and its cards the recorder's HTTP address.
+        found = [*self.upstreams, *(_host_origin(exchange.request) if exchange else [])]
+        upstreams = list(dict.fromkeys(found))
         if not self.base_url:  # served nowhere in particular: the cards as recorded
             upstreams = []
         fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
@@ -55,6 +62,20 @@ class Cards:
             return self._card_bytes(body) if fetched and not at else body
 
         return rewrite
+
+    def relocated(self, answer: HttpAnswer, exchange: Exchange) -> HttpAnswer:
+        """`answer` with a `Location` that names a recorded upstream pointed at the replayer,
+        as a card's interfaces are (a redirect to the agent's own URL)."""
+        if not self.base_url:
+            return answer
+        upstreams = dict.fromkeys([*self.upstreams, *_host_origin(exchange.request)])
+        headers = []
+        for name, value in answer.headers:
+            if name.lower() == "location":
+                moved = (rewrite_url(value, u, self.base_url) for u in upstreams)
+                value = next((url for url in moved if url is not None), value)
+            headers.append((name, value))
+        return dataclasses.replace(answer, headers=tuple(headers))
 
     def changed_grpc(self, response: Response) -> bool:
         """Whether a gRPC answer's card is served other than recorded."""
@@ -77,15 +98,21 @@ def _host_origin(request: Request) -> list[str]:
 
 
 def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
-    """The interfaces the recorded cards list, and, as the recorder learns them, every path
-    that carried a known JSON-RPC operation: a live request is read as it was recorded."""
+    """The interfaces the recorded cards list, every path that carried a known JSON-RPC
+    operation (as the recorder learns them), and the mount point of every known HTTP+JSON
+    route (the recorder knew it from a card it fetched itself, which the capture does not
+    hold): a live request is read as it was recorded."""
     found: list[Interface] = []
     learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
         c = exchange.classification
+        path = exchange.request.target.partition("?")[0]
         if c.binding is Binding.JSONRPC and c.is_known:
-            path = exchange.request.target.partition("?")[0]
             learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
+        if c.binding is Binding.HTTP_JSON and c.is_known and c.operation and c.version:
+            base = route_base(c.operation, c.version, exchange.request.method, path)
+            if base is not None and base.startswith("/"):
+                learned.append(Interface(f"http://replay{base}", Binding.HTTP_JSON, c.version))
         if c.operation == AGENT_CARD and exchange.response is not None:
             card = find_card(exchange.response.body, c)
             found.extend(interfaces_from_card(card) if card is not None else ())

@@ -18,7 +18,9 @@ request alone:
 The same endpoint path is preferred; any path of the same trouble will do.  Only refusals
 are served so (an answer that is no success): a request the agent answered with success was
 served by a route of its own (a framework's `POST /v1/tasks:get`), and its answer depends on
-what the request says, so it answers only a request that matches it whole.
+what the request says, so it answers only a request that matches it whole.  So does an
+unknown route's refusal: what a web framework answers depends on the route (a 404, a 405, a
+307 to the path with a slash), so another route's refusal is never served for it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from recorder.protocol import NOT_JSON, Binding, Classification, parse_json
 from recorder.script import Json, Step, answer_documents, answer_succeeded
 
 Trouble = tuple[str, str]  # (trouble, path)
+ROUTE_TROUBLE = "http:unknown-route"  # answered by its route: never from another's answer
 WORDS = {
     "jsonrpc:not-json": "a body that is not JSON, at a JSON-RPC endpoint",
     "jsonrpc:batch": "a JSON-RPC batch",
@@ -96,7 +99,7 @@ class Troubles:
         for step in self._steps:
             exchange = step.exchange
             kind = trouble(exchange.request, exchange.classification, self._paths)
-            if kind is None or exchange.response is None or _succeeded(exchange):
+            if kind in (None, ROUTE_TROUBLE) or exchange.response is None or _succeeded(exchange):
                 continue
             index.setdefault((kind, exchange.request.target.partition("?")[0]), step)
             self._any.setdefault(kind, step)

@@ -41,7 +41,9 @@ STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.Status
 
 
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
-    """Generic handler: every known A2A rpc path, answered through the `Runner`."""
+    """Generic handler: every rpc path, answered through the `Runner`.  A path the tables do
+    not know is answered as a stream (its frames are the same on the wire whatever the rpc's
+    kind): from the capture when it recorded that call, else a miss."""
 
     def __init__(self, runner: Runner, timing: Timing, limits: Limits) -> None:
         self.runner = runner
@@ -51,9 +53,9 @@ class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
         path = str(getattr(handler_call_details, "method", ""))
         method = grpc_method(path)
-        if method is None or method.client_streaming:
+        if method is not None and method.client_streaming:
             return None  # grpcio answers UNIMPLEMENTED
-        if method.server_streaming:
+        if method is None or method.server_streaming:
             return grpc.stream_stream_rpc_method_handler(partial(self._stream, path))
         return grpc.stream_unary_rpc_method_handler(partial(self._unary, path))
 

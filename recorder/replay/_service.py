@@ -219,6 +219,9 @@ class ReplayService:
             for s in self.script.steps
             if is_card(s.exchange) or s.exchange.classification.operation in CARD_OPERATIONS
         )
+        self._redirects = frozenset(  # steps whose answers name a URL in `Location`
+            s.index for s in self.script.steps if _location(s.exchange.response) is not None
+        )
         masker = Masker(rules) if self.script.masker is not None else None
         self.reader = RequestReader(self.interfaces, self.script, masker, credentials)
 
@@ -480,6 +483,8 @@ class ReplayService:
         location = card_location(c)
         if location is not None:
             answer = rewrite_card_answer(answer, self.cards.rewrite(location, step.exchange))
+        if step.index in self._redirects:
+            answer = self.cards.relocated(answer, step.exchange)
         return answer
 
     def _listing(
@@ -507,7 +512,7 @@ class ReplayService:
 
     def _changed(self, step: Step, applied: Applied, answer: Answer) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
-        if not applied.agent_ids and step.index not in self._card_steps:
+        if not applied.agent_ids and step.index not in self._card_steps | self._redirects:
             return []
         found = []
         if applied.agent_ids:
@@ -518,6 +523,13 @@ class ReplayService:
             found.append("card: its interfaces point at the replayer")
         if isinstance(answer, HttpAnswer) and answer.status == 304:
             found.append("304: the client's If-None-Match names the card served")
+        recorded = _location(step.exchange.response)
+        if (
+            recorded is not None
+            and isinstance(answer, HttpAnswer)
+            and _location(answer) != recorded
+        ):
+            found.append("location: it points at the replayer")
         return found
 
     def _card_changed(self, step: Step, answer: Answer) -> bool:
@@ -750,3 +762,10 @@ def _misfit(found: Unanswered, issuer: dict[str, int]) -> tuple[str, ...]:
 def _issued_by(recorded: str, issuer: dict[str, int]) -> str:
     number = issuer.get(recorded)
     return f"{recorded} (handed out by #{number})" if number is not None else recorded
+
+
+def _location(answer: Response | HttpAnswer | None) -> str | None:
+    """An answer's `Location` header (a redirect's target), if it has one."""
+    if answer is None:
+        return None
+    return next((v for k, v in answer.headers if k.lower() == "location"), None)

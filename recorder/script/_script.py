@@ -44,6 +44,7 @@ before the delivery and named the task it is about, or failing that the latest s
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -471,7 +472,9 @@ class _Loader:
         starts = [(s.exchange.started_us, s.number) for s in self.steps]
         naming = _LastNaming(self.steps)
         for delivery in order:
-            before = _count_before(starts, (delivery.started_us, delivery.number))
+            # A delivery never precedes its trigger: a step that started at the same instant
+            # (a capture's offsets clamped at 0) is before it.
+            before = _count_before(starts, delivery.started_us)
             if before == 0:
                 continue  # nothing started before it in this capture
             trigger = naming.latest(delivery.classification.task_id, before)
@@ -497,8 +500,9 @@ class _LastNaming:
         return found[-1] if found else limit
 
 
-def _count_before(starts: list[tuple[int, int]], at: tuple[int, int]) -> int:
-    return bisect.bisect_left(starts, at)
+def _count_before(starts: list[tuple[int, int]], at: int) -> int:
+    """How many steps started at or before `at` (µs)."""
+    return bisect.bisect_right(starts, (at, math.inf))
 
 
 def _key(c: object, value: Json, recorded: Sequence[RecordedSlot]) -> Key:

@@ -687,3 +687,36 @@ def test_push_proxy_serves_relay_urls_itself_so_http_deliveries_are_recorded_onc
     assert all(
         any(n.startswith("push relay: /__a2a_recorder/push/") for n in e.notes) for e in deliveries
     )
+
+
+def test_an_unknown_rpc_is_replayed_as_recorded_and_another_is_a_miss(tmp_path: Path) -> None:
+    # The fuzzer's unknown-routes: an rpc the tables do not know was recorded (the agent's
+    # UNIMPLEMENTED), and on replay grpcio answered it itself, the exchange never served.
+    def call(target: str, rpc: str) -> grpc.RpcError:
+        with grpc.insecure_channel(target) as channel:
+            stub = channel.unary_unary(f"/lf.a2a.v1.A2AService/{rpc}")
+            with pytest.raises(grpc.RpcError) as raised:
+                stub(b"\x0a\x03abc", timeout=10, metadata=(("a2a-version", "1.0"),))
+        return raised.value
+
+    out = tmp_path / "unknown.http"
+    with DemoAgent() as agent:
+        assert agent.grpc_target is not None
+        with RecordingProxy(
+            upstream=agent.base_url, out=out, grpc_upstream=agent.grpc_target
+        ) as proxy:
+            assert proxy.grpc_target is not None
+            live = call(proxy.grpc_target, "Explode")
+    capture = read_capture(out)
+    assert [e.classification.operation for e in capture.exchanges] == ["unknown"]
+    with Replayer([capture]) as replayer:
+        assert replayer.grpc_target is not None
+        replayed = call(replayer.grpc_target, "Explode")
+        other = call(replayer.grpc_target, "Implode")
+        report = replayer.report
+        journal = replayer.journal.requests
+    assert replayed.code() == live.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert replayed.details() == live.details()
+    assert journal[0].outcome == "served" and journal[0].exchange == 1
+    assert journal[1].outcome == "miss" and other.code() is grpc.StatusCode.INTERNAL
+    assert report.unserved == [] and len(report.misses) == 1

@@ -15,7 +15,7 @@ from _agent_model import Client, ModelAgent, Recording, new_uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recorder.capture import Exchange, Request, Response
+from recorder.capture import Capture, Exchange, Request, Response
 from recorder.protocol import Binding, Interface, classify
 from recorder.replay import Client as Conn
 from recorder.replay import (
@@ -497,3 +497,106 @@ def test_a_request_naming_its_own_new_id_at_several_places_matches_another_like_
     outcome = service.handle(post("/a2a/jsonrpc", json.loads(text), request.headers), Conn())
     assert isinstance(outcome, Served), outcome
     assert body_of(outcome)["result"]["id"] == "cfg-live-2"  # type: ignore[index]
+
+
+# ---- a card fetched after a gRPC call points at the replayer -------------------------------
+
+
+def test_a_card_of_a_capture_begun_over_grpc_points_at_the_replayer() -> None:
+    # The fuzzer's card-after-grpc: the capture's header names only its gRPC upstream (the
+    # first call was gRPC), and the card the client then fetched lists the recorder's HTTP
+    # address, which must be served as the replayer's.
+    recorder = "http://127.0.0.1:44373"
+    card = {
+        "name": "agent",
+        "version": "1",
+        "capabilities": {},
+        "skills": [],
+        "supportedInterfaces": [
+            {"url": f"{recorder}/a2a/rest", "protocolBinding": "HTTP+JSON"},
+            {"url": f"{recorder}/a2a/jsonrpc", "protocolBinding": "JSONRPC"},
+        ],
+    }
+    fetch = Request("GET", "/.well-known/agent-card.json", (("host", "127.0.0.1:44373"),))
+    capture = Capture(
+        "2026-01-01T00:00:00.000000Z",
+        "test",
+        (exchange(fetch, 200, card, 0),),
+        upstreams=("grpc://127.0.0.1:44374",),
+    )
+    service = ReplayService([capture], ids=IdFactory(9))
+    service.serve_at("http://127.0.0.1:5555")
+    served = service.handle(fetch, Conn())
+    assert isinstance(served, Served)
+    urls = [i["url"] for i in body_of(served)["supportedInterfaces"]]  # type: ignore[union-attr]
+    assert urls == ["http://127.0.0.1:5555/a2a/rest", "http://127.0.0.1:5555/a2a/jsonrpc"]
+
+
+# ---- an agent's routes under an HTTP+JSON mount no card named --------------------------------
+
+
+def _rest_capture() -> Capture:
+    """A REST send, then two unknown routes under its mount (`/a2a/rest`), one a 404, one a
+    307 to the recorder's own URL: the recorder knew the mount from a card it fetched itself."""
+    rest = (Interface("http://127.0.0.1:44373/a2a/rest", Binding.HTTP_JSON),)
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    send = post("/a2a/rest/message:send", {"message": message})
+    task = {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+    host = (("host", "127.0.0.1:44373"),)
+    missing = Request("GET", "/a2a/rest/tasks/task-1/nothing", host)
+    slash = Request("GET", "/a2a/rest/nothing", host)
+    redirect = Response(
+        307, "Temporary Redirect", (("location", "http://127.0.0.1:44373/a2a/rest/nothing/"),)
+    )
+    exchanges = []
+    for n, (request, response) in enumerate(
+        [
+            (send, Response(200, "OK", JSON, json.dumps({"task": task}).encode())),
+            (missing, Response(404, "Not Found", (("content-type", "text/plain"),), b"Not Found")),
+            (slash, redirect),
+        ],
+        1,
+    ):
+        c = classify(request, response, interfaces=rest)
+        exchanges.append(Exchange(n, c, request, response, n))
+    assert [e.classification.operation for e in exchanges] == ["SendMessage", "unknown", "unknown"]
+    return Capture("2026-01-01T00:00:00.000000Z", "test", tuple(exchanges))
+
+
+def test_an_unknown_route_under_a_rest_mount_no_card_named_gets_its_own_answer() -> None:
+    # The fuzzer's unknown-routes: the replay read `GET /a2a/rest/nothing` as no A2A at all
+    # (no card in the capture named the mount) and answered it as the agent answered another
+    # unroutable request, the 404 of `/tasks/T/nothing`, where the agent had redirected.
+    service = ReplayService([_rest_capture()], ids=IdFactory(10))
+    service.serve_at("http://127.0.0.1:5555")
+    served = service.handle(Request("GET", "/a2a/rest/nothing", ()), Conn())
+    assert isinstance(served, Served) and served.step.number == 3
+    assert isinstance(served.answer, HttpAnswer) and served.answer.status == 307
+    # The redirect named the recorder: it names the replayer now, and the journal says so.
+    assert dict(served.answer.headers)["location"] == "http://127.0.0.1:5555/a2a/rest/nothing/"
+    assert "location: it points at the replayer" in served.changes
+    other = service.handle(Request("GET", "/a2a/rest/else", ()), Conn())
+    assert isinstance(other, Miss)
+
+
+# ---- a delivery that started with its trigger belongs to it ---------------------------------
+
+
+def test_a_delivery_starting_with_its_stream_is_the_stream_s() -> None:
+    # The fuzzer's push-inline-grpc-stream: the capture's offsets began at its first exchange
+    # written, a delivery; the gRPC stream that set it off, begun earlier, was clamped to the
+    # same offset 0 and written after it, and the delivery (the SUBMITTED task) was dropped.
+    from recorder.script import load_script
+
+    stream = post(
+        "/a2a/jsonrpc",
+        {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {}},
+    )
+    task = {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_SUBMITTED"}}
+    push = post("/hook", {"task": task}, (*JSON, ("x-a2a-notification-token", "tok")))
+    delivered = exchange(push, 200, {}, 0)
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"task": task}}
+    streamed = exchange(stream, 200, answer, 0)
+    assert delivered.classification.operation == "PushDelivery"
+    script = load_script([Capture("2026-01-01T00:00:00.000000Z", "t", (delivered, streamed))])
+    assert [d.number for ds in script.deliveries.values() for d in ds] == [delivered.number]
