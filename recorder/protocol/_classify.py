@@ -210,7 +210,7 @@ def _split_target(target: str) -> tuple[str, dict[str, str]]:
         parts = urlsplit(target)  # absolute-form, as a forward proxy sees it
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     path, _, query = target.partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True))
+    return path, dict(parse_qsl(query, keep_blank_values=True)) if query else {}
 
 
 # ---- field extraction ----
@@ -226,9 +226,10 @@ def _text(value: object) -> str | None:
 def _ids(op: Operation, *sources: object) -> dict[str, str]:
     """task_id / context_id / config_id from the first source that names each."""
     found: dict[str, str] = {}
-    for kind in ("task_id", "context_id", "config_id"):
-        for source in sources:
-            for path in op.id_paths(kind):
+    filled = [source for source in sources if source]  # a GET's empty body and query: none
+    for kind, paths in op.ids if filled else ():
+        for source in filled:
+            for path in paths:
                 value = _text(value_at(source, path, snake_case=True))
                 if value is not None:
                     found.setdefault(kind, value)

@@ -28,7 +28,7 @@ unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import quote, unquote
@@ -112,7 +112,10 @@ class Route:
 
     def match(self, path: str) -> dict[str, str] | None:
         """Path parameters (percent-decoded) if `path` (no query) fits the template, else None."""
-        parts = path.split("/")
+        return self.match_parts(path.split("/"))
+
+    def match_parts(self, parts: Sequence[str]) -> dict[str, str] | None:
+        """`match` of a path split at `/`."""
         if len(parts) != len(self._segments):
             return None
         params: dict[str, str] = {}
@@ -550,8 +553,9 @@ def match_routes(verb: str, path: str) -> tuple[RouteMatch, ...]:
 
 
 def _matches(verb: str, path: str) -> Iterator[RouteMatch]:
-    for route, op in _ROUTES_BY_SHAPE.get((verb.upper(), path.count("/")), ()):
-        params = route.match(path)
+    parts = path.split("/")
+    for route, op in _ROUTES_BY_SHAPE.get((verb.upper(), len(parts) - 1), ()):
+        params = route.match_parts(parts)
         if params is not None:
             yield RouteMatch(op, route, params)
 

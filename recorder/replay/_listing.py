@@ -12,8 +12,10 @@ in its session's first world), so:
 - a task the capture created and no live client did is left out, as the agent would.
 
 The scope is the whole store, or, for a listing filtered by an id (a context), the sessions
-that id belongs to.  One client replaying its own capture therefore gets exactly the recorded
-answer; five identical clients each see their own task (and each other's, as live).
+that id belongs to: filtered as the agent filtered the recorded listing (an agent that ignores
+the field the request names it in shows other contexts' tasks there, and the whole store).
+One client replaying its own capture therefore gets exactly the recorded answer; five
+identical clients each see their own task (and each other's, as live).
 
 Among the recorded listings of the same request, only those around the store's frontier are
 looked at (`WINDOW`: the latest at or before it and the next ones): the one answered leaves
@@ -74,6 +76,7 @@ class Lister:
         self.script = script
         self.state = state
         self._items: dict[int, tuple[str, ...]] = {}  # step -> its items' ids (derived once)
+        self._filtered: dict[int, bool] = {}  # step -> whether its named ids filtered it
 
     def answer(
         self,
@@ -99,6 +102,13 @@ class Lister:
             member = world.steps[family]
             if any(r in self.script.task_ids for r in self.script.steps[member].introduced):
                 found.append((family, world, member))
+        return found
+
+    def filtered(self, step: Step) -> bool:
+        """Whether the agent filtered `step`'s listing by the ids its request names."""
+        found = self._filtered.get(step.index)
+        if found is None:
+            found = self._filtered[step.index] = _filtered(step)
         return found
 
     def items(self, step: Step) -> tuple[str, ...]:
@@ -211,10 +221,25 @@ def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
 
 
 def _item_ids(step: Step) -> Iterable[str]:
-    operation = step.exchange.classification.operation or ""
-    list_key, id_key = LISTINGS[operation]
+    _, id_key = LISTINGS[step.exchange.classification.operation or ""]
+    for item in _items(step):
+        yield str(item.get(id_key, "")) if isinstance(item, dict) else ""
+
+
+def _items(step: Step) -> Iterable[Json]:
+    list_key, _ = LISTINGS[step.exchange.classification.operation or ""]
     for document in answer_documents(step.exchange.response):
         holder = document.get("result", document) if isinstance(document, dict) else None
         items = holder.get(list_key) if isinstance(holder, dict) else None
-        for item in items if isinstance(items, list) else ():
-            yield str(item.get(id_key, "")) if isinstance(item, dict) else ""
+        yield from items if isinstance(items, list) else ()
+
+
+def _filtered(step: Step) -> bool:
+    """Whether the agent filtered this listing by the ids its request names: no item is of a
+    context the request did not name.  An agent that ignores a field (a2a-sdk reads no
+    `context_id` query parameter) lists its whole store, whatever the request says."""
+    named = {r.slot.value for r in step.slots}
+    return all(
+        not isinstance(item, dict) or item.get("contextId", item.get("context_id")) in named
+        for item in _items(step)
+    )

@@ -499,7 +499,10 @@ class ReplayService:
 
     def _scope(self, decision: Decision, applied: Applied) -> list[Session] | None:
         """The sessions a listing shows: every session holding an id it names (a context
-        two clients chose alike is one context, as live), and one it starts; None: all."""
+        two clients chose alike is one context, as live), and one it starts; None: all (also
+        when the agent did not filter the recorded listing by what its request named)."""
+        if not self.lister.filtered(decision.step):
+            return None
         found = {
             family.session: None
             for sense, slot in zip(decision.hypothesis, decision.slots, strict=True)
