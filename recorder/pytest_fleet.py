@@ -9,7 +9,7 @@
         plan_trip()  # its clients call the recorded URLs, through HTTP_PROXY
 
 The folder is relative to the test file; every capture in it is served, one replayer per
-agent (see `recorder.replay._fleet`).  The fixture is the running `Fleet`: `urls` maps each
+agent (see `recorder.replay.fleet`).  The fixture is the running `Fleet`: `urls` maps each
 recorded upstream to where it is served, `agent(name)` gives an agent (its `url`,
 `grpc_target`, `report`, `journal`), `proxy_url` is the forward proxy.
 

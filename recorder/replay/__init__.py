@@ -1,39 +1,46 @@
-"""Replay a capture as a fake agent: one transport-neutral service, thin HTTP and gRPC faces.
+"""Replay a capture as a fake agent: one transport-neutral core, thin HTTP and gRPC faces.
 
-`ReplayService` (pure) decides every answer; a `Runner` does what goes around it (misses,
-forwarding, push deliveries before and after); the HTTP face (`ReplayHttp`, on connections of
-our own over httptools: `_http`) and the gRPC handler only translate bytes; `Replayer` runs
-both on a thread.  `Fleet` replays a folder of captures at once, a `Replayer` per agent, each
-on a port of its own or all behind one forward proxy (`_fleet`, `_route`, `_proxy`).  See
-`_service` for the model, `_state` for the session state and its invariants.  `IdFactory`
-mints the ids handed out (seed it to replay the same bytes).
+- `core` (no I/O): `ReplayService` decides every answer: the capture read as a script
+  (`recorder.script`, which verify shares), a live request read by the same rules, resolved
+  against the live session state, carried out, and its answer built as a value; faults a
+  profile asks for, refusals and misses, versions crossed, deliveries planned, a journal and
+  a report of what was not replayed.
+- `faces`: a `Runner` does what goes around a decision (forwarding, push deliveries, pacing);
+  the HTTP face (`ReplayHttp` on connections of our own over httptools) and the gRPC handler
+  only translate bytes; `Replayer` runs both on a thread.
+- `fleet`: `Fleet` replays a folder of captures at once, a `Replayer` per agent, each on a
+  port of its own or all behind one forward proxy.
 
-A fault profile (`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s
-from `parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`, the
-grammar `recorder.protocol`'s) makes the service answer as real networks do (`_faults`):
-streams cut and continued by `SubscribeToTask`, delays, error statuses, resets, other SSE
-framings, malformed envelopes; each such answer is journaled with the specs behind it.
-
-The capture read as a script (steps, ids and their origin, the swap of recorded values for
-live ones) is `recorder.script`'s, which verify shares; `capture_as` translates a capture into
-the other protocol version, as replay's `ServeVersion` serves it.
+`IdFactory` mints the ids handed out (seed it to replay the same bytes).  A fault profile
+(`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s from
+`parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`) makes the
+service answer as real networks do; `capture_as` translates a capture into the other protocol
+version, as replay's `ServeVersion` serves it.
 """
 
 from recorder._errors import FaultSpecError
 from recorder.protocol import FAULT_KINDS, FaultSpec, parse_fault, parse_faults, read_faults
-from recorder.replay._answer import HttpAnswer
-from recorder.replay._faults import Shape
-from recorder.replay._fleet import Fleet, FleetAgent, fleet_paths, ports_file_problem
-from recorder.replay._grpcanswer import GrpcAnswer
-from recorder.replay._journal import Journal, JournalDelivery, JournalRequest, SeenId
-from recorder.replay._limits import Limits
-from recorder.replay._pushes import PlannedDelivery
-from recorder.replay._replayer import Replayer
-from recorder.replay._report import Report
-from recorder.replay._server import ReplayHttp
-from recorder.replay._service import Client, Miss, Refused, ReplayService, Served
-from recorder.replay._timing import Timing
-from recorder.replay._versions import CaptureAs, ServeVersion, capture_as
+from recorder.replay.core import (
+    CaptureAs,
+    Client,
+    GrpcAnswer,
+    HttpAnswer,
+    Journal,
+    JournalDelivery,
+    JournalRequest,
+    Miss,
+    PlannedDelivery,
+    Refused,
+    ReplayService,
+    Report,
+    SeenId,
+    Served,
+    ServeVersion,
+    Shape,
+    capture_as,
+)
+from recorder.replay.faces import Limits, Replayer, ReplayHttp, Timing
+from recorder.replay.fleet import Fleet, FleetAgent, fleet_paths, ports_file_problem
 from recorder.script import IdFactory
 
 __all__ = [

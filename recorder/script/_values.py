@@ -227,6 +227,8 @@ def shape(
     shaped = _shape(value)
     resources: dict[Location, list[Json]] = {}
     for (location, segment), placeholder in zip(locations, tokens, strict=True):
+        if not _holds(shaped, location):
+            continue  # under a key the shape ignores (a timestamp filter): not compared
         if segment is None:
             _put(shaped, location, placeholder)
             continue
@@ -287,6 +289,17 @@ def _implied(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
     if implied is None or value != implied[0] or type(value) is not type(implied[0]):
         return False
     return implied[1] is None or implied[1] in siblings
+
+
+def _holds(document: Json, location: Location) -> bool:
+    """Whether `location` is in `document` (shaping may have dropped it)."""
+    for step in location:
+        in_dict = isinstance(document, dict) and isinstance(step, str) and step in document
+        in_list = isinstance(document, list) and isinstance(step, int) and step < len(document)
+        if not (in_dict or in_list):
+            return False
+        document = document[step]
+    return True
 
 
 def _get(document: Json, location: Location) -> Json:

@@ -37,7 +37,7 @@ import recorder.record  # noqa: F401
 from recorder.capture import read_capture
 from recorder.demo import DemoAgent, WebhookReceiver
 from recorder.replay import Fleet, fleet_paths
-from recorder.replay._route import H2_CLIENT_PREFACE
+from recorder.replay.fleet._route import H2_CLIENT_PREFACE
 
 pytest_plugins = ["pytester"]
 HERE = Path(__file__).parent

@@ -180,7 +180,7 @@ def test_a_miss_over_rest_is_a_google_rpc_status(
     error = reply.json()["error"]
     assert error["status"] == "INTERNAL"
     # a2a-sdk 1.x reads only the first ErrorInfo, and only A2A reasons: INTERNAL_ERROR comes
-    # first, so its client raises InternalError with the text (see recorder/replay/_misses.py).
+    # first, so its client raises InternalError with the text (see recorder/replay/core/_misses.py).
     reasons = [d["reason"] for d in error["details"]]
     assert reasons == ["INTERNAL_ERROR", "REPLAY_NO_MATCH"]
     assert reply.reason_phrase.startswith("Replay miss: no recorded exchange matches ListTasks")

@@ -8,7 +8,7 @@ capture.  httptools stops parsing at the end of an offering head, and a server o
 nothing more drops the body: the replay then answered a JSON-RPC parse error with a null id
 instead of the recorded result.
 
-The face is our own asyncio protocol on httptools (`recorder/replay/_http.py`); these tests
+The face is our own asyncio protocol on httptools (`recorder/replay/faces/_http.py`); these tests
 need no A2A SDK, so the install tests run them at the lowest httptools pyproject.toml allows.
 """
 

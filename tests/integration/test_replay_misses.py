@@ -3,7 +3,7 @@
 A capture holding only the agent card is replayed to each SDK's own client running a blocking
 send: the send misses, and the text the client raises must carry the replayer's description
 ("no recorded exchange matches SendMessage ..."), not a bare "HTTP Error 500".  The error
-shapes are chosen per binding in recorder/replay/_misses.py.
+shapes are chosen per binding in recorder/replay/core/_misses.py.
 """
 
 from __future__ import annotations

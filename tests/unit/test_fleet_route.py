@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response
 from recorder.protocol import classify
-from recorder.replay._route import (
+from recorder.replay.fleet._route import (
     H2_CLIENT_PREFACE,
     H2_PREFACE,
     SETTINGS_ACK,

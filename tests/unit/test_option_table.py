@@ -130,8 +130,8 @@ def test_option_names_are_unique_and_every_row_has_help() -> None:
 def test_the_replayers_defaults_are_its_tables() -> None:
     from recorder.options import READ_TIMEOUT, REPLAY
     from recorder.replay import Limits
-    from recorder.replay._journal import MAX_BYTES
-    from recorder.replay._state import MAX_SESSIONS
+    from recorder.replay.core._journal import MAX_BYTES
+    from recorder.replay.core._state import MAX_SESSIONS
 
     command = main.get_command(click.Context(main), "replay")
     assert command is not None

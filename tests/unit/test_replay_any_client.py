@@ -600,3 +600,24 @@ def test_a_delivery_starting_with_its_stream_is_the_stream_s() -> None:
     assert delivered.classification.operation == "PushDelivery"
     script = load_script([Capture("2026-01-01T00:00:00.000000Z", "t", (delivered, streamed))])
     assert [d.number for ds in script.deliveries.values() for d in ds] == [delivered.number]
+
+
+# ---- a fresh value under a key the shape ignores -----------------------------------------------
+
+
+def test_a_learnt_field_under_an_ignored_key_loads_and_replays() -> None:
+    # Seed 366905033: listings filtered by `statusTimestampAfter`, a new time in every
+    # request, made the field a learnt fresh value; the shape drops timestamps, and loading
+    # the capture failed (KeyError) where it placed the slot's token.
+    from recorder.script import load_script
+
+    steps = []
+    for n in range(3):
+        when = f"2026-12-07T11:0{n}:00.123456Z"
+        request = Request("GET", f"/a2a/rest/tasks?statusTimestampAfter={when}", ())
+        steps.append(exchange(request, 200, {"tasks": []}, n))
+    capture = Capture("2026-01-01T00:00:00.000000Z", "test", tuple(steps))
+    assert load_script([capture]).steps
+    service = ReplayService([capture], ids=IdFactory(11))
+    live = Request("GET", "/a2a/rest/tasks?statusTimestampAfter=2026-12-08T00:00:00.5Z", ())
+    assert isinstance(service.handle(live, Conn()), Served)

@@ -33,7 +33,7 @@ from recorder.replay import (
     parse_fault,
     read_faults,
 )
-from recorder.replay._grpcanswer import GrpcAnswer, live_request
+from recorder.replay.core._grpcanswer import GrpcAnswer, live_request
 
 ROOT = Path(__file__).resolve().parents[2] / "captures" / "a2a-python-1.3.0"
 STREAM = ROOT / "05-streaming.http"

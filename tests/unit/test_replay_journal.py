@@ -14,7 +14,7 @@ from recorder.protocol import Classification
 from recorder.redaction import Rules
 from recorder.replay import Client as Conn
 from recorder.replay import Journal, JournalRequest, Miss, ReplayService
-from recorder.replay._journal import KEPT_BODY, replay_rules
+from recorder.replay.core._journal import KEPT_BODY, replay_rules
 
 SECRETS = (
     "Bearer-credential-0001",

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from recorder.capture import Capture, Request, read_capture
 from recorder.redaction import MIN_SWEPT_LENGTH
 from recorder.replay import Client, ReplayService, Timing
-from recorder.replay._runner import Runner
+from recorder.replay.faces._runner import Runner
 
 SESSION = Path(__file__).parents[1] / "data" / "sessions" / "demo-session-jsonrpc.http"
 # What a header, a cookie, a query value (percent-encoded) and a JSON string can all carry.

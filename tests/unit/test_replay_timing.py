@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from recorder.replay._timing import Pacer, Timing
+from recorder.replay.faces._timing import Pacer, Timing
 
 
 @pytest.mark.parametrize(
@@ -39,8 +39,8 @@ class Clock:
 
 def run_schedule(monkeypatch: pytest.MonkeyPatch, timing: str, offsets: list[int]) -> Clock:
     clock = Clock()
-    monkeypatch.setattr("recorder.replay._timing.time.monotonic", clock.monotonic)
-    monkeypatch.setattr("recorder.replay._timing.asyncio.sleep", clock.sleep)
+    monkeypatch.setattr("recorder.replay.faces._timing.time.monotonic", clock.monotonic)
+    monkeypatch.setattr("recorder.replay.faces._timing.asyncio.sleep", clock.sleep)
 
     async def pace() -> None:
         pacer = Pacer(Timing.parse(timing))

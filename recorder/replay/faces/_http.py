@@ -41,8 +41,8 @@ from typing import Protocol
 import httptools
 
 from recorder.capture import Request
-from recorder.replay._limits import Limits
-from recorder.replay._service import Client
+from recorder.replay.core import Client
+from recorder.replay.faces._limits import Limits
 
 LINGER = 2.0  # seconds a refused connection is drained before it is closed
 KEEP_ALIVE = 5.0  # seconds an idle connection between requests stays open

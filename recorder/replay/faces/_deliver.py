@@ -16,9 +16,8 @@ from collections.abc import Awaitable, Iterable
 import httpx
 
 from recorder.capture import Request
-from recorder.replay._pushes import PlannedDelivery
-from recorder.replay._service import ReplayService, Served
-from recorder.replay._timing import Pacer, Timing
+from recorder.replay.core import PlannedDelivery, ReplayService, Served
+from recorder.replay.faces._timing import Pacer, Timing
 from recorder.script import wire_bytes
 
 log = logging.getLogger("a2a_recorder.replay")

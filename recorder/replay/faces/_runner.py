@@ -41,12 +41,22 @@ from dataclasses import dataclass
 import httpx
 
 from recorder.capture import Request
-from recorder.replay._answer import HttpAnswer
-from recorder.replay._deliver import Deliverer
-from recorder.replay._faults import NO_SHAPE, Shape
-from recorder.replay._grpcanswer import INTERNAL, GrpcAnswer, error_answer
-from recorder.replay._service import Answer, Client, Miss, Outcomes, ReplayService, Served
-from recorder.replay._timing import Timing
+from recorder.replay.core import (
+    INTERNAL,
+    NO_SHAPE,
+    Answer,
+    Client,
+    GrpcAnswer,
+    HttpAnswer,
+    Miss,
+    Outcomes,
+    ReplayService,
+    Served,
+    Shape,
+    error_answer,
+)
+from recorder.replay.faces._deliver import Deliverer
+from recorder.replay.faces._timing import Timing
 from recorder.script import wire_bytes
 
 log = logging.getLogger("a2a_recorder.replay")

@@ -26,7 +26,7 @@ from recorder.protocol import (
     parse_json,
 )
 from recorder.redaction import Masker
-from recorder.replay._resolve import LiveRequest
+from recorder.replay.core._resolve import LiveRequest
 from recorder.script import (
     Json,
     Known,

@@ -25,7 +25,7 @@ from recorder.protocol import (
     rewrite_url,
     route_base,
 )
-from recorder.replay._answer import HttpAnswer
+from recorder.replay.core._answer import HttpAnswer
 
 Rewrite = Callable[[bytes], bytes]
 CARD_TYPE_SUFFIX = ".AgentCard"

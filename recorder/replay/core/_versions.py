@@ -55,8 +55,8 @@ from recorder.protocol.versions import (
     target,
     wire_name,
 )
-from recorder.replay._answer import standard_reason
-from recorder.replay._grpcanswer import recorded_status
+from recorder.replay.core._answer import standard_reason
+from recorder.replay.core._grpcanswer import recorded_status
 from recorder.script import dumps_like
 
 Json = object

@@ -23,12 +23,10 @@ import re
 from collections.abc import Awaitable, Iterator
 
 from recorder.capture import Headers, Request
-from recorder.replay._answer import HttpAnswer, standard_reason
-from recorder.replay._faults import NO_SHAPE, Shape
-from recorder.replay._http import Output
-from recorder.replay._runner import Runner, Turn
-from recorder.replay._service import Client
-from recorder.replay._timing import Pacer, Timing
+from recorder.replay.core import NO_SHAPE, Client, HttpAnswer, Shape, standard_reason
+from recorder.replay.faces._http import Output
+from recorder.replay.faces._runner import Runner, Turn
+from recorder.replay.faces._timing import Pacer, Timing
 from recorder.script import wire_bytes
 
 ADMIN_PREFIX = "/__a2a_recorder"

@@ -37,12 +37,10 @@ from typing import Any, Self
 from recorder._background import BackgroundLoop, bind_socket, host_port
 from recorder._errors import OptionError
 from recorder.capture import Capture, check_regular, file_kind
-from recorder.replay._http import Connection, serve_http
-from recorder.replay._journal import Journal
-from recorder.replay._proxy import ProxyConnection, ProxyFace
-from recorder.replay._replayer import Replayer
-from recorder.replay._report import Report
-from recorder.replay._route import AgentPlan, Routes, Unrouted, plan_agents
+from recorder.replay.core import Journal, Report
+from recorder.replay.faces import Connection, Replayer, serve_http
+from recorder.replay.fleet._proxy import ProxyConnection, ProxyFace
+from recorder.replay.fleet._route import AgentPlan, Routes, Unrouted, plan_agents
 
 LOOPBACK = "127.0.0.1"
 # Beside a capture, the pytest plugin keeps a re-recording it rejected and a drifting

@@ -18,7 +18,7 @@ it answers:
    replayer's own (`synthesized`: a status, a reset).
 
 A stream cut after N >= 1 events is a `Cut` (`cut_of`), which the session of its task keeps
-under the task's live id (`recorder.replay._state`: forgotten with the session, as the task's
+under the task's live id (`recorder.replay.core._state`: forgotten with the session, as the task's
 other ids are); a `SubscribeToTask` of that task then gets `continuation(cut)`: the task as it
 stood at the cut (folded from the recorded events the client got,
 `recorder.protocol.fold_task`), then the recorded events it did not get, then the end (spec
@@ -59,8 +59,8 @@ from recorder.protocol import (
     stream_payload,
     with_task,
 )
-from recorder.replay._answer import HttpAnswer, standard_reason
-from recorder.replay._grpcanswer import GrpcAnswer
+from recorder.replay.core._answer import HttpAnswer, standard_reason
+from recorder.replay.core._grpcanswer import GrpcAnswer
 from recorder.script import Json, Script, Step, Swap, dumps_like
 
 Answer = HttpAnswer | GrpcAnswer

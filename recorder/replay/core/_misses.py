@@ -36,9 +36,9 @@ from recorder.protocol import (
     Classification,
     parse_json,
 )
-from recorder.replay._answer import HttpAnswer
-from recorder.replay._fallback import id_fits
-from recorder.replay._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
+from recorder.replay.core._answer import HttpAnswer
+from recorder.replay.core._fallback import id_fits
+from recorder.replay.core._grpcanswer import INTERNAL, UNIMPLEMENTED, GrpcAnswer, error_answer
 from recorder.script import Json, Step, differences, json_bytes
 
 MISS_REASON = "REPLAY_NO_MATCH"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from recorder.capture import Response
 from recorder.protocol import LISTINGS, Binding
-from recorder.replay._state import Family, LiveState, Session, World
+from recorder.replay.core._state import Family, LiveState, Session, World
 from recorder.script import (
     Json,
     Lookup,

@@ -31,11 +31,10 @@ import grpc
 
 from recorder._background import GRPC_SERVER_OPTIONS, host_port
 from recorder.protocol import grpc_method
-from recorder.replay._grpcanswer import GrpcAnswer, live_request
-from recorder.replay._limits import Limits
-from recorder.replay._runner import Runner, Turn
-from recorder.replay._service import Client
-from recorder.replay._timing import Pacer, Timing
+from recorder.replay.core import Client, GrpcAnswer, live_request
+from recorder.replay.faces._limits import Limits
+from recorder.replay.faces._runner import Runner, Turn
+from recorder.replay.faces._timing import Pacer, Timing
 
 STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
 

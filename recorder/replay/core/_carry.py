@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recorder.replay._resolve import Decision, Kind
-from recorder.replay._state import Family, LiveState, Session, World
+from recorder.replay.core._resolve import Decision, Kind
+from recorder.replay.core._state import Family, LiveState, Session, World
 from recorder.script import Lookup, Provenance, Script, Slot, Step, Swap, embedded_pairs
 
 Seen = tuple[tuple[Slot, Provenance, str | None], ...]

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from recorder.protocol import Classification, IdRole
-from recorder.replay._state import MAX_WORLDS, Family, LiveState, Session, World
+from recorder.replay.core._state import MAX_WORLDS, Family, LiveState, Session, World
 from recorder.script import Json, Key, Provenance, Script, Slot, Step, make_key, shape, token
 
 MAX_HYPOTHESES = 32

@@ -15,16 +15,13 @@ from recorder.capture import Capture
 from recorder.options import FORWARD, REPLAY
 from recorder.protocol import Binding, parse_fault
 from recorder.redaction import NO_RULES, Rules
-from recorder.replay._grpcserver import start_grpc_server
-from recorder.replay._http import Connection, serve_http
-from recorder.replay._journal import Journal
-from recorder.replay._limits import Limits
-from recorder.replay._report import Report
-from recorder.replay._runner import Runner
-from recorder.replay._server import ReplayHttp
-from recorder.replay._service import ReplayService
-from recorder.replay._timing import Timing
-from recorder.replay._versions import ServeVersion
+from recorder.replay.core import Journal, ReplayService, Report, ServeVersion
+from recorder.replay.faces._grpcserver import start_grpc_server
+from recorder.replay.faces._http import Connection, serve_http
+from recorder.replay.faces._limits import Limits
+from recorder.replay.faces._runner import Runner
+from recorder.replay.faces._server import ReplayHttp
+from recorder.replay.faces._timing import Timing
 from recorder.script import IdFactory
 
 log = logging.getLogger("a2a_recorder.replay")

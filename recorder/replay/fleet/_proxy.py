@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from recorder.capture import Request
-from recorder.replay._http import LINGER, Connection, Output
-from recorder.replay._limits import Limits
-from recorder.replay._route import (
+from recorder.replay.core import Client
+from recorder.replay.faces import LINGER, REPORT_PATH, Connection, Limits, Output
+from recorder.replay.fleet._route import (
     EMPTY_SETTINGS,
     AckFilter,
     Route,
@@ -53,11 +53,9 @@ from recorder.replay._route import (
     tunnel_kind,
     unknown_text,
 )
-from recorder.replay._server import REPORT_PATH
-from recorder.replay._service import Client
 
 if TYPE_CHECKING:
-    from recorder.replay._replayer import Replayer
+    from recorder.replay.faces import Replayer
 
 NO_AUTHORITY = "an HTTP/2 connection whose first request names no :authority"
 ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
