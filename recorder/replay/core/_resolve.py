@@ -305,6 +305,31 @@ class Resolver:
                 found = max(found, world.frontier.get(recorded, -1))
         return found
 
+    def _in_world(
+        self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World
+    ) -> tuple[tuple[str | None, ...], int, bool] | None:
+        """`_named` and `_frontier` in `world`, in one pass, and whether every id named is
+        the recorded one itself (the request as recorded, literally)."""
+        named: list[str | None] = []
+        frontier, literal = -1, True
+        recorded_of, frontier_of = world.recorded.get, world.frontier.get
+        for sense, slot in zip(hypothesis, slots, strict=True):
+            if sense.provenance is not Provenance.ISSUED:
+                named.append(None)
+                continue
+            if sense.family is None:
+                recorded = sense.value
+                if recorded is not None:
+                    frontier = max(frontier, self.state.kept_frontier(recorded))
+            else:
+                recorded = recorded_of(slot.value)
+                if recorded is None:
+                    return None
+                frontier = max(frontier, frontier_of(recorded, -1))
+            literal = literal and (recorded is None or recorded == slot.value)
+            named.append(recorded)
+        return tuple(named), frontier, literal
+
     def _along(self, steps: list[Step], frontier: int) -> tuple[Step, bool]:
         """The first step after the frontier, else the latest (a poll repeats its end)."""
         at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
@@ -318,15 +343,10 @@ class Resolver:
         late: the world is read each of those ways)."""
         options: list[_Option] = []
         for world in worlds:
-            named = self._named(hypothesis, slots, world)
-            if named is None:
+            found = self._in_world(hypothesis, slots, world)
+            if found is None:
                 continue
-            frontier = self._frontier(hypothesis, named, world)
-            literal = all(
-                recorded == slot.value
-                for recorded, slot in zip(named, slots, strict=True)
-                if recorded is not None
-            )
+            named, frontier, literal = found
             reads = self.script.named_reads(key, named)
             if reads:
                 step, ahead = self._along(reads, frontier)
