@@ -22,17 +22,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from recorder.protocol import Classification
-from recorder.script._values import Json, Location
+from recorder.script._values import DEFAULT_MEMBERS, Json, Location
 
 MIN_LENGTH = 8
 Skeleton = tuple[object, ...]
 
 
-def skeleton(classification: Classification, value: Json, strings: Iterable[Location]) -> Skeleton:
+def skeleton(
+    classification: Classification, value: Json, strings: Iterable[tuple[Location, str]]
+) -> Skeleton:
     """What requests of one shape share: binding, operation, an unknown method's name, and
-    the places of their strings (`_slots.leaves`)."""
+    the places of their strings (`_slots.leaves`), a default spelled out (`mediaType`
+    `text/plain`) being no string of its own: leaving it out is the same request."""
     method = value.get("method") if isinstance(value, dict) else None
-    return (classification.binding, classification.operation, method, tuple(strings))
+    places = tuple(
+        where
+        for where, text in strings
+        if not (where and DEFAULT_MEMBERS.get(str(where[-1]), (None,))[0] == text)
+    )
+    return (classification.binding, classification.operation, method, places)
 
 
 def token_like(text: str) -> bool:

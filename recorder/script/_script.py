@@ -374,7 +374,7 @@ class _Loader:
             provenances,
             success,
             found_ids,
-            skeleton(c, value, (where for where, _ in strings)),
+            skeleton(c, value, strings),
             frozenset(seen),
             tuple(names or ()),
         )

@@ -621,3 +621,30 @@ def test_a_learnt_field_under_an_ignored_key_loads_and_replays() -> None:
     service = ReplayService([capture], ids=IdFactory(11))
     live = Request("GET", "/a2a/rest/tasks?statusTimestampAfter=2026-12-08T00:00:00.5Z", ())
     assert isinstance(service.handle(live, Conn()), Served)
+
+
+def test_an_unknown_route_of_a_capture_with_no_known_one_under_its_mount_replays() -> None:
+    # A capture of only an agent's own routes under its REST mount (the recorder knew the
+    # mount from a card it fetched itself): the same request again is its own exchange.
+    exchanges = _rest_capture().exchanges[1:]
+    capture = Capture("2026-01-01T00:00:00.000000Z", "test", exchanges)
+    service = ReplayService([capture], ids=IdFactory(12))
+    served = service.handle(Request("GET", "/a2a/rest/nothing", ()), Conn())
+    assert isinstance(served, Served) and served.step.number == 3
+
+
+def test_a_learnt_field_holds_when_a_default_is_spelled_out() -> None:
+    # A request with a learnt fresh field that also spells out a default (a text part's
+    # `mediaType: text/plain`) is the same request: its learnt field still reads fresh.
+    def ask(n: int, nonce: str, part: dict[str, str]) -> Exchange:
+        body = {"jsonrpc": "2.0", "id": n, "params": {"nonce": nonce, "parts": [part]}}
+        answer = {"jsonrpc": "2.0", "id": n, "result": {"status": "up"}}
+        return exchange(post("/a2a/jsonrpc/v1/ask", body), 200, answer, n * 1000)
+
+    text = {"text": "status"}
+    capture = Recording(exchanges=[ask(n, new_uuid().hex, text) for n in range(1, 4)]).capture()
+    service = ReplayService([capture], ids=IdFactory(16))
+    spelled = {"text": "status", "mediaType": "text/plain"}
+    live = {"jsonrpc": "2.0", "id": 9, "params": {"nonce": "never-recorded-1", "parts": [spelled]}}
+    outcome = service.handle(post("/a2a/jsonrpc/v1/ask", live), Conn())
+    assert isinstance(outcome, Served), outcome

@@ -16,6 +16,7 @@ from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
     AGENT_CARD,
     Binding,
+    Classification,
     Interface,
     card_location,
     find_card,
@@ -99,9 +100,9 @@ def _host_origin(request: Request) -> list[str]:
 
 def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
     """The interfaces the recorded cards list, every path that carried a known JSON-RPC
-    operation (as the recorder learns them), and the mount point of every known HTTP+JSON
-    route (the recorder knew it from a card it fetched itself, which the capture does not
-    hold): a live request is read as it was recorded."""
+    operation (as the recorder learns them), and the mount point of every HTTP+JSON request
+    (the recorder knew it from a card it fetched itself, which the capture does not hold): a
+    live request is read as it was recorded."""
     found: list[Interface] = []
     learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
@@ -109,11 +110,23 @@ def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
         path = exchange.request.target.partition("?")[0]
         if c.binding is Binding.JSONRPC and c.is_known:
             learned.append(Interface(f"http://replay{path}", Binding.JSONRPC, c.version))
-        if c.binding is Binding.HTTP_JSON and c.is_known and c.operation and c.version:
-            base = route_base(c.operation, c.version, exchange.request.method, path)
-            if base is not None and base.startswith("/"):
-                learned.append(Interface(f"http://replay{base}", Binding.HTTP_JSON, c.version))
+        base = _rest_base(c, exchange.request.method, path)
+        if base:  # a mount at the root is not learnt: every path would be under it
+            learned.append(Interface(f"http://replay{base}", Binding.HTTP_JSON, c.version))
         if c.operation == AGENT_CARD and exchange.response is not None:
             card = find_card(exchange.response.body, c)
             found.extend(interfaces_from_card(card) if card is not None else ())
     return tuple(dict.fromkeys([*found, *learned]))
+
+
+def _rest_base(c: Classification, verb: str, path: str) -> str | None:
+    """Where the HTTP+JSON interface an exchange was recorded under is mounted: before its
+    route, or before the path an unknown one names under the mount (`GET /nothing`)."""
+    if c.binding is not Binding.HTTP_JSON:
+        return None
+    if c.is_known and c.operation and c.version:
+        return route_base(c.operation, c.version, verb, path)
+    rest = c.method.partition(" ")[2] if c.method else ""
+    if rest.startswith("/") and path.endswith(rest):
+        return path[: len(path) - len(rest)] if rest != "/" else path.removesuffix("/")
+    return None

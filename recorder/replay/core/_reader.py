@@ -90,7 +90,7 @@ class RequestReader:
         readings: tuple[tuple[Slot, ...], ...] = (slots,)
         learnt = None
         if script.learnt:
-            learnt = script.learnt.get(skeleton(c, value, (where for where, _ in leaves(value))))
+            learnt = script.learnt.get(skeleton(c, value, leaves(value)))
         if learnt:
             readings = (slots, tuple(find_slots(value, positions, known, learnt)))
         if self.masker is not None:  # after the slots: they keep the live values
