@@ -103,7 +103,7 @@ RECORD = Table(
         Option(
             "push_proxy", tuple, None,
             "Also listen here as a forward proxy for the agent's push deliveries (start the "
-            "agent with HTTP_PROXY/HTTPS_PROXY set to it; needed for gRPC).",
+            "agent with HTTP_PROXY/HTTPS_PROXY set to it; for gRPC push configs in forward mode).",
             metavar=ADDRESS, parse=parse_address, mitm=None,
         ),
         Option(
