@@ -484,13 +484,15 @@ class _Loader:
 
 
 class _LastNaming:
-    """For each id, the indexes of the steps naming it (request or answer), in order."""
+    """For each id, the indexes of the steps that act on it, in order: those whose request
+    names it or whose answer brings it in.  A step whose answer only shows it (a listing)
+    sets off no delivery of that task, and a live listing holds no webhook to make it to."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps
         self._by_id: dict[str, list[int]] = {}
         for step in steps:
-            for value in {*(r.slot.value for r in step.slots), *step.response_ids}:
+            for value in {*(r.slot.value for r in step.slots), *step.introduced}:
                 self._by_id.setdefault(value, []).append(step.index)
 
     def latest(self, task: str | None, before: int) -> int:

@@ -648,3 +648,44 @@ def test_a_learnt_field_holds_when_a_default_is_spelled_out() -> None:
     live = {"jsonrpc": "2.0", "id": 9, "params": {"nonce": "never-recorded-1", "parts": [spelled]}}
     outcome = service.handle(post("/a2a/jsonrpc/v1/ask", live), Conn())
     assert isinstance(outcome, Served), outcome
+
+
+def test_a_delivery_after_a_listing_belongs_to_the_call_that_acted_on_its_task() -> None:
+    # Seed 909432001, program 158: a cancel set off a delivery that reached the recorder
+    # after a listing whose answer showed the task; it was attached to the listing, whose
+    # live client holds no webhook, and never made.
+    from recorder.script import load_script
+
+    task = {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_WORKING"}}
+    canceled = {**task, "status": {"state": "TASK_STATE_CANCELED"}}
+    rpc = {"jsonrpc": "2.0", "id": 1}
+    send = exchange(
+        post("/a2a/jsonrpc", {**rpc, "method": "SendMessage", "params": {}}),
+        200,
+        {**rpc, "result": {"task": task}},
+        0,
+    )
+    cancel = exchange(
+        post("/a2a/jsonrpc", {**rpc, "method": "CancelTask", "params": {"id": "task-1"}}),
+        200,
+        {**rpc, "result": canceled},
+        1000,
+    )
+    listing = exchange(
+        post("/a2a/jsonrpc", {**rpc, "method": "ListTasks", "params": {}}),
+        200,
+        {**rpc, "result": {"tasks": [canceled], "nextPageToken": ""}},
+        2000,
+    )
+    update = {
+        "statusUpdate": {"taskId": "task-1", "contextId": "ctx-1", "status": canceled["status"]}
+    }
+    push = post("/hook", update, (*JSON, ("x-a2a-notification-token", "tok")))
+    delivered = exchange(push, 200, {}, 3000)
+    script = load_script(
+        [Capture("2026-01-01T00:00:00.000000Z", "t", (send, cancel, listing, delivered))]
+    )
+    triggers = {
+        script.steps[i].number: [d.number for d in ds] for i, ds in script.deliveries.items()
+    }
+    assert triggers == {cancel.number: [delivered.number]}
