@@ -1,11 +1,10 @@
 """The replay fuzzer in CI (`scripts/fuzz-replay`, issue #33): real processes throughout.
 
 - 20 random programs with a random seed, recorded live and replayed with `replay --strict`:
-  every outcome the same, every answer from the capture (expected to fail until the replay
-  core of issue #33 lands: an xfail, not strict);
-- the fixed programs, the issue's shortest known failure among them (the same);
+  every outcome the same, every answer from the capture;
+- the fixed programs, the issue's shortest known failure and every failure found since;
 - the judge's self-test: programs run live twice show no difference, and every outcome
-  altered on purpose is reported.  This one must pass today.
+  altered on purpose is reported.
 
 The seed is in the output and in the failure message; `scripts/fuzz-replay --seed S` runs the
 same programs again.  Deselect them all with `-m "not fuzz"`.
@@ -24,11 +23,6 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fuzz-replay"
 TIMEOUT = 900
-ISSUE_33 = (
-    "issue #33: the replay model does not hold for any client yet (the client's own contexts "
-    "introduced in reads, listings over other bindings, page tokens); remove once the new "
-    "replay core lands"
-)
 
 pytestmark = pytest.mark.fuzz
 
@@ -52,7 +46,6 @@ def fuzz(*args: str) -> tuple[int, str]:
     return process.returncode, output
 
 
-@pytest.mark.xfail(strict=False, reason=ISSUE_33)
 def test_twenty_random_programs_replay_as_they_ran_live() -> None:
     seed = random.SystemRandom().randrange(10**9)
     print(f"fuzz-replay seed {seed}")
@@ -60,7 +53,6 @@ def test_twenty_random_programs_replay_as_they_ran_live() -> None:
     assert status == 0, f"seed {seed}: scripts/fuzz-replay --seed {seed}\n{output[-8000:]}"
 
 
-@pytest.mark.xfail(strict=False, reason=ISSUE_33)
 def test_the_fixed_programs_replay_as_they_ran_live() -> None:
     status, output = fuzz("--regression", "all")
     assert status == 0, output[-8000:]
