@@ -79,8 +79,10 @@ REPLAY = Table(
         ),
         _row(
             "strict", bool, False,
-            "At exit, report exchanges never served, requests never matched and answers the "
-            "replayer wrote itself (synthesized); exit 1 if there are any.",
+            "At exit, report what was not replayed: exchanges never served, requests never "
+            "matched, answers the replayer wrote itself (synthesized), faults that never "
+            "fired, push configs whose deliveries the capture does not hold, a capture cut "
+            "short; exit 1 if there are any.",
             keyword=False,
         ),
         _row(

@@ -28,7 +28,7 @@ which records it only with `a2a_all`.
   deliveries go straight to the webhook and cannot be recorded;
 - at stop, when push configs named webhooks and no delivery reached the recorder: the agent's
   SDK may refuse webhooks on loopback or private addresses (the relay is one), and each SDK has
-  its own switch for that (README, "Push notifications").
+  its own switch for that (docs/guides/push.md, "When no delivery comes").
 """
 
 from __future__ import annotations
@@ -63,16 +63,16 @@ GRPC_CONFIG_WARNING = (
     "a push config was set over gRPC (webhook {url}) that the push relay could not take (forward "
     "mode, or a message the recorder cannot decode), so the agent delivers straight to that "
     "webhook and its deliveries are not recorded. To record them, start record with "
-    "--push-proxy HOST:PORT and run the agent with HTTP_PROXY=http://HOST:PORT (README: Push "
-    "notifications)"
+    "--push-proxy HOST:PORT and run the agent with HTTP_PROXY=http://HOST:PORT (docs: "
+    "guides/push.md)"
 )
 NO_DELIVERY_WARNING = (
     "push configs named {count} webhook(s) ({url}), but no push delivery reached the recorder. "
     "If the agent sent some, its SDK may refuse webhooks on loopback or private addresses, as "
     "the recorder's relay is: allow them (Go: HTTPSenderConfig{{AllowPrivateNetworks: true}}; "
     "Java: a2a.push-notification.url.allow-private-network-targets=true and "
-    "a2a.push-notification.url.allowed-schemes=http,https; Python: no push_url_validator), "
-    "and for configs set over gRPC, use --push-proxy (README: Push notifications)"
+    "a2a.push-notification.url.allowed-schemes=http,https; Python: no push_url_validator) "
+    "(docs: guides/push.md)"
 )
 
 
