@@ -27,14 +27,10 @@ from recorder.capture import Cut, read_regular, salvage
 from recorder.ci import BaselineOutcome, Entry, gate
 from recorder.lint._engine import Finding, lint_capture
 from recorder.lint._report import FORMATS, LintRun, fails, fails_on, render, render_rules
+from recorder.lint._rules import select_rules
+from recorder.lint._view import jwks_keys
 from recorder.options import NAMES, Table, command_option, shared
-from recorder.protocol import (
-    LATEST_SPEC,
-    Severity,
-    SpecVersion,
-    jwks_keys,
-    select_rules,
-)
+from recorder.protocol import LATEST_SPEC, Severity, SpecVersion
 
 CAPTURE_SUFFIX = ".http"
 

@@ -1,7 +1,7 @@
 """The lint engine: run the rule table over exchanges, one at a time or a whole capture.
 
-Strategy: the rules and their checks are protocol knowledge and live in
-`recorder.protocol` (`RULES`); this module only filters the rows that apply to an exchange and
+Strategy: the rules are a table (`_rules.RULES`) whose rows name their checks (`_checks`,
+`_bodychecks`, `_cardchecks`); this module only filters the rows that apply to an exchange and
 turns what their checks return into `Finding`s.  State across exchanges (the card seen so far,
 the push configs asked for, the keys that verify a card) is a `LintContext`, a value: feed it
 exchange by exchange as they complete (`context.saw_request(x)`, `context.saw_response(x)`),
@@ -26,17 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from recorder.protocol import (
-    LATEST_SPEC,
-    RULES,
-    ExchangeLike,
-    Rule,
-    Session,
-    Severity,
-    SpecVersion,
-    Violation,
-    view_exchange,
-)
+from recorder.lint._rules import RULES, Rule
+from recorder.lint._view import ExchangeLike, Session, Violation, view_exchange
+from recorder.protocol import LATEST_SPEC, Severity, SpecVersion
 
 _EXCHANGE_LINE = re.compile(r"### ([0-9]+) ")  # docs/capture-format.md
 

@@ -23,7 +23,8 @@ from typing import Any
 from recorder import __version__
 from recorder.ci import BaselineOutcome, Case, Failure, Suite, render_junit
 from recorder.lint._engine import Finding
-from recorder.protocol import Rule, Severity, SpecVersion
+from recorder.lint._rules import Rule
+from recorder.protocol import Severity, SpecVersion
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -1,8 +1,7 @@
 """A2A protocol knowledge as data and pure functions.
 
 No I/O here: operation and error tables, the exchange classifier, agent-card interfaces,
-SSE framing and the lint rule table (`RULES`, with the checks it names) all take values and
-return values.
+SSE framing and the facts of the spec versions (`_spec`) all take values and return values.
 """
 
 from recorder._errors import GrpcCodecError, GrpcFramingError
@@ -89,6 +88,7 @@ from recorder.protocol._grpc import (
     grpc_method,
     is_binary_header,
     is_grpc_content_type,
+    message_class,
     status_reason,
     timed_messages,
 )
@@ -103,17 +103,6 @@ from recorder.protocol._idmodel import (
     WEBHOOK_PATHS,
     id_owner,
     resource_ids,
-)
-from recorder.protocol._jws import canonical_json, sdk_payload, spec_payload
-from recorder.protocol._lintview import (
-    ExchangeLike,
-    ExchangeView,
-    PushConfig,
-    Session,
-    Violation,
-    jwks_keys,
-    major_minor,
-    view_exchange,
 )
 from recorder.protocol._notes import (
     CUT_SHORT,
@@ -150,19 +139,27 @@ from recorder.protocol._operations import (
     v1_route_path,
 )
 from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, value_at
-from recorder.protocol._rules import RULE_IDS, RULES, Level, Rule, rule_by_id, select_rules
 from recorder.protocol._snapshot import fold_task, stream_payload, with_task
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
+    BOTH_SPECS,
+    CORE_BINDINGS,
+    EXACTLY_ONE,
     FILE_CONTENT_KEYS,
     INTERRUPTED_STATES,
     LATEST_SPEC,
+    REQUIRED_FIELD_SCOPE,
     TERMINAL_STATES,
+    V03_DISCRIMINATOR,
+    V03_JSONRPC_ROLES,
+    V03_JSONRPC_TASK_STATES,
+    V03_KIND_TYPES,
     Severity,
     SpecVersion,
     media_type,
 )
 from recorder.protocol._sse import (
+    EVENT_STREAM,
     SseFields,
     SseFramer,
     event_data,
@@ -273,30 +270,21 @@ __all__ = [
     "state_name",
     "AGENT_CARD",
     "BODY_MEDIA_TYPES",
+    "BOTH_SPECS",
+    "CORE_BINDINGS",
+    "EXACTLY_ONE",
+    "REQUIRED_FIELD_SCOPE",
+    "V03_DISCRIMINATOR",
+    "V03_JSONRPC_ROLES",
+    "V03_JSONRPC_TASK_STATES",
+    "V03_KIND_TYPES",
     "FILE_CONTENT_KEYS",
     "INTERRUPTED_STATES",
     "LATEST_SPEC",
-    "RULES",
-    "RULE_IDS",
     "TERMINAL_STATES",
-    "ExchangeLike",
-    "ExchangeView",
-    "Level",
-    "PushConfig",
-    "Rule",
-    "Session",
     "Severity",
     "SpecVersion",
-    "Violation",
-    "canonical_json",
-    "jwks_keys",
-    "major_minor",
     "media_type",
-    "rule_by_id",
-    "sdk_payload",
-    "select_rules",
-    "spec_payload",
-    "view_exchange",
     "BASE_PATH_WORDS",
     "CARD_LOCATIONS",
     "LOOPBACK_HOSTS",
@@ -377,6 +365,8 @@ __all__ = [
     "unknown_error_name",
     "value_at",
     "is_event_stream",
+    "EVENT_STREAM",
+    "message_class",
     # what faults on replay need: their grammar (below the replayer's option table, which
     # reads it), other framings of a stream, the task it leaves
     "FAULT_KINDS",

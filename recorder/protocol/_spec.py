@@ -1,6 +1,6 @@
 """Facts of the A2A spec versions a capture is checked against, as data.
 
-The lint rules (`_rules.py`) read these tables instead of writing the facts into their code.
+The lint rules (`recorder.lint`) read these tables instead of writing the facts into their code.
 Sources: a2aproject/A2A `docs/specification.md` at tags v1.0.0 and v1.0.1, and
 `specification/json/a2a.json` at v0.3.0 for the v0.3 JSON-RPC forms.
 

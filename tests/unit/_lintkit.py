@@ -18,16 +18,10 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response, SseEvent
-from recorder.lint import Finding, lint_capture
-from recorder.protocol import (
-    Classification,
-    classify,
-    interfaces_from_card,
-    parse_json,
-    spec_payload,
-)
+from recorder.lint import Finding, lint_capture, spec_payload
+from recorder.lint._jws import b64url
+from recorder.protocol import Classification, classify, interfaces_from_card, parse_json
 from recorder.protocol._grpc import encode_status_details
-from recorder.protocol._jws import b64url
 
 TASK = "9b1c2d3e-0000-4000-8000-000000000001"
 CONTEXT = "9b1c2d3e-0000-4000-8000-000000000002"

@@ -18,8 +18,7 @@ from click.testing import CliRunner
 
 from recorder.capture import parse, render
 from recorder.cli import main
-from recorder.lint import SARIF_SCHEMA
-from recorder.protocol import RULES
+from recorder.lint import RULES, SARIF_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

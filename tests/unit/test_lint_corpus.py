@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from recorder.lint import Finding, LintRun, capture_files, lint_file, render_text
-from recorder.protocol import RULES, SpecVersion
+from recorder.lint import RULES, Finding, LintRun, capture_files, lint_file, render_text
+from recorder.protocol import SpecVersion
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "lint" / "corpus"

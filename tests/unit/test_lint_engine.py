@@ -13,8 +13,17 @@ from hypothesis import strategies as st
 from test_lint_rules import _late_config
 
 from recorder.capture import Exchange, GrpcMessage, Request, Response, SseEvent, read_capture
-from recorder.lint import LintContext, Linter, exchange_lines, lint_capture, lint_exchange
-from recorder.protocol import RULES, Classification, Level, Rule, Severity, SpecVersion
+from recorder.lint import (
+    RULES,
+    Level,
+    LintContext,
+    Linter,
+    Rule,
+    exchange_lines,
+    lint_capture,
+    lint_exchange,
+)
+from recorder.protocol import Classification, Severity, SpecVersion
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lint"
 

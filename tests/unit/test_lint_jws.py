@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recorder.protocol import canonical_json, jwks_keys, sdk_payload, spec_payload
-from recorder.protocol._jws import b64url, protected_header, verifies
+from recorder.lint import canonical_json, jwks_keys, sdk_payload, spec_payload
+from recorder.lint._jws import b64url, protected_header, verifies
 
 # RFC 8785 Appendix B: IEEE 754 values (as hex) and their canonical text.
 NUMBERS = [

@@ -39,7 +39,8 @@ from _lintkit import (
 )
 
 from recorder.capture import Exchange, Response, SseEvent
-from recorder.protocol import RULE_IDS, Severity, sdk_payload
+from recorder.lint import RULE_IDS, sdk_payload
+from recorder.protocol import Severity
 
 SEND = {"message": message()}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from recorder.protocol._schema import (
+from recorder.lint._schema import (
     descriptor,
     enum_names,
     legacy_keys,

@@ -17,10 +17,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from recorder.protocol._jws import protected_header, sdk_payload, spec_payload, verifies
-from recorder.protocol._lintview import ExchangeView, PushConfig, Session, Violation
-from recorder.protocol._spec import CORE_BINDINGS, SpecVersion
-from recorder.protocol._types import Binding, Version
+from recorder.lint._jws import protected_header, sdk_payload, spec_payload, verifies
+from recorder.lint._view import ExchangeView, PushConfig, Session, Violation
+from recorder.protocol import CORE_BINDINGS, Binding, SpecVersion, Version
 
 _VERSION_FORM = re.compile(r"[0-9]+\.[0-9]+")
 _MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*[0-9]+", re.IGNORECASE)

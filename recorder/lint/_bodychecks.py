@@ -19,10 +19,7 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from recorder.protocol._idmodel import USER_CONTENT_KEYS
-from recorder.protocol._lintview import ExchangeView, Payload, Session, Violation
-from recorder.protocol._notes import is_cut_short
-from recorder.protocol._schema import (
+from recorder.lint._schema import (
     V1_PACKAGE,
     Node,
     enum_names,
@@ -35,17 +32,21 @@ from recorder.protocol._schema import (
     required_fields,
     walk,
 )
-from recorder.protocol._spec import (
+from recorder.lint._view import ExchangeView, Payload, Session, Violation
+from recorder.protocol import (
     EXACTLY_ONE,
     INTERRUPTED_STATES,
     REQUIRED_FIELD_SCOPE,
+    STREAM_MEMBERS,
     TERMINAL_STATES,
+    USER_CONTENT_KEYS,
     V03_JSONRPC_ROLES,
     V03_JSONRPC_TASK_STATES,
+    Binding,
     SpecVersion,
+    Version,
+    is_cut_short,
 )
-from recorder.protocol._states import STREAM_MEMBERS
-from recorder.protocol._types import Binding, Version
 
 
 def typed_documents(view: ExchangeView) -> list[tuple[Payload, str]]:

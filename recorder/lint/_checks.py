@@ -13,27 +13,30 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from recorder.protocol._errors import (
-    ERROR_DOMAIN,
-    ERROR_INFO_TYPE,
-    GRPC_STATUS_NAMES,
-    ErrorRow,
-    error_by_code,
-    error_by_name,
-    error_by_reason,
-)
-from recorder.protocol._grpc import decode_status_details
-from recorder.protocol._lintview import (
+from recorder.lint._view import (
     ExchangeView,
     Payload,
     Session,
     Violation,
     major_minor,
 )
-from recorder.protocol._paths import value_at
-from recorder.protocol._spec import BODY_MEDIA_TYPES, SpecVersion, media_type
-from recorder.protocol._sse import EVENT_STREAM
-from recorder.protocol._types import Binding, Version
+from recorder.protocol import (
+    BODY_MEDIA_TYPES,
+    ERROR_DOMAIN,
+    ERROR_INFO_TYPE,
+    EVENT_STREAM,
+    GRPC_STATUS_NAMES,
+    Binding,
+    ErrorRow,
+    SpecVersion,
+    Version,
+    decode_status_details,
+    error_by_code,
+    error_by_name,
+    error_by_reason,
+    media_type,
+    value_at,
+)
 
 _LABELS = {Binding.JSONRPC: "JSON-RPC", Binding.HTTP_JSON: "HTTP+JSON", Binding.GRPC: "gRPC"}
 _VERSION_FORM = re.compile(r"[0-9]+\.[0-9]+")

@@ -21,12 +21,11 @@ import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from recorder.protocol import _bodychecks as body
-from recorder.protocol import _cardchecks as card
-from recorder.protocol import _checks as wire
-from recorder.protocol._lintview import ExchangeView, Session, Violation
-from recorder.protocol._spec import BOTH_SPECS, Severity, SpecVersion
-from recorder.protocol._types import Binding, Version
+from recorder.lint import _bodychecks as body
+from recorder.lint import _cardchecks as card
+from recorder.lint import _checks as wire
+from recorder.lint._view import ExchangeView, Session, Violation
+from recorder.protocol import BOTH_SPECS, Binding, Severity, SpecVersion, Version
 
 Check = Callable[[ExchangeView, Session, SpecVersion], Iterable[Violation]]
 

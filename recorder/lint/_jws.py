@@ -27,8 +27,8 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from recorder.protocol._b64url import b64url, b64url_decode
-from recorder.protocol._schema import descriptor, fields_by_key, is_repeated, required_fields
+from recorder.lint._b64url import b64url, b64url_decode
+from recorder.lint._schema import descriptor, fields_by_key, is_repeated, required_fields
 
 CARD_TYPE = "lf.a2a.v1.AgentCard"
 
@@ -188,7 +188,7 @@ def _unknown(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
 def _public_key(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
     """ES*, RS*, PS*, EdDSA: `cryptography` is imported only when a card has such a signature
     to check (it costs a reader of captures, `show`, tens of milliseconds)."""
-    from recorder.protocol._jwskeys import verify_public
+    from recorder.lint._jwskeys import verify_public
 
     return verify_public(alg, jwk, data, sig)
 

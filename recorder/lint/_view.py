@@ -20,12 +20,25 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from recorder.protocol._cards import Interface, interfaces_from_card, parse_version
-from recorder.protocol._classify import RequestLike, ResponseLike
-from recorder.protocol._operations import Operation, operation
-from recorder.protocol._paths import NOT_JSON, parse_json, value_at
-from recorder.protocol._sse import event_data, event_type
-from recorder.protocol._types import AGENT_CARD, PUSH_DELIVERY, Binding, Classification, Version
+from recorder.protocol import (
+    AGENT_CARD,
+    NOT_JSON,
+    PUSH_DELIVERY,
+    Binding,
+    Classification,
+    Interface,
+    Operation,
+    RequestLike,
+    ResponseLike,
+    Version,
+    event_data,
+    event_type,
+    interfaces_from_card,
+    operation,
+    parse_json,
+    parse_version,
+    value_at,
+)
 
 VERSION_HEADER = "a2a-version"  # §3.2.6; gRPC metadata keys are lower case (§10.2)
 CHALLENGES = {401: "www-authenticate", 407: "proxy-authenticate"}  # status -> its challenge

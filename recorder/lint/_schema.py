@@ -22,9 +22,13 @@ from typing import Any
 from google.api import field_behavior_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from recorder.protocol._grpc import message_class
-from recorder.protocol._operations import V03_SERVICE, V1_SERVICE
-from recorder.protocol._spec import V03_DISCRIMINATOR, V03_KIND_TYPES
+from recorder.protocol import (
+    V03_DISCRIMINATOR,
+    V03_KIND_TYPES,
+    V03_SERVICE,
+    V1_SERVICE,
+    message_class,
+)
 
 V1_PACKAGE = V1_SERVICE.rsplit(".", 1)[0]  # lf.a2a.v1
 V03_PACKAGE = V03_SERVICE.rsplit(".", 1)[0]  # a2a.v1

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from recorder.protocol._b64url import b64url_decode
+from recorder.lint._b64url import b64url_decode
 
 
 def verify_public(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
