@@ -9,8 +9,8 @@ renames, and two v0.3 captures cancel out (each side produces the same notes).
 Each applied rule leaves a `RenameNote` with the path it touched, in the coordinates of the
 side it came from, so the raw differences it explains can be listed under it.
 
-The translation is protocol's, the one replay and verify use to serve and send a capture across
-versions (`recorder.protocol._crosswire.read_body`, `target`; the tables in `_v03` and
+The translation is `recorder.versions`, the one replay and verify use to serve and send a
+capture across versions (`read_body`, `target`; the tables in protocol's `_v03` and
 `_operations`).  What v1.0 cannot carry is kept where it was, for the comparison to show.  This
 module only walks a normalised exchange's parts through it.
 """
@@ -28,10 +28,10 @@ from recorder.diff._normal import (
     NormalResponse,
 )
 from recorder.protocol import V03_HEADER_RENAMES, Version
-from recorder.protocol.versions import RULE_TEXT, Dialect, Side, dialect_of, read_body
-from recorder.protocol.versions import Rename as RenameNote
-from recorder.protocol.versions import RenameRule as Rule
-from recorder.protocol.versions import target as translate_target
+from recorder.versions import RULE_TEXT, Dialect, Side, dialect_of, read_body
+from recorder.versions import Rename as RenameNote
+from recorder.versions import RenameRule as Rule
+from recorder.versions import target as translate_target
 
 __all__ = ["RULE_TEXT", "RenameNote", "Rule", "to_v1"]
 

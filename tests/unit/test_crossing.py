@@ -32,9 +32,11 @@ from hypothesis import strategies as st
 
 from recorder.capture import read_capture
 from recorder.protocol import TASK_STATES, Version, event_data, parse_json
-from recorder.protocol._crossing import TASK, Dialect, Lost, dialect_of
-from recorder.protocol._crosswalk import read, translate, write
-from recorder.protocol._crosswire import (
+from recorder.protocol._grpc import a2a_pool
+from recorder.versions._served import served_card
+from recorder.versions._tables import TASK, Dialect, Lost, dialect_of
+from recorder.versions._walk import read, translate, write
+from recorder.versions._wire import (
     body,
     grpc_error,
     headers,
@@ -44,8 +46,6 @@ from recorder.protocol._crosswire import (
     target,
     wire_name,
 )
-from recorder.protocol._grpc import a2a_pool
-from recorder.protocol._servedcard import served_card
 
 ROOT = Path(__file__).resolve().parents[2]
 V03, PROTO, V1 = Dialect.V03, Dialect.V03_PROTO, Dialect.V1

@@ -9,7 +9,7 @@ and status, error shapes).  A request in a version the replay does not serve is 
 agent of the other version refuses it (`Refusal`).  The card served says the versions served
 (`served_card`): v1.0 interfaces, the v0.3 card, or both in a2a-sdk's hybrid card.
 
-The translations are the protocol's (`recorder.protocol._crosswire`), the same the diff and
+The translations are the protocol's (`recorder.versions._wire`), the same the diff and
 verify use.  Each says what it changed (words for the journal) and what the other version
 cannot carry (`Lost`, for the report); nothing is dropped without a word.
 """
@@ -39,7 +39,10 @@ from recorder.protocol import (
     operation,
     parse_json,
 )
-from recorder.protocol.versions import (
+from recorder.replay.core._answer import standard_reason
+from recorder.replay.core._grpcanswer import recorded_status
+from recorder.script import dumps_like
+from recorder.versions import (
     VERSION_HEADER,
     Dialect,
     Lost,
@@ -55,9 +58,6 @@ from recorder.protocol.versions import (
     target,
     wire_name,
 )
-from recorder.replay.core._answer import standard_reason
-from recorder.replay.core._grpcanswer import recorded_status
-from recorder.script import dumps_like
 
 Json = object
 SERVED = (Version.V1_0, Version.V0_3)  # the versions a capture can be served in

@@ -1,6 +1,6 @@
 """Whole messages between v0.3 and v1.0: names, bodies, streams, errors (pure).
 
-Built on the document translator (`_crossing`): what a request or an answer is on the wire
+Built on the document translator (`_tables`): what a request or an answer is on the wire
 around its documents.
 
 - `body`: one JSON document of an exchange: a JSON-RPC envelope (the method renamed, `params`
@@ -30,7 +30,28 @@ from typing import Any, Literal
 
 from google.protobuf import descriptor as pb_descriptor
 
-from recorder.protocol._crossing import (
+from recorder.protocol import (
+    ERROR_DOMAIN,
+    ERROR_INFO_TYPE,
+    ERRORS,
+    GRPC_STATUS_CODES,
+    GRPC_STATUS_NAMES,
+    V03_CONTENT_TYPES,
+    V03_HEADER_RENAMES,
+    V03_SERVICE,
+    V1_SERVICE,
+    VERSION_HEADER,
+    ErrorRow,
+    Operation,
+    Version,
+    a2a_pool,
+    error_by_name,
+    error_by_reason,
+    errors_by_grpc_status,
+    errors_by_http,
+    operation,
+)
+from recorder.versions._tables import (
     ROOTS,
     Dialect,
     Lost,
@@ -39,23 +60,7 @@ from recorder.protocol._crossing import (
     Translated,
     short,
 )
-from recorder.protocol._crosswalk import Walk
-from recorder.protocol._errors import (
-    ERROR_DOMAIN,
-    ERROR_INFO_TYPE,
-    ERRORS,
-    GRPC_STATUS_CODES,
-    GRPC_STATUS_NAMES,
-    ErrorRow,
-    error_by_name,
-    error_by_reason,
-    errors_by_grpc_status,
-    errors_by_http,
-)
-from recorder.protocol._grpc import a2a_pool
-from recorder.protocol._operations import V03_SERVICE, V1_SERVICE, Operation, operation
-from recorder.protocol._types import Version
-from recorder.protocol._v03 import V03_CONTENT_TYPES, V03_HEADER_RENAMES, VERSION_HEADER
+from recorder.versions._walk import Walk
 
 Json = Any
 Side = Literal["request", "response"]

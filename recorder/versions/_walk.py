@@ -1,5 +1,5 @@
-"""The walk between A2A v0.3 and v1.0 (pure): `_crossing`'s type tables driven over a
-document, `_crossshapes`' and `_crosscard`'s functions where a type does more than rename.
+"""The walk between A2A v0.3 and v1.0 (pure): `_tables`'s type tables driven over a
+document, `_shapes`' and `_card`'s functions where a type does more than rename.
 
 `read` takes a document of a dialect into v1.0, `write` takes a v1.0 one into a dialect,
 `translate` does both; each says what it renamed and what the target cannot carry (`Walk`).
@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from recorder.protocol._crossing import (
+from recorder.protocol import V03_KINDS
+from recorder.versions._shapes import SHAPES, read_bare_config_list
+from recorder.versions._tables import (
     CONFIG_LIST,
     ENUM_READS,
     ENUMS,
@@ -25,8 +27,6 @@ from recorder.protocol._crossing import (
     renamed,
     short,
 )
-from recorder.protocol._crossshapes import SHAPES, read_bare_config_list
-from recorder.protocol._states import V03_KINDS
 
 Json = Any
 

@@ -1,7 +1,7 @@
 """What renaming members cannot do between v0.3 and v1.0: the translator's shapes (pure).
 
 Each shape reads one type from a v0.3 dialect into v1.0 and writes it back (`SHAPES`, named
-by the type table of `_crossing`); each says what it did through the `Walk`.  They take a copy
+by the type table of `_tables`); each says what it did through the `Walk`.  They take a copy
 of the object (already stripped of its `kind` on reading) and return the new one.
 
 - a Part: v0.3 JSON-RPC `{kind, text | file: {bytes|uri, mimeType, name} | data}`, v0.3
@@ -10,7 +10,7 @@ of the object (already stripped of its `kind` on reading) and return the new one
 - the answer wrappers: v1.0 and v0.3 proto-JSON name the member (`{"task": ...}`), v0.3
   JSON-RPC puts a `kind` inside the object;
 - a status update's `final` (v0.3), which v1.0 dropped: the stream's end says it; written true
-  for a terminal state, as a2a-sdk's compat layer writes it (`_crosswire.stream` marks the
+  for a terminal state, as a2a-sdk's compat layer writes it (`_wire.stream` marks the
   last status update of a stream final too: an interrupted task's stream ends there);
 - the send configuration: `blocking` is v1.0's `returnImmediately` inverted, written
   explicitly (v0.3 clients send it); the push config member's three names;
@@ -19,7 +19,7 @@ of the object (already stripped of its `kind` on reading) and return the new one
 - requests naming a task or config: v0.3 JSON-RPC `{id, pushNotificationConfigId}`, v0.3
   proto-JSON resource names (`tasks/{t}/pushNotificationConfigs/{c}`), v1.0 `{taskId, id}`;
 - the push-config list: v0.3 JSON-RPC answers a bare list;
-- the agent card (`_crosscard`).
+- the agent card (`_card`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from recorder.protocol._crosscard import read_card, write_card
-from recorder.protocol._crossing import (
+from recorder.protocol import (
+    CONFIGS_SEGMENT,
+    STREAM_MEMBERS,
+    TASKS_SEGMENT,
+    V03_FILE_FIELDS,
+    V03_KINDS,
+    V03_PROTO_FILE_FIELDS,
+    V03_PROTO_SEND_CONFIG_RENAMES,
+    V03_PUSH_CONFIG_PARAMS,
+    V03_SEND_CONFIG_RENAMES,
+    resource_ids,
+    task_state_row,
+)
+from recorder.versions._card import read_card, write_card
+from recorder.versions._tables import (
     CONFIG_REF,
     LIST_CONFIGS,
     LIST_OF,
@@ -38,18 +51,9 @@ from recorder.protocol._crossing import (
     RenameRule,
     renamed,
 )
-from recorder.protocol._idmodel import CONFIGS_SEGMENT, TASKS_SEGMENT, resource_ids
-from recorder.protocol._states import STREAM_MEMBERS, V03_KINDS, task_state_row
-from recorder.protocol._v03 import (
-    V03_FILE_FIELDS,
-    V03_PROTO_FILE_FIELDS,
-    V03_PROTO_SEND_CONFIG_RENAMES,
-    V03_PUSH_CONFIG_PARAMS,
-    V03_SEND_CONFIG_RENAMES,
-)
 
 if TYPE_CHECKING:  # the walk calls these; they call it back
-    from recorder.protocol._crosswalk import Walk
+    from recorder.versions._walk import Walk
 
 Json = Any
 Obj = dict[str, Json]
@@ -448,7 +452,7 @@ def _write_card(w: Walk, card: Obj, kind: str, target: Dialect, path: str) -> Js
 
 
 Shape = Callable[["Walk", Obj, str, Dialect, str], Json]
-# shape name (in `_crossing`'s type table) -> (read into v1.0, write from v1.0)
+# shape name (in `_tables`'s type table) -> (read into v1.0, write from v1.0)
 SHAPES: Mapping[str, tuple[Shape, Shape]] = {
     "part": (_read_part, _write_part),
     "wrapper": (_read_wrapper, _write_wrapper),

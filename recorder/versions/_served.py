@@ -2,19 +2,18 @@
 interfaces of version 1.0; for v0.3 only, the v0.3 card; for both, the v1.0 card listing every
 interface in both versions with the v0.3 fields merged in (a2a-sdk 1.3.0's
 `agent_card_to_dict` serves this hybrid; @a2a-js/sdk picks a card by `A2A-Version` instead).
-The card's own translation is `_crosscard`'s."""
+The card's own translation is `_card`'s."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
 
-from recorder.protocol._crosscard import entries as card_entries
-from recorder.protocol._crosscard import read_card, write_card
-from recorder.protocol._crossing import Dialect, RenameRule, Translated
-from recorder.protocol._crosswalk import Walk
-from recorder.protocol._types import Version
-from recorder.protocol._v03 import V03_CARD_LEGACY_FIELDS
+from recorder.protocol import V03_CARD_LEGACY_FIELDS, Version
+from recorder.versions._card import entries as card_entries
+from recorder.versions._card import read_card, write_card
+from recorder.versions._tables import Dialect, RenameRule, Translated
+from recorder.versions._walk import Walk
 
 Json = Any
 Obj = dict[str, Json]

@@ -11,7 +11,7 @@ where v1.0 wraps each in a oneof member (a2a-wire.md §2).
 - `write_card`: a v1.0 card as v0.3 writes it (JSON-RPC schema or proto-JSON);
 - `entries`: a card's interfaces of one version.
 
-The card an agent of several versions serves is `_servedcard`'s.
+The card an agent of several versions serves is `_served`'s.
 
 Pure; a card of the wrong shape is returned as it is.
 """
@@ -20,17 +20,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from recorder.protocol._crossing import Dialect, RenameRule
-from recorder.protocol._types import Version
-from recorder.protocol._v03 import (
+from recorder.protocol import (
     V03_CARD_EXTENDED_FLAG,
     V03_CARD_LEGACY_FIELDS,
     V03_SECURITY_SCHEME_FIELDS,
     V03_SECURITY_SCHEME_MEMBERS,
+    Version,
 )
+from recorder.versions._tables import Dialect, RenameRule
 
 if TYPE_CHECKING:  # the walk calls these; they call it back
-    from recorder.protocol._crosswalk import Walk
+    from recorder.versions._walk import Walk
 
 Json = Any
 Obj = dict[str, Json]

@@ -5,17 +5,17 @@ discriminators, `completed`, `user`) and v0.3's proto-JSON (HTTP+JSON and gRPC: 
 with `TASK_STATE_CANCELLED`, `Message.content`, resource names).  Every document is *read*
 into v1.0 and *written* from it; one version to the other is a read and a write (`translate`).
 
-**The walk (`_crosswalk`) is typed.**  The operation and the side (request or response) name
+**The walk (`_walk`) is typed.**  The operation and the side (request or response) name
 the root type (`ROOTS`); each type names the types of its members (`TYPES`).  A member no
 row names is copied as it is: the wire said it.  What a type does beyond renaming members (a
 Part's shape, a push config's nesting, a send configuration's `blocking`, a resource name, a
-wrapper or a `kind`) is its own small function (`_crossshapes`, `_crosscard`), named in the
+wrapper or a `kind`) is its own small function (`_shapes`, `_card`), named in the
 table.  The tables of names are `_v03`'s.
 
 **Nothing silently.**  Each rule applied leaves a `Rename` in v0.3 → v1.0 terms (`old` is the
 v0.3 form, whichever way the document went); each value the target dialect cannot carry a
 `Lost`, and it is dropped (`keep=True` leaves it in place: the diff compares what it cannot
-translate).  A v0.3 proto-JSON document is then pruned to its descriptor (`_crosswire`): a
+translate).  A v0.3 proto-JSON document is then pruned to its descriptor (`_wire`): a
 v0.3 protobuf parser refuses members it does not know.
 
 Never raises on odd input: a value of the wrong type is copied as it is.
@@ -29,9 +29,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from recorder.protocol._states import TASK_STATES, V03_KINDS
-from recorder.protocol._types import PUSH_DELIVERY, Binding, Version
-from recorder.protocol._v03 import V03_PROTO_STATES, V03_ROLES, V03_TASK_STATES
+from recorder.protocol import (
+    PUSH_DELIVERY,
+    TASK_STATES,
+    V03_KINDS,
+    V03_PROTO_STATES,
+    V03_ROLES,
+    V03_TASK_STATES,
+    Binding,
+    Version,
+)
 
 Json = Any
 
@@ -192,7 +199,7 @@ class TypeRow:
     renamed: Mapping[Dialect, Mapping[str, tuple[str, RenameRule]]] = field(default_factory=dict)
     v1_only: frozenset[str] = frozenset()
     v03_only: frozenset[str] = frozenset()
-    shape: str | None = None  # a key of `_crossshapes.SHAPES`
+    shape: str | None = None  # a key of `_shapes.SHAPES`
 
 
 _TENANT, _METADATA = frozenset({"tenant"}), frozenset({"metadata"})
