@@ -18,7 +18,7 @@ Pure; a card of the wrong shape is returned as it is.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recorder.protocol import (
     V03_CARD_EXTENDED_FLAG,
@@ -27,10 +27,7 @@ from recorder.protocol import (
     V03_SECURITY_SCHEME_MEMBERS,
     Version,
 )
-from recorder.versions._tables import Dialect, RenameRule
-
-if TYPE_CHECKING:  # the walk calls these; they call it back
-    from recorder.versions._walk import Walk
+from recorder.versions._tables import Dialect, RenameRule, Walker
 
 Json = Any
 Obj = dict[str, Json]
@@ -41,7 +38,7 @@ _FLAG, _CAPABILITY = V03_CARD_EXTENDED_FLAG[0], V03_CARD_EXTENDED_FLAG[1].split(
 # ---- reading -------------------------------------------------------------------------------
 
 
-def read_card(w: Walk, card: Obj, path: str) -> Obj:
+def read_card(w: Walker, card: Obj, path: str) -> Obj:
     """A card of any version in its v1.0 form (the v0.3 fields folded in, said so)."""
     legacy = {key: card.pop(key) for key in V03_CARD_LEGACY_FIELDS if key in card}
     if legacy:
@@ -83,7 +80,7 @@ def _legacy_interfaces(legacy: Obj) -> list[Obj]:
     return [{**entry, "protocolVersion": version} if version else entry for entry in found]
 
 
-def _read_scheme(w: Walk, scheme: Json, path: str) -> Json:
+def _read_scheme(w: Walker, scheme: Json, path: str) -> Json:
     kind = scheme.get("type") if isinstance(scheme, dict) else None
     if not isinstance(kind, str) or kind not in V03_SECURITY_SCHEME_MEMBERS:
         return scheme
@@ -93,7 +90,7 @@ def _read_scheme(w: Walk, scheme: Json, path: str) -> Json:
     return {member: fields}
 
 
-def _read_requirements(w: Walk, holder: Obj, path: str) -> Obj:
+def _read_requirements(w: Walker, holder: Obj, path: str) -> Obj:
     """v0.3 `security` on a card or skill -> v1.0 `securityRequirements`, in place."""
     legacy = holder.get("security")
     if not isinstance(legacy, list) or "securityRequirements" in holder:
@@ -112,7 +109,7 @@ def _read_requirements(w: Walk, holder: Obj, path: str) -> Obj:
 # ---- writing -------------------------------------------------------------------------------
 
 
-def write_card(w: Walk, card: Obj, target: Dialect, path: str) -> Obj:
+def write_card(w: Walker, card: Obj, target: Dialect, path: str) -> Obj:
     """A v1.0 card as v0.3 writes it: the interfaces as `url` and `additionalInterfaces`."""
     out = {k: v for k, v in card.items() if k != "supportedInterfaces"}
     interfaces = entries(card, Version.V0_3) or entries(card, None)
@@ -141,7 +138,7 @@ def entries(card: Obj, version: Version | None) -> list[Obj]:
     return list(found.values())
 
 
-def _legacy_fields(w: Walk, interfaces: list[Obj], path: str) -> Obj:
+def _legacy_fields(w: Walker, interfaces: list[Obj], path: str) -> Obj:
     first = interfaces[0]
     for i, entry in enumerate(interfaces):
         if entry.get("tenant"):
@@ -158,7 +155,7 @@ def _legacy_fields(w: Walk, interfaces: list[Obj], path: str) -> Obj:
     }
 
 
-def _write_security(w: Walk, card: Obj, target: Dialect, path: str) -> None:
+def _write_security(w: Walker, card: Obj, target: Dialect, path: str) -> None:
     schemes = card.get("securitySchemes")
     if target is Dialect.V03 and isinstance(schemes, dict):
         card["securitySchemes"] = {
@@ -175,7 +172,7 @@ def _write_security(w: Walk, card: Obj, target: Dialect, path: str) -> None:
         ]
 
 
-def _write_scheme(w: Walk, scheme: Json, path: str) -> Json:
+def _write_scheme(w: Walker, scheme: Json, path: str) -> Json:
     members = {v: k for k, v in V03_SECURITY_SCHEME_MEMBERS.items()}
     found = [k for k in scheme if k in members] if isinstance(scheme, dict) else []
     if len(found) != 1 or not isinstance(scheme[found[0]], dict):
@@ -186,7 +183,7 @@ def _write_scheme(w: Walk, scheme: Json, path: str) -> Json:
     return {"type": members[found[0]], **fields}
 
 
-def _write_requirements(w: Walk, holder: Obj, target: Dialect, path: str) -> Obj:
+def _write_requirements(w: Walker, holder: Obj, target: Dialect, path: str) -> Obj:
     entries = holder.pop("securityRequirements", None)
     if not isinstance(entries, list):
         return holder

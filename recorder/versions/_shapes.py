@@ -1,7 +1,7 @@
 """What renaming members cannot do between v0.3 and v1.0: the translator's shapes (pure).
 
 Each shape reads one type from a v0.3 dialect into v1.0 and writes it back (`SHAPES`, named
-by the type table of `_tables`); each says what it did through the `Walk`.  They take a copy
+by the type table of `_tables`); each says what it did through the `Walker`.  They take a copy
 of the object (already stripped of its `kind` on reading) and return the new one.
 
 - a Part: v0.3 JSON-RPC `{kind, text | file: {bytes|uri, mimeType, name} | data}`, v0.3
@@ -25,7 +25,7 @@ of the object (already stripped of its `kind` on reading) and return the new one
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recorder.protocol import (
     CONFIGS_SEGMENT,
@@ -49,11 +49,9 @@ from recorder.versions._tables import (
     PUSH_CONFIG,
     Dialect,
     RenameRule,
+    Walker,
     renamed,
 )
-
-if TYPE_CHECKING:  # the walk calls these; they call it back
-    from recorder.versions._walk import Walk
 
 Json = Any
 Obj = dict[str, Json]
@@ -71,14 +69,14 @@ _NESTED, _FLAT = "{taskId, pushNotificationConfig:{…}}", "flat {taskId, id, ur
 # ---- parts ---------------------------------------------------------------------------------
 
 
-def _read_part(w: Walk, part: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_part(w: Walker, part: Obj, kind: str, source: Dialect, path: str) -> Json:
     part = _read_kind_part(w, part, path) if source is _V03 else _read_proto_part(w, part, path)
     if "data" in part:
         _unwrap_data(w, part, path)
     return part
 
 
-def _read_proto_part(w: Walk, part: Obj, path: str) -> Obj:
+def _read_proto_part(w: Walker, part: Obj, path: str) -> Obj:
     file = part.get("file")
     if isinstance(file, dict):
         del part["file"]
@@ -91,7 +89,7 @@ def _read_proto_part(w: Walk, part: Obj, path: str) -> Obj:
     return part
 
 
-def _read_kind_part(w: Walk, part: Obj, path: str) -> Obj:
+def _read_kind_part(w: Walker, part: Obj, path: str) -> Obj:
     kind = part.pop("kind", None)
     if isinstance(kind, str):
         w.note(_R.PART_KIND, f'"kind":"{kind}"', "raw|url" if kind == "file" else kind, path)
@@ -101,7 +99,7 @@ def _read_kind_part(w: Walk, part: Obj, path: str) -> Obj:
     return part
 
 
-def _write_part(w: Walk, part: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_part(w: Walker, part: Obj, kind: str, target: Dialect, path: str) -> Json:
     if {"raw", "url"} & set(part):
         return _write_file_part(w, part, target, path)
     member = "text" if "text" in part else "data" if "data" in part else None
@@ -126,14 +124,14 @@ def _write_part(w: Walk, part: Obj, kind: str, target: Dialect, path: str) -> Js
 DATA_VALUE, DATA_FLAG = "value", "data_part_compat"
 
 
-def _wrap_data(w: Walk, part: Obj, path: str) -> None:
+def _wrap_data(w: Walker, part: Obj, path: str) -> None:
     part["data"] = {DATA_VALUE: part["data"]}
     metadata = part.get("metadata")
     part["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), DATA_FLAG: True}
     w.note(_R.PART_KIND, f"data.{DATA_VALUE} + metadata.{DATA_FLAG}", "data (no object)", path)
 
 
-def _unwrap_data(w: Walk, part: Obj, path: str) -> None:
+def _unwrap_data(w: Walker, part: Obj, path: str) -> None:
     metadata, data = part.get("metadata"), part.get("data")
     if not (isinstance(metadata, dict) and metadata.get(DATA_FLAG) is True):
         return
@@ -148,7 +146,7 @@ def _unwrap_data(w: Walk, part: Obj, path: str) -> None:
     w.note(_R.PART_KIND, f"data.{DATA_VALUE} + metadata.{DATA_FLAG}", "data (no object)", path)
 
 
-def _write_file_part(w: Walk, part: Obj, target: Dialect, path: str) -> Json:
+def _write_file_part(w: Walker, part: Obj, target: Dialect, path: str) -> Json:
     names = V03_FILE_FIELDS if target is _V03 else V03_PROTO_FILE_FIELDS
     back = {new: old for old, new in names.items()}
     file = {back[k]: part.pop(k) for k in ("raw", "url", "mediaType", "filename") if k in part}
@@ -162,7 +160,7 @@ def _write_file_part(w: Walk, part: Obj, target: Dialect, path: str) -> Json:
 # ---- answers: wrappers and status updates ---------------------------------------------------
 
 
-def _read_wrapper(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_wrapper(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     """A SendMessageResponse or StreamResponse; in v0.3 JSON-RPC the object with its `kind`."""
     found = obj.get("kind")
     member = V03_KINDS.get(found) if isinstance(found, str) and source is _V03 else None
@@ -171,7 +169,7 @@ def _read_wrapper(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> J
     return _members(w.read, obj, source, path)
 
 
-def _write_wrapper(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_wrapper(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     members = [k for k in obj if k in STREAM_MEMBERS]
     if target is not _V03 or len(members) != 1:
         return _members(w.write, obj, target, path)
@@ -189,7 +187,7 @@ def _members(step: Callable[..., Json], obj: Obj, dialect: Dialect, path: str) -
     }
 
 
-def _read_status_update(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_status_update(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     out = w.read_members(obj, kind, source, path)
     if "final" in out:
         del out["final"]
@@ -197,7 +195,7 @@ def _read_status_update(w: Walk, obj: Obj, kind: str, source: Dialect, path: str
     return out
 
 
-def _write_status_update(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_status_update(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     status = obj.get("status")
     row = task_state_row(status.get("state")) if isinstance(status, dict) else None
     out = w.write_members(obj, kind, target, path)
@@ -211,7 +209,7 @@ def _write_status_update(w: Walk, obj: Obj, kind: str, target: Dialect, path: st
 # ---- the send configuration and push configs ------------------------------------------------
 
 
-def _read_send_params(w: Walk, params: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_send_params(w: Walker, params: Obj, kind: str, source: Dialect, path: str) -> Json:
     """A unary send: no configuration in v0.3 is a send that does not block (its `blocking`
     defaults to false), which v1.0 says with `returnImmediately` (its default blocks)."""
     if not isinstance(params.get("configuration"), dict):
@@ -226,7 +224,7 @@ def _read_send_params(w: Walk, params: Obj, kind: str, source: Dialect, path: st
     return w.read_members(params, kind, source, path)
 
 
-def _write_send_params(w: Walk, params: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_send_params(w: Walker, params: Obj, kind: str, target: Dialect, path: str) -> Json:
     """A unary send: no configuration in v1.0 is a blocking send, which v0.3 says."""
     out = w.write_members(params, kind, target, path)
     if w.defaults and not isinstance(out.get("configuration"), dict):
@@ -235,7 +233,7 @@ def _write_send_params(w: Walk, params: Obj, kind: str, target: Dialect, path: s
     return out
 
 
-def _read_send_config(w: Walk, config: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_send_config(w: Walker, config: Obj, kind: str, source: Dialect, path: str) -> Json:
     # No `blocking` is `blocking: false` in v0.3 (proto3's default; proto-JSON leaves a false
     # bool out, and the JSON-RPC schema gives no other; a2a-python reads it as blocking).  A
     # diff reads v1.0 documents this way too: there, no `blocking` says nothing.
@@ -252,7 +250,7 @@ def _read_send_config(w: Walk, config: Obj, kind: str, source: Dialect, path: st
     return config
 
 
-def _write_send_config(w: Walk, config: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_send_config(w: Walker, config: Obj, kind: str, target: Dialect, path: str) -> Json:
     immediately = config.pop("returnImmediately", False) is True
     w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.returnImmediately")
     if target is _V03 or not immediately:  # v0.3 clients say it; proto-JSON leaves false out
@@ -266,7 +264,7 @@ def _write_send_config(w: Walk, config: Obj, kind: str, target: Dialect, path: s
     return config
 
 
-def read_inline(w: Walk, config: Json, path: str) -> Json:
+def read_inline(w: Walker, config: Json, path: str) -> Json:
     """A v0.3 PushNotificationConfig as the members of a flat v1.0 config (one scheme)."""
     if not isinstance(config, dict):
         return config
@@ -283,7 +281,7 @@ def read_inline(w: Walk, config: Json, path: str) -> Json:
     return out
 
 
-def write_inline(w: Walk, config: Json, path: str) -> Json:
+def write_inline(w: Walker, config: Json, path: str) -> Json:
     """The members of a flat v1.0 config as a v0.3 PushNotificationConfig."""
     if not isinstance(config, dict):
         return config
@@ -297,7 +295,7 @@ def write_inline(w: Walk, config: Json, path: str) -> Json:
     return out
 
 
-def _read_push_config(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_push_config(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     """v0.3 `{taskId | name, pushNotificationConfig: {...}}` -> the flat v1.0 config."""
     if source is _PROTO:
         obj = read_names(w, obj, path, ("name",))
@@ -309,7 +307,7 @@ def _read_push_config(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) 
     return {**{k: v for k, v in obj.items() if k != "pushNotificationConfig"}, **flat}
 
 
-def _write_push_config(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_push_config(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     out = w.write_members(obj, PUSH_CONFIG, target, path)
     inline = {k: out.pop(k) for k in _INLINE_KEYS if k in out}
     w.note(_R.PUSH_CONFIG, _NESTED, _FLAT, path)
@@ -321,7 +319,7 @@ def _write_push_config(w: Walk, obj: Obj, kind: str, target: Dialect, path: str)
     return {"name": name, **out, "pushNotificationConfig": nested}
 
 
-def _read_create(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_create(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     """v0.3 proto-JSON `{parent, configId, config: {name, pushNotificationConfig}}` -> flat."""
     config = obj.get("config")
     if source is not _PROTO or not isinstance(config, dict):
@@ -333,7 +331,7 @@ def _read_create(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Js
     return {**flat, **out}
 
 
-def _write_create(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_create(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     config = _write_push_config(w, dict(obj), PUSH_CONFIG, target, path)
     if target is not _PROTO:
         return config
@@ -344,19 +342,19 @@ def _write_create(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> J
     return {**out, "config": config}
 
 
-def _read_config_list(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_config_list(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     if "configs" in obj:
         obj["configs"] = w.read(obj["configs"], PUSH_CONFIG + LIST_OF, source, f"{path}.configs")
     return obj
 
 
-def read_bare_config_list(w: Walk, configs: list[Json], source: Dialect, path: str) -> Json:
+def read_bare_config_list(w: Walker, configs: list[Json], source: Dialect, path: str) -> Json:
     """v0.3 JSON-RPC's answer to a push-config list: the configs themselves."""
     w.note(_R.PUSH_CONFIG, "[configs]", "{configs: [...]}", path)
     return {"configs": w.read(configs, PUSH_CONFIG + LIST_OF, source, path)}
 
 
-def _write_config_list(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_config_list(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     configs = w.write(obj.get("configs", []), PUSH_CONFIG + LIST_OF, target, f"{path}.configs")
     if target is _PROTO:
         return {**obj, "configs": configs}
@@ -369,12 +367,12 @@ def _write_config_list(w: Walk, obj: Obj, kind: str, target: Dialect, path: str)
 # ---- requests that name a task or a config ---------------------------------------------------
 
 
-def _read_task_ref(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_task_ref(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     out = w.read_members(obj, kind, source, path)
     return read_names(w, out, path, ("name",)) if source is _PROTO else out
 
 
-def _write_task_ref(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_task_ref(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     out = w.write_members(obj, kind, target, path)
     if target is not _PROTO or "id" not in out:
         return out
@@ -385,13 +383,13 @@ def _write_task_ref(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) ->
     return {"name": f"{TASKS_SEGMENT}/{task}", **out}
 
 
-def _read_config_ref(w: Walk, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_config_ref(w: Walker, obj: Obj, kind: str, source: Dialect, path: str) -> Json:
     out = w.read_members(obj, kind, source, path)
     names = ("name",) if kind == CONFIG_REF else ("parent",)
     return read_names(w, out, path, names) if source is _PROTO else read_params(w, out, path)
 
 
-def _write_config_ref(w: Walk, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_config_ref(w: Walker, obj: Obj, kind: str, target: Dialect, path: str) -> Json:
     out = w.write_members(obj, kind, target, path)
     task, config = out.pop("taskId", None), out.pop("id", None)
     if target is _PROTO:
@@ -412,7 +410,7 @@ def _v1_params(found: Mapping[str, Json]) -> str:
     return "{" + ", ".join(V03_PUSH_CONFIG_PARAMS[k] for k in found) + "}"
 
 
-def read_params(w: Walk, params: Obj, path: str) -> Obj:
+def read_params(w: Walker, params: Obj, path: str) -> Obj:
     """v0.3 JSON-RPC `{id, pushNotificationConfigId}` -> v1.0 `{taskId, id}`."""
     if "taskId" in params or "id" not in params:
         return params  # already v1.0
@@ -421,7 +419,7 @@ def read_params(w: Walk, params: Obj, path: str) -> Obj:
     return {V03_PUSH_CONFIG_PARAMS.get(key, key): value for key, value in params.items()}
 
 
-def read_names(w: Walk, obj: Obj, path: str, keys: tuple[str, ...]) -> Obj:
+def read_names(w: Walker, obj: Obj, path: str, keys: tuple[str, ...]) -> Obj:
     """v0.3 resource names (`tasks/{t}`, `tasks/{t}/pushNotificationConfigs/{c}`) -> ids."""
     for key in keys:
         value = obj.get(key)
@@ -443,15 +441,15 @@ def resource(task: str, config: str) -> str:
     return f"{TASKS_SEGMENT}/{task}/{CONFIGS_SEGMENT}/{config}"
 
 
-def _read_card(w: Walk, card: Obj, kind: str, source: Dialect, path: str) -> Json:
+def _read_card(w: Walker, card: Obj, kind: str, source: Dialect, path: str) -> Json:
     return read_card(w, card, path)
 
 
-def _write_card(w: Walk, card: Obj, kind: str, target: Dialect, path: str) -> Json:
+def _write_card(w: Walker, card: Obj, kind: str, target: Dialect, path: str) -> Json:
     return write_card(w, card, target, path)
 
 
-Shape = Callable[["Walk", Obj, str, Dialect, str], Json]
+Shape = Callable[[Walker, Obj, str, Dialect, str], Json]
 # shape name (in `_tables`'s type table) -> (read into v1.0, write from v1.0)
 SHAPES: Mapping[str, tuple[Shape, Shape]] = {
     "part": (_read_part, _write_part),

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from recorder.protocol import (
     PUSH_DELIVERY,
@@ -188,6 +188,29 @@ MEMBER_TYPES: Mapping[str, str] = {
     "artifactUpdate": ARTIFACT_UPDATE,
 }
 KINDS: Mapping[str, str] = {MEMBER_TYPES[member]: kind for kind, member in V03_KINDS.items()}
+
+
+class Walker(Protocol):
+    """What a shape (`_shapes`, `_card`) asks of the walk (`_walk.Walk`) that called it: notes,
+    and the walk again for the members it holds."""
+
+    defaults: bool
+
+    def note(self, rule: RenameRule, old: str, new: str, path: str) -> None: ...
+    def lose(self, obj: dict[str, Any], key: str, path: str, why: str) -> None: ...
+    def lose_value(self, value: Any, path: str, why: str) -> None: ...
+    def read(
+        self, value: Any, kind: str, source: Dialect, path: str, *, wrapped: bool = False
+    ) -> Any: ...
+    def write(
+        self, value: Any, kind: str, target: Dialect, path: str, *, wrapped: bool = False
+    ) -> Any: ...
+    def read_members(
+        self, obj: dict[str, Any], kind: str, source: Dialect, path: str
+    ) -> dict[str, Any]: ...
+    def write_members(
+        self, obj: dict[str, Any], kind: str, target: Dialect, path: str
+    ) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
