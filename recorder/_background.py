@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Self
 from urllib.parse import urlsplit
 
+from recorder._errors import StartError, StateError
+
 StartTimeout = 15.0
 
 
@@ -55,13 +57,22 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 class BackgroundLoop:
-    """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits."""
+    """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits.
+
+    `start()` returns once `main` is ready, or raises what failed before (or the time out) as
+    `failure` makes it: a `StartError` naming the service unless given.  `stop()` sets `stop`
+    and joins the thread."""
 
     def __init__(
-        self, main: Callable[[Callable[[], None], asyncio.Event], Awaitable[None]], name: str
+        self,
+        main: Callable[[Callable[[], None], asyncio.Event], Awaitable[None]],
+        name: str,
+        *,
+        failure: Callable[[BaseException], Exception] | None = None,
     ) -> None:
         self._main = main
         self._name = name
+        self._failure = failure or self._start_error
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -71,7 +82,7 @@ class BackgroundLoop:
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
-            raise RuntimeError(f"{self._name} is not running")
+            raise StateError(f"{self._name} is not running")
         return self._loop
 
     def start(self, timeout: float = StartTimeout) -> Self:
@@ -79,10 +90,16 @@ class BackgroundLoop:
         self._thread.start()
         if not self._ready.wait(timeout):
             self.stop()
-            raise RuntimeError(f"{self._name} did not start within {timeout:.0f} s")
+            raise self._failure(TimeoutError(f"did not start within {timeout:.0f} s"))
         if self._error is not None:
-            raise RuntimeError(f"{self._name} failed to start: {self._error}") from self._error
+            self._thread.join(timeout)
+            raise self._failure(self._error)
         return self
+
+    def _start_error(self, error: BaseException) -> Exception:
+        failure = StartError(f"{self._name} failed to start: {error}")
+        failure.__cause__ = error
+        return failure
 
     def stop(self, timeout: float = StartTimeout) -> None:
         loop, stop, thread = self._loop, self._stop, self._thread

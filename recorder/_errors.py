@@ -22,6 +22,8 @@ keeps working for a caller who never heard of ours):
     │                                   another writer holds the capture's lock
     ├── StartError (RuntimeError)       a server could not start (address in use, ...)
     │   └── ProxyStartError             ... the recording proxy
+    ├── StateError (RuntimeError)       a server used before it started or after it
+    │                                   stopped, or started twice (the caller's slip)
     ├── VerifyError (RuntimeError)      `verify` could not run (the agent unreachable, ...)
     ├── ProtocolError (ValueError)      bytes on the wire break a protocol: the peer's fault,
     │   │                               recorded as it was, never a crash (h11's
@@ -163,6 +165,11 @@ class StartError(RecorderError, RuntimeError):
 
 class ProxyStartError(StartError):
     """The recording proxy could not start."""
+
+
+class StateError(RecorderError, RuntimeError):
+    """A server (proxy, replayer, agent, receiver) asked for what it has only while it runs:
+    used before `start()` or after `stop()`, or started twice."""
 
 
 class VerifyError(RecorderError, RuntimeError):

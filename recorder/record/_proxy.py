@@ -17,8 +17,10 @@ Facts this module is built around (mitmproxy 12):
   without mitmdump's terminal log nobody reads that log: the addon set's fault ledger listens
   from then until the master is shut down (`RecordingAddons.listen`), so every error is
   counted, shown and in `faults` (see `_faults`).
-- Stopping must empty the server set (`servers.update([])`) before `shutdown()`, or the
-  listening port stays bound.
+- Stopping must close the listeners (the `mode` option emptied: mitmproxy stops their
+  servers) before `shutdown()`, or the listening port stays bound.
+- Only mitmproxy's published interfaces: addons, their hooks (`running` says the servers
+  started), options and `listen_addrs()`; no private name (tests/unit/test_import_graph.py).
 - `confdir` is always passed (a temporary directory unless given), so nothing is written to the
   home folder.
 - mitmproxy keeps one global context (`mitmproxy.ctx`), so run one `RecordingProxy` per process
@@ -46,10 +48,10 @@ Exceptions: `OptionError` (a ValueError) for an option that cannot be used,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import tempfile
-import threading
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -66,8 +68,8 @@ from mitmproxy.addons.tlsconfig import TlsConfig
 from mitmproxy.addons.update_alt_svc import UpdateAltSvc
 from mitmproxy.master import Master
 
-from recorder._background import host_port
-from recorder._errors import OptionError, ProxyStartError
+from recorder._background import BackgroundLoop, host_port
+from recorder._errors import OptionError, ProxyStartError, StateError
 from recorder.options import RECORD, mitm_value, split_for
 from recorder.record._addons import recording_addons
 from recorder.record._faults import Faults
@@ -170,9 +172,11 @@ class RecordingProxy:
         )
         self.grpc_listen = self.options["grpc_listen"] or (listen[0], 0)
         self._grpc_mode: str | None = None
+        self._grpc_at: tuple[str, int] | None = None  # where it listens, port 0 resolved
         self._grpc_address: tuple[str, int] | None = None
         self.push_proxy: tuple[str, int] | None = self.options["push_proxy"]
         self._push_mode: str | None = None
+        self._push_at: tuple[str, int] | None = None
         self._push_address: tuple[str, int] | None = None
         self.upstream = _check_upstream(self.mode, upstream)
         self.listen = listen
@@ -185,12 +189,9 @@ class RecordingProxy:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._mitm_options = dict(mitm_options or {})
         self._address: tuple[str, int] | None = None
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._failure: BaseException | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._runner: BackgroundLoop | None = None  # started with `start()`
+        self._task: asyncio.Task[None] | None = None  # or with `start_async()`
+        self._stop = asyncio.Event()
 
     def _mitm_values(self, *, quiet: bool) -> dict[str, Any]:
         """The mitmproxy options the table's rows set (the addons' `a2a_*`, and mitmproxy's
@@ -233,7 +234,7 @@ class RecordingProxy:
         if self.grpc_upstream is None:
             return None
         if self._grpc_address is None:
-            raise RuntimeError("RecordingProxy is not running")
+            raise StateError("RecordingProxy is not running")
         return host_port(*self._grpc_address)
 
     @property
@@ -243,47 +244,37 @@ class RecordingProxy:
         if self.push_proxy is None:
             return None
         if self._push_address is None:
-            raise RuntimeError("RecordingProxy is not running")
+            raise StateError("RecordingProxy is not running")
         return f"http://{host_port(*self._push_address)}"
 
     def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""
-        if self._thread is not None:
-            raise RuntimeError("RecordingProxy already started")
-        self._thread = threading.Thread(target=self._thread_main, name="a2a-recorder", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            self.stop()
-            raise ProxyStartError(f"proxy did not start within {timeout} s")
-        if self._failure is not None:
-            self._thread.join(STOP_TIMEOUT)
-            raise _start_failure(self._failure)
+        if self._runner is not None:
+            raise StateError("RecordingProxy already started")
+        self._runner = BackgroundLoop(self._serve, name="a2a-recorder", failure=_start_failure)
+        self._runner.start(timeout)
         return self
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """Stop a proxy started with `start()`, free its port and close its captures."""
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(stop.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        if self._runner is not None:
+            self._runner.stop(timeout)
 
     async def start_async(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in the running loop; return once listening.  Raises ProxyStartError."""
-        self._task = asyncio.create_task(self._serve())
-        ready = asyncio.create_task(asyncio.to_thread(self._ready.wait, timeout))
-        await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if self._task.done() and self._failure is None:
-            self._failure = self._task.exception() or ProxyStartError("proxy stopped at once")
-        if self._failure is not None or not self._ready.is_set():
+        ready = asyncio.Event()
+        self._task = asyncio.create_task(self._serve(ready.set, self._stop))
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({self._task, waiting}, timeout=timeout, return_when="FIRST_COMPLETED")
+        waiting.cancel()
+        if not ready.is_set() or self._task.done():
+            failure = self._task.exception() if self._task.done() else None
             await self.stop_async()
-            raise _start_failure(self._failure or ProxyStartError("proxy did not start"))
+            raise _start_failure(failure or ProxyStartError("proxy did not start"))
         return self
 
     async def stop_async(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
+        self._stop.set()
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=STOP_TIMEOUT)
             if self._task.done() and not self._task.cancelled():
@@ -316,55 +307,46 @@ class RecordingProxy:
 
     def _bound(self) -> tuple[str, int]:
         if self._address is None:
-            raise RuntimeError("RecordingProxy is not running")
+            raise StateError("RecordingProxy is not running")
         return self._address
 
-    def _thread_main(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
-            self._failure = self._failure or exc
-        finally:
-            self._ready.set()
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        errors = _ErrorLog()
-        logging.getLogger("mitmproxy").addHandler(errors)
+    async def _serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
+        errors, log = _ErrorLog(), logging.getLogger("mitmproxy")
+        log.addHandler(errors)
         try:
             master = self._build_master()
         except (exceptions.OptionsError, ValueError, KeyError) as exc:
-            logging.getLogger("mitmproxy").removeHandler(errors)
+            log.removeHandler(errors)
             self.addons.close()  # an addon configured before the failure may hold a lock
-            self._failure = _option_failure(exc)
-            self._ready.set()
-            return
+            raise _option_failure(exc) from None
         run = asyncio.create_task(master.run())
         try:
             await self._await_listening(master, run, errors)
-            logging.getLogger("mitmproxy").removeHandler(errors)
+            log.removeHandler(errors)
             self.addons.listen()
-            self._ready.set()
+            ready()
             await asyncio.wait(
-                {run, asyncio.create_task(self._stop.wait())},
-                return_when=asyncio.FIRST_COMPLETED,
+                {run, asyncio.create_task(stop.wait())}, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
-            logging.getLogger("mitmproxy").removeHandler(errors)
+            log.removeHandler(errors)
             await self._shutdown(master, run)
             self.addons.close()
-            self._ready.set()
 
     def _build_master(self) -> Any:  # master.Master; untyped in mitmproxy
         opts: Any = options.Options()
+        before = set(logging.getLogger().handlers)
         master: Any = Master(opts)
-        master.addons.add(*(make() for make in PROXY_ADDONS))
+        # What the master hangs on the root logger (its log events) goes with a master that
+        # never runs: a later log record in this process would fail on its closed loop.
+        handlers = [h for h in logging.getLogger().handlers if h not in before]
+        master.addons.add(_Running(), *(make() for make in PROXY_ADDONS))
         taken = {self.listen[1]} - {0}  # ports given to the modes so far
         # The gRPC taps go first: at stop, their calls in flight reach the save addon before
         # it finalises the captures.
         if self.grpc_upstream is not None:
-            self._grpc_mode = self.grpc_upstream.mode(_resolved(self.grpc_listen, taken))
+            self._grpc_at = _resolved(self.grpc_listen, taken)
+            self._grpc_mode = self.grpc_upstream.mode(self._grpc_at)
             relay = self.addons.push.grpc_relay if self.mode is Mode.REVERSE else None
             master.addons.add(self._tap(self._grpc_listener_origin, relay))
         if self.mode is Mode.FORWARD:
@@ -372,7 +354,7 @@ class RecordingProxy:
             master.addons.add(tunnels, self._tap(tunnels.origin))
         master.addons.add(self.addons, self.addons.audit)
         if self.push_proxy is not None:
-            host, port = _resolved(self.push_proxy, taken)
+            host, port = self._push_at = _resolved(self.push_proxy, taken)
             self._push_mode = f"regular@{host}:{port}"
             self.addons.push.push_proxy_mode = self._push_mode
             # The upstream a capture names if a delivery happens to open it.
@@ -382,9 +364,8 @@ class RecordingProxy:
         try:
             opts.update(**self._options())
         except BaseException:
-            # The master's log handler would outlive it, and any later log record in this
-            # process would fail on the master's closed loop.
-            master._legacy_log_events.uninstall()
+            for handler in handlers:
+                logging.getLogger().removeHandler(handler)
             raise
         return master
 
@@ -419,45 +400,33 @@ class RecordingProxy:
     async def _await_listening(
         self, master: Any, run: asyncio.Task[None], errors: _ErrorLog
     ) -> None:
-        proxyserver = master.addons.get("proxyserver")
-        while not run.done():
-            addresses = proxyserver.listen_addrs()
-            if addresses and proxyserver.is_running and self._all_listening(proxyserver):
-                self._address = self._main_address(proxyserver)
-                if self.mode is Mode.REVERSE:  # where gRPC push configs' deliveries go
-                    self.addons.push.relay_origin = self.url
-                if self._grpc_mode is not None:
-                    host, port = proxyserver.servers[self._grpc_mode].listen_addrs[0][:2]
-                    self._grpc_address = (host, port)
-                    self.addons.cards.grpc_target = self.grpc_target
-                if self._push_mode is not None:
-                    host, port = proxyserver.servers[self._push_mode].listen_addrs[0][:2]
-                    self._push_address = (host, port)
-                return
-            if errors.messages:
-                break
-            await asyncio.sleep(0.01)
-        detail = "; ".join(errors.messages) or _task_failure(run) or "proxy stopped"
-        self._failure = ProxyStartError(f"proxy could not start: {detail}")
-        raise self._failure
-
-    def _all_listening(self, proxyserver: Any) -> bool:
-        return all(server.listen_addrs for server in proxyserver.servers)
-
-    def _main_address(self, proxyserver: Any) -> tuple[str, int]:
-        for server in proxyserver.servers:
-            extra = server.mode.full_spec in (self._grpc_mode, self._push_mode)
-            if not extra and server.listen_addrs:
-                host, port = server.listen_addrs[0][:2]
-                return host, port
-        host, port = proxyserver.listen_addrs()[0][:2]
-        return host, port
+        """Until mitmproxy says it runs (its `running` hook comes once its servers started or
+        failed to); then every mode must listen, and nothing be logged as an error."""
+        running = asyncio.create_task(master.addons.get("running").event.wait())
+        await asyncio.wait({run, running}, return_when=asyncio.FIRST_COMPLETED)
+        running.cancel()
+        addresses = [a[:2] for a in master.addons.get("proxyserver").listen_addrs()]
+        extra = {at[1]: at for at in (self._grpc_at, self._push_at) if at is not None}
+        main = [a for a in addresses if a[1] not in extra]
+        if run.done() or errors.messages or not main or extra.keys() - {a[1] for a in addresses}:
+            detail = "; ".join(errors.messages) or _task_failure(run) or "proxy stopped"
+            raise ProxyStartError(f"proxy could not start: {detail}")
+        self._address = main[0]
+        if self.mode is Mode.REVERSE:  # where gRPC push configs' deliveries go
+            self.addons.push.relay_origin = self.url
+        if self._grpc_at is not None:
+            self._grpc_address = next(a for a in addresses if a[1] == self._grpc_at[1])
+            self.addons.cards.grpc_target = self.grpc_target
+        if self._push_at is not None:
+            self._push_address = next(a for a in addresses if a[1] == self._push_at[1])
 
     async def _shutdown(self, master: Any, run: asyncio.Task[None]) -> None:
+        """Close the listeners (no modes: mitmproxy stops their servers; the port is free
+        only then), cut what is in flight, then shut the master down (`Save` finalises)."""
         proxyserver = master.addons.get("proxyserver")
-        try:
-            await asyncio.wait_for(proxyserver.servers.update([]), STOP_TIMEOUT)
-        except (TimeoutError, Exception):  # noqa: BLE001 - still shut the master down
+        with contextlib.suppress(exceptions.OptionsError):
+            master.options.update(mode=[])
+        if not await _until(lambda: not proxyserver.listen_addrs(), STOP_TIMEOUT):
             logging.getLogger(__name__).warning("proxy servers did not stop cleanly")
         self.addons.save.begin_stop()
         await _close_connections(proxyserver)
@@ -470,6 +439,28 @@ class RecordingProxy:
             self._tmp = None
 
 
+class _Running:
+    """Hears mitmproxy's `running` hook: the master ran its servers' start-up."""
+
+    name = "running"
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+    def running(self) -> None:
+        self.event.set()
+
+
+async def _until(done: Callable[[], bool], timeout: float) -> bool:
+    """Poll `done()` until it holds (True) or `timeout` seconds passed (False)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not done():
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
 async def _close_connections(proxyserver: Any) -> None:
     """Cancel every client connection's handler, as mitmproxy's idle timeout does, and give
     them a moment to wind down (their flows end in `error`, written as cut)."""
@@ -477,9 +468,7 @@ async def _close_connections(proxyserver: Any) -> None:
         io = handler.transports.get(handler.client)
         if io is not None and io.handler is not None:
             io.handler.cancel("the recorder is shutting down")
-    deadline = asyncio.get_running_loop().time() + DRAIN_TIMEOUT
-    while proxyserver.connections and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.01)
+    await _until(lambda: not proxyserver.connections, DRAIN_TIMEOUT)
 
 
 def _mode(mode: Mode | str) -> Mode:
