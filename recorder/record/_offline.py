@@ -21,8 +21,9 @@ What differs offline, all of it:
 - a body that arrived whole rather than streamed is framed into events by the classifier (see
   `SseTee.replay`), at the offsets a flow's metadata gives (`EVENT_OFFSETS`), else at 0.
 
-mitmproxy keeps one global context (`mitmproxy.ctx`): the run borrows it and gives it back.
-Called from a running event loop, the run takes a thread of its own.
+mitmproxy keeps one global context (`mitmproxy.ctx`), which its master sets: as with a live
+`RecordingProxy`, one run per process at a time.  Called from a running event loop, the run
+takes a thread of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mitmproxy import ctx, flow, hooks, http, options
+from mitmproxy import flow, hooks, http, options
 from mitmproxy.master import Master
 from mitmproxy.proxy.mode_specs import ProxyMode
 
@@ -91,8 +92,7 @@ def record_offline(
 
 
 def _run(work: Callable[[], Any]) -> None:
-    """`work()`'s coroutine to its end, in a loop of its own, the global context restored."""
-    borrowed = {name: getattr(ctx, name, None) for name in ("master", "options", "log")}
+    """`work()`'s coroutine to its end, in a loop of its own."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -100,9 +100,6 @@ def _run(work: Callable[[], Any]) -> None:
     else:
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, work()).result()
-    finally:
-        for name, value in borrowed.items():
-            setattr(ctx, name, value)
 
 
 async def _record(
