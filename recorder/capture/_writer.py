@@ -5,13 +5,13 @@ Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
   straight to the file (unbuffered).  When `append` returns, the exchange is in the operating
   system's page cache: a killed process (`kill -9`, a crash) loses no exchange whose `append`
   returned, and the file on disk is always a complete, parseable capture.
-- `fsync` happens off the caller's thread: one shared syncer thread, woken by the first
-  append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and then syncs
-  every writer with unsynced data at once (group commit); under a steady load it syncs about
-  every `GROUP_COMMIT` seconds and the appending thread never waits for it.  A power loss or
-  kernel crash can lose the exchanges appended in the last `GROUP_COMMIT` seconds plus one
-  fsync's time.  `sync()` waits until everything appended so far is on disk; `close()` does
-  that too.
+- `fsync` happens off the caller's thread: one syncer thread while any writer is open, woken
+  by the first append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and
+  then syncs every writer with unsynced data at once (group commit); under a steady load it
+  syncs about every `GROUP_COMMIT` seconds and the appending thread never waits for it.  A
+  power loss or kernel crash can lose the exchanges appended in the last `GROUP_COMMIT`
+  seconds plus one fsync's time.  `sync()` waits until everything appended so far is on
+  disk; `close()` does that too.
 - A writer never truncates a file that holds exchanges: it creates a new capture (`create`)
   only where there is none, or continues one (`resume`), numbering after its last exchange.
 - **Whole exchanges or nothing**: when a write fails (a full disk, a read-only remount, an I/O
@@ -38,7 +38,6 @@ import shlex
 import stat
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +100,7 @@ class CaptureWriter:
         return writer
 
     def _setup(self, file: IO[bytes], last_number: int | None) -> None:
+        _SYNCER.opened()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = file
         self._end = os.fstat(file.fileno()).st_size  # where the last whole write ends
@@ -142,15 +142,16 @@ class CaptureWriter:
     def close(self) -> None:
         """Sync and close; an OSError of the sync is raised once the file is closed."""
         with self._lock:
-            if self._file is None:
-                return
-            try:
-                os.fsync(self._file.fileno())
-            finally:
-                self._file.close()
-                self._file = None
-                self._mark_synced(self._written)
-                release(self.path)
+            file, self._file = self._file, None
+        if file is None:
+            return
+        try:
+            os.fsync(file.fileno())
+        finally:
+            file.close()
+            self._mark_synced(self._written)
+            release(self.path)
+            _SYNCER.closed(self)  # outside the lock: the syncer may be waiting for it
 
     @property
     def closed(self) -> bool:
@@ -202,6 +203,7 @@ class CaptureWriter:
         self._file = None
         self.path.unlink(missing_ok=True)
         release(self.path)
+        _SYNCER.closed(self)
 
     def _sync_now(self) -> None:
         """Called by the syncer thread: fsync what was written so far.
@@ -228,56 +230,63 @@ GROUP_COMMIT = 0.05  # seconds the syncer lets appends gather before one fsync f
 
 
 class _Syncer:
-    """One daemon thread that fsyncs every writer with unsynced data (group commit).
+    """The thread that fsyncs every open writer with unsynced data (group commit).
 
-    `want` is on the appending thread's path, so it records the writer and wakes the syncer
-    only when the syncer has gone to sleep for lack of work: under a steady load it never
-    signals at all, and never takes a lock.
+    Its owners are the open writers: the first to open starts it, the last to close stops it
+    and joins it.  `want` records a writer under the syncer's lock and wakes the thread when
+    it waits for work; the thread lets `GROUP_COMMIT` seconds of appends gather, takes them
+    all and syncs each outside the lock, so an append never waits for a disk.
     """
 
     def __init__(self) -> None:
+        self._changed = threading.Condition()
         self._pending: dict[int, CaptureWriter] = {}
-        self._sleeping = True
-        self._wake = threading.Event()
-        self._start = threading.Lock()
+        self._open = 0
         self._thread: threading.Thread | None = None
 
-    def want(self, writer: CaptureWriter) -> None:
-        # Stores before reads on both sides (the GIL orders them), so no wake-up is lost.
-        self._pending[id(writer)] = writer
-        if self._sleeping:
-            self._sleeping = False
-            self._wake.set()
-        if self._thread is None:
-            self._started()
-
-    def _started(self) -> None:
-        with self._start:
+    def opened(self) -> None:
+        with self._changed:
+            self._open += 1
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="a2a-capture-sync", daemon=True
                 )
                 self._thread.start()
 
+    def closed(self, writer: CaptureWriter) -> None:
+        with self._changed:
+            self._pending.pop(id(writer), None)
+            self._open -= 1
+            thread = self._thread if self._open == 0 else None
+            if thread is not None:
+                self._thread = None
+                self._changed.notify_all()
+        if thread is not None:
+            thread.join()
+
+    def want(self, writer: CaptureWriter) -> None:
+        with self._changed:
+            if not self._pending:
+                self._changed.notify_all()
+            self._pending[id(writer)] = writer
+
     def _run(self) -> None:
-        while True:
-            time.sleep(GROUP_COMMIT)  # let a group gather
-            batch = [self._pending.pop(key) for key in list(self._pending)]
-            if not batch:
-                self._sleep()
-                continue
+        while (batch := self._next(threading.current_thread())) is not None:
             for writer in batch:
                 # A full or vanished disk: the next write says so to its caller.
                 with contextlib.suppress(OSError):
                     writer._sync_now()
 
-    def _sleep(self) -> None:
-        self._wake.clear()
-        self._sleeping = True
-        if self._pending:  # a want() came between the empty batch and now
-            self._sleeping = False
-            return
-        self._wake.wait()
+    def _next(self, me: threading.Thread) -> list[CaptureWriter] | None:
+        """The writers to sync once a group gathered; None once this thread is stopped."""
+        with self._changed:
+            self._changed.wait_for(lambda: bool(self._pending) or self._thread is not me)
+            if self._thread is not me:
+                return None
+            self._changed.wait(GROUP_COMMIT)  # let a group gather; a stop cuts it short
+            batch = list(self._pending.values())
+            self._pending.clear()
+            return batch
 
 
 _SYNCER = _Syncer()
