@@ -1,10 +1,9 @@
 """A tiny push-notification webhook that records every POST it receives.
 
-Strategy: a stdlib ``ThreadingHTTPServer`` bound to 127.0.0.1:0 runs in a daemon thread.
-Each POST is appended to a lock-guarded list (with a condition so callers can wait for a
-count) and answered ``200 {}``; anything else gets ``405``. A body that is not JSON is kept
-raw and marked (``json is None``), never a crash. ``stop()`` shuts the server down and
-closes its socket, so the port is free again.
+Strategy: the tool's webhook server (`recorder._webhook`) on 127.0.0.1, a free port.  Each
+POST is appended to a lock-guarded list (with a condition so callers can wait for a count) and
+answered ``200 {}``; anything else gets ``405``.  A body that is not JSON is kept raw and
+marked (``json is None``), never a crash. ``stop()`` frees the port again.
 """
 
 from __future__ import annotations
@@ -12,10 +11,10 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from recorder._webhook import Post, Reply, WebhookServer
 from recorder.protocol import NOT_JSON, parse_json
 
 __all__ = ["Delivery", "WebhookReceiver"]
@@ -35,41 +34,6 @@ class Delivery:
     arrived: float = field(compare=False)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._answer(413)
-            return
-        body = self.rfile.read(length)
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        parsed = parse_json(body)
-        document = None if parsed is NOT_JSON else parsed
-        self.server.owner._record(Delivery(self.path, headers, body, document, time.monotonic()))
-        self._answer(200)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._answer(405)
-
-    def _answer(self, status: int) -> None:
-        payload = b"{}"
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return  # keep test output quiet
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: WebhookReceiver
-
-
 class WebhookReceiver:
     """Record push-notification POSTs on 127.0.0.1 on a free port.
 
@@ -85,21 +49,19 @@ class WebhookReceiver:
     """
 
     def __init__(self, host: str = "127.0.0.1") -> None:
-        self._host = host
         self._lock = threading.Condition()
         self._deliveries: list[Delivery] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server = WebhookServer(
+            self._record, name="WebhookReceiver", max_body=_MAX_BODY, host=host
+        )
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("WebhookReceiver is not running; call start() first")
-        return int(self._server.server_address[1])
+        return int(self._server.origin.rpartition(":")[2])
 
     @property
     def url(self) -> str:
-        return f"http://{self._host}:{self.port}/webhook"
+        return f"{self._server.origin}/webhook"
 
     @property
     def deliveries(self) -> list[Delivery]:
@@ -117,31 +79,20 @@ class WebhookReceiver:
             return self._lock.wait_for(lambda: len(self._deliveries) >= n, timeout)
 
     def start(self) -> Self:
-        server = _Server((self._host, 0), _Handler)
-        server.owner = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="webhook-receiver",
-            daemon=True,
-        )
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._server.stop()
 
-    def _record(self, delivery: Delivery) -> None:
+    def _record(self, post: Post) -> Reply:
+        parsed = parse_json(post.body)
+        document = None if parsed is NOT_JSON else parsed
+        delivery = Delivery(post.path, post.headers, post.body, document, time.monotonic())
         with self._lock:
             self._deliveries.append(delivery)
             self._lock.notify_all()
+        return Reply(200)
 
     def __enter__(self) -> Self:
         return self.start()

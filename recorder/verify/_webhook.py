@@ -13,23 +13,24 @@ none cannot tell an agent that did not deliver from a recorder that did not see 
 recorder older than its gRPC relay, without the push proxy).  `_run` leaves the others out of
 the comparison and says how many there were.
 
-A stdlib `ThreadingHTTPServer` on 127.0.0.1 on a free port, in a daemon thread; `notify` is
-called (from its threads) after every delivery.
+The tool's webhook server (`recorder._webhook`) on 127.0.0.1, a free port; `notify` is called
+(from its threads) after every delivery.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 from urllib.parse import urlsplit
 
 from recorder._background import url_key
-from recorder.capture import Exchange, Response
+from recorder._webhook import Post, Reply, WebhookServer
+from recorder.capture import Exchange
 
-DEFAULT_ANSWER = Response(200, "OK", (("Content-Type", "application/json"),), b"{}")
+DEFAULT_ANSWER = Reply(200, "OK")
+NO_SUCH_WEBHOOK = Reply(404, "Not Found", body=b'{"error":"no such webhook"}')
 _HOP = frozenset(
     {
         "host",
@@ -61,7 +62,7 @@ class Receiver:
         self._counts: dict[str, int] = {}
         self.relayed = 0  # deliveries that reached us (the recorder carried them)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server = WebhookServer(self._answer, name="verify-webhook", max_body=MAX_BODY)
 
     # -- addresses ------------------------------------------------------------------------------
 
@@ -91,23 +92,14 @@ class Receiver:
 
     @property
     def origin(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the receiver is not running")
-        host, port = self._server.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else host
-        return f"http://{name}:{port}"
+        return self._server.origin
 
     # -- answering ------------------------------------------------------------------------------
 
-    def answer(self, path: str) -> Response:
-        key = self._paths.get(path)
+    def _answer(self, post: Post) -> Reply:
+        key = self._paths.get(post.path)
         if key is None:
-            return Response(
-                404,
-                "Not Found",
-                (("Content-Type", "application/json"),),
-                b'{"error":"no such webhook"}',
-            )
+            return NO_SUCH_WEBHOOK
         with self._lock:
             k = self._counts.get(key, 0)
             self._counts[key] = k + 1
@@ -115,27 +107,19 @@ class Receiver:
         self.notify()
         found = self.recorded.get(key, ())
         answered = found[min(k, len(found) - 1)].response if found else None
-        return answered or DEFAULT_ANSWER
+        if answered is None:
+            return DEFAULT_ANSWER
+        headers = tuple((n, v) for n, v in answered.headers if n.lower() not in _HOP)
+        return Reply(answered.status, answered.reason or None, headers, answered.body)
 
     # -- running --------------------------------------------------------------------------------
 
     def start(self) -> Self:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.receiver = self
-        self._server = server
-        threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="verify-webhook",
-            daemon=True,
-        ).start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -144,50 +128,3 @@ class Receiver:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    receiver: Receiver
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        body = self._body()
-        if body is None:
-            self._send(Response(413, "Content Too Large", (), b""))
-            return
-        self._send(self.server.receiver.answer(self.path))
-
-    def _body(self) -> bytes | None:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            return self._chunked()
-        length = int(self.headers.get("Content-Length") or 0)
-        return None if length > MAX_BODY else self.rfile.read(length)
-
-    def _chunked(self) -> bytes | None:
-        data = b""
-        while True:
-            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                self.rfile.readline()
-                return data
-            data += self.rfile.read(size)
-            self.rfile.readline()
-            if len(data) > MAX_BODY:
-                return None
-
-    def _send(self, response: Response) -> None:
-        self.send_response(response.status, response.reason or None)
-        for name, value in response.headers:
-            if name.lower() not in _HOP:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(response.body)))
-        self.end_headers()
-        self.wfile.write(response.body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
