@@ -42,17 +42,13 @@ from recorder.protocol import (
     decode_status_details,
     event_data,
     id_owner,
+    is_push_config,
     parse_json,
 )
+from recorder.redaction import SCHEMED_HEADERS
 
 # Whose `id` a bare `id` is (ID_OWNERS), and which ids an HTTP+JSON path holds (PATH_IDS): the
 # protocol's id model, the one the replayer matches by.
-# Push configs (v1.0 flat, v0.3 nested, inline): an object with `url` and one of these.
-_PUSH_CONFIG_MARKS = frozenset({"token", "authentication", "taskId", "id"})
-
-
-def _is_webhook_holder(obj: Mapping[str, Any]) -> bool:
-    return "url" in obj and not _PUSH_CONFIG_MARKS.isdisjoint(obj)
 
 
 QUERY_IDS: Mapping[str, IdKind] = {"contextId": IdKind.CONTEXT, "taskId": IdKind.TASK}
@@ -65,8 +61,6 @@ VOLATILE_HEADERS = frozenset({
     "date", "content-length", "etag", "host", "user-agent", "keep-alive", "server", ":authority",
     "grpc-accept-encoding", "x-request-id",
 })  # fmt: skip
-# Headers whose value is `<scheme> <credentials>`: keep the scheme.
-SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 SECRET_HEADERS: Mapping[str, str] = {
     "x-a2a-notification-token": "<token>",
     "cookie": "<credentials>",
@@ -138,7 +132,7 @@ class Normaliser:
 
     def _observe_object(self, obj: dict[str, Any]) -> None:
         owner = _id_owner(obj) if "id" in obj else None
-        if _is_webhook_holder(obj) and isinstance(obj["url"], str):
+        if is_push_config(obj) and isinstance(obj["url"], str):
             self._register_webhook(obj["url"])
         for key, value in obj.items():
             kind = owner if key == "id" else ID_FIELDS.get(key)
@@ -228,7 +222,7 @@ class Normaliser:
         out = {key: self._field(key, value, owner) for key, value in obj.items()}
         for key in GENERATION_FIELDS.intersection(obj):
             out[key] = self._generation(obj, owner, obj[key])
-        if _is_webhook_holder(obj) and isinstance(obj["url"], str):
+        if is_push_config(obj) and isinstance(obj["url"], str):
             out["url"] = self._webhook(obj["url"])
         return out
 

@@ -106,6 +106,7 @@ from recorder.protocol._idmodel import (
     USER_CONTENT_KEYS,
     WEBHOOK_PATHS,
     id_owner,
+    is_push_config,
     resource_ids,
 )
 from recorder.protocol._notes import (
@@ -270,6 +271,7 @@ __all__ = [
     "USER_CONTENT_KEYS",
     "WEBHOOK_PATHS",
     "id_owner",
+    "is_push_config",
     "resource_ids",
     "Answer",
     "NOTHING",

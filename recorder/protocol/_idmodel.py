@@ -72,10 +72,20 @@ def _is_envelope(obj: Mapping[str, Any]) -> bool:
     return "jsonrpc" in obj
 
 
-def _is_push_config(obj: Mapping[str, Any]) -> bool:
-    # v1.0 flat TaskPushNotificationConfig, v0.3 nested pushNotificationConfig, v1.0 get/delete
-    # params `{taskId, id}`: a Task never carries `url` or `taskId`.
-    return "url" in obj or "taskId" in obj
+# A push config (v1.0 flat `TaskPushNotificationConfig`, v0.3 nested `pushNotificationConfig`,
+# one inline in a send's configuration): an object with the webhook's `url` and one of these.
+PUSH_CONFIG_MARKS = frozenset({"token", "authentication", "taskId", "id"})
+
+
+def is_push_config(obj: Mapping[str, Any]) -> bool:
+    """Whether a JSON object is a push config (see `PUSH_CONFIG_MARKS`)."""
+    return "url" in obj and not PUSH_CONFIG_MARKS.isdisjoint(obj)
+
+
+def _holds_config_id(obj: Mapping[str, Any]) -> bool:
+    # A push config, or v1.0 get/delete params `{taskId, id}`: a Task never carries `url` or
+    # `taskId`.
+    return is_push_config(obj) or "taskId" in obj
 
 
 def _is_task(obj: Mapping[str, Any]) -> bool:
@@ -89,7 +99,7 @@ def _is_task_params(obj: Mapping[str, Any]) -> bool:
 # The first predicate that holds names the kind of the object's `id`.
 ID_OWNERS: tuple[tuple[Callable[[Mapping[str, Any]], bool], IdKind], ...] = (
     (_is_envelope, IdKind.JSONRPC_ID),
-    (_is_push_config, IdKind.CONFIG),
+    (_holds_config_id, IdKind.CONFIG),
     (_is_task, IdKind.TASK),
     (_is_task_params, IdKind.TASK),
 )

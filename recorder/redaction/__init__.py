@@ -22,6 +22,7 @@ from recorder.redaction._redactor import (
 )
 from recorder.redaction._rules import (
     CREDENTIAL_NAME,
+    SCHEMED_HEADERS,
     SECRET_FIELDS,
     SECRET_HEADERS,
     Rules,
@@ -45,6 +46,7 @@ __all__ = [
     "RecorderConfig",
     "Redactor",
     "Rules",
+    "SCHEMED_HEADERS",
     "SECRET_FIELDS",
     "SECRET_HEADERS",
     "api_key_headers",

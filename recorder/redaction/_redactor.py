@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from recorder.capture import Exchange, GrpcMessage, Headers, Request, Response, SseEvent
-from recorder.protocol import NOT_JSON, Classification, parse_json
+from recorder.protocol import NOT_JSON, Classification, is_push_config, parse_json, value_at
 from recorder.redaction._rules import (
     COOKIE_HEADERS,
     SCHEMED_HEADERS,
@@ -416,18 +416,10 @@ def _push_config_secrets(node: Any) -> Iterator[tuple[str, str]]:
         return
     if not isinstance(node, dict):
         return
-    if "url" in node:
+    if is_push_config(node):
         for path in SECRET_FIELDS:
-            value = _at(node, path)
+            value = value_at(node, path)
             if isinstance(value, str) and value:
                 yield value, ".".join(path)
     for child in node.values():
         yield from _push_config_secrets(child)
-
-
-def _at(node: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
