@@ -359,7 +359,7 @@ def record(
         proxy.stop()
         signals.finished()
         _say_written(proxy, Path(out), quiet)
-    if not proxy.faults.clean:
+    if not proxy.ledger.clean:
         sys.exit(Exit.FOUND)
 
 
@@ -384,11 +384,11 @@ def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:
     if not written:
         kept = f" ({out} left as it was)" if out.is_file() else ""
         click.echo(f"nothing recorded: no capture written{kept}", err=True)
-    faults = proxy.faults
-    for line in faults.summary() if quiet else ():
+    ledger = proxy.ledger
+    for line in ledger.summary() if quiet else ():
         click.echo(line, err=True)
-    if not faults.clean:
-        lost, errors = faults.lost_count, faults.error_count
+    if not ledger.clean:
+        lost, errors = ledger.lost_count, ledger.error_count
         click.echo(
             f"error: {lost} exchange{'' if lost == 1 else 's'} lost, {errors} "
             f"error{'' if errors == 1 else 's'} inside the recorder (see above)",

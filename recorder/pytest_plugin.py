@@ -542,7 +542,7 @@ def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndp
                 mode=settings.mode,
             )
         _check_refused(refused, temporary, settings.path)
-        _check_faults(proxy, temporary, settings.path)
+        _check_ledger(proxy, temporary, settings.path)
         if not passed():
             _keep_rejected(temporary, settings.path)  # the old capture stays as it was
             return
@@ -578,7 +578,7 @@ def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoin
             )
             yield _replay_endpoint(settings, replayer)
         _check_refused(refused, temporary, settings.path)
-        _check_faults(proxy, temporary, settings.path)
+        _check_ledger(proxy, temporary, settings.path)
         message = unanswered.unsaid()  # what came after the test's body (its own was said)
         if message is not None:
             pytest.fail(message, pytrace=False)
@@ -674,14 +674,14 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
         )
 
 
-def _check_faults(proxy: Any, temporary: Path, path: Path) -> None:
+def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
     """A recording that lost exchanges, or met an error inside the recorder, replaces no
     capture: the test fails saying what happened."""
-    if not proxy.faults.clean:
+    if not proxy.ledger.clean:
         kept = _keep_rejected(temporary, path)
         pytest.fail(
             f"recording {path} went wrong, the capture was left as it was: "
-            + "; ".join(proxy.faults.summary())
+            + "; ".join(proxy.ledger.summary())
             + _kept_text(kept),
             pytrace=False,
         )

@@ -17,7 +17,7 @@ from mitmproxy.exceptions import OptionsError
 
 from recorder._errors import ConvertError, OptionError
 from recorder.capture import Capture, read_capture
-from recorder.record import Fault, FaultKind, OfflineItem, record_offline
+from recorder.record import Incident, IncidentKind, OfflineItem, record_offline
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,14 @@ def convert(
 
         conversion = convert(har_items(json.loads(text)), Path("session.http"))
     """
-    faults: list[Fault] = []
+    incidents: list[Incident] = []
     try:
         addons = record_offline(
-            items, out, keep_secrets=keep_secrets, record_all=include_all, on_fault=faults.append
+            items,
+            out,
+            keep_secrets=keep_secrets,
+            record_all=include_all,
+            on_incident=incidents.append,
         )
     except OptionError as exc:  # the recorder's addons name their option: `out` here too
         raise OptionError(exc.template) from None
@@ -63,7 +67,7 @@ def convert(
         out,
         totals.exchanges,
         sum(totals.left_out.values()),
-        tuple(addons.faults.summary()),
-        tuple(f.reason for f in faults if f.kind is FaultKind.WARNING),
+        tuple(addons.ledger.summary()),
+        tuple(f.reason for f in incidents if f.kind is IncidentKind.WARNING),
         read_capture(out) if totals.exchanges else None,
     )

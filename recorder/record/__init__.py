@@ -24,8 +24,6 @@ from recorder.protocol import (
 )
 from recorder.record._addons import RecordingAddons, recording_addons
 from recorder.record._console import exchange_line
-from recorder.record._faults import Fault, Faults
-from recorder.record._faults import Kind as FaultKind
 from recorder.record._flows import EVENT_OFFSETS
 from recorder.record._grpcrecord import (
     GrpcRecord,
@@ -34,6 +32,8 @@ from recorder.record._grpcrecord import (
     call_exchange,
     parse_grpc_upstream,
 )
+from recorder.record._ledger import Incident, Ledger
+from recorder.record._ledger import Kind as IncidentKind
 from recorder.record._offline import OfflineCall, OfflineItem, record_offline
 from recorder.record._proxy import Mode, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
@@ -45,9 +45,9 @@ __all__ = [
     "SECRET_FIELDS",
     "SECRET_HEADERS",
     "CardRewrite",
-    "Fault",
-    "FaultKind",
-    "Faults",
+    "Incident",
+    "IncidentKind",
+    "Ledger",
     "GrpcRecord",
     "GrpcTap",
     "GrpcUpstream",

@@ -17,15 +17,15 @@ relay, card), then redaction, then saving, then the console, which reports what 
   `a2a_redact_headers`, `a2a_redact_params`);
 - `Save`: captures, cut-on-stop, finalising; commands `a2a.flush`, `a2a.stats`
   (`a2a_out`, `a2a_split`, `a2a_all`, `a2a_existing`);
-- `Console`: a line per exchange, warnings, faults, the summary (`a2a_quiet`).
+- `Console`: a line per exchange, warnings, incidents, the summary (`a2a_quiet`).
 
-Never silent: the set owns one `Faults` ledger (see `_faults`).  `listen()` puts its logging
+Never silent: the set owns one `Ledger` ledger (see `_ledger`).  `listen()` puts its logging
 handler in place for the run, so that an exception in any hook, which mitmproxy only logs
 (`Addon error`) and which stops the rest of the set for that event, is counted and shown.  An
 exchange such an error kept out of the capture is counted as lost by `Audit`, a chain entry of
 its own after the set: the set's own hooks, which mitmproxy calls before its children's, note
-how many faults the ledger held as each event of a flow began; `Audit` compares when the event
-is over, and when the flow ends unsaved after a fault during one of its events, counts it.
+how many incidents the ledger held as each event of a flow began; `Audit` compares when the event
+is over, and when the flow ends unsaved after an incident during one of its events, counts it.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from recorder.record._cards import CardRewrite
 from recorder.record._classifier import Classifier
 from recorder.record._console import Console
 from recorder.record._deadline import Deadlines
-from recorder.record._faults import FaultLog, Faults, lost
 from recorder.record._grpcrecord import GrpcRecord
+from recorder.record._ledger import Ledger, LedgerLog, lost
 from recorder.record._push import PUSH_CONFIG_OPERATIONS
 from recorder.record._redaction import Redaction
 from recorder.record._relay import PushAddon
@@ -52,8 +52,8 @@ from recorder.record._state import state_of
 
 logger = logging.getLogger(__name__)
 
-FAULTS_AT_START = "a2a_faults_at_start"  # flow.metadata: the ledger's count as an event began
-FAULTED = "a2a_faulted"  # flow.metadata: the reason of a fault during one of the flow's events
+LEDGER_AT_START = "a2a_ledger_at_start"  # flow.metadata: the ledger's count as an event began
+TROUBLED = "a2a_troubled"  # flow.metadata: what went wrong during one of the flow's events
 COUNTED = "a2a_counted_lost"  # flow.metadata: the audit counted this flow as lost
 
 
@@ -70,24 +70,24 @@ class RecordingAddons:
     redaction: Redaction
     save: Save
     console: Console
-    faults: Faults
+    ledger: Ledger
     addons: list[object] = field(init=False)  # what mitmproxy traverses, in order
     audit: Audit = field(init=False)  # the chain entry to add right after this set
-    _log: FaultLog | None = field(init=False, default=None)
+    _log: LedgerLog | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.addons = self.chain()
-        self.audit = Audit(self.faults, self.save.forget)
+        self.audit = Audit(self.ledger, self.save.forget)
 
     def listen(self) -> None:
         """Count and show every error logged from now on (idempotent); called once the proxy
         listens (or the offline run begins), so the console's summary has something to sum."""
         self.console.listening = True
         if self._log is None:
-            self._log = FaultLog(self.faults)
+            self._log = LedgerLog(self.ledger)
             self._log.install()
         while self.redaction.unsaid:  # what the start found, before the console listened
-            self.faults.warn(self.redaction.unsaid.pop(0))
+            self.ledger.warn(self.redaction.unsaid.pop(0))
 
     def close(self) -> None:
         """Stop listening (after the run, its summary written), and let go of every lock."""
@@ -98,7 +98,7 @@ class RecordingAddons:
 
     # The set's own hooks run before its children's: see the module docstring.
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        flow.metadata[FAULTS_AT_START] = self.faults.seen
+        flow.metadata[LEDGER_AT_START] = self.ledger.seen
 
     request = responseheaders = response = error = requestheaders
 
@@ -136,7 +136,7 @@ class RecordingAddons:
 class Audit:
     """mitmproxy addon, the chain entry after the recording set: see the module docstring."""
 
-    faults: Faults
+    ledger: Ledger
     forget: Callable[[http.HTTPFlow], None]  # the save addon lets go of a flow counted lost
     name: ClassVar[str] = "a2a_audit"
 
@@ -152,12 +152,12 @@ class Audit:
     error = response
 
     def _event_over(self, flow: http.HTTPFlow) -> None:
-        before = flow.metadata.pop(FAULTS_AT_START, None)
-        if isinstance(before, int) and self.faults.seen > before:
-            flow.metadata[FAULTED] = self.faults.last
+        before = flow.metadata.pop(LEDGER_AT_START, None)
+        if isinstance(before, int) and self.ledger.seen > before:
+            flow.metadata[TROUBLED] = self.ledger.last
 
     def _ended(self, flow: http.HTTPFlow) -> None:
-        reason = flow.metadata.get(FAULTED)
+        reason = flow.metadata.get(TROUBLED)
         state = state_of(flow)
         if reason is None or (state is not None and state.saved) or flow.metadata.get(COUNTED):
             return
@@ -180,13 +180,13 @@ def _cut(text: str, limit: int = 100) -> str:
 
 def recording_addons(echo: Callable[[str], None] | None = None) -> RecordingAddons:
     """A fresh addon set; `echo` receives the console's lines (default: stderr)."""
-    faults = Faults()
+    ledger = Ledger()
     classifier = Classifier()
     redaction = Redaction()
     save = Save(classifier, redaction)
-    push, console = PushAddon(), Console(save, faults, echo)
+    push, console = PushAddon(), Console(save, ledger, echo)
     push.warn = console.warning
     redaction.fetched = classifier.learn_card
     return RecordingAddons(
-        Deadlines(), classifier, push, CardRewrite(), redaction, save, console, faults
+        Deadlines(), classifier, push, CardRewrite(), redaction, save, console, ledger
     )

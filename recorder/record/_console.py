@@ -4,10 +4,10 @@
   `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
 - a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
 - a line the first time an exchange is left out for a reason (not A2A, without `a2a_all`);
-- every fault, once per reason (`_faults`): an error inside the recorder with its traceback,
+- every incident, once per reason (`_ledger`): an error inside the recorder with its traceback,
   exchanges lost, warnings of the recorder's own;
 - a summary at stop: exchanges, errors, bytes, redactions, the captures written, what was
-  left out and why, then a line per fault reason with its count.
+  left out and why, then a line per incident's reason with its count.
 
 `a2a_quiet` turns the lines off (warnings and the summary still go to the log; errors and
 losses are still shown).  With `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange
@@ -32,7 +32,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange, outcome
 from recorder.options import parse_spec
 from recorder.protocol import CUT_SHORT, answered_state
-from recorder.record._faults import Fault, Faults, Kind
+from recorder.record._ledger import Incident, Kind, Ledger
 from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._save import Save
 
@@ -68,10 +68,10 @@ class Console:
     name = "a2a_console"  # mitmproxy names addons by class; ours carry the a2a_ prefix
 
     def __init__(
-        self, save: Save, faults: Faults, echo: Callable[[str], None] | None = None
+        self, save: Save, ledger: Ledger, echo: Callable[[str], None] | None = None
     ) -> None:
         self.save = save
-        self.faults = faults
+        self.ledger = ledger
         self.quiet = False
         self.lint_spec = ""
         self._linters: dict[Path, Any] = {}  # capture -> recorder.lint.Linter
@@ -80,7 +80,7 @@ class Console:
         self.listening = False  # a proxy that never listened recorded nothing: no summary
         save.listeners.append(self._exchange_written)
         save.left_out_listeners.append(self._left_out)
-        faults.listeners.append(self._fault)
+        ledger.listeners.append(self._incident)
 
     def load(self, loader: Any) -> None:
         declare(loader, OPTIONS)
@@ -129,7 +129,7 @@ class Console:
             self._say(left_out_summary(t.left_out))
         if t.dropped_by_hook:
             self._say(f"before_record left out {t.dropped_by_hook} exchanges")
-        for line in self.faults.summary():
+        for line in self.ledger.summary():
             self._say(line, level=logging.WARNING)
 
     def warning(self, text: str) -> None:
@@ -140,14 +140,14 @@ class Console:
         if count == 1:
             self._say(f"left out (not A2A; --all records it): {why}")
 
-    def _fault(self, fault: Fault) -> None:
+    def _incident(self, incident: Incident) -> None:
         """The first of each reason; the log has them all (the console does not repeat it).
         `a2a_quiet` silences warnings, not errors or losses."""
-        if self.quiet and fault.kind is Kind.WARNING:
+        if self.quiet and incident.kind is Kind.WARNING:
             return
-        self._echo(f"{FAULT_PREFIX[fault.kind]}{fault.reason}")
-        if fault.detail:
-            self._echo(_indented(fault.detail))
+        self._echo(f"{INCIDENT_PREFIX[incident.kind]}{incident.reason}")
+        if incident.detail:
+            self._echo(_indented(incident.detail))
 
     def _exchange_written(self, capture: Path, exchange: Exchange, size: int) -> None:
         findings = self._lint(capture, exchange)
@@ -185,7 +185,7 @@ def left_out_summary(left_out: Counter[str]) -> str:
     return f"left out {total} {noun} not A2A (--all records them): " + "; ".join(parts)
 
 
-FAULT_PREFIX = {
+INCIDENT_PREFIX = {
     Kind.ERROR: "error inside the recorder: ",
     Kind.LOST: "lost: ",
     Kind.WARNING: "warning: ",

@@ -56,9 +56,9 @@ from recorder.protocol import (
     stream_reset,
     timed_messages,
 )
-from recorder.record._faults import lost
 from recorder.record._h2 import H2Call, H2Observer
 from recorder.record._h2rewrite import Reframer, Rewrite
+from recorder.record._ledger import lost
 from recorder.record._push import TO_REAL, TO_RELAY
 
 logger = logging.getLogger(__name__)

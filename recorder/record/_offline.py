@@ -40,8 +40,8 @@ from mitmproxy.master import Master
 from mitmproxy.proxy.mode_specs import ProxyMode
 
 from recorder.record._addons import RecordingAddons, recording_addons
-from recorder.record._faults import Fault
 from recorder.record._grpcrecord import GrpcRecord
+from recorder.record._ledger import Incident
 
 NO_ANSWER = "no response in the recording"
 FORWARD = ProxyMode.parse("regular")
@@ -64,12 +64,12 @@ def record_offline(
     *,
     keep_secrets: bool = False,
     record_all: bool = False,
-    on_fault: Callable[[Fault], None] | None = None,
+    on_incident: Callable[[Incident], None] | None = None,
 ) -> RecordingAddons:
     """Record `items` into the capture `out` (replaced if it exists) with the live addon set.
 
-    Returns the set, for what it wrote (`save.totals`) and what went wrong (`faults`);
-    `on_fault` hears the first of each warning, error and loss as it happens.  The console
+    Returns the set, for what it wrote (`save.totals`) and what went wrong (`ledger`);
+    `on_incident` hears the first of each warning, error and loss as it happens.  The console
     prints nothing.  Raises `AddonOptionError` (mitmproxy's `OptionsError` too) for an `out`
     the recorder refuses (a directory, a folder that does not exist).
     """
@@ -84,8 +84,8 @@ def record_offline(
         "a2a_quiet": True,
     }
     addons = recording_addons(lambda line: None)
-    if on_fault is not None:
-        addons.faults.listeners.append(on_fault)
+    if on_incident is not None:
+        addons.ledger.listeners.append(on_incident)
     addons.save.origin = min((_started(item) for item in items), default=None)
     _run(lambda: _record(addons, items, settings))
     return addons

@@ -14,9 +14,9 @@ Facts this module is built around (mitmproxy 12):
   errors become a `ProxyStartError` instead.
 - Once listening, mitmproxy still only logs what goes wrong (an exception in an addon hook is
   `Addon error: ...`, and the exchange goes on without the rest of the hook's addons), and
-  without mitmdump's terminal log nobody reads that log: the addon set's fault ledger listens
+  without mitmdump's terminal log nobody reads that log: the addon set's ledger listens
   from then until the master is shut down (`RecordingAddons.listen`), so every error is
-  counted, shown and in `faults` (see `_faults`).
+  counted, shown and in `ledger` (see `_ledger`).
 - Stopping must close the listeners (the `mode` option emptied: mitmproxy stops their
   servers) before `shutdown()`, or the listening port stays bound.
 - Only mitmproxy's published interfaces: addons, their hooks (`running` says the servers
@@ -72,7 +72,6 @@ from recorder._background import BackgroundLoop, host_port
 from recorder._errors import OptionError, ProxyStartError, StateError
 from recorder.options import RECORD, mitm_value, split_for
 from recorder.record._addons import recording_addons
-from recorder.record._faults import Faults
 from recorder.record._grpcrecord import (
     GrpcRelay,
     GrpcTap,
@@ -82,6 +81,7 @@ from recorder.record._grpcrecord import (
     parse_grpc_upstream,
 )
 from recorder.record._h2c import RefuseH2c
+from recorder.record._ledger import Ledger
 from recorder.record._sinks import out_problem
 from recorder.redaction import BeforeRecord
 
@@ -224,9 +224,9 @@ class RecordingProxy:
         return f"http://{host_port(self.host, self.port)}"
 
     @property
-    def faults(self) -> Faults:
-        """What was lost, failed or left out so far (`faults.clean`: nothing lost or failed)."""
-        return self.addons.faults
+    def ledger(self) -> Ledger:
+        """What was lost, failed or left out so far (`ledger.clean`: nothing lost or failed)."""
+        return self.addons.ledger
 
     @property
     def grpc_target(self) -> str | None:

@@ -14,7 +14,7 @@ Invariants:
 - **A disk that refuses loses nothing yet**: the exchange is held in memory (all captures
   together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
   capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
-  recording ends, or does not fit in the bound, is lost, and logged as such (`_faults.lost`),
+  recording ends, or does not fit in the bound, is lost, and logged as such (`_ledger.lost`),
   so it is counted and the exit status says so.
 - **One writing process per capture**: `configure` claims `a2a_out` until stop (a capture
   another process writes is refused at start, untouched); each capture's writer claims it too.
@@ -53,7 +53,7 @@ from recorder.protocol import (
     answered_state,
 )
 from recorder.record._classifier import Classifier
-from recorder.record._faults import lost
+from recorder.record._ledger import lost
 from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._redaction import Redaction
 from recorder.record._sinks import Sink, capture_path, out_problem

@@ -5,10 +5,10 @@ Two tallies, each counted by reason in the order first seen:
   stop, an error inside the recorder while the exchange passed);
 - **errors**: errors inside the recorder (an addon hook, the writer, the HTTP/2 decoder, a task
   of the proxy's loop), whether or not they cost an exchange.
-(What is left out on purpose, not A2A without `--all`, is no fault: the save addon counts it.)
+(What is left out on purpose, not A2A without `--all`, is no incident: the save addon counts it.)
 
 Errors and losses arrive through logging, so that an error nobody planned for is counted like
-one we did: `FaultLog` is a handler on the `mitmproxy` and `recorder` loggers for the whole
+one we did: `LedgerLog` is a handler on the `mitmproxy` and `recorder` loggers for the whole
 run, and turns every ERROR record into an error (mitmproxy logs an exception in an addon hook
 as `Addon error: ...` and goes on), or into a loss when the record says so (`lost(n, reason)`
 as its `extra`).  Its WARNING records of the recorder's own loggers are passed on once each.
@@ -40,7 +40,7 @@ class Kind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Fault:
+class Incident:
     """The first occurrence of one reason, as listeners hear of it."""
 
     kind: Kind
@@ -48,7 +48,7 @@ class Fault:
     detail: str = ""  # a traceback, or what the first exchange left out was
 
 
-Listener = Callable[[Fault], None]
+Listener = Callable[[Incident], None]
 
 
 def lost(count: int, reason: str) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def lost(count: int, reason: str) -> dict[str, Any]:
 
 
 @dataclass
-class Faults:
+class Ledger:
     """The ledger; see the module docstring.  Thread-safe: records come from any thread."""
 
     lost: dict[str, int] = field(default_factory=dict)
@@ -99,7 +99,7 @@ class Faults:
             first = reason not in self._warned
             self._warned.add(reason)
         if first:
-            self._tell(Fault(Kind.WARNING, reason))
+            self._tell(Incident(Kind.WARNING, reason))
 
     def summary(self) -> list[str]:
         """A line per reason: what was lost, what failed."""
@@ -113,16 +113,16 @@ class Faults:
             first = reason not in tally
             tally[reason] = tally.get(reason, 0) + n
         if first:
-            self._tell(Fault(kind, reason, detail))
+            self._tell(Incident(kind, reason, detail))
 
     def _saw(self, reason: str) -> None:
         with self._lock:
             self.seen += 1
             self.last = reason
 
-    def _tell(self, fault: Fault) -> None:
+    def _tell(self, incident: Incident) -> None:
         for listener in list(self.listeners):
-            listener(fault)
+            listener(incident)
 
 
 def _exchanges(count: int) -> str:
@@ -133,14 +133,14 @@ def _times(count: int) -> str:
     return "" if count == 1 else f" ({count} times)"
 
 
-class FaultLog(logging.Handler):
-    """Logging handler: ERROR records become errors or losses of `faults`, the recorder's
+class LedgerLog(logging.Handler):
+    """Logging handler: ERROR records become errors or losses of `ledger`, the recorder's
     WARNING records are passed on once each (see the module docstring).  `install()` puts it
     on the loggers that matter, `uninstall()` takes it off."""
 
-    def __init__(self, faults: Faults) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         super().__init__(logging.WARNING)
-        self.faults = faults
+        self.ledger = ledger
         self._formatter = logging.Formatter()
 
     def install(self) -> None:
@@ -155,11 +155,11 @@ class FaultLog(logging.Handler):
         reason = str(getattr(record, REASON_KEY, "") or record.getMessage())
         if record.levelno < logging.ERROR:
             if record.name.startswith(OWN_LOGGER):
-                self.faults.warn(reason)
+                self.ledger.warn(reason)
             return
         detail = self._formatter.formatException(record.exc_info) if record.exc_info else ""
         count = getattr(record, LOST_KEY, 0)
         if isinstance(count, int) and count > 0:
-            self.faults.lose(count, reason, detail)
+            self.ledger.lose(count, reason, detail)
         else:
-            self.faults.fail(reason, detail)
+            self.ledger.fail(reason, detail)

@@ -1,4 +1,4 @@
-"""The recorder's fault ledger: what its logging handler hears, counts and passes on once."""
+"""The recorder's ledger: what its logging handler hears, counts and passes on once."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from recorder.record._faults import Fault, FaultLog, Faults, Kind, lost
+from recorder.record._ledger import Incident, Kind, Ledger, LedgerLog, lost
 
 
 @pytest.fixture
-def ledger() -> Iterator[tuple[Faults, list[Fault]]]:
-    faults = Faults()
-    heard: list[Fault] = []
+def ledger() -> Iterator[tuple[Ledger, list[Incident]]]:
+    faults = Ledger()
+    heard: list[Incident] = []
     faults.listeners.append(heard.append)
-    handler = FaultLog(faults)
+    handler = LedgerLog(faults)
     handler.install()
     try:
         yield faults, heard
@@ -24,7 +24,7 @@ def ledger() -> Iterator[tuple[Faults, list[Fault]]]:
 
 
 def test_an_error_logged_by_mitmproxy_is_counted_with_its_traceback(
-    ledger: tuple[Faults, list[Fault]],
+    ledger: tuple[Ledger, list[Incident]],
 ) -> None:
     faults, heard = ledger
     try:
@@ -39,7 +39,7 @@ def test_an_error_logged_by_mitmproxy_is_counted_with_its_traceback(
 
 
 def test_a_record_that_says_exchanges_were_lost_counts_them(
-    ledger: tuple[Faults, list[Fault]],
+    ledger: tuple[Ledger, list[Incident]],
 ) -> None:
     faults, heard = ledger
     log = logging.getLogger("recorder.record._save")
@@ -54,7 +54,7 @@ def test_a_record_that_says_exchanges_were_lost_counts_them(
 
 
 def test_warnings_of_our_own_are_passed_on_once_and_not_counted(
-    ledger: tuple[Faults, list[Fault]],
+    ledger: tuple[Ledger, list[Incident]],
 ) -> None:
     faults, heard = ledger
     for _ in range(2):
@@ -66,8 +66,8 @@ def test_warnings_of_our_own_are_passed_on_once_and_not_counted(
 
 
 def test_uninstalled_it_hears_nothing() -> None:
-    faults = Faults()
-    handler = FaultLog(faults)
+    faults = Ledger()
+    handler = LedgerLog(faults)
     handler.install()
     handler.uninstall()
     logging.getLogger("mitmproxy").error("after the run")
