@@ -60,105 +60,38 @@ tests that use the fixture.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import os
 import re
-import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from recorder._unanswered import (
-    Unanswered,
-    episode_message,
-    episode_problems,
-    forwarded_summary,
-    miss_message,
-    misses_among,
-)
+from recorder._unanswered import Unanswered
 from recorder.options import RECORD, REPLAY
 from recorder.pytest_fleet import MARKER as FLEET_MARKER
 from recorder.pytest_fleet import serve_fleet
+from recorder.pytest_record import new_episodes, record
+from recorder.pytest_replay import (
+    DRIFT,
+    MODE_CHOICES,
+    REPORTS,
+    UNANSWERED,
+    A2AEndpoint,
+    RecordMode,
+    Settings,
+    parse_mode,
+    passed_test,
+    replay,
+    verified,
+)
 
 if TYPE_CHECKING:
-    from recorder.capture import Capture, Exchange
     from recorder.redaction import RecorderConfig, Rules
-    from recorder.replay import Fleet, JournalDelivery, JournalRequest, Replayer, Report
+    from recorder.replay import Fleet
 
-
-class RecordMode(StrEnum):
-    NONE = "none"
-    ONCE = "once"
-    NEW_EPISODES = "new_episodes"
-    ALL = "all"
-
-
-MODE_ALIASES = {"missing": RecordMode.ONCE, "rewrite": RecordMode.ALL}
-MODE_CHOICES = [*(m.value for m in RecordMode), *MODE_ALIASES]
-HOW_TO_RECORD = "--a2a-record=missing --a2a-upstream URL [--a2a-grpc-upstream HOST:PORT]"
-_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
-_VERIFIED = pytest.StashKey[dict[Path, "str | None"]]()  # capture -> drift message (or None)
-_DRIFT = pytest.StashKey["str | None"]()
+__all__ = ["A2AEndpoint", "RecordMode", "default_capture", "parse_mode"]
 _PROJECT = pytest.StashKey["RecorderConfig"]()  # `[tool.a2a-recorder]`, read once a session
-_UNANSWERED = pytest.StashKey[Unanswered]()  # what the test's replay could not answer
-
-
-def parse_mode(text: str) -> RecordMode:
-    return MODE_ALIASES.get(text) or RecordMode(text)
-
-
-@dataclass(frozen=True, slots=True)
-class A2AEndpoint:
-    """What a test talks to.
-
-    `url` is the agent's base URL to give the A2A client (`card_url` its card); `grpc_target`
-    is the `host:port` the card's GRPC interface names (the replayer's or the recorder's).
-    """
-
-    url: str
-    capture: Path
-    recording: bool
-    report: Report | None = None
-    grpc_target: str | None = None
-    mode: RecordMode = RecordMode.NONE
-    _replayer: Replayer | None = field(default=None, repr=False)
-
-    @property
-    def card_url(self) -> str:
-        return self.url + "/.well-known/agent-card.json"
-
-    # The request journal: what the fake agent got and did, as WireMock's journal tells it.
-    # Recording runs have none (the recorder's capture is their record).
-    @property
-    def requests(self) -> Sequence[JournalRequest]:
-        """Each live request the replayer received, as received, with its classification,
-        its ids' provenance and the recorded exchange that answered it (or the miss)."""
-        return self._replayer.journal.requests if self._replayer is not None else ()
-
-    @property
-    def deliveries(self) -> Sequence[JournalDelivery]:
-        """Each push delivery the replayer made to the client's webhook, with its answer."""
-        return self._replayer.journal.deliveries if self._replayer is not None else ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Settings:
-    """One test's capture and how to get it."""
-
-    path: Path
-    mode: RecordMode
-    timing: str
-    upstream: str | None
-    grpc_upstream: str | None
-    verify: str | None = None  # the live agent to verify the capture against
-    recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
-    faults: Sequence[str] = ()  # the marker's fault profile, applied when replaying
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -217,11 +150,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     test body that failed gets what the replay could not answer beside its failure (once)."""
     outcome: Any = yield
     report: pytest.TestReport = outcome.get_result()
-    if report.when == "call" and report.failed and _UNANSWERED in item.stash:
-        message = item.stash[_UNANSWERED].unsaid()
+    if report.when == "call" and report.failed and UNANSWERED in item.stash:
+        message = item.stash[UNANSWERED].unsaid()
         if message is not None:
             report.sections.append(("a2a-recorder", message))
-    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    item.stash.setdefault(REPORTS, {})[report.when] = report
 
 
 @pytest.hookimpl(wrapper=True)
@@ -229,18 +162,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """In verify mode, a test whose capture drifted fails once its body has run; a test whose
     replay could not answer a request fails then too (once: see `recorder._unanswered`)."""
     result = yield
-    drift = item.stash.get(_DRIFT, None)
+    drift = item.stash.get(DRIFT, None)
     if drift is not None:
         pytest.fail(drift, pytrace=False)
-    message = item.stash[_UNANSWERED].unsaid() if _UNANSWERED in item.stash else None
+    message = item.stash[UNANSWERED].unsaid() if UNANSWERED in item.stash else None
     if message is not None:
         pytest.fail(message, pytrace=False)
     return result
-
-
-def _passed(node: pytest.Item) -> bool:
-    reports = node.stash.get(_REPORTS, {})
-    return all(reports[p].passed for p in ("setup", "call") if p in reports) and "call" in reports
 
 
 @pytest.fixture
@@ -267,23 +195,23 @@ def a2a_replay(request: pytest.FixtureRequest) -> Iterator[A2AEndpoint]:
     assert isinstance(node, pytest.Item)
     exists = settings.path.exists()
     if settings.verify is not None:
-        node.stash[_DRIFT] = _verified(settings, request.config)
-        yield from _replay(settings, node)
+        node.stash[DRIFT] = verified(settings, request.config)
+        yield from replay(settings, node)
     elif settings.mode is RecordMode.ALL or (settings.mode is not RecordMode.NONE and not exists):
-        yield from _record(settings, lambda: _passed(node))
+        yield from record(settings, lambda: passed_test(node))
     elif settings.mode is RecordMode.NEW_EPISODES:
-        yield from _new_episodes(settings, node)
+        yield from new_episodes(settings, node)
     else:
-        yield from _replay(settings, node)
+        yield from replay(settings, node)
 
 
-def _settings(request: pytest.FixtureRequest) -> _Settings:
+def _settings(request: pytest.FixtureRequest) -> Settings:
     marker = request.node.get_closest_marker("a2a_capture")
     if marker is None:
         pytest.fail("a2a_replay needs @pytest.mark.a2a_capture (with a path, or none)")
     folder = Path(request.path).parent
     option = request.config.getoption
-    return _Settings(
+    return Settings(
         path=folder / str(marker.args[0]) if marker.args else default_capture(request),
         mode=parse_mode(str(option("--a2a-record"))),
         timing=str(marker.kwargs.get("timing", REPLAY.by_name["timing"].default)),
@@ -341,7 +269,7 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     assert isinstance(node, pytest.Item)
 
     def watch(unanswered: Unanswered) -> None:
-        node.stash[_UNANSWERED] = unanswered
+        node.stash[UNANSWERED] = unanswered
 
     yield from serve_fleet(node, monkeypatch, _project_rules(request), watch)
 
@@ -355,450 +283,3 @@ def _project_rules(request: pytest.FixtureRequest) -> Rules:
         return _recorder_config(request).rules()
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
-
-
-def _replay_rules(settings: _Settings) -> Rules:
-    """The rules the replayer redacts what it serves with."""
-    from recorder.redaction import ConfigError, Rules
-
-    if settings.recorder is None:
-        return Rules()
-    try:
-        return settings.recorder.rules()
-    except ConfigError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-# --- replay -------------------------------------------------------------------------------------
-
-
-def _load(path: Path) -> Capture:
-    from recorder.capture import CaptureParseError, read_capture
-
-    if not path.exists():
-        pytest.fail(f"capture {path} is missing: record it with {HOW_TO_RECORD}", pytrace=False)
-    try:
-        return read_capture(path)
-    except CaptureParseError as exc:
-        pytest.fail(f"capture is damaged: {exc}", pytrace=False)
-
-
-def _replay(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    capture = _load(settings.path)
-    # grpc_port=0: the gRPC face runs even for a capture without gRPC, so that the card never
-    # sends a client to the live agent's gRPC port.
-    replayer = _replayer(settings, capture)
-    report = replayer.report
-    unanswered = node.stash[_UNANSWERED] = Unanswered(
-        lambda: report.synthesized_answers,
-        lambda lines: miss_message(misses_among(report.misses, lines), capture, lines),
-    )
-    with replayer:
-        yield _replay_endpoint(settings, replayer)
-    message = unanswered.unsaid()  # misses after the test's body (the body's were said)
-    if message is not None:
-        pytest.fail(message, pytrace=False)
-    unused = report.faults_unused
-    if unused:
-        pytest.fail(f"faults asked for that never happened: {', '.join(unused)}", pytrace=False)
-
-
-def _replayer(settings: _Settings, capture: Capture, **more: Any) -> Replayer:
-    """A replayer of `capture` for one test, with the marker's fault profile."""
-    from recorder._errors import FaultSpecError, OptionError
-    from recorder.replay import Replayer
-
-    try:
-        return Replayer(
-            [capture],
-            timing=settings.timing,
-            grpc_port=0,
-            redaction=_replay_rules(settings),
-            faults=settings.faults,
-            **more,
-        )
-    except OptionError as exc:  # a value the replayer's table refuses: the marker's
-        problem = exc.spelt(_marker_spelling)
-    except FaultSpecError as exc:  # a spec that names no exchange it can apply to
-        problem = f"a2a_capture(faults=...): {exc}"
-    pytest.fail(problem, pytrace=False)
-
-
-def _marker_spelling(name: str, value: str | None) -> str:
-    """An option of `REPLAY` as the marker gives it: `a2a_capture(faults=...)`."""
-    return f"a2a_capture({name}={'...' if value is None else value})"
-
-
-def _replay_endpoint(settings: _Settings, replayer: Replayer) -> A2AEndpoint:
-    return A2AEndpoint(
-        replayer.url,
-        settings.path,
-        recording=False,
-        report=replayer.report,
-        grpc_target=replayer.grpc_target,
-        mode=settings.mode,
-        _replayer=replayer,
-    )
-
-
-# --- verify -------------------------------------------------------------------------------------
-
-
-def drift_beside(path: Path) -> Path:
-    """Where a drifting capture's new session is kept: `echo.drift.http`."""
-    return path.with_name(f"{path.stem}.drift{path.suffix}")
-
-
-def _verified(settings: _Settings, config: pytest.Config) -> str | None:
-    """The capture verified against the live agent (once per session): None when it shows
-    no drift, else the failure message."""
-    found = config.stash.setdefault(_VERIFIED, {})
-    if settings.path not in found:
-        found[settings.path] = _verify(settings, config)
-    return found[settings.path]
-
-
-def _verify(settings: _Settings, config: pytest.Config) -> str | None:
-    from recorder.capture import remove_capture
-    from recorder.verify import (
-        TIMEOUT,
-        ConfigError,
-        Credentials,
-        VerifyError,
-        find_config,
-        render_text,
-        verify_capture,
-    )
-
-    assert settings.verify is not None
-    capture = _load(settings.path)
-    kept = drift_beside(settings.path)  # written anew; removed again unless it drifted
-    try:
-        standing = find_config(settings.path.parent)
-        credentials = Credentials.of(config.getoption("--a2a-verify-header"), (), os.environ)
-        result = verify_capture(
-            capture,
-            settings.verify,
-            grpc=settings.grpc_upstream,
-            out=kept,
-            name=str(settings.path),
-            ignore=standing.ignores_for(settings.path),
-            compare=standing.compares_for(settings.path),
-            credentials=credentials,
-            timeout=standing.timeout or TIMEOUT,
-            max_slowdown=standing.max_slowdown,
-        )
-    except (VerifyError, ConfigError, ValueError) as exc:
-        remove_capture(kept)
-        return f"{settings.path}: verify could not run: {exc}"
-    if not result.drift:
-        remove_capture(kept)
-        return None
-    return (
-        f"{settings.path} drifted against {settings.verify} (the new session is kept in "
-        f"{kept}):\n{render_text(result)}"
-    )
-
-
-# --- record -------------------------------------------------------------------------------------
-
-
-def rejected_beside(path: Path) -> Path:
-    """Where a recording that did not replace the capture is kept: `echo.rejected.http`."""
-    return path.with_name(f"{path.stem}.rejected{path.suffix}")
-
-
-def _keep_rejected(temporary: Path, path: Path) -> Path | None:
-    """Keep a recording that will not replace the capture; None when there is none."""
-    from recorder.capture import set_aside
-
-    kept = rejected_beside(path)
-    return kept if set_aside(temporary, kept) else None
-
-
-def _claim(path: Path) -> None:
-    """Claim the capture a test records to; the test fails when another process writes it."""
-    from recorder.capture import CaptureBusyError, claim
-
-    try:
-        claim(path)
-    except CaptureBusyError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-def _record(settings: _Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, promote, release, remove_capture
-
-    _claim(settings.path)
-    temporary = draft_beside(settings.path)
-    remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
-    try:
-        with _recording(settings, temporary) as (proxy, refused):
-            yield A2AEndpoint(
-                proxy.url,
-                settings.path,
-                recording=True,
-                grpc_target=proxy.grpc_target,
-                mode=settings.mode,
-            )
-        _check_refused(refused, temporary, settings.path)
-        _check_ledger(proxy, temporary, settings.path)
-        if not passed():
-            _keep_rejected(temporary, settings.path)  # the old capture stays as it was
-            return
-        recorded = _complete_recording(temporary, settings.path)
-        if recorded is None:
-            warnings.warn(
-                f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
-            )
-        else:
-            promote(temporary, settings.path)
-    finally:
-        remove_capture(temporary)
-        release(settings.path)
-
-
-def _new_episodes(settings: _Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, release, remove_capture
-
-    capture = _load(settings.path)
-    _claim(settings.path)
-    temporary = draft_beside(settings.path)
-    answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
-    try:
-        with (
-            _recording(settings, temporary) as (proxy, refused),
-            _replayer(settings, capture, on_miss=proxy.url) as replayer,
-        ):
-            proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
-            handed_out = replayer.service.sessions.families_of  # ids the replay gave out
-            unanswered = node.stash[_UNANSWERED] = Unanswered(
-                lambda: episode_problems(_forwarded(replayer), answers, handed_out),
-                episode_message,
-            )
-            yield _replay_endpoint(settings, replayer)
-        _check_refused(refused, temporary, settings.path)
-        _check_ledger(proxy, temporary, settings.path)
-        message = unanswered.unsaid()  # what came after the test's body (its own was said)
-        if message is not None:
-            pytest.fail(message, pytrace=False)
-        new = _complete_recording(temporary, settings.path) if _passed(node) else None
-        if new is not None and new.exchanges:
-            added = _write_appended(settings.path, capture, new)
-            warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
-    finally:
-        remove_capture(temporary)
-        release(settings.path)
-
-
-def _forwarded(replayer: Replayer) -> list[JournalRequest]:
-    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
-    call, a forward that failed)."""
-    return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
-
-
-@contextmanager
-def _recording(settings: _Settings, temporary: Path) -> Iterator[tuple[Any, GrpcRefuser | None]]:
-    """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser."""
-    from recorder.record import RecordingProxy
-    from recorder.redaction import RecorderConfig
-
-    if not settings.upstream:
-        pytest.fail(
-            f"recording needs --a2a-upstream URL ({settings.path} is to be recorded)", pytrace=False
-        )
-    with contextlib.ExitStack() as stack:
-        refuser = None
-        grpc_upstream = settings.grpc_upstream
-        if grpc_upstream is None:
-            refuser = stack.enter_context(GrpcRefuser())
-            grpc_upstream = refuser.target
-        redaction = settings.recorder or RecorderConfig()
-        proxy = stack.enter_context(
-            _started(
-                lambda: RecordingProxy(
-                    upstream=settings.upstream,
-                    out=temporary,
-                    grpc_upstream=grpc_upstream,
-                    keep_secrets=bool(redaction.keep_secrets),
-                    redact_headers=redaction.redact_headers,
-                    redact_params=redaction.redact_params,
-                    card=redaction.card,
-                    before_record=redaction.before_record,
-                )
-            )
-        )
-        yield proxy, refuser
-
-
-BIND_ATTEMPTS = 3
-
-
-@contextmanager
-def _started(make: Callable[[], Any]) -> Iterator[Any]:
-    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
-
-    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
-    another process can take one in between ("address already in use"); a new pick is free.
-    """
-    from recorder._errors import OptionError
-    from recorder.record import ProxyStartError
-
-    for attempt in range(1, BIND_ATTEMPTS + 1):
-        try:
-            proxy = make()
-        except OptionError as exc:  # named as this test run gives it, not as a keyword
-            pytest.fail(f"a2a-recorder: {exc.spelt(RECORD.spell('pytest'))}", pytrace=False)
-        try:
-            proxy.start()
-        except ProxyStartError as exc:
-            if attempt == BIND_ATTEMPTS or "already in use" not in str(exc):
-                raise
-            continue
-        try:
-            yield proxy
-        finally:
-            proxy.stop()
-        return
-
-
-def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> None:
-    if refuser is not None and refuser.calls:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
-            "recording without a gRPC upstream: the calls were refused and are not in the "
-            "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
-            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
-            pytrace=False,
-        )
-
-
-def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
-    """A recording that lost exchanges, or met an error inside the recorder, replaces no
-    capture: the test fails saying what happened."""
-    if not proxy.ledger.clean:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            f"recording {path} went wrong, the capture was left as it was: "
-            + "; ".join(proxy.ledger.summary())
-            + _kept_text(kept),
-            pytrace=False,
-        )
-
-
-def _kept_text(kept: Path | None) -> str:
-    return f"; what was recorded is kept in {kept}" if kept is not None else ""
-
-
-def _complete_recording(temporary: Path, path: Path) -> Capture | None:
-    """The recording, when it holds every exchange whole; fails the test when it does not
-    (the recording is then kept beside the capture).
-
-    None when nothing was recorded (the test made no A2A request): nothing to write.
-    """
-    from recorder.capture import CaptureParseError, read_capture
-
-    if not temporary.exists():
-        return None
-    try:
-        capture = read_capture(temporary)
-    except CaptureParseError as exc:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            f"the recording is damaged, capture left as it was: {exc}" + _kept_text(kept),
-            pytrace=False,
-        )
-    unanswered = [
-        f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
-        for e in capture.exchanges
-        if e.response is None
-    ]
-    if unanswered:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            "the recording is incomplete, capture left as it was; no response for "
-            + ", ".join(unanswered)
-            + _kept_text(kept),
-            pytrace=False,
-        )
-    return capture
-
-
-def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
-    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
-    exchanges added."""
-    from recorder.capture import write_capture
-
-    end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
-    added = tuple(
-        dataclasses.replace(e, number=len(old.exchanges) + i, started_us=end + e.started_us)
-        for i, e in enumerate(new.exchanges, start=1)
-    )
-    merged = dataclasses.replace(
-        old,
-        exchanges=old.exchanges + added,
-        upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
-        redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
-    )
-    write_capture(path, merged)
-    return added
-
-
-# --- the gRPC refuser ---------------------------------------------------------------------------
-
-REFUSAL = (
-    "a2a-recorder is recording without a gRPC upstream: pass --a2a-grpc-upstream "
-    "HOST:PORT to record gRPC"
-)
-
-
-class GrpcRefuser:
-    """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
-
-    Recording without a gRPC upstream points the card's GRPC interface here, through the
-    recorder, so that a gRPC client fails at once instead of reaching the live agent unseen.
-    """
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.target = ""
-        self._server: Any = None
-
-    def start(self) -> GrpcRefuser:
-        from concurrent.futures import ThreadPoolExecutor
-
-        import grpc
-
-        refuser = self
-
-        class Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
-            def service(self, details: grpc.HandlerCallDetails) -> Any:
-                refuser.calls.append(str(details.method))
-                return grpc.unary_unary_rpc_method_handler(refuser.refuse)
-
-        from recorder._background import GRPC_SERVER_OPTIONS
-
-        self._server = grpc.server(ThreadPoolExecutor(max_workers=2), options=GRPC_SERVER_OPTIONS)
-        self._server.add_generic_rpc_handlers((Handler(),))
-        port = self._server.add_insecure_port("127.0.0.1:0")
-        self._server.start()
-        self.target = f"127.0.0.1:{port}"
-        return self
-
-    @staticmethod
-    def refuse(_request: bytes, context: Any) -> bytes:
-        import grpc
-
-        context.abort(grpc.StatusCode.FAILED_PRECONDITION, REFUSAL)
-        return b""
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop(grace=None)
-
-    def __enter__(self) -> GrpcRefuser:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

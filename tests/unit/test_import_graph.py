@@ -38,7 +38,7 @@ PACKAGE = ROOT / "recorder"
 # Modules that may import an optional extra's packages (they are only used with it installed).
 EXTRA_USERS = {"demo": ("recorder.demo",), "otlp": ("recorder.export._otlp",)}
 # Modules that a host program loads, which brings what they import from it.
-HOSTED = {"recorder.pytest_plugin": {"pytest"}, "recorder.pytest_fleet": {"pytest"}}
+HOSTED = {f"recorder.pytest_{job}": {"pytest"} for job in ("plugin", "fleet", "replay", "record")}
 # Dependencies whose undocumented internals a module builds on, and the module: each must be
 # bounded above in pyproject.toml, at a version the install tests ran (lowest and newest).
 BUILT_ON_INTERNALS = {

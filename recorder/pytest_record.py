@@ -1,0 +1,335 @@
+"""The pytest plugin's recording: a test's capture recorded through a `RecordingProxy`, anew
+(`--a2a-record=once|all`) or with what its replay cannot answer appended (`new_episodes`).
+
+The invariants are `recorder.pytest_plugin`'s: a draft beside the capture, renamed over it only
+when the test passed and the recording is whole; otherwise kept as `<name>.rejected.http`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from recorder._unanswered import Unanswered, episode_message, episode_problems, forwarded_summary
+from recorder.options import RECORD
+from recorder.pytest_replay import (
+    UNANSWERED,
+    A2AEndpoint,
+    Settings,
+    load,
+    passed_test,
+    replay_endpoint,
+    replayer_for,
+)
+
+if TYPE_CHECKING:
+    from recorder.capture import Capture, Exchange
+    from recorder.replay import JournalRequest, Replayer
+
+
+def rejected_beside(path: Path) -> Path:
+    """Where a recording that did not replace the capture is kept: `echo.rejected.http`."""
+    return path.with_name(f"{path.stem}.rejected{path.suffix}")
+
+
+def _keep_rejected(temporary: Path, path: Path) -> Path | None:
+    """Keep a recording that will not replace the capture; None when there is none."""
+    from recorder.capture import set_aside
+
+    kept = rejected_beside(path)
+    return kept if set_aside(temporary, kept) else None
+
+
+def _claim(path: Path) -> None:
+    """Claim the capture a test records to; the test fails when another process writes it."""
+    from recorder.capture import CaptureBusyError, claim
+
+    try:
+        claim(path)
+    except CaptureBusyError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def record(settings: Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
+    from recorder.capture import draft_beside, promote, release, remove_capture
+
+    _claim(settings.path)
+    temporary = draft_beside(settings.path)
+    remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
+    try:
+        with _recording(settings, temporary) as (proxy, refused):
+            yield A2AEndpoint(
+                proxy.url,
+                settings.path,
+                recording=True,
+                grpc_target=proxy.grpc_target,
+                mode=settings.mode,
+            )
+        _check_refused(refused, temporary, settings.path)
+        _check_ledger(proxy, temporary, settings.path)
+        if not passed():
+            _keep_rejected(temporary, settings.path)  # the old capture stays as it was
+            return
+        recorded = _complete_recording(temporary, settings.path)
+        if recorded is None:
+            warnings.warn(
+                f"{settings.path}: the test made no A2A request, nothing recorded", stacklevel=1
+            )
+        else:
+            promote(temporary, settings.path)
+    finally:
+        remove_capture(temporary)
+        release(settings.path)
+
+
+def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
+    from recorder.capture import draft_beside, release, remove_capture
+
+    capture = load(settings.path)
+    _claim(settings.path)
+    temporary = draft_beside(settings.path)
+    answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
+    try:
+        with (
+            _recording(settings, temporary) as (proxy, refused),
+            replayer_for(settings, capture, on_miss=proxy.url) as replayer,
+        ):
+            proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
+            handed_out = replayer.service.sessions.families_of  # ids the replay gave out
+            unanswered = node.stash[UNANSWERED] = Unanswered(
+                lambda: episode_problems(_forwarded(replayer), answers, handed_out),
+                episode_message,
+            )
+            yield replay_endpoint(settings, replayer)
+        _check_refused(refused, temporary, settings.path)
+        _check_ledger(proxy, temporary, settings.path)
+        message = unanswered.unsaid()  # what came after the test's body (its own was said)
+        if message is not None:
+            pytest.fail(message, pytrace=False)
+        new = _complete_recording(temporary, settings.path) if passed_test(node) else None
+        if new is not None and new.exchanges:
+            added = _write_appended(settings.path, capture, new)
+            warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
+    finally:
+        remove_capture(temporary)
+        release(settings.path)
+
+
+def _forwarded(replayer: Replayer) -> list[JournalRequest]:
+    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
+    call, a forward that failed)."""
+    return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
+
+
+@contextmanager
+def _recording(settings: Settings, temporary: Path) -> Iterator[tuple[Any, GrpcRefuser | None]]:
+    """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser."""
+    from recorder.record import RecordingProxy
+    from recorder.redaction import RecorderConfig
+
+    if not settings.upstream:
+        pytest.fail(
+            f"recording needs --a2a-upstream URL ({settings.path} is to be recorded)", pytrace=False
+        )
+    with contextlib.ExitStack() as stack:
+        refuser = None
+        grpc_upstream = settings.grpc_upstream
+        if grpc_upstream is None:
+            refuser = stack.enter_context(GrpcRefuser())
+            grpc_upstream = refuser.target
+        redaction = settings.recorder or RecorderConfig()
+        proxy = stack.enter_context(
+            _started(
+                lambda: RecordingProxy(
+                    upstream=settings.upstream,
+                    out=temporary,
+                    grpc_upstream=grpc_upstream,
+                    keep_secrets=bool(redaction.keep_secrets),
+                    redact_headers=redaction.redact_headers,
+                    redact_params=redaction.redact_params,
+                    card=redaction.card,
+                    before_record=redaction.before_record,
+                )
+            )
+        )
+        yield proxy, refuser
+
+
+BIND_ATTEMPTS = 3
+
+
+@contextmanager
+def _started(make: Callable[[], Any]) -> Iterator[Any]:
+    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
+
+    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
+    another process can take one in between ("address already in use"); a new pick is free.
+    """
+    from recorder._errors import OptionError
+    from recorder.record import ProxyStartError
+
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        try:
+            proxy = make()
+        except OptionError as exc:  # named as this test run gives it, not as a keyword
+            pytest.fail(f"a2a-recorder: {exc.spelt(RECORD.spell('pytest'))}", pytrace=False)
+        try:
+            proxy.start()
+        except ProxyStartError as exc:
+            if attempt == BIND_ATTEMPTS or "already in use" not in str(exc):
+                raise
+            continue
+        try:
+            yield proxy
+        finally:
+            proxy.stop()
+        return
+
+
+def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> None:
+    if refuser is not None and refuser.calls:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
+            "recording without a gRPC upstream: the calls were refused and are not in the "
+            "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
+            pytrace=False,
+        )
+
+
+def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
+    """A recording that lost exchanges, or met an error inside the recorder, replaces no
+    capture: the test fails saying what happened."""
+    if not proxy.ledger.clean:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            f"recording {path} went wrong, the capture was left as it was: "
+            + "; ".join(proxy.ledger.summary())
+            + _kept_text(kept),
+            pytrace=False,
+        )
+
+
+def _kept_text(kept: Path | None) -> str:
+    return f"; what was recorded is kept in {kept}" if kept is not None else ""
+
+
+def _complete_recording(temporary: Path, path: Path) -> Capture | None:
+    """The recording, when it holds every exchange whole; fails the test when it does not
+    (the recording is then kept beside the capture).
+
+    None when nothing was recorded (the test made no A2A request): nothing to write.
+    """
+    from recorder.capture import CaptureParseError, read_capture
+
+    if not temporary.exists():
+        return None
+    try:
+        capture = read_capture(temporary)
+    except CaptureParseError as exc:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            f"the recording is damaged, capture left as it was: {exc}" + _kept_text(kept),
+            pytrace=False,
+        )
+    unanswered = [
+        f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
+        for e in capture.exchanges
+        if e.response is None
+    ]
+    if unanswered:
+        kept = _keep_rejected(temporary, path)
+        pytest.fail(
+            "the recording is incomplete, capture left as it was; no response for "
+            + ", ".join(unanswered)
+            + _kept_text(kept),
+            pytrace=False,
+        )
+    return capture
+
+
+def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
+    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
+    exchanges added."""
+    from recorder.capture import write_capture
+
+    end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
+    added = tuple(
+        dataclasses.replace(e, number=len(old.exchanges) + i, started_us=end + e.started_us)
+        for i, e in enumerate(new.exchanges, start=1)
+    )
+    merged = dataclasses.replace(
+        old,
+        exchanges=old.exchanges + added,
+        upstreams=tuple(dict.fromkeys(old.upstreams + new.upstreams)),
+        redacted=tuple(dict.fromkeys(old.redacted + new.redacted)),
+    )
+    write_capture(path, merged)
+    return added
+
+
+# --- the gRPC refuser ---------------------------------------------------------------------------
+
+REFUSAL = (
+    "a2a-recorder is recording without a gRPC upstream: pass --a2a-grpc-upstream "
+    "HOST:PORT to record gRPC"
+)
+
+
+class GrpcRefuser:
+    """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
+
+    Recording without a gRPC upstream points the card's GRPC interface here, through the
+    recorder, so that a gRPC client fails at once instead of reaching the live agent unseen.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.target = ""
+        self._server: Any = None
+
+    def start(self) -> GrpcRefuser:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+
+        refuser = self
+
+        class Handler(grpc.GenericRpcHandler):  # type: ignore[misc]
+            def service(self, details: grpc.HandlerCallDetails) -> Any:
+                refuser.calls.append(str(details.method))
+                return grpc.unary_unary_rpc_method_handler(refuser.refuse)
+
+        from recorder._background import GRPC_SERVER_OPTIONS
+
+        self._server = grpc.server(ThreadPoolExecutor(max_workers=2), options=GRPC_SERVER_OPTIONS)
+        self._server.add_generic_rpc_handlers((Handler(),))
+        port = self._server.add_insecure_port("127.0.0.1:0")
+        self._server.start()
+        self.target = f"127.0.0.1:{port}"
+        return self
+
+    @staticmethod
+    def refuse(_request: bytes, context: Any) -> bytes:
+        import grpc
+
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, REFUSAL)
+        return b""
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None)
+
+    def __enter__(self) -> GrpcRefuser:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
