@@ -8,6 +8,8 @@ everywhere.
   the names an `OptionError` gives them and the answer to a flag it once had (`--html is
   -o/--output FILE now`).  The rows several commands share mean the same in each
   (`recorder.options.shared`; `tests/unit/test_cli_flags.py` walks every command's help).
+- `write_output`, `cut_short`: a command's output written whole, a warning for a capture cut
+  short.
 
 Imports click and the light option tables only: `a2a-recorder --help` loads this.
 """
@@ -16,12 +18,15 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from recorder._errors import EXPECTED, error_message, exit_status
 from recorder.options import Table, click_params, folding_switches, renamed
+
+if TYPE_CHECKING:
+    from recorder.capture import Cut
 
 
 class Command(click.Command):
@@ -63,3 +68,10 @@ def write_output(text: str, output: Path | None) -> None:
         from recorder._files import replace_file
 
         replace_file(output, text.encode("utf-8"))
+
+
+def cut_short(cut: Cut | None) -> bool:
+    """Warn of a capture cut short (`recorder.capture.salvage`); whether it was."""
+    if cut is not None:
+        click.echo(f"warning: {cut}", err=True)
+    return cut is not None
