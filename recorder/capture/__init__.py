@@ -24,8 +24,9 @@ from recorder.capture._model import (
     header_value,
     started_at,
 )
-from recorder.capture._parse import Cut, parse, parse_bytes, salvage
+from recorder.capture._parse import parse, parse_bytes
 from recorder.capture._render import outcome, render, render_exchange, render_header
+from recorder.capture._salvage import Cut, salvage
 from recorder.capture._writer import (
     CaptureWriter,
     check_regular,

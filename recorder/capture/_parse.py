@@ -12,11 +12,6 @@ Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is
 other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
 file never crashes a caller and never loses an exchange silently.
 
-`salvage(data)` reads a capture cut short (a copy interrupted, a disk that filled, a writer
-killed): damage in its last exchange that is a cut (said "truncated?", or found at the end of
-the text) is a `Cut`, and the exchanges before that exchange are the capture; any other
-damage is still an error.
-
 `parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
 their `###` line to the next (a line that starts `###` always ends a body region), unread, so
 showing one exchange does not cost a 100 MB body elsewhere in the file.
@@ -36,9 +31,6 @@ from recorder.capture._bodies import (
     is_section_start,
     parse_seconds,
     quoted,
-    restore_body,
-    restore_event,
-    restore_message,
     restore_value,
 )
 from recorder.capture._foreign import SNIFF_BYTES, foreign_kind, foreign_message
@@ -48,17 +40,14 @@ from recorder.capture._model import (
     READABLE_VERSIONS,
     Capture,
     Exchange,
-    GrpcMessage,
     Headers,
     Request,
     Response,
-    SseEvent,
 )
+from recorder.capture._regions import REQUEST_FORMS, RESPONSE_FORMS, Forms, Parts
 from recorder.capture._render import (
     CLASSIFICATION_KEYS,
     EMPTY,
-    FORM_EVENT_STREAM,
-    FORM_GRPC,
     HEADER_LINE,
     HEADER_RECORDER,
     HEADER_REDACTED,
@@ -75,7 +64,6 @@ from recorder.capture._render import (
     KEY_STREAMING,
     NEWLINES,
     NO_RESPONSE,
-    TRAILER_HEAD,
     VERSION_PATTERN,
 )
 from recorder.protocol import Binding, Classification, Version
@@ -83,8 +71,6 @@ from recorder.protocol import Binding, Classification, Version
 _EXCHANGE_LINE = re.compile(r"### ([0-9]+) (\S+) (\S+) (\S+)")
 _META_LINE = re.compile(r"# ([a-z][a-z0-9-]*):(?: (.*))?")
 _HEADER_FIELD = re.compile(r"# ([A-Za-z0-9][A-Za-z0-9._-]*):(?: (.*))?")
-_EVENT_STREAM_FORM = re.compile(FORM_EVENT_STREAM + r" ([0-9]+) events?")
-_GRPC_FORM = re.compile(FORM_GRPC + r" ([0-9]+) messages?(?: ([0-9]+) trailers?)?")
 _STATUS_ATTEMPT = re.compile(r"HTTP/\S* ")
 # How the lines that can end a body region, or be a damaged status line, start (_region_end).
 _REGION_STOPS = ("\n###", "\nHTTP/")
@@ -123,50 +109,6 @@ def parse_bytes(data: bytes, filename: str = "<capture>", *, only: int | None = 
         line = data.count(b"\n", 0, exc.start) + 1
         raise CaptureParseError(f"not UTF-8 ({exc.reason})", filename, line) from exc
     return parse(text, filename, only=only)
-
-
-@dataclass(frozen=True, slots=True)
-class Cut:
-    """Where a capture read by `salvage` stops short: its last exchange, from `line` (its
-    `###` line, `offset` bytes into the file) on, is not whole, as `damage` says."""
-
-    filename: str
-    line: int
-    offset: int
-    damage: CaptureParseError
-
-    def __str__(self) -> str:
-        return (
-            f"{self.filename}:{self.line}: the capture is cut short in its last exchange "
-            f"({self.damage.message}, line {self.damage.line}); read up to the exchange before"
-        )
-
-
-def salvage(data: bytes, filename: str = "<capture>") -> tuple[Capture, Cut | None]:
-    """`parse_bytes`, with the exchanges before a cut in the last one (see the module
-    docstring); CaptureParseError for damage anywhere else."""
-    try:
-        return parse_bytes(data, filename), None
-    except CaptureParseError as damage:
-        error = damage
-        last = data.count(b"\n") + (not data.endswith(b"\n"))
-        for start in _cut_points(data):
-            line = data.count(b"\n", 0, start) + 1
-            if damage.line < line or not ("truncated" in damage.message or damage.line >= last):
-                continue
-            try:
-                return parse_bytes(data[:start], filename), Cut(filename, line, start, damage)
-            except CaptureParseError as earlier:
-                error = earlier
-        raise error from None
-
-
-def _cut_points(data: bytes) -> list[int]:
-    """Where the last exchange may start, latest first: a last line that is what is left of
-    a `###` line (`##`), then the last `###` line (no body line starts so)."""
-    tail = data.rfind(b"\n") + 1
-    cut_line = tail < len(data) and b"### ".startswith(data[tail:])
-    return [p for p in (tail if cut_line else 0, data.rfind(b"\n###") + 1) if p]
 
 
 def _checked(text: str, filename: str) -> str:
@@ -494,14 +436,6 @@ def _seconds(cursor: _Cursor, meta: _Meta, key: str) -> int:
 # --- request and response ------------------------------------------------------------------
 
 
-@dataclass(slots=True)  # not frozen: a frozen dataclass is slower to make, and this is internal
-class _Parts:
-    body: bytes = b""
-    events: tuple[SseEvent, ...] = ()
-    messages: tuple[GrpcMessage, ...] = ()
-    trailers: Headers = ()
-
-
 def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request, str | None]:
     line = cursor.peek()
     if line is None or line == "" or line.startswith("###"):
@@ -512,7 +446,7 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
     cursor.skip_line()
     headers = _parse_headers(cursor)
     form = meta.one(cursor, KEY_REQUEST_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), _REQUEST_FORMS)
+    parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), REQUEST_FORMS)
     method, target, version = match.groups()
     headers = _restored_head(cursor, lambda: aside.headers("request", headers))
     request = Request(
@@ -542,7 +476,7 @@ def _parse_response(
     cursor.skip_line()
     headers = _parse_headers(cursor)
     form = meta.one(cursor, KEY_RESPONSE_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), _RESPONSE_FORMS)
+    parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), RESPONSE_FORMS)
     version, code, reason = status.groups()
     headers = _restored_head(cursor, lambda: aside.headers("response", headers))
     trailers = _restored_head(cursor, lambda: aside.trailers(parts.trailers))
@@ -598,14 +532,14 @@ def _bad_header_line(cursor: _Cursor, line: str, lineno: int) -> NoReturn:
     )
 
 
-def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: _Forms) -> _Parts:
+def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: Forms) -> Parts:
     first_line, end = cursor.lineno, _region_end(cursor)
     region = cursor.text[cursor.pos : end]  # its lines, each ended by LF
     cursor.advance(end, region.count("\n"))
     if form is None:
         if region:
             cursor.fail("body present but no '# request-body:'/'# response-body:' line", first_line)
-        return _Parts()
+        return Parts()
     # The region must be the display and then one blank line.
     if not region.endswith("\n\n") or region == "\n":
         where = cursor.lineno - 1 if region else form_line
@@ -645,92 +579,3 @@ def _region_end(cursor: _Cursor) -> int:
                 cursor.lineno + cursor.lines_to(start),
             )
         after = start + len(line)
-
-
-def _body_parts(form: str, display: str) -> _Parts:
-    return _Parts(body=restore_body(form, display))
-
-
-def _blocks(display: str) -> list[tuple[int, list[str]]]:
-    """Split a display into blank-line separated blocks, each with its 0-based line offset."""
-    blocks: list[tuple[int, list[str]]] = []
-    padded = [*display.split("\n"), ""]
-    start = 0
-    while start < len(padded):
-        end = padded.index("", start)  # a C search: event streams are many lines
-        if end == start:
-            raise FormError("empty block (two blank lines in a row?)", end)
-        blocks.append((start, padded[start:end]))
-        start = end + 1
-    return blocks
-
-
-def _event_parts(form: str, display: str) -> _Parts:
-    declared = _counts(_EVENT_STREAM_FORM, form)
-    events: list[SseEvent] = []
-    for offset, block in _blocks(display):
-        try:
-            events.append(restore_event(block))
-        except FormError as exc:
-            raise FormError(str(exc), offset + exc.offset) from exc
-    _check_count(declared[0], len(events), "SSE events")
-    return _Parts(events=tuple(events))
-
-
-def _grpc_parts(form: str, display: str, *, trailers_allowed: bool) -> _Parts:
-    declared = _counts(_GRPC_FORM, form)
-    blocks = _blocks(display)
-    trailers: Headers = ()
-    if blocks[-1][1][0].startswith(TRAILER_HEAD):
-        if not trailers_allowed:
-            raise FormError("a request has no trailers", blocks[-1][0])
-        trailers = _trailers(*blocks.pop())
-    messages: list[GrpcMessage] = []
-    for offset, block in blocks:
-        try:
-            messages.append(restore_message(block))
-        except FormError as exc:
-            raise FormError(str(exc), offset + exc.offset) from exc
-    _check_count(declared[0], len(messages), "gRPC messages")
-    _check_count(declared[1] or 0, len(trailers), "trailers")
-    return _Parts(messages=tuple(messages), trailers=trailers)
-
-
-def _trailers(offset: int, block: list[str]) -> Headers:
-    trailers: list[tuple[str, str]] = []
-    for index, line in enumerate(block):
-        field = line[len(TRAILER_HEAD) :] if line.startswith(TRAILER_HEAD) else ""
-        match = HEADER_LINE.fullmatch(field)
-        if match is None:
-            raise FormError(
-                f"bad trailer line {quoted(line)}: expected '# trailer name: value'", offset + index
-            )
-        trailers.append(match.groups())  # type: ignore[arg-type]
-    return tuple(trailers)
-
-
-def _counts(pattern: re.Pattern[str], form: str) -> tuple[int, int | None]:
-    match = pattern.fullmatch(form)
-    if match is None:
-        raise FormLineError(f"bad body form {quoted(form)}")
-    extra = match.group(2) if match.re.groups > 1 else None
-    return int(match.group(1)), None if extra is None else int(extra)
-
-
-def _check_count(declared: int, found: int, what: str) -> None:
-    if declared != found:
-        raise FormLineError(f"{declared} {what} declared, {found} found (truncated?)")
-
-
-_Forms = dict[str, Callable[[str, str], _Parts]]  # (form, display) -> parts
-_REQUEST_FORMS: _Forms = {
-    "text": _body_parts,
-    "base64": _body_parts,
-    "json": _body_parts,
-    FORM_GRPC: lambda form, display: _grpc_parts(form, display, trailers_allowed=False),
-}
-_RESPONSE_FORMS: _Forms = {
-    **_REQUEST_FORMS,
-    FORM_EVENT_STREAM: _event_parts,
-    FORM_GRPC: lambda form, display: _grpc_parts(form, display, trailers_allowed=True),
-}

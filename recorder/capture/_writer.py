@@ -47,8 +47,9 @@ from typing import IO
 from recorder._errors import CaptureBusyError, CaptureExistsError
 from recorder._files import fsync_directory, replace_file
 from recorder.capture._model import Capture, Exchange
-from recorder.capture._parse import Cut, parse_bytes, salvage
+from recorder.capture._parse import parse_bytes
 from recorder.capture._render import render, render_exchange, render_header
+from recorder.capture._salvage import Cut, salvage
 
 
 class CaptureWriter:
