@@ -17,7 +17,12 @@ Rules:
   an extra's (`recorder/demo/` needs `demo`), that extra's, or the host's that loads the
   module (pytest, for the plugin);
 - a dependency whose undocumented internals we build on (`BUILT_ON_INTERNALS`) is bounded
-  above, so that a new release cannot break us before the install tests ran it.
+  above, so that a new release cannot break us before the install tests ran it;
+- the packages stand in layers (`LAYERS`, drawn in docs/architecture.md): a module imports
+  only its own package's modules and those of lower layers, never a package beside or above;
+- nothing of a third-party package whose name is private (`_x`) is imported or touched: no
+  `from mitmproxy.x import _y`, no `master._legacy_log_events` (an attribute `_y` that is no
+  name of ours), no `setattr` on an imported module or object.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import importlib.metadata
 import re
 import sys
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +46,32 @@ EXTRA_USERS = {"demo": ("recorder.demo",), "otlp": ("recorder.export._otlp",)}
 HOSTED = {f"recorder.pytest_{job}": {"pytest"} for job in ("plugin", "fleet", "replay", "record")}
 # Dependencies whose undocumented internals a module builds on, and the module: each must be
 # bounded above in pyproject.toml, at a version the install tests ran (lowest and newest).
+# The layers, lowest first (docs/architecture.md draws them).  A name is a package as
+# `Graph.package_of` names it (`recorder` is the root's shared modules), or a module of the
+# root that is no package's (`SHELLS`).  The last layer, the shells over the packages, is one
+# group: its modules may import each other.
+SHELLS = frozenset({"recorder._shell", "recorder._unanswered", "recorder.__main__"})
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("recorder",),  # errors, atomic files, the thread-and-loop shell, the webhook server
+    ("recorder.protocol", "recorder.ci"),  # A2A knowledge; CI baselines and JUnit
+    ("recorder.capture", "recorder.options", "recorder.versions"),  # format, options, v0.3
+    ("recorder._shell",),  # what every command shares: errors end it, flags from its table
+    ("recorder.redaction", "recorder.lint", "recorder.export"),  # secrets, rules, export
+    ("recorder.record", "recorder.diff", "recorder.script"),  # the proxy, comparing, the script
+    ("recorder.replay", "recorder.convert", "recorder.show"),  # the fake agent, imports, show
+    ("recorder.verify", "recorder.report"),  # a live agent against a capture; the picture
+    ("recorder.demo",),  # a real agent and session, for the demo and the tests
+    (
+        "recorder.cli",
+        "recorder.cli_replay",
+        "recorder.__main__",
+        "recorder.pytest_plugin",
+        "recorder.pytest_replay",
+        "recorder.pytest_record",
+        "recorder.pytest_fleet",
+        "recorder._unanswered",
+    ),
+)
 BUILT_ON_INTERNALS = {
     "mitmproxy": "recorder/record/_proxy.py",  # the master, its addons and hooks, embedded
 }
@@ -161,6 +192,30 @@ class Graph:
                 found.append(edge)
         return found
 
+    def layer_of(self, module: str, layers: Sequence[Sequence[str]]) -> tuple[int, str]:
+        """(the layer, the package or shell) of a module; KeyError when no layer names it."""
+        name = module if module in SHELLS else self.package_of(module)
+        for number, names in enumerate(layers):
+            if name in names:
+                return number, name
+        raise KeyError(name)
+
+    def layer_breaches(self, layers: Sequence[Sequence[str]]) -> list[str]:
+        """Imports of a package beside or above the importer's own (or of one no layer has)."""
+        found = []
+        for edge in self.edges:
+            try:
+                (below, source), (above, target) = (
+                    self.layer_of(m, layers) for m in (edge.source, edge.target)
+                )
+            except KeyError as exc:
+                found.append(f"{edge}: {exc.args[0]} is in no layer")
+                continue
+            shells = below == above == len(layers) - 1
+            if source != target and below <= above and not shells:
+                found.append(f"{edge}: layer {below} ({source}) on layer {above} ({target})")
+        return found
+
     def own_package_imports(self) -> list[Edge]:
         """A package's module importing its own package's `__init__`."""
         return [
@@ -224,6 +279,66 @@ def _strongly_connected(follows: Mapping[str, set[str]]) -> list[list[str]]:
     return groups
 
 
+def private_touches(root: Path) -> list[str]:
+    """Private names of other packages that modules under `root` import or touch (see the
+    module docstring): an attribute `_y` counts unless some module of ours defines `_y`."""
+    top = root.name
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in root.rglob("*.py")}
+    ours = {name for tree in trees.values() for name in _defined(tree)}
+    found: list[tuple[Path, int, str]] = []
+    for path, tree in sorted(trees.items()):
+        where = path.relative_to(root.parent)
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom) and not _own(node, top):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(_private(part) for name in names for part in name.split(".")):
+                    found.append((where, node.lineno, f"imports {ast.unparse(node)}"))
+                imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in ours:
+                found.append((where, node.lineno, f"touches {ast.unparse(node)}"))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("setattr", "delattr")
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in imported
+            ):
+                found.append((where, node.lineno, f"sets {ast.unparse(node)}"))
+    return [f"{where}:{line} {what}" for where, line, what in sorted(found)]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _own(node: ast.Import | ast.ImportFrom, top: str) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return (
+            bool(node.level)
+            or module.split(".")[0] in (top, "__future__")
+            or (module.split(".")[0] in sys.stdlib_module_names)
+        )
+    return all(a.name.split(".")[0] in (top, *sys.stdlib_module_names) for a in node.names)
+
+
+def _defined(tree: ast.AST) -> Iterator[str]:
+    """Every name a module defines: functions, classes, their arguments, what it assigns."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            yield node.attr
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id
+
+
 # -- the package ------------------------------------------------------------------------------
 
 
@@ -242,6 +357,14 @@ def test_no_package_reaches_into_another_ones_private_modules(graph: Graph) -> N
 
 def test_no_module_imports_its_own_package(graph: Graph) -> None:
     assert [str(e) for e in graph.own_package_imports()] == []
+
+
+def test_every_package_stands_on_lower_layers_only(graph: Graph) -> None:
+    assert graph.layer_breaches(LAYERS) == []
+
+
+def test_no_private_name_of_a_third_party_package_is_imported_or_touched() -> None:
+    assert private_touches(PACKAGE) == []
 
 
 def test_every_third_party_import_is_declared(graph: Graph) -> None:
@@ -337,3 +460,42 @@ def test_the_check_sees_private_reaches_and_own_package_imports(tmp_path: Path) 
     assert [str(e) for e in graph.private_reaches()] == ["pkg.q._z:1 imports pkg.p._x"]
     assert [str(e) for e in graph.own_package_imports()] == ["pkg.p._y:1 imports pkg.p"]
     assert graph.cycles() == [["pkg.p", "pkg.p._y"]]
+
+
+def test_the_check_sees_a_package_on_one_beside_or_above_it(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low/__init__.py": "",
+            "low/_a.py": "from pkg.high import x\n",
+            "high/__init__.py": "from pkg.low import y\nfrom pkg.side import z\n",
+            "side/__init__.py": "",
+            "cli.py": "import pkg.main\nimport pkg.high\n",
+            "main.py": "import pkg.cli\n",
+        },
+    )
+    layers = (("pkg.low",), ("pkg.high", "pkg.side"), ("pkg.cli", "pkg.main"))  # shells: a group
+    assert Graph.of(root).layer_breaches(layers) == [
+        "pkg.high:2 imports pkg.side: layer 1 (pkg.high) on layer 1 (pkg.side)",
+        "pkg.low._a:1 imports pkg.high: layer 0 (pkg.low) on layer 1 (pkg.high)",
+    ]
+
+
+def test_the_check_sees_private_names_of_other_packages(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": (
+                "from mitmproxy import ctx\nfrom mitmproxy.log import _Handler\nimport os._x\n"
+                "def f(master):\n    master._legacy.uninstall()\n    setattr(ctx, 'log', 1)\n"
+            ),
+            "b.py": "class C:\n    def __init__(self):\n        self._mine = 1\nC()._mine\n",
+        },
+    )
+    assert private_touches(root) == [
+        "pkg/a.py:2 imports from mitmproxy.log import _Handler",
+        "pkg/a.py:5 touches master._legacy",
+        "pkg/a.py:6 sets setattr(ctx, 'log', 1)",
+    ]
