@@ -7,6 +7,9 @@ its capture's `claim` (one writing process per capture).
 
 Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
 plain `ValueError` from `render*` for values the format cannot hold exactly.
+
+May import `recorder.protocol` (the classification a capture records) and the root's
+shared modules (`_errors`, `_files`).
 """
 
 from recorder._errors import CaptureBusyError, CaptureExistsError, CaptureParseError

@@ -7,6 +7,8 @@ file format).  The shell: `gate(path, findings, tool, update=...)` reads, checks
 a baseline file.  Errors: `BaselineError(ValueError)`, naming the file.
 
 Each command (`lint`, `verify`, `diff`) maps its own results onto these.
+
+May import only the root's shared modules: `lint`, `diff` and `verify` build on it.
 """
 
 from recorder._errors import BaselineError

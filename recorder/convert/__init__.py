@@ -7,6 +7,9 @@ per gRPC one).  `convert` hands them to the recorder's own addon set, run offlin
 them as it does live; `convert_command` is the click command.
 Errors: `ConvertError` (a `recorder.InputError`, so a ValueError), with `file: what is wrong`
 from the readers; `OptionError` naming `out` for an output the recorder refuses.
+
+May import `recorder.record` (the addons it runs offline), `recorder.capture`,
+`recorder.protocol` and `recorder.options`.
 """
 
 from recorder._errors import ConvertError

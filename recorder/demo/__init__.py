@@ -6,6 +6,9 @@ and async callers can both use it.
 
 See also: ``python -m recorder.demo agent`` to run the agent standalone.  Needs the ``demo``
 extra (a2a-sdk 1.3.x), from the checkout or the wheel: ``pip install '.[demo]'``.
+
+May import any package below the shells (it records, replays, diffs and draws a real
+session); only the command line and the tests use it.
 """
 
 from __future__ import annotations

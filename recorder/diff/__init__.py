@@ -23,6 +23,9 @@ come from `recorder.protocol`; nothing here restates them.
 
 Errors: `ValueError` for a bad ignore pattern (naming the valid keywords) or report format;
 `recorder.InputError` (command shell only) for a file that cannot be read.
+
+May import `recorder.capture`, `recorder.protocol`, `recorder.versions` (v0.3 renames),
+`recorder.redaction`, `recorder.ci` and `recorder.options`; verify and the demo build on it.
 """
 
 from recorder.diff._align import Alignment, Step, StepKind, align, align_levels

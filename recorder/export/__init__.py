@@ -6,6 +6,9 @@ Pure: `capture_to_har(capture) -> dict` (`_har`'s docstring lists the custom fie
 encodes with the OpenTelemetry packages (the `otlp` extra) and `otlp_json` writes as OTLP/JSON.
 The shell is `export_command` (`a2a-recorder export FILE --to har|jsonl|otlp`).
 `recorder.convert` reads the HAR back.
+
+May import `recorder.capture`, `recorder.protocol`, `recorder.options` and the commands'
+shell (`recorder._shell`).
 """
 
 from recorder.export._command import (

@@ -7,6 +7,9 @@ one default each.  Every other command has a table too, beside its code (`DIFF` 
 
 Light on purpose (click, the standard library and `recorder._errors`): the command line's
 help and the pytest plugin read the tables without loading mitmproxy or the protocol tables.
+
+May import `recorder.protocol` (lazily: spec versions, fault kinds) and the root's shared
+modules.
 """
 
 from recorder.options import _shared as shared

@@ -2,6 +2,8 @@
 
 No I/O here: operation and error tables, the exchange classifier, agent-card interfaces,
 SSE framing and the facts of the spec versions (`_spec`) all take values and return values.
+
+May import only the root's shared modules (`recorder._errors`): it is the bottom.
 """
 
 from recorder._errors import GrpcCodecError, GrpcFramingError

@@ -5,6 +5,9 @@ placeholders), `exchange_line` (the console's line).  Shells: the addons, one jo
 (`recording_addons()`, options `a2a_*`; see `_addons`), `RecordingProxy` (mitmproxy run
 in-process, reverse or forward mode) and `record_offline` (the same addons, fed flows and
 gRPC calls recorded elsewhere: `a2a-recorder convert`).
+
+May import `recorder.capture`, `recorder.protocol`, `recorder.redaction`, `recorder.lint`
+(the live console), `recorder.options` and the root's shared modules; never replay or diff.
 """
 
 import warnings

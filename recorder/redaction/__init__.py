@@ -7,6 +7,9 @@ journal and report (pure: values in, values out).
 to each exchange as it is written (never to what the proxy forwards); the replayer to each
 journal entry and report line it serves.  `RecorderConfig` is what a project adds for the
 pytest plugin (`_config`: `[tool.a2a-recorder]`, the `a2a_recorder_config` fixture).
+
+May import `recorder.capture` and `recorder.protocol`: the recorder, replay, diff and script
+build on it.
 """
 
 from recorder._errors import ConfigError

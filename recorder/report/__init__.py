@@ -9,6 +9,9 @@ fetches nothing: CSS, script and SVG are inline.
 Modules: `_answers` (what an A2A answer says), `_facts` (per exchange: lanes, outcome, ticks,
 flags), `_display` (request and response as text), `_layout` (pixels), `_page` (the template),
 `_command` (the CLI); `_fleet` draws a fleet's folder as one waterfall (`fleet_page`).
+
+May import `recorder.show`, `recorder.lint`, `recorder.capture`, `recorder.protocol` and
+`recorder.options`.
 """
 
 from recorder.report._command import report_command

@@ -27,6 +27,9 @@ Layers, pure first:
 Errors: `VerifyError(RuntimeError)` when verify cannot run (exit 2); `ConfigError(ValueError)`
 for settings that cannot be used; `PlaceholderError(ValueError)` for a redacted secret that
 would reach the agent.
+
+May import `recorder.replay`, `recorder.record`, `recorder.diff`, `recorder.script`,
+`recorder.capture`, `recorder.protocol`, `recorder.ci` and `recorder.options`.
 """
 
 from recorder._errors import ConfigError, PlaceholderError, VerifyError
