@@ -363,6 +363,17 @@ def test_every_package_stands_on_lower_layers_only(graph: Graph) -> None:
     assert graph.layer_breaches(LAYERS) == []
 
 
+def test_the_architecture_page_draws_these_layers() -> None:
+    """docs/architecture.md's table of layers: `N  word  names...`, top first."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("## The layers", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    drawn = {int(row.split()[0]): row.split()[2:] for row in table.splitlines()}
+    assert drawn == {
+        number: [name.removeprefix("recorder.") for name in names]
+        for number, names in enumerate(LAYERS)
+    }
+
+
 def test_no_private_name_of_a_third_party_package_is_imported_or_touched() -> None:
     assert private_touches(PACKAGE) == []
 
