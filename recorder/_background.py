@@ -56,7 +56,23 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class BackgroundLoop:
+class Service:
+    """A server its owner starts and stops: `with` starts it, and stops it at the end."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class BackgroundLoop(Service):
     """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits.
 
     `start()` returns once `main` is ready, or raises what failed before (or the time out) as

@@ -13,10 +13,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pytest
 
+from recorder._background import Service
 from recorder._unanswered import Unanswered, episode_message, episode_problems, forwarded_summary
 from recorder.options import RECORD
 from recorder.pytest_replay import (
@@ -284,7 +285,7 @@ REFUSAL = (
 )
 
 
-class GrpcRefuser:
+class GrpcRefuser(Service):
     """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
 
     Recording without a gRPC upstream points the card's GRPC interface here, through the
@@ -296,7 +297,7 @@ class GrpcRefuser:
         self.target = ""
         self._server: Any = None
 
-    def start(self) -> GrpcRefuser:
+    def start(self) -> Self:
         from concurrent.futures import ThreadPoolExecutor
 
         import grpc
@@ -327,9 +328,3 @@ class GrpcRefuser:
     def stop(self) -> None:
         if self._server is not None:
             self._server.stop(grace=None)
-
-    def __enter__(self) -> GrpcRefuser:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
 from typing import Any, Self
 
 # a2a-sdk 1.3.0 quirk: importing the v0.3 gRPC handler before `a2a.client` leaves the client
@@ -54,7 +53,7 @@ from a2a.types.a2a_pb2 import (
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
-from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, bind_socket
+from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, Service, bind_socket
 from recorder.demo._executor import COMMANDS, DEFAULT_EVENT_DELAY, DemoExecutor, QueryKeeper
 
 __all__ = [
@@ -274,7 +273,7 @@ class _Servers:
         self.sock.close()
 
 
-class DemoAgent:
+class DemoAgent(Service):
     """Run the demo agent on 127.0.0.1 free ports, in a background thread with its own loop.
 
     Ports default to 0 (free ports chosen by the OS); ``http_port``/``grpc_port`` pin them.
@@ -422,20 +421,10 @@ class DemoAgent:
         finally:
             await servers.stop()
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
     async def __aenter__(self) -> Self:
         return await asyncio.to_thread(self.start)
 
-    async def __aexit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await asyncio.to_thread(self.stop)
 
     def __repr__(self) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Self
 
+from recorder._background import Service
 from recorder._webhook import Post, Reply, WebhookServer
 from recorder.protocol import NOT_JSON, parse_json
 
@@ -34,7 +34,7 @@ class Delivery:
     arrived: float = field(compare=False)
 
 
-class WebhookReceiver:
+class WebhookReceiver(Service):
     """Record push-notification POSTs on 127.0.0.1 on a free port.
 
     Use as a context manager (or call ``start()``/``stop()``). ``url`` is the base URL;
@@ -93,11 +93,3 @@ class WebhookReceiver:
             self._deliveries.append(delivery)
             self._lock.notify_all()
         return Reply(200)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

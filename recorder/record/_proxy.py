@@ -55,8 +55,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from mitmproxy import exceptions, options
@@ -68,7 +67,7 @@ from mitmproxy.addons.tlsconfig import TlsConfig
 from mitmproxy.addons.update_alt_svc import UpdateAltSvc
 from mitmproxy.master import Master
 
-from recorder._background import BackgroundLoop, host_port
+from recorder._background import BackgroundLoop, Service, host_port
 from recorder._errors import OptionError, ProxyStartError, StateError
 from recorder.options import RECORD, mitm_value, split_for
 from recorder.record._addons import recording_addons
@@ -121,7 +120,7 @@ class _ErrorLog(logging.Handler):
         self.messages.append(" ".join(x for x in lines if not x.startswith("Try specifying")))
 
 
-class RecordingProxy:
+class RecordingProxy(Service):
     """An in-process mitmproxy that records A2A traffic to capture files.
 
     Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
@@ -247,7 +246,7 @@ class RecordingProxy:
             raise StateError("RecordingProxy is not running")
         return f"http://{host_port(*self._push_address)}"
 
-    def start(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
+    def start(self, timeout: float = STARTUP_TIMEOUT) -> Self:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""
         if self._runner is not None:
             raise StateError("RecordingProxy already started")
@@ -281,26 +280,10 @@ class RecordingProxy:
                 self._task.exception()  # retrieved here; startup failures are re-raised above
             self._task = None
 
-    def __enter__(self) -> RecordingProxy:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     async def __aenter__(self) -> RecordingProxy:
         return await self.start_async()
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop_async()
 
     # -- running --------------------------------------------------------------------------------

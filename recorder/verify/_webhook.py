@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
-from recorder._background import url_key
+from recorder._background import Service, url_key
 from recorder._webhook import Post, Reply, WebhookServer
 from recorder.capture import Exchange
 
@@ -47,7 +46,7 @@ _HOP = frozenset(
 MAX_BODY = 16 * 1024 * 1024
 
 
-class Receiver:
+class Receiver(Service):
     """The two listeners and what they have received (see the module docstring)."""
 
     def __init__(
@@ -120,11 +119,3 @@ class Receiver:
 
     def stop(self) -> None:
         self._server.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
