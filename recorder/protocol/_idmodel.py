@@ -11,10 +11,10 @@
   answer hands out by them.
 - *Ids inside names and paths*: v0.3 resource names (`tasks/{t}/pushNotificationConfigs/{c}`,
   `resource_ids`) and HTTP+JSON paths (`PATH_IDS`), built from the same two segments.
-- *Who names them back*: task, context and push-config ids (`NAMED_BACK`) are minted per
-  session on replay; message and artifact ids (`SERVED_AS_RECORDED`) a client never sends
-  back, so they are served as recorded; page cursors (`CURSOR_FIELDS`) are served as recorded
-  and named back as they are.
+- *Who names them back*: task, context and push-config ids are minted per session on
+  replay; message and artifact ids (`SERVED_AS_RECORDED`) a client never sends back, so they
+  are served as recorded; page cursors (`CURSOR_FIELDS`) are served as recorded and named
+  back as they are.
 - *Where ids are never looked for*: `USER_CONTENT_KEYS`, the agent's and the user's own data.
 """
 
@@ -30,8 +30,6 @@ from recorder.protocol._volatile import ID_FIELDS, IdKind
 # Subtrees that hold the agent's or the user's data (metadata, a data part): never ids.
 USER_CONTENT_KEYS = frozenset({"metadata", "data"})
 
-# Kinds of id a client names back in later requests: the replayer mints them per session.
-NAMED_BACK = frozenset({IdKind.TASK, IdKind.CONTEXT, IdKind.CONFIG})
 # Id fields a client never names back (its own message ids aside, which it chose): served
 # as recorded.
 SERVED_AS_RECORDED = frozenset(

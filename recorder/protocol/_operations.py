@@ -473,7 +473,6 @@ V03_RPC_RENAMES: Mapping[str, str] = {
     for op in _V03_ROWS
     if op.grpc_rpc and op.grpc_rpc != _v1_row(op).grpc_rpc
 }
-V03_SERVICE_RENAMES: Mapping[str, str] = {V03_SERVICE: V1_SERVICE}
 
 
 def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | None:

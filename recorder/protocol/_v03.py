@@ -21,11 +21,9 @@ the unit tests).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
-from recorder.protocol._idmodel import CONFIGS_SEGMENT, TASKS_SEGMENT
-from recorder.protocol._states import STATE_ALIASES, TASK_STATES, V03_KINDS
+from recorder.protocol._states import STATE_ALIASES, TASK_STATES
 
 # Enum forms, v0.3 JSON -> v1.0 proto-JSON name (spec §4.1.3 TaskState, §4.1.5 Role).
 V03_TASK_STATES: Mapping[str, str] = {
@@ -33,13 +31,8 @@ V03_TASK_STATES: Mapping[str, str] = {
     **STATE_ALIASES,
 }
 V03_ROLES: Mapping[str, str] = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
-# Which field holds which enum.
-V03_ENUM_FIELDS: Mapping[str, Mapping[str, str]] = {"state": V03_TASK_STATES, "role": V03_ROLES}
-# `kind` discriminators of the StreamResponse objects -> v1.0 oneof member names.
-V03_KIND_MEMBERS: Mapping[str, str] = V03_KINDS
 # Parts: v0.3 `{"kind": "text"|"file"|"data", ...}`; v1.0 drops `kind`, and a file part's
 # nested `file` object becomes fields of the part under new names.
-V03_PART_KINDS = frozenset({"text", "file", "data"})
 V03_FILE_FIELDS: Mapping[str, str] = {
     "bytes": "raw",
     "uri": "url",
@@ -73,13 +66,6 @@ V03_HEADER_RENAMES: Mapping[str, str] = {"x-a2a-extensions": "a2a-extensions"}
 V03_CONTENT_TYPES: Mapping[str, str] = {"application/json": "application/a2a+json"}
 # The version header every v1.0 request carries (spec §3.6); a v0.3 request has none.
 VERSION_HEADER = "A2A-Version"
-# v0.3 gRPC requests name resources (`name: "tasks/{id}"`); v1.0 uses plain id fields.
-_TASK, _CONFIG = f"{TASKS_SEGMENT}/([^/]+)", f"{CONFIGS_SEGMENT}/([^/]+)"
-V03_RESOURCE_NAMES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    ("name", re.compile(rf"{_TASK}/{_CONFIG}\Z"), ("taskId", "id")),
-    ("name", re.compile(rf"{_TASK}\Z"), ("id",)),
-    ("parent", re.compile(rf"{_TASK}\Z"), ("taskId",)),
-)
 
 # ---- the v0.3 proto-JSON dialect (HTTP+JSON and gRPC) -----------------------------------------
 
@@ -93,9 +79,7 @@ V03_PROTO_FILE_FIELDS: Mapping[str, str] = {
 }
 # v1.0 state -> its v0.3 proto-JSON spelling, where the two differ (the double L).
 V03_PROTO_STATES: Mapping[str, str] = {new: old for old, new in STATE_ALIASES.items()}
-# Members the v0.3 proto names otherwise: the message's parts, the send configuration's push
-# config.
-V03_PROTO_MESSAGE_PARTS = ("content", "parts")
+# The send configuration's push config member, as the v0.3 proto names it.
 V03_PROTO_SEND_CONFIG_RENAMES: Mapping[str, str] = {
     "pushNotification": "taskPushNotificationConfig"
 }
