@@ -20,6 +20,7 @@ from recorder._errors import (
     ProxyStartError,
     RecorderError,
     StartError,
+    StateError,
     VerifyError,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "ProxyStartError",
     "RecorderError",
     "StartError",
+    "StateError",
     "VerifyError",
     "__version__",
 ]
