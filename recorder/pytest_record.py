@@ -24,9 +24,9 @@ from recorder.pytest_replay import (
     UNANSWERED,
     A2AEndpoint,
     Settings,
+    endpoint,
     load,
     passed_test,
-    replay_endpoint,
     replayer_for,
 )
 
@@ -66,13 +66,7 @@ def record(settings: Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoi
     remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
     try:
         with _recording(settings, temporary) as (proxy, refused):
-            yield A2AEndpoint(
-                proxy.url,
-                settings.path,
-                recording=True,
-                grpc_target=proxy.grpc_target,
-                mode=settings.mode,
-            )
+            yield endpoint(settings, proxy)
         _check_refused(refused, temporary, settings.path)
         _check_ledger(proxy, temporary, settings.path)
         if not passed():
@@ -108,7 +102,7 @@ def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]
                 lambda: episode_problems(_forwarded(replayer), answers, handed_out),
                 episode_message,
             )
-            yield replay_endpoint(settings, replayer)
+            yield endpoint(settings, replayer, replayer)
         _check_refused(refused, temporary, settings.path)
         _check_ledger(proxy, temporary, settings.path)
         message = unanswered.unsaid()  # what came after the test's body (its own was said)

@@ -134,7 +134,7 @@ def replay(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
         lambda lines: miss_message(misses_among(report.misses, lines), capture, lines),
     )
     with replayer:
-        yield replay_endpoint(settings, replayer)
+        yield endpoint(settings, replayer, replayer)
     message = unanswered.unsaid()  # misses after the test's body (the body's were said)
     if message is not None:
         pytest.fail(message, pytrace=False)
@@ -169,16 +169,13 @@ def _marker_spelling(name: str, value: str | None) -> str:
     return f"a2a_capture({name}={'...' if value is None else value})"
 
 
-def replay_endpoint(settings: Settings, replayer: Replayer) -> A2AEndpoint:
-    return A2AEndpoint(
-        replayer.url,
-        settings.path,
-        recording=False,
-        report=replayer.report,
-        grpc_target=replayer.grpc_target,
-        mode=settings.mode,
-        _replayer=replayer,
-    )
+def endpoint(settings: Settings, server: Any, replayer: Replayer | None = None) -> A2AEndpoint:
+    """What the test talks to: `server`, the replayer (given again as `replayer`) or the
+    recorder (recording: no replayer, no report)."""
+    report = replayer.report if replayer is not None else None
+    url, grpc_target = server.url, server.grpc_target
+    recording = replayer is None
+    return A2AEndpoint(url, settings.path, recording, report, grpc_target, settings.mode, replayer)
 
 
 # --- verify -------------------------------------------------------------------------------------

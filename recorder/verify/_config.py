@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,24 +156,22 @@ def _per(
     )
 
 
-def _compares(value: Any, where: str, key: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {key} must be a list of strings")
-    try:
-        parse_compare(value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: {key}: {exc}") from exc
-    return tuple(value)
+def _patterns(parse: Callable[[list[str]], object]) -> Callable[[Any, str, str], tuple[str, ...]]:
+    """A reader of a list of patterns that `parse` checks (`ignore`, `compare`)."""
+
+    def read(value: Any, where: str, key: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: {key} must be a list of strings")
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {key}: {exc}") from exc
+        return tuple(value)
+
+    return read
 
 
-def _ignores(value: Any, where: str, key: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {key} must be a list of strings")
-    try:
-        parse_ignores(value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: {key}: {exc}") from exc
-    return tuple(value)
+_compares, _ignores = _patterns(parse_compare), _patterns(parse_ignores)
 
 
 def _number(value: Any, where: str, key: str) -> float | None:

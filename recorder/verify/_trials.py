@@ -18,7 +18,7 @@ from typing import Any
 from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
 from recorder.diff import ExchangeDiff, PairKind, describe
-from recorder.verify._report import CLASSNAME, render_text, report
+from recorder.verify._report import CLASSNAME, _md, render_text, report
 from recorder.verify._result import VerifyResult
 
 REPORT_FORMAT = "a2a-recorder-verify-trials"
@@ -139,10 +139,6 @@ def trials_markdown(trials: Trials, *, color: bool = False) -> str:
     out += ["", *(f"- inserted: {_md(line)}" for line in trials.inserted())]
     out += [f"- run {k}: {_md(r.summary())}" for k, r in enumerate(trials.runs, 1)]
     return "\n".join([*out, "", f"**Trials:** {_md(trials.summary())}", ""])
-
-
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def trials_report(trials: Trials) -> dict[str, Any]:
