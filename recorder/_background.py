@@ -128,7 +128,7 @@ class BackgroundLoop(Service):
     def _run(self) -> None:
         try:
             asyncio.run(self._amain())
-        except BaseException as exc:  # noqa: BLE001 - handed to the starting thread
+        except BaseException as exc:  # handed to the starting thread
             self._error = exc
         finally:
             self._ready.set()

@@ -52,7 +52,7 @@ class Command(click.Command):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
-        except Exception as exc:  # noqa: BLE001 - every error ends the command the same way
+        except Exception as exc:  # every error ends the command the same way
             if not isinstance(exc, EXPECTED):
                 traceback.print_exc()
             click.echo(f"error: {error_message(exc, self.spell)}", err=True)

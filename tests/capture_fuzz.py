@@ -192,12 +192,12 @@ def check(mutant: Mutant) -> str | None:
         if not str(error).startswith(f"{name}:{error.line}: ") or error.line < 1:
             return f"error without file:line: {error}"
         return None
-    except Exception:  # noqa: BLE001 - any other exception is what the fuzzer looks for
+    except Exception:  # any other exception is what the fuzzer looks for
         return "parse crashed:\n" + traceback.format_exc()
     for reader in (_show, _replay, _diff):
         try:
             reader(capture, mutant.source)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return f"{reader.__name__.strip('_')} crashed:\n" + traceback.format_exc()
     return None
 

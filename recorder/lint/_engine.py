@@ -134,7 +134,7 @@ def lint_exchange(exchange: ExchangeLike, context: LintContext) -> list[Finding]
 def _run(rule: Rule, view: Any, context: LintContext, exchange: ExchangeLike) -> list[Finding]:
     try:
         violations = list(rule.check(view, context.session, context.spec))
-    except Exception as exc:  # noqa: BLE001 - a lint must not stop on one odd exchange
+    except Exception as exc:  # a lint must not stop on one odd exchange
         failed = Violation(
             f"the check failed on this exchange ({type(exc).__name__}: {exc})",
             "a check that completes",

@@ -18,7 +18,7 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", category=DeprecationWarning, module="ldap3")
     import mitmproxy.addons  # noqa: F401
 
-from recorder._errors import ProxyStartError  # noqa: E402 - after the quiet import above
+from recorder._errors import ProxyStartError  # after the quiet import above
 from recorder.protocol import (
     CardRewrite,
     rewrite_card,

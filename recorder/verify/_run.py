@@ -102,7 +102,7 @@ def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult
     def run() -> None:
         try:
             result.append(asyncio.run(verify_async(capture, settings)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+        except BaseException as exc:  # handed to the caller's thread
             errors.append(exc)
 
     thread = threading.Thread(target=run, name="a2a-verify")

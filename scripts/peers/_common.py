@@ -211,7 +211,7 @@ async def expect_error(
     """Run ``action`` and record the error class; the scenario fails unless ``wanted`` names it."""
     try:
         await action()
-    except Exception as exc:  # noqa: BLE001 - the class name is what we record
+    except Exception as exc:  # the class name is what we record
         name = naming(exc)
         summary.step(call, error=name, message=str(exc)[:200])
         expect(wanted in name, f"{call}: wanted {wanted}, got {name}: {exc}")
@@ -245,7 +245,7 @@ def run_client_main(summary: Summary, body: Callable[[], Awaitable[None]], timeo
     except ScenarioFailed as exc:
         print(json.dumps(summary.as_dict(False, str(exc))))
         return 1
-    except BaseException as exc:  # noqa: BLE001 - reported in the summary, never a traceback
+    except BaseException as exc:  # reported in the summary, never a traceback
         if isinstance(exc, KeyboardInterrupt):
             raise
         import traceback

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from envs import REPO, BuildError, _run  # noqa: E402
+from envs import REPO, BuildError, _run
 
 INSTALLS_DIR = Path(os.environ.get("A2A_INSTALLS_DIR", REPO / ".installs"))
 WHEEL_DIR = INSTALLS_DIR / "wheel"

@@ -329,7 +329,7 @@ def _terminal(events: list[str]) -> str:
 async def _expect_error(p: Py03Client, call: str, wanted: str, action: Callable[[], Any]) -> None:
     try:
         await action()
-    except Exception as exc:  # noqa: BLE001 - the class name is what we record
+    except Exception as exc:  # the class name is what we record
         name = _error_name(exc)
         p.summary.step(call, error=name, message=str(exc)[:200])
         C.expect(any(w in name for w in _WANTED[wanted]), f"{call}: wanted {wanted}, got {name}")

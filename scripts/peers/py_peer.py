@@ -463,7 +463,7 @@ async def sc_push(p: PyClient) -> None:
             DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id, tenant=p.tenant)
         )
         p.summary.step("DeleteTaskPushNotificationConfig")
-    except Exception as exc:  # noqa: BLE001 - py REST client vs a 204 body is a known SDK gap
+    except Exception as exc:  # py REST client vs a 204 body is a known SDK gap
         p.summary.step(
             "DeleteTaskPushNotificationConfig", error=_error_name(exc), message=str(exc)[:200]
         )

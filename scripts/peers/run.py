@@ -56,7 +56,7 @@ from types import TracebackType
 from typing import Any, Self
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from envs import ENVS, EnvSpec, is_built  # noqa: E402
+from envs import ENVS, EnvSpec, is_built
 
 __all__ = [
     "BINDINGS",
@@ -424,7 +424,7 @@ class WebhookReceiver:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:  # http.server naming
                 size = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(size)
                 try:

@@ -83,7 +83,7 @@ class Echo(AgentExecutor):
 class EagerHeaders(GrpcHandler):
     """Sends response headers before failing, so the error comes as real trailers."""
 
-    async def SubscribeToTask(  # noqa: N802 - the rpc's name
+    async def SubscribeToTask(  # the rpc's name
         self, request: v10.SubscribeToTaskRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[v10.StreamResponse]:
         await context.send_initial_metadata((("x-test", "early"),))

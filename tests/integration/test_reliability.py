@@ -445,7 +445,7 @@ class _OddAgent(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:  # http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -453,7 +453,7 @@ class _OddAgent(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(ODD_EVENTS)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

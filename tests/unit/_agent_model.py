@@ -119,7 +119,7 @@ class ModelAgent:
             }
         return {"result": result, "id": body.get("id"), "jsonrpc": "2.0"}
 
-    def _SendMessage(self, params: Json) -> Json:  # noqa: N802 - the A2A method name
+    def _SendMessage(self, params: Json) -> Json:  # the A2A method name
         message = dict(params["message"])
         if message.get("taskId"):
             task = self._task(message["taskId"])
@@ -150,7 +150,7 @@ class ModelAgent:
         self.order.insert(0, task_id)
         return {"task": _copy(task)}
 
-    def _GetTask(self, params: Json) -> Json:  # noqa: N802
+    def _GetTask(self, params: Json) -> Json:
         task = self._task(params["id"])
         left = self.polls_left.get(task["id"])
         if left is not None:
@@ -160,20 +160,20 @@ class ModelAgent:
                 del self.polls_left[task["id"]]
         return _copy(task)
 
-    def _CancelTask(self, params: Json) -> Json:  # noqa: N802
+    def _CancelTask(self, params: Json) -> Json:
         task = self._task(params["id"])
         if task["status"]["state"] in TERMINAL:
             raise AgentError("TaskNotCancelable")
         task["status"] = {"state": "TASK_STATE_CANCELED"}
         return _copy(task)
 
-    def _SubscribeToTask(self, params: Json) -> Json:  # noqa: N802 - one event, as a body
+    def _SubscribeToTask(self, params: Json) -> Json:  # one event, as a body
         task = self._task(params["id"])
         if task["status"]["state"] in TERMINAL:
             raise AgentError("Unsupported")
         return {"task": _copy(task)}
 
-    def _ListTasks(self, params: Json) -> Json:  # noqa: N802
+    def _ListTasks(self, params: Json) -> Json:
         ids = [
             t
             for t in self.order
@@ -187,13 +187,13 @@ class ModelAgent:
             "totalSize": len(listed),
         }
 
-    def _CreateTaskPushNotificationConfig(self, params: Json) -> Json:  # noqa: N802
+    def _CreateTaskPushNotificationConfig(self, params: Json) -> Json:
         self._task(params["taskId"])
         config = {k: params[k] for k in ("taskId", "id", "url", "token") if k in params}
         self.configs.setdefault(params["taskId"], {})[params["id"]] = config
         return _copy(config)
 
-    def _GetTaskPushNotificationConfig(self, params: Json) -> Json:  # noqa: N802
+    def _GetTaskPushNotificationConfig(self, params: Json) -> Json:
         found = self.configs.get(params["taskId"], {}).get(params["id"])
         if found is None:
             raise AgentError("TaskNotFound")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from capture_fuzz import check, corpus, mutants  # noqa: E402
+from capture_fuzz import check, corpus, mutants
 
 COUNT = int(os.environ.get("A2A_FUZZ_MUTANTS", "2000"))
 SEED = int(os.environ.get("A2A_FUZZ_SEED", "20261201"))

@@ -116,7 +116,7 @@ def test_a_second_run_against_the_same_agent_does_not_collide() -> None:
 class FailingSends(ModelAgent):
     """An agent whose sends answer with an error: it hands out no task."""
 
-    def _SendMessage(self, params: Any) -> Any:  # noqa: N802
+    def _SendMessage(self, params: Any) -> Any:
         from _agent_model import AgentError
 
         raise AgentError("TaskNotFound")
@@ -175,7 +175,7 @@ def test_polls_repeat_until_the_recorded_state_comes() -> None:
     assert [len(s.steps) for s in plan.sends] == [1, 3]
 
     class Slower(ModelAgent):
-        def _SendMessage(self, params: Any) -> Any:  # noqa: N802
+        def _SendMessage(self, params: Any) -> Any:
             result = super()._SendMessage(params)
             self.polls_left[result["task"]["id"]] = 5
             return result
@@ -191,7 +191,7 @@ def test_a_poll_gives_up_when_the_state_never_comes_and_notes_it() -> None:
     capture, _ = _record(("send", "slow 1"), ("get", 0), ("get", 0), ("get", 0))
 
     class Never(ModelAgent):
-        def _SendMessage(self, params: Any) -> Any:  # noqa: N802
+        def _SendMessage(self, params: Any) -> Any:
             result = super()._SendMessage(params)
             self.polls_left[result["task"]["id"]] = 10**6
             return result
