@@ -8,10 +8,11 @@ surfaces a startup failure in the caller's thread, and stops it for real (ports 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Self
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from recorder._errors import StartError, StateError
@@ -54,6 +55,18 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock.listen(512)
     sock.setblocking(False)
     return sock
+
+
+def run_to_end[T](work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """`work()`'s coroutine run to its end in a loop of its own, and its result: here, or in a
+    thread of its own when the caller's loop is running (a blocking call from async code);
+    what it raises is raised here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="a2a-run") as pool:
+        return pool.submit(asyncio.run, work()).result()
 
 
 class Service:

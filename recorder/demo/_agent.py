@@ -54,6 +54,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
 from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, Service, bind_socket
+from recorder._errors import StartError, StateError
 from recorder.demo._executor import COMMANDS, DEFAULT_EVENT_DELAY, DemoExecutor, QueryKeeper
 
 __all__ = [
@@ -259,7 +260,7 @@ class _Servers:
             while not self.uvicorn.started:
                 if self._serve_task.done():
                     self._serve_task.result()  # surfaces the start-up error
-                    raise RuntimeError("demo agent HTTP server exited during start-up")
+                    raise StartError("demo agent HTTP server exited during start-up")
                 await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
@@ -300,8 +301,8 @@ class DemoAgent(Service):
     ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
 
     Raises:
-        RuntimeError: if the agent fails to start within ``startup_timeout`` seconds, or
-            a URL property is read while it is not running.
+        StartError: if the agent fails to start within ``startup_timeout`` seconds;
+        StateError: if a URL property is read while it is not running (both RuntimeErrors).
 
     Example::
 
@@ -357,7 +358,7 @@ class DemoAgent(Service):
     # --- addresses ---
     def _running(self) -> _Servers:
         if self._servers is None:
-            raise RuntimeError("DemoAgent is not running; call start() first")
+            raise StateError("DemoAgent is not running; call start() first")
         return self._servers
 
     @property
@@ -396,11 +397,11 @@ class DemoAgent(Service):
     # --- lifecycle ---
     def start(self) -> Self:
         if self._runner is not None:
-            raise RuntimeError("DemoAgent already started")
+            raise StateError("DemoAgent already started")
         self._runner = BackgroundLoop(self._main, name="demo-agent")
         try:
             self._runner.start(self.startup_timeout + 5)
-        except RuntimeError:
+        except StartError:
             self.stop()
             raise
         return self

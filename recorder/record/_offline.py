@@ -28,8 +28,6 @@ takes a thread of its own.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,7 @@ from mitmproxy import flow, hooks, http, options
 from mitmproxy.master import Master
 from mitmproxy.proxy.mode_specs import ProxyMode
 
+from recorder._background import run_to_end
 from recorder.record._addons import RecordingAddons, recording_addons
 from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._ledger import Incident
@@ -87,19 +86,8 @@ def record_offline(
     if on_incident is not None:
         addons.ledger.listeners.append(on_incident)
     addons.save.origin = min((_started(item) for item in items), default=None)
-    _run(lambda: _record(addons, items, settings))
+    run_to_end(lambda: _record(addons, items, settings))
     return addons
-
-
-def _run(work: Callable[[], Any]) -> None:
-    """`work()`'s coroutine to its end, in a loop of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(work())
-    else:
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, work()).result()
 
 
 async def _record(

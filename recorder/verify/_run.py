@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from recorder._background import run_to_end
 from recorder._errors import Unsendable, VerifyError
 from recorder.capture import Capture, CaptureParseError, read_capture, started_at
 from recorder.diff import diff_captures, parse_compare, parse_ignores
@@ -92,25 +92,7 @@ def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult
     event loop (in a thread when the caller's loop is running).
     """
     settings = Options(agent=agent, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(verify_async(capture, settings))
-    result: list[VerifyResult] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(asyncio.run(verify_async(capture, settings)))
-        except BaseException as exc:  # handed to the caller's thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, name="a2a-verify")
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return result[0]
+    return run_to_end(lambda: verify_async(capture, settings))
 
 
 async def verify_async(capture: Capture, options: Options) -> VerifyResult:
