@@ -190,7 +190,7 @@ class RecordingProxy(Service):
         self._address: tuple[str, int] | None = None
         self._runner: BackgroundLoop | None = None  # started with `start()`
         self._task: asyncio.Task[None] | None = None  # or with `start_async()`
-        self._stop = asyncio.Event()
+        self._stop: asyncio.Event | None = None  # the caller's loop's, with `start_async()`
 
     def _mitm_values(self, *, quiet: bool) -> dict[str, Any]:
         """The mitmproxy options the table's rows set (the addons' `a2a_*`, and mitmproxy's
@@ -261,7 +261,7 @@ class RecordingProxy(Service):
 
     async def start_async(self, timeout: float = STARTUP_TIMEOUT) -> RecordingProxy:
         """Start in the running loop; return once listening.  Raises ProxyStartError."""
-        ready = asyncio.Event()
+        ready, self._stop = asyncio.Event(), asyncio.Event()
         self._task = asyncio.create_task(self._serve(ready.set, self._stop))
         waiting = asyncio.create_task(ready.wait())
         await asyncio.wait({self._task, waiting}, timeout=timeout, return_when="FIRST_COMPLETED")
@@ -273,7 +273,8 @@ class RecordingProxy(Service):
         return self
 
     async def stop_async(self) -> None:
-        self._stop.set()
+        if self._stop is not None:
+            self._stop.set()
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=STOP_TIMEOUT)
             if self._task.done() and not self._task.cancelled():
