@@ -196,7 +196,7 @@ def _webhook(spans: list[dict[str, Any]]) -> str:
 class _Collector(http.server.BaseHTTPRequestHandler):
     received: list[tuple[str, str, bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:  # the stdlib's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.received.append((self.path, self.headers["Content-Type"], body))
         self.send_response(200)

@@ -57,7 +57,7 @@ class Webhook:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:  # http.server's naming
                 data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     body = json.loads(data)
@@ -78,7 +78,7 @@ class Webhook:
                 self.end_headers()
                 self.wfile.write(b"{}")
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

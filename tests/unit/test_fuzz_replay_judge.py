@@ -16,9 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay_fuzz.judge import Names, compare, normalise, side_by_side  # noqa: E402
-from replay_fuzz.program import REGRESSIONS, Program, Step, generate  # noqa: E402
-from replay_fuzz.wire import spelled  # noqa: E402
+from replay_fuzz.judge import Names, compare, normalise, side_by_side
+from replay_fuzz.program import REGRESSIONS, Program, Step, generate
+from replay_fuzz.wire import spelled
 
 
 def names(**bound: str) -> Names:
