@@ -68,6 +68,13 @@ def serve_fleet(
     marker = node.get_closest_marker("a2a_fleet")
     if marker is None or not marker.args:
         pytest.fail("a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')", pytrace=False)
+    unknown = sorted(set(marker.kwargs) - {"forward", "timing"})
+    if unknown:
+        pytest.fail(
+            f"a2a_fleet does not take {', '.join(unknown)}= (it takes a folder, forward= and "
+            "timing=)",
+            pytrace=False,
+        )
     folder = node.path.parent / str(marker.args[0])
     forward = bool(marker.kwargs.get("forward", False))
     fleet = Fleet(

@@ -209,6 +209,13 @@ def _settings(request: pytest.FixtureRequest) -> Settings:
     marker = request.node.get_closest_marker("a2a_capture")
     if marker is None:
         pytest.fail("a2a_replay needs @pytest.mark.a2a_capture (with a path, or none)")
+    unknown = sorted(set(marker.kwargs) - set(MARKER_KEYWORDS))
+    if unknown:
+        pytest.fail(
+            f"a2a_capture does not take {', '.join(unknown)}= (it takes a path and "
+            f"{', '.join(f'{name}=' for name in MARKER_KEYWORDS)})",
+            pytrace=False,
+        )
     folder = Path(request.path).parent
     option = request.config.getoption
     return Settings(
@@ -220,7 +227,13 @@ def _settings(request: pytest.FixtureRequest) -> Settings:
         verify=option("--a2a-verify"),
         recorder=_recorder_config(request),
         faults=marker.kwargs.get("faults", ()),  # the replayer's table checks it
+        credentials=bool(marker.kwargs.get("credentials", True)),
     )
+
+
+# What `a2a_capture` takes besides its path; any other keyword fails the test (a misspelt one
+# would otherwise be a setting silently not applied).
+MARKER_KEYWORDS = ("timing", "faults", "credentials", "upstream", "grpc_upstream")
 
 
 def _given(request: pytest.FixtureRequest, marker: pytest.Mark, name: str) -> Any:

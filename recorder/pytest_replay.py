@@ -90,6 +90,7 @@ class Settings:
     verify: str | None = None  # the live agent to verify the capture against
     recorder: RecorderConfig | None = None  # redaction: the project's and the fixture's
     faults: Sequence[str] = ()  # the marker's fault profile, applied when replaying
+    credentials: bool = True  # the marker's credentials=False: answer as if they were sent
 
 
 def passed_test(node: pytest.Item) -> bool:
@@ -155,6 +156,7 @@ def replayer_for(settings: Settings, capture: Capture, **more: Any) -> Replayer:
             grpc_port=0,
             redaction=replay_rules(settings),
             faults=settings.faults,
+            credentials=settings.credentials,
             **more,
         )
     except OptionError as exc:  # a value the replayer's table refuses: the marker's

@@ -498,6 +498,10 @@ def test_empty(a2a_fleet):
 @pytest.mark.a2a_fleet("damaged/")
 def test_damaged(a2a_fleet):
     pass
+
+@pytest.mark.a2a_fleet("empty/", foward=True)
+def test_misspelt(a2a_fleet):
+    pass
 """
 
 
@@ -509,10 +513,11 @@ def test_the_marker_says_what_is_wrong_with_its_folder(pytester: pytest.Pytester
     (pytester.path / "damaged").mkdir()
     (pytester.path / "damaged" / "echo.http").write_bytes(b"\xff\xfe not a capture\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines_random(
         [
             "*a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')*",
+            "*a2a_fleet does not take foward= (it takes a folder, forward= and timing=)*",
             "*no capture in *empty: record the fleet with a2a-recorder record --forward*",
             "*capture is damaged: *echo.http*",
         ]

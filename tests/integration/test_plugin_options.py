@@ -159,3 +159,51 @@ def test_x(a2a_replay):
     result.stdout.fnmatch_lines([f"*a2a-recorder: {named}*"])
     assert "recorder/options/_table.py" not in result.stdout.str()
     assert "recorder/record/_proxy.py" not in result.stdout.str()
+
+
+SESSION = Path(__file__).resolve().parents[1] / "data" / "sessions" / "demo-session-jsonrpc.http"
+SEND_WITHOUT_BEARER = """
+import httpx, json, pytest
+from pathlib import Path
+
+BODY = json.loads(Path(__file__).with_name("body.json").read_text())
+
+@pytest.mark.a2a_capture("session.http"{keywords})
+def test_send(a2a_replay):
+    answer = httpx.post(a2a_replay.url + "/a2a/jsonrpc", json=BODY, timeout=5)
+    assert answer.status_code == 200
+    assert answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+"""
+
+
+def _credentialed_session(pytester: pytest.Pytester) -> None:
+    """The demo session, its first SendMessage recorded with a bearer; body.json is that
+    request's body, which the inner test sends without one."""
+    text = SESSION.read_text()
+    head, sep, rest = text.partition("### 2 SendMessage")
+    rest = rest.replace("A2A-Version: 1.0\n", "A2A-Version: 1.0\nAuthorization: Bearer t0k3n\n", 1)
+    (pytester.path / "session.http").write_text(head + sep + rest)
+    request = rest.split("\n\n", 2)[1].split("\n\nHTTP/1.1", 1)[0]
+    (pytester.path / "body.json").write_text(request)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "outcome", "said"),
+    [
+        ("", {"failed": 1}, "*authorization*"),
+        (", credentials=False", {"passed": 1}, None),
+        (", credentails=False", {"errors": 1}, "*a2a_capture does not take credentails=*"),
+    ],
+)
+def test_the_marker_turns_the_credentials_check_off_and_refuses_a_keyword_it_does_not_take(
+    pytester: pytest.Pytester, keywords: str, outcome: dict[str, int], said: str | None
+) -> None:
+    """credentials=False answers a request that lacks the recorded bearer as if it carried it;
+    by default it is a miss naming the credential; a misspelt keyword fails the test instead of
+    being a setting silently not applied (it was ignored, and no keyword turned the check off)."""
+    _credentialed_session(pytester)
+    pytester.makepyfile(test_client=SEND_WITHOUT_BEARER.replace("{keywords}", keywords))
+    result = pytester.runpytest(*NO_OUTPUT)
+    result.assert_outcomes(**outcome)
+    if said is not None:
+        result.stdout.fnmatch_lines([said])
