@@ -7,8 +7,9 @@ encodes with the OpenTelemetry packages (the `otlp` extra) and `otlp_json` write
 The shell is `export_command` (`a2a-recorder export FILE --to har|jsonl|otlp`).
 `recorder.convert` reads the HAR back.
 
-May import `recorder.capture`, `recorder.protocol`, `recorder.options` and the commands'
-shell (`recorder._shell`).
+May import `recorder.capture`, `recorder.protocol`, `recorder.options`, the commands' shell
+(`recorder._shell`), and, for a trace, `recorder.show` (its rows) and `recorder.replay` (which
+files of a fleet's folder are agents).
 """
 
 from recorder.export._command import (

@@ -56,9 +56,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("recorder.protocol", "recorder.ci"),  # A2A knowledge; CI baselines and JUnit
     ("recorder.capture", "recorder.options", "recorder.versions"),  # format, options, v0.3
     ("recorder._shell",),  # what every command shares: errors end it, flags from its table
-    ("recorder.redaction", "recorder.lint", "recorder.export"),  # secrets, rules, export
+    ("recorder.redaction", "recorder.lint"),  # secrets, rules
     ("recorder.record", "recorder.diff", "recorder.script"),  # the proxy, comparing, the script
     ("recorder.replay", "recorder.convert", "recorder.show"),  # the fake agent, imports, show
+    ("recorder.export",),  # HAR, JSON Lines, OTLP traces: a session read as a fleet, show's rows
     ("recorder.verify", "recorder.report"),  # a live agent against a capture; the picture
     ("recorder.demo",),  # a real agent and session, for the demo and the tests
     (
@@ -372,6 +373,17 @@ def test_the_architecture_page_draws_these_layers() -> None:
         number: [name.removeprefix("recorder.") for name in names]
         for number, names in enumerate(LAYERS)
     }
+
+
+def test_every_module_the_architecture_page_names_exists() -> None:
+    """The page walks a request through modules by path: a move leaves none of them stale."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:recorder/)?(?:[a-z_]+/)+_?[a-z_]+\.py)`", page))
+    assert named, "the page names no module"
+    missing = sorted(
+        path for path in named if not (ROOT / path).exists() and not (PACKAGE / path).exists()
+    )
+    assert not missing, f"docs/architecture.md names modules that are not there: {missing}"
 
 
 def test_no_private_name_of_a_third_party_package_is_imported_or_touched() -> None:
