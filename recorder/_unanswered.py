@@ -1,20 +1,15 @@
 """What a test's replay could not answer, for the pytest plugin to say once (pure but the
 callables it is given).
 
-Replay (`none`, `once` with a capture): each answer the replayer had to write itself (a
-request the capture cannot answer: a miss; or one it cannot read) fails the test once.  A test
-whose body failed already (most often because of the miss: the client got the replay's error)
-gets them beside its own failure; a test whose body passed fails with them; those after the
-body (in teardown) fail the teardown.  `Unanswered` keeps count of what was said, so nothing
-is said twice.
+Each answer the replayer had to write itself (a miss, or a request it cannot read) fails the
+test once: beside the body's own failure, as its failure, or in teardown for what came after
+the body.  `Unanswered` keeps count of what was said, so nothing is said twice.
 
-`new_episodes`: a miss goes to the live agent through the recorder, and what the agent answers
-is appended to the capture.  Two kinds of miss cannot be appended, and are said:
-- a gRPC call (the appending is HTTP only);
-- a request naming an id this replay handed out that the live agent does not know: it answered
-  with an error (TaskNotFound), which is no answer to the request the capture holds.  An id the
-  replay handed out as recorded, which the agent still holds, is forwarded and answered fine.
-What was forwarded and appended is said too (`forwarded_summary`), as a warning.
+`new_episodes` forwards a miss to the live agent and appends its answer.  Two kinds of miss
+cannot be appended, and are said: a gRPC call (appending is HTTP only), and a request naming
+an id this replay handed out that the live agent answered with an error (TaskNotFound), no
+answer to the request the capture holds.  What was appended is said as a warning
+(`forwarded_summary`).
 """
 
 from __future__ import annotations

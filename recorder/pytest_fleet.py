@@ -1,31 +1,13 @@
 """The pytest plugin's fleet: a folder of captures replayed for one test (`recorder.replay.Fleet`).
 
-    @pytest.mark.a2a_fleet("captures/trip/")
-    def test_planner(a2a_fleet):
-        plan_trip(weather_url=a2a_fleet.urls["http://127.0.0.1:9001"], ...)
-
     @pytest.mark.a2a_fleet("captures/trip/", forward=True)
-    def test_planner_as_configured(a2a_fleet):
+    def test_planner(a2a_fleet):
         plan_trip()  # its clients call the recorded URLs, through HTTP_PROXY
 
-The folder is relative to the test file; every capture in it is served, one replayer per
-agent (see `recorder.replay.fleet`).  The fixture is the running `Fleet`: `urls` maps each
-recorded upstream to where it is served, `agent(name)` gives an agent (its `url`,
-`grpc_target`, `report`, `journal`), `proxy_url` is the forward proxy.
-
-With `forward=True` the test runs with `HTTP_PROXY`, `http_proxy` and `grpc_proxy` set to
-the fleet's proxy (httpx reads the first two, grpcio `grpc_proxy` and `http_proxy`), and
-`NO_PROXY`, `no_proxy` and `no_grpc_proxy` unset, so that no call to a recorded agent
-bypasses it; everything is restored after the test.  A request no agent of the fleet was
-recorded to answer is answered `502` by the proxy.
-
-The test fails when an agent answered what its captures do not hold (a miss, or an answer
-the replayer wrote itself), or a request reached no agent, once, as `a2a_replay` does (see
-`recorder._unanswered`): beside the test's own failure, as its failure, or at teardown for
-what came after its body.
-What the agents serve about themselves (journal, report) is redacted with the project's
-rules (`[tool.a2a-recorder]`, `a2a_recorder_config`), as for `a2a_replay`.
-Recording a fleet is `a2a-recorder record --forward --out DIR` (see the README).
+The fixture is the running `Fleet` (docs/guides/fleet.md).  With `forward=True` the test runs
+with the proxy variables set to the fleet's proxy and the bypass ones unset, so that no call to
+a recorded agent bypasses it; monkeypatch restores them.  What the fleet could not answer fails
+the test once, as for `a2a_replay` (`recorder._unanswered`).
 """
 
 from __future__ import annotations

@@ -4,58 +4,20 @@
     def test_client(a2a_replay):
         run_my_client(a2a_replay.card_url)
 
-The capture path is relative to the test file; a marker without one names the capture after
-the test, as pytest-recording names cassettes: `captures/<test module>/<test name>.http`
-(`<Class>.<test name>` for a method).  `--a2a-upstream` and `--a2a-grpc-upstream` (the
-recorder's `upstream` and `grpc_upstream`, `recorder.options.RECORD`) beat the marker's
-`upstream=` and `grpc_upstream=`, as pytest-recording's command line beats its markers.
-`--a2a-record` takes pytest-recording's mode names, with their meanings:
-
-- `none` (default): replay only; a missing capture fails the test and says how to record it;
-- `once` (alias `missing`): record the captures that do not exist yet, replay the others;
-- `new_episodes`: replay the capture; a request it cannot answer goes to the live agent
-  through the recorder and is appended to the capture, and a warning says what was (HTTP
-  only: a gRPC miss fails, and so does a request naming an id the replay handed out that
-  the live agent does not know);
-- `all` (alias `rewrite`): record every capture again from scratch, as pytest-recording's
-  `rewrite` does (vcrpy's `all` keeps old interactions; ours never mixes two sessions).
-
-Invariants:
+The hooks and fixtures; the modes (`--a2a-record`, pytest-recording's names), `--a2a-verify`
+and the `a2a_fleet` marker are described in docs/guides/pytest.md.  Invariants:
 - Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes (`recorder.capture.draft_beside`, `promote`, `set_aside`), the capture
-  claimed throughout (one another process writes fails the test, untouched).  The capture
-  is replaced (renamed over, atomically) only when the test passed and the recording holds
-  every exchange the test made: each with its response, and no call that the recorder could
-  not follow.  A failed re-record leaves the old capture byte for byte.  Nothing recorded is
-  thrown away either: a recording that does not replace the capture is kept beside it as
-  `<name>.rejected.http` (what the recorder wrote, exchanges cut at teardown marked as such),
-  and the failure says so; the next run that records that capture replaces or removes it.
-- A test never reaches a live agent by accident.  When recording, the card's GRPC interface
-  points at the recorder's gRPC listener: towards `--a2a-grpc-upstream`, or, without it, towards
-  a refuser that fails the call and the test ("pass --a2a-grpc-upstream").  When replaying, the
-  replayer's gRPC face always runs (even for a capture with no gRPC exchange) and the card's
-  GRPC interface points at it, so a binding the capture cannot answer is a miss that names it.
-- A request the capture cannot answer fails the test, once, with the nearest recorded exchange
-  named: beside the test's own failure when its body failed, else as its failure (see
-  `recorder._unanswered`).
-
-`@pytest.mark.a2a_fleet("captures/trip/")` replays a folder of captures, one agent each
-(the `a2a_fleet` fixture, `recorder.pytest_fleet`).
-
-`--a2a-verify URL` checks the captures against a live agent instead (`recorder.verify`): each
-test's capture is first played against the agent at URL (once per capture and session),
-through the recorder, and diffed; then the test body runs as in replay mode, against a replay
-of the same capture.  So the body still tests the client against the recorded agent, and the
-verification tests the live agent against the recording: the test passes when both hold, and
-fails with the diff as its message when the capture drifted (a drifting capture's new session
-is kept beside it as `<name>.drift.http`).  The gRPC address is `--a2a-grpc-upstream`, or the
-marker's `grpc_upstream`, or the live card's; redacted headers come from `--a2a-verify-header`
-or `A2A_VERIFY_HEADER_<NAME>`; standing ignores from the `verify.toml` (or pyproject section)
-found from the test file's folder upward.
+  renames and removes, the capture claimed throughout.  The capture is replaced (atomically)
+  only when the test passed and the recording holds every exchange whole; otherwise the old
+  capture stays byte for byte and the recording is kept as `<name>.rejected.http`.
+- A test never reaches a live agent by accident: the card's GRPC interface points at the
+  recorder's gRPC listener (towards `--a2a-grpc-upstream`, or a refuser that fails the call)
+  or, when replaying, at the replayer's gRPC face, which always runs.
+- A request the capture cannot answer fails the test once, naming the nearest recorded
+  exchange (`recorder._unanswered`).
 
 pytest loads this module in every session of every project that has a2a-recorder installed:
-the replayer (uvicorn, grpcio, the capture parser) and the recorder (mitmproxy) load only in
-tests that use the fixture.
+the replayer and the recorder (mitmproxy) load only in tests that use the fixtures.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 import pytest
 
@@ -190,13 +190,13 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
 
 def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> None:
     if refuser is not None and refuser.calls:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
+        _reject(
+            temporary,
+            path,
             "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
             "recording without a gRPC upstream: the calls were refused and are not in the "
             "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
-            "a2a_capture(..., grpc_upstream='HOST:PORT'))" + _kept_text(kept),
-            pytrace=False,
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))",
         )
 
 
@@ -204,17 +204,19 @@ def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
     """A recording that lost exchanges, or met an error inside the recorder, replaces no
     capture: the test fails saying what happened."""
     if not proxy.ledger.clean:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            f"recording {path} went wrong, the capture was left as it was: "
-            + "; ".join(proxy.ledger.summary())
-            + _kept_text(kept),
-            pytrace=False,
+        summary = "; ".join(proxy.ledger.summary())
+        _reject(
+            temporary,
+            path,
+            f"recording {path} went wrong, the capture was left as it was: {summary}",
         )
 
 
-def _kept_text(kept: Path | None) -> str:
-    return f"; what was recorded is kept in {kept}" if kept is not None else ""
+def _reject(temporary: Path, path: Path, message: str) -> NoReturn:
+    """Fail the test with `message`, the recording kept beside the capture (`_keep_rejected`)."""
+    kept = _keep_rejected(temporary, path)
+    said = f"; what was recorded is kept in {kept}" if kept is not None else ""
+    pytest.fail(message + said, pytrace=False)
 
 
 def _complete_recording(temporary: Path, path: Path) -> Capture | None:
@@ -230,23 +232,18 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
     try:
         capture = read_capture(temporary)
     except CaptureParseError as exc:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            f"the recording is damaged, capture left as it was: {exc}" + _kept_text(kept),
-            pytrace=False,
-        )
+        _reject(temporary, path, f"the recording is damaged, capture left as it was: {exc}")
     unanswered = [
         f"#{e.number} {e.classification.operation} ({e.error or 'no response'})"
         for e in capture.exchanges
         if e.response is None
     ]
     if unanswered:
-        kept = _keep_rejected(temporary, path)
-        pytest.fail(
-            "the recording is incomplete, capture left as it was; no response for "
-            + ", ".join(unanswered)
-            + _kept_text(kept),
-            pytrace=False,
+        missing = ", ".join(unanswered)
+        _reject(
+            temporary,
+            path,
+            f"the recording is incomplete, capture left as it was; no response for {missing}",
         )
     return capture
 

@@ -1,19 +1,13 @@
 """Fields a capture shows fresh in every request of their shape: volatile by what it shows (pure).
 
-No table lists every field a client fills afresh: an older dialect's `message_id`, a
-framework's nonce, a request id of a client's own.  The capture tells them: a field is
-*learnt fresh* in requests of one *skeleton* (binding, operation, an unknown method's name, and
-where the request value holds strings) when
+No table lists every field a client fills afresh (an older dialect's `message_id`, a nonce).
+A field is *learnt fresh* in requests of one *skeleton* (binding, operation, an unknown
+method's name, where the value holds strings) when the capture holds at least two of them, in
+each the field holds a string no slot reads already that looks like a token (`MIN_LENGTH` or
+more, no whitespace), and those strings are pairwise distinct.
 
-- the capture holds at least two requests of that skeleton,
-- in each of them the field holds a string no slot reads already (the id table, the field's
-  name, or an id known by value), that looks like a token (`MIN_LENGTH` characters or more,
-  no whitespace: ids, nonces, stamps, never words of a message), and
-- those strings are pairwise distinct.
-
-The replay reads such a field as FRESH, and names it learnt (the journal, `show`), but only for
-a request no recorded one matches with the field compared as it is (`Script.candidates`): a
-recorded request that holds the same value still answers first.
+The replay reads such a field as FRESH, and names it learnt, but only for a request no
+recorded one matches with the field compared as it is (`Script.candidates`).
 """
 
 from __future__ import annotations

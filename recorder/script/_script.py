@@ -1,44 +1,35 @@
 """The recorded captures as a script: every exchange a step, every id with its origin (pure).
 
 **Provenance is origin.**  Loading walks each capture in the order its exchanges started (a
-request can only name what came before it) and keeps the values *known* in it: the ids its
-answers handed out and the ids its client brought in.  Each id a request holds (`_slots`)
-then has its provenance by one rule, the replay's too (`provenance`):
+request can only name what came before it), keeping the ids its answers handed out and its
+client brought in.  Each id a request holds (`_slots`) gets its provenance by one rule, the
+replay's too (`provenance`):
 
     FRESH    the request fills it afresh (a messageId, a webhook, a field learnt fresh)
     ISSUED   known already: handed out earlier, or the client's own named again
-    OWN      new, at a place the client chooses ids: the client brings it in, in any request,
-             a read (a ListTasks filter) or a write, and it is known from then on
-    FIXED    new, at a place that must name something that exists, and the agent answered
-             with success: it existed before the capture began
+    OWN      new, where the client chooses ids: known from then on
+    FIXED    new, where it must name something that exists, answered with success: it
+             existed before the capture began
     UNKNOWN  the same, answered with an error: a probe of an id nobody issued
 
-Each step gets a *key* (`_values`): its request with every id replaced by its provenance,
-ISSUED ids without their value (`named` holds the recorded id at each slot), so that the
-same request about two recorded tasks has one key and the replay decides later which of them
-a live id stands for.
+A step's *key* (`_values`) is its request with every id replaced by its provenance (ISSUED ids
+without their value: `named` holds them), so the same request about two recorded tasks has
+one key and the replay decides later which one a live id stands for.
 
-**What a step brings into the world** (`introduced`): the client's OWN ids, then the ids a
-client can name back that its answer hands out first (task, context and push-config ids; not
-message or artifact ids, which are served as recorded, nor page cursors, which are named back
-as they are).  Such a step is *creating*.  A step that cannot create (a probe, a read of a task
-that existed before, a listing, a card) hands out nothing: ids first seen in its answer
-existed before the capture began (`fixed`).
+**What a step brings into the world** (`introduced`): the client's OWN ids, then the ids its
+answer hands out first that a client can name back (task, context, push-config ids; not
+message or artifact ids, nor page cursors).  Such a step is *creating*.  A step that cannot
+create (a probe, a read of a task from before, a listing, a card) hands out nothing: ids first
+seen in its answer are `fixed`.
 
-**Threads and classes.**  The *thread* of a creating step is every later step of its capture
-that names an id it introduced.  Creating steps whose requests, answers, threads and
-sub-threads look alike (the same keys and answer shapes, naming their ids at the same places)
-are *interchangeable*: no later request can tell them apart.  They form one `Class`, its
-members in script order: a load of 2,000 identical sends, each followed by the same reads, is
-one class of 2,000.  The replay
-binds a live id to a class and a member, never to a list of every step it could be, so the
-work of one request does not grow with the capture.
+**Classes.**  The *thread* of a creating step is every later step of its capture naming an id
+it introduced.  Creating steps whose requests, answers and threads look alike are
+interchangeable and form one `Class`: 2,000 identical sends, each followed by the same reads,
+are one class of 2,000.  The replay binds a live id to a class and a member, so the work of
+one request does not grow with the capture.
 
-**Indexes**, built in one pass each: steps by key (and by the A2A-Version header they were
-sent with), by key and the recorded ids they name (`named_steps`), the classes of the creating
-steps that name no known id by key (`fresh_classes`), and the origin of every introduced id.
 Push deliveries are attached to the step that set them off: the latest step that started
-before the delivery and named the task it is about, or failing that the latest step before it.
+before the delivery and named its task, or failing that the latest step before it.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from recorder.replay.core._resolve import Decision, Kind
 from recorder.replay.core._state import Family, LiveState, Session, World
-from recorder.script import Lookup, Provenance, Script, Slot, Step, Swap, embedded_pairs
+from recorder.script import Lookup, Provenance, Script, Slot, Step, Swap, embedded_pairs, provenance
 
 Seen = tuple[tuple[Slot, Provenance, str | None], ...]
 
@@ -185,17 +185,9 @@ def _lookup(world: World | None, echoes: dict[str, str]) -> Lookup:
 def seen(decision: Decision | None, slots: Sequence[Slot], world: World | None) -> Seen:
     """(slot, provenance, the recorded id it named) for the journal."""
     if decision is None:
-        return tuple((s, _plain(s), None) for s in slots)
+        return tuple((s, provenance(s, False, False), None) for s in slots)
     named = decision.step.named
     return tuple(
         (slot, sense.provenance, recorded if sense.provenance is not Provenance.OWN else None)
         for slot, sense, recorded in zip(decision.slots, decision.hypothesis, named, strict=False)
     )
-
-
-def _plain(slot: Slot) -> Provenance:
-    from recorder.protocol import IdRole
-
-    if slot.role is IdRole.FRESH:
-        return Provenance.FRESH
-    return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN

@@ -1,33 +1,21 @@
 """Faults on replay: which requests a profile hits, and what their answers become (pure).
 
-`Faults.check(specs, script)` checks a profile against the captures: a spec that can never
-do what it says is a `FaultSpecError` (an `#N` that names no exchange, or an exchange of
-several captures, a selector with no exchange its kind applies to, a cut after as many
-events as the longest stream it selects holds).  Then the service asks it, for each request
-it answers:
+`Faults.check(specs, script)` refuses a spec that can never do what it says
+(`FaultSpecError`).  Then, for each request the service answers:
 
-1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit this
-   request.  A spec selects by the recorded exchange that answers (`#N`) or by operation,
-   applies only to answers of its `FaultTarget` (`form`: gRPC or HTTP, stream or not, JSON-RPC
-   or not) and a cut only to a longer stream, and a `once` kind (status, reset, cut,
-   envelope) never hits a request identical to one it hit already: the retry is answered as
-   recorded.  An answer-replacing kind (status, reset) leaves only the delays beside it.
+1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit it.  A
+   spec selects by exchange (`#N`) or operation, applies only to answers of its `FaultTarget`
+   and a cut only to a longer stream; a `once` kind never hits a request identical to one it
+   hit already (the retry is answered as recorded).  A replacing kind (status, reset) leaves
+   only the delays beside it.
 2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
-   the `Shape` of its sending (delays, a dropped or reset connection, writes split), what
-   was done in words, and whether the answer is still the agent's (`adapted`) or the
-   replayer's own (`synthesized`: a status, a reset).
+   the `Shape` of its sending, what was done in words, and whether it is still the agent's.
 
-A stream cut after N >= 1 events is a `Cut` (`cut_of`), which the session of its task keeps
-under the task's live id (`recorder.replay.core._state`: forgotten with the session, as the task's
-other ids are); a `SubscribeToTask` of that task then gets `continuation(cut)`: the task as it
-stood at the cut (folded from the recorded events the client got,
-`recorder.protocol.fold_task`), then the recorded events it did not get, then the end (spec
-§3.1.6).  A cut of the continuation moves the cut on (`moved_on`).
-
-Whether the service carries a request out (moves its state on) is the specs' to say
-(`FaultSpec.carried`): not when the client got nothing of the answer (a status, a reset, a
-malformed envelope, a cut before any event), so that a retry gets exactly what the
-recording holds.  The identities of the requests hit are bounded (`MEMORY` per spec).
+A stream cut after N >= 1 events is a `Cut`, kept by the session of its task; a
+`SubscribeToTask` of that task then gets `continuation(cut)`: the task as it stood at the
+cut (`recorder.protocol.fold_task`), then the recorded events it did not get (spec §3.1.6).
+A request is carried out only when the client got some of the answer (`FaultSpec.carried`),
+so that a retry gets exactly what the recording holds.
 """
 
 from __future__ import annotations
@@ -253,7 +241,7 @@ def continuation(cut: Cut) -> tuple[Response, str]:
     start = _offsets(response)[cut.sent - 1]
     if response.events:
         first = next(e for e in response.events if _is_task(event_data(e.lines)))
-        text = _dumps_as(
+        text = dumps_like(
             event_data(first.lines), with_task(parse_json(event_data(first.lines)), task)
         )
         events = (SseEvent(0, _with_data(first.lines, text)),)
@@ -266,7 +254,7 @@ def continuation(cut: Cut) -> tuple[Response, str]:
         assert head.json is not None
         snapshot = GrpcMessage(
             0,
-            json=_dumps_as(head.json, with_task(parse_json(head.json), task)),
+            json=dumps_like(head.json, with_task(parse_json(head.json), task)),
             type_name=head.type_name,
         )
         rest_messages = tuple(
@@ -489,18 +477,13 @@ def _json_changed(text: str, how: str) -> str | None:
         del document["jsonrpc"]
     else:
         document["id"] = _other_id(document.get("id"))
-    return _dumps_as(text, document)
+    return dumps_like(text, document)
 
 
 def _other_id(value: Json) -> Json:
     if isinstance(value, bool) or not isinstance(value, int | str):
         return "not-the-request-id"
     return value + 1000 if isinstance(value, int) else f"{value}-not-yours"
-
-
-def _dumps_as(text: str, value: Json) -> str:
-    """`value` as JSON in the style of `text` (compact when none is known)."""
-    return dumps_like(text, value)
 
 
 def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:

@@ -1,39 +1,23 @@
 """The request journal: what the fake agent received and what it did (pure data).
 
-Users of WireMock and mockttp verify their client by asking the fake server what it got.
-`Journal.requests` holds each live request as received, with its classification, the
-provenance of every id in it, the recorded exchange that answered it (or the miss), and what
-the answer was: `recorded` (the agent's), `adapted` (the agent's, with `changes` saying what
-was changed and why) or `synthesized` (the replayer's own: nothing recorded fits); an
-answer a fault profile shaped is one of the last two, with `faults` naming the specs;
-`Journal.deliveries` holds each push delivery made to a client's webhook with the webhook's
-answer.  Both are read as tuples of frozen values, so a test thread can read them while the
-server appends.
+As WireMock's and mockttp's journals: `Journal.requests` holds each live request as received,
+with its classification, each id's provenance, the exchange that answered (or the miss) and
+what the answer was (`AnswerKind`, with `changes` and the `faults` that made it);
+`Journal.deliveries` each push delivery made, with the webhook's answer.  Both are read as
+tuples, so a test thread can read them while the server appends.
 
     entry = replayer.journal.requests[-1]
-    assert entry.request.header("a2a-version") == "1.0"
     assert entry.outcome == "served" and entry.exchange == 4
-    assert replayer.journal.deliveries[0].status == 200
 
 Invariants:
-
-- **Bounded by count and by bytes.**  At most `limit` entries of each kind (the oldest go
-  first), and at most `max_bytes` of their heads and bodies together: past that, the oldest
-  bodies are cut to their first `KEPT_BODY` bytes (noted on the entry: `body truncated: ...`)
-  before any head is dropped.  A client that sends 1 MiB bodies for ever thus costs the
-  journal `max_bytes`, not its whole history.
-- **What is served is redacted.**  In-process readers get the requests as received (a test
-  may check the credentials its client sent).  What leaves the process, `as_json()` (what
-  `GET /__a2a_recorder/requests` serves), the report's lines (`shown`) and the console's
-  (`said`), goes through a `Redactor` with the recorder's rules, what the captures say was
-  redacted, and the API keys their cards declare (`replay_rules`), made when the text is
-  read: it knows the secrets of every entry kept and of every request a report line names,
-  so a secret learnt late (sent in a message, then as a bearer) is swept from what came
-  before.  A console line cannot be taken back: it quotes no value of a live request.
-  `Rules(keep_secrets=True)` turns redaction off.  Each redacted entry notes what was in it.
-
-Entries are frozen dataclasses with defaults after `number`'s required fields, so a field added
-later (and its key in `_request_json`) changes nothing else.
+- **Bounded by count and by bytes.**  At most `limit` entries of each kind, and at most
+  `max_bytes` of their heads and bodies: past that, the oldest bodies are cut to `KEPT_BODY`
+  bytes (noted on the entry) before any head is dropped.
+- **What leaves the process is redacted.**  In-process readers get the requests as received.
+  `as_json()` (`GET /__a2a_recorder/requests`), the report's lines (`shown`) and the
+  console's (`said`) go through a `Redactor` with `replay_rules`, made when the text is read,
+  so a secret learnt late is swept from what came before.  A console line cannot be taken
+  back: it quotes no value of a live request.  `keep_secrets` turns redaction off.
 """
 
 from __future__ import annotations

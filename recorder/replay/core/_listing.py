@@ -1,27 +1,19 @@
 """A listing (ListTasks) answered as the agent's store would answer it (pure).
 
-A live agent lists every task in its store.  The replay's store is the recorded listing with
-each recorded task shown for the live families that stand for it (`_state`: a family's member
-in its session's first world), so:
+The replay's store is the recorded listing with each recorded task shown for the live
+families that stand for it (a family's member in its session's first world):
 
-- a task that existed before the recording (no step of the capture created it) stays, under
-  its recorded id;
+- a task that existed before the recording stays, under its recorded id;
 - a task the capture created is shown once for each live family in scope whose member created
-  it, with that family's ids (the first is the recorded item, the others are shown beside it:
-  more live clients than recorded ones, which cannot be told apart);
+  it, with that family's ids;
 - a task the capture created and no live client did is left out, as the agent would.
 
-The scope is the whole store, or, for a listing filtered by an id (a context), the sessions
-that id belongs to: filtered as the agent filtered the recorded listing (an agent that ignores
-the field the request names it in shows other contexts' tasks there, and the whole store).
-One client replaying its own capture therefore gets exactly the recorded answer; five
-identical clients each see their own task (and each other's, as live).
-
-Among the recorded listings of the same request, only those around the store's frontier are
-looked at (`WINDOW`: the latest at or before it and the next ones): the one answered leaves
-out and leaves over the fewest tasks, then comes first after the frontier.  `totalSize`
-follows the items shown.  What changed is said (`Listing.changes`), live tasks in scope that
-no item of the listing stands for too.
+The scope is the whole store, or, for a listing filtered by an id, the sessions that id
+belongs to, filtered as the agent filtered the recorded listing.  So one client replaying its
+own capture gets exactly the recorded answer, and five identical clients each see their own
+task.  Only the recorded listings around the store's frontier are looked at (`WINDOW`): the
+one answered leaves out and over the fewest tasks.  `totalSize` follows the items shown, and
+what changed is said (`Listing.changes`).
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
 """Answers for requests the capture cannot serve, in each binding's own error shape (pure).
 
 - A **miss** is an A2A request no recorded exchange matches.  Its description names the
-  nearest recorded exchange of the same binding and operation and how the two differ (ids by
-  provenance: "the id X handed out earlier" against "an id never issued").  The description
+  nearest recorded exchange of the same binding and operation and how the two differ, and
   must reach the client's exception text, so each shape is one the SDK clients surface
-  (checked with a2a-sdk 1.3.0 and 0.3.x and @a2a-js/sdk 1.3.0, see
-  tests/integration/test_replay_misses.py):
-    JSON-RPC   HTTP 200, error -32603 (InternalError) with the text as `message`;
-    HTTP+JSON  HTTP 500 `google.rpc.Status` INTERNAL; its first ErrorInfo is the A2A
-               `INTERNAL_ERROR`, so a2a-sdk 1.x raises InternalError(message) instead of a
-               bare "HTTP Error 500"; a2a-sdk 0.3 shows only the status line, so the text is
-               its reason phrase too ("500 Replay miss: ...");
-    gRPC       INTERNAL with the text as status message.
-  Every shape carries an ErrorInfo `REPLAY_NO_MATCH` (domain `a2a-recorder`) naming the
-  nearest exchange, for tools that look (first, except behind HTTP+JSON's INTERNAL_ERROR).
-- A **refusal** is a request no agent would accept, answered as an a2a-sdk agent does: a
-  JSON-RPC body that is not JSON gets -32700, a batch, a non-object or an id that is no
-  string, integer or null -32600 with id null (spec §9.5, JSON-RPC 2.0 §4 and §5); an
-  HTTP+JSON body that is not JSON gets 400 INVALID_ARGUMENT (spec §11.6).
+  (tests/integration/test_replay_misses.py): JSON-RPC -32603 with the text as `message`;
+  HTTP+JSON 500 INTERNAL whose first ErrorInfo is A2A's `INTERNAL_ERROR` (a2a-sdk 1.x raises
+  InternalError(message)) and the text in the reason phrase too (a2a-sdk 0.3 shows only the
+  status line); gRPC INTERNAL.  Every shape carries an ErrorInfo `REPLAY_NO_MATCH` naming
+  the nearest exchange.
+- A **refusal** is a request no agent would accept, answered as a2a-sdk does: JSON-RPC -32700
+  for a body that is not JSON, -32600 with id null for a batch or an invalid request (spec
+  §9.5, JSON-RPC 2.0 §4, §5); HTTP+JSON 400 INVALID_ARGUMENT for a body that is not JSON.
 """
 
 from __future__ import annotations

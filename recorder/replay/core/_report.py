@@ -1,27 +1,14 @@
 """What `--strict` checks: recorded exchanges never served, requests never matched, and
 answers the replayer wrote itself.
 
-Recorded exchanges with the same key (the same request up to its ids' provenance) count as
-one: a capture with 14 identical card fetches is fully served by one fetch, a run of
-identical polls by any number of polls, and fifty identical creates by one.  An exchange is
-*unserved* when no live request ever matched its key and was carried out (a fault answered
-instead, `FaultSpec.carried`, does not count: the client never got the recorded answer); a
-push delivery when it was never delivered.  A *synthesized* answer is one no recorded
-exchange fits (a miss, or a request no agent could read answered in the replayer's words):
-every one is kept, bounded (`MAX_NOTES`), with a count, and makes the report unclean.  Values
-a client of the other protocol version was not served because its version cannot carry them
-(`--serve-version`) are *not carried*: listed once each, bounded, without making the report
-unclean (the translation said so).
-
-An answer a fault profile shaped (`--fault`) is *faulted*, not synthesized, even when the
-replayer wrote it (a 429, a reset): the user asked for it, so it is listed apart and leaves
-the report clean.  What tells the two apart is where an answer comes from, never what it
-looks like: a faulted answer names the specs that made it.  A spec that never hit a request
-makes the report unclean instead: the test did not test what it asked for.
-
-Lines that name a live request are kept as made and redacted whenever they are read, by the
-journal's redactor (`shown`: `Journal.shown`), so that a secret learnt after a line was made
-is swept from it too; read, they are printable text (a lone surrogate becomes its escape).
+Recorded exchanges with the same key count as one: 14 identical card fetches are served by
+one fetch.  An exchange is *unserved* when no live request matched its key and was carried
+out (a fault answered instead does not count); a push delivery when it was never delivered.
+A *synthesized* answer (a miss, or a request no agent could read) makes the report unclean;
+values the client's protocol version cannot carry are *not carried*, listed without making it
+unclean.  An answer a fault profile shaped is *faulted*: asked for, so listed apart and
+clean; a spec that never hit a request makes the report unclean.  Lists are bounded
+(`MAX_NOTES`), and redacted whenever they are read (`Journal.shown`).
 """
 
 from __future__ import annotations

@@ -33,13 +33,24 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from recorder.protocol import Classification, IdRole
 from recorder.replay.core._state import MAX_WORLDS, Family, LiveState, Session, World
-from recorder.script import Json, Key, Provenance, Script, Slot, Step, make_key, shape, token
+from recorder.script import (
+    Json,
+    Key,
+    Provenance,
+    Script,
+    Slot,
+    Step,
+    make_key,
+    provenance,
+    shape,
+    token,
+)
 
 MAX_HYPOTHESES = 32
 
@@ -171,20 +182,8 @@ class Resolver:
         if not options:
             return None
         group = self._group(options)
-        step = group[0].step
         chosen = [next(m for w, m in trials if w is o.world) for o in group]
-        return Decision(
-            Kind.CREATE if step.creating else Kind.READ,
-            hypothesis,
-            key,
-            step,
-            slots,
-            None,
-            tuple(o.world for o in group if o.world is not None),
-            tuple(o.step.index for o in group),
-            members=tuple(chosen),
-            moved=family,
-        )
+        return _grouped(hypothesis, key, slots, group, members=tuple(chosen), moved=family)
 
     # -- senses and hypotheses ------------------------------------------------------------
 
@@ -239,19 +238,9 @@ class Resolver:
         options = self._options(hypothesis, key, slots, worlds)
         if not options:
             return None
+        merged = sessions if len(sessions) > 1 else ()
         group = self._group(options)
-        step = group[0].step
-        return Decision(
-            Kind.CREATE if step.creating else Kind.READ,
-            hypothesis,
-            key,
-            step,
-            slots,
-            sessions[0],
-            tuple(o.world for o in group if o.world is not None),
-            tuple(o.step.index for o in group),
-            merged=sessions if len(sessions) > 1 else (),
-        )
+        return _grouped(hypothesis, key, slots, group, session=sessions[0], merged=merged)
 
     def _worlds(self, sessions: Sequence[Session]) -> list[World]:
         """The joint readings of the sessions a request names (one session: its worlds)."""
@@ -384,8 +373,7 @@ class Resolver:
 
     def _preference(self, option: _Option) -> tuple[bool, bool, bool, int]:
         step = self.script.steps[option.member] if option.member >= 0 else option.step
-        handed = any(self.state.handed(v) for v in step.introduced[step.owned :])
-        return not option.literal, handed, not option.ahead, step.index
+        return not option.literal, self._handed(step), not option.ahead, step.index
 
     def _fresh(
         self, hypothesis: Hypothesis, key: Key, steps: list[Step], slots: Sequence[Slot], kind: Kind
@@ -407,7 +395,7 @@ class Resolver:
         for cls in classes:
             if literal is not None:
                 pool = [m for m in literal if self.script.class_of.get(m) == cls.number]
-                exact = next((m for m in pool if not self._handed(m)), None)
+                exact = next((m for m in pool if not self._handed(self.script.steps[m])), None)
             elif own:  # the member whose own ids the client chose again, if any is left
                 exact = self.state.unhanded((cls.number, own), cls.by_own.get(own, ()))
             else:
@@ -425,8 +413,8 @@ class Resolver:
             members=tuple(o.member for o in group),
         )
 
-    def _handed(self, member: int) -> bool:
-        step = self.script.steps[member]
+    def _handed(self, step: Step) -> bool:
+        """Whether any id the agent handed out in `step` was handed out live already."""
         return any(self.state.handed(v) for v in step.introduced[step.owned :])
 
     def _kept(self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot]) -> Decision | None:
@@ -529,7 +517,11 @@ def _first_free(steps: list[Step], frontier: int, taken: set[int]) -> Step | Non
 def key_of(
     classification: Classification, value: Json, slots: Sequence[Slot], hypothesis: Hypothesis
 ) -> Key:
-    tokens = [_token(s) for s in hypothesis] if hypothesis else [token(_plain(s)) for s in slots]
+    tokens = (
+        [_token(s) for s in hypothesis]
+        if hypothesis
+        else [token(provenance(s, False, False)) for s in slots]
+    )
     shaped = shape(value, [(s.location, s.segment) for s in slots], tokens)
     return make_key(classification, shaped)
 
@@ -540,11 +532,29 @@ def _token(sense: Sense) -> Json:
     return token(sense.provenance)
 
 
-def _plain(slot: Slot) -> Provenance:
-    if slot.role is IdRole.FRESH:
-        return Provenance.FRESH
-    return Provenance.UNKNOWN if slot.role is IdRole.REFERENCE else Provenance.OWN
-
-
-def sessions_named(hypothesis: Hypothesis) -> Iterator[Session]:
-    return iter(dict.fromkeys(s.family.session for s in hypothesis if s.family is not None))
+def _grouped(
+    hypothesis: Hypothesis,
+    key: Key,
+    slots: tuple[Slot, ...],
+    group: list[_Option],
+    session: Session | None = None,
+    *,
+    members: tuple[int, ...] = (),
+    merged: tuple[Session, ...] = (),
+    moved: Family | None = None,
+) -> Decision:
+    """The decision to answer in the worlds of `group`, its first option's step answering."""
+    step = group[0].step
+    return Decision(
+        Kind.CREATE if step.creating else Kind.READ,
+        hypothesis,
+        key,
+        step,
+        slots,
+        session,
+        tuple(o.world for o in group if o.world is not None),
+        tuple(o.step.index for o in group),
+        members,
+        merged,
+        moved,
+    )

@@ -1,36 +1,16 @@
 """The replay service: one transport-neutral answer to "what would the agent say?" (pure).
 
 `ReplayService.handle(request, client)` takes a live request as a capture `Request` (HTTP or
-gRPC alike) and returns `Served`, `Miss` or `Refused`, each holding the answer to send as a
-value (`HttpAnswer` or `GrpcAnswer`) and, for `Served`, the push deliveries to make.  The
-transports only translate bytes (the faces' `Runner` does the rest); nothing here does I/O.
-The service reads, resolves and carries out a request, and hands the answer's making to the
-`Builder` (`_building`), what no step answers to `Refusals` (`_refusals`), and the journal's
-and report's lines to the `Ledger` (`_outcomes`).
+gRPC alike) and returns `Served`, `Miss` or `Refused`, each holding the answer as a value and,
+for `Served`, the push deliveries to make; the faces only translate bytes.  It reads
+(`_reader`), resolves (`_resolve`) and carries out (`_carry`) a request, and hands the
+answer's making to the `Builder` (`_building`), what no step answers to `Refusals`, and the
+journal's and report's lines to the `Ledger` (`_outcomes`).
 
-**The model.**
-
-1. *The capture is a script* (`recorder.script`): every exchange a step, every id in a
-   request with its origin (ISSUED, OWN, FRESH, UNKNOWN, FIXED), found by the id table, the
-   field's name, its value, or what the capture shows fresh; interchangeable creating steps
-   in classes.
-2. *A live request is read by the same rules* (`_reader`), with the ids the live sessions hold
-   in place of the capture's, so the two sides classify alike.
-3. *Decide late* (`_resolve`): a session keeps every reading (world) still consistent with
-   what its clients did; each request is looked up by its key and the recorded ids its live
-   ids stand for, per world, and narrows them.  Nothing is chosen by connection, headers or
-   recency.  The work is bounded by the request, not the capture.
-4. *Answer as the agent's store would* (`_listing`) for ListTasks.
-5. *Mint only what a client can name back* (`_state`): task, context and push-config ids.
-6. *Say what was not recorded*: every answer is `recorded`, `adapted` (with the changes) or
-   `synthesized` (a miss in the binding's error shape naming the nearest step, or a request
-   no agent could read answered as a2a-sdk would when the capture holds no such answer).  The
-   journal keeps each, the report lists the synthesized ones, `--strict` fails on them.
-7. *Push deliveries* recorded after a step are planned with the live webhook and ids
-   (`_pushes`); the runner makes them and reports back (`delivered`).
-
-Everything it keeps is bounded: sessions on an LRU and within a byte budget, the journal and
-the report's notes.
+Decide late: a session keeps every reading (world) still consistent with what its clients
+did, and nothing is chosen by connection, headers or recency; the work is bounded by the
+request, not the capture.  Every answer says what it is (`recorded`, `adapted` with its
+changes, or `synthesized`), and everything kept is bounded (sessions, journal, report notes).
 """
 
 from __future__ import annotations
@@ -138,14 +118,6 @@ class ReplayService:
     @property
     def sessions(self) -> LiveState:
         return self.state
-
-    @property
-    def base_url(self) -> str:
-        return self.cards.base_url
-
-    @property
-    def grpc_target(self) -> str | None:
-        return self.cards.grpc_target
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
         """Where the replayer listens: served cards point their interfaces here (`""` and

@@ -59,7 +59,6 @@ from recorder.versions import (
     wire_name,
 )
 
-Json = object
 SERVED = (Version.V1_0, Version.V0_3)  # the versions a capture can be served in
 # Exchanges whose names are the same in every version: the card fetch (its `A2A-Version`
 # header says which card the client wants, and the card served says every version served),
@@ -165,7 +164,7 @@ class Versions:
         if not isinstance(document, dict):
             return data
         value, _ = self.card(document)
-        return _dumps_like(data.decode("utf-8", "replace"), value).encode("utf-8")
+        return dumps_like(data.decode("utf-8", "replace"), value).encode("utf-8")
 
     def card_changes(self, data: bytes) -> tuple[str, ...]:
         document = parse_json(data) if self.served is not None else NOT_JSON
@@ -180,7 +179,7 @@ class Versions:
         src, dst = dialect_of(source, Binding.HTTP), dialect_of(client, Binding.HTTP)
         found = body(document, PUSH_DELIVERY, "request", src, dst)
         text = exchange.request.body.decode("utf-8", "replace")
-        data = _dumps_like(text, found.value).encode("utf-8")
+        data = dumps_like(text, found.value).encode("utf-8")
         c = replace(exchange.classification, version=client)
         return replace(exchange, classification=c, request=replace(exchange.request, body=data))
 
@@ -217,7 +216,7 @@ def _body(
     found = body(document, name, "request", source, into)
     renames.extend(found.renames)
     lost.extend(found.lost)
-    return _dumps_like(data.decode("utf-8", "replace"), found.value).encode("utf-8")
+    return dumps_like(data.decode("utf-8", "replace"), found.value).encode("utf-8")
 
 
 def _message(
@@ -279,7 +278,7 @@ def _http_body(
         error = rest_error(response.status, document, source, client)
         renames.extend(error.renames)
         lost.extend(error.lost)
-        data = _dumps_like(text, error.document).encode("utf-8")
+        data = dumps_like(text, error.document).encode("utf-8")
         return replace(
             response, status=error.status, reason=_reason(response, error.status), body=data
         )
@@ -287,7 +286,7 @@ def _http_body(
     found = body(document, name, "response", src, dst)
     renames.extend(found.renames)
     lost.extend(found.lost)
-    return replace(response, body=_dumps_like(text, found.value).encode("utf-8"))
+    return replace(response, body=dumps_like(text, found.value).encode("utf-8"))
 
 
 def _reason(response: Response, status: int) -> str:
@@ -319,7 +318,7 @@ def _event_lines(lines: tuple[str, ...], text: str, value: object) -> tuple[str,
     first = next((i for i, line in enumerate(lines) if line.startswith("data:")), len(lines))
     space = " " if first < len(lines) and lines[first].startswith("data: ") else ""
     kept = [line for line in lines if not line.startswith("data:")]
-    new = f"data:{space}{_dumps_like(text, value)}"
+    new = f"data:{space}{dumps_like(text, value)}"
     return (*kept[:first], new, *kept[first:])
 
 
@@ -382,10 +381,6 @@ def _set(
 
 
 # ---- small helpers -------------------------------------------------------------------------
-
-
-def _dumps_like(text: str, value: object) -> str:
-    return dumps_like(text, value)
 
 
 def _compact(value: object) -> str:

@@ -1,22 +1,14 @@
 """The replayer's gRPC face: a grpc.aio server that only translates bytes (I/O shell).
 
-It serves every rpc of `lf.a2a.v1.A2AService` (v1.0) and `a2a.v1.A2AService` (v0.3), read from
-the descriptors (`grpc_method`), with raw-bytes handlers: no generated servicer, so one generic
-handler covers both services.  A call becomes a capture `Request` (`live_request`), the same
-`Runner` as the HTTP face's decides and does what goes around the answer (`_runner`), and the
-`GrpcAnswer` is sent: initial metadata, the messages paced by `Timing`, then the status with
-its trailing metadata.  The runner's turn ends when the call is done (for a unary call, once
-grpcio has sent the answer), as the HTTP face ends it once the answer is sent.
+One generic raw-bytes handler serves every rpc of `lf.a2a.v1.A2AService` (v1.0) and
+`a2a.v1.A2AService` (v0.3), read from the descriptors (`grpc_method`).  A call becomes a
+capture `Request` (`live_request`), the HTTP face's `Runner` decides, and the `GrpcAnswer` is
+sent: initial metadata, the messages paced by `Timing` and a fault's `shape`, then the status.
 
-Every handler is registered as request-streaming, so that it runs as soon as the call opens
-and reads the request message itself, within `Limits.read_timeout`: a client that opens a
-call and never sends its message gets DEADLINE_EXCEEDED instead of holding the call for ever.
-grpcio's own options bound the rest: the HTTP/2 handshake (`read_timeout`), an idle connection
-(`idle_timeout`) and the message size (`max_body_bytes`, RESOURCE_EXHAUSTED).
-
-A fault profile's answer is already in the turn (a status, a stream cut short ending
-UNAVAILABLE); its `shape` adds the delay before the first message and the pauses between
-messages.  grpcio gives a handler no way to drop or reset the connection itself.
+Every handler is request-streaming, so it runs as soon as the call opens and reads the
+message itself within `Limits.read_timeout`: a client that never sends it gets
+DEADLINE_EXCEEDED.  grpcio's options bound the handshake, idle connections and message size.
+grpcio gives a handler no way to drop or reset the connection itself.
 """
 
 from __future__ import annotations

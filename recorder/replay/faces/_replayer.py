@@ -9,7 +9,7 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from recorder._background import BackgroundLoop, bind_socket, host_port
+from recorder._background import BackgroundLoop, Service, bind_socket, host_port
 from recorder._errors import OptionError
 from recorder.capture import Capture
 from recorder.options import FORWARD, REPLAY
@@ -27,35 +27,20 @@ from recorder.script import IdFactory
 log = logging.getLogger("a2a_recorder.replay")
 
 
-class Replayer:
+class Replayer(Service):
     """A replay server on its own thread: `with Replayer([capture]) as r: use(r.url)`.
 
-    gRPC: a grpc.aio server on `grpc_port` (0 = a free port) runs next to the HTTP one, in the
-    same loop and on the same service, when `grpc_port` is given or the captures hold any gRPC
-    exchange; `.grpc_target` is its `host:port` (None when it does not run), and the served
-    card's GRPC interfaces point at it.
+    A gRPC face runs beside the HTTP one, in the same loop and on the same service, when
+    `grpc_port` is given (0: a free port) or the captures hold gRPC; `.grpc_target` is its
+    `host:port` and the served cards point at it.  `.report` is what `--strict` checks,
+    `.journal` what was received and delivered; what it serves about itself is redacted with
+    the captures' redactions and `redaction`.  `ids` mints the ids handed out (seed it to
+    replay the same bytes); `rewrite_cards=False` serves the cards as recorded (a fleet's
+    forward mode); `serve(ready, stop)` runs it in the caller's loop instead of a thread.
 
-    `.report` is what `--strict` checks; `.journal` holds every request received and every
-    push delivery made (`.journal.requests`, `.journal.deliveries`).  `ids` mints the ids
-    handed out (seed it to replay the same bytes).  What the replayer serves about itself
-    (the journal, the report) is redacted with the recorder's rules, what the captures say
-    was redacted, and `redaction` (more names and cards).  `rewrite_cards=False` serves the
-    recorded cards as they are, for clients that reach the recorded URLs through a proxy (a
-    fleet's forward mode, `_fleet`).  `serve(ready, stop)` runs it in the caller's loop
-    instead of a thread.
-
-    The other keyword arguments are the replayer's options, each with its default and help in
-    one table, `recorder.options.REPLAY` (the same as `a2a-recorder replay --help`):
-    `timing`, `on_miss` (a URL to forward misses to), `read_timeout`, `max_request_bytes`,
-    `max_head_bytes`, `idle_timeout`, `max_sessions`, `journal_bytes`, `keep_secrets`,
-    `credentials` (False: a request lacking a recorded credential is answered as if it
-    carried it),
-    `serve_version` (`1.0`, `0.3`, `both`: the protocol versions it speaks, translating a
-    capture of the other version; default: as recorded), and `faults`, a fault profile: specs
-    as `--fault` takes them, ["SendStreamingMessage:cut-after=2", ...]
-    (`recorder.protocol.parse_fault`; not with `serve_version`).  OptionError (a ValueError)
-    names one that cannot be used (a spec that does not read); TypeError an unknown one;
-    FaultSpecError a spec that names no exchange of the captures it can apply to.
+    The other keyword arguments are the replayer's options (`recorder.options.REPLAY`, the
+    same as `a2a-recorder replay --help`).  OptionError names one that cannot be used,
+    TypeError an unknown one, FaultSpecError a fault spec no exchange can take.
     """
 
     def __init__(
@@ -104,7 +89,7 @@ class Replayer:
         )
         self._grpc_port = grpc_port if grpc_port is not None else (0 if has_grpc else None)
         self._serve_at()
-        self._runner = BackgroundLoop(self._main, name="a2a-replay")
+        self._runner = BackgroundLoop(self.serve, name="a2a-replay")
 
     @property
     def url(self) -> str:
@@ -126,9 +111,6 @@ class Replayer:
     async def serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         """Serve in the running loop, calling `ready()` once listening, until `stop` is set
         (what `start()` runs on a thread of its own)."""
-        await self._main(ready, stop)
-
-    async def _main(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         if self._grpc_port is None:
             await self._serve_http(ready, stop)
             return
@@ -171,12 +153,6 @@ class Replayer:
 
     def stop(self) -> None:
         self._runner.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _served(value: str | None) -> ServeVersion | None:

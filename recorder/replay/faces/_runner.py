@@ -1,33 +1,19 @@
 """What happens around one answer, the same for every transport (I/O).
 
-Both faces (`_server` for HTTP, `_grpcserver` for gRPC) only turn bytes into a capture
-`Request` and an answer back into bytes.  Between the two, a `Runner` turn does the rest,
-in the same order for both:
+The faces (`_server` for HTTP, `_grpcserver` for gRPC) only turn bytes into a capture
+`Request` and an answer back into bytes; a `Runner` turn does the rest, in the same order:
 
     turn = runner.decide(request, client)        # the service decides (a miss is logged)
     if runner.waits(turn):                       # a miss to forward (HTTP, on request), or
         turn = await runner.complete(turn, ...)  # deliveries recorded before the answer
     ... the face sends turn.http or turn.grpc ...
-    runner.end(turn)                             # the deliveries recorded after the answer,
-                                                 # paced as recorded, in the background
+    runner.end(turn)                             # the deliveries after it, in the background
 
-(`begin` is `decide` then `complete`, for a face that always awaits.)
-
-A miss is logged; with `forward` (`--on-miss forward URL`) an HTTP request the capture cannot
-answer goes to that URL and the live agent's answer is sent instead (the service journals
-it as `forwarded`; a failed forward sends the miss).  A gRPC call is never forwarded: the
-forward target is an HTTP URL.  An answer of the other transport (gRPC framing on the HTTP
-port) is refused with 415, synthesized.
-
-When the replayer stops, every answer still on its way (held by a delay or the recorded
-pacing, a journal being sent, deliveries awaited) is given up at once (`stop`): each face
-ends it as a server that goes away does (HTTP: the connection closed; gRPC: UNAVAILABLE),
-with neither a 500 nor a traceback, instead of the stop waiting for it.
-
-A fault profile (`_faults`) is applied by the service, so both faces do the same: the answer
-a turn holds is already the faulted one, and `turn.shape` says how to send it (a delay
-before the first byte, pauses between events, a dropped or reset connection, an event's
-bytes in several writes).
+With `forward` (`--on-miss forward URL`) an HTTP miss goes to that URL and the live answer is
+sent instead (a failed forward sends the miss); a gRPC call is never forwarded.  When the
+replayer stops, every answer still on its way is given up at once (`stop`), as a server that
+goes away ends it: no 500, no traceback, no waiting.  Faults are the service's: a turn holds
+the faulted answer, and `turn.shape` says how to send it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """The replayer's HTTP face: a request in, the runner's answer out as bytes (I/O shell).
 
 The connection (`_http`) hands over each request as a capture `Request`; the `Runner` decides
-what to answer and does what goes around it (misses, forwarding, push deliveries: `_runner`),
-and the answer's status, headers, body or paced SSE events go back out.  Most answers go out
-at once, in the call; one that must wait (deliveries recorded before it, a forward, the
-recorded pacing, a fault's delay or split writes) is written by a task, which a stopping
-replayer gives up (`Runner.answering`: the connection closes).  Besides A2A it serves the
-admin endpoints, redacted (see `_journal`):
+and does what goes around it (`_runner`), and the answer goes back out.  Most answers go out
+at once; one that must wait (deliveries before it, a forward, pacing, a fault) is written by a
+task, which a stopping replayer gives up (the connection closes).  Besides A2A it serves,
+redacted, `GET` on exactly these paths (any other request is the runner's, like every one):
 
     GET /__a2a_recorder/report     what `--strict` checks (JSON)
     GET /__a2a_recorder/requests   the request journal (JSON)
-
-Only `GET` on those exact paths; any other request, under `/__a2a_recorder` or not, goes to
-the runner like every request (and is a miss unless the capture holds it).
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """A fleet: the captures of a folder replayed at once, one replayer per agent (I/O shell).
 
-An orchestrator calls several agents; `record --forward` writes one capture per upstream.
-`Fleet` serves them all, each agent (`_route.plan_agents`: the captures recorded under the
-same authorities) by a `Replayer` of its own, so that each has its own session state, push
-deliveries, journal and report, exactly as when it is replayed alone.  All of them run in one
-event loop, on one thread.
+Each agent (`_route.plan_agents`: the captures recorded under the same authorities) gets a
+`Replayer` of its own, so it has its own sessions, deliveries, journal and report, exactly as
+when replayed alone; all run in one event loop, on one thread.
 
 - **Reverse mode** (the default): each agent listens on a port of its own (consecutive from
-  `port`, or free ones for port 0), with its gRPC face on a free port; cards point at them
-  as in a single replay.  `table()` and `ports_json()` say which agent is where.
+  `port`, or free ones for port 0); cards point at them.
 - **Forward mode** (`forward=True`): clients use `proxy_url` as their HTTP proxy and call the
-  recorded URLs; `_proxy.ProxyFace` routes each request by the authority it names to its
-  agent's replayer, whose cards are served as recorded.  Each replayer still listens on a
-  loopback port of its own, where CONNECT tunnels end.
+  recorded URLs; `_proxy.ProxyFace` routes each request by its authority to its agent, whose
+  cards are served as recorded.  CONNECT tunnels end at each replayer's loopback port.
 
 `report_json()` and `clean` gather every agent's report and the requests no agent answered
 (`unrouted`): what `--strict` checks.
-
-    with Fleet(found, forward=True) as fleet:
-        os.environ["HTTP_PROXY"] = fleet.proxy_url
-        ...
 """
 
 from __future__ import annotations
@@ -34,7 +26,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from recorder._background import BackgroundLoop, bind_socket, host_port
+from recorder._background import BackgroundLoop, Service, bind_socket, host_port
 from recorder._errors import OptionError
 from recorder.capture import Capture, check_regular, file_kind
 from recorder.replay.core import Journal, Report
@@ -162,7 +154,7 @@ class FleetAgent:
         }
 
 
-class Fleet:
+class Fleet(Service):
     """Every agent of `found` (capture paths and captures) replayed, on one thread.
 
     `forward`: one proxy on `host:port` (see the module docstring); else each agent on
@@ -310,12 +302,6 @@ class Fleet:
 
     def stop(self) -> None:
         self._loop.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 Serve = Callable[[Callable[[], None], asyncio.Event], Coroutine[Any, Any, None]]

@@ -1,29 +1,21 @@
 """A fleet's forward-proxy face: clients use it as their HTTP proxy (I/O shell).
 
-Two ways in, both routed by the authority the client names (`_route`):
+Every way in is routed by the authority the client names (`_route`):
 
-- a proxied HTTP request (`POST http://127.0.0.1:41241/a2a/jsonrpc`, as httpx, requests and
-  Go's net/http send through `HTTP_PROXY`) goes, in this loop, to the HTTP face of the agent
-  recorded under that authority (its target in origin form), request by request: one
-  connection to the proxy may carry requests for several agents;
-- a CONNECT (`CONNECT 127.0.0.1:50051`, as grpcio sends through `grpc_proxy`/`http_proxy`)
-  is answered `200` and the tunnel is spliced, bytes untouched, to that agent's own listener:
-  its gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP face otherwise.  A
-  tunnel that opens with TLS is closed: the fleet does not terminate TLS, and says so;
-- HTTP/2 with prior knowledge sent to the proxy itself (a gRPC client dialing the proxy, its
-  channel's authority set to the recorded agent's, as `grpc.default_authority` does) is held
-  until its first request's `:authority` is read, then spliced to that agent's gRPC face
-  like a tunnel.  Every later call on the connection goes to the same agent (a gRPC channel
-  has one authority).
+- a proxied HTTP request (`POST http://host:port/...`, as httpx, requests and Go send through
+  `HTTP_PROXY`) goes, in this loop, to that agent's HTTP face, request by request: one
+  connection may carry requests for several agents;
+- a CONNECT (as grpcio sends through `grpc_proxy`) is answered `200` and spliced, bytes
+  untouched, to that agent's gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP
+  face otherwise; a tunnel that opens with TLS is closed, saying so;
+- HTTP/2 with prior knowledge sent to the proxy itself (`grpc.default_authority`) is held until
+  its first `:authority` is read, then spliced to that agent's gRPC face (a channel has one
+  authority).
 
-A request for an authority no capture was recorded against, or a CONNECT to an agent
-recorded over https, is answered `502 Bad Gateway` with why (an HTTP/2 connection is
-closed), and kept (`Unrouted`) for the fleet's report.  A direct request to the proxy itself
-(`Host` its own address) for `GET /__a2a_recorder/report` gets the fleet's report.
-
-The CONNECT and HTTP/2 handling sits in the connection (`ProxyConnection`): a connection whose
-next request starts `CONNECT ` or with the HTTP/2 preface (`_route.opening`) is taken over
-before its parser sees it.
+An unknown authority, or a CONNECT to an agent recorded over https, gets `502` with why and is
+kept (`Unrouted`); `GET /__a2a_recorder/report` on the proxy's own address gets the fleet's
+report.  `ProxyConnection` takes a connection over before its parser sees a CONNECT or the
+HTTP/2 preface (`_route.opening`).
 """
 
 from __future__ import annotations

@@ -1,32 +1,23 @@
 """Which replayed agent answers a request in a fleet (pure).
 
-A fleet (`_fleet`) serves a folder of captures, one replayer per *agent*.  Captures are one
-agent when they share an authority (`host:port`): the upstreams their headers name
-(`record --forward` writes one capture per upstream: `http://127.0.0.1:41241`, and
-`grpc://127.0.0.1:50051` for gRPC tunnelled through CONNECT), and the interfaces the cards
-they recorded list (so an agent's HTTP capture and its gRPC capture are one agent, one
-session state).  `plan_agents` groups them; `Routes` maps every authority to its agent.
+Captures are one *agent* when they share an authority (`host:port`): the upstreams their
+headers name (`record --forward` writes one capture per upstream, `grpc://...` for gRPC
+tunnelled through CONNECT) and the interfaces their recorded cards list, so an agent's HTTP
+and gRPC captures share one session state.  `plan_agents` groups them; `Routes` maps every
+authority to its agent.  Captures whose cards name different agents under one authority are
+still one agent (`AgentPlan.notes` says so).
 
-Push deliveries go with the agent that makes them.  `record --forward` writes a delivery
-into the capture of its own upstream, the webhook's host: so a delivery to a webhook that
-another capture's requests registered (a push config's `url`) is *adopted* by that capture,
-with its time of day kept (its offset counted from the adopting capture's start), numbered
-after the adopting capture's exchanges and noted so; `AgentPlan.adopted` says what moved.  A
-capture left with nothing is no agent.  Captures whose cards name different agents under one
-authority are still one agent, and `AgentPlan.notes` says so.
+`record --forward` writes a push delivery into the capture of the webhook's host, so a
+delivery to a webhook another capture's requests registered is *adopted* by that capture
+(time of day kept, numbered after its exchanges, noted; `AgentPlan.adopted`).  A capture left
+with nothing is no agent.
 
-In forward mode a request names its authority: the absolute-form target of a proxied HTTP
-request (`POST http://127.0.0.1:41241/a2a/jsonrpc`), else its `Host`; the target of a
-CONNECT (`CONNECT 127.0.0.1:50051`), which for a gRPC client is its channel's target, the
-`:authority` of every call in the tunnel; and for HTTP/2 sent to the proxy itself (a gRPC
-client dialing the proxy with its channel's authority set), the first request's
-`:authority` (`h2_authority`).  Loopback names are folded together
-(`localhost:8000` is `127.0.0.1:8000`), a missing port is the scheme's default.  What comes
-through a tunnel is told by its first bytes (`tunnel_kind`): the HTTP/2 preface is gRPC,
-a TLS record is refused (the fleet does not terminate TLS), anything else is HTTP/1.
-
-What no agent answers is *unrouted*: answered 502 by the proxy, with why, and kept
-(`Unrouted`, bounded) for the fleet's report and `--strict`.
+A request names its authority by its absolute-form target, else its `Host`; a CONNECT by its
+target; HTTP/2 with prior knowledge by its first request's `:authority` (`h2_authority`).
+Loopback names are folded together and a missing port is the scheme's default.  A tunnel's
+first bytes tell what it carries (`tunnel_kind`): HTTP/2 is gRPC, TLS is refused (the fleet
+does not terminate TLS), anything else HTTP/1.  What no agent answers is *unrouted*:
+answered 502 with why, and kept (`Unrouted`, bounded) for the report.
 """
 
 from __future__ import annotations
