@@ -57,12 +57,7 @@ from urllib.parse import parse_qsl, urlsplit
 from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
 from recorder.protocol._errorshapes import response_error
 from recorder.protocol._idmodel import RESOURCE_NAME
-from recorder.protocol._likes import (
-    GrpcMessageLike,
-    RequestLike,
-    ResponseLike,
-    SseEventLike,
-)
+from recorder.protocol._likes import RequestLike, ResponseLike
 from recorder.protocol._operations import (
     V03_SERVICE,
     V1_SERVICE,
@@ -84,17 +79,6 @@ from recorder.protocol._types import (
     Version,
 )
 
-__all__ = [
-    "BASE_PATH_WORDS",
-    "DELIVERY_HEADERS",
-    "GrpcMessageLike",
-    "RequestLike",
-    "ResponseLike",
-    "SseEventLike",
-    "classify",
-    "response_error",
-]
-
 # Path segments that name a mount point, never a tenant (the no-card tenant rule above).
 BASE_PATH_WORDS: frozenset[str] = frozenset(
     {"a2a", "rest", "api", "http", "json", "http+json", "http-json", "httpjson", "jsonrpc",
@@ -108,8 +92,6 @@ DELIVERY_HEADERS: tuple[str, ...] = (
     "a2a-notification-token",
     "authorization",
 )
-STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
-V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,10 +464,10 @@ def _push(req: _Req) -> Classification | None:
     body = req.body
     if not isinstance(body, Mapping):
         return None
-    member = next((m for m in STREAM_RESPONSE_MEMBERS if isinstance(body.get(m), Mapping)), None)
+    member = next((m for m in STREAM_MEMBERS if isinstance(body.get(m), Mapping)), None)
     if member is not None and len(body) == 1:
         event, version = body[member], Version.V1_0
-    elif body.get("kind") in V03_EVENT_KINDS:
+    elif body.get("kind") in V03_KINDS:
         event, version = body, Version.V0_3
     else:
         return None
