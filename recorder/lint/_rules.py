@@ -215,12 +215,6 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
-_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
-
-
-def rule_by_id(rule_id: str) -> Rule | None:
-    """The rule with this id, or None."""
-    return _BY_ID.get(rule_id)
 
 
 def select_rules(select: Sequence[str] = (), skip: Sequence[str] = ()) -> tuple[Rule, ...]:

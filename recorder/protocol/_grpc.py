@@ -40,10 +40,9 @@ from typing import Any, Literal
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message, message_factory
 
 from recorder._errors import GrpcCodecError, GrpcFramingError
-from recorder.protocol._errors import ERROR_INFO_TYPE, GRPC_STATUS_CODES, GRPC_STATUS_NAMES
+from recorder.protocol._errors import ERROR_INFO_TYPE
 
 Direction = Literal["request", "response"]
-Metadata = tuple[tuple[str, str], ...]
 
 # --- framing -------------------------------------------------------------------------------
 
@@ -310,22 +309,10 @@ def encode_message(type_name: str, json_text: str) -> bytes:
 
 # --- status ---------------------------------------------------------------------------------
 
-# The gRPC status codes live with the error tables; these names are this module's view of them.
-STATUS_NAMES: Mapping[int, str] = GRPC_STATUS_NAMES
-STATUS_CODES: Mapping[str, int] = GRPC_STATUS_CODES
-
 STATUS_HEADER = "grpc-status"
 MESSAGE_HEADER = "grpc-message"
 DETAILS_HEADER = "grpc-status-details-bin"
 ENCODING_HEADER = "grpc-encoding"
-
-
-def status_name(code: int | str | None) -> str | None:
-    """`5` or `"5"` → `"NOT_FOUND"`; None for a missing or unknown code."""
-    try:
-        return STATUS_NAMES.get(int(code)) if code is not None else None
-    except ValueError:
-        return None
 
 
 def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
@@ -488,33 +475,3 @@ def canonical_binary_header(value: str) -> str:
     `decode_binary_header`.
     """
     return encode_binary_header(decode_binary_header(value))
-
-
-def split_metadata(
-    headers: Iterable[tuple[str, str]],
-) -> tuple[Metadata, tuple[tuple[str, bytes], ...]]:
-    """Split header pairs into text metadata and decoded binary (`-bin`) metadata.
-
-    HTTP/2 pseudo-headers (`:path`, `:status`) are left out.  A `-bin` value that is not base64
-    stays in the text list, so that nothing is lost.
-    """
-    text: list[tuple[str, str]] = []
-    binary: list[tuple[str, bytes]] = []
-    for name, value in headers:
-        if name.startswith(":"):
-            continue
-        decoded = _binary_value(name, value)
-        if decoded is None:
-            text.append((name, value))
-        else:
-            binary.append((name, decoded))
-    return tuple(text), tuple(binary)
-
-
-def _binary_value(name: str, value: str) -> bytes | None:
-    if not is_binary_header(name):
-        return None
-    try:
-        return decode_binary_header(value)
-    except ValueError:
-        return None

@@ -188,9 +188,6 @@ class Operation:
         """Every JSON-RPC method name of the row: the spec's first, then the aliases."""
         return tuple(m for m in (self.jsonrpc_method, *self.jsonrpc_aliases) if m)
 
-    def id_paths(self, kind: str) -> tuple[tuple[str, ...], ...]:
-        return next((paths for name, paths in self.ids if name == kind), ())
-
 
 def _v1_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
     """A v1.0 route in its plain and `/{tenant}` forms, for each verb."""
