@@ -15,7 +15,7 @@ around its documents.
   (HTTP+JSON body, gRPC `grpc-status-details-bin`) and v1.0.1's statuses; v0.3's
   `{"message"}` and the statuses of the error table's v0.3 columns.  An ErrorInfo a v0.3
   answer did not have is written from the error table, and the rename says so;
-- `prune`: a v0.3 proto-JSON document cut to its descriptor (a v0.3 client's protobuf parser
+- a v0.3 proto-JSON document is cut to its descriptor (a v0.3 client's protobuf parser
   refuses members it does not know), each member cut listed as lost.
 
 Every function returns what it changed (`Rename`s) and lost (`Lost`), never raises on odd
@@ -447,16 +447,6 @@ def _pruned(walk: Walk, document: Json, name: str, side: Side, path: str) -> Jso
     except KeyError:
         return document
     return _prune(walk, document, descriptor, path)
-
-
-def prune(document: Json, type_name: str, path: str = "$") -> Translated:
-    """`document` with the members message `type_name` does not have cut, each listed."""
-    walk = Walk()
-    try:
-        descriptor = a2a_pool().FindMessageTypeByName(type_name)
-    except KeyError:
-        return walk.result(document)
-    return walk.result(_prune(walk, document, descriptor, path))
 
 
 def _prune(walk: Walk, value: Json, descriptor: pb_descriptor.Descriptor, path: str) -> Json:
