@@ -201,13 +201,7 @@ def jsonrpc_request(view: ExchangeView, session: Session, spec: SpecVersion) -> 
             "request",
         )
         return
-    if body.get("jsonrpc") != "2.0":
-        yield Violation(
-            "the request is no JSON-RPC 2.0 request",
-            '"jsonrpc": "2.0"',
-            _show(body.get("jsonrpc")),
-            "request",
-        )
+    yield from _jsonrpc_2_0(body, "request", "request")
     if not _is_id(body.get("id")):
         yield Violation(
             "the request has no usable id (a notification gets no answer)",
@@ -221,6 +215,16 @@ def jsonrpc_request(view: ExchangeView, session: Session, spec: SpecVersion) -> 
             "params: a request message object",
             _show(body["params"]),
             "request",
+        )
+
+
+def _jsonrpc_2_0(document: Mapping[str, Any], what: str, where: str) -> Iterator[Violation]:
+    if document.get("jsonrpc") != "2.0":
+        yield Violation(
+            f"the {what} is no JSON-RPC 2.0 {what}",
+            '"jsonrpc": "2.0"',
+            _show(document.get("jsonrpc")),
+            where,
         )
 
 
@@ -249,13 +253,7 @@ def _envelope(payload: Payload, request_id: Any) -> Iterator[Violation]:
             where,
         )
         return
-    if doc.get("jsonrpc") != "2.0":
-        yield Violation(
-            "the response is no JSON-RPC 2.0 response",
-            '"jsonrpc": "2.0"',
-            _show(doc.get("jsonrpc")),
-            where,
-        )
+    yield from _jsonrpc_2_0(doc, "response", where)
     null_on_error = doc.get("id") is None and "error" in doc  # allowed when parsing failed
     if _is_id(request_id) and doc.get("id") != request_id and not null_on_error:
         yield Violation(

@@ -174,19 +174,18 @@ class ExchangeView:
 
     def request_payload(self) -> Any:
         """The request message: JSON-RPC `params`, the HTTP body, or the first gRPC message."""
-        if self.binding is Binding.GRPC:
-            return self.request_messages[0] if self.request_messages else NOT_JSON
-        if self.binding is Binding.JSONRPC:
-            return value_at(self.request_json, ("params",))
-        return self.request_json
+        return self._payload(self.request_json, "params", self.request_messages)
 
     def response_payload(self) -> Any:
         """The non-streamed response message: JSON-RPC `result`, the body, or gRPC message 1."""
+        return self._payload(self.response_json, "result", self.response_messages)
+
+    def _payload(self, document: Any, member: str, messages: tuple[Any, ...]) -> Any:
         if self.binding is Binding.GRPC:
-            return self.response_messages[0] if self.response_messages else NOT_JSON
+            return messages[0] if messages else NOT_JSON
         if self.binding is Binding.JSONRPC:
-            return value_at(self.response_json, ("result",))
-        return self.response_json
+            return value_at(document, (member,))
+        return document
 
     def stream_payloads(self) -> list[Payload]:
         """Each streamed StreamResponse, in order, unwrapped from its JSON-RPC envelope."""
