@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
 
 from recorder.protocol import (
     AGENT_CARD,
@@ -34,9 +33,11 @@ from recorder.protocol import (
     event_data,
     event_type,
     interfaces_from_card,
+    lower_headers,
     operation,
     parse_json,
     parse_version,
+    split_target,
     value_at,
 )
 
@@ -214,7 +215,7 @@ class ExchangeView:
 def view_exchange(exchange: ExchangeLike) -> ExchangeView:
     """Parse one exchange for the rules; never raises on what the wire held."""
     request = exchange.request
-    path, query = _split_target(str(request.target))
+    path, query = split_target(str(request.target))
     view = ExchangeView(
         number=exchange.number,
         classification=exchange.classification,
@@ -222,7 +223,7 @@ def view_exchange(exchange: ExchangeLike) -> ExchangeView:
         verb=str(request.method).upper(),
         path=path,
         query=query,
-        request_headers=_lower(request.headers),
+        request_headers=lower_headers(request.headers),
         request_body=bytes(request.body),
         request_json=parse_json(request.body),
         request_messages=tuple(parse_json(m.json) for m in request.messages),
@@ -232,8 +233,8 @@ def view_exchange(exchange: ExchangeLike) -> ExchangeView:
 
 
 def _with_response(view: ExchangeView, response: ResponseLike) -> ExchangeView:
-    headers = _lower(response.headers)
-    trailers = _lower(response.trailers)
+    headers = lower_headers(response.headers)
+    trailers = lower_headers(response.trailers)
     if "grpc-status" not in trailers and "grpc-status" in headers:
         trailers = headers  # a trailers-only gRPC answer
     return replace(
@@ -258,21 +259,6 @@ def _events(response: ResponseLike) -> tuple[Event, ...]:
         data = event_data(lines)
         found.append(Event(index, event_type(lines), data, parse_json(data)))
     return tuple(found)
-
-
-def _lower(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name, value in headers:
-        found.setdefault(str(name).lower(), str(value))
-    return found
-
-
-def _split_target(target: str) -> tuple[str, dict[str, str]]:
-    if not target.startswith("/"):
-        parts = urlsplit(target)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    path, _, query = target.partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True))
 
 
 # ---- the session: what earlier exchanges taught ----

@@ -92,7 +92,7 @@ from recorder.protocol._idmodel import (
     is_push_config,
     resource_ids,
 )
-from recorder.protocol._likes import RequestLike, ResponseLike
+from recorder.protocol._likes import RequestLike, ResponseLike, lower_headers, split_target
 from recorder.protocol._notes import (
     CUT_SHORT,
     NOTE_CLIENT_CLOSED,
@@ -333,6 +333,8 @@ __all__ = [
     "rewrite_url",
     "route_for",
     "value_at",
+    "lower_headers",
+    "split_target",
     "is_event_stream",
     "EVENT_STREAM",
     "message_class",

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from urllib.parse import parse_qsl, urlsplit
 
 from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
 from recorder.protocol._errorshapes import response_error
 from recorder.protocol._idmodel import RESOURCE_NAME
-from recorder.protocol._likes import RequestLike, ResponseLike
+from recorder.protocol._likes import RequestLike, ResponseLike, lower_headers, split_target
 from recorder.protocol._operations import (
     V03_SERVICE,
     V1_SERVICE,
@@ -159,22 +158,12 @@ def _not_a2a_reason(req: _Req) -> str:
 
 
 def _parse_request(request: RequestLike) -> _Req:
-    path, query = _split_target(str(request.target))
-    headers: dict[str, str] = {}
-    for name, value in request.headers:
-        headers.setdefault(str(name).lower(), str(value))
+    path, query = split_target(str(request.target))
+    headers = lower_headers(request.headers)
     messages = list(request.messages)
     grpc_json = parse_json(messages[0].json) if messages and messages[0].json else NOT_JSON
     raw = request.body
     return _Req(str(request.method).upper(), path, query, headers, parse_json(raw), grpc_json, raw)
-
-
-def _split_target(target: str) -> tuple[str, dict[str, str]]:
-    if not target.startswith("/"):
-        parts = urlsplit(target)  # absolute-form, as a forward proxy sees it
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    path, _, query = target.partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True)) if query else {}
 
 
 # ---- field extraction ----

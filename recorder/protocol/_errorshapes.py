@@ -6,7 +6,7 @@ One small reader per binding (`_ERROR_SHAPES`): JSON-RPC error envelopes, HTTP+J
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from recorder.protocol._errors import (
@@ -20,7 +20,7 @@ from recorder.protocol._errors import (
     unknown_error_name,
 )
 from recorder.protocol._grpc import DETAILS_HEADER, decode_status_details, status_reason
-from recorder.protocol._likes import ResponseLike
+from recorder.protocol._likes import ResponseLike, lower_headers
 from recorder.protocol._paths import parse_json, value_at
 from recorder.protocol._sse import event_data, event_type
 from recorder.protocol._types import Binding
@@ -113,9 +113,9 @@ def _documents(response: ResponseLike) -> list[object]:
 
 
 def _grpc_error(response: ResponseLike) -> str | None:
-    metadata = _lower_map(response.trailers)
+    metadata = lower_headers(response.trailers)
     if "grpc-status" not in metadata:
-        metadata = _lower_map(response.headers)  # trailers-only response
+        metadata = lower_headers(response.headers)  # trailers-only response
     raw = metadata.get("grpc-status", "").strip()
     if not raw:
         return None
@@ -132,13 +132,6 @@ def _grpc_error(response: ResponseLike) -> str | None:
     if len(rows) == 1:
         return rows[0].name
     return unknown_error_name("GRPCError", GRPC_STATUS_NAMES.get(code, str(code)))
-
-
-def _lower_map(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name, value in headers:
-        found.setdefault(str(name).lower(), str(value))
-    return found
 
 
 _ERROR_SHAPES: dict[Binding, Callable[[ResponseLike], str | None]] = {
