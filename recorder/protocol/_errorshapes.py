@@ -29,13 +29,9 @@ from recorder.protocol._types import Binding
 def response_error(binding: Binding | None, response: ResponseLike) -> str | None:
     """The name of the A2A error a response carries in its binding's shape, or None.
 
-    JSON-RPC: an error envelope in the body or in an SSE event.  HTTP+JSON: a
-    `{"error": google.rpc.Status}` body or SSE event, named by ErrorInfo reason, then by HTTP
-    status and status name.  gRPC: `grpc-status` in trailers (or headers, trailers-only), named
-    by the ErrorInfo in `grpc-status-details-bin`, then by status.  Otherwise, any HTTP status
-    of 400 or more is `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
-    `data: {"error":"An internal error occurred during streaming."}` mid-stream) is
-    `JSONRPCError(no code)` or `HTTPError(no code)`: an error, in no shape the spec gives.
+    Named by the ErrorInfo reason first, then by status (JSON-RPC by code); an HTTP status of 400
+    or more is at least `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
+    mid-stream `{"error": "..."}`) is `JSONRPCError(no code)` or `HTTPError(no code)`.
     """
     reader = _ERROR_SHAPES.get(binding) if binding is not None else None
     found = reader(response) if reader is not None else None
