@@ -1,10 +1,8 @@
 """Lint checks on the wire envelope: content types, the A2A-Version header, JSON-RPC, errors.
 
-Each check is a small pure function `(view, session, spec) -> iterable of Violation`; the
-table in `_rules.py` says which rule it serves, its severity and its section, and which
-exchanges it applies to, so a check only looks at what it checks.  The errors an exchange
-carries are identified once (`error_row`): over JSON-RPC by the code, over HTTP+JSON and gRPC
-by the classifier's name for them (ErrorInfo reason first, then an unambiguous status).
+Each check is a pure `(view, session, spec) -> Violation`s; `_rules.py` says which rule it
+serves and where it applies.  The error an exchange carries is identified once (`error_row`):
+over JSON-RPC by code, over HTTP+JSON and gRPC by the classifier's name for it.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """What the lint rules read: one exchange parsed once, and what the session has shown so far.
 
-Strategy: `view_exchange` turns a recorded exchange (anything shaped like
-`recorder.capture.Exchange`) into an `ExchangeView` whose JSON is parsed exactly once, so that
-twenty small checks do not parse a body twenty times.  A `Session` is the state the rules
-need across exchanges (the agent card seen last, the push configs the client asked for, the
-keys that can verify a card signature); it is a value, and `learn_request` /
-`learn_response` return a new one.  Nothing here raises on junk: a body that is not JSON is
-`NOT_JSON`, a card that is no object teaches nothing.
-
-Invariant: a view only reads the exchange; the bytes the rules see are the recorded ones (the
-agent's original card, even where the recorder served the client a rewritten one).
+`view_exchange` parses an exchange's JSON once for twenty small checks.  A `Session` is the
+state the rules need across exchanges (the last card, the push configs asked for, the keys
+that verify a card), a value.  Nothing here raises on junk.  Invariant: the bytes the rules see
+are the recorded ones (the agent's original card, even when the client was served a rewrite).
 """
 
 from __future__ import annotations
@@ -148,11 +142,8 @@ class ExchangeView:
 
     @property
     def speaks(self) -> Version | None:
-        """The protocol version the exchange speaks.
-
-        Operations: their names decide (the classifier's rule).  A card fetch: the version the
-        client asked for; with none asked, 1.0 if the card lists `supportedInterfaces`, else 0.3.
-        """
+        """The version the exchange speaks: an operation's names; for a card fetch the version
+        asked for, else 1.0 if the card lists `supportedInterfaces`, else 0.3."""
         if not self.is_card:
             return self.classification.version
         asked = parse_version(self.asked_version)
@@ -266,10 +257,7 @@ def _events(response: ResponseLike) -> tuple[Event, ...]:
 
 @dataclass(frozen=True, slots=True)
 class PushConfig:
-    """A push config a client asked for: where deliveries go and how they authenticate.
-
-    `schemes` holds the v1.0 `authentication.scheme` (one) or the v0.3 `schemes` list.
-    """
+    """A push config a client asked for; `schemes` holds v1.0's one scheme or v0.3's list."""
 
     url: str
     task_id: str | None = None
@@ -279,12 +267,8 @@ class PushConfig:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """What a lint of one exchange may know from the others.
-
-    `card` is the last public agent card's body (the original, not a rewrite) and
-    `interfaces` what it declares; `push_configs` are the configs requests have set, in order;
-    `keys` are the JWKs (by `kid`) that can verify card signatures.
-    """
+    """What a lint of one exchange may know from the others: the last public card (the
+    original) and its interfaces, the push configs set so far, the JWKs by `kid`."""
 
     card: Mapping[str, Any] | None = None
     interfaces: tuple[Interface, ...] = ()
@@ -385,13 +369,9 @@ def _push_config(value: Any) -> PushConfig | None:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """What a check found wrong in one exchange.
-
-    `message` says what happened in this exchange, `expected` what the spec asks for and
-    `actual` what the wire held (what the SDK did).  `where` names the part (`request`,
-    `response event 3`, `card.supportedInterfaces[1]`).  `citation` replaces the rule's
-    section when a finding cites another text (a v0.3 rule in a v0.3 exchange).
-    """
+    """What a check found wrong in one exchange: what happened, what the spec asks, what the
+    wire held, and `where` (`response event 3`); `citation` replaces the rule's section when a
+    finding cites another text."""
 
     message: str
     expected: str
