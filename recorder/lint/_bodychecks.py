@@ -1,14 +1,10 @@
 """Lint checks on what the messages hold: field names, enum forms, required fields, streams.
 
-Strategy: `typed_documents` says which proto message each JSON document of an exchange is
-(from the operation table's request and response types; a card is an `AgentCard`, a push
-delivery a `StreamResponse`), and `_schema.walk` follows it, so every check asks the
-descriptors, never a hand list.  v1.0 documents are read with the `lf.a2a.v1` types; v0.3
-REST and gRPC bodies are v0.3 proto-JSON, read with the `a2a.v1` types; v0.3 JSON-RPC bodies
-follow the v0.3 JSON schema instead, and only their enum forms are checked, by key.
-
-Stream checks read the StreamResponse payloads in order (SSE events unwrapped from their
-JSON-RPC envelope, or gRPC messages), whatever the binding.
+`typed_documents` names the proto message of each JSON document of an exchange and
+`_schema.walk` follows it, so every check asks the descriptors, never a hand list.  v1.0
+documents are read as `lf.a2a.v1`, v0.3 REST and gRPC bodies as `a2a.v1`; v0.3 JSON-RPC bodies
+follow the v0.3 JSON schema, so only their enum forms are checked.  Stream checks read the
+StreamResponse payloads in order, whatever the binding.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Lint checks on the agent card, push deliveries, tenants, and the guide's takeaways.
 
-The card rules read the card exchange's recorded body, which is the agent's original even when
-the recorder served the client a rewritten one (note `card rewritten`), so a signature is
-checked over what the agent signed.  Signatures verify only with a key: one from a JWK Set the
-capture holds (the client fetched the `jku`) or one the caller passed (`Session.keys`).
-Without a key a signature is not reported; a signature that fails with the right key is.
-
-Push deliveries are matched to the push configs the session has seen by webhook (host, port
-and path) and task; a delivery whose config is unknown is not judged.
+Card rules read the recorded body, the agent's original even when the client was served a
+rewrite, so a signature is checked over what the agent signed.  A signature is judged only
+with a key (from a JWK Set the capture holds, or `Session.keys`).  A push delivery is matched
+to a config the session saw by webhook and task; one whose config is unknown is not judged.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Lint checks on the wire envelope: content types, the A2A-Version header, JSON-RPC, errors.
 
-Each check is a small pure function `(view, session, spec) -> iterable of Violation`; the
-table in `_rules.py` says which rule it serves, its severity and its section, and which
-exchanges it applies to, so a check only looks at what it checks.  The errors an exchange
-carries are identified once (`error_row`): over JSON-RPC by the code, over HTTP+JSON and gRPC
-by the classifier's name for them (ErrorInfo reason first, then an unambiguous status).
+Each check is a pure `(view, session, spec) -> Violation`s; `_rules.py` says which rule it
+serves and where it applies.  The error an exchange carries is identified once (`error_row`):
+over JSON-RPC by code, over HTTP+JSON and gRPC by the classifier's name for it.
 """
 
 from __future__ import annotations
@@ -201,13 +199,7 @@ def jsonrpc_request(view: ExchangeView, session: Session, spec: SpecVersion) -> 
             "request",
         )
         return
-    if body.get("jsonrpc") != "2.0":
-        yield Violation(
-            "the request is no JSON-RPC 2.0 request",
-            '"jsonrpc": "2.0"',
-            _show(body.get("jsonrpc")),
-            "request",
-        )
+    yield from _jsonrpc_2_0(body, "request", "request")
     if not _is_id(body.get("id")):
         yield Violation(
             "the request has no usable id (a notification gets no answer)",
@@ -221,6 +213,16 @@ def jsonrpc_request(view: ExchangeView, session: Session, spec: SpecVersion) -> 
             "params: a request message object",
             _show(body["params"]),
             "request",
+        )
+
+
+def _jsonrpc_2_0(document: Mapping[str, Any], what: str, where: str) -> Iterator[Violation]:
+    if document.get("jsonrpc") != "2.0":
+        yield Violation(
+            f"the {what} is no JSON-RPC 2.0 {what}",
+            '"jsonrpc": "2.0"',
+            _show(document.get("jsonrpc")),
+            where,
         )
 
 
@@ -249,13 +251,7 @@ def _envelope(payload: Payload, request_id: Any) -> Iterator[Violation]:
             where,
         )
         return
-    if doc.get("jsonrpc") != "2.0":
-        yield Violation(
-            "the response is no JSON-RPC 2.0 response",
-            '"jsonrpc": "2.0"',
-            _show(doc.get("jsonrpc")),
-            where,
-        )
+    yield from _jsonrpc_2_0(doc, "response", where)
     null_on_error = doc.get("id") is None and "error" in doc  # allowed when parsing failed
     if _is_id(request_id) and doc.get("id") != request_id and not null_on_error:
         yield Violation(

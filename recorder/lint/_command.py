@@ -1,14 +1,10 @@
 """`a2a-recorder lint CAPTURE...`: the thin shell that reads files and prints the report.
 
 Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does (or a
-capture is cut short: the exchanges before the cut are linted, with a warning), 2 on an error
-(a missing or damaged capture, `file:line: ...` on stderr; an unknown rule; a bad key or
-baseline file).  `--select`/`--skip` pick the rules (`--ignore` is diff's, for paths).
-A folder stands for every `.http` file under it, in path order.
-
-With `--baseline FILE`, the findings that reach `--fail-on` are matched against the file's
-accepted ones (`recorder.ci`): exit 1 for a new finding or a stale entry, 0 otherwise.  The
-file is written when it does not exist, and rewritten by `--update-baseline`.
+capture is cut short: what comes before the cut is linted, with a warning), 2 on an error.
+A folder stands for every `.http` file under it, in path order.  With `--baseline FILE`, the
+findings are matched against the file's accepted ones (`recorder.ci`): exit 1 for a new
+finding or a stale entry; the file is written when missing, or with `--update-baseline`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """The lint engine: run the rule table over exchanges, one at a time or a whole capture.
 
-Strategy: the rules are a table (`_rules.RULES`) whose rows name their checks (`_checks`,
-`_bodychecks`, `_cardchecks`); this module only filters the rows that apply to an exchange and
-turns what their checks return into `Finding`s.  State across exchanges (the card seen so far,
-the push configs asked for, the keys that verify a card) is a `LintContext`, a value: feed it
-exchange by exchange as they complete (`context.saw_request(x)`, `context.saw_response(x)`),
-or let `lint_capture` do it for a recorded file.
+It only filters the rows of `_rules.RULES` that apply to an exchange and turns what their
+checks return into `Finding`s.  State across exchanges is a `LintContext`, a value moved on
+by `saw_request` and `saw_response`.
 
-**Order.**  A capture lists exchanges as they completed, but a push config set inline in a
-blocking send is on the wire before the deliveries it causes, which complete first.  So
-`lint_capture` learns each request when it started and each response when it completed, and
-lints an exchange when it completes; a live caller does the same with `Linter.saw_request`
-at the start and `Linter.feed` at the end.  Findings come out ordered by exchange number, then
-by the table's order.
-
-Invariant: linting never raises on what a capture holds.  A check that fails on an odd
-exchange gives a MAY finding that says so instead of stopping the run.
+Order: a push config set inline in a blocking send is on the wire before the deliveries it
+causes, which complete first; so each request is learned when it started, each response when
+it completed, and an exchange is linted when it completes.  Findings come out by exchange
+number, then table order.  Invariant: linting never raises on what a capture holds; a check
+that fails gives a MAY finding saying so.
 """
 
 from __future__ import annotations
@@ -35,11 +28,8 @@ _EXCHANGE_LINE = re.compile(r"### ([0-9]+) ")  # docs/capture-format.md
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violated rule in one exchange.
-
-    `message` says what this exchange did, `expected` what the spec asks for, `actual` what
-    the wire held.  `file` and `line` locate the exchange's `###` line when known.
-    """
+    """One violated rule in one exchange: what it did (`message`), what the spec asks
+    (`expected`), what the wire held (`actual`); `file` and `line` locate its `###` line."""
 
     rule: str
     severity: Severity
@@ -116,11 +106,8 @@ class LintContext:
 
 
 def lint_exchange(exchange: ExchangeLike, context: LintContext) -> list[Finding]:
-    """The findings of every rule in `context` that applies to `exchange`.
-
-    Pure: `context` is not changed (call `saw_request` / `saw_response` to move it on).
-    Exchanges that are not A2A (no operation) give no findings.
-    """
+    """The findings of every rule in `context` that applies to `exchange` (none if it is not
+    A2A); `context` is not changed."""
     if not exchange.classification.is_a2a:
         return []
     view = view_exchange(exchange)
@@ -194,13 +181,8 @@ def lint_capture(
     file: str | None = None,
     text: str | None = None,
 ) -> list[Finding]:
-    """Lint every exchange of a capture, in the order the session ran.
-
-    Requests are learned in the order they started and responses in the order they
-    completed (see the module docstring).  `keys` are JWKs by `kid` for card signatures.
-    `file` and `text` (the capture's text, for the `###` line numbers) locate each finding
-    as `file:line`.
-    """
+    """Lint every exchange of a capture, in the order the session ran (see the module
+    docstring); `file` and `text` (the capture's text) locate each finding as `file:line`."""
     context = LintContext.create(spec, rules, keys)
     found: list[Finding] = []
     for is_end, exchange in _timeline(capture.exchanges):

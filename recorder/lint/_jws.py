@@ -1,17 +1,11 @@
 """Agent card signatures: the canonical card (RFC 8785 JCS) and JWS verification (RFC 7515).
 
-Spec §8.4: a signature covers the card with `signatures` removed and default values removed,
-canonicalized with JCS.  Which values count as defaults comes from the proto (§8.4.1 rule 1):
-a REQUIRED field, or one with explicit presence (`optional` scalars, messages, oneof
-members), stays whatever its value; any other field is dropped when it holds its default
-(`""`, `0`, `false`, `[]`, `{}`).  Keys the proto does not know are kept as they are.
-
-Both 1.3.0 SDKs sign something else (read in their sources): they parse the card into the
-proto type, which drops unknown keys, and then drop every empty string, list and object, even
-REQUIRED ones.  `sdk_payload` builds that form, so that a finding can say which one a
-signature covers.  Keys come from a JWK Set; verification uses `cryptography`, which
-mitmproxy already brings.  Nothing here raises on junk input: a bad key or signature is
-"does not verify".
+Spec §8.4: a signature covers the card without `signatures` and without default values,
+canonicalized with JCS.  Defaults come from the proto (§8.4.1): a REQUIRED field or one with
+explicit presence stays whatever its value; any other is dropped when it holds its default.
+Keys the proto does not know are kept.  Both 1.3.0 SDKs sign something else (unknown keys and
+every empty value dropped): `sdk_payload` builds it, so a finding can say which a signature
+covers.  Nothing here raises on junk: a bad key or signature "does not verify".
 """
 
 from __future__ import annotations

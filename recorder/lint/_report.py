@@ -1,14 +1,10 @@
 """Lint reports: text for people, JSON for scripts, SARIF 2.1.0 for code-scanning UIs, JUnit
 XML for CI test views.
 
-Every renderer is pure: findings (and the rules and files of the run) in, a string out.  The
-text report puts each finding's `file:line` first, so editors and terminals link it.
-SARIF follows the OASIS SARIF 2.1.0 schema (errata 01): one run, the rules that ran as
-`tool.driver.rules`, each finding a `result` located at its exchange's `###` line, MUST as
-`error`, SHOULD as `warning`, MAY as `note`.  JUnit has one test case per capture file and
-one failure per finding that fails the run (`--fail-on`); weaker findings are listed in the
-case's output.  With a baseline, every report ends with what it accepted and which of its
-entries are stale.
+Every renderer is pure: findings in, a string out.  Text puts each `file:line` first, so
+editors link it.  SARIF: one run, its rules as `tool.driver.rules`, MUST as `error`, SHOULD as
+`warning`, MAY as `note`.  JUnit: one case per capture file, one failure per finding that fails
+the run.  With a baseline, every report ends with what it accepted and its stale entries.
 """
 
 from __future__ import annotations

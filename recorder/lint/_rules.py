@@ -1,18 +1,11 @@
 """The lint rules, as data: what each rule asks, how strongly, where the spec says it.
 
-Strategy: one `Rule` row per requirement, in `RULES`, in the order findings are reported.  A
-row names its check (a small pure function in `_checks`, `_bodychecks` or `_cardchecks`), its
-severity and section in each spec version it exists in (`levels`; a rule missing from a
-version's levels does not apply under it), the bindings it applies to, the protocol version
-an exchange must speak, and whether it judges the binding's answer (`answer`: an HTTP
-authentication challenge, a 401 from auth middleware, is none; RFC 9110 §15.5.2).  The lint
-engine (`recorder.lint`) only filters rows and runs their checks; it knows no rule by name.
-
-Severity follows the spec's own keyword, and SHOULD where the spec states a requirement
-without one (see `_spec`).  `speaks` is the version the exchange speaks (its names, or the
-version a card fetch asked for): v1.0 rules do not judge a v0.3 exchange, whose agent could
-not know them, except where a rule holds in both (the JSON-RPC 2.0 envelope, enum forms for
-the version spoken, the A2A-Version format).  Each summary is our wording of the spec text.
+One `Rule` row per requirement, in report order: its check, its severity and section in each
+spec version it exists in (`levels`), the bindings it applies to, the version an exchange must
+speak, and whether it judges the binding's answer (`answer`: an HTTP auth challenge is none,
+RFC 9110 §15.5.2).  The engine knows no rule by name.  v1.0 rules do not judge a v0.3
+exchange, whose agent could not know them, except where a rule holds in both.  Each summary is
+our wording of the spec text.
 """
 
 from __future__ import annotations
@@ -215,19 +208,13 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
-_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
-
-
-def rule_by_id(rule_id: str) -> Rule | None:
-    """The rule with this id, or None."""
-    return _BY_ID.get(rule_id)
 
 
 def select_rules(select: Sequence[str] = (), skip: Sequence[str] = ()) -> tuple[Rule, ...]:
     """The rules `select` names (all when empty) minus those `skip` names, in table order.
 
-    A pattern is a rule id (`error.mapping`), a group (`error` for every `error.*`), or a glob
-    (`card.signature-*`).  A pattern that names no rule raises ValueError.
+    A pattern is a rule id, a group (`error`) or a glob (`card.signature-*`); one that names no
+    rule raises ValueError.
     """
     chosen = _matching(select) if select else set(RULE_IDS)
     chosen -= _matching(skip)

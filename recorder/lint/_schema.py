@@ -1,15 +1,9 @@
 """The proto descriptors read as a JSON schema: required fields, oneofs, enums, field names.
 
-Strategy: nothing here is written by hand.  a2a-sdk ships the descriptors generated from the
-spec's `a2a.proto` (v1.0 package `lf.a2a.v1`, v0.3 package `a2a.v1`), with the
-`google.api.field_behavior` options that mark REQUIRED fields (spec §5.7).  `walk` follows a
-proto-JSON document through its message type and yields every object it meets together with
-that object's descriptor, so that a rule can ask "which required field is missing here" or
-"is this enum value a name of the enum".  Well-known types (`Struct`, `Value`, `Timestamp`)
-are leaves: what an agent puts in `metadata` or a data part is its own business.
-
-Proto-JSON accepts a field under its JSON name (`messageId`) or its proto name (`message_id`);
-`fields_by_key` knows both, so a walk reaches fields whatever spelling the peer used.
+Nothing is written by hand: the shipped descriptors carry `google.api.field_behavior` for
+REQUIRED fields (spec §5.7).  `walk` follows a proto-JSON document through its message type and
+yields each object with its descriptor; well-known types (`Struct`, `Value`, `Timestamp`) are
+leaves.  `fields_by_key` knows a field's JSON and proto names, so either spelling is reached.
 """
 
 from __future__ import annotations
@@ -54,11 +48,8 @@ def descriptor(type_name: str) -> Descriptor | None:
 def walk(
     document: Any, type_name: str, path: str, scope: frozenset[str] = frozenset()
 ) -> Iterator[Node]:
-    """Every object in `document` read as `type_name`, outermost first.
-
-    `scope` names message types (short names, `Task`) that switch `in_scope` on for their
-    objects and everything inside them.
-    """
+    """Every object in `document` read as `type_name`, outermost first; `scope` names types
+    that switch `in_scope` on for their objects and everything inside them."""
     found = descriptor(type_name)
     if found is not None:
         yield from _walk(document, found, path, scope, False)
@@ -154,12 +145,8 @@ def enum_names(field: FieldDescriptor) -> frozenset[str]:
 
 @cache
 def legacy_keys(message: Descriptor) -> frozenset[str]:
-    """v0.3 names a v1.0 message no longer has (spec Appendix A, whats-new-v1).
-
-    Read from the v0.3 descriptor of the message with the same name (`a2a.v1.AgentCard` has
-    `url`, `preferredTransport` ...), plus the v0.3 JSON-RPC `kind` discriminator on the types
-    that carried it.
-    """
+    """v0.3 names a v1.0 message no longer has: its v0.3 descriptor's fields, plus `kind`
+    on the types that carried it (spec Appendix A)."""
     old = descriptor(f"{V03_PACKAGE}.{message.name}")
     names = {field.json_name for field in old.fields} if old is not None else set()
     names -= set(fields_by_key(message))

@@ -1,15 +1,9 @@
 """What the lint rules read: one exchange parsed once, and what the session has shown so far.
 
-Strategy: `view_exchange` turns a recorded exchange (anything shaped like
-`recorder.capture.Exchange`) into an `ExchangeView` whose JSON is parsed exactly once, so that
-twenty small checks do not parse a body twenty times.  A `Session` is the state the rules
-need across exchanges (the agent card seen last, the push configs the client asked for, the
-keys that can verify a card signature); it is a value, and `learn_request` /
-`learn_response` return a new one.  Nothing here raises on junk: a body that is not JSON is
-`NOT_JSON`, a card that is no object teaches nothing.
-
-Invariant: a view only reads the exchange; the bytes the rules see are the recorded ones (the
-agent's original card, even where the recorder served the client a rewritten one).
+`view_exchange` parses an exchange's JSON once for twenty small checks.  A `Session` is the
+state the rules need across exchanges (the last card, the push configs asked for, the keys
+that verify a card), a value.  Nothing here raises on junk.  Invariant: the bytes the rules see
+are the recorded ones (the agent's original card, even when the client was served a rewrite).
 """
 
 from __future__ import annotations
@@ -18,7 +12,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
 
 from recorder.protocol import (
     AGENT_CARD,
@@ -34,9 +27,11 @@ from recorder.protocol import (
     event_data,
     event_type,
     interfaces_from_card,
+    lower_headers,
     operation,
     parse_json,
     parse_version,
+    split_target,
     value_at,
 )
 
@@ -147,11 +142,8 @@ class ExchangeView:
 
     @property
     def speaks(self) -> Version | None:
-        """The protocol version the exchange speaks.
-
-        Operations: their names decide (the classifier's rule).  A card fetch: the version the
-        client asked for; with none asked, 1.0 if the card lists `supportedInterfaces`, else 0.3.
-        """
+        """The version the exchange speaks: an operation's names; for a card fetch the version
+        asked for, else 1.0 if the card lists `supportedInterfaces`, else 0.3."""
         if not self.is_card:
             return self.classification.version
         asked = parse_version(self.asked_version)
@@ -174,19 +166,18 @@ class ExchangeView:
 
     def request_payload(self) -> Any:
         """The request message: JSON-RPC `params`, the HTTP body, or the first gRPC message."""
-        if self.binding is Binding.GRPC:
-            return self.request_messages[0] if self.request_messages else NOT_JSON
-        if self.binding is Binding.JSONRPC:
-            return value_at(self.request_json, ("params",))
-        return self.request_json
+        return self._payload(self.request_json, "params", self.request_messages)
 
     def response_payload(self) -> Any:
         """The non-streamed response message: JSON-RPC `result`, the body, or gRPC message 1."""
+        return self._payload(self.response_json, "result", self.response_messages)
+
+    def _payload(self, document: Any, member: str, messages: tuple[Any, ...]) -> Any:
         if self.binding is Binding.GRPC:
-            return self.response_messages[0] if self.response_messages else NOT_JSON
+            return messages[0] if messages else NOT_JSON
         if self.binding is Binding.JSONRPC:
-            return value_at(self.response_json, ("result",))
-        return self.response_json
+            return value_at(document, (member,))
+        return document
 
     def stream_payloads(self) -> list[Payload]:
         """Each streamed StreamResponse, in order, unwrapped from its JSON-RPC envelope."""
@@ -215,7 +206,7 @@ class ExchangeView:
 def view_exchange(exchange: ExchangeLike) -> ExchangeView:
     """Parse one exchange for the rules; never raises on what the wire held."""
     request = exchange.request
-    path, query = _split_target(str(request.target))
+    path, query = split_target(str(request.target))
     view = ExchangeView(
         number=exchange.number,
         classification=exchange.classification,
@@ -223,7 +214,7 @@ def view_exchange(exchange: ExchangeLike) -> ExchangeView:
         verb=str(request.method).upper(),
         path=path,
         query=query,
-        request_headers=_lower(request.headers),
+        request_headers=lower_headers(request.headers),
         request_body=bytes(request.body),
         request_json=parse_json(request.body),
         request_messages=tuple(parse_json(m.json) for m in request.messages),
@@ -233,8 +224,8 @@ def view_exchange(exchange: ExchangeLike) -> ExchangeView:
 
 
 def _with_response(view: ExchangeView, response: ResponseLike) -> ExchangeView:
-    headers = _lower(response.headers)
-    trailers = _lower(response.trailers)
+    headers = lower_headers(response.headers)
+    trailers = lower_headers(response.trailers)
     if "grpc-status" not in trailers and "grpc-status" in headers:
         trailers = headers  # a trailers-only gRPC answer
     return replace(
@@ -261,30 +252,12 @@ def _events(response: ResponseLike) -> tuple[Event, ...]:
     return tuple(found)
 
 
-def _lower(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name, value in headers:
-        found.setdefault(str(name).lower(), str(value))
-    return found
-
-
-def _split_target(target: str) -> tuple[str, dict[str, str]]:
-    if not target.startswith("/"):
-        parts = urlsplit(target)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    path, _, query = target.partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True))
-
-
 # ---- the session: what earlier exchanges taught ----
 
 
 @dataclass(frozen=True, slots=True)
 class PushConfig:
-    """A push config a client asked for: where deliveries go and how they authenticate.
-
-    `schemes` holds the v1.0 `authentication.scheme` (one) or the v0.3 `schemes` list.
-    """
+    """A push config a client asked for; `schemes` holds v1.0's one scheme or v0.3's list."""
 
     url: str
     task_id: str | None = None
@@ -294,12 +267,8 @@ class PushConfig:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """What a lint of one exchange may know from the others.
-
-    `card` is the last public agent card's body (the original, not a rewrite) and
-    `interfaces` what it declares; `push_configs` are the configs requests have set, in order;
-    `keys` are the JWKs (by `kid`) that can verify card signatures.
-    """
+    """What a lint of one exchange may know from the others: the last public card (the
+    original) and its interfaces, the push configs set so far, the JWKs by `kid`."""
 
     card: Mapping[str, Any] | None = None
     interfaces: tuple[Interface, ...] = ()
@@ -400,13 +369,9 @@ def _push_config(value: Any) -> PushConfig | None:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """What a check found wrong in one exchange.
-
-    `message` says what happened in this exchange, `expected` what the spec asks for and
-    `actual` what the wire held (what the SDK did).  `where` names the part (`request`,
-    `response event 3`, `card.supportedInterfaces[1]`).  `citation` replaces the rule's
-    section when a finding cites another text (a v0.3 rule in a v0.3 exchange).
-    """
+    """What a check found wrong in one exchange: what happened, what the spec asks, what the
+    wire held, and `where` (`response event 3`); `citation` replaces the rule's section when a
+    finding cites another text."""
 
     message: str
     expected: str

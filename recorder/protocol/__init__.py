@@ -6,47 +6,31 @@ SSE framing and the facts of the spec versions (`_spec`) all take values and ret
 May import only the root's shared modules (`recorder._errors`): it is the bottom.
 """
 
-from recorder._errors import GrpcCodecError, GrpcFramingError
 from recorder.protocol._answers import (
     NOTHING,
     Answer,
     Carried,
-    answer_of,
     answered_state,
     carried,
     read_answer,
-    state_name,
 )
 from recorder.protocol._cardrewrite import (
-    CARD_LOCATIONS,
     LOOPBACK_HOSTS,
     CardRewrite,
     card_etag,
     card_location,
     etag_matches,
     find_card,
-    origin_of,
     rewrite_card,
     rewrite_grpc_interfaces,
     rewrite_url,
 )
 from recorder.protocol._cards import (
     Interface,
-    card_path,
     interfaces_from_card,
-    looks_like_card,
     parse_version,
 )
-from recorder.protocol._classify import (
-    BASE_PATH_WORDS,
-    DELIVERY_HEADERS,
-    GrpcMessageLike,
-    RequestLike,
-    ResponseLike,
-    SseEventLike,
-    classify,
-    response_error,
-)
+from recorder.protocol._classify import classify
 from recorder.protocol._errors import (
     ERROR_DOMAIN,
     ERROR_INFO_TYPE,
@@ -59,8 +43,8 @@ from recorder.protocol._errors import (
     error_by_reason,
     errors_by_grpc_status,
     errors_by_http,
-    unknown_error_name,
 )
+from recorder.protocol._errorshapes import response_error
 from recorder.protocol._faultspec import (
     FAULT_KINDS,
     FaultSpec,
@@ -71,7 +55,7 @@ from recorder.protocol._faultspec import (
     parse_faults,
     read_faults,
 )
-from recorder.protocol._framings import FRAMINGS, Framing, awkward_pieces, reframe
+from recorder.protocol._framings import FRAMINGS, reframe
 from recorder.protocol._grpc import (
     DETAILS_HEADER,
     ENCODING_HEADER,
@@ -93,7 +77,6 @@ from recorder.protocol._grpc import (
     is_binary_header,
     is_grpc_content_type,
     message_class,
-    status_reason,
     timed_messages,
 )
 from recorder.protocol._idmodel import (
@@ -101,7 +84,6 @@ from recorder.protocol._idmodel import (
     CURSOR_FIELDS,
     ID_OWNERS,
     PATH_IDS,
-    RESOURCE_NAME,
     SERVED_AS_RECORDED,
     TASKS_SEGMENT,
     USER_CONTENT_KEYS,
@@ -110,6 +92,7 @@ from recorder.protocol._idmodel import (
     is_push_config,
     resource_ids,
 )
+from recorder.protocol._likes import RequestLike, ResponseLike, lower_headers, split_target
 from recorder.protocol._notes import (
     CUT_SHORT,
     NOTE_CLIENT_CLOSED,
@@ -133,7 +116,6 @@ from recorder.protocol._operations import (
     Capability,
     Operation,
     Route,
-    RouteMatch,
     match_route,
     match_routes,
     operation,
@@ -143,7 +125,7 @@ from recorder.protocol._operations import (
     route_for,
     v1_route_path,
 )
-from recorder.protocol._paths import NOT_JSON, Json, json_problem, parse_json, value_at
+from recorder.protocol._paths import NOT_JSON, Json, parse_json, value_at
 from recorder.protocol._snapshot import fold_task, stream_payload, with_task
 from recorder.protocol._spec import (
     BODY_MEDIA_TYPES,
@@ -174,15 +156,13 @@ from recorder.protocol._sse import (
     render_events,
 )
 from recorder.protocol._states import (
-    STATE_ALIASES,
     STREAM_MEMBERS,
     TASK_STATES,
     V03_KINDS,
-    TaskStateRow,
     task_state,
     task_state_row,
 )
-from recorder.protocol._statusmap import GRPC_TO_HTTP, HTTP_TO_GRPC, grpc_status_for_http
+from recorder.protocol._statusmap import grpc_status_for_http
 from recorder.protocol._types import (
     AGENT_CARD,
     PUSH_DELIVERY,
@@ -244,8 +224,6 @@ __all__ = [
     "MESSAGE_HEADER",
     "STATUS_HEADER",
     "Direction",
-    "GrpcCodecError",
-    "GrpcFramingError",
     "canonical_binary_header",
     "decode_binary_header",
     "decode_grpc_message",
@@ -261,7 +239,6 @@ __all__ = [
     "CURSOR_FIELDS",
     "ID_OWNERS",
     "PATH_IDS",
-    "RESOURCE_NAME",
     "SERVED_AS_RECORDED",
     "USER_CONTENT_KEYS",
     "WEBHOOK_PATHS",
@@ -270,10 +247,8 @@ __all__ = [
     "resource_ids",
     "Answer",
     "NOTHING",
-    "answer_of",
     "answered_state",
     "read_answer",
-    "state_name",
     "AGENT_CARD",
     "BODY_MEDIA_TYPES",
     "BOTH_SPECS",
@@ -291,8 +266,6 @@ __all__ = [
     "Severity",
     "SpecVersion",
     "media_type",
-    "BASE_PATH_WORDS",
-    "CARD_LOCATIONS",
     "LOOPBACK_HOSTS",
     "ERRORS",
     "ERROR_DOMAIN",
@@ -318,11 +291,9 @@ __all__ = [
     "V1_SERVICE",
     "Binding",
     "CardRewrite",
-    "DELIVERY_HEADERS",
     "Capability",
     "Classification",
     "ErrorRow",
-    "GrpcMessageLike",
     "IdKind",
     "IdPosition",
     "IdRole",
@@ -331,13 +302,10 @@ __all__ = [
     "RequestLike",
     "ResponseLike",
     "Route",
-    "RouteMatch",
-    "SseEventLike",
     "SseFields",
     "SseFramer",
     "Version",
     "card_etag",
-    "card_path",
     "card_location",
     "classify",
     "decode_status_details",
@@ -352,14 +320,11 @@ __all__ = [
     "event_type",
     "find_card",
     "interfaces_from_card",
-    "json_problem",
-    "looks_like_card",
     "match_route",
     "match_routes",
     "operation",
     "operation_by_grpc_path",
     "operation_by_jsonrpc_method",
-    "origin_of",
     "parse_version",
     "render_events",
     "response_error",
@@ -367,9 +332,9 @@ __all__ = [
     "rewrite_grpc_interfaces",
     "rewrite_url",
     "route_for",
-    "status_reason",
-    "unknown_error_name",
     "value_at",
+    "lower_headers",
+    "split_target",
     "is_event_stream",
     "EVENT_STREAM",
     "message_class",
@@ -384,25 +349,19 @@ __all__ = [
     "parse_faults",
     "read_faults",
     "FRAMINGS",
-    "Framing",
-    "awkward_pieces",
     "reframe",
     "fold_task",
     "stream_payload",
     "with_task",
-    "GRPC_TO_HTTP",
-    "HTTP_TO_GRPC",
     "grpc_status_for_http",
     "NOT_JSON",
     "Json",
     "parse_json",
     # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)
-    "STATE_ALIASES",
     "STREAM_MEMBERS",
     "TASK_STATES",
     "V03_KINDS",
     "Carried",
-    "TaskStateRow",
     "carried",
     "task_state",
     "task_state_row",

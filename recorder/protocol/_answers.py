@@ -1,25 +1,16 @@
 """What one A2A answer says: the kind of object it carries and the task state it reports.
 
-An answer is a response body, one stream event's data, one gRPC message or one push delivery.
-It is unwrapped in a fixed order, and the first rule that applies names it:
+An answer (a body, one stream event's data, one gRPC message, one push delivery) is named by
+the first rule that applies:
 
-1. a JSON-RPC envelope: its `error` makes the answer an error, its `result` is the answer
-   (spec §9.4: every streamed `data:` line is a whole envelope);
-2. a v1.0 `StreamResponse` / `SendMessageResponse` member (`task`, `message`, `statusUpdate`,
-   `artifactUpdate`; the member name decides, spec §3.2 and the proto's oneof `payload`);
-3. a v0.3 `kind` (`task`, `message`, `status-update`, `artifact-update`);
+1. a JSON-RPC envelope: its `error`, else its `result` (spec §9.4: each `data:` line is one);
+2. a v1.0 `StreamResponse` member (`task`, `message`, `statusUpdate`, `artifactUpdate`);
+3. a v0.3 `kind`;
 4. an HTTP+JSON `{"error": google.rpc.Status}` (spec §11.6);
-5. a bare Task (`id` and `status`): GetTask and CancelTask answers outside JSON-RPC.
+5. a bare Task (`id` and `status`): GetTask and CancelTask outside JSON-RPC.
 
-The state is the object's `status.state`, written the v1.0 way without its prefix: v1.0
-`TASK_STATE_INPUT_REQUIRED` and v0.3 `input-required` both read `INPUT_REQUIRED`.  These names
-are for people (the report, `show`, the recorder's console); matching and diffing keep the
-wire's spelling.
-
-`answered_state` reads a whole response (a body, every SSE event, every gRPC message): the
-task and context it names first and the last state it reports, as a stream leaves it.
-`carried` says what one answer carries in the names of `_states`' table (v1.0 member names
-and state names).
+States are shown the v1.0 way without the prefix (`TASK_STATE_INPUT_REQUIRED` and
+`input-required` both read `INPUT_REQUIRED`), for people; matching and diffing keep the wire's.
 """
 
 from __future__ import annotations
@@ -39,10 +30,8 @@ _STATE_PREFIX = "TASK_STATE_"
 class Answer:
     """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
 
-    `state` is the task state the object reports, as a person reads it (`COMPLETED`);
-    `raw_state` is the state as the wire wrote it (`TASK_STATE_COMPLETED`, `completed`).
-    `task_id` and `context_id` are the task and context it names, and `detail` a few words on
-    what it holds (an artifact's name, an error's code).
+    `state` is for people (`COMPLETED`), `raw_state` as the wire wrote it; `detail` is a few
+    words on what it holds (an artifact's name, an error's code).
     """
 
     kind: str | None = None
@@ -147,11 +136,7 @@ def _texts(response: Any) -> list[str | bytes]:
 
 @dataclass(frozen=True, slots=True)
 class Carried:
-    """What one answer carries: a StreamResponse member name, and the task state in it.
-
-    `state` is the v1.0 name of a Task's or a status update's state (None for a Message, an
-    artifact update, or a state that is no TaskState); `raw_state` is the state as written.
-    """
+    """A StreamResponse member name, and the v1.0 name of the task state in it (if any)."""
 
     kind: str
     state: str | None = None
@@ -159,12 +144,7 @@ class Carried:
 
 
 def carried(document: Any) -> Carried | None:
-    """What a JSON answer carries, or None when it is none of the four (an error, say).
-
-    Accepts a JSON-RPC envelope (its `result`), a v1.0 wrapper (`{"statusUpdate": {...}}`),
-    a v0.3 object with `kind`, or a bare Task (GetTask, CancelTask); it reads them with
-    `answer_of`, the one reader of answers.
-    """
+    """What a JSON answer carries, read by `answer_of`; None for an error or no A2A object."""
     if not isinstance(document, Mapping):
         return None
     inner = document.get("result") if "jsonrpc" in document else document

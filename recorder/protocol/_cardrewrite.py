@@ -1,16 +1,11 @@
 """Point an agent card's interface URLs at a proxy or replayer (pure: bytes in, bytes out).
 
-After reading the card, SDK clients call the URLs it lists and so bypass a reverse proxy.  In
-reverse mode the recorder rewrites every interface URL whose origin is the upstream agent (or a
-127.0.0.1 / localhost / ::1 spelling of it) to the proxy's own origin, keeping path, query and
-tenant.  Nothing else in the card changes.
-
-The agent's JSON style is kept: the rewrite swaps string tokens in the raw text and checks the
-result parses to exactly the intended document; only if that check fails is the card
-re-serialised (compact or indented, whichever the original looked like).
-
-A signed card (`signatures`) no longer verifies once rewritten; `CardRewrite.signed` says so and
-the caller warns.
+SDK clients call the URLs a card lists, so in reverse mode every interface URL whose origin is
+the upstream agent (or a loopback spelling of it) is moved to the proxy's origin, keeping
+path, query and tenant; nothing else changes.  The agent's JSON style is kept: string tokens
+are swapped in the raw text, and the card is re-serialised only if the result does not parse
+to the intended document.  A signed card no longer verifies once rewritten
+(`CardRewrite.signed`: the caller warns).
 """
 
 from __future__ import annotations
@@ -47,11 +42,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 @dataclass(frozen=True, slots=True)
 class CardRewrite:
-    """The outcome of a card rewrite.
-
-    `body` is the card to serve (the original bytes when nothing changed); `replaced` lists
-    (old, new) URL pairs; `signed` is True when the card carries signatures.
-    """
+    """The card to serve (the original bytes when nothing changed), the (old, new) URLs
+    replaced, and whether the card carries signatures."""
 
     body: bytes
     replaced: tuple[tuple[str, str], ...] = ()
@@ -109,12 +101,8 @@ def rewrite_url(url: str, upstream: str, proxy: str) -> str | None:
 def rewrite_card(
     body: bytes, upstream: str, proxy: str, *, at: tuple[str, ...] = ()
 ) -> CardRewrite:
-    """Rewrite the interface URLs of the card found at key path `at` inside the JSON `body`.
-
-    `at=()` is a card document (well-known card, REST extended card); `at=("result",)` is a
-    JSON-RPC GetExtendedAgentCard response.  A body that is not JSON, or has no card there, comes
-    back unchanged.
-    """
+    """Rewrite the interface URLs of the card at key path `at` in `body` (`("result",)` for
+    JSON-RPC GetExtendedAgentCard); a body with no card there comes back unchanged."""
     return _rewrite(body, at, lambda card: _rewrite_in_place(card, upstream, proxy))
 
 
@@ -201,9 +189,8 @@ def grpc_url(old: str, target: str) -> str:
 def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = ()) -> CardRewrite:
     """Point every GRPC interface of the card at `target` (the recorder's gRPC `host:port`).
 
-    The recorder has one gRPC upstream, so every gRPC interface the card lists (v1.0 and v0.3
-    entries name the same server) is reached through it; unlike HTTP URLs they are not matched
-    against the upstream (a TLS front or a load balancer may stand between them).
+    The recorder has one gRPC upstream, so gRPC URLs are not matched against it (a TLS front
+    or a load balancer may stand between them).
     """
     return _rewrite(body, at, lambda card: _point_grpc_at(card, target))
 

@@ -1,18 +1,12 @@
 """Agent card interfaces: where an agent says each binding lives.
 
-v1.0 cards list `supportedInterfaces[] = {url, protocolBinding, protocolVersion, tenant?}`
-(spec §8.3).  v0.3 cards give `url` + `preferredTransport` and `additionalInterfaces[] =
-{url, transport}`, with one card-wide `protocolVersion` (schema-0.3).  The py SDK serves a
-hybrid card holding both; both sets are read, duplicates dropped, v1.0 entries first.
+v1.0 cards list `supportedInterfaces` (spec §8.3); v0.3 cards give `url`,
+`preferredTransport` and `additionalInterfaces`.  The py SDK's hybrid card holds both: both
+are read, duplicates dropped, v1.0 first.  Junk entries are skipped; nothing raises on a dict.
 
-Cards come from the wire, so anything may be junk: entries that are not objects, have no
-URL, or name an unknown binding are skipped; nothing here raises on a dict.
-
-**Where cards are served** (`card_path`): `/.well-known/agent-card.json` (spec §8.2, since
-v0.3), `/.well-known/agent.json` (v0.1 to v0.2.x), and VoltAgent's one card per agent at
-`/.well-known/<agentId>/agent-card.json`, each possibly under a base path (a2a-dotnet maps it
-under a route prefix).  A card served anywhere else (a2a-dotnet's v0.3 compat also answers
-`GET <base>/`) is known by its shape (`looks_like_card`), once the answer is in.
+Cards are served at `/.well-known/agent-card.json`, v0.1-v0.2's `agent.json` and VoltAgent's
+`/.well-known/<agentId>/agent-card.json`, under any base path (`card_path`); one served
+anywhere else is known by its shape once the answer is in (`looks_like_card`).
 """
 
 from __future__ import annotations

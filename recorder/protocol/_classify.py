@@ -1,68 +1,44 @@
 """Classify one exchange: binding, operation, version, ids, and the A2A error it carried.
 
-Strategy: a pure function from request (and optionally response) values to a
-`Classification`.  The request is tried against recognisers in a fixed order; the first that
-claims it wins:
+A pure function of the request (and optionally the response) that never raises.  Recognisers
+are tried in order and the first that claims the request wins:
 
-1. gRPC: `content-type: application/grpc*`; the `:path` is looked up in the service tables.
-2. Agent card: GET or HEAD of a card path (`card_path`: `/.well-known/agent-card.json`, the
-   v0.1/v0.2 `agent.json`, VoltAgent's `/.well-known/<agentId>/agent-card.json`, under any
-   base path).
+1. gRPC: `content-type: application/grpc*`, the `:path` looked up in the service tables.
+2. Agent card: GET or HEAD of a card path (`card_path`, under any base path).
 3. Push delivery to a webhook path the caller names (`webhook_paths`).
-4. The card's interfaces: a request at a JSON-RPC interface URL (trailing slash allowed) is
-   JSON-RPC; under an HTTP+JSON interface URL its remainder must be a route exactly; a JSON-RPC
-   request one segment below a JSON-RPC interface URL names its tenant there (Java's
-   `POST /{tenant}`).  At or under a custom binding's URL (the card names it by a URI) it is
-   that binding, operation `unknown`: matched and replayed as recorded.
-5. JSON-RPC by body: a POST whose JSON object has a `jsonrpc` member, or a batch of them.
-6. HTTP+JSON by path suffix: the route table is matched against every suffix of the path.
-7. Push delivery by heuristic: a POST of a StreamResponse-shaped object (v1.0 `task`,
-   `message`, `statusUpdate`, `artifactUpdate`, or v0.3 `kind`) with a delivery credential
-   header (`DELIVERY_HEADERS`), or of a task event shape (not a bare `message`) at a path that
-   is no A2A route.
-8. Unknown at an A2A endpoint: anything else at an interface URL (any verb, any body: not
-   JSON, a batch, `null`), under an HTTP+JSON interface URL (an unknown route), or at a card
-   path with another verb.  Operation `unknown` (`UNKNOWN`): recorded like any other exchange,
-   with `reason` saying what was not understood.
+4. The card's interfaces: at a JSON-RPC interface URL it is JSON-RPC (one segment below names
+   the tenant: Java's `POST /{tenant}`); under an HTTP+JSON one the remainder must be a route;
+   at a custom binding's URL it is that binding, operation `unknown`.
+5. JSON-RPC by body: a POST of an object with a `jsonrpc` member, or a batch of them.
+6. HTTP+JSON by path suffix: the route table matched against every suffix of the path.
+7. Push delivery by heuristic: a POST of a StreamResponse-shaped object with a credential
+   header (`DELIVERY_HEADERS`), or of a task event (not a bare `message`) off any A2A route.
+8. Unknown at an A2A endpoint (an interface URL, an unknown route under one, another verb at a
+   card path): operation `unknown`, recorded like any other, `reason` says what was not read.
 9. Anything else is not A2A (`operation=None`), and `reason` says why.
 
-A GET that rules 1-8 leave out or call `unknown` is an agent card after all when its answer is
-shaped like one (`looks_like_card`; a2a-dotnet's v0.3 compat serves its card at `GET <base>/`,
-the URL of its JSON-RPC interface).
+A GET left unknown whose answer is shaped like a card is a card fetch (`looks_like_card`:
+a2a-dotnet's v0.3 compat serves its card at its JSON-RPC URL).
 
-**The tenant rule (rule 6, no card).**  `/a2a/rest/acme/tasks/1` reads as base `/a2a/rest`
-with tenant `acme`, or as base `/a2a/rest/acme` with no tenant; a card settles it, the path
-alone cannot.  Without a card the more specific route wins first (literal characters matched:
-`/v1/tasks/{id}` is v0.3 GetTask, not tenant `v1`); between a tenant and a plain reading of the
-same route, the tenant reading wins unless the would-be tenant is a common base-path word
-(`BASE_PATH_WORDS`: `a2a`, `rest`, `api`, ...).
+Without a card, `/a2a/rest/acme/tasks/1` may be base `/a2a/rest` with tenant `acme` or base
+`/a2a/rest/acme` with none: the route with more literal characters wins, then the tenant
+reading, unless the would-be tenant is a base-path word (`BASE_PATH_WORDS`).
 
-**Version.**  Names decide: PascalCase JSON-RPC methods, tenant-or-plain routes and
-`lf.a2a.v1` are 1.0; slash methods, `/v1/` routes and `a2a.v1` are 0.3; A2A v0.1.0's methods
-(`tasks/send` ...) are 0.1, whatever the `A2A-Version` header says.  A method name two dialects
-share (`tasks/get`) is the newest's unless the interface's card says its version.  Where names
-are shared (the card fetch, unknown methods) the header is recorded; push deliveries go by body
-shape.
-
-The function never raises: malformed bodies, unknown methods and junk headers give a
-classification with operation `unknown` or None, and a `reason`.
+The version comes from the names (PascalCase methods, `lf.a2a.v1`: 1.0; slash methods, `/v1/`
+routes, `a2a.v1`: 0.3; `tasks/send` ...: 0.1), whatever `A2A-Version` says; a name two dialects
+share is the newest's unless the interface's card says otherwise.  Card fetches and unknown
+methods record the header; push deliveries go by body shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from urllib.parse import parse_qsl, urlsplit
 
 from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
 from recorder.protocol._errorshapes import response_error
 from recorder.protocol._idmodel import RESOURCE_NAME
-from recorder.protocol._likes import (
-    GrpcMessageLike,
-    RequestLike,
-    ResponseLike,
-    SseEventLike,
-)
+from recorder.protocol._likes import RequestLike, ResponseLike, lower_headers, split_target
 from recorder.protocol._operations import (
     V03_SERVICE,
     V1_SERVICE,
@@ -84,17 +60,6 @@ from recorder.protocol._types import (
     Version,
 )
 
-__all__ = [
-    "BASE_PATH_WORDS",
-    "DELIVERY_HEADERS",
-    "GrpcMessageLike",
-    "RequestLike",
-    "ResponseLike",
-    "SseEventLike",
-    "classify",
-    "response_error",
-]
-
 # Path segments that name a mount point, never a tenant (the no-card tenant rule above).
 BASE_PATH_WORDS: frozenset[str] = frozenset(
     {"a2a", "rest", "api", "http", "json", "http+json", "http-json", "httpjson", "jsonrpc",
@@ -108,8 +73,6 @@ DELIVERY_HEADERS: tuple[str, ...] = (
     "a2a-notification-token",
     "authorization",
 )
-STREAM_RESPONSE_MEMBERS: tuple[str, ...] = STREAM_MEMBERS
-V03_EVENT_KINDS: frozenset[str] = frozenset(V03_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,22 +158,12 @@ def _not_a2a_reason(req: _Req) -> str:
 
 
 def _parse_request(request: RequestLike) -> _Req:
-    path, query = _split_target(str(request.target))
-    headers: dict[str, str] = {}
-    for name, value in request.headers:
-        headers.setdefault(str(name).lower(), str(value))
+    path, query = split_target(str(request.target))
+    headers = lower_headers(request.headers)
     messages = list(request.messages)
     grpc_json = parse_json(messages[0].json) if messages and messages[0].json else NOT_JSON
     raw = request.body
     return _Req(str(request.method).upper(), path, query, headers, parse_json(raw), grpc_json, raw)
-
-
-def _split_target(target: str) -> tuple[str, dict[str, str]]:
-    if not target.startswith("/"):
-        parts = urlsplit(target)  # absolute-form, as a forward proxy sees it
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    path, _, query = target.partition("?")
-    return path, dict(parse_qsl(query, keep_blank_values=True)) if query else {}
 
 
 # ---- field extraction ----
@@ -482,10 +435,10 @@ def _push(req: _Req) -> Classification | None:
     body = req.body
     if not isinstance(body, Mapping):
         return None
-    member = next((m for m in STREAM_RESPONSE_MEMBERS if isinstance(body.get(m), Mapping)), None)
+    member = next((m for m in STREAM_MEMBERS if isinstance(body.get(m), Mapping)), None)
     if member is not None and len(body) == 1:
         event, version = body[member], Version.V1_0
-    elif body.get("kind") in V03_EVENT_KINDS:
+    elif body.get("kind") in V03_KINDS:
         event, version = body, Version.V0_3
     else:
         return None

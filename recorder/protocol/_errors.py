@@ -1,19 +1,10 @@
-"""The A2A error table: each error's code in every binding.
+"""The A2A error table: each error's code in every binding (a2a-wire.md §5).
 
-Strategy: one row per error, as data (a2a-wire.md §5).  The HTTP and gRPC columns are the
-v1.0.1 spec's, which a2a-sdk 1.3.0 and @a2a-js/sdk 1.3.0 both follow; where the v1.0.0 spec
-(and the TCK built on it) said something else, the row keeps that too, so a capture of either
-generation can be named.  The standard JSON-RPC errors have no HTTP or gRPC mapping in the
-spec; their rows carry the py SDK's (`a2a/utils/errors.py`), and -32700 the REST mapping the
-py SDK uses for a JSON parse failure (400 INVALID_ARGUMENT).
-
-Names are the v1.0 spec's; `name_v0_3` records a v0.3 spelling where it differed.  The v0.3
-columns (`http_status_v0_3`, `grpc_status_v0_3`) are what a2a-sdk 0.3.26 answers, the only
-mapping v0.3 had (its spec gave none): `A2AErrorToHttpStatus` in `a2a/utils/error_handlers.py`
-and `GrpcHandler.abort_context`, whose status message is `<ErrorName>: <message>`.  None: the
-error did not exist in v0.3, or that SDK had no code for it (gRPC UNKNOWN).  Unknown
-codes are named by `unknown_error_name` (`JSONRPCError(-32099)`, `HTTPError(404)`,
-`GRPCError(UNAVAILABLE)`), never dropped.
+HTTP and gRPC columns are the v1.0.1 spec's (a2a-sdk and @a2a-js/sdk 1.3.0 follow it); where
+v1.0.0 (and its TCK) differed the row keeps that too, so a capture of either can be named.  The
+standard JSON-RPC errors have no mapping in the spec: their rows carry the py SDK's.  The v0.3
+columns are what a2a-sdk 0.3.26 answers, the only mapping v0.3 had (None: no such error then,
+or gRPC UNKNOWN).  Unknown codes are named by `unknown_error_name`, never dropped.
 """
 
 from __future__ import annotations
@@ -48,12 +39,8 @@ ERROR_DOMAIN = "a2a-protocol.org"
 
 @dataclass(frozen=True, slots=True)
 class ErrorRow:
-    """One error and its form in each binding.
-
-    `http_status_v1_0_0` / `grpc_status_v1_0_0` are set only where the v1.0.0 spec differs
-    from v1.0.1.  `reason` is the google.rpc.ErrorInfo reason (None: the py SDK sends none).
-    `standard` marks the JSON-RPC 2.0 errors (-32700 ... -32603), as opposed to A2A's own.
-    """
+    """One error and its form in each binding; the `_v1_0_0` columns are set only where v1.0.0
+    differs, `reason` is the ErrorInfo reason, `standard` marks the JSON-RPC 2.0 errors."""
 
     name: str
     code: int
@@ -143,11 +130,8 @@ def error_by_name(name: str) -> ErrorRow | None:
 
 
 def errors_by_http(http_status: int, status_name: str | None = None) -> tuple[ErrorRow, ...]:
-    """Rows an HTTP+JSON error with this HTTP status (and gRPC status name) may be.
-
-    v1.0.0 statuses count too (409 is TaskNotCancelableError).  Several rows share most
-    pairs (400 FAILED_PRECONDITION), which is why the ErrorInfo reason comes first.
-    """
+    """Rows an HTTP+JSON error with this HTTP status (and gRPC status name) may be, v1.0.0
+    statuses included.  Several rows share most pairs: the ErrorInfo reason comes first."""
     return tuple(
         row
         for row in ERRORS

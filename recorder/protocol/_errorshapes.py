@@ -6,7 +6,7 @@ One small reader per binding (`_ERROR_SHAPES`): JSON-RPC error envelopes, HTTP+J
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from recorder.protocol._errors import (
@@ -20,7 +20,7 @@ from recorder.protocol._errors import (
     unknown_error_name,
 )
 from recorder.protocol._grpc import DETAILS_HEADER, decode_status_details, status_reason
-from recorder.protocol._likes import ResponseLike
+from recorder.protocol._likes import ResponseLike, lower_headers
 from recorder.protocol._paths import parse_json, value_at
 from recorder.protocol._sse import event_data, event_type
 from recorder.protocol._types import Binding
@@ -29,13 +29,9 @@ from recorder.protocol._types import Binding
 def response_error(binding: Binding | None, response: ResponseLike) -> str | None:
     """The name of the A2A error a response carries in its binding's shape, or None.
 
-    JSON-RPC: an error envelope in the body or in an SSE event.  HTTP+JSON: a
-    `{"error": google.rpc.Status}` body or SSE event, named by ErrorInfo reason, then by HTTP
-    status and status name.  gRPC: `grpc-status` in trailers (or headers, trailers-only), named
-    by the ErrorInfo in `grpc-status-details-bin`, then by status.  Otherwise, any HTTP status
-    of 400 or more is `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
-    `data: {"error":"An internal error occurred during streaming."}` mid-stream) is
-    `JSONRPCError(no code)` or `HTTPError(no code)`: an error, in no shape the spec gives.
+    Named by the ErrorInfo reason first, then by status (JSON-RPC by code); an HTTP status of 400
+    or more is at least `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
+    mid-stream `{"error": "..."}`) is `JSONRPCError(no code)` or `HTTPError(no code)`.
     """
     reader = _ERROR_SHAPES.get(binding) if binding is not None else None
     found = reader(response) if reader is not None else None
@@ -113,9 +109,9 @@ def _documents(response: ResponseLike) -> list[object]:
 
 
 def _grpc_error(response: ResponseLike) -> str | None:
-    metadata = _lower_map(response.trailers)
+    metadata = lower_headers(response.trailers)
     if "grpc-status" not in metadata:
-        metadata = _lower_map(response.headers)  # trailers-only response
+        metadata = lower_headers(response.headers)  # trailers-only response
     raw = metadata.get("grpc-status", "").strip()
     if not raw:
         return None
@@ -132,13 +128,6 @@ def _grpc_error(response: ResponseLike) -> str | None:
     if len(rows) == 1:
         return rows[0].name
     return unknown_error_name("GRPCError", GRPC_STATUS_NAMES.get(code, str(code)))
-
-
-def _lower_map(headers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name, value in headers:
-        found.setdefault(str(name).lower(), str(value))
-    return found
 
 
 _ERROR_SHAPES: dict[Binding, Callable[[ResponseLike], str | None]] = {

@@ -1,26 +1,18 @@
 """Fault profiles: what a replay should get wrong, and where (pure).
 
-A spec is `SELECTOR:KIND[=ARG]`, as the user writes it on the command line (`--fault`), in a
-`faults.toml` (`faults = ["...", ...]`) or in the pytest marker (`faults=[...]`):
+A spec is `SELECTOR:KIND[=ARG]`, from `--fault`, a `faults.toml` or the pytest marker:
 
     SendStreamingMessage:cut-after=2     every SendStreamingMessage stream, cut after 2 events
-    #3:status=429                        the recorded exchange numbered 3: HTTP 429 first
-    #3:status=429,retry-after=5          ... with the headers given (instead of the default)
+    #3:status=429,retry-after=5          exchange 3 answered 429 first, with these headers
     GetTask:status=UNAVAILABLE           a gRPC code (HTTP clients get its HTTP status)
     SendMessage:delay=1.5                1.5 s before the first byte (also `500ms`)
     SendStreamingMessage:framing=crlf+ping   other framings of the same events
 
-`SELECTOR` is `#N`, the recorded exchange numbered N (as the capture's `### N` line), or an
-operation name (`OPERATION_NAMES`), every exchange of it and, for `SubscribeToTask`, the
-continuation of a cut stream too.  `FAULT_KINDS` is the table of kinds: the argument each takes,
-what answers it applies to (`FaultTarget`), whether it hits a request once (a retry of the same
-request is then answered as recorded) or every time, and whether the request is still carried
-out (the replay's state moves on as if the client had its answer) or not (so that a retry is
-answered exactly as the recording was).
-
-Errors are `FaultSpecError`, an `InputError` (a ValueError): they name the spec as written
-and list the kinds.  The replayer's option table (`recorder.options.REPLAY`, its `faults`
-row) reads specs with `parse_fault`, so the grammar lives here, below both.
+`SELECTOR` is `#N` (the capture's `### N`) or an operation name (for `SubscribeToTask`, also
+the continuation of a cut stream).  `FAULT_KINDS` gives each kind's argument, targets, whether
+it hits a request once or every time, and whether the request is still carried out.  Errors
+are `FaultSpecError` (an `InputError`), naming the spec and listing the kinds.  The grammar
+lives here, below the replayer's option table that reads it.
 """
 
 from __future__ import annotations

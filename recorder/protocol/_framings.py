@@ -1,16 +1,10 @@
 """The same SSE events in other framings: the ways real agents write a stream (pure).
 
-An event stream's grammar (HTML spec §9.2.5) allows much that carries the same events: three
-line endings, a `data` value over several lines (joined with LF by the reader), comments,
-`id` fields, and any split of the bytes into writes.  Real SDKs differ on each
-(`reference/sdk-variants.md`): a2a-sdk writes CRLF and `: ping` comments, @a2a-js/sdk LF,
-a2a-go an `id:` line per event, a2a-java a comment block first and `id:` lines, a2a-sdk 0.3's
-HTTP+JSON pretty JSON over several `data:` lines.  `FRAMINGS` names each variant, and
-`reframe(events, variants)` gives each event's writes under them, in the order named.
-
-Every variant keeps each event's data, as a reader joins it, a JSON text of the same value:
-`multiline` cuts only after a comma outside strings (so the LF a reader puts there is JSON
-whitespace), `split` cuts the bytes, not the text.
+The event-stream grammar allows line endings, multi-line `data`, comments, `id` fields and any
+split into writes, and real SDKs differ on each (`reference/sdk-variants.md`).  `FRAMINGS`
+names each variant; `reframe(events, variants)` gives each event's writes under them.
+Every variant keeps each event's data a JSON text of the same value: `multiline` cuts only
+after a comma outside strings, `split` cuts the bytes, not the text.
 """
 
 from __future__ import annotations

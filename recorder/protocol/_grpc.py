@@ -1,27 +1,20 @@
 """gRPC knowledge, sans-I/O: message framing, the A2A descriptor codec, status and metadata.
 
-Strategy:
-- Framing: a gRPC body is a run of length-prefixed messages (1 flag byte, 4-byte big-endian
-  length, the message).  HTTP/2 DATA boundaries are not message boundaries, so `GrpcFramer`
-  re-frames incrementally and says how many bytes are left over when a stream stops early.
-- Descriptors: the package ships the A2A proto files (`descriptors/a2a.binpb`, a serialized
-  `FileDescriptorSet` copied from a2a-sdk 1.3.0 by `scripts/descriptors`, with every file they
-  import and google.rpc) and loads them into a private `DescriptorPool`, never the default
-  one.  So no a2a-sdk is needed at runtime, and a user's own a2a-sdk (any version, whose
-  modules register `a2a.proto` in the default pool) neither conflicts with them nor changes
-  what is decoded: the shipped set is always the one used (`descriptor_source()` says which).
-- Codec: the rpc table is not written by hand.  It is read from the services of the files in
-  `DESCRIPTOR_FILES`, keyed by the HTTP/2 `:path` (`/lf.a2a.v1.A2AService/SendMessage`).
-  A message is shown as compact proto-JSON (camelCase names, as on the A2A JSON wire) only
-  when that JSON turns back into the same message; otherwise (unknown fields from a newer
-  peer, garbage) the caller keeps the raw bytes.
-  Invariant: `encode_message(*decode_message(...))` gives an equal message.
-- Status: `grpc-status` numbers and names as a table; `grpc-status-details-bin` is a base64
-  `google.rpc.Status` (a2a-wire.md §5: its details hold a `google.rpc.ErrorInfo`).
+- Framing: a body is a run of length-prefixed messages (flag byte, 4-byte big-endian length).
+  DATA frames are not message boundaries, so `GrpcFramer` re-frames incrementally and says
+  how many bytes are left over when a stream stops early.
+- Descriptors: the A2A protos ship as package data (`descriptors/a2a.binpb`, from a2a-sdk by
+  `scripts/descriptors`) loaded into a private pool, never the default one: no a2a-sdk is
+  needed at runtime, and a user's own (any version) neither conflicts nor changes decoding.
+- Codec: the rpc table is read from the services of `DESCRIPTOR_FILES`, keyed by `:path`.  A
+  message is shown as compact proto-JSON only when that JSON gives back the same message;
+  otherwise the caller keeps the raw bytes.  Invariant: `encode_message(*decode_message(...))`
+  gives an equal message.
+- Status: `grpc-status-details-bin` is a base64 `google.rpc.Status` (a2a-wire.md §5);
   `grpc-message` is percent-encoded (gRPC PROTOCOL-HTTP2.md "Responses").
 
-Errors: `GrpcFramingError` (a peer broke the length-prefix framing) and `GrpcCodecError` (our
-caller asked to encode something unknown or malformed); both are `ValueError`s.
+Errors: `GrpcFramingError` (a peer broke the framing) and `GrpcCodecError` (our caller asked
+to encode something unknown or malformed); both are `ValueError`s.
 """
 
 from __future__ import annotations
@@ -40,10 +33,9 @@ from typing import Any, Literal
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message, message_factory
 
 from recorder._errors import GrpcCodecError, GrpcFramingError
-from recorder.protocol._errors import ERROR_INFO_TYPE, GRPC_STATUS_CODES, GRPC_STATUS_NAMES
+from recorder.protocol._errors import ERROR_INFO_TYPE
 
 Direction = Literal["request", "response"]
-Metadata = tuple[tuple[str, str], ...]
 
 # --- framing -------------------------------------------------------------------------------
 
@@ -57,11 +49,10 @@ def frame_message(data: bytes, compressed: bool = False) -> bytes:
 
 
 class GrpcFramer:
-    """Incremental splitter of a gRPC body into messages.
+    """Incremental splitter of a gRPC body into `(compressed, message_bytes)`.
 
-    Feed it the body in whatever chunks it arrived in; each call returns the messages that the
-    chunk completed, as `(compressed, message_bytes)`.  `pending` is the count of bytes held for
-    an unfinished message: non-zero at the end of a stream means the stream was truncated.
+    `feed` returns the messages a chunk completed; `pending` counts the bytes of an unfinished
+    one (non-zero at the end of a stream: it was truncated).
 
     >>> framer = GrpcFramer()
     >>> framer.feed(frame_message(b"ab")[:3]), framer.pending
@@ -69,8 +60,7 @@ class GrpcFramer:
     >>> framer.feed(frame_message(b"ab")[3:])
     [(False, b'ab')]
 
-    Raises `GrpcFramingError` when a prefix's flag byte is neither 0 nor 1; the framer then
-    stays failed and raises again on every later feed.
+    A flag byte neither 0 nor 1 raises `GrpcFramingError`, then again on every later feed.
     """
 
     def __init__(self) -> None:
@@ -134,10 +124,7 @@ def _package_data(name: str) -> bytes:
 
 @cache
 def a2a_pool() -> descriptor_pool.DescriptorPool:
-    """A private pool holding the shipped files; built once, on first use.
-
-    The set lists every file after the files it imports, so adding in order always resolves.
-    """
+    """A private pool of the shipped files (listed after what they import), built once."""
     shipped = descriptor_pb2.FileDescriptorSet.FromString(_package_data(DESCRIPTOR_SET))
     pool = descriptor_pool.DescriptorPool()
     for file in shipped.file:
@@ -208,11 +195,8 @@ def grpc_method(path: str) -> GrpcMethod | None:
 
 @cache
 def message_class(type_name: str) -> type[message.Message] | None:
-    """The class for a full message name (`lf.a2a.v1.Task`) from the shipped pool, or None.
-
-    It is not a2a-sdk's generated class (that one lives in the default pool), but it reads and
-    writes the same bytes and the same proto-JSON.
-    """
+    """The shipped pool's class for a full message name (`lf.a2a.v1.Task`), or None; not
+    a2a-sdk's generated class, but the same bytes and proto-JSON."""
     try:
         descriptor = a2a_pool().FindMessageTypeByName(type_name)
     except KeyError:
@@ -249,12 +233,11 @@ def decode_message(
     compressed: bool = False,
     encoding: str | None = None,
 ) -> tuple[str, str] | None:
-    """Decode one gRPC message of the rpc at `path` into `(type full name, compact JSON)`.
+    """One message of the rpc at `path` as `(type full name, compact JSON)`.
 
-    `direction` picks the rpc's input ("request") or output ("response") type.  A compressed
-    message is decompressed with `encoding` (the stream's `grpc-encoding`).  Returns None for an
-    unknown rpc, an unknown compression, bytes that do not parse, or a message that the JSON
-    would not reproduce (for example unknown fields from a newer peer): keep the raw bytes.
+    `direction` picks the input or output type; `encoding` is the stream's `grpc-encoding`.
+    None for an unknown rpc or compression, bytes that do not parse, or a message its JSON
+    would not reproduce (unknown fields from a newer peer): keep the raw bytes.
     """
     method = grpc_method(path)
     if method is None:
@@ -310,34 +293,18 @@ def encode_message(type_name: str, json_text: str) -> bytes:
 
 # --- status ---------------------------------------------------------------------------------
 
-# The gRPC status codes live with the error tables; these names are this module's view of them.
-STATUS_NAMES: Mapping[int, str] = GRPC_STATUS_NAMES
-STATUS_CODES: Mapping[str, int] = GRPC_STATUS_CODES
-
 STATUS_HEADER = "grpc-status"
 MESSAGE_HEADER = "grpc-message"
 DETAILS_HEADER = "grpc-status-details-bin"
 ENCODING_HEADER = "grpc-encoding"
 
 
-def status_name(code: int | str | None) -> str | None:
-    """`5` or `"5"` → `"NOT_FOUND"`; None for a missing or unknown code."""
-    try:
-        return STATUS_NAMES.get(int(code)) if code is not None else None
-    except ValueError:
-        return None
-
-
 def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
-    """Decode a `grpc-status-details-bin` value into a `google.rpc.Status` dict.
+    """The one decoder of `grpc-status-details-bin`: `{"code", "message", "details"}`.
 
-    The one decoder of this header (the classifier, the diff and the replayer's gRPC face use
-    it).  Gives `{"code": 5, "message": "...", "details": [...]}`, all three keys always.  A
-    detail whose type is known (`google.rpc.ErrorInfo`, `BadRequest`, ...) is its proto-JSON
-    with `"@type"`; an unknown or damaged one is kept as `{"@type": url, "value": base64}`.
-    Accepts the base64 text (padded or not, standard or URL-safe alphabet), grpc-core's
-    true-binary form, or already-decoded bytes.  Returns None, never raises, for a missing
-    value, bad base64 or bytes that are not a Status.
+    A known detail is its proto-JSON with `"@type"`, another `{"@type": url, "value": base64}`.
+    Takes base64 (padded or not, either alphabet), grpc-core's true-binary form or bytes;
+    None, never an exception, for a missing value, bad base64 or bytes that are no Status.
     """
     if not value:
         return None
@@ -461,12 +428,9 @@ TRUE_BINARY_MARK = "\x00"
 
 
 def decode_binary_header(value: str) -> bytes:
-    """Decode a `-bin` metadata value: base64, padded or not (gRPC emits it unpadded).
-
-    A value in grpc-core's true-binary form (NUL, then the bytes, as latin-1 text, which is
-    how `recorder.record._h2` hands it over) is returned as those bytes.
-    Raises ValueError when the value is neither.
-    """
+    """A `-bin` metadata value's bytes: base64, padded or not, or grpc-core's true-binary
+    form (NUL, then the bytes as latin-1 text, as `recorder.record._h2` hands it over).
+    Raises ValueError when the value is neither."""
     if value.startswith(TRUE_BINARY_MARK):
         return value[1:].encode("latin-1")
     text = value.strip()
@@ -482,39 +446,6 @@ def encode_binary_header(data: bytes) -> str:
 
 
 def canonical_binary_header(value: str) -> str:
-    """A `-bin` value in the base64 form (unpadded), whatever form it came in.
-
-    Use it to write a true-binary value as text.  Raises ValueError like
-    `decode_binary_header`.
-    """
+    """A `-bin` value as unpadded base64, whatever form it came in (ValueError as
+    `decode_binary_header`)."""
     return encode_binary_header(decode_binary_header(value))
-
-
-def split_metadata(
-    headers: Iterable[tuple[str, str]],
-) -> tuple[Metadata, tuple[tuple[str, bytes], ...]]:
-    """Split header pairs into text metadata and decoded binary (`-bin`) metadata.
-
-    HTTP/2 pseudo-headers (`:path`, `:status`) are left out.  A `-bin` value that is not base64
-    stays in the text list, so that nothing is lost.
-    """
-    text: list[tuple[str, str]] = []
-    binary: list[tuple[str, bytes]] = []
-    for name, value in headers:
-        if name.startswith(":"):
-            continue
-        decoded = _binary_value(name, value)
-        if decoded is None:
-            text.append((name, value))
-        else:
-            binary.append((name, decoded))
-    return tuple(text), tuple(binary)
-
-
-def _binary_value(name: str, value: str) -> bytes | None:
-    if not is_binary_header(name):
-        return None
-    try:
-        return decode_binary_header(value)
-    except ValueError:
-        return None

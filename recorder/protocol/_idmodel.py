@@ -1,21 +1,15 @@
 """The id model of A2A messages: one table for every part that handles ids (pure data).
 
-- *Where requests name ids, and what they do with them*: the operation table's `IdPosition`s
-  (`_operations`), per operation and version.  A REFERENCE must name something that exists, a
-  CHOSEN id is the client's to pick, a FRESH value (messageId, webhook URL, secrets) is new on
-  every request.  The replayer reads each live id's provenance there, verify mints the
-  client's own ids there, and the push relay finds the webhooks there (`WEBHOOK_PATHS`).
-- *Ids by field name*: `ID_FIELDS` (`_volatile`); a bare `id` by the shape of the object
-  holding it (`ID_OWNERS`, `id_owner`); `RESPONSE_ID_KEYS`, the keys whose strings an answer
-  hands out as ids.  The diff numbers placeholders by them, the replayer learns what an
-  answer hands out by them.
-- *Ids inside names and paths*: v0.3 resource names (`tasks/{t}/pushNotificationConfigs/{c}`,
-  `resource_ids`) and HTTP+JSON paths (`PATH_IDS`), built from the same two segments.
-- *Who names them back*: task, context and push-config ids are minted per session on
-  replay; message and artifact ids (`SERVED_AS_RECORDED`) a client never sends back, so they
-  are served as recorded; page cursors (`CURSOR_FIELDS`) are served as recorded and named
-  back as they are.
-- *Where ids are never looked for*: `USER_CONTENT_KEYS`, the agent's and the user's own data.
+- Where requests name ids and what they do with them: the operations' `IdPosition`s.  A
+  REFERENCE names something that exists, a CHOSEN id is the client's, a FRESH value is new on
+  every request; webhooks are found the same way (`WEBHOOK_PATHS`).
+- Ids by field name (`ID_FIELDS`), a bare `id` by its object's shape (`id_owner`), the keys
+  whose strings an answer hands out as ids (`RESPONSE_ID_KEYS`).
+- Ids inside names and paths: v0.3 resource names (`resource_ids`) and HTTP+JSON paths
+  (`PATH_IDS`), built from the same two segments.
+- Task, context and config ids are minted per session on replay; message and artifact ids
+  (`SERVED_AS_RECORDED`) and page cursors (`CURSOR_FIELDS`) are served as recorded.
+- Ids are never looked for in user content (`USER_CONTENT_KEYS`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
+from urllib.parse import parse_qsl, urlsplit
 
 
 class GrpcMessageLike(Protocol):
@@ -43,3 +44,20 @@ class ResponseLike(Protocol):
     def messages(self) -> Sequence[GrpcMessageLike]: ...
     @property
     def trailers(self) -> Sequence[tuple[str, str]]: ...
+
+
+def lower_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header names lower-cased, each with its first value."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        found.setdefault(str(name).lower(), str(value))
+    return found
+
+
+def split_target(target: str) -> tuple[str, dict[str, str]]:
+    """(path, query parameters) of a request target, origin-form or absolute-form."""
+    if not target.startswith("/"):
+        parts = urlsplit(target)  # absolute-form, as a forward proxy sees it
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    path, _, query = target.partition("?")
+    return path, dict(parse_qsl(query, keep_blank_values=True)) if query else {}

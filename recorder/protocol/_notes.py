@@ -1,13 +1,8 @@
 """The notes the recorder writes on an exchange, by their first words: one vocabulary for the
 recorder that writes them and for lint, the report, `show` and the console that read them.
 
-A note is free text after its first words (`stream reset (code 8)`); readers match the start.
-
-An exchange *cut short* did not end as the agent ended it: the connection broke mid-stream,
-the client went away (an HTTP client closing, a gRPC client cancelling: HTTP/2 RST_STREAM,
-code 8 CANCEL), the recording stopped while it was in flight, or no answer came.  Nothing in
-how such an exchange ends is the agent's doing, so lint does not judge its ending
-(`stream.early-close`, `stream.first-event`).
+An exchange cut short (the connection broke, the client went away, the recording stopped, no
+answer came) did not end as the agent ended it, so lint does not judge its ending.
 """
 
 from __future__ import annotations

@@ -1,28 +1,20 @@
 """The A2A operation tables: one row per operation and protocol version.
 
-Strategy: everything the recorder knows about an operation's names on the wire lives in
-`OPERATIONS`, as data.  Lookups are dictionaries built from that tuple once, at import.  Route
-templates use semantic parameter names (`{task_id}`, `{config_id}`, `{tenant}`) instead of the
-proto's (`{id}`, `{task_id}`, `{name=tasks/*}`), so that a match says what it found whatever the
-version.
+Everything known about an operation's names on the wire is data in `OPERATIONS`; the lookups
+are dicts built from it at import.  Route templates use semantic parameter names (`{task_id}`,
+`{config_id}`, `{tenant}`), not the proto's, so a match says what it found in any version.
 
-Sources (see /work/shared/reference/a2a-wire.md §1): the v1.0 routes are the proto's
-`google.api.http` options, each also under `/{tenant}` (its `additional_bindings`); `:subscribe`
-takes GET (proto) and POST (spec §5.3, §11.3.2), and the SDK servers accept both.  The v0.3
-routes are the ones the py and JS compat layers mount (`/v1/tasks/{id}...`), not the v0.3
-proto's resource-name templates.  The v0.3 spec has no ListTasks; Go's v0.3 compat serves one
-at `GET /v1/tasks` (a2a-go `a2acompat/a2av0/rest_server.go`), and that route is its only name.
-Message type names were read from `a2a.types.a2a_pb2` and `a2a.compat.v0_3.a2a_v0_3_pb2` (see
-the unit tests, which check them against those descriptors).
+Sources (a2a-wire.md §1): v1.0 routes are the proto's `google.api.http` options, each also
+under `/{tenant}`; `:subscribe` takes GET (proto) and POST (spec §5.3, §11.3.2).  v0.3 routes
+are the ones the py and JS compat layers mount (`/v1/tasks/{id}...`); v0.3 has no ListTasks
+but Go's v0.3 compat serves `GET /v1/tasks`.  Message type names are checked against the SDK
+descriptors by the unit tests.
 
-**What real SDKs send besides the spec's names** is in the same table, so the classifier has
-one source: Java's client lists push configs with a trailing slash (`GET
-…/pushNotificationConfigs/`, a2a-java `RestTransport`), .NET names the v1.0 JSON-RPC list method
-`ListTaskPushNotificationConfig` (a2a-dotnet `A2AMethods`), and the `0.1` dialect (A2A v0.1.0's
-`tasks/send`, `tasks/sendSubscribe`, `tasks/pushNotification/set|get`, plus fasta2a's
-`tasks/list`) has JSON-RPC names only: no gRPC rpc, no route, no proto types (its rows leave
-those empty).  A name several dialects share belongs to the newest (`tasks/get` is v0.3's)
-unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
+What real SDKs send besides the spec's names is in the same table: Java lists push configs
+with a trailing slash, .NET names the v1.0 list method `ListTaskPushNotificationConfig`, and
+the `0.1` dialect (v0.1.0's `tasks/send`, `tasks/sendSubscribe`, `tasks/pushNotification/*`,
+fasta2a's `tasks/list`) has JSON-RPC names only.  A name several dialects share belongs to the
+newest unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
 """
 
 from __future__ import annotations
@@ -79,18 +71,13 @@ class Route:
 
     @property
     def literal_weight(self) -> int:
-        """Literal characters (slashes aside) a path must match; more is more specific.
-
-        Slashes do not count, so a route and its `/{tenant}` form weigh the same.
-        """
+        """Literal characters a path must match, slashes aside (a route and its `/{tenant}`
+        form weigh the same); more is more specific."""
         return len(_PARAM.sub("", self.template).replace("/", ""))
 
     def match_tail(self, path: str) -> tuple[str, dict[str, str]] | None:
-        """(base path, raw parameter text) when `path` ends in this route, else None.
-
-        The part of `path` before the route (a mount point such as `/a2a/rest`, or an
-        absolute-form origin) is the base; parameters are kept as written, not decoded.
-        """
+        """(base path before the route, parameters as written) when `path` ends in this
+        route, else None."""
         parts = path.split("/")
         size = len(self._segments) - 1  # the template's leading "" is not matched
         if len(parts) <= size:
@@ -152,12 +139,10 @@ def _compile(template: str) -> list[tuple[str | None, str]]:
 class Operation:
     """One A2A operation in one protocol version, with all its names on the wire.
 
-    `name` is the canonical operation name, the v1.0 rpc name, also for v0.3 rows.
-    `ids` says where a request names its task, context and push config: for each of
-    `task_id`, `context_id`, `config_id`, the JSON paths (camelCase; snake_case is also tried)
-    to look at in JSON-RPC params, an HTTP+JSON body or query, or a decoded gRPC message.
-    `positions` lists every place the request (params, body, query or message) holds an id,
-    with what the request does with it (`IdRole`): the replayer's provenance reads them.
+    `name` is the v1.0 rpc name, also for v0.3 rows.  `ids` gives, for `task_id`,
+    `context_id` and `config_id`, the JSON paths where a request names it (the classifier's);
+    `positions` every place a request holds an id and what it does with it (`IdRole`: the
+    replayer's provenance).
     """
 
     name: str
@@ -187,9 +172,6 @@ class Operation:
     def jsonrpc_methods(self) -> tuple[str, ...]:
         """Every JSON-RPC method name of the row: the spec's first, then the aliases."""
         return tuple(m for m in (self.jsonrpc_method, *self.jsonrpc_aliases) if m)
-
-    def id_paths(self, kind: str) -> tuple[tuple[str, ...], ...]:
-        return next((paths for name, paths in self.ids if name == kind), ())
 
 
 def _v1_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
@@ -476,12 +458,8 @@ V03_RPC_RENAMES: Mapping[str, str] = {
 
 
 def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | None:
-    """A v0.3 HTTP+JSON request path of operation `name`, with its route turned into v1.0's.
-
-    Returns (new path, the v0.3 template, the v1.0 template), or None when no v0.3 route of
-    `name` ends `path`.  The base path and the parameters' text are kept as they are, so a
-    normalised path (`/a2a/rest/v1/tasks/<task-1>:cancel`) translates as well as a live one.
-    """
+    """(v1.0 path, v0.3 template, v1.0 template) of a v0.3 HTTP+JSON path of operation `name`,
+    or None.  Base path and parameter text are kept, so a normalised path translates too."""
     old, new = _BY_NAME.get((name, Version.V0_3)), _BY_NAME.get((name, Version.V1_0))
     if old is None or new is None:
         return None
@@ -496,8 +474,7 @@ def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | Non
 
 
 def route_base(name: str, version: Version, verb: str, path: str) -> str | None:
-    """The base path (the mount point, `/a2a/rest`) of an HTTP+JSON request of operation
-    `name` whose path ends in one of its routes, or None when none ends it."""
+    """The mount point (`/a2a/rest`) before operation `name`'s route in `path`, or None."""
     op = _BY_NAME.get((name, version))
     verb = verb.upper()
     for route in op.routes if op is not None else ():
@@ -517,11 +494,8 @@ class RouteMatch:
 
 
 def operation_by_jsonrpc_method(method: str, version: Version | None = None) -> Operation | None:
-    """The operation a JSON-RPC `method` names (`SendMessage`, `message/send`), or None.
-
-    A name several dialects share (`tasks/get`: v0.3 and 0.1) gives the row of `version` when
-    there is one (the agent's card said which it speaks), else the newest.
-    """
+    """The operation a JSON-RPC `method` names, or None; of a name several dialects share
+    (`tasks/get`), the row of `version` (the card's) when there is one, else the newest."""
     rows = _BY_JSONRPC.get(method, ())
     return next((op for op in rows if op.version is version), rows[0] if rows else None)
 
@@ -567,11 +541,10 @@ def route_for(
     task_id: str | None = None,
     config_id: str | None = None,
 ) -> tuple[str, str] | None:
-    """(verb, path) to call an operation over HTTP+JSON, or None if it has no route.
+    """(verb, path) to call an operation over HTTP+JSON, or None if it has no such route.
 
-    A tenant picks the `/{tenant}` form (v1.0 only; v0.3 routes have none, and then the
-    result is None).  Subscribe gives POST, which both SDK clients send.  A missing id
-    raises KeyError.
+    A tenant picks the `/{tenant}` form (v1.0 only); subscribe gives POST, as the SDK clients
+    send.  A missing id raises KeyError.
     """
     op = _BY_NAME.get((name, version))
     if op is None:

@@ -25,12 +25,7 @@ def parse_json(data: bytes | str | None) -> Any:
 
 
 def json_problem(data: bytes | str | None) -> str | None:
-    """Why `data` does not parse as JSON, in a few words; None when it does.
-
-    The reason is the parser's, cut short: `Expecting value: line 1 column 1 (char 0)`, a
-    document nested too deep, an integer longer than Python reads (4,300 digits), bytes that
-    are not UTF-8.
-    """
+    """Why `data` does not parse as JSON, in the parser's words cut short; None when it does."""
     if not data:
         return "empty"
     try:
@@ -43,11 +38,8 @@ def json_problem(data: bytes | str | None) -> str | None:
 
 
 def value_at(document: Any, path: Sequence[str], *, snake_case: bool = False) -> Any:
-    """The value at `path` (keys through nested objects), or None where the path breaks off.
-
-    With `snake_case`, a key missing in camelCase is looked up in snake_case too: proto-JSON
-    readers accept both, so clients and SDKs send either.
-    """
+    """The value at `path` (keys through nested objects), or None where the path breaks off;
+    with `snake_case`, a key missing in camelCase is tried in snake_case (clients send either)."""
     for key in path:
         if not isinstance(document, Mapping):
             return None

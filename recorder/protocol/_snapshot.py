@@ -1,22 +1,17 @@
 """The task a stream's events leave behind: what `SubscribeToTask` sends first (pure).
 
-A task stream is a Task, then status and artifact updates (spec §3.1.2, §3.2.3); a
-subscription to a task in progress starts with the Task as it stands, then the events still
-to come (spec §3.1.6: "the first event MUST be a Task").  `fold_task` replays events onto the
-first Task the way an agent's task store applies them (a2a-sdk's `TaskManager`, read at
-1.3.0; the spec's §4.2.2 and §4.2.3 fields):
+A subscription to a task in progress starts with the Task as it stands (spec §3.1.6).
+`fold_task` applies events to the first Task as a2a-sdk's `TaskManager` (1.3.0) does:
 
-- a **Task** replaces what is known;
-- a **status update** replaces `status`; a message the old status carried moves to
-  `history` first; its `metadata` merges into the task's;
-- an **artifact update** adds its artifact, or replaces the one with the same `artifactId`;
-  with `append: true` it adds its parts (and metadata) to that artifact instead;
-- a Message, or anything else, changes nothing.
+- a Task replaces what is known;
+- a status update replaces `status` (the old status's message moves to `history`) and merges
+  its `metadata`;
+- an artifact update adds its artifact or replaces the one with its `artifactId`, or with
+  `append: true` adds its parts to it;
+- anything else changes nothing.
 
-An event is read in any of its wire forms: a JSON-RPC envelope (its `result`), a v1.0
-`StreamResponse` member (`{"statusUpdate": {...}}`, also gRPC proto-JSON), or a v0.3 object
-with its `kind`.  `with_task(event, task)` puts a task where an event held its Task, in the
-same form.  Values are copied, never changed in place.
+Events are read in any wire form (JSON-RPC envelope, v1.0 member, v0.3 `kind`); `with_task`
+writes a task back in the same form.  Values are copied, never changed in place.
 """
 
 from __future__ import annotations

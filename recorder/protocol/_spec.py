@@ -1,19 +1,14 @@
-"""Facts of the A2A spec versions a capture is checked against, as data.
+"""Facts of the A2A spec versions a capture is checked against, as data, for the lint rules.
 
-The lint rules (`recorder.lint`) read these tables instead of writing the facts into their code.
-Sources: a2aproject/A2A `docs/specification.md` at tags v1.0.0 and v1.0.1, and
-`specification/json/a2a.json` at v0.3.0 for the v0.3 JSON-RPC forms.
+Sources: a2aproject/A2A `docs/specification.md` at v1.0.0 and v1.0.1, and
+`specification/json/a2a.json` at v0.3.0.
 
-- **Severity** follows the spec's RFC 2119 keyword.  Where the spec states a requirement with
-  no keyword (§9.1 and §11.1 list content types as bare "protocol requirements"), a rule uses
-  SHOULD, so that MUST findings always point at a MUST in the text.
-- **Media types** (§9.1, §11.1, §14.1): JSON-RPC bodies are `application/json` in both
-  versions.  HTTP+JSON bodies are `application/json` in v1.0.0 §11.1 and SHOULD be
-  `application/a2a+json` in v1.0.1 §11.1; v1.0.0 §14.1 already registered
-  `application/a2a+json` for that binding, so v1.0.0 accepts either.  Push deliveries use the
-  HTTP+JSON payloads whatever the binding (§3.5.1), so they follow the HTTP+JSON row.
-- **Task states** (§3.1.2, §3.1.6, §11.7): terminal states close a stream; interrupted states
-  (input or auth required) may close it too.
+- Severity is the spec's RFC 2119 keyword; a requirement stated with none (§9.1, §11.1) is
+  SHOULD, so that a MUST finding always points at a MUST.
+- Media types: JSON-RPC bodies are `application/json`; HTTP+JSON bodies SHOULD be
+  `application/a2a+json` in v1.0.1, and v1.0.0 accepts either (§11.1, §14.1).  Push
+  deliveries follow the HTTP+JSON row (§3.5.1).
+- Task states: terminal states close a stream; interrupted ones may (§3.1.2, §11.7).
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """Server-sent event framing, sans-I/O and incremental.
 
-Strategy: the framer splits bytes into lines (CRLF, LF or CR, per the HTML spec's
-event-stream grammar) and groups lines into blocks ended by a blank line.  It keeps every line
-as it was, comments (`: ping`) included, so that `render_events` can give back the exact wire
-bytes.  Chunk boundaries mean nothing: a CR at the end of a chunk waits for the next byte to
-know whether it starts a CRLF.  The first line ending seen is the stream's `newline`; streams
-that mix endings are rare (and re-rendered with the first one).
+The framer splits bytes into lines (CRLF, LF or CR, as the HTML event-stream grammar says)
+and groups them into blocks ended by a blank line, keeping every line as it was (comments
+included) so that `render_events` gives back the exact wire bytes.  A CR ending a chunk waits
+for the next byte to know whether it starts a CRLF; the first ending seen is the `newline`.
 
-Decoding is UTF-8 with surrogateescape, not the replacement a client does ("decode as UTF-8"):
-a recorder keeps what the wire said, so a byte that is not UTF-8 becomes a lone surrogate
-(0xFF is U+DCFF) and `render_events` turns it back into the same byte.
-
-**Framings real agents write** are all kept line for line, and read by the same rules: Go's
-`id: <uuid>` before each `data:` and `: keep-alive` comments; Java's `: SSE stream started`
-comment block first, then `data:` with `id: <n>` counting from 0; a2a-sdk's CRLF and `: ping`;
-VoltAgent's record separator (U+001E, RFC 7464) at the start of each data value, which
-`event_data` leaves out (every reader here wants the JSON it frames; `event_fields` keeps it).
+Decoding is UTF-8 with surrogateescape, not a client's replacement: a byte that is not UTF-8
+becomes a lone surrogate (0xFF is U+DCFF) and `render_events` turns it back into that byte.
+Framings real agents write (Go's `id:` lines and `: keep-alive`, Java's opening comment block,
+a2a-sdk's CRLF and `: ping`, VoltAgent's RFC 7464 record separator before each data value) are
+kept line for line and read by the same rules.
 """
 
 from __future__ import annotations
@@ -115,11 +109,8 @@ def _next_ending(buf: bytes, start: int) -> tuple[int, int]:
 
 @dataclass(frozen=True, slots=True)
 class SseFields:
-    """An event block read by the SSE field rules (HTML spec §9.2.6, "Interpreting an event
-    stream"): `event` is its type ("message" when no `event` field or an empty one), `data` its
-    `data` values joined with "\\n", `id` the last `id` field (None when there is none; one
-    holding U+0000 is ignored, as the spec says), `comments` its comment lines as written.
-    """
+    """An event block read by the SSE field rules (HTML spec §9.2.6): `event` defaults to
+    "message", `id` is the last `id` field without U+0000, `comments` are kept as written."""
 
     event: str
     data: str
@@ -149,8 +140,8 @@ def event_type(lines: Sequence[str]) -> str:
 
 
 def event_data(lines: Sequence[str]) -> str:
-    """The event's data: its `data` field values joined with "\\n" (HTML spec §9.2.6), less one
-    leading RFC 7464 record separator (VoltAgent's), so that a JSON reader gets the JSON text.
+    """The event's `data` values joined with "\\n", less one leading RFC 7464 record
+    separator (VoltAgent's), so that a JSON reader gets the JSON text.
 
     >>> event_data(("id: 7", "data: \\x1e{}"))
     '{}'

@@ -1,16 +1,10 @@
-"""Task states as a table, and what an answer carries: its StreamResponse member and state.
+"""Task states as a table, and the StreamResponse members an answer carries.
 
-Every A2A answer (a send's result, a GetTask task, each stream event, each gRPC message, each
-push delivery) carries one of four things (spec §3.2.3, `StreamResponse`): a Task, a Message,
-a TaskStatusUpdateEvent or a TaskArtifactUpdateEvent.  v1.0 names the member it holds
-(`{"task": {...}}`, `{"statusUpdate": {...}}`), except where an operation returns a bare Task
-(GetTask, CancelTask); v0.3 puts a `kind` discriminator inside the object (`"kind":
-"status-update"`).  Task states are `TASK_STATE_COMPLETED` in v1.0 and `completed` in v0.3
-(spec §4.1.3, `TaskState`); v0.3 proto-JSON spells one `TASK_STATE_CANCELLED`.
-
-`TASK_STATES` is the table (v1.0 name, v0.3 form, terminal or interrupted); `task_state()`
-names a state in its v1.0 form (`_answers.carried()` says what an answer carries, in these
-names).  Pure, and never raises on odd input.
+An answer carries a Task, a Message, a status update or an artifact update (spec §3.2.3):
+v1.0 names the member (`{"statusUpdate": {...}}`, save a bare Task from GetTask and
+CancelTask), v0.3 puts a `kind` inside.  States are `TASK_STATE_COMPLETED` in v1.0 and
+`completed` in v0.3 (proto-JSON spells one `TASK_STATE_CANCELLED`).  `TASK_STATES` is the
+table; `task_state()` names a state the v1.0 way.  Pure, never raises on odd input.
 """
 
 from __future__ import annotations

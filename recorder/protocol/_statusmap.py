@@ -1,10 +1,7 @@
 """What an HTTP status is to a gRPC client, and a gRPC status to an HTTP one (tables).
 
-A gRPC client that gets an HTTP error status instead of a gRPC answer (a proxy's 429, a load
-balancer's 503) reads it as gRPC's own mapping says (grpc/doc/http-grpc-status-mapping.md):
-`HTTP_TO_GRPC`, UNKNOWN for any status it does not list.  The other way, `GRPC_TO_HTTP` is
-the HTTP status google.rpc.Code documents for each code (google/rpc/code.proto), which
-HTTP/JSON gateways use.
+`HTTP_TO_GRPC` is gRPC's own mapping (grpc/doc/http-grpc-status-mapping.md; UNKNOWN for the
+rest); `GRPC_TO_HTTP` is google.rpc.Code's documented HTTP status for each code.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The vocabulary shared by every part of the tool: bindings, versions, a classification.
 
-A classification is what the recorder knows about one exchange without understanding the
-agent's business: which binding carried it, which A2A operation it was, in which protocol
-version, and which task, context and push config it names.  It is a value: the capture stores
-it, `show` prints it, replay and diff match on it.
+A classification is what the recorder knows of one exchange without knowing the agent's
+business; a value the capture stores, `show` prints and replay and diff match on.
 """
 
 from __future__ import annotations
@@ -28,11 +26,8 @@ class Binding(StrEnum):
 class Version(StrEnum):
     """The dialect an exchange speaks, told by its names on the wire.
 
-    `0.1` is the dialect of A2A v0.1.0 (`tasks/send`, `tasks/sendSubscribe`,
-    `tasks/pushNotification/set`): v0.2.0 renamed those methods to the ones v0.3 still uses,
-    but agents of the v0.2 era (python-a2a, fasta2a) keep serving the old names.  Only names
-    found in no later version are this dialect's; `tasks/get` is v0.3's unless the card says
-    otherwise.
+    `0.1` is A2A v0.1.0's (`tasks/send` ...), which v0.2-era agents (python-a2a, fasta2a) still
+    serve; only names found in no later version are this dialect's.
     """
 
     V1_0 = "1.0"
@@ -54,11 +49,9 @@ UNKNOWN = "unknown"
 class Classification:
     """What one exchange is, in A2A terms.
 
-    `operation` is the v1.0 rpc name (`SendMessage` ... `GetExtendedAgentCard`), or
-    `AgentCard` / `PushDelivery`, whatever the version on the wire, or `unknown` for a request
-    to an A2A endpoint that names no operation the tables know; `method` keeps the name the
-    wire used (`message/send`, `/a2a.v1.A2AService/TaskSubscription`, `GET /v1/card`).
-    An exchange that is not A2A has `operation=None`; both say why in `reason`.
+    `operation` is the v1.0 rpc name whatever the version on the wire, or `AgentCard`,
+    `PushDelivery`, `unknown` (an A2A endpoint, no known operation), or None (not A2A; `reason`
+    says why); `method` keeps the name the wire used (`message/send`, `GET /v1/card`).
     """
 
     binding: Binding | None = None

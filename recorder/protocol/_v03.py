@@ -1,22 +1,10 @@
-"""What changed on the wire between A2A v0.3 and v1.0, as data.
+"""What changed on the wire between A2A v0.3 and v1.0, as data, for `recorder.versions`.
 
-The one translator between the versions (`_crossing`, `_crosscard`, `_crosswire`) reads these
-tables; the diff uses it to tell a version rename from a real difference, replay to serve a
-capture to clients of the other version, verify to send a capture to an agent of the other
-version.  Names of operations (JSON-RPC
-methods, gRPC rpcs and services, REST routes) are not restated here: they are derived from
-`OPERATIONS` (`V03_METHOD_RENAMES`, `V03_RPC_RENAMES`, `v1_route_path` in `_operations`), and
-task states and StreamResponse kinds come from `_answers`.
-
-v0.3 has two JSON dialects: the JSON-RPC schema (`kind` discriminators, `completed`, `user`,
-`parts`) and, over HTTP+JSON and gRPC, the proto-JSON of the v0.3 proto (`TASK_STATE_*` with
-`TASK_STATE_CANCELLED`, `ROLE_*`, `Message.content`, StreamResponse wrappers, resource names);
-the `V03_PROTO_*` tables are the second's.
-
-Sources: a2a-wire.md §2 (card), §3 (headers), §6 (push config), §7 (enum forms,
-discriminators, Part, send configuration); spec §4 (the v1.0 data model) and its Appendix A
-(legacy names); the v0.3 proto-JSON names are the shipped descriptors' (`a2a.v1.*`, checked by
-the unit tests).
+Operation names are not restated here: they derive from `OPERATIONS` (`V03_METHOD_RENAMES`,
+`V03_RPC_RENAMES`, `v1_route_path`).  v0.3 has two JSON dialects, the JSON-RPC schema and the
+proto-JSON of HTTP+JSON and gRPC (`TASK_STATE_CANCELLED`, `Message.content`, resource names);
+the `V03_PROTO_*` tables are the second's.  Sources: a2a-wire.md §2, §3, §6, §7; spec §4 and
+Appendix A; the shipped descriptors (checked by the unit tests).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Which values in A2A messages change on every run: the table replay and diff share.
 
-Ids are recognised by the name of the field that holds them (camelCase proto-JSON, snake_case
-just in case), in v1.0 and v0.3 shapes alike; a bare `id` needs its object's shape to tell its
-kind, which is the diff's business.  Timestamps and opaque values (tokens, credentials, page
-tokens, signatures) are volatile whole.
+Ids are recognised by the name of the field holding them (a bare `id` needs its object's
+shape: the diff's business); timestamps and opaque values (tokens, secrets) are volatile whole.
 """
 
 from __future__ import annotations
@@ -70,13 +68,8 @@ OPAQUE_FIELDS: Mapping[str, str] = {
 
 
 class IdRole(StrEnum):
-    """What a request does with an id it names.
-
-    Spec §3.4.2: "When a client includes a `taskId` in a Message, it MUST reference an existing
-    task"; §3.4.1: agents "MAY accept and preserve client-provided `contextId` values"; §4.1.4:
-    the sender creates a message's `messageId`.  The replayer tells these apart by where a
-    request puts an id, so that an id nobody issued is never answered as a real one.
-    """
+    """What a request does with an id it names (spec §3.4.1, §3.4.2, §4.1.4), so that the
+    replayer never answers an id nobody issued as a real one."""
 
     REFERENCE = "reference"  # must name something that exists (GetTask `id`, `message.taskId`)
     CHOSEN = "chosen"  # the client's to pick: new, or one it named or was given before
@@ -87,11 +80,9 @@ class IdRole(StrEnum):
 class IdPosition:
     """One place in a request that holds an id.
 
-    `path` runs through object keys; `*` stands for every item of a list, and a list found at
-    the end of the path is read item by item (query parameters, `referenceTaskIds`).  With
-    `resource`, the value is a v0.3 resource name, `tasks/{task}` or
-    `tasks/{task}/pushNotificationConfigs/{config}`: the task segment is always a reference,
-    the config segment has `role`.
+    `*` in `path` stands for every item of a list, and a list at its end is read item by item.
+    With `resource` the value is a v0.3 resource name: its task segment is always a reference,
+    its config segment has `role`.
     """
 
     path: tuple[str, ...]

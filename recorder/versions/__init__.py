@@ -1,10 +1,8 @@
 """Between A2A v0.3 and v1.0: the one translator, for the replay, verify and the diff (pure).
 
-Owns the documents' translation both ways: the type and rename tables (`_tables`), the walk
-that drives them (`_walk`), the shapes renaming cannot do (`_shapes`, the card's `_card`),
-whole messages on the wire (`_wire`: bodies, streams, targets, headers, error shapes) and the
-card an agent of several versions serves (`_served`).  May import `recorder.protocol` only
-(the v0.3 tables, the operation and error tables, the descriptors).
+Owns the type and rename tables (`_tables`), the walk over them (`_walk`), the shapes renaming
+cannot do (`_shapes`, `_card`), whole messages on the wire (`_wire`) and the card an agent of
+several versions serves (`_served`).  May import `recorder.protocol` only.
 """
 
 from __future__ import annotations

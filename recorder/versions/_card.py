@@ -1,19 +1,10 @@
-"""The agent card between v0.3 and v1.0, and the card an agent of several versions serves.
+"""The agent card between v0.3 and v1.0 (pure; a card of the wrong shape is returned as is).
 
-v1.0 lists `supportedInterfaces[] = {url, protocolBinding, protocolVersion, tenant?}`; v0.3
-gives `url` + `preferredTransport` + `additionalInterfaces[] = {url, transport}` and one
-card-wide `protocolVersion`, flags the extended card with `supportsAuthenticatedExtendedCard`
-(v1.0 `capabilities.extendedAgentCard`), names requirements `security` (v1.0
-`securityRequirements`) and, in its JSON schema, discriminates security schemes by `type`
-where v1.0 wraps each in a oneof member (a2a-wire.md §2).
-
-- `read_card`: any card (v1.0, v0.3, or a2a-sdk's hybrid of both) in its v1.0 form;
-- `write_card`: a v1.0 card as v0.3 writes it (JSON-RPC schema or proto-JSON);
-- `entries`: a card's interfaces of one version.
-
-The card an agent of several versions serves is `_served`'s.
-
-Pure; a card of the wrong shape is returned as it is.
+v1.0 lists `supportedInterfaces`; v0.3 gives `url`, `preferredTransport`,
+`additionalInterfaces` and one `protocolVersion`, says `supportsAuthenticatedExtendedCard` and
+`security`, and discriminates security schemes by `type` where v1.0 wraps each in a oneof
+member (a2a-wire.md §2).  `read_card` takes any card (v1.0, v0.3, a2a-sdk's hybrid) to v1.0,
+`write_card` a v1.0 card to v0.3, `entries` gives a card's interfaces of one version.
 """
 
 from __future__ import annotations

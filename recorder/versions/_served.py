@@ -21,10 +21,8 @@ _R = RenameRule
 
 
 def served_card(card: Json, versions: Collection[Version], *, proto: bool = False) -> Translated:
-    """The card to serve for an agent that speaks `versions`, and what changed to make it.
-
-    `proto`: the v0.3 card is proto-JSON (the answer to v0.3 gRPC `GetAgentCard`).
-    """
+    """The card to serve for an agent that speaks `versions`, and what changed to make it;
+    `proto`: the v0.3 card as proto-JSON (v0.3 gRPC `GetAgentCard`)."""
     w = Walk()
     if not isinstance(card, dict):
         return w.result(card)

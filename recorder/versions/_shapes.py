@@ -1,25 +1,16 @@
 """What renaming members cannot do between v0.3 and v1.0: the translator's shapes (pure).
 
-Each shape reads one type from a v0.3 dialect into v1.0 and writes it back (`SHAPES`, named
-by the type table of `_tables`); each says what it did through the `Walker`.  They take a copy
-of the object (already stripped of its `kind` on reading) and return the new one.
+Each shape (`SHAPES`, named by `_tables`) reads one type from a v0.3 dialect into v1.0 and
+writes it back, on a copy, saying what it did through the `Walker`:
 
-- a Part: v0.3 JSON-RPC `{kind, text | file: {bytes|uri, mimeType, name} | data}`, v0.3
-  proto-JSON `{text | file: {fileWithBytes|fileWithUri, ...} | data: {data}}`, v1.0 `{text |
-  raw | url | data, mediaType, filename}` (a2a-wire.md §7);
-- the answer wrappers: v1.0 and v0.3 proto-JSON name the member (`{"task": ...}`), v0.3
-  JSON-RPC puts a `kind` inside the object;
-- a status update's `final` (v0.3), which v1.0 dropped: the stream's end says it; written true
-  for a terminal state, as a2a-sdk's compat layer writes it (`_wire.stream` marks the
-  last status update of a stream final too: an interrupted task's stream ends there);
-- the send configuration: `blocking` is v1.0's `returnImmediately` inverted, written
-  explicitly (v0.3 clients send it); the push config member's three names;
-- push configs: v1.0 flat `{taskId, id, url, token, authentication: {scheme}}`, v0.3 nested
-  `{taskId | name, pushNotificationConfig: {id, url, token, authentication: {schemes}}}`;
-- requests naming a task or config: v0.3 JSON-RPC `{id, pushNotificationConfigId}`, v0.3
-  proto-JSON resource names (`tasks/{t}/pushNotificationConfigs/{c}`), v1.0 `{taskId, id}`;
-- the push-config list: v0.3 JSON-RPC answers a bare list;
-- the agent card (`_card`).
+- a Part in its three forms (a2a-wire.md §7);
+- the answer wrappers: a named member, or v0.3 JSON-RPC's `kind` inside;
+- a status update's v0.3 `final`, written true for a terminal state as a2a-sdk's compat does;
+- the send configuration: `blocking` is `returnImmediately` inverted, written explicitly;
+- push configs: v1.0 flat, v0.3 nested under `pushNotificationConfig`;
+- requests naming a task or config: `{id, pushNotificationConfigId}`, resource names, or
+  `{taskId, id}`;
+- the push-config list, which v0.3 JSON-RPC answers bare.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
-"""A2A documents between v0.3 and v1.0, both ways: the one translator (pure).
+"""A2A documents between v0.3 and v1.0, both ways: the type and rename tables (pure).
 
-Three JSON dialects (`Dialect`): v1.0 (every binding), v0.3's JSON-RPC schema (`kind`
-discriminators, `completed`, `user`) and v0.3's proto-JSON (HTTP+JSON and gRPC: `TASK_STATE_*`
-with `TASK_STATE_CANCELLED`, `Message.content`, resource names).  Every document is *read*
-into v1.0 and *written* from it; one version to the other is a read and a write (`translate`).
+Three JSON dialects (`Dialect`): v1.0, v0.3's JSON-RPC schema (`kind`, `completed`, `user`)
+and v0.3's proto-JSON (HTTP+JSON and gRPC: `TASK_STATE_*`, `Message.content`, resource names).
+Every document is read into v1.0 and written from it (`_walk`).  The operation and side name
+the root type (`ROOTS`), each type its members' types (`TYPES`); a member no row names is
+copied as the wire said it.  What a type does beyond renaming is a shape (`_shapes`, `_card`).
 
-**The walk (`_walk`) is typed.**  The operation and the side (request or response) name
-the root type (`ROOTS`); each type names the types of its members (`TYPES`).  A member no
-row names is copied as it is: the wire said it.  What a type does beyond renaming members (a
-Part's shape, a push config's nesting, a send configuration's `blocking`, a resource name, a
-wrapper or a `kind`) is its own small function (`_shapes`, `_card`), named in the
-table.  The tables of names are `_v03`'s.
-
-**Nothing silently.**  Each rule applied leaves a `Rename` in v0.3 → v1.0 terms (`old` is the
-v0.3 form, whichever way the document went); each value the target dialect cannot carry a
-`Lost`, and it is dropped (`keep=True` leaves it in place: the diff compares what it cannot
-translate).  A v0.3 proto-JSON document is then pruned to its descriptor (`_wire`): a
-v0.3 protobuf parser refuses members it does not know.
-
-Never raises on odd input: a value of the wrong type is copied as it is.
+Nothing silently: each rule applied leaves a `Rename` in v0.3 -> v1.0 terms, each value the
+target cannot carry a `Lost` (dropped unless `keep=True`: the diff compares it).  Never raises
+on odd input: a value of the wrong type is copied as it is.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The walk between A2A v0.3 and v1.0 (pure): `_tables`'s type tables driven over a
 document, `_shapes`' and `_card`'s functions where a type does more than rename.
 
-`read` takes a document of a dialect into v1.0, `write` takes a v1.0 one into a dialect,
-`translate` does both; each says what it renamed and what the target cannot carry (`Walk`).
+`read` takes a document of a dialect into v1.0, `write` takes a v1.0 one into a dialect; each
+says what it renamed and what the target cannot carry (`Walk`).
 """
 
 from __future__ import annotations
@@ -196,11 +196,3 @@ def write(document: Json, kind: str, target: Dialect, *, path: str = "$") -> Tra
     """`document`, a v1.0 `kind`, as `target` writes it."""
     walk = Walk()
     return walk.result(walk.write(document, kind, target, path))
-
-
-def translate(
-    document: Json, kind: str, source: Dialect, target: Dialect, *, path: str = "$"
-) -> Translated:
-    """`document` from one dialect to another: read into v1.0, then written."""
-    walk = Walk()
-    return walk.result(walk.write(walk.read(document, kind, source, path), kind, target, path))

@@ -1,25 +1,15 @@
 """Whole messages between v0.3 and v1.0: names, bodies, streams, errors (pure).
 
-Built on the document translator (`_tables`): what a request or an answer is on the wire
-around its documents.
+- `body`: one JSON document: a JSON-RPC envelope (method renamed, `params` or `result`
+  translated; an `error` keeps its code) or a bare HTTP+JSON or gRPC document;
+- `stream`: each document a `body`; the last status update is `final` in v0.3;
+- `target`: an HTTP+JSON route loses or gains `/v1`, a gRPC path changes service and rpc;
+- `headers`: `A2A-Version`, `X-A2A-Extensions`, the HTTP+JSON content type;
+- `rest_error`, `grpc_error`: v1.0's `google.rpc.Status` with an ErrorInfo (written from the
+  error table when a v0.3 answer had none) and v0.3's `{"message"}` and statuses;
+- a v0.3 proto-JSON document is cut to its descriptor, each member cut listed as lost.
 
-- `body`: one JSON document of an exchange: a JSON-RPC envelope (the method renamed, `params`
-  or `result` translated by the operation's root types; a JSON-RPC `error` keeps its code,
-  which both versions share) or a bare HTTP+JSON / gRPC document;
-- `stream`: a stream's documents, each a `body`; the last status update is `final` in v0.3;
-- `target`: the request target: the JSON-RPC method's route is the same, an HTTP+JSON route
-  loses or gains `/v1` (`_operations`' routes), a gRPC path changes service and rpc;
-- `headers`: `A2A-Version` (v1.0 requests carry it), `X-A2A-Extensions`, the HTTP+JSON
-  content type;
-- `rest_error`, `grpc_error`: the error shapes: v1.0's `google.rpc.Status` with an ErrorInfo
-  (HTTP+JSON body, gRPC `grpc-status-details-bin`) and v1.0.1's statuses; v0.3's
-  `{"message"}` and the statuses of the error table's v0.3 columns.  An ErrorInfo a v0.3
-  answer did not have is written from the error table, and the rename says so;
-- `prune`: a v0.3 proto-JSON document cut to its descriptor (a v0.3 client's protobuf parser
-  refuses members it does not know), each member cut listed as lost.
-
-Every function returns what it changed (`Rename`s) and lost (`Lost`), never raises on odd
-input.
+Every function returns what it renamed and lost, and never raises on odd input.
 """
 
 from __future__ import annotations
@@ -447,16 +437,6 @@ def _pruned(walk: Walk, document: Json, name: str, side: Side, path: str) -> Jso
     except KeyError:
         return document
     return _prune(walk, document, descriptor, path)
-
-
-def prune(document: Json, type_name: str, path: str = "$") -> Translated:
-    """`document` with the members message `type_name` does not have cut, each listed."""
-    walk = Walk()
-    try:
-        descriptor = a2a_pool().FindMessageTypeByName(type_name)
-    except KeyError:
-        return walk.result(document)
-    return walk.result(_prune(walk, document, descriptor, path))
 
 
 def _prune(walk: Walk, value: Json, descriptor: pb_descriptor.Descriptor, path: str) -> Json:

@@ -35,12 +35,11 @@ from recorder.protocol import TASK_STATES, Version, event_data, parse_json
 from recorder.protocol._grpc import a2a_pool
 from recorder.versions._served import served_card
 from recorder.versions._tables import TASK, Dialect, Lost, dialect_of
-from recorder.versions._walk import read, translate, write
+from recorder.versions._walk import read, write
 from recorder.versions._wire import (
     body,
     grpc_error,
     headers,
-    prune,
     rest_error,
     stream,
     target,
@@ -407,12 +406,13 @@ def test_the_v03_proto_names_are_the_shipped_descriptors() -> None:
 
 
 def test_pruning_lists_what_the_v03_proto_does_not_have() -> None:
-    found = prune({"messageId": "m", "referenceTaskIds": ["t"], "content": []}, "a2a.v1.Message")
-    assert found.value == {"messageId": "m", "content": []}
-    assert [lost.path for lost in found.lost] == ["$.referenceTaskIds"]
+    message = {"messageId": "m", "role": "ROLE_USER", "referenceTaskIds": ["t"], "parts": []}
+    found = body({"message": message}, "SendMessage", "request", V1, PROTO)
+    assert found.value["message"] == {"messageId": "m", "role": "ROLE_USER", "content": []}
+    assert [lost.path for lost in found.lost] == ["$.message.referenceTaskIds"]
 
 
 def test_reading_a_v1_document_as_v1_changes_nothing() -> None:
     task = {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}
     assert read(task, TASK, V1).value is task
-    assert translate(task, TASK, V1, V1).renames == ()
+    assert write(task, TASK, V1).renames == ()

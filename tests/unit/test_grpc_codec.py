@@ -15,9 +15,8 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recorder.protocol._errors import GRPC_STATUS_CODES, GRPC_STATUS_NAMES
 from recorder.protocol._grpc import (
-    STATUS_CODES,
-    STATUS_NAMES,
     GrpcCodecError,
     GrpcFramer,
     GrpcFramingError,
@@ -34,8 +33,6 @@ from recorder.protocol._grpc import (
     grpc_method,
     grpc_methods,
     is_grpc_content_type,
-    split_metadata,
-    status_name,
     status_reason,
     timed_messages,
 )
@@ -244,11 +241,9 @@ def test_encode_errors() -> None:
 
 
 def test_status_table() -> None:
-    assert STATUS_NAMES[0] == "OK" and STATUS_NAMES[16] == "UNAUTHENTICATED"
-    assert STATUS_CODES["NOT_FOUND"] == 5 and STATUS_CODES["FAILED_PRECONDITION"] == 9
-    assert sorted(STATUS_NAMES) == list(range(17))
-    assert status_name("5") == "NOT_FOUND"
-    assert status_name("x") is None and status_name(None) is None and status_name(99) is None
+    assert GRPC_STATUS_NAMES[0] == "OK" and GRPC_STATUS_NAMES[16] == "UNAUTHENTICATED"
+    assert GRPC_STATUS_CODES["NOT_FOUND"] == 5 and GRPC_STATUS_CODES["FAILED_PRECONDITION"] == 9
+    assert sorted(GRPC_STATUS_NAMES) == list(range(17))
 
 
 def _status_bytes() -> bytes:
@@ -297,8 +292,6 @@ def test_true_binary_form_is_decoded() -> None:
     assert canonical_binary_header(value) == encode_binary_header(raw)
     status = decode_status_details(value)
     assert status is not None and status["details"][0]["reason"] == "TASK_NOT_FOUND"
-    _, binary = split_metadata([("grpc-status-details-bin", value)])
-    assert binary == (("grpc-status-details-bin", raw),)
 
 
 @pytest.mark.parametrize("value", ["%%%not base64", "////", "\x00\u0100"])
@@ -366,18 +359,6 @@ def test_grpc_message_keeps_malformed_escapes() -> None:
 
 
 # --- metadata -------------------------------------------------------------------------------
-
-
-def test_split_metadata() -> None:
-    headers = [
-        (":path", V10 + "GetTask"),
-        ("a2a-version", "1.0"),
-        ("trace-bin", encode_binary_header(b"\x00\x01\xff")),
-        ("broken-bin", "not*base64"),
-    ]
-    text, binary = split_metadata(headers)
-    assert text == (("a2a-version", "1.0"), ("broken-bin", "not*base64"))
-    assert binary == (("trace-bin", b"\x00\x01\xff"),)
 
 
 def test_binary_header_padding_tolerant() -> None:
