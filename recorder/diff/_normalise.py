@@ -94,13 +94,11 @@ class Normaliser:
         n.json({"id": "t-9f2", "status": {"timestamp": "2026-01-01T00:00:00Z"}})
         # -> {"id": "<task-1>", "status": {"timestamp": "<timestamp>"}}
         n.text("Task t-9f2 is in terminal state")  # -> "Task <task-1> is in terminal state"
-        n.original("<task-1>")                     # -> "t-9f2"
     """
 
     _ids: dict[str | int, str] = field(default_factory=dict)
     _text_ids: dict[str, str] = field(default_factory=dict)  # ids safe to replace inside text
     _counts: dict[IdKind, int] = field(default_factory=dict)
-    _originals: dict[str, str | int] = field(default_factory=dict)
     _generations: dict[str, int] = field(default_factory=dict)  # task id -> its first generation
     _last_task: str = ""
 
@@ -117,7 +115,6 @@ class Normaliser:
         self._counts[kind] = count
         placeholder = f"<{kind.value}-{count}>"
         self._ids[value] = placeholder
-        self._originals[placeholder] = value
         if isinstance(value, str) and len(value) >= _MIN_TEXT_ID and not value.isdigit():
             self._text_ids[value] = placeholder
         return placeholder
@@ -131,7 +128,7 @@ class Normaliser:
                 self.observe_json(item)
 
     def _observe_object(self, obj: dict[str, Any]) -> None:
-        owner = _id_owner(obj) if "id" in obj else None
+        owner = id_owner(obj) if "id" in obj else None
         if is_push_config(obj) and isinstance(obj["url"], str):
             self._register_webhook(obj["url"])
         for key, value in obj.items():
@@ -218,7 +215,7 @@ class Normaliser:
         return value
 
     def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
-        owner = _id_owner(obj) if "id" in obj else None
+        owner = id_owner(obj) if "id" in obj else None
         out = {key: self._field(key, value, owner) for key, value in obj.items()}
         for key in GENERATION_FIELDS.intersection(obj):
             out[key] = self._generation(obj, owner, obj[key])
@@ -346,21 +343,6 @@ class Normaliser:
         if name in PERCENT_ENCODED_HEADERS:
             value = urllib.parse.unquote(value)
         return self.text(value)
-
-    # -- the mapping, for a replayer that substitutes live values back -----------------------
-
-    @property
-    def placeholders(self) -> Mapping[str | int, str]:
-        """Original value -> placeholder, in first-seen order."""
-        return dict(self._ids)
-
-    def original(self, placeholder: str) -> str | int | None:
-        """The value a placeholder stands for, or None if this normaliser never saw it."""
-        return self._originals.get(placeholder)
-
-
-def _id_owner(obj: Mapping[str, Any]) -> IdKind | None:
-    return id_owner(obj)
 
 
 def _query_pairs(query: str) -> list[tuple[str, str]]:

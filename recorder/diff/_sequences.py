@@ -66,22 +66,20 @@ def message_levels(messages: Sequence[NormalGrpc]) -> list[list[Hashable]]:
     ]
 
 
+# When both sides carry the same things in the same order (the common case, two runs of one
+# scenario), they pair position by position, and the costly content keys are not needed.
+
+
 def align_events(a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> Alignment:
-    if _same_shape(_event_signatures(a), _event_signatures(b)):
+    if _event_signatures(a) == _event_signatures(b):
         return _positional(len(a))
     return align_levels(event_levels(a), event_levels(b), pair_rest=True)
 
 
 def align_messages(a: Sequence[NormalGrpc], b: Sequence[NormalGrpc]) -> Alignment:
-    if _same_shape([_signature(m.body) for m in a], [_signature(m.body) for m in b]):
+    if [_signature(m.body) for m in a] == [_signature(m.body) for m in b]:
         return _positional(len(a))
     return align_levels(message_levels(a), message_levels(b), pair_rest=True)
-
-
-def _same_shape(a: Sequence[Hashable], b: Sequence[Hashable]) -> bool:
-    """Both sides carry the same things in the same order (the common case, two runs of one
-    scenario): they pair position by position, and the content keys are not needed."""
-    return a == b
 
 
 def _positional(n: int) -> Alignment:

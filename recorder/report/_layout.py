@@ -47,10 +47,6 @@ class Row:
     bar_ticks: tuple[Placed, ...]
 
     @property
-    def label_x(self) -> float:
-        return self.x1 + 6
-
-    @property
     def via_recorder(self) -> bool:
         """Whether the arrow crosses the recorder's lane (requests do, deliveries do not)."""
         return self.x1 < LANE_X[Lane.RECORDER] < self.x2

@@ -145,14 +145,6 @@ def events_by(exchange: Exchange, at_us: int) -> int:
     return sum(1 for offset in offsets if head + offset < at_us)
 
 
-def streamed(exchange: Exchange) -> int:
-    """How many data events or gRPC messages a recorded answer holds."""
-    response = exchange.response
-    if response is None:
-        return 0
-    return sum(1 for e in response.events if event_data(e.lines)) + len(response.messages)
-
-
 # ---- polls ------------------------------------------------------------------------------------
 
 
