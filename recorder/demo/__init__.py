@@ -14,25 +14,9 @@ session); only the command line and the tests use it.
 from __future__ import annotations
 
 try:
-    from recorder.demo._agent import (
-        COMMANDS,
-        DEFAULT_EVENT_DELAY,
-        ERROR_RECIPES,
-        JSONRPC_PATH,
-        REST_PATH,
-        DemoAgent,
-        DemoExecutor,
-        build_agent_card,
-        build_extended_card,
-    )
+    from recorder.demo._agent import DemoAgent
     from recorder.demo._run import run_demo
-    from recorder.demo._session import (
-        EXPECTED_PUSH_DELIVERIES,
-        SCRIPT,
-        SessionResult,
-        Step,
-        run_session,
-    )
+    from recorder.demo._session import SCRIPT, SessionResult, Step, run_session
 except ImportError as exc:  # no a2a-sdk, or one the demo is not written against
     from recorder._demo_needs import demo_advice
 
@@ -40,21 +24,12 @@ except ImportError as exc:  # no a2a-sdk, or one the demo is not written against
 from recorder.demo._webhook import Delivery, WebhookReceiver
 
 __all__ = [
-    "COMMANDS",
-    "DEFAULT_EVENT_DELAY",
     "Delivery",
     "DemoAgent",
-    "DemoExecutor",
-    "ERROR_RECIPES",
-    "EXPECTED_PUSH_DELIVERIES",
-    "JSONRPC_PATH",
-    "REST_PATH",
     "SCRIPT",
     "SessionResult",
     "Step",
     "WebhookReceiver",
-    "build_agent_card",
-    "build_extended_card",
     "run_demo",
     "run_session",
 ]

@@ -8,9 +8,8 @@ mounts ``/{tenant}`` outside the prefix), and gRPC with the v1.0 and v0.3 servic
 ``grpc.aio`` server. v0.3 compat is on everywhere and the card lists both versions.
 
 The executor (`_executor`) does what the first word of the user's text says (``COMMANDS``),
-so a test can provoke each path deterministically.  Errors such as TaskNotFound,
-TaskNotCancelable, UnsupportedOperation, invalid params and method-not-found come from the SDK
-itself (see ``ERROR_RECIPES``).
+so a test can provoke each path deterministically; the A2A errors come from the SDK itself
+(the session's ``error_*`` steps provoke them).
 
 ``DemoAgent`` runs everything on its own event loop in a daemon thread, on ports it bound
 itself (port 0) before building the card, so the card's URLs carry the real ports.
@@ -58,35 +57,12 @@ from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, Service, b
 from recorder._errors import StartError, StateError
 from recorder.demo._executor import COMMANDS, DEFAULT_EVENT_DELAY, DemoExecutor, QueryKeeper
 
-__all__ = [
-    "COMMANDS",
-    "DEFAULT_EVENT_DELAY",
-    "ERROR_RECIPES",
-    "JSONRPC_PATH",
-    "REST_PATH",
-    "DemoAgent",
-    "DemoExecutor",
-    "build_agent_card",
-    "build_extended_card",
-]
-
 DEFAULT_NAME = "a2a-recorder demo agent"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 CARD_PATH = "/.well-known/agent-card.json"
 _BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
 _VERSIONS = ("1.0", "0.3")
-
-# How to make the SDK return each error from this agent (for tests and docs).
-ERROR_RECIPES: dict[str, str] = {
-    "TaskNotFoundError": "GetTask / CancelTask / SubscribeToTask with an unknown id",
-    "TaskNotCancelableError": "CancelTask on a completed task",
-    "UnsupportedOperationError": "SubscribeToTask on a terminal task",
-    "InvalidParamsError": "GetTask with historyLength < 0, or ListTasks with pageSize 0",
-    "MethodNotFoundError": "a JSON-RPC request whose method is not an A2A method",
-    "PushConfigNotFound": "GetTaskPushNotificationConfig with an unknown config id "
-    "(the SDK answers TaskNotFoundError)",
-}
 
 
 # --- card -----------------------------------------------------------------------------------

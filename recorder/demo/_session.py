@@ -48,8 +48,6 @@ from a2a.types.a2a_pb2 import (
 
 from recorder.demo._webhook import WebhookReceiver
 
-__all__ = ["EXPECTED_PUSH_DELIVERIES", "SCRIPT", "SessionResult", "Step", "run_session"]
-
 # The steps of one session, in order. Push steps marked (*) need a webhook URL.
 SCRIPT: tuple[str, ...] = (
     "card",

@@ -17,8 +17,6 @@ from recorder._background import Service
 from recorder._webhook import Post, Reply, WebhookServer
 from recorder.protocol import NOT_JSON, parse_json
 
-__all__ = ["Delivery", "WebhookReceiver"]
-
 # Bodies larger than this are refused (413): a webhook for tests, not a sink.
 _MAX_BODY = 4 * 1024 * 1024
 

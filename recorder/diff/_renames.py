@@ -28,12 +28,12 @@ from recorder.diff._normal import (
     NormalResponse,
 )
 from recorder.protocol import V03_HEADER_RENAMES, Version
-from recorder.versions import RULE_TEXT, Dialect, Side, dialect_of, read_body
+from recorder.versions import Dialect, Side, dialect_of, read_body
 from recorder.versions import Rename as RenameNote
 from recorder.versions import RenameRule as Rule
 from recorder.versions import target as translate_target
 
-__all__ = ["RULE_TEXT", "RenameNote", "Rule", "to_v1"]
+__all__ = ["RenameNote", "Rule", "to_v1"]  # the aliases are what the diff names them
 
 V0_3, V1_0 = "0.3", "1.0"
 
