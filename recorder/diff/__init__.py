@@ -22,8 +22,6 @@ from recorder.diff._align import Alignment, Step, StepKind, align, align_levels
 from recorder.diff._command import diff_command, run_diff
 from recorder.diff._compare import diff_captures
 from recorder.diff._correspondence import Correspondence
-from recorder.diff._exchanges import normalise_body, normalise_capture
-from recorder.diff._html import diff_page, render_html
 from recorder.diff._ignore import (
     KEYWORDS,
     IgnorePattern,
@@ -44,11 +42,13 @@ from recorder.diff._matrix import (
 )
 from recorder.diff._matrixcommand import corpus_matrix, matrix_command
 from recorder.diff._matrixpage import render_matrix_html
-from recorder.diff._normal import Body
+from recorder.diff._normal import Body, normalise_body, normalise_capture
 from recorder.diff._normalise import VOLATILE_HEADERS, Normaliser
 from recorder.diff._polls import POLL_OPERATIONS
 from recorder.diff._report import (
     FORMATS,
+    diff_page,
+    render_html,
     render_json,
     render_markdown,
     render_report,

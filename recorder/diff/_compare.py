@@ -23,7 +23,6 @@ from typing import Any
 from recorder.capture import Capture
 from recorder.diff._align import StepKind
 from recorder.diff._correspondence import Correspondence
-from recorder.diff._exchanges import normalise_capture
 from recorder.diff._ignore import (
     IgnorePattern,
     kept,
@@ -40,6 +39,7 @@ from recorder.diff._normal import (
     NormalGrpc,
     NormalRequest,
     NormalResponse,
+    normalise_capture,
 )
 from recorder.diff._polls import last_polls, with_polls
 from recorder.diff._renames import RenameNote, to_v1

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recorder.capture import Exchange
-from recorder.diff._html import find_exchange
+from recorder.diff._report import find_exchange
 from recorder.diff._result import ABSENT, CaptureDiff, Difference, DiffKind, ExchangeDiff, PairKind
 from recorder.diff._shown import show
 from recorder.protocol import OPERATIONS, PUSH_DELIVERY

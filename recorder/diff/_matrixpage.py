@@ -15,8 +15,8 @@ from itertools import islice
 
 from recorder._pages import render_page
 from recorder.capture import Capture
-from recorder.diff._html import exchange_text, find_exchange
 from recorder.diff._matrix import EVERY, KINDS, Finding, Matrix, Seen, Verdict, finding_order
+from recorder.diff._report import exchange_text, find_exchange
 
 LINKS = 12  # links per finding: where it was seen first
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -10,7 +10,7 @@ two captures, while two unrelated ids stay distinguishable.
 Two passes: `observe_*` discovers ids by *field name* (tables below), in exchange order; the
 substituting calls (`json`, `text`, `target`, `headers`) then replace them *by value* wherever
 they occur.  A live session (the replayer) can interleave the two: observe what it served,
-normalise what comes in.  `normalise_capture()` (`_exchanges`) does both passes for a whole
+normalise what comes in.  `normalise_capture()` (`_normal`) does both passes for a whole
 capture and returns the `NormalExchange` values (`_normal`) that the diff compares.
 
 Invariants: pure (no I/O); never raises on odd input (non-JSON bodies become text or a byte
@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recorder.capture import Exchange, GrpcMessage, Headers, Response
-from recorder.diff._normal import Json
 from recorder.protocol import (
     GENERATION_FIELDS,
     ID_FIELDS,
@@ -39,6 +38,7 @@ from recorder.protocol import (
     TIMESTAMP_FIELDS,
     USER_CONTENT_KEYS,
     IdKind,
+    Json,
     decode_status_details,
     event_data,
     id_owner,

@@ -1,6 +1,6 @@
 """How differences read: values, excerpts of long changes, one-line descriptions, table rows.
 
-Shared by every report (`_report`, `_html`).  What changed is never cut: a long changed string
+Shared by every report (`_report`, `_junit`).  What changed is never cut: a long changed string
 is shown around the span where the two sides differ, with CONTEXT characters on each side and
 that span whole (`excerpts`); an added or removed value is shown whole.  `printable` makes any
 text writable as UTF-8 (lone surrogates are valid in JSON text, not in UTF-8).
