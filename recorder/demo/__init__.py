@@ -1,14 +1,10 @@
 """The bundled demo: a real a2a-sdk agent, a webhook receiver and a scripted client session.
 
-Used by ``a2a-recorder demo``, by the recorder's and replayer's integration tests and by the
-benchmarks. Everything binds 127.0.0.1 on free ports and runs in background threads, so sync
-and async callers can both use it.
+Used by ``a2a-recorder demo``, the integration tests and the benchmarks; everything binds
+127.0.0.1 on free ports in background threads.  ``python -m recorder.demo agent`` runs the
+agent standalone.  Needs the ``demo`` extra (a2a-sdk 1.3.x).
 
-See also: ``python -m recorder.demo agent`` to run the agent standalone.  Needs the ``demo``
-extra (a2a-sdk 1.3.x), from the checkout or the wheel: ``pip install '.[demo]'``.
-
-May import any package below the shells (it records, replays, diffs and draws a real
-session); only the command line and the tests use it.
+May import any package below the shells; only the command line and the tests use it.
 """
 
 from __future__ import annotations

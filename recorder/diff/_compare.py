@@ -1,15 +1,10 @@
 """Compare two captures exchange by exchange, event by event, JSON-aware.
 
-Pipeline (pure): normalise each capture (`_normalise`), align the exchanges on their operation
-keys (`_align`), compare each aligned pair, and, where a pair differs, translate both sides to
-the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
-reported as a real difference.
-
-Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Object key order means
-nothing in proto-JSON (nor in JSON), so it is not compared unless `strict_order` asks; then it
-is a difference.  A field one side sends as an empty default ({}, [], "") and the other omits
-is no difference either: proto-JSON reads both the same, so those are folded into one note per
-exchange.
+Normalise each capture, align the exchanges on their operations, compare each pair, and where
+a pair differs translate both sides to v1.0 (`_renames`) so renames are summarised and only
+what remains is a difference.  Object key order means nothing in (proto-)JSON, so it is
+compared only with `strict_order`; a field one side sends as an empty default ({}, [], "") and
+the other omits is a note, folded into one per exchange.
 """
 
 from __future__ import annotations
@@ -509,24 +504,13 @@ def diff_captures(
     b_name: str = "B",
     compare: Iterable[str] = (),
 ) -> CaptureDiff:
-    """Diff two captures of the same scenario.
+    """Diff two captures of the same scenario: values in, a `CaptureDiff` out (pure).
 
-    Pure: values in, a `CaptureDiff` out, nothing printed or written.  Volatile values are
-    normalised per capture, exchanges are aligned on their operations (an extra poll is one
-    insertion), their events as sequences, and each pair is compared structurally.
-
-    - `ignore`: patterns in the syntax of `_ignore`'s docstring (paths and keywords); an
-      unknown or malformed one raises ValueError naming the valid ones.
+    - `ignore`: patterns (see `_ignore`); a bad one raises ValueError naming the valid ones.
     - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
     - `collapse_polls`: compare only the last poll of each run of identical polls.
-    - `strict_order`: also report object key order (proto-JSON gives it no meaning).
+    - `strict_order`: also report object key order.
     - `compare`: `shape:PATH` settings: text under PATH compared by whether it is there.
-
-    Example::
-
-        result = diff_captures(read_capture("py.http"), read_capture("js.http"))
-        result.same       # False
-        result.summary()  # "5 exchanges compared, 2 differ, 0 inserted, 0 removed, 3 renames"
     """
     result = diff_normalised(
         normalise_capture(a),

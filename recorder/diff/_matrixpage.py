@@ -1,9 +1,5 @@
-"""The SDK matrix as one self-contained HTML page (`templates/matrix.html.j2`, pure).
-
-The table of `_matrix` (a row per scenario, a column per SDK, each cell its findings by kind,
-new ones marked, accepted ones with their reason), then the verdict (new findings, stale or
-reasonless entries), then every exchange a finding links to, as the capture holds it, each
-once under its own anchor (a reference exchange serves every SDK's links).
+"""The SDK matrix as one self-contained HTML page (`templates/matrix.html.j2`, pure): the
+table, the verdict, then each exchange a finding links to, once under its own anchor.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Volatile-value normalisation: one capture (or one live session) in, placeholders out.
 
-Strategy.  Every run of the same scenario carries fresh ids, timestamps, ports and tokens
-(a2a-wire.md §8).  A `Normaliser` gives each volatile value a placeholder that is stable *within*
-one capture: the first task id seen becomes `<task-1>`, the second `<task-2>`, and every later
-occurrence of the same value (a URL path, an SSE event, an error message) reads `<task-1>` too.
-So "the task id returned by exchange 2 is used in exchange 3" survives, and compares equal across
-two captures, while two unrelated ids stay distinguishable.
+Every run carries fresh ids, timestamps, ports and tokens.  A `Normaliser` gives each volatile
+value a placeholder stable *within* one capture (the first task id seen is `<task-1>` wherever
+it occurs later: a URL path, an event, an error message), so "the task id returned by exchange
+2 is used in exchange 3" survives and compares equal across captures.
 
-Two passes: `observe_*` discovers ids by *field name* (tables below), in exchange order; the
-substituting calls (`json`, `text`, `target`, `headers`) then replace them *by value* wherever
-they occur.  A live session (the replayer) can interleave the two: observe what it served,
-normalise what comes in.  `normalise_capture()` (`_normal`) does both passes for a whole
-capture and returns the `NormalExchange` values (`_normal`) that the diff compares.
-
-Invariants: pure (no I/O); never raises on odd input (non-JSON bodies become text or a byte
-summary); both v1.0 and v0.3 shapes are covered by the same tables.
+Two passes: `observe_*` discovers ids by field name (the protocol's id model), then `json`,
+`text`, `target` and `headers` replace them by value wherever they occur.  Pure, and never
+raises on odd input.
 """
 
 from __future__ import annotations
@@ -87,13 +80,8 @@ _MIN_TEXT_ID = 4  # shorter ids (or all-digit ones) are only replaced at their o
 class Normaliser:
     """Volatile values to placeholders, consistently across one capture or one live session.
 
-    Example::
-
-        n = Normaliser()
-        n.observe_json({"jsonrpc": "2.0", "id": 7, "result": {"id": "t-9f2", "status": {}}})
-        n.json({"id": "t-9f2", "status": {"timestamp": "2026-01-01T00:00:00Z"}})
-        # -> {"id": "<task-1>", "status": {"timestamp": "<timestamp>"}}
-        n.text("Task t-9f2 is in terminal state")  # -> "Task <task-1> is in terminal state"
+    `observe_json({"result": {"id": "t-9f2", "status": {}}})`, then `text("Task t-9f2 failed")`
+    is `"Task <task-1> failed"`.
     """
 
     _ids: dict[str | int, str] = field(default_factory=dict)

@@ -1,12 +1,7 @@
-"""An exchange's request and response as a reader sees them in the detail panel (pure).
+"""An exchange's request and response as the detail panel shows them, as text (pure).
 
-Bodies are shown as the capture shows them: JSON pretty (indent 2, key order kept) when
-re-serialising it gives back the wire text, so nothing is hidden by the pretty form; other
-UTF-8 text verbatim; anything else as base64, with a note.  Stream events keep their own lines
-(`event:`, `id:`, comments) and show their `data` as pretty JSON when it is JSON.
-
-HTML escaping and the last `printable` pass are the page's job (`recorder._pages`); this
-module never produces markup.
+JSON is shown pretty only when re-serialising it gives back the wire text, so the pretty form
+hides nothing; other UTF-8 text verbatim; anything else as base64, with a note.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Verify reports: the diff's report of recorded against live, then verify's own facts (pure).
 
-Each format is the diff's (`recorder.diff`'s renderers, so a drift reads as any diff does),
-followed by what only verify knows: the exchanges it could not send and why, what it did that
-a reader should know (a wait that ran out), the timing of every aligned pair (recorded against
-live, with the factor), the baseline's stale entries, and the verdict.  JSON embeds the diff's
-report object under `diff`; the HTML page is the diff's page with verify's sections before its
-end.  JUnit has one test case, the capture, with one failure per difference (as `diff`'s),
-per request not sent, per exchange slower than allowed, per stale baseline entry.
+Each format is the diff's, followed by what only verify knows: requests not sent and why,
+notes, timing (recorded against live), stale baseline entries and the verdict.  JSON embeds
+the diff's object under `diff`; the HTML page extends the diff's; JUnit has one case, the
+capture, with a failure per drift.
 """
 
 from __future__ import annotations
