@@ -443,55 +443,6 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + ":"))
 
 
-def diff_normalised(
-    a: Sequence[NormalExchange],
-    b: Sequence[NormalExchange],
-    *,
-    ignore: Iterable[str] = (),
-    timing: bool = False,
-    collapse_polls: bool = False,
-    strict_order: bool = False,
-    a_name: str = "A",
-    b_name: str = "B",
-    compare: Iterable[str] = (),
-) -> CaptureDiff:
-    """Align and compare two normalised exchange sequences.
-
-    `collapse_polls`: compare only the last of each run of identical consecutive GetTask or
-    ListTasks requests (see `last_polls`); a different run length is a note, not a difference.
-    """
-    ignores = (*parse_ignores(ignore), *parse_compare(compare))
-    runs_a: dict[int, int] = {}
-    runs_b: dict[int, int] = {}
-    if collapse_polls:
-        (a, runs_a), (b, runs_b) = last_polls(a), last_polls(b)
-    alignment = align_exchanges(a, b)
-    ids = Correspondence()
-    out = []
-    for step in alignment.steps:
-        if step.kind is StepKind.PAIR:
-            assert step.a is not None and step.b is not None
-            pair = diff_exchanges(
-                a[step.a],
-                b[step.b],
-                ignores=ignores,
-                timing=timing,
-                ids=ids,
-                strict_order=strict_order,
-            )
-            polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
-            out.append(with_polls(pair, *polls, ignores))
-        elif step.kind is StepKind.REMOVED:
-            assert step.a is not None
-            x = a[step.a]
-            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
-        else:
-            assert step.b is not None
-            y = b[step.b]
-            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
-    return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate)
-
-
 def diff_captures(
     a: Capture,
     b: Capture,
@@ -508,19 +459,36 @@ def diff_captures(
 
     - `ignore`: patterns (see `_ignore`); a bad one raises ValueError naming the valid ones.
     - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
-    - `collapse_polls`: compare only the last poll of each run of identical polls.
+    - `collapse_polls`: compare only the last poll of each run of identical polls (`last_polls`);
+      a different run length is a note, not a difference.
     - `strict_order`: also report object key order.
     - `compare`: `shape:PATH` settings: text under PATH compared by whether it is there.
     """
-    result = diff_normalised(
-        normalise_capture(a),
-        normalise_capture(b),
-        ignore=ignore,
-        timing=timing,
-        collapse_polls=collapse_polls,
-        strict_order=strict_order,
-        a_name=a_name,
-        b_name=b_name,
-        compare=compare,
-    )
-    return replace(result, a_capture=a, b_capture=b)
+    ignores = (*parse_ignores(ignore), *parse_compare(compare))
+    xs: Sequence[NormalExchange] = normalise_capture(a)
+    ys: Sequence[NormalExchange] = normalise_capture(b)
+    runs_a: dict[int, int] = {}
+    runs_b: dict[int, int] = {}
+    if collapse_polls:
+        (xs, runs_a), (ys, runs_b) = last_polls(xs), last_polls(ys)
+    alignment = align_exchanges(xs, ys)
+    ids = Correspondence()
+    out = []
+    for step in alignment.steps:
+        if step.kind is StepKind.PAIR:
+            assert step.a is not None and step.b is not None
+            x, y = xs[step.a], ys[step.b]
+            pair = diff_exchanges(
+                x, y, ignores=ignores, timing=timing, ids=ids, strict_order=strict_order
+            )
+            polls = runs_a.get(x.number, 1), runs_b.get(y.number, 1)
+            out.append(with_polls(pair, *polls, ignores))
+        elif step.kind is StepKind.REMOVED:
+            assert step.a is not None
+            x = xs[step.a]
+            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
+        else:
+            assert step.b is not None
+            y = ys[step.b]
+            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
+    return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate, a, b)
