@@ -14,7 +14,7 @@ from typing import Any
 
 from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, diff_page, report_dict
+from recorder.diff import diff_failures, diff_notes, diff_page, printable, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -43,17 +43,22 @@ def _not_sent_line(item: NotSent) -> str:
     return f"#{item.number} {item.operation}: {item.reason}"
 
 
+def _lists(result: VerifyResult) -> list[tuple[str, list[str]]]:
+    """The titled lists every format shows (an empty one is left out)."""
+    return [
+        ("Not sent", [_not_sent_line(n) for n in result.not_sent]),
+        ("Left out (not compared)", [_not_sent_line(n) for n in result.skipped]),
+        ("Notes", list(result.notes)),
+    ]
+
+
 # -- text -----------------------------------------------------------------------------------
 
 
 def render_text(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_text([result.diff], color=color).rstrip("\n")]
-    if result.not_sent:
-        out += ["Not sent:", *(f"  {_not_sent_line(n)}" for n in result.not_sent)]
-    if result.skipped:
-        out += ["Left out (not compared):", *(f"  {_not_sent_line(n)}" for n in result.skipped)]
-    if result.notes:
-        out += ["Notes:", *(f"  {note}" for note in result.notes)]
+    for title, lines in _lists(result):
+        out += [f"{title}:", *(f"  {line}" for line in lines)] if lines else []
     if result.latencies:
         out += [
             "Timing (recorded → live):",
@@ -70,17 +75,8 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
 
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_markdown([result.diff]).rstrip("\n"), ""]
-    if result.not_sent:
-        out += ["### Not sent", "", *(f"- {_md(_not_sent_line(n))}" for n in result.not_sent), ""]
-    if result.skipped:
-        out += [
-            "### Left out (not compared)",
-            "",
-            *(f"- {_md(_not_sent_line(n))}" for n in result.skipped),
-            "",
-        ]
-    if result.notes:
-        out += ["### Notes", "", *(f"- {_md(note)}" for note in result.notes), ""]
+    for title, lines in _lists(result):
+        out += [f"### {title}", "", *(f"- {_md(line)}" for line in lines), ""] if lines else []
     if result.latencies:
         out += [
             "### Timing",
@@ -156,8 +152,7 @@ def _latency(x: Latency, result: VerifyResult) -> dict[str, Any]:
 
 
 def render_json(result: VerifyResult, *, color: bool = False) -> str:
-    text = json.dumps(report(result), indent=2, ensure_ascii=False, default=str)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    return printable(json.dumps(report(result), indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 # -- HTML -----------------------------------------------------------------------------------
@@ -171,11 +166,7 @@ def render_html(result: VerifyResult, *, color: bool = False) -> str:
 def _html_facts(result: VerifyResult) -> dict[str, object]:
     return {
         "stale": list(result.stale),
-        "lists": [
-            ("Not sent", [_not_sent_line(n) for n in result.not_sent]),
-            ("Left out (not compared)", [_not_sent_line(n) for n in result.skipped]),
-            ("Notes", list(result.notes)),
-        ],
+        "lists": _lists(result),
         "timing": [
             (
                 f"A#{x.a}",

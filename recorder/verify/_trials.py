@@ -14,7 +14,7 @@ from typing import Any
 
 from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import ExchangeDiff, PairKind, describe
+from recorder.diff import ExchangeDiff, PairKind, describe, printable
 from recorder.verify._report import CLASSNAME, _md, render_text, report
 from recorder.verify._result import VerifyResult
 
@@ -168,8 +168,8 @@ def trials_report(trials: Trials) -> dict[str, Any]:
 
 
 def trials_json(trials: Trials, *, color: bool = False) -> str:
-    text = json.dumps(trials_report(trials), indent=2, ensure_ascii=False, default=str)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    document = json.dumps(trials_report(trials), indent=2, ensure_ascii=False, default=str)
+    return printable(document + "\n")
 
 
 def trials_junit(trials: Trials, *, color: bool = False) -> str:
