@@ -1,38 +1,18 @@
 """The bundled demo: a real a2a-sdk agent, a webhook receiver and a scripted client session.
 
-Used by ``a2a-recorder demo``, by the recorder's and replayer's integration tests and by the
-benchmarks. Everything binds 127.0.0.1 on free ports and runs in background threads, so sync
-and async callers can both use it.
+Used by ``a2a-recorder demo``, the integration tests and the benchmarks; everything binds
+127.0.0.1 on free ports in background threads.  ``python -m recorder.demo agent`` runs the
+agent standalone.  Needs the ``demo`` extra (a2a-sdk 1.3.x).
 
-See also: ``python -m recorder.demo agent`` to run the agent standalone.  Needs the ``demo``
-extra (a2a-sdk 1.3.x), from the checkout or the wheel: ``pip install '.[demo]'``.
-
-May import any package below the shells (it records, replays, diffs and draws a real
-session); only the command line and the tests use it.
+May import any package below the shells; only the command line and the tests use it.
 """
 
 from __future__ import annotations
 
 try:
-    from recorder.demo._agent import (
-        COMMANDS,
-        DEFAULT_EVENT_DELAY,
-        ERROR_RECIPES,
-        JSONRPC_PATH,
-        REST_PATH,
-        DemoAgent,
-        DemoExecutor,
-        build_agent_card,
-        build_extended_card,
-    )
+    from recorder.demo._agent import DemoAgent
     from recorder.demo._run import run_demo
-    from recorder.demo._session import (
-        EXPECTED_PUSH_DELIVERIES,
-        SCRIPT,
-        SessionResult,
-        Step,
-        run_session,
-    )
+    from recorder.demo._session import SCRIPT, SessionResult, Step, run_session
 except ImportError as exc:  # no a2a-sdk, or one the demo is not written against
     from recorder._demo_needs import demo_advice
 
@@ -40,21 +20,12 @@ except ImportError as exc:  # no a2a-sdk, or one the demo is not written against
 from recorder.demo._webhook import Delivery, WebhookReceiver
 
 __all__ = [
-    "COMMANDS",
-    "DEFAULT_EVENT_DELAY",
     "Delivery",
     "DemoAgent",
-    "DemoExecutor",
-    "ERROR_RECIPES",
-    "EXPECTED_PUSH_DELIVERIES",
-    "JSONRPC_PATH",
-    "REST_PATH",
     "SCRIPT",
     "SessionResult",
     "Step",
     "WebhookReceiver",
-    "build_agent_card",
-    "build_extended_card",
     "run_demo",
     "run_session",
 ]

@@ -13,7 +13,8 @@ import json
 import sys
 import threading
 
-from recorder.demo._agent import DEFAULT_EVENT_DELAY, DemoAgent
+from recorder.demo._agent import DemoAgent
+from recorder.demo._executor import DEFAULT_EVENT_DELAY
 from recorder.demo._session import run_session
 from recorder.demo._webhook import WebhookReceiver
 

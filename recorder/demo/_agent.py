@@ -1,19 +1,12 @@
 """The bundled demo A2A agent: a real a2a-sdk 1.3.0 server on every binding.
 
-Strategy: one ``DefaultRequestHandler`` (in-memory task store, in-memory push-config store and
-the SDK's ``BasePushNotificationSender``, so pushes really POST) is served three ways:
-JSON-RPC at ``/a2a/jsonrpc`` and ``/a2a/jsonrpc/`` (Starlette routes are exact, and the TCK
-posts to ``<url>/``), HTTP+JSON under ``Mount('/a2a/rest')`` (not ``path_prefix``: the SDK
-mounts ``/{tenant}`` outside the prefix), and gRPC with the v1.0 and v0.3 services on one
-``grpc.aio`` server. v0.3 compat is on everywhere and the card lists both versions.
-
-The executor (`_executor`) does what the first word of the user's text says (``COMMANDS``),
-so a test can provoke each path deterministically.  Errors such as TaskNotFound,
-TaskNotCancelable, UnsupportedOperation, invalid params and method-not-found come from the SDK
-itself (see ``ERROR_RECIPES``).
-
-``DemoAgent`` runs everything on its own event loop in a daemon thread, on ports it bound
-itself (port 0) before building the card, so the card's URLs carry the real ports.
+One ``DefaultRequestHandler`` (in-memory stores, the SDK's push sender, so pushes really POST)
+served as JSON-RPC at ``/a2a/jsonrpc`` and ``/a2a/jsonrpc/`` (Starlette routes are exact, and
+the TCK posts to ``<url>/``), HTTP+JSON under ``Mount('/a2a/rest')`` (the SDK mounts
+``/{tenant}`` outside a ``path_prefix``), and gRPC with the v1.0 and v0.3 services on one
+server; v0.3 compat is on everywhere.  The executor (`_executor`) does what the first word of
+the user's text says; the A2A errors come from the SDK itself.  Ports are bound before the
+card is built, so its URLs carry the real ones.
 """
 
 from __future__ import annotations
@@ -58,35 +51,12 @@ from recorder._background import GRPC_SERVER_OPTIONS, BackgroundLoop, Service, b
 from recorder._errors import StartError, StateError
 from recorder.demo._executor import COMMANDS, DEFAULT_EVENT_DELAY, DemoExecutor, QueryKeeper
 
-__all__ = [
-    "COMMANDS",
-    "DEFAULT_EVENT_DELAY",
-    "ERROR_RECIPES",
-    "JSONRPC_PATH",
-    "REST_PATH",
-    "DemoAgent",
-    "DemoExecutor",
-    "build_agent_card",
-    "build_extended_card",
-]
-
 DEFAULT_NAME = "a2a-recorder demo agent"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 CARD_PATH = "/.well-known/agent-card.json"
 _BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
 _VERSIONS = ("1.0", "0.3")
-
-# How to make the SDK return each error from this agent (for tests and docs).
-ERROR_RECIPES: dict[str, str] = {
-    "TaskNotFoundError": "GetTask / CancelTask / SubscribeToTask with an unknown id",
-    "TaskNotCancelableError": "CancelTask on a completed task",
-    "UnsupportedOperationError": "SubscribeToTask on a terminal task",
-    "InvalidParamsError": "GetTask with historyLength < 0, or ListTasks with pageSize 0",
-    "MethodNotFoundError": "a JSON-RPC request whose method is not an A2A method",
-    "PushConfigNotFound": "GetTaskPushNotificationConfig with an unknown config id "
-    "(the SDK answers TaskNotFoundError)",
-}
 
 
 # --- card -----------------------------------------------------------------------------------
@@ -278,37 +248,18 @@ class _Servers:
 class DemoAgent(Service):
     """Run the demo agent on 127.0.0.1 free ports, in a background thread with its own loop.
 
-    Ports default to 0 (free ports chosen by the OS); ``http_port``/``grpc_port`` pin them.
-    ``push_proxy`` (``http://host:port``) sends the agent's push deliveries through that HTTP
-    proxy, e.g. a ``RecordingProxy``'s ``push_proxy_url``, without touching the environment.
-    ``api_key_query`` makes the card declare an API key in that query parameter.
-    ``card_cache_control`` is the card's ``Cache-Control`` (the SDK sends none by default).
-    ``push_url_validator`` screens webhook URLs before each delivery (a2a-sdk's
-    ``BasePushNotificationSender``), as a hardened agent does.
-    ``api_key_headers`` makes the card declare API keys in those headers.
-    ``artifact_names`` renames artifacts (``{"echo": "echoed"}``): a deliberate change of what
-    the agent says on the wire, for tests of ``verify`` and ``diff``; ``extra_status`` is
-    another: ``slow N`` sends one more working status update, after its last chunk.
-    ``noise_seed`` makes it answer like an LLM-backed agent: each artifact's text gets words
-    sampled anew on every call from a generator seeded with it (states, part kinds and
-    artifact names unchanged), for tests of ``verify --learn``, ``--trials`` and
-    ``--compare shape:PATH``.
-    ``name`` is the card's name; ``skills`` (command names, e.g. ``("echo",)``) the only
-    commands it lists and runs (another command gets the unknown-command message), so that
-    agents of a fleet each serve a skill of their own.  ``executor`` replaces the demo's
-    commands with an executor of the caller's (an orchestrator, in the fleet tests).
+    ``http_port``/``grpc_port`` pin the ports; ``push_proxy`` sends push deliveries through that
+    HTTP proxy (a ``RecordingProxy``'s ``push_proxy_url``); ``push_url_validator`` screens webhook
+    URLs as a hardened agent does; ``api_key_query`` and ``api_key_headers`` make the card declare
+    API keys; ``card_cache_control`` is the card's ``Cache-Control``.  For tests of ``verify`` and
+    ``diff``: ``artifact_names`` renames artifacts, ``extra_status`` adds a working status to
+    ``slow N``, and ``noise_seed`` samples words into every artifact's text, as an LLM-backed agent
+    would.  ``name`` and ``skills`` (the only commands it lists and runs) tell a fleet's agents
+    apart; ``executor`` replaces the demo's commands with the caller's.
 
-    Usable as ``with DemoAgent() as agent:`` and ``async with DemoAgent() as agent:``. The
-    ``*_url`` properties and ``grpc_target`` carry the real ports; ``stop()`` frees them.
-
-    Raises:
-        StartError: if the agent fails to start within ``startup_timeout`` seconds;
-        StateError: if a URL property is read while it is not running (both RuntimeErrors).
-
-    Example::
-
-        with DemoAgent(event_delay=0.05) as agent:
-            result = asyncio.run(run_session(agent.base_url, binding="HTTP+JSON"))
+    A context manager, sync or async; the ``*_url`` properties carry the real ports.  Raises
+    ``StartError`` if it fails to start within ``startup_timeout``, ``StateError`` if a URL is
+    read while it is not running.
     """
 
     def __init__(

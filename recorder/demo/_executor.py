@@ -186,16 +186,10 @@ class DemoExecutor(AgentExecutor):
         event_delay: float = DEFAULT_EVENT_DELAY,
         artifact_names: Mapping[str, str] | None = None,
         extra_status: bool = False,
-        push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
         noise_seed: int | None = None,
         skills: tuple[str, ...] | None = None,
     ) -> None:
         self.event_delay = event_delay
-        # a2a-sdk's sender skips webhooks this refuses (its `validate_push_notification_url`
-        # refuses loopback and private addresses); given only when set, for older a2a-sdk.
-        self.push_sender_options: dict[str, Any] = (
-            {"push_url_validator": push_url_validator} if push_url_validator else {}
-        )
         self.artifact_names = dict(artifact_names or {})
         self.extra_status = extra_status
         self.sampler = random.Random(noise_seed) if noise_seed is not None else None

@@ -1,16 +1,11 @@
 """A scripted A2A client session on the real a2a-sdk client, summarised as a comparable value.
 
-Strategy: ``run_session`` drives one fixed script of calls (``SCRIPT`` names the steps in
-order) with two real SDK clients on the chosen binding: a non-streaming one (so a send is
-``SendMessage``) and a streaming one (``SendStreamingMessage``, ``SubscribeToTask``). Every
-call's outcome is reduced to a ``Step`` holding only what a client could observe, with
-volatile values (task, context, message, artifact and push-config ids, webhook URL, token,
-credentials) replaced by placeholders in first-seen order (``TASK-1``, ``CTX-1``...). Two runs
-against the same agent, or a live run and a replay of its recording, therefore compare
-equal with ``==``. A failing call is recorded as the exception class name, never raised.
-
-Each run uses fresh uuids (message ids, context id, push-config id, token, credentials,
-webhook path), so nothing a recorder or replayer could rely on repeats between runs.
+``run_session`` drives one fixed script (``SCRIPT``) with a non-streaming and a streaming SDK
+client on one binding.  Each call's outcome is reduced to a ``Step`` of what a client could
+observe, volatile values as placeholders in first-seen order (``TASK-1``, ``CTX-1``), so two
+runs against one agent, or a live run and its replay, compare equal with ``==``.  A failing
+call is recorded as its exception's class name.  Every run uses fresh ids, tokens and webhook
+paths, so nothing a recorder or replayer could rely on repeats.
 """
 
 from __future__ import annotations
@@ -47,8 +42,6 @@ from a2a.types.a2a_pb2 import (
 )
 
 from recorder.demo._webhook import WebhookReceiver
-
-__all__ = ["EXPECTED_PUSH_DELIVERIES", "SCRIPT", "SessionResult", "Step", "run_session"]
 
 # The steps of one session, in order. Push steps marked (*) need a webhook URL.
 SCRIPT: tuple[str, ...] = (
@@ -521,22 +514,11 @@ async def run_session(
 ) -> SessionResult:
     """Run the scripted session (``SCRIPT``) against the agent at ``base_url``.
 
-    Args:
-        base_url: where ``/.well-known/agent-card.json`` is served.
-        binding: ``"JSONRPC"``, ``"HTTP+JSON"`` or ``"GRPC"``; the clients use only this one.
-        webhook_url: push-notification URL for the push steps; without it (and without
-            ``webhook``) the delivering send is skipped and configs point at a dead URL
-            (normalised to ``NO-WEBHOOK``).
-        grpc_channel_factory: channel factory for gRPC; defaults to
-            ``grpc.aio.insecure_channel``.
-        webhook: a running ``WebhookReceiver``; the session then uses a fresh path under
-            its URL (unless ``webhook_url`` is given) and counts the deliveries to it.
-        timeout: per-step limit in seconds (a hung stream fails that step, not the run).
-        webhook_timeout: how long to wait for the expected deliveries.
-
-    Returns:
-        The normalised ``SessionResult``. Call failures are recorded in steps, not raised;
-        only a failure to fetch the agent card or build the clients raises.
+    The clients use ``binding`` only.  ``webhook`` (a running ``WebhookReceiver``) gets a fresh
+    path under its URL for the push steps, unless ``webhook_url`` is given, and the deliveries to
+    it are counted (within ``webhook_timeout``); without either, the delivering send is skipped and
+    configs point at a dead URL.  ``timeout`` limits each step.  Call failures are recorded in the
+    steps; only fetching the card or building the clients raises.
     """
     if webhook is not None and webhook_url is None:
         webhook_url = f"{webhook.url}/{uuid.uuid4().hex}"

@@ -17,8 +17,6 @@ from recorder._background import Service
 from recorder._webhook import Post, Reply, WebhookServer
 from recorder.protocol import NOT_JSON, parse_json
 
-__all__ = ["Delivery", "WebhookReceiver"]
-
 # Bodies larger than this are refused (413): a webhook for tests, not a sink.
 _MAX_BODY = 4 * 1024 * 1024
 
@@ -35,17 +33,9 @@ class Delivery:
 
 
 class WebhookReceiver(Service):
-    """Record push-notification POSTs on 127.0.0.1 on a free port.
+    """Record push-notification POSTs on 127.0.0.1 on a free port (a context manager).
 
-    Use as a context manager (or call ``start()``/``stop()``). ``url`` is the base URL;
-    any path under it is accepted and kept in ``Delivery.path``.
-
-    Example::
-
-        with WebhookReceiver() as hook:
-            ...  # give hook.url to an agent as a push-config url
-            assert hook.wait_for(4, timeout=5)
-            assert hook.deliveries[0].headers["x-a2a-notification-token"] == "tok"
+    ``url`` is the base URL; any path under it is accepted and kept in ``Delivery.path``.
     """
 
     def __init__(self, host: str = "127.0.0.1") -> None:

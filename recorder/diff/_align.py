@@ -1,18 +1,12 @@
 """Sequence alignment of two captures' exchanges on their operation keys.
 
-Strategy: Myers' O((N+M)·D) difference algorithm in its linear-space form (find the middle
-snake, split, repeat; an explicit stack instead of recursion), after trimming the common
-prefix and suffix.  Memory stays O(N+M) whatever the captures, and time is near-linear when
-they are nearly the same (one extra GetTask poll costs D=1), which is the case that matters.
+Myers' O((N+M)·D) algorithm in its linear-space form (middle snake, split, an explicit stack),
+after trimming the common prefix and suffix: memory O(N+M), time near-linear when the captures
+are nearly the same (one extra poll costs D=1).  A sub-problem needing more than `max_edits`
+is paired by position instead (`approximate`), bounding the worst case.
 
-A budget bounds the work on captures that have little in common: a sub-problem whose middle
-snake needs more than `max_edits` steps is paired position by position instead (marked
-`approximate`), so the worst case stays O((N+M)·max_edits) time.
-
-`align_levels` aligns on keys of decreasing precision: exact content first, so that one event
-inserted among equal ones is one insertion wherever it sits, then coarser keys (what kind of
-event, which task state) inside each stretch the finer level left unpaired.  It only ever
-looks again at what a finer level could not pair, so it costs little more than one `align`.
+`align_levels` aligns on keys of decreasing precision, each level only looking again at what
+the finer one left unpaired.
 """
 
 from __future__ import annotations
@@ -88,13 +82,9 @@ def align_levels(
 ) -> Alignment:
     """Align on the first level's keys, then each unpaired stretch on the next level's, ...
 
-    `a_levels[k][i]` is item i's key at level k (finest first); every level has one key per
-    item.  With `pair_rest`, what the last level leaves unpaired in a stretch is paired
-    position by position from the stretch's end (a stream's last event is its outcome), and
-    only the surplus of the longer side is removed or inserted.
-
-    >>> [s.kind.value for s in align_levels(["abxc"], ["abyc"], pair_rest=True).steps]
-    ['pair', 'pair', 'pair', 'pair']
+    `a_levels[k][i]` is item i's key at level k (finest first).  With `pair_rest`, what the last
+    level leaves unpaired in a stretch is paired by position from the stretch's end (a stream's
+    last event is its outcome), the longer side's surplus removed or inserted.
     """
     n = len(a_levels[0]) if a_levels else 0
     m = len(b_levels[0]) if b_levels else 0

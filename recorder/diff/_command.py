@@ -1,10 +1,8 @@
 """`a2a-recorder diff A B`: the thin shell that reads files and writes the report.
 
-Exit status: 0 when the captures are the same, 1 when they differ (or a folder has unpaired
-files, or a capture is cut short: the exchanges before the cut are diffed, with a warning), 2
-on an error (a missing, unreadable or damaged file: `file:line: ...` on stderr,
-or a bad `--ignore` pattern).  For two folders, files are paired by their path relative to
-each folder, and the status is the worst over all pairs.
+Exit status: 0 same, 1 different (or a folder has unpaired files, or a capture is cut short:
+diffed up to the cut, with a warning), 2 on an error.  Two folders pair their files by relative
+path; the status is the worst over all pairs.
 """
 
 from __future__ import annotations

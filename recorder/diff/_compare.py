@@ -1,15 +1,10 @@
 """Compare two captures exchange by exchange, event by event, JSON-aware.
 
-Pipeline (pure): normalise each capture (`_normalise`), align the exchanges on their operation
-keys (`_align`), compare each aligned pair, and, where a pair differs, translate both sides to
-the v1.0 shape (`_renames`) so that version renames are summarised and only what remains is
-reported as a real difference.
-
-Paths name what differs, in the syntax `--ignore` uses (see `_ignore`).  Object key order means
-nothing in proto-JSON (nor in JSON), so it is not compared unless `strict_order` asks; then it
-is a difference.  A field one side sends as an empty default ({}, [], "") and the other omits
-is no difference either: proto-JSON reads both the same, so those are folded into one note per
-exchange.
+Normalise each capture, align the exchanges on their operations, compare each pair, and where
+a pair differs translate both sides to v1.0 (`_renames`) so renames are summarised and only
+what remains is a difference.  Object key order means nothing in (proto-)JSON, so it is
+compared only with `strict_order`; a field one side sends as an empty default ({}, [], "") and
+the other omits is a note, folded into one per exchange.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ from typing import Any
 from recorder.capture import Capture
 from recorder.diff._align import StepKind
 from recorder.diff._correspondence import Correspondence
-from recorder.diff._exchanges import normalise_capture
 from recorder.diff._ignore import (
     IgnorePattern,
     kept,
@@ -40,6 +34,7 @@ from recorder.diff._normal import (
     NormalGrpc,
     NormalRequest,
     NormalResponse,
+    normalise_capture,
 )
 from recorder.diff._polls import last_polls, with_polls
 from recorder.diff._renames import RenameNote, to_v1
@@ -448,55 +443,6 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + ":"))
 
 
-def diff_normalised(
-    a: Sequence[NormalExchange],
-    b: Sequence[NormalExchange],
-    *,
-    ignore: Iterable[str] = (),
-    timing: bool = False,
-    collapse_polls: bool = False,
-    strict_order: bool = False,
-    a_name: str = "A",
-    b_name: str = "B",
-    compare: Iterable[str] = (),
-) -> CaptureDiff:
-    """Align and compare two normalised exchange sequences.
-
-    `collapse_polls`: compare only the last of each run of identical consecutive GetTask or
-    ListTasks requests (see `last_polls`); a different run length is a note, not a difference.
-    """
-    ignores = (*parse_ignores(ignore), *parse_compare(compare))
-    runs_a: dict[int, int] = {}
-    runs_b: dict[int, int] = {}
-    if collapse_polls:
-        (a, runs_a), (b, runs_b) = last_polls(a), last_polls(b)
-    alignment = align_exchanges(a, b)
-    ids = Correspondence()
-    out = []
-    for step in alignment.steps:
-        if step.kind is StepKind.PAIR:
-            assert step.a is not None and step.b is not None
-            pair = diff_exchanges(
-                a[step.a],
-                b[step.b],
-                ignores=ignores,
-                timing=timing,
-                ids=ids,
-                strict_order=strict_order,
-            )
-            polls = runs_a.get(a[step.a].number, 1), runs_b.get(b[step.b].number, 1)
-            out.append(with_polls(pair, *polls, ignores))
-        elif step.kind is StepKind.REMOVED:
-            assert step.a is not None
-            x = a[step.a]
-            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
-        else:
-            assert step.b is not None
-            y = b[step.b]
-            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
-    return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate)
-
-
 def diff_captures(
     a: Capture,
     b: Capture,
@@ -509,34 +455,40 @@ def diff_captures(
     b_name: str = "B",
     compare: Iterable[str] = (),
 ) -> CaptureDiff:
-    """Diff two captures of the same scenario.
+    """Diff two captures of the same scenario: values in, a `CaptureDiff` out (pure).
 
-    Pure: values in, a `CaptureDiff` out, nothing printed or written.  Volatile values are
-    normalised per capture, exchanges are aligned on their operations (an extra poll is one
-    insertion), their events as sequences, and each pair is compared structurally.
-
-    - `ignore`: patterns in the syntax of `_ignore`'s docstring (paths and keywords); an
-      unknown or malformed one raises ValueError naming the valid ones.
+    - `ignore`: patterns (see `_ignore`); a bad one raises ValueError naming the valid ones.
     - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
-    - `collapse_polls`: compare only the last poll of each run of identical polls.
-    - `strict_order`: also report object key order (proto-JSON gives it no meaning).
+    - `collapse_polls`: compare only the last poll of each run of identical polls (`last_polls`);
+      a different run length is a note, not a difference.
+    - `strict_order`: also report object key order.
     - `compare`: `shape:PATH` settings: text under PATH compared by whether it is there.
-
-    Example::
-
-        result = diff_captures(read_capture("py.http"), read_capture("js.http"))
-        result.same       # False
-        result.summary()  # "5 exchanges compared, 2 differ, 0 inserted, 0 removed, 3 renames"
     """
-    result = diff_normalised(
-        normalise_capture(a),
-        normalise_capture(b),
-        ignore=ignore,
-        timing=timing,
-        collapse_polls=collapse_polls,
-        strict_order=strict_order,
-        a_name=a_name,
-        b_name=b_name,
-        compare=compare,
-    )
-    return replace(result, a_capture=a, b_capture=b)
+    ignores = (*parse_ignores(ignore), *parse_compare(compare))
+    xs: Sequence[NormalExchange] = normalise_capture(a)
+    ys: Sequence[NormalExchange] = normalise_capture(b)
+    runs_a: dict[int, int] = {}
+    runs_b: dict[int, int] = {}
+    if collapse_polls:
+        (xs, runs_a), (ys, runs_b) = last_polls(xs), last_polls(ys)
+    alignment = align_exchanges(xs, ys)
+    ids = Correspondence()
+    out = []
+    for step in alignment.steps:
+        if step.kind is StepKind.PAIR:
+            assert step.a is not None and step.b is not None
+            x, y = xs[step.a], ys[step.b]
+            pair = diff_exchanges(
+                x, y, ignores=ignores, timing=timing, ids=ids, strict_order=strict_order
+            )
+            polls = runs_a.get(x.number, 1), runs_b.get(y.number, 1)
+            out.append(with_polls(pair, *polls, ignores))
+        elif step.kind is StepKind.REMOVED:
+            assert step.a is not None
+            x = xs[step.a]
+            out.append(ExchangeDiff(PairKind.REMOVED, x.key, x.number, None, binding=x.binding))
+        else:
+            assert step.b is not None
+            y = ys[step.b]
+            out.append(ExchangeDiff(PairKind.INSERTED, y.key, None, y.number, binding=y.binding))
+    return CaptureDiff(a_name, b_name, tuple(out), alignment.approximate, a, b)

@@ -24,17 +24,9 @@ def _kind_only(match: re.Match[str]) -> str:
 class Correspondence:
     """Which placeholder of capture A stands for which of capture B (a one-to-one map).
 
-    Numbering is first-seen per capture, so an extra exchange in B that introduces a new id
-    (a fresh JSON-RPC id for an extra poll) shifts every later number.  Comparing placeholders
-    through a correspondence, built up in alignment order, makes `<jsonrpc-id-7>` in A equal to
-    `<jsonrpc-id-8>` in B when that is their first meeting, and keeps later uses consistent:
-    the task id returned in one exchange must be the one used in the next, on both sides.
-
-    Example::
-
-        ids = Correspondence()
-        ids.same("/tasks/<task-1>", "/tasks/<task-2>")  # True: task-1 (A) is task-2 (B)
-        ids.same("<task-1>", "<task-1>")                # False: task-1 (A) is task-2 (B)
+    Numbering is first-seen per capture, so an extra id in B shifts every later number.  Built up
+    in alignment order, the correspondence makes `<jsonrpc-id-7>` in A equal to `<jsonrpc-id-8>`
+    in B at their first meeting, and keeps later uses consistent.
     """
 
     _forward: dict[str, str] = field(default_factory=dict)

@@ -1,40 +1,17 @@
 """`--ignore` patterns: the path syntax that names a difference, and what a pattern drops.
 
-Paths name what differs; the same syntax selects what `--ignore` drops.  A pattern starts with
-one of the keywords in `KEYWORDS` (printed by `keyword_help()`; an unknown one is an error that
-lists them):
+A pattern starts with one of `KEYWORDS` (an unknown one is an error that lists them, as
+`keyword_help()` does), then dot-separated names and `[N]` indexes; `*` matches any one name
+and `[*]` any index; `$.PATH` matches inside every JSON document.  Events and messages are
+aligned as sequences: an added one is named by its index in B, a removed one by its index in
+A, and a compared pair by both when they differ (`events[3~4]`), which `[N]` matches when
+either index is N.  Members of `KEYED_LISTS` (`_compare`) are named: `skills[id=echo]`.  A
+pattern matches its path and everything under it, on both sides unless it starts with
+`request.` or `response.`.
 
-    status                 the response status code
-    request.method         request.target; binding; version; error; response
-    header:NAME            a header on either side (request.header:NAME, response.header:NAME)
-    trailer:NAME           a gRPC trailer
-    body.PATH              the JSON body on either side (request.body.PATH, response.body.PATH)
-    events[N].data.PATH    SSE event data; also events[N].event, events[N].id, events[N]
-    messages[N].PATH       gRPC messages (request.messages[N].PATH)
-    $.PATH                 PATH inside every JSON document (bodies, event data, gRPC messages)
-    framing                framing.newline (CRLF vs LF), framing.comments (`: ping` blocks)
-    polls                  a note: the length of a run of identical polls (collapse_polls)
-    empty-defaults         a note: empty defaults ({}, [], "") only one side sends
-    timing                 timing.duration_us, events[N].offset_us (only with timing=True)
-    key-order              object key order (only compared with strict_order=True)
-    rename:RULE            a rename summary (rename:enum, rename:method, rename:*; see Rule)
-
-PATH is dot-separated names and `[N]` indexes; `*` matches any one name and `[*]` any index.
-Events and messages are aligned as sequences: an added one is named by its index in B, a
-removed one by its index in A, and a compared pair by both when they differ (`events[3~4]`:
-A's event 3 is B's event 4); `[N]` in a pattern matches a pair when either index is N.
-Members of the lists in KEYED_LISTS (`_compare`) are named, not numbered: `skills[id=echo]`.
-A pattern matches its path and everything under it.  Without a `request.`/`response.` prefix
-a pattern applies to both sides.
-
-Pure and safe to use as a library: `parse_ignores(texts)` checks a list of patterns (raising
-ValueError with the valid keywords), `kept(differences, patterns)` filters.
-
-`--compare shape:PATH` (`parse_compare`) is a pattern of the same syntax that drops less: only
-a change of one non-empty text for another inside a JSON document, outside the fields that
-make a message's shape (`recorder.protocol.SHAPE_FIELDS`: state, part kind, names, roles,
-media types).  So text an LLM samples anew is compared by whether it is there, and what the
-agent did (its states, its part kinds, its artifacts' names) still by value.
+`--compare shape:PATH` (`parse_compare`) drops less: only one non-empty text changed for
+another inside a JSON document, outside the fields that make a message's shape
+(`recorder.protocol.SHAPE_FIELDS`), so sampled text is compared by whether it is there.
 """
 
 from __future__ import annotations

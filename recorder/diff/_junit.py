@@ -1,10 +1,5 @@
-"""The diff as JUnit XML (`--format junit`): a test case per pair of captures, a failure per
-difference (pure).
-
-A compared pair's case fails once for each counted difference (`path: old → new`), each
-v0.3 -> v1.0 rename summary, and each exchange only one side has; notes (empty defaults, poll
-counts) and the summary go to the case's output.  A file of a folder diff without a partner
-is a case with one failure.  `verify` reuses `diff_failures` for its own report.
+"""The diff as JUnit XML (`--format junit`): a case per pair of captures, a failure per counted
+difference, rename and one-sided exchange; notes and the summary are the case's output.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The SDK matrix: one scenario across a corpus of folders, each cell what differs (pure).
 
-A corpus is a folder per SDK and version, the same scenario under the same relative path in
-each (`captures/`).  One folder is the reference; every other is diffed against it file by
-file (`diff_captures`, with all its normalisation and renames), and each pair's differences
-become *findings*: `operation: description`, with list indexes as `[*]` and long values as
-their shape, so that a finding reads the same in every scenario and every re-record.  Each
-finding has a kind (`KINDS`, first rule that applies), and links to the exchanges it was seen
-in.  Notes (empty defaults, poll counts) are not findings: the diff does not count them.
+Every folder is diffed against the reference file by file, and each pair's counted differences
+become *findings* (`operation: description`, indexes `[*]`, long values by their shape, so a
+finding reads the same in every scenario and re-record), each of a kind (`KINDS`, first rule
+that applies) and linked to where it was seen.
 
-Accepting: a file beside the corpus (a baseline of tool `matrix`, `recorder.ci`) lists known
-findings, each with a reason, which is mandatory.  An entry accepts its finding for its SDK in
-every scenario, or in those it names (`scenarios`).  A finding no entry accepts is *new*; an
-entry that accepts nothing is *stale*: both fail the run, so a corpus refresh says what changed.
+Accepting: a baseline (tool `matrix`, `recorder.ci`) lists known findings, each with a
+mandatory reason, for an SDK in every scenario or in those it names.  A finding no entry
+accepts is *new*; an entry that accepts nothing is *stale*: both fail the run.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recorder.capture import Exchange
-from recorder.diff._html import find_exchange
+from recorder.diff._report import find_exchange
 from recorder.diff._result import ABSENT, CaptureDiff, Difference, DiffKind, ExchangeDiff, PairKind
 from recorder.diff._shown import show
 from recorder.protocol import OPERATIONS, PUSH_DELIVERY

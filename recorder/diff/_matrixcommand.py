@@ -1,10 +1,8 @@
 """`a2a-recorder matrix DIR...`: the SDK matrix of a corpus (the thin shell).
 
-Reads the folders, diffs each against the reference (`run_diff`), writes the page (`-o`) and
-the Markdown table (`--markdown`), checks the accepted findings (`--baseline`, written when it
-does not exist or `--update-baseline` asks) and prints a summary.  Exit status: 0 when every
-finding is accepted and every entry still occurs (without `--baseline`: when no SDK differs
-from the reference), 1 otherwise, 2 when a folder or capture cannot be read.
+Exit status: 0 when every finding is accepted and every entry still occurs (without
+`--baseline`: when no SDK differs from the reference), 1 otherwise, 2 when a folder or capture
+cannot be read.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The SDK matrix as one self-contained HTML page (`templates/matrix.html.j2`, pure).
-
-The table of `_matrix` (a row per scenario, a column per SDK, each cell its findings by kind,
-new ones marked, accepted ones with their reason), then the verdict (new findings, stale or
-reasonless entries), then every exchange a finding links to, as the capture holds it, each
-once under its own anchor (a reference exchange serves every SDK's links).
+"""The SDK matrix as one self-contained HTML page (`templates/matrix.html.j2`, pure): the
+table, the verdict, then each exchange a finding links to, once under its own anchor.
 """
 
 from __future__ import annotations
@@ -15,8 +11,8 @@ from itertools import islice
 
 from recorder._pages import render_page
 from recorder.capture import Capture
-from recorder.diff._html import exchange_text, find_exchange
 from recorder.diff._matrix import EVERY, KINDS, Finding, Matrix, Seen, Verdict, finding_order
+from recorder.diff._report import exchange_text, find_exchange
 
 LINKS = 12  # links per finding: where it was seen first
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -1,16 +1,16 @@
-"""The normalised data model: exchanges, requests, responses, events and bodies.
-
-Plain frozen values, built by `_exchanges` and read by `_compare`, `_renames` and `_polls`.
+"""The normalised model (exchanges, requests, responses, events, bodies) and how a capture
+becomes it: `normalise_capture` runs both passes of a `Normaliser` over a capture, discovery
+over every exchange first, in start order, then substitution.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import Any
 
-from recorder.capture import Headers
-
-Json = Any
+from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.diff._normalise import Normaliser
+from recorder.protocol import NOT_JSON, UNKNOWN, Json, event_data, event_fields, parse_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +81,127 @@ class NormalExchange:
     error: str | None = None
     started_us: int = 0
     duration_us: int = 0
+
+
+# SSE event ids are the transport's (Go: a fresh uuid per event; Java: a counter): volatile.
+EVENT_ID = "<event-id>"
+
+
+def exchange_key(exchange: Exchange) -> str:
+    """What alignment compares: the A2A operation (v1.0 name whatever the wire version); for
+    an operation the tables do not know, what the wire named (`unknown tasks/explode`)."""
+    c = exchange.classification
+    if c.operation == UNKNOWN and c.method:
+        return f"{UNKNOWN} {c.method}"
+    if c.operation is not None:
+        return c.operation
+    return f"(not A2A) {exchange.request.method}"
+
+
+def normalise_body(data: bytes | str, normaliser: Normaliser) -> Body:
+    """Parse and normalise a body: JSON if it parses, else text, else a byte summary.
+
+    `data` is wire bytes (a body, a raw gRPC message) or text already decoded (SSE event data,
+    proto-JSON).  Bytes that are not UTF-8 become a summary; lone surrogates in JSON strings
+    (`"\\ud800"` is valid JSON text) are kept as they are.
+    """
+    if not data:
+        return EMPTY
+    parsed = parse_json(data)
+    if parsed is not NOT_JSON:
+        return Body("json", normaliser.json(parsed))
+    if isinstance(data, str):
+        return Body("text", normaliser.text(data))
+    try:
+        return Body("text", normaliser.text(data.decode("utf-8")))
+    except UnicodeDecodeError:
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        return Body("bytes", f"<{len(data)} bytes sha256:{digest}>")
+
+
+def _normal_event(event: SseEvent, normaliser: Normaliser) -> NormalEvent:
+    fields = event_fields(event.lines)
+    return NormalEvent(
+        event=fields.event,
+        data=normalise_body(event_data(event.lines), normaliser),
+        id=EVENT_ID if fields.id is not None else None,
+        comments=fields.comments,
+        offset_us=event.offset_us,
+    )
+
+
+def _normal_grpc(message: GrpcMessage, normaliser: Normaliser) -> NormalGrpc:
+    content = message.json if message.json is not None else message.raw or b""
+    body = normalise_body(content, normaliser)
+    return NormalGrpc(body, message.type_name, message.compressed, message.offset_us)
+
+
+def normalise_request(request: Request, normaliser: Normaliser) -> NormalRequest:
+    return NormalRequest(
+        method=request.method,
+        target=normaliser.target(request.target),
+        headers=normaliser.headers(request.headers),
+        body=normalise_body(request.body, normaliser),
+        messages=tuple(_normal_grpc(m, normaliser) for m in request.messages),
+    )
+
+
+def normalise_response(response: Response, normaliser: Normaliser) -> NormalResponse:
+    events = [_normal_event(e, normaliser) for e in response.events]
+    data_events = tuple(e for e in events if not _comment_only(e))
+    return NormalResponse(
+        status=response.status,
+        headers=normaliser.headers(response.headers),
+        body=normalise_body(response.body, normaliser),
+        events=data_events,
+        comment_blocks=len(events) - len(data_events),
+        newline=response.newline,
+        messages=tuple(_normal_grpc(m, normaliser) for m in response.messages),
+        trailers=normaliser.headers(response.trailers),
+    )
+
+
+def _comment_only(event: NormalEvent) -> bool:
+    return bool(event.comments) and event.data is EMPTY and event.id is None
+
+
+def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExchange:
+    """One exchange through a normaliser (which should already have observed it)."""
+    c = exchange.classification
+    response = exchange.response
+    return NormalExchange(
+        number=exchange.number,
+        key=exchange_key(exchange),
+        binding=c.binding_name,
+        version=c.version.value if c.version else None,
+        request=normalise_request(exchange.request, normaliser),
+        response=normalise_response(response, normaliser) if response is not None else None,
+        error=normaliser.text(exchange.error) if exchange.error else None,
+        started_us=exchange.started_us,
+        duration_us=exchange.duration_us,
+    )
+
+
+def normalise_capture(
+    capture: Capture, normaliser: Normaliser | None = None
+) -> tuple[NormalExchange, ...]:
+    """Every exchange of a capture, normalised with placeholders numbered in first-seen order.
+
+    Discovery runs over the whole capture first, so an id first named inside free text (an
+    error message) before its own field appears is still replaced.
+    """
+    normaliser = normaliser if normaliser is not None else Normaliser()
+    exchanges = in_start_order(capture)
+    for exchange in exchanges:
+        normaliser.observe_exchange(exchange)
+    return tuple(normalise_exchange(e, normaliser) for e in exchanges)
+
+
+def in_start_order(capture: Capture) -> list[Exchange]:
+    """The exchanges in the order they started.
+
+    A capture lists exchanges as they completed, and concurrency makes that order vary from
+    run to run (a push delivery completes inside the send that caused it, a cancel before the
+    subscription it ends).  The order requests were made in is what a scenario fixes.
+    """
+    return sorted(capture.exchanges, key=lambda e: (e.started_us, e.number))

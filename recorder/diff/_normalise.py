@@ -1,20 +1,13 @@
 """Volatile-value normalisation: one capture (or one live session) in, placeholders out.
 
-Strategy.  Every run of the same scenario carries fresh ids, timestamps, ports and tokens
-(a2a-wire.md §8).  A `Normaliser` gives each volatile value a placeholder that is stable *within*
-one capture: the first task id seen becomes `<task-1>`, the second `<task-2>`, and every later
-occurrence of the same value (a URL path, an SSE event, an error message) reads `<task-1>` too.
-So "the task id returned by exchange 2 is used in exchange 3" survives, and compares equal across
-two captures, while two unrelated ids stay distinguishable.
+Every run carries fresh ids, timestamps, ports and tokens.  A `Normaliser` gives each volatile
+value a placeholder stable *within* one capture (the first task id seen is `<task-1>` wherever
+it occurs later: a URL path, an event, an error message), so "the task id returned by exchange
+2 is used in exchange 3" survives and compares equal across captures.
 
-Two passes: `observe_*` discovers ids by *field name* (tables below), in exchange order; the
-substituting calls (`json`, `text`, `target`, `headers`) then replace them *by value* wherever
-they occur.  A live session (the replayer) can interleave the two: observe what it served,
-normalise what comes in.  `normalise_capture()` (`_exchanges`) does both passes for a whole
-capture and returns the `NormalExchange` values (`_normal`) that the diff compares.
-
-Invariants: pure (no I/O); never raises on odd input (non-JSON bodies become text or a byte
-summary); both v1.0 and v0.3 shapes are covered by the same tables.
+Two passes: `observe_*` discovers ids by field name (the protocol's id model), then `json`,
+`text`, `target` and `headers` replace them by value wherever they occur.  Pure, and never
+raises on odd input.
 """
 
 from __future__ import annotations
@@ -28,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recorder.capture import Exchange, GrpcMessage, Headers, Response
-from recorder.diff._normal import Json
 from recorder.protocol import (
     GENERATION_FIELDS,
     ID_FIELDS,
@@ -39,6 +31,7 @@ from recorder.protocol import (
     TIMESTAMP_FIELDS,
     USER_CONTENT_KEYS,
     IdKind,
+    Json,
     decode_status_details,
     event_data,
     id_owner,
@@ -87,20 +80,13 @@ _MIN_TEXT_ID = 4  # shorter ids (or all-digit ones) are only replaced at their o
 class Normaliser:
     """Volatile values to placeholders, consistently across one capture or one live session.
 
-    Example::
-
-        n = Normaliser()
-        n.observe_json({"jsonrpc": "2.0", "id": 7, "result": {"id": "t-9f2", "status": {}}})
-        n.json({"id": "t-9f2", "status": {"timestamp": "2026-01-01T00:00:00Z"}})
-        # -> {"id": "<task-1>", "status": {"timestamp": "<timestamp>"}}
-        n.text("Task t-9f2 is in terminal state")  # -> "Task <task-1> is in terminal state"
-        n.original("<task-1>")                     # -> "t-9f2"
+    `observe_json({"result": {"id": "t-9f2", "status": {}}})`, then `text("Task t-9f2 failed")`
+    is `"Task <task-1> failed"`.
     """
 
     _ids: dict[str | int, str] = field(default_factory=dict)
     _text_ids: dict[str, str] = field(default_factory=dict)  # ids safe to replace inside text
     _counts: dict[IdKind, int] = field(default_factory=dict)
-    _originals: dict[str, str | int] = field(default_factory=dict)
     _generations: dict[str, int] = field(default_factory=dict)  # task id -> its first generation
     _last_task: str = ""
 
@@ -117,7 +103,6 @@ class Normaliser:
         self._counts[kind] = count
         placeholder = f"<{kind.value}-{count}>"
         self._ids[value] = placeholder
-        self._originals[placeholder] = value
         if isinstance(value, str) and len(value) >= _MIN_TEXT_ID and not value.isdigit():
             self._text_ids[value] = placeholder
         return placeholder
@@ -131,7 +116,7 @@ class Normaliser:
                 self.observe_json(item)
 
     def _observe_object(self, obj: dict[str, Any]) -> None:
-        owner = _id_owner(obj) if "id" in obj else None
+        owner = id_owner(obj) if "id" in obj else None
         if is_push_config(obj) and isinstance(obj["url"], str):
             self._register_webhook(obj["url"])
         for key, value in obj.items():
@@ -218,7 +203,7 @@ class Normaliser:
         return value
 
     def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
-        owner = _id_owner(obj) if "id" in obj else None
+        owner = id_owner(obj) if "id" in obj else None
         out = {key: self._field(key, value, owner) for key, value in obj.items()}
         for key in GENERATION_FIELDS.intersection(obj):
             out[key] = self._generation(obj, owner, obj[key])
@@ -346,21 +331,6 @@ class Normaliser:
         if name in PERCENT_ENCODED_HEADERS:
             value = urllib.parse.unquote(value)
         return self.text(value)
-
-    # -- the mapping, for a replayer that substitutes live values back -----------------------
-
-    @property
-    def placeholders(self) -> Mapping[str | int, str]:
-        """Original value -> placeholder, in first-seen order."""
-        return dict(self._ids)
-
-    def original(self, placeholder: str) -> str | int | None:
-        """The value a placeholder stands for, or None if this normaliser never saw it."""
-        return self._originals.get(placeholder)
-
-
-def _id_owner(obj: Mapping[str, Any]) -> IdKind | None:
-    return id_owner(obj)
 
 
 def _query_pairs(query: str) -> list[tuple[str, str]]:

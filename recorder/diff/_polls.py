@@ -1,8 +1,4 @@
-"""Polls: runs of identical GetTask/ListTasks requests, whose length depends on timing alone.
-
-`last_polls` keeps the last poll of each run (for `collapse_polls`); `with_polls` notes a
-different run length on a compared pair.
-"""
+"""Polls: runs of identical GetTask/ListTasks requests, whose length depends on timing alone."""
 
 from __future__ import annotations
 

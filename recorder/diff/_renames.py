@@ -1,18 +1,11 @@
 """The v0.3 -> v1.0 wire renames, applied to normalised exchanges.
 
-Strategy: when two aligned exchanges differ, the diff translates both (already normalised) sides
-into the v1.0 shape and compares again.  Whatever the translation of one side explains is a
-*rename* ("method renamed: message/send -> SendMessage"); whatever still differs is a real
-difference.  Translating a v1.0 exchange changes nothing, so two v1.0 captures never show
-renames, and two v0.3 captures cancel out (each side produces the same notes).
-
-Each applied rule leaves a `RenameNote` with the path it touched, in the coordinates of the
-side it came from, so the raw differences it explains can be listed under it.
-
-The translation is `recorder.versions`, the one replay and verify use to serve and send a
-capture across versions (`read_body`, `target`; the tables in protocol's `_v03` and
-`_operations`).  What v1.0 cannot carry is kept where it was, for the comparison to show.  This
-module only walks a normalised exchange's parts through it.
+When two aligned exchanges differ, the diff translates both sides to the v1.0 shape and
+compares again: what the translation of one side explains is a *rename*, what still differs is
+a real difference.  A v1.0 exchange translates to itself, and two v0.3 captures cancel out.
+Each applied rule leaves a `RenameNote` with the path it touched, in its side's coordinates.
+The translation is `recorder.versions`, the one replay and verify use; this module only walks
+a normalised exchange's parts through it.
 """
 
 from __future__ import annotations
@@ -28,12 +21,12 @@ from recorder.diff._normal import (
     NormalResponse,
 )
 from recorder.protocol import V03_HEADER_RENAMES, Version
-from recorder.versions import RULE_TEXT, Dialect, Side, dialect_of, read_body
+from recorder.versions import Dialect, Side, dialect_of, read_body
 from recorder.versions import Rename as RenameNote
 from recorder.versions import RenameRule as Rule
 from recorder.versions import target as translate_target
 
-__all__ = ["RULE_TEXT", "RenameNote", "Rule", "to_v1"]
+__all__ = ["RenameNote", "Rule", "to_v1"]  # the aliases are what the diff names them
 
 V0_3, V1_0 = "0.3", "1.0"
 

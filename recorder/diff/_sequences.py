@@ -1,21 +1,13 @@
 """Event sequences aligned as sequences: SSE events, gRPC messages, push deliveries.
 
-Strategy: two keys per item, finest first (`_align.align_levels`).
-- *content*: the whole normalised item (event type, id, data with its keys sorted), with the
-  placeholders' numbers left out, since one extra id earlier in a capture renumbers the rest;
-- *signature*: what the item carries (protocol's `carried`: the StreamResponse member and the
-  task state, v1.0 names whatever the version), plus the SSE event type;
-- *state*: the task state alone (a v0.3 agent pushes the whole task where v1.0 pushes a
-  status update: both say COMPLETED).
-Equal content pairs first, so one status event inserted into an 8-event stream is one
-insertion.  Inside the stretches left over, items that carry the same thing pair next (the
-same update with other text is a change, not a removal and an insertion), then items with the
-same state, and what is still left pairs from the stretch's end, the end of a stream being its
-outcome.  When both sides carry the same things in the same order (two runs of one scenario),
-they pair position by position without the content keys, which are the costly part.
-
-Push deliveries are exchanges: `exchange_levels` gives the exchange alignment the same two
-keys for them, and the operation alone for every other exchange.
+Keys per item, finest first (`_align.align_levels`): *content* (the whole normalised item, the
+placeholders' numbers left out, since one extra id earlier renumbers the rest), *signature*
+(what it carries: protocol's `carried`, plus the SSE event type) and *state* (the task state
+alone: a v0.3 agent pushes a task where v1.0 pushes a status update).  Equal content pairs
+first, so one inserted event is one insertion; then the same signature (a change, not a
+removal and an insertion), then the same state, then what is left from the stretch's end (a
+stream's end is its outcome).  Push deliveries get the same keys in the exchange alignment
+(`exchange_levels`); every other exchange is keyed by its operation.
 """
 
 from __future__ import annotations
@@ -66,22 +58,20 @@ def message_levels(messages: Sequence[NormalGrpc]) -> list[list[Hashable]]:
     ]
 
 
+# When both sides carry the same things in the same order (the common case, two runs of one
+# scenario), they pair position by position, and the costly content keys are not needed.
+
+
 def align_events(a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> Alignment:
-    if _same_shape(_event_signatures(a), _event_signatures(b)):
+    if _event_signatures(a) == _event_signatures(b):
         return _positional(len(a))
     return align_levels(event_levels(a), event_levels(b), pair_rest=True)
 
 
 def align_messages(a: Sequence[NormalGrpc], b: Sequence[NormalGrpc]) -> Alignment:
-    if _same_shape([_signature(m.body) for m in a], [_signature(m.body) for m in b]):
+    if [_signature(m.body) for m in a] == [_signature(m.body) for m in b]:
         return _positional(len(a))
     return align_levels(message_levels(a), message_levels(b), pair_rest=True)
-
-
-def _same_shape(a: Sequence[Hashable], b: Sequence[Hashable]) -> bool:
-    """Both sides carry the same things in the same order (the common case, two runs of one
-    scenario): they pair position by position, and the content keys are not needed."""
-    return a == b
 
 
 def _positional(n: int) -> Alignment:

@@ -1,13 +1,9 @@
 """How differences read: values, excerpts of long changes, one-line descriptions, table rows.
 
-Shared by every report (`_report`, `_html`).  What changed is never cut: a long changed string
-is shown around the span where the two sides differ, with CONTEXT characters on each side and
-that span whole (`excerpts`); an added or removed value is shown whole.  `printable` makes any
-text writable as UTF-8 (lone surrogates are valid in JSON text, not in UTF-8).
-
-A file's content inside a part (`FILE_CONTENT_KEYS`: base64 on the wire) is shown decoded:
-text as text, anything else as its size and sha256, and its path says so (`readable`).  The
-JSON report keeps the values as the captures hold them.
+What changed is never cut: a long changed string is shown around the span where the two sides
+differ, that span whole (`excerpts`).  A file's content inside a part (base64 on the wire) is
+shown decoded, and its path says so (`readable`); the JSON report keeps the values as they
+are.  `printable` makes any text writable as UTF-8 (lone surrogates are valid JSON text).
 """
 
 from __future__ import annotations
@@ -116,14 +112,9 @@ NOTHING = Excerpt("", "", "")
 def excerpts(old: Any, new: Any) -> tuple[Excerpt, Excerpt]:
     """How the two sides of a change are shown.
 
-    For two strings, `changed` is the span where they differ (their longest common prefix and
-    suffix set aside).  When either is longer than MAX_SHOWN, only CONTEXT characters are kept
-    on each side of that span; the span itself is always whole.  Anything else is shown whole,
-    all of it marked as changed.
-
-    >>> old, new = excerpts("a" * 200 + " done", "a" * 200 + " checking sources, done")
-    >>> new.changed, new.after
-    ('checking sources, ', 'done"')
+    For two strings, `changed` is where they differ (their common prefix and suffix set aside);
+    when either is longer than MAX_SHOWN, only CONTEXT characters are kept around it.  Anything
+    else is shown whole, all of it marked as changed.
     """
     if not (isinstance(old, str) and isinstance(new, str)):
         return whole(old), whole(new)

@@ -1,12 +1,7 @@
-"""An exchange's request and response as a reader sees them in the detail panel (pure).
+"""An exchange's request and response as the detail panel shows them, as text (pure).
 
-Bodies are shown as the capture shows them: JSON pretty (indent 2, key order kept) when
-re-serialising it gives back the wire text, so nothing is hidden by the pretty form; other
-UTF-8 text verbatim; anything else as base64, with a note.  Stream events keep their own lines
-(`event:`, `id:`, comments) and show their `data` as pretty JSON when it is JSON.
-
-HTML escaping and the last `printable` pass are the page's job (`recorder._pages`); this
-module never produces markup.
+JSON is shown pretty only when re-serialising it gives back the wire text, so the pretty form
+hides nothing; other UTF-8 text verbatim; anything else as base64, with a note.
 """
 
 from __future__ import annotations
@@ -55,7 +50,6 @@ class Side:
     headers: Headers
     body: Body | None
     blocks: tuple[Block, ...] = ()
-    block_word: str = "event"  # what a block is called: "event" or "message"
     trailers: Headers = ()
 
 
@@ -65,7 +59,6 @@ def request_side(request: Request) -> Side:
         request.headers,
         show_body(request.body),
         tuple(_message_block(i, m, None) for i, m in enumerate(request.messages)),
-        "message",
     )
 
 
@@ -76,14 +69,12 @@ def response_side(response: Response | None, ticks: Sequence[Tick]) -> Side | No
     status = f"{response.http_version} {response.status} {response.reason}".rstrip()
     if response.events:
         blocks = tuple(_event_block(e, t) for e, t in zip(response.events, ticks, strict=True))
-        return Side(status, response.headers, None, blocks, "event", response.trailers)
+        return Side(status, response.headers, None, blocks, trailers=response.trailers)
     blocks = tuple(
         _message_block(i, m, t)
         for (i, m), t in zip(enumerate(response.messages), ticks, strict=True)
     )
-    return Side(
-        status, response.headers, show_body(response.body), blocks, "message", response.trailers
-    )
+    return Side(status, response.headers, show_body(response.body), blocks, response.trailers)
 
 
 def show_body(data: bytes) -> Body | None:
@@ -167,7 +158,3 @@ def _message_block(index: int, message: GrpcMessage, tick: Tick | None) -> Block
         body = _base64(message.raw or b"", "undecoded") if message.raw else None
     title = " · ".join(word for word in words if word)
     return Block(index, title, tick.tone if tick else Tone.OK, (), body)
-
-
-def header_lines(headers: Sequence[tuple[str, str]]) -> list[str]:
-    return [f"{name}: {value}" for name, value in headers]

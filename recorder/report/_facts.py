@@ -1,17 +1,10 @@
-"""What the report says about each exchange: its lanes, label, outcome, ticks and flags.
+"""What the report says about each exchange: its lanes, label, outcome, ticks and flags (pure).
 
-Pure: a function from a `recorder.capture.Exchange` to `ExchangeFacts`, a value the layout and
-the templates read.  Nothing here knows about pixels or HTML.
-
-Outcome, first rule that applies (a reader looks for the answer that matters):
-no response; the A2A error the classifier named; a gRPC status other than OK; an HTTP status
-of 400 or more; an error the answer carried; then what `a2a-recorder show` says the answer
-carried (its state column: a task state, a stream's last, `2 tasks` for a task list, the
-kind of object), else its status column (`OK` for gRPC, else the HTTP status).  A push
-delivery's outcome is what it delivered, unless the webhook refused it.
-
-Flags are the notes a reader must not miss (possible secrets, cut streams, a response that
-never came), found by the note's first words in `FLAGS`; every note is in the detail anyway.
+Outcome, first rule that applies: no response; the A2A error the classifier named; a gRPC
+status other than OK; an HTTP status of 400 or more; an error the answer carried; then what
+`a2a-recorder show` says the answer carried, else its status.  A push delivery's outcome is
+what it delivered, unless the webhook refused it.  Flags are the notes a reader must not miss,
+found by their first words (`FLAGS`).
 """
 
 from __future__ import annotations

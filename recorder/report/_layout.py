@@ -1,14 +1,8 @@
 """Where things go on the page: lanes, arrows, ticks and timeline bars, in pixels (pure).
 
-Rows follow the exchanges' start times (the capture numbers them as they completed), one
-fixed-height row each, so 300 exchanges scroll instead of shrinking.  In a row:
-
-- the arrow runs from its source lane to its target lane; ticks sit on it at
-  `offset / duration` of its length, so a stream's events spread along it as they came;
-- the timeline bar spans the exchange's start to end on one axis for the whole capture, with
-  the same ticks at `start + offset`.  SSE offsets count from the response headers, whose time
-  the capture does not keep, so a tick there is at most that early; gRPC offsets count from
-  the call's start.
+One fixed-height row per exchange, in start order.  Ticks sit on an arrow at `offset /
+duration` of its length, and on the timeline bar at `start + offset`; SSE offsets count from
+the response head, whose time the capture does not keep, so such a tick is at most that early.
 """
 
 from __future__ import annotations
@@ -45,10 +39,6 @@ class Row:
     bar_x: float
     bar_width: float
     bar_ticks: tuple[Placed, ...]
-
-    @property
-    def label_x(self) -> float:
-        return self.x1 + 6
 
     @property
     def via_recorder(self) -> bool:

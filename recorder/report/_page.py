@@ -1,17 +1,9 @@
 """The report page: a capture in, one self-contained HTML document out (pure).
 
-Invariants:
-- **No network.** CSS, script and SVG are inline; nothing has a `src`, no `<link>`, no
-  `url(...)`.  A Content-Security-Policy (`default-src 'none'`, the script allowed by its
-  hash) makes the browser refuse any fetch or any other script, should one ever slip in.
-- **Everything from the capture is text** (autoescaped, then made printable: see
-  `recorder._pages`, shared with the diff and verify pages, as is the stylesheet); only the
-  package's own CSS and script are marked safe.  No capture value reaches a `<script>`,
-  a `style` or an event-handler attribute.
-- **Clicks need no script.**  An exchange's row links to `#x<number>`, its detail section; CSS
-  `:target` opens it.  The script only adds keyboard moves, the filter and the highlight.
-
-See also: README, "A picture of a session".
+Invariants: no network (CSS, script and SVG inline, and a Content-Security-Policy that allows
+only the page's own script, by its hash); everything from the capture is text (autoescaped and
+made printable by `recorder._pages`), never reaching a `<script>`, a `style` or an event
+handler; clicks need no script (a row links to `#x<number>`, CSS `:target` opens it).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Verify against a baseline: the drift a project has accepted, so CI fails on new drift only.
 
-Each thing that makes a run drift is a baseline entry (`recorder.ci`, tool "verify"): a
-counted difference (`kind` its kind, `path` where), a rename summary (`rename`), an exchange
-only the recording or only the live run has (`removed`, `inserted`), a request that could not
-be sent (`not-sent`).  Exchanges are named as the diff names them (`A#3` recorded, `B#5` live
-only).  Timing is not baselined: `--max-slowdown` is the knob for that.
-
-`accept(result, accepted)` is the result less what the baseline accepted: the differences
-and renames go, a pair left with none is the same, accepted one-sided exchanges and not-sent
-requests go; the report's baseline line says how many.  Pure.
+Each drift is a baseline entry (`recorder.ci`, tool "verify"): a counted difference, a rename,
+a one-sided exchange, a request not sent; exchanges named as the diff names them.  Timing is
+not baselined (`--max-slowdown` is its knob).  `accept` gives the result less what the
+baseline accepted; a pair left with nothing is the same.  Pure.
 """
 
 from __future__ import annotations

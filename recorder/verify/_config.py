@@ -1,25 +1,21 @@
 """A project's standing verify settings: `verify.toml`, or `[tool.a2a-recorder.verify]`.
 
-Found from a directory upward (the current one for the command, the test file's for the
-pytest plugin): the first directory holding a `verify.toml`, or a `pyproject.toml` with a
-`[tool.a2a-recorder.verify]` table, wins.  The format (the same keys in both places)::
+Found from a directory upward: the first holding a `verify.toml`, or a `pyproject.toml` with
+that table, wins.  The same keys in both::
 
-    ignore = ["header:etag", "body.result.metadata"]   # the diff's --ignore patterns
-    compare = ["shape:$.result.artifacts"]             # the diff's --compare settings
-    timeout = 20                                       # seconds per exchange and wait
-    max-slowdown = 3.0                                 # fail beyond 3x the recorded time
+    ignore = ["header:etag"]                # the diff's --ignore patterns
+    compare = ["shape:$.result.artifacts"]  # the diff's --compare settings
+    timeout = 20                            # seconds per exchange and wait
+    max-slowdown = 3.0                      # fail beyond 3x the recorded time
 
-    [captures."grpc/*.http"]                           # more for the captures matching a
-    ignore = ["trailer:grpc-message"]                  # glob, relative to this file
-    compare = ["shape:events[*].data"]
+    [captures."grpc/*.http"]                # more for the captures matching a glob
+    ignore = ["trailer:grpc-message"]
 
-    [learnt."captures/llm.http"]                       # written by `verify --learn`: the
-    ignore = ["body.result.artifacts[0].parts[0].text"]  # noise of one capture (its path)
+    [learnt."captures/llm.http"]            # written by `verify --learn` (`_learnt`)
+    ignore = ["body.result.artifacts[0].parts[0].text"]
 
-What the command line says comes on top: `--ignore` and `--compare` add, `--timeout` and
-`--max-slowdown` replace the file's.  An unknown key, a pattern the diff does not know, or a
-value of the wrong type is a `ConfigError` naming the file.  `learnt` tables belong to
-`verify --learn` (`_learnt`), which rewrites them; the rest of the file is the user's.
+`--ignore` and `--compare` add to the file's, `--timeout` and `--max-slowdown` replace them.
+An unknown key, a bad pattern or a value of the wrong type is a `ConfigError` naming the file.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """What a noisy agent varies: the paths that differ between runs of one capture (pure).
 
-`verify --learn N` plays a capture N times against the agent and hands the N new captures
-here.  Every pair of runs is diffed (with the patterns already in force, so nothing is
-learnt twice); every counted difference names a path, which becomes an ignore pattern in
-the recording's own indexes (`events[3~4]` -> `events[3]`, which `--ignore` matches
-against either side).  Each pattern remembers the pairs of runs it differed between.
-
-A list whose length or members vary between runs (a stateful agent's ListTasks grows by the
-tasks each run made) is learnt as a pattern, not as positions: an element added or removed
-is `tasks[*]`, and a path learnt at two positions of one list is learnt at every position
-(`tasks[5].contextId` and `tasks[6].contextId` -> `tasks[*].contextId`), so the next run,
-whose list is longer again, does not drift.  A pattern under a broader one is left out.
-
-The recording itself takes no part: what differs between it and the agent may be a real
-regression, and learning must not hide one.  What a pattern cannot name (an exchange only
-one run has, a v0.3/v1.0 rename) is not learnt; `Learning.unlearnt` says what it was.
+`verify --learn N` diffs every pair of its N new captures (with the patterns already in force);
+each counted difference's path becomes an ignore pattern in the recording's own indexes
+(`events[3~4]` -> `events[3]`).  A list whose length or members vary is learnt as a pattern:
+an element added or removed is `tasks[*]`, and a path learnt at two positions of one list is
+learnt at every position; a pattern under a broader one is left out.  The recording itself
+takes no part (what differs from it may be a real regression), and what no pattern can name
+(a one-sided exchange, a rename) is `Learning.unlearnt`.
 """
 
 from __future__ import annotations

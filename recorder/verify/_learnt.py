@@ -1,21 +1,10 @@
 """Writing what `verify --learn` learnt into verify.toml, and leaving the rest of it alone.
 
-The learnt ignores of one capture are one table, `[learnt."<capture path>"]` (the path
-relative to the file's folder, as `VerifyConfig.key_of` names it), with a comment saying
-when, against which agent and from how many runs, and beside each pattern the pairs of runs
-it differed between::
-
-    [learnt."captures/llm.http"]
-    # `a2a-recorder verify --learn 3` against http://127.0.0.1:9999, 2026-12-01T10:00:00Z:
-    # what differed between those runs; `verify` ignores it for this capture.
-    ignore = [
-      "body.result.artifacts[0].parts[0].text",  # differed between runs 1 and 2, 1 and 3
-    ]
-
-Learning again replaces that table and nothing else: the file is edited as text (TOML
-libraries that write drop comments), from the table's header line to its closing bracket.  The
-edited text must parse back with the table holding exactly what was learnt, or nothing is
-written (`ConfigError`).  Pure but for `write_learnt`.
+One capture's learnt ignores are one table, `[learnt."<capture path>"]` (relative to the
+file's folder, `VerifyConfig.key_of`), with a comment on when, against which agent and from
+how many runs, and the pairs of runs beside each pattern.  Learning again replaces that table
+and nothing else: the file is edited as text (TOML writers drop comments), and the result must
+parse back holding exactly what was learnt, or nothing is written (`ConfigError`).
 """
 
 from __future__ import annotations

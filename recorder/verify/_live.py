@@ -1,23 +1,13 @@
 """Recorded ids and the live ids that stand for them: replay's provenance, the other way (pure).
 
-Replay maps live request ids to recorded ones and mints live ids for recorded answers.  Verify
-sends recorded requests to a live agent, so it goes the other way, slot by slot
-(`Step.slots`, the provenance the script gave every id of every recorded request):
+Slot by slot (`Step.slots`): ISSUED is the live id the agent handed out in its place (the
+request waits for it, and is not sent when none came); OWN and FRESH get a fresh value of the
+same look (`fresh_id`; the receiver's URL for a webhook, a new secret for a push-config token),
+kept for later uses; UNKNOWN and FIXED are sent as recorded.
 
-    ISSUED   the live id the agent handed out in its place (learnt from a live answer); when
-             there is none yet the request waits, and when none came it is not sent
-    OWN      a fresh id of the same look (`fresh_id`), so a second run does not collide;
-             named again later (ISSUED), it is the same fresh id
-    FRESH    a fresh value too (messageId), the receiver's URL for a webhook, a fresh secret
-             for a push-config token or credentials
-    UNKNOWN  sent as recorded: a probe of an id that never existed stays one
-    FIXED    sent as recorded: it existed before the capture began
-
-Learning pairs a live answer with the recorded one by where each id sits
-(`replay.located_ids`): the id at `result.task.id` of the recorded answer stands for the id at
-the same place of the live one, in the same document (body, event or message) if it has one
-there, else the first document that does.  The first live value learnt for a recorded id is
-kept.  Only successful answers teach (an error hands out nothing).
+Learning pairs a live answer with the recorded one by where each id sits (`located_ids`): in
+the same document if it has one there, else the first that does.  The first live value learnt
+is kept, and only successful answers teach.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """A recorded request made ready for the live agent: live ids in, credentials in (pure).
 
-The request goes out as recorded, byte for byte where nothing live replaces it:
-
-- ids: the step's mapping (`LiveIds.mapping`) is put into the body (`substitute_body`), a gRPC
-  message's proto-JSON (`substitute_json_text`, then encoded with the shipped descriptors),
-  header values, and the target, where an HTTP+JSON path segment or query value that *is* a
-  recorded id is replaced whole (percent-encoded);
-- paths: the recorded agent's interface paths become the live agent's (`PathMap`, read from
-  the two cards), so a capture of an agent serving JSON-RPC at `/a2a/jsonrpc` verifies one
-  that serves it at `/rpc`;
-- credentials: headers and query parameters the capture holds redacted (`<redacted:N>`) get
-  the values the user supplied (`Credentials`); a supplied header replaces the recorded value
-  of that header wherever the recording sent it, and a body's placeholder that stands for a
-  supplied value gets that value.
-- framing is the client's to redo: `Host`, `Content-Length`, `Transfer-Encoding` and the
-  hop-by-hop headers are left to the HTTP client, and a body recorded decoded from gzip or
-  deflate is encoded again.
-
-`PlaceholderError` is raised for a placeholder that would still go out: verify never sends
-one to an agent.
+It goes out byte for byte as recorded but for: the live ids of the step's mapping (in the body,
+a gRPC message's proto-JSON, header values, and target segments or query values that *are* a
+recorded id); the live agent's interface paths for the recorded one's (`PathMap`, from the two
+cards); the user's credentials for redacted values (`Credentials`); and framing, which is the
+client's to redo (`Host`, `Content-Length`, hop-by-hop headers; a body recorded decoded from
+gzip or deflate is encoded again).  A placeholder that would still go out raises
+`PlaceholderError`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """The recorded capture as a plan of sends: what to send, in what order, after what (pure).
 
-The client side of a capture is replayed in the order the recorded requests started
-(`load_script` orders its steps so).  Each step becomes a `Send`, and what it waits for mirrors
-what had happened in the recording when its request started at time S:
+Steps go out in the order their requests started.  A `Send` waits for what had happened in the
+recording when its request started: earlier exchanges that had completed (the ones still
+running are `concurrent` and not waited for), as many events of a concurrent stream as had
+arrived (`events`), and the push deliveries done by then (`deliveries`, per webhook).
 
-- every earlier exchange that had *completed* by S has completed live (so the ids it needs
-  exist); the earlier exchanges still running at S are `concurrent` with it and are not waited
-  for (a SubscribeToTask while a stream runs, a cancel of a `wait` task);
-- of a concurrent exchange that streams (SSE events, gRPC messages), as many events have
-  arrived live as had arrived by S (`events`): the cancel that ends a subscription goes out
-  once the subscription is live;
-- the push deliveries that had completed by S have reached verify's webhook (`deliveries`,
-  counted per recorded webhook URL).
-
-A run of identical polls (consecutive steps with the same key, of an operation the diff counts
-as a poll, each starting after the previous one ended) is one `Send` of several steps: the
-poll is repeated live until its answer reports the state the last recorded poll reported (the
-diff compares only the last poll of a run, `recorder.diff.last_polls`).
-
-Push deliveries are not sent: they are expected (`Plan.deliveries`).  An exchange recorded
-without a response is not sent either (there is nothing to compare it with): `Plan.skipped`.
+A run of identical polls (the diff's rule) is one `Send` of several steps, repeated live until
+its answer reports the state the last recorded poll did.  Push deliveries are expected, not
+sent (`Plan.deliveries`); an exchange recorded without a response is `Plan.skipped`.
 """
 
 from __future__ import annotations
@@ -143,14 +131,6 @@ def events_by(exchange: Exchange, at_us: int) -> int:
         return 0
     head = end_us(exchange) - max(offsets)
     return sum(1 for offset in offsets if head + offset < at_us)
-
-
-def streamed(exchange: Exchange) -> int:
-    """How many data events or gRPC messages a recorded answer holds."""
-    response = exchange.response
-    if response is None:
-        return 0
-    return sum(1 for e in response.events if event_data(e.lines)) + len(response.messages)
 
 
 # ---- polls ------------------------------------------------------------------------------------

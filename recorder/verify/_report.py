@@ -1,12 +1,9 @@
 """Verify reports: the diff's report of recorded against live, then verify's own facts (pure).
 
-Each format is the diff's (`recorder.diff`'s renderers, so a drift reads as any diff does),
-followed by what only verify knows: the exchanges it could not send and why, what it did that
-a reader should know (a wait that ran out), the timing of every aligned pair (recorded against
-live, with the factor), the baseline's stale entries, and the verdict.  JSON embeds the diff's
-report object under `diff`; the HTML page is the diff's page with verify's sections before its
-end.  JUnit has one test case, the capture, with one failure per difference (as `diff`'s),
-per request not sent, per exchange slower than allowed, per stale baseline entry.
+Each format is the diff's, followed by what only verify knows: requests not sent and why,
+notes, timing (recorded against live), stale baseline entries and the verdict.  JSON embeds
+the diff's object under `diff`; the HTML page extends the diff's; JUnit has one case, the
+capture, with a failure per drift.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from typing import Any
 
 from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, diff_page, report_dict
+from recorder.diff import diff_failures, diff_notes, diff_page, printable, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -46,17 +43,22 @@ def _not_sent_line(item: NotSent) -> str:
     return f"#{item.number} {item.operation}: {item.reason}"
 
 
+def _lists(result: VerifyResult) -> list[tuple[str, list[str]]]:
+    """The titled lists every format shows (an empty one is left out)."""
+    return [
+        ("Not sent", [_not_sent_line(n) for n in result.not_sent]),
+        ("Left out (not compared)", [_not_sent_line(n) for n in result.skipped]),
+        ("Notes", list(result.notes)),
+    ]
+
+
 # -- text -----------------------------------------------------------------------------------
 
 
 def render_text(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_text([result.diff], color=color).rstrip("\n")]
-    if result.not_sent:
-        out += ["Not sent:", *(f"  {_not_sent_line(n)}" for n in result.not_sent)]
-    if result.skipped:
-        out += ["Left out (not compared):", *(f"  {_not_sent_line(n)}" for n in result.skipped)]
-    if result.notes:
-        out += ["Notes:", *(f"  {note}" for note in result.notes)]
+    for title, lines in _lists(result):
+        out += [f"{title}:", *(f"  {line}" for line in lines)] if lines else []
     if result.latencies:
         out += [
             "Timing (recorded → live):",
@@ -73,17 +75,8 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
 
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_markdown([result.diff]).rstrip("\n"), ""]
-    if result.not_sent:
-        out += ["### Not sent", "", *(f"- {_md(_not_sent_line(n))}" for n in result.not_sent), ""]
-    if result.skipped:
-        out += [
-            "### Left out (not compared)",
-            "",
-            *(f"- {_md(_not_sent_line(n))}" for n in result.skipped),
-            "",
-        ]
-    if result.notes:
-        out += ["### Notes", "", *(f"- {_md(note)}" for note in result.notes), ""]
+    for title, lines in _lists(result):
+        out += [f"### {title}", "", *(f"- {_md(line)}" for line in lines), ""] if lines else []
     if result.latencies:
         out += [
             "### Timing",
@@ -159,8 +152,7 @@ def _latency(x: Latency, result: VerifyResult) -> dict[str, Any]:
 
 
 def render_json(result: VerifyResult, *, color: bool = False) -> str:
-    text = json.dumps(report(result), indent=2, ensure_ascii=False, default=str)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    return printable(json.dumps(report(result), indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 # -- HTML -----------------------------------------------------------------------------------
@@ -174,11 +166,7 @@ def render_html(result: VerifyResult, *, color: bool = False) -> str:
 def _html_facts(result: VerifyResult) -> dict[str, object]:
     return {
         "stale": list(result.stale),
-        "lists": [
-            ("Not sent", [_not_sent_line(n) for n in result.not_sent]),
-            ("Left out (not compared)", [_not_sent_line(n) for n in result.skipped]),
-            ("Notes", list(result.notes)),
-        ],
+        "lists": _lists(result),
         "timing": [
             (
                 f"A#{x.a}",

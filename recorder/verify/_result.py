@@ -1,13 +1,9 @@
 """What a verify run found: the diff of recorded against live, and verify's own facts (pure).
 
-Drift is any of: a difference the diff counts, an exchange that could not be sent because of
-what the agent answered earlier (`NotSent`), with `max_slowdown` an exchange slower than that
-factor, or with a baseline an entry of it that no longer occurs.  Exchanges that verify leaves
-out by design (recorded without a response) are `skipped`: they are neither compared nor drift.
-
-Timing compares the durations the recorder measured, recorded against live, for every pair
-the diff aligned.  A slowdown counts only beyond `SLOWDOWN_FLOOR_US` of added time, the
-diff's own timing tolerance: below it a ratio is scheduling noise.
+Drift is a difference the diff counts, a request not sent because of an earlier answer
+(`NotSent`), with `max_slowdown` an exchange slower than that factor, or with a baseline a
+stale entry.  Exchanges recorded without a response are `skipped`: neither compared nor drift.
+A slowdown counts only beyond `SLOWDOWN_FLOOR_US` of added time (the diff's timing tolerance).
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Verify's shell: the live card, verify's webhook, the recorder, the schedule, then the diff.
 
-1. Check what can be checked before anything is sent: the ignore patterns, and that every
-   redacted header or query parameter has a value (`missing_credentials`); fetch the live
-   agent's card (straight from the agent, not recorded) for its interfaces, which also tells
-   an agent that cannot be reached (exit 2).
-2. Start verify's webhook (`Receiver`) and a `RecordingProxy` in front of the agent (with a
-   gRPC listener in front of its gRPC address), writing the new capture, redaction included;
-   its push relay carries every delivery to the receiver.
-3. Run the plan through the recorder (`Schedule`), then wait until the recorder has written
-   every exchange it carried, and stop it.
-4. Diff the recorded capture (less what verify leaves out by design) against the new one.
+Before anything is sent: the patterns are checked, every redacted value needs a supplied one,
+and the live card is fetched (its interfaces; an agent that cannot be reached is exit 2).  Then
+verify's webhook and a `RecordingProxy` in front of the agent start, the plan runs through the
+recorder until it has written every exchange it carried, and the recorded capture (less what
+verify leaves out by design) is diffed against the new one.
 """
 
 from __future__ import annotations
@@ -82,14 +77,9 @@ class Options:
 def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult:
     """Play the client side of `capture` against the live agent at `agent`; diff the two.
 
-    Options are `Options`'s fields: `grpc` (HOST:PORT; default: the live card's GRPC
-    interface), `out` (keep the new capture there), `ignore` (diff patterns), `compare`
-    (the diff's `shape:PATH` settings), `credentials`,
-    `timeout` (seconds per exchange and per wait), `max_slowdown`, `name` (the capture's name
-    in the report), `as_version` (send the capture translated into that protocol version and
-    compare with its answers translated too: checks a migration against a recording).
-    Raises `VerifyError` when verify cannot run.  Blocking: it runs its own
-    event loop (in a thread when the caller's loop is running).
+    Options are `Options`'s fields (the command's options; `as_version` sends the capture
+    translated and compares with its answers translated too).  Raises `VerifyError` when verify
+    cannot run.  Blocking: it runs its own event loop (in a thread under a running one).
     """
     settings = Options(agent=agent, **options)
     return run_to_end(lambda: verify_async(capture, settings))

@@ -1,26 +1,15 @@
 """Running a plan: each send when what it waits for has happened live (asyncio, no sockets).
 
-The schedule walks the plan in order.  Before a send starts it waits until
+Before a send starts, the schedule waits until (1) every earlier send has completed, except
+those concurrent with it in the recording; (2) each concurrent stream has given as many live
+events as the recording had by then, and the push deliveries done by then have arrived;
+(3) every issued id its request names has a live counterpart, or its issuer completed without
+one (then it is not sent, and says why).  It also keeps its recorded distance from each
+concurrent exchange's start.  Waits 1 and 3 end when sends end; wait 2 and the pacing are
+bounded (`wait_limit`), and what never comes is noted.  A poll run is one send repeated until
+the live answer reports the last recorded poll's state.
 
-1. every earlier send has completed, except the ones it was concurrent with in the recording;
-2. each concurrent stream has given as many live events as the recording had by then, or
-   ended; and the push deliveries done by then in the recording have arrived;
-3. every issued id its request names has a live counterpart, or the send that should have
-   handed it out has completed without one (the request is then not sent, and says why).
-
-It also keeps its place beside each concurrent exchange: it starts as long after that one
-started as it did in the recording (a subscription that says nothing yet is still set up
-before the cancel that ends it).  Waits 1 and 3 end when sends end (each has its own time
-limit); wait 2 and the pacing are bounded (`wait_limit`): an event or a delivery that never
-comes is noted, and the send goes out anyway.  Then the send is started as a task of its own,
-so that the next one can start beside it, and the walk goes on.
-
-A poll run is one send repeated until the live answer reports the state the last recorded
-poll reported, or its time is up.  Learning happens as answers come (`LiveIds`), document by
-document for a stream.
-
-The transport (`Transport`: send one prepared request, count deliveries) is the only I/O, so
-the schedule can be driven by a fake one in tests.
+The transport (`Transport`) is the only I/O, so tests drive the schedule with a fake one.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """Credentials for the live agent, in place of the capture's redaction placeholders (pure).
 
-A capture holds `<redacted:N>` where the recorder found a secret.  Verify never sends a
-placeholder to an agent: each header or query parameter that holds one needs a real value,
-from the command line (`--header 'Authorization: Bearer …'`, `--param key=…`) or the
-environment:
-
-    A2A_VERIFY_HEADER_<NAME>   a header; NAME upper-cased, every other character `_`
-                               (`Authorization` -> A2A_VERIFY_HEADER_AUTHORIZATION,
-                               `X-API-Key` -> A2A_VERIFY_HEADER_X_API_KEY)
-    A2A_VERIFY_PARAM_<NAME>    a query parameter, the same way
-
-The command line wins over the environment.  A supplied value replaces the recorded value of
-that header (or parameter) in every request that carried it, redacted or not.  Push-config
-tokens and credentials in bodies need nothing: they are the client's own, and verify makes
-fresh ones (`_live`).  A placeholder in a body that also stands in a supplied header or
-parameter is that value (the recorder sweeps a known secret from bodies with the placeholder
-of the header it was first seen in: `Authorization: Bearer <redacted:1>` and `--header
-'Authorization: Bearer s3cret'` make every `<redacted:1>` `s3cret`; `Credentials.reading`).
-Any other placeholder in a body cannot be filled in.
-
-`missing_credentials` lists, before anything is sent, every placeholder that nothing fills.
+Verify never sends a `<redacted:N>` placeholder to an agent: each redacted header or query
+parameter needs a value, from the command line (`--header`, `--param`, which win) or the
+environment (`A2A_VERIFY_HEADER_<NAME>`, `A2A_VERIFY_PARAM_<NAME>`: NAME upper-cased, every
+other character `_`).  A supplied value replaces that header's (or parameter's) recorded value
+in every request.  Push-config tokens and credentials are the client's own: verify makes fresh
+ones (`_live`).  A body placeholder that also stands in a supplied header or parameter is that
+value (`Credentials.reading`); any other cannot be filled in.  `missing_credentials` lists,
+before anything is sent, every placeholder nothing fills.
 """
 
 from __future__ import annotations

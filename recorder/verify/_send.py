@@ -1,16 +1,10 @@
 """Sending one prepared request through the recorder and reading its answer to the end.
 
-HTTP goes through one `httpx.AsyncClient` with no default headers (the request carries the
-recorded ones), and every answer is read as a stream: an event stream (`text/event-stream`)
-is framed event by event as it arrives (`SseFramer`), anything else read whole.  gRPC goes
-through `grpc.aio` generic calls with raw bytes (no stubs: the message is already encoded with
-the shipped descriptors), unary or server-streaming as the method's descriptor says; each
-response message is decoded back to proto-JSON.
-
-Each document an answer holds (the body, an event's data, a message) is handed to
-`on_document(index, document)` as it arrives, so ids learnt from a stream's first event are
-there for a request that goes out while the stream still runs.  The result is a `LiveAnswer`:
-the documents and whether the agent answered with success, or the transport error.
+HTTP goes through one `httpx.AsyncClient` with no default headers, every answer read as a
+stream (an event stream framed event by event); gRPC through `grpc.aio` generic calls with
+raw bytes, each response message decoded back to proto-JSON.  Each document is handed to
+`on_document(index, document)` as it arrives, so ids from a stream's first event are there for
+a request that goes out while the stream still runs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """`verify --trials K --min-pass P`: K runs against a noisy agent, a pass rate per exchange.
 
-An LLM-backed agent may drift on one run in five and still be what the project accepts.  A
-trial is one verify run; it passes when it shows no drift.  The whole passes when at least
-P of the K trials pass.  Per recorded exchange, the report gives how many trials it came
-through unchanged, and what changed in the others; an exchange only a live run has
-(inserted) belongs to no recorded exchange and is listed with its run.  Pure: the runs'
-`VerifyResult`s in, values and reports out.
+A trial passes when it shows no drift; the whole passes when at least P of K do.  Per recorded
+exchange, the report gives the trials it came through unchanged and what changed in the
+others; an inserted exchange is listed with its run.  Pure.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from typing import Any
 
 from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import ExchangeDiff, PairKind, describe
+from recorder.diff import ExchangeDiff, PairKind, describe, printable
 from recorder.verify._report import CLASSNAME, _md, render_text, report
 from recorder.verify._result import VerifyResult
 
@@ -171,8 +168,8 @@ def trials_report(trials: Trials) -> dict[str, Any]:
 
 
 def trials_json(trials: Trials, *, color: bool = False) -> str:
-    text = json.dumps(trials_report(trials), indent=2, ensure_ascii=False, default=str)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    document = json.dumps(trials_report(trials), indent=2, ensure_ascii=False, default=str)
+    return printable(document + "\n")
 
 
 def trials_junit(trials: Trials, *, color: bool = False) -> str:

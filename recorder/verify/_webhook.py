@@ -1,20 +1,11 @@
 """Verify's own webhook: it takes the agent's push deliveries and answers as the recorded one did.
 
-Each recorded webhook URL gets a live URL on this receiver: its path kept (a second webhook
-with the same path gets a `/hook-N` prefix), its origin ours.  The k-th delivery to it is
-answered with the k-th recorded delivery's response (the last one again after that; `200 {}`
-when none was recorded), and counted, so that the plan can wait for deliveries.
-
-The recorder's push relay puts its own URL in every push config (HTTP and gRPC alike), and
-forwards each delivery here; the recorder records it.
-
-Deliveries are compared only for webhooks the recording holds deliveries to: a recording with
-none cannot tell an agent that did not deliver from a recorder that did not see it (gRPC by a
-recorder older than its gRPC relay, without the push proxy).  `_run` leaves the others out of
-the comparison and says how many there were.
-
-The tool's webhook server (`recorder._webhook`) on 127.0.0.1, a free port; `notify` is called
-(from its threads) after every delivery.
+Each recorded webhook URL gets a live URL here (its path kept, `/hook-N` before a path already
+taken).  The k-th delivery to it gets the k-th recorded delivery's response (then the last
+again; `200` when none was recorded), and is counted, so that the plan can wait for it.  The
+recorder's push relay forwards every delivery here, and records it.  `_run` compares only the
+webhooks the recording holds deliveries to: without any, it cannot tell an agent that did not
+deliver from a recorder that did not see it.
 """
 
 from __future__ import annotations
