@@ -1,15 +1,8 @@
-"""What a test's replay could not answer, for the pytest plugin to say once (pure but the
-callables it is given).
+"""What a test's replay could not answer, for the pytest plugin to say once.
 
-Each answer the replayer had to write itself (a miss, or a request it cannot read) fails the
-test once: beside the body's own failure, as its failure, or in teardown for what came after
-the body.  `Unanswered` keeps count of what was said, so nothing is said twice.
-
-`new_episodes` forwards a miss to the live agent and appends its answer.  Two kinds of miss
-cannot be appended, and are said: a gRPC call (appending is HTTP only), and a request naming
-an id this replay handed out that the live agent answered with an error (TaskNotFound), no
-answer to the request the capture holds.  What was appended is said as a warning
-(`forwarded_summary`).
+Each answer the replayer wrote itself fails the test once (`Unanswered` counts what was said).
+With `new_episodes`, a miss that cannot be appended (a gRPC call, or an id this replay handed
+out that the live agent refused) is said too, and what was appended is a warning.
 """
 
 from __future__ import annotations

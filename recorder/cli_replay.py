@@ -1,9 +1,5 @@
-"""`a2a-recorder replay`: serve captures as a fake agent, one agent's or a fleet's folder.
-
-The command's shell around `recorder.replay` (`Replayer`, `Fleet`): it reads the captures,
-starts the servers, waits for Ctrl-C or SIGTERM and says what the replay did (`--strict`:
-its report and exit 1 unless it was clean).  Loaded only when the command runs
-(`recorder.cli`'s `LAZY`).
+"""`a2a-recorder replay`: serve captures as a fake agent, one agent's or a fleet's folder, until
+Ctrl-C or SIGTERM (`--strict`: exit 1 unless the report is clean).
 """
 
 from __future__ import annotations

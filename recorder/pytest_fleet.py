@@ -1,13 +1,7 @@
-"""The pytest plugin's fleet: a folder of captures replayed for one test (`recorder.replay.Fleet`).
+"""The pytest plugin's fleet: a folder of captures replayed for one test (docs/guides/fleet.md).
 
-    @pytest.mark.a2a_fleet("captures/trip/", forward=True)
-    def test_planner(a2a_fleet):
-        plan_trip()  # its clients call the recorded URLs, through HTTP_PROXY
-
-The fixture is the running `Fleet` (docs/guides/fleet.md).  With `forward=True` the test runs
-with the proxy variables set to the fleet's proxy and the bypass ones unset, so that no call to
-a recorded agent bypasses it; monkeypatch restores them.  What the fleet could not answer fails
-the test once, as for `a2a_replay` (`recorder._unanswered`).
+With `forward=True` the proxy variables point at the fleet's proxy and the bypass ones are
+unset, so no call to a recorded agent bypasses it; monkeypatch restores them.
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
 """The pytest plugin: replay a capture for one test, or record it through the recorder.
 
-    @pytest.mark.a2a_capture("captures/echo.http")
-    def test_client(a2a_replay):
-        run_my_client(a2a_replay.card_url)
-
-The hooks and fixtures; the modes (`--a2a-record`, pytest-recording's names), `--a2a-verify`
-and the `a2a_fleet` marker are described in docs/guides/pytest.md.  Invariants:
-- Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes, the capture claimed throughout.  The capture is replaced (atomically)
-  only when the test passed and the recording holds every exchange whole; otherwise the old
-  capture stays byte for byte and the recording is kept as `<name>.rejected.http`.
-- A test never reaches a live agent by accident: the card's GRPC interface points at the
-  recorder's gRPC listener (towards `--a2a-grpc-upstream`, or a refuser that fails the call)
-  or, when replaying, at the replayer's gRPC face, which always runs.
-- A request the capture cannot answer fails the test once, naming the nearest recorded
-  exchange (`recorder._unanswered`).
-
-pytest loads this module in every session of every project that has a2a-recorder installed:
-the replayer and the recorder (mitmproxy) load only in tests that use the fixtures.
+The hooks and fixtures; the modes, `--a2a-verify` and `a2a_fleet` are docs/guides/pytest.md's.
+Invariants:
+- A recording is a draft beside the capture, which replaces it (atomically) only when the test
+  passed and the recording is whole; otherwise it is kept as `<name>.rejected.http`.
+- A test never reaches a live agent by accident: the card's gRPC interface points at the
+  recorder's gRPC listener or, when replaying, at the replayer's gRPC face.
+- A request the capture cannot answer fails the test once (`recorder._unanswered`).
+Loaded in every pytest session where a2a-recorder is installed: the heavy modules load only in
+tests that use the fixtures.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The pytest plugin's recording: a test's capture recorded through a `RecordingProxy`, anew
-(`--a2a-record=once|all`) or with what its replay cannot answer appended (`new_episodes`).
-
-The invariants are `recorder.pytest_plugin`'s: a draft beside the capture, renamed over it only
-when the test passed and the recording is whole; otherwise kept as `<name>.rejected.http`.
+"""The pytest plugin's recording through a `RecordingProxy`, anew (`--a2a-record=once|all`) or
+appending what replay cannot answer (`new_episodes`), under `recorder.pytest_plugin`'s
+invariants.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """The pytest plugin's model and its replay: a test's capture, how to get it, the replayer that
-serves it, and the check of the capture against a live agent (`--a2a-verify`).
-
-`recorder.pytest_plugin` (the hooks and fixtures) says what each mode does; recording is
-`recorder.pytest_record`'s.
+serves it, and `--a2a-verify`'s check of the capture against a live agent.
 """
 
 from __future__ import annotations

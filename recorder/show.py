@@ -1,14 +1,9 @@
 """`a2a-recorder show`: a capture as rows of a table, as JSON lines, or one exchange whole (pure).
 
-Each row says what the exchange was (binding, operation, task) and how it came out: the status
-(HTTP, or the gRPC status name), what the answer carried (the task state, v1.0 names whatever
-the version: `COMPLETED`, `INPUT_REQUIRED`; or `message`, `artifactUpdate`; `3 tasks` for a
-task list), and the A2A error name.  For a stream (SSE events, gRPC messages) the state is the
-last one it carried; for a push delivery, the one delivered.  Protocol facts come from
-`recorder.protocol` (`carried`, the task-state table, gRPC status names).
-
-Output is always printable: control characters and lone surrogates (valid in JSON text, not in
-UTF-8) are escaped in the table, and escaped as JSON escapes in `--json` lines.
+Each row says what the exchange was (binding, operation, task) and how it came out: the status,
+what the answer carried (the task state in v1.0 names whatever the version, or the last one of
+a stream), and the A2A error name.  Output is always printable: control characters and lone
+surrogates are escaped.
 """
 
 from __future__ import annotations

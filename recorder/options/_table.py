@@ -1,18 +1,10 @@
 """Options as a table: each setting once, with its one default, and how each surface says it.
 
-A surface is a way to give the tool a setting: a keyword argument (`RecordingProxy(...)`), a
-command-line flag (`a2a-recorder record --read-timeout 5`), a pytest option
-(`--a2a-upstream`) or a mitmproxy option (`mitmdump --set a2a_read_timeout=5`).  An `Option`
-names each spelling, derived from its name unless it says otherwise, so that the surfaces
-cannot drift: the CLI's flags (`_click`), the pytest options, the mitmproxy options the
-addons declare (`recorder.record._options`) and the checks on keyword arguments all read the
-same row.
-
-Values: `default` is the value of the keyword argument when it is not given, in the type the
-keyword argument takes; `parse` turns a command line's text into that type (and raises
-ValueError saying what is wrong); a list of names (`NAMES`) has each name parsed.  An error
-about an option names it in a template (`{read_timeout}`, `{existing=append}`, see
-`OptionError`) that each surface spells its way.
+A surface is a keyword argument, a command-line flag, a pytest option or a mitmproxy option;
+an `Option` names each spelling (derived from its name unless it says otherwise), so the
+surfaces cannot drift.  `default` is in the keyword argument's type; `parse` turns text into it
+(ValueError saying what is wrong).  An error names an option by a template (`{read_timeout}`,
+see `OptionError`) that each surface spells its way.
 """
 
 from __future__ import annotations

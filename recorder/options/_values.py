@@ -1,6 +1,6 @@
-"""Parsers of option values given as text (a command line, a pytest option, a marker): each
-returns the value as the keyword argument takes it, or raises ValueError saying what it
-expected."""
+"""Parsers of option values given as text: each returns the keyword argument's value, or raises
+ValueError saying what it expected.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Reading answers, recorded or live: their documents, success, and the ids they hand out (pure).
 
-An answer is read as its JSON *documents*, in order: the body, each SSE event's data, each
-gRPC message.  The ids it hands out are the strings under `RESPONSE_ID_KEYS` (`recorder.protocol`'s
-id model), never the JSON-RPC envelope's `id` nor anything under the agent's or the user's own
-data, and a v0.3 resource name's ids; an agent card hands out none (its `id`s are skills').
+An answer is read as its JSON *documents*: the body, each SSE event's data, each gRPC message.
+The ids it hands out are the strings under `RESPONSE_ID_KEYS` and a v0.3 resource name's ids,
+never the JSON-RPC `id`, anything under user data, or a card's skill ids.
 """
 
 from __future__ import annotations

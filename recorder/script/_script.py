@@ -1,35 +1,19 @@
 """The recorded captures as a script: every exchange a step, every id with its origin (pure).
 
-**Provenance is origin.**  Loading walks each capture in the order its exchanges started (a
-request can only name what came before it), keeping the ids its answers handed out and its
-client brought in.  Each id a request holds (`_slots`) gets its provenance by one rule, the
-replay's too (`provenance`):
+**Provenance is origin.**  Each capture is walked in the order its exchanges started, and each
+id a request holds (`_slots`) gets its provenance by one rule, the replay's too (`provenance`):
 
     FRESH    the request fills it afresh (a messageId, a webhook, a field learnt fresh)
     ISSUED   known already: handed out earlier, or the client's own named again
     OWN      new, where the client chooses ids: known from then on
-    FIXED    new, where it must name something that exists, answered with success: it
-             existed before the capture began
+    FIXED    new, where it must name something that exists, answered with success
     UNKNOWN  the same, answered with an error: a probe of an id nobody issued
 
-A step's *key* (`_values`) is its request with every id replaced by its provenance (ISSUED ids
-without their value: `named` holds them), so the same request about two recorded tasks has
-one key and the replay decides later which one a live id stands for.
-
-**What a step brings into the world** (`introduced`): the client's OWN ids, then the ids its
-answer hands out first that a client can name back (task, context, push-config ids; not
-message or artifact ids, nor page cursors).  Such a step is *creating*.  A step that cannot
-create (a probe, a read of a task from before, a listing, a card) hands out nothing: ids first
-seen in its answer are `fixed`.
-
-**Classes.**  The *thread* of a creating step is every later step of its capture naming an id
-it introduced.  Creating steps whose requests, answers and threads look alike are
-interchangeable and form one `Class`: 2,000 identical sends, each followed by the same reads,
-are one class of 2,000.  The replay binds a live id to a class and a member, so the work of
-one request does not grow with the capture.
-
-Push deliveries are attached to the step that set them off: the latest step that started
-before the delivery and named its task, or failing that the latest step before it.
+A *creating* step brings ids into the world (`introduced`: the client's OWN ones, then those
+its answer first hands out that a client can name back).  Creating steps whose requests,
+answers and later steps look alike form one `Class` (2,000 identical sends are one class), so
+the work of one request does not grow with the capture.  A push delivery belongs to the latest
+step before it that named its task, else the latest step before it.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Where a request names ids, and what it does with each (pure).
 
-A request value (`_values.request_value`) is read for *slots*: the strings in it that are ids,
-each with the `IdRole` that says what the request does with it.  Four readings find them, the
-first that speaks for a string deciding:
-
-1. the operation's `IdPosition`s (`recorder.protocol`'s id table): the role the spec gives;
-2. the name of the field holding it (`ID_FIELDS` in any spelling ProtoJSON allows, and a bare
-   `id` by the shape of its object): for operations the table does not know and fields it does
-   not list (an older dialect's `message_id`, a framework's own `params.contextId`);
-3. its value: a string equal to an id already known (handed out by an answer, or brought in by
-   the client), wherever it sits: any field, a path segment, a query parameter;
-4. what the capture showed of its field: fresh in every recorded request of its shape
-   (`learnt`, see `_learn`).
-
-The recording and the replay read slots the same way, each with what it knows: the ids its
-capture has seen so far, the ids the live sessions hold.  Strings under the agent's or the
-user's own data (`USER_CONTENT_KEYS`) are never ids; dictionaries are read in key order, so
-two requests that differ only in the order of their members have their slots in one order.
+A request value is read for *slots*: the strings in it that are ids, each with its `IdRole`.
+The first of four readings that speaks for a string decides: the operation's `IdPosition`s
+(`recorder.protocol`'s id table), the field's name (`ID_FIELDS`), a value equal to an id
+already known, and a field the capture shows fresh (`_learn`).  Recording and replay read slots
+the same way, each with what it knows.  User data (`USER_CONTENT_KEYS`) holds no ids, and
+dictionaries are read in key order.
 """
 
 from __future__ import annotations
@@ -72,7 +61,7 @@ class Slot:
 
     For a v0.3 resource name (`tasks/{t}/pushNotificationConfigs/{c}`) there is one slot per id
     segment, `segment` being its index in the name split at `/`.  `learnt`: the field is fresh
-    because the capture shows it fresh (reading 4), not because a table says so.
+    because the capture shows it fresh (`_learn`), not because a table says so.
     """
 
     location: Location

@@ -1,19 +1,11 @@
 """Putting live values where recorded ones stood, in recorded bytes: the one swap path (pure).
 
-A recorded text is *prepared* once (`prepare`): cut into the text between its JSON string
-values and the string values themselves (`holes`), each kept as written.  Only values are
-holes: an object's keys, numbers and literals are never swapped, and the text between holes
-is the recorded text byte for byte, so the agent's serialisation style (spacing, escapes,
-member order) survives whatever its form.  A JSON-RPC envelope's `id` is a hole of its own,
-filled with the live request's id.  Text that is not JSON is one hole.
-
-Rendering (`Template.render`) asks, for each hole, whether the recorded string is a value to
-swap (`lookup`: recorded -> live); a string that is not is written as it was.  Recorded values
-of `MIN_EMBEDDED` characters or more are also swapped inside longer strings (an error
-message quoting a task id); shorter ones only where a whole string equals them ("1" must not
-change inside "10").  A swapped string is written back with the escaping its recorded form
-used (`\\uXXXX` escapes stay escapes).  Bytes never fail to encode: text UTF-8 cannot hold
-(lone surrogates, bytes kept as surrogate escapes) goes back as the escape or the byte.
+A recorded text is *prepared* once (`prepare`): cut at its JSON string values (`holes`), the
+text between kept byte for byte, so the agent's serialisation style survives; a JSON-RPC
+envelope's `id` is a hole of its own.  Rendering (`Template.render`) swaps each hole whose
+string is a recorded value (`lookup`); values of `MIN_EMBEDDED` characters or more are also
+swapped inside longer strings ("1" must not change inside "10").  A swapped string keeps its
+recorded escaping, and text UTF-8 cannot hold goes back as the escape or byte it was.
 """
 
 from __future__ import annotations

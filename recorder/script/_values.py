@@ -1,30 +1,11 @@
 """What a request is compared as: its value, its shape, its key (pure).
 
-A request is compared as its *value*, a JSON object:
-
-    tenant       the tenant it names (or null)
-    path         HTTP+JSON: the ids its URL path names ({"taskId": ..., "configId": ...})
-    query        HTTP+JSON and unknown routes: its query, parameter -> sorted values
-    route        an operation the tables do not know: its verb and path segments, a custom
-                 verb (`:get`) a segment of its own, so that an id in the path is a string
-                 of its own (["POST", "v1", "tasks", ":get"])
-    method       an unknown JSON-RPC method's name
-    credentials  the credentials it carries, by name and scheme (`authorization:bearer`,
-                 `header:x-api-key`, `query:key`): never their values
-    body         the JSON-RPC params, the HTTP+JSON body, or the decoded gRPC message
-
-Its *shape* is the value with timestamps and defaults dropped (a member absent and the same
-member at its default are the same request) and every id replaced by a token for its
-provenance (`Provenance`):
-
-    ISSUED   "~issued"          an id known already: handed out, or the client's own named again
-    OWN      "~own"             the client's own new id, named here first
-    FRESH    "~fresh"           new on every request (a messageId, a webhook, a secret)
-    UNKNOWN  "~unknown"         a reference to an id nobody issued: a probe
-    FIXED    ["~fixed", <id>]   an id that existed before the capture began
-
-Its *key* is (binding, operation, the shape as canonical JSON): equal keys, the same request
-up to its ids.
+Its *value* is a JSON object of what it says, not its framing: tenant, the ids its path names,
+query, an unknown operation's route or method, the credentials it carries (by name and scheme,
+never their values), and body.  Its *shape* is the value with timestamps and defaults dropped
+and every id replaced by a token of its `Provenance` (see `_script`): "~issued", "~own",
+"~fresh", "~unknown", or ["~fixed", <id>].  Its *key* is (binding, operation, the shape as
+canonical JSON): equal keys, the same request up to its ids.
 """
 
 from __future__ import annotations
@@ -64,7 +45,7 @@ _REDACTED = re.compile(r"<redacted:\d+>")
 
 
 class Provenance(StrEnum):
-    """Where an id in a request comes from (see the module docstring)."""
+    """Where an id in a request comes from (the table is `_script`'s)."""
 
     ISSUED = "issued"
     OWN = "own"

@@ -1,11 +1,4 @@
-"""The answer to a decided request, built from its recorded step (pure).
-
-`Builder.answer` renders a step's recorded answer with the live values of a decision (the
-version a client speaks, a card pointed at the replayer, a redirect too, a validator
-answered); `listing` answers a ListTasks as the agent's store would (`_listing`);
-`changed` and `translated` say what of the answer is not as recorded, and why; `plan` the
-push deliveries recorded after the step, with the live webhook and ids.
-"""
+"""The answer to a decided request, built from its recorded step with the live values (pure)."""
 
 from __future__ import annotations
 

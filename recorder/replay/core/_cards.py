@@ -1,10 +1,8 @@
 """The cards a replay serves: the recorded ones, their interfaces pointed at the replayer (pure).
 
-A client that reads the card calls the interfaces it lists, so a served card must list the
-replayer (`serve_at`): every recorded upstream is rewritten to the replayer's URL, every gRPC
-interface to its gRPC face, and, with `--serve-version`, the card is written for the versions
-served.  `interfaces` are what the live requests are classified with: the recorded cards'
-interfaces, and every path that carried a known JSON-RPC operation.
+A client calls the interfaces a card lists, so every recorded upstream is rewritten to the
+replayer's URL and every gRPC interface to its gRPC face (`serve_at`).  `interfaces` are what
+live requests are classified with.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Carrying out a replay decision on the live state, and the values its answer needs (pure).
 
-`Carrier.carry(decision, reading)` narrows (or merges) the session the decision reads, moves
-the frontiers of the worlds kept, makes the family a creating request brings (`_state`), keeps
-the client's fresh values (echoes) and lines up the ids served as recorded across the worlds
-kept (aliases), and returns `Applied`: how to read a recorded value as the live one for this
-answer (`swap`), the ids the agent handed out that the answer shows mapped (what makes it
-`adapted`), and the session.  `preview(decision)` gives the same swap without touching the
-state (a request a fault answered instead).
+`Carrier.carry` updates the session `_state` owns as the decision says and returns `Applied`:
+the swap from recorded to live values for this answer, the ids shown mapped (what makes it
+`adapted`), and the session.  `preview` gives the same swap without touching the state (for a
+request a fault answered instead).
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """Faults on replay: which requests a profile hits, and what their answers become (pure).
 
-`Faults.check(specs, script)` refuses a spec that can never do what it says
-(`FaultSpecError`).  Then, for each request the service answers:
-
-1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit it.  A
-   spec selects by exchange (`#N`) or operation, applies only to answers of its `FaultTarget`
-   and a cut only to a longer stream; a `once` kind never hits a request identical to one it
-   hit already (the retry is answered as recorded).  A replacing kind (status, reset) leaves
-   only the delays beside it.
-2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
-   the `Shape` of its sending, what was done in words, and whether it is still the agent's.
-
-A stream cut after N >= 1 events is a `Cut`, kept by the session of its task; a
-`SubscribeToTask` of that task then gets `continuation(cut)`: the task as it stood at the
-cut (`recorder.protocol.fold_task`), then the recorded events it did not get (spec §3.1.6).
-A request is carried out only when the client got some of the answer (`FaultSpec.carried`),
-so that a retry gets exactly what the recording holds.
+`Faults.check` refuses a spec that can never hit (`FaultSpecError`); `hit` (or `fire`, for an
+answer no step holds) gives the specs that hit a request, and `apply` the answer as the faces
+send it (`Faulted`).  A `once` kind never hits a request identical to one it hit already, and a
+request is carried out only when the client got some of the answer: a retry gets exactly what
+the recording holds.  A stream cut after N events is a `Cut`; a `SubscribeToTask` of its task
+then gets the task as it stood at the cut, then the events it missed (spec §3.1.6).
 """
 
 from __future__ import annotations

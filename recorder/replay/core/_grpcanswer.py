@@ -1,8 +1,7 @@
 """Recorded gRPC calls as answers for live ones, and live calls as capture requests (pure).
 
-No grpcio here: a `GrpcAnswer` holds what the gRPC adapter sends, as values: initial metadata,
-timed message bytes, the status code (an int), its message, and trailing metadata with the
-recorded `grpc-status-details-bin` (ids swapped), so an SDK client raises the same A2A error.
+No grpcio here: a `GrpcAnswer` is values (metadata, timed message bytes, status), with the
+recorded `grpc-status-details-bin` ids swapped, so an SDK client raises the same A2A error.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """The request journal: what the fake agent received and what it did (pure data).
 
-As WireMock's and mockttp's journals: `Journal.requests` holds each live request as received,
-with its classification, each id's provenance, the exchange that answered (or the miss) and
-what the answer was (`AnswerKind`, with `changes` and the `faults` that made it);
-`Journal.deliveries` each push delivery made, with the webhook's answer.  Both are read as
-tuples, so a test thread can read them while the server appends.
-
-    entry = replayer.journal.requests[-1]
-    assert entry.outcome == "served" and entry.exchange == 4
-
-Invariants:
-- **Bounded by count and by bytes.**  At most `limit` entries of each kind, and at most
-  `max_bytes` of their heads and bodies: past that, the oldest bodies are cut to `KEPT_BODY`
-  bytes (noted on the entry) before any head is dropped.
-- **What leaves the process is redacted.**  In-process readers get the requests as received.
-  `as_json()` (`GET /__a2a_recorder/requests`), the report's lines (`shown`) and the
-  console's (`said`) go through a `Redactor` with `replay_rules`, made when the text is read,
-  so a secret learnt late is swept from what came before.  A console line cannot be taken
-  back: it quotes no value of a live request.  `keep_secrets` turns redaction off.
+`Journal.requests` holds each live request with its classification, its ids' provenance and
+what answered it; `Journal.deliveries` each push delivery made.  Both are read as tuples, so a
+test thread can read them while the server appends.  Invariants: at most `limit` entries of
+each kind and `max_bytes` of their bytes (the oldest bodies are cut to `KEPT_BODY` before any
+entry is dropped); and what leaves the process (`as_json`, `shown`, `said`) is redacted when
+read, so a secret learnt late is swept from what came before (`keep_secrets` turns that off).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Answers for requests the capture cannot serve, in each binding's own error shape (pure).
 
-- A **miss** is an A2A request no recorded exchange matches.  Its description names the
-  nearest recorded exchange of the same binding and operation and how the two differ, and
-  must reach the client's exception text, so each shape is one the SDK clients surface
-  (tests/integration/test_replay_misses.py): JSON-RPC -32603 with the text as `message`;
-  HTTP+JSON 500 INTERNAL whose first ErrorInfo is A2A's `INTERNAL_ERROR` (a2a-sdk 1.x raises
-  InternalError(message)) and the text in the reason phrase too (a2a-sdk 0.3 shows only the
-  status line); gRPC INTERNAL.  Every shape carries an ErrorInfo `REPLAY_NO_MATCH` naming
-  the nearest exchange.
-- A **refusal** is a request no agent would accept, answered as a2a-sdk does: JSON-RPC -32700
-  for a body that is not JSON, -32600 with id null for a batch or an invalid request (spec
-  §9.5, JSON-RPC 2.0 §4, §5); HTTP+JSON 400 INVALID_ARGUMENT for a body that is not JSON.
+A *miss* (no recorded exchange matches) names the nearest exchange and how they differ, in a
+shape whose text every SDK client surfaces (tests/integration/test_replay_misses.py), with an
+ErrorInfo `REPLAY_NO_MATCH`.  A *refusal* (a request no agent would accept) is answered as
+a2a-sdk does: JSON-RPC -32700 or -32600 with id null, HTTP+JSON 400 INVALID_ARGUMENT.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Requests no recorded step answers: refused as the agent refused one like it, refused as an
-a2a-sdk agent refuses what it cannot read, or missed, naming the nearest step (pure).
+"""Requests no recorded step answers: refused or missed, each journaled (pure).
 
-A request lacking a credential a recorded request like it carried gets the agent's refusal of
-such a request when the capture holds one.  A request no agent route serves (`_fallback`)
-gets the agent's refusal of another of the same trouble, or an a2a-sdk agent's.  Anything
-else is a miss in the binding's error shape, naming the recorded step nearest to it and how
-it differs (`_misses`).  Every such answer is journaled, and those the replayer wrote are
-reported as synthesized.
+A request lacking a credential a recorded one like it carried gets the agent's recorded
+refusal; one no agent route serves gets the agent's refusal of the same trouble
+(`_fallback`), else an a2a-sdk agent's; anything else is a miss (`_misses`).
 """
 
 from __future__ import annotations

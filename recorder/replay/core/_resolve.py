@@ -1,32 +1,13 @@
 """Which recorded exchange answers a live request: decided as late as the requests allow (pure).
 
-1. *Senses.*  Each id in the live request is read every way it can be: ISSUED in each family
-   that holds it (`_state`), ISSUED and kept (served as recorded: a page token, a task that
-   existed before), FIXED, UNKNOWN (a reference to nothing: a probe), the client's OWN (new;
-   a chosen id already known may also be new again, for another session), or FRESH.  A
-   *hypothesis* picks one sense per id; those naming one session at most come first, then
-   those that read a known chosen id as known.
-2. *Key.*  A hypothesis gives the request's key (`recorder.script`), hence recorded steps.  A
-   request with fields the capture learnt fresh is looked up with them compared as they are
-   first, then as fresh; one that carries more credentials than a recorded one, with the
-   ones it carries, then with fewer (never more: a request lacking a credential the recorded
-   one carried is not that request).
-3. *Steps, by world.*  A request naming live ids is answered, in each world of their session
-   (`_state`), by the steps of its key that name what the live ids stand for there, looked up
-   by those recorded ids (`Script.named_steps`): the first after the world's frontier for
-   them, else the latest (a poll follows the recorded story, then repeats its end).  A
-   creating step already a member of the world cannot create again there.
-4. *Groups.*  Worlds whose steps a client cannot tell apart (`Script.shape_of`) form a group;
-   the group answered is the first by: live ids equal to the recorded ones (a capture sent
-   back as written), ids never handed out yet, a step ahead of its frontier, the earliest
-   step.  Answering keeps exactly the worlds of the group: that is how a session is narrowed.
-5. *Fresh creates.*  A creating request that names no live id starts a session: one world per
-   class of interchangeable creating steps with its key (`Script.fresh_classes`), each bound
-   to a member (the one whose own ids the client chose again, else the first never handed
-   out), grouped as in 4.
-
-The work is the request's: lookups by key and recorded ids, a few worlds, a few classes;
-never a walk over the capture.  A request no hypothesis finds a step for is `Unanswered`.
+Each id of the request is read in every sense it can have (issued in a family, kept, fixed,
+unknown, the client's own, fresh); each *hypothesis* (one sense per id) gives a key, hence
+recorded steps.  In each world of the session (`_state`) the steps answering are those naming
+what the live ids stand for there: the first after the world's frontier, else the latest.
+Worlds a client cannot tell apart form a group; answering keeps one group's worlds, which is
+how a session narrows.  A fresh creating request opens a session, a world per class of
+creating steps.  The work is the request's, never a walk over the capture; nothing found is
+`Unanswered`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """The replay service: one transport-neutral answer to "what would the agent say?" (pure).
 
-`ReplayService.handle(request, client)` takes a live request as a capture `Request` (HTTP or
-gRPC alike) and returns `Served`, `Miss` or `Refused`, each holding the answer as a value and,
-for `Served`, the push deliveries to make; the faces only translate bytes.  It reads
-(`_reader`), resolves (`_resolve`) and carries out (`_carry`) a request, and hands the
-answer's making to the `Builder` (`_building`), what no step answers to `Refusals`, and the
-journal's and report's lines to the `Ledger` (`_outcomes`).
-
-Decide late: a session keeps every reading (world) still consistent with what its clients
-did, and nothing is chosen by connection, headers or recency; the work is bounded by the
-request, not the capture.  Every answer says what it is (`recorded`, `adapted` with its
-changes, or `synthesized`), and everything kept is bounded (sessions, journal, report notes).
+`ReplayService.handle` returns `Served`, `Miss` or `Refused`, the answer as a value; the faces
+only translate bytes.  Decide late: a session keeps every reading (world) its clients' requests
+still allow, and nothing is chosen by connection, headers or recency.  Every answer says what
+it is (`recorded`, `adapted` or `synthesized`), and everything kept is bounded.
 """
 
 from __future__ import annotations

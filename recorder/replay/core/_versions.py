@@ -1,17 +1,10 @@
 """A capture served to clients of the other protocol version (pure).
 
-`--serve-version 1.0|0.3|both` names the versions the replay speaks; by default it speaks
-what was recorded and translates nothing.  A live request in a version the capture does not
-hold is translated into the recorded one before it is matched (`Versions.incoming`: method,
-route or gRPC path, headers, the body's shapes); the recorded answer is translated into the
-client's version before ids are put in (`Versions.answer`: bodies, SSE events, gRPC messages
-and status, error shapes).  A request in a version the replay does not serve is refused as an
-agent of the other version refuses it (`Refusal`).  The card served says the versions served
-(`served_card`): v1.0 interfaces, the v0.3 card, or both in a2a-sdk's hybrid card.
-
-The translations are the protocol's (`recorder.versions._wire`), the same the diff and
-verify use.  Each says what it changed (words for the journal) and what the other version
-cannot carry (`Lost`, for the report); nothing is dropped without a word.
+`--serve-version` names the versions the replay speaks (default: what was recorded).  A live
+request in another version is translated into the recorded one before it is matched
+(`incoming`), and the answer back before ids are put in (`answer`), by the protocol's
+translations (`recorder.versions`); what the other version cannot carry is `Lost`, for the
+report.  A version not served is refused as an agent of the other version refuses it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """The replayer's HTTP face: a request in, the runner's answer out as bytes (I/O shell).
 
-The connection (`_http`) hands over each request as a capture `Request`; the `Runner` decides
-and does what goes around it (`_runner`), and the answer goes back out.  Most answers go out
-at once; one that must wait (deliveries before it, a forward, pacing, a fault) is written by a
-task, which a stopping replayer gives up (the connection closes).  Besides A2A it serves,
-redacted, `GET` on exactly these paths (any other request is the runner's, like every one):
-
-    GET /__a2a_recorder/report     what `--strict` checks (JSON)
-    GET /__a2a_recorder/requests   the request journal (JSON)
+Besides A2A it serves, redacted, `GET /__a2a_recorder/report` (what `--strict` checks) and
+`GET /__a2a_recorder/requests` (the journal); every other request is the runner's.
 """
 
 from __future__ import annotations

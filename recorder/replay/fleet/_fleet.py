@@ -1,17 +1,9 @@
 """A fleet: the captures of a folder replayed at once, one replayer per agent (I/O shell).
 
-Each agent (`_route.plan_agents`: the captures recorded under the same authorities) gets a
-`Replayer` of its own, so it has its own sessions, deliveries, journal and report, exactly as
-when replayed alone; all run in one event loop, on one thread.
-
-- **Reverse mode** (the default): each agent listens on a port of its own (consecutive from
-  `port`, or free ones for port 0); cards point at them.
-- **Forward mode** (`forward=True`): clients use `proxy_url` as their HTTP proxy and call the
-  recorded URLs; `_proxy.ProxyFace` routes each request by its authority to its agent, whose
-  cards are served as recorded.  CONNECT tunnels end at each replayer's loopback port.
-
-`report_json()` and `clean` gather every agent's report and the requests no agent answered
-(`unrouted`): what `--strict` checks.
+Each agent gets a `Replayer` of its own (its own sessions, deliveries, journal and report, as
+when replayed alone); all run in one event loop.  In reverse mode each agent listens on its own
+port and its cards point there; in forward mode clients use `proxy_url` as their HTTP proxy and
+cards are served as recorded.  `report_json()` adds the requests no agent answered.
 """
 
 from __future__ import annotations

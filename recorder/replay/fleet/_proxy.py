@@ -1,21 +1,10 @@
 """A fleet's forward-proxy face: clients use it as their HTTP proxy (I/O shell).
 
-Every way in is routed by the authority the client names (`_route`):
-
-- a proxied HTTP request (`POST http://host:port/...`, as httpx, requests and Go send through
-  `HTTP_PROXY`) goes, in this loop, to that agent's HTTP face, request by request: one
-  connection may carry requests for several agents;
-- a CONNECT (as grpcio sends through `grpc_proxy`) is answered `200` and spliced, bytes
-  untouched, to that agent's gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP
-  face otherwise; a tunnel that opens with TLS is closed, saying so;
-- HTTP/2 with prior knowledge sent to the proxy itself (`grpc.default_authority`) is held until
-  its first `:authority` is read, then spliced to that agent's gRPC face (a channel has one
-  authority).
-
-An unknown authority, or a CONNECT to an agent recorded over https, gets `502` with why and is
-kept (`Unrouted`); `GET /__a2a_recorder/report` on the proxy's own address gets the fleet's
-report.  `ProxyConnection` takes a connection over before its parser sees a CONNECT or the
-HTTP/2 preface (`_route.opening`).
+Every way in is routed by the authority the client names (`_route`): a proxied HTTP request
+(`HTTP_PROXY`) to that agent's HTTP face, request by request; a CONNECT (grpcio's
+`grpc_proxy`) spliced untouched to its gRPC face when the tunnel opens with HTTP/2, else its
+HTTP face (TLS is refused); HTTP/2 with prior knowledge is held until its first `:authority`.
+An unknown authority gets `502` with why, kept for the report (`Unrouted`).
 """
 
 from __future__ import annotations

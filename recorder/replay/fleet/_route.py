@@ -1,23 +1,10 @@
 """Which replayed agent answers a request in a fleet (pure).
 
 Captures are one *agent* when they share an authority (`host:port`): the upstreams their
-headers name (`record --forward` writes one capture per upstream, `grpc://...` for gRPC
-tunnelled through CONNECT) and the interfaces their recorded cards list, so an agent's HTTP
-and gRPC captures share one session state.  `plan_agents` groups them; `Routes` maps every
-authority to its agent.  Captures whose cards name different agents under one authority are
-still one agent (`AgentPlan.notes` says so).
-
-`record --forward` writes a push delivery into the capture of the webhook's host, so a
-delivery to a webhook another capture's requests registered is *adopted* by that capture
-(time of day kept, numbered after its exchanges, noted; `AgentPlan.adopted`).  A capture left
-with nothing is no agent.
-
-A request names its authority by its absolute-form target, else its `Host`; a CONNECT by its
-target; HTTP/2 with prior knowledge by its first request's `:authority` (`h2_authority`).
-Loopback names are folded together and a missing port is the scheme's default.  A tunnel's
-first bytes tell what it carries (`tunnel_kind`): HTTP/2 is gRPC, TLS is refused (the fleet
-does not terminate TLS), anything else HTTP/1.  What no agent answers is *unrouted*:
-answered 502 with why, and kept (`Unrouted`, bounded) for the report.
+headers name or their cards list, so an agent's HTTP and gRPC captures share one session
+state.  A push delivery recorded in the webhook host's capture is *adopted* by the capture
+whose requests registered that webhook (`AgentPlan.adopted`).  Loopback names are folded
+together and a missing port is the scheme's default; the fleet does not terminate TLS.
 """
 
 from __future__ import annotations
