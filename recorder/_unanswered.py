@@ -84,10 +84,8 @@ def episode_problems(
     answers: Sequence[Exchange],
     handed_out: Callable[[str], object],
 ) -> list[str]:
-    """What of the misses cannot be appended: gRPC calls (never forwarded), forwards that
-    failed, and requests naming ids the replay handed out (`handed_out`, truthy for those)
-    that the live agent answered with an error (`answers`: what the recorder wrote so far, in
-    order)."""
+    """What of the misses cannot be appended: gRPC calls, failed forwards, and requests naming ids
+    the replay handed out (`handed_out`) that the live agent refused (`answers`: the recorder's)."""
     problems = []
     for entry in misses:
         where = f"{entry.request.method} {entry.request.target}"

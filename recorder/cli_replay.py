@@ -200,11 +200,8 @@ def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
 
 
 def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """The capture files, and the URL to forward misses to (None: answer with an error).
-
-    `--on-miss forward URL` takes two words; click hands the URL over among the FILE arguments
-    (a capture's path never starts with http:// or https://), so it is taken back from there.
-    """
+    """The capture files, and the URL to forward misses to (None: answer with an error); click hands
+    `--on-miss forward URL`'s URL over among the FILE arguments, so it is taken back from there."""
     if on_miss != FORWARD:
         return files, on_miss
     if not files or not _is_url(files[0]):

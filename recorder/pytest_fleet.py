@@ -35,10 +35,8 @@ def serve_fleet(
     rules: Rules,
     watch: Callable[[Unanswered], None],
 ) -> Iterator[Fleet]:
-    """The `a2a_fleet` fixture (the plugin's): every capture of the marker's folder replayed
-    at once, what its replayers serve about themselves redacted with `rules`; `watch` is
-    given what the fleet could not answer, for the plugin to say once (see the module
-    docstring)."""
+    """The `a2a_fleet` fixture: the marker's folder replayed, served text redacted with `rules`;
+    `watch` is given what the fleet could not answer, for the plugin to say once."""
     from recorder.replay import Fleet
 
     marker = node.get_closest_marker("a2a_fleet")

@@ -160,11 +160,8 @@ BIND_ATTEMPTS = 3
 
 @contextmanager
 def _started(make: Callable[[], Any]) -> Iterator[Any]:
-    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
-
-    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
-    another process can take one in between ("address already in use"); a new pick is free.
-    """
+    """Start a RecordingProxy, again when another process took a free port it picked before
+    mitmproxy bound it ("address already in use")."""
     from recorder._errors import OptionError
     from recorder.record import ProxyStartError
 
@@ -218,11 +215,8 @@ def _reject(temporary: Path, path: Path, message: str) -> NoReturn:
 
 
 def _complete_recording(temporary: Path, path: Path) -> Capture | None:
-    """The recording, when it holds every exchange whole; fails the test when it does not
-    (the recording is then kept beside the capture).
-
-    None when nothing was recorded (the test made no A2A request): nothing to write.
-    """
+    """The recording when it holds every exchange whole (None: nothing recorded); else the test
+    fails and the recording is kept beside the capture."""
     from recorder.capture import CaptureParseError, read_capture
 
     if not temporary.exists():
@@ -275,11 +269,9 @@ REFUSAL = (
 
 
 class GrpcRefuser(Service):
-    """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
-
-    Recording without a gRPC upstream points the card's GRPC interface here, through the
-    recorder, so that a gRPC client fails at once instead of reaching the live agent unseen.
-    """
+    """A gRPC server that fails every call (FAILED_PRECONDITION), remembering its path: a recording
+    without a gRPC upstream points the card's GRPC interface here, so no client reaches the live
+    agent unseen."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []

@@ -43,11 +43,8 @@ def parse_mode(text: str) -> RecordMode:
 
 @dataclass(frozen=True, slots=True)
 class A2AEndpoint:
-    """What a test talks to.
-
-    `url` is the agent's base URL to give the A2A client (`card_url` its card); `grpc_target`
-    is the `host:port` the card's GRPC interface names (the replayer's or the recorder's).
-    """
+    """What a test talks to: `url` for the A2A client (`card_url` its card), and `grpc_target` the
+    card's GRPC interface names (the replayer's or the recorder's)."""
 
     url: str
     capture: Path

@@ -185,8 +185,7 @@ def select(
     bindings: Sequence[str] = (),
     task: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of any of `operations` (names, or JSON-RPC methods of any version: any
-    case), any of
+    """The rows of any of `operations` (names, or any version's JSON-RPC methods, any case), any of
     `bindings`, and whose task id starts with `task` (as the table shows it)."""
     ops = {_OPERATION_OF.get(w.lower(), w.lower()) for w in operations}
     kinds = {b.upper() for b in bindings}
@@ -279,11 +278,8 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
-    """Fixed-width text table; widths follow the widest cell of each column.
-
-    Notes a reader should not miss (possible secrets, cut streams) follow the table, and the
-    W3C trace context (`traceparent`, `tracestate`) a request carried.
-    """
+    """Fixed-width text table, then the notes a reader should not miss (possible secrets, cut
+    streams, a request's W3C trace context)."""
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
     lines = [

@@ -32,9 +32,8 @@ def parse_spec(text: str) -> str:
 
 
 def split_for(*, forward: bool) -> str:
-    """`split`'s value when none is given: one capture in reverse mode, one per upstream in
-    forward mode (`RecordingProxy`; mitmdump's addon always writes one capture, as its
-    `a2a_out` is documented to be a file)."""
+    """`split`'s default: one capture in reverse mode, one per upstream in forward mode (mitmdump's
+    addon always writes one: its `a2a_out` is documented to be a file)."""
     return "upstream" if forward else "none"
 
 

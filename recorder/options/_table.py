@@ -27,16 +27,11 @@ DERIVED = ""  # a spelling derived from the option's name
 class Option:
     """One setting (see the module docstring).
 
-    `kind` is what the value is: `bool`, `str`, `float`, `int`, `NAMES` (a list of
-    names; repeatable on the command line, singular `flag`) or `tuple` (a HOST:PORT address);
-    `choices` limits a str.  `flag` is the command-line flag (None: none; `--a/--b` a bool's
-    two spellings); `switches` gives a value a flag of its own instead (`existing`:
-    `--append`, `--force`); `no_help` is the help of a `--no-x` flag (a bool on by default),
-    whose `help` says what the option does; `was` are spellings the flag had before, which
-    the command line answers with its new one.  `mitm` is the mitmproxy option it sets
-    (None: the proxy uses it itself); `keyword` False leaves it out of the keyword arguments
-    (a surface has it in another form).  `command_option` makes a row of a command alone.
-    """
+    `kind`: `bool`, `str`, `float`, `int`, `NAMES` (repeatable, singular `flag`) or `tuple`
+    (HOST:PORT).  `flag` None has none, `--a/--b` spells a bool both ways; `switches` gives values
+    flags of their own (`--append`, `--force`); `no_help` helps a `--no-x` flag; `was` are old
+    spellings the command line answers with the new one.  `mitm` None: the proxy uses it itself;
+    `keyword` False: no keyword argument.  `command_option` makes a row of a command alone."""
 
     name: str
     kind: Any

@@ -57,9 +57,8 @@ def parse_grpc_upstream(text: str) -> str:
 
 
 def grpc_upstream_parts(text: str) -> tuple[str, int, str]:
-    """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS)
-    as (host, port, transport: `tcp` or `tls`, `GRPC_SCHEMES`).  Raises ValueError for
-    anything else."""
+    """`HOST:PORT`, `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS) as (host, port,
+    transport); ValueError for anything else."""
     scheme, sep, rest = text.partition("://")
     if not sep:
         scheme, rest = "", text
@@ -76,9 +75,8 @@ def _port_ok(text: str) -> bool:
 
 
 def parse_on_miss(text: str) -> str | None:
-    """What the replayer does with a request no capture answers: `error` (None), or
-    `forward=URL` (the URL; `forward:URL` and the URL alone too).  `forward` alone is
-    `FORWARD`: on the command line the URL is the next word."""
+    """`error` (None), or `forward=URL`/`forward:URL`/the URL alone (the URL); `forward` alone is
+    `FORWARD`, the URL being the command line's next word."""
     if text == "error":
         return None
     if text == FORWARD:

@@ -73,10 +73,8 @@ def handed_out(exchange: Exchange, documents: Sequence[Json]) -> list[tuple[str,
 
 
 def located_ids(document: Json) -> list[tuple[Location, str, str]]:
-    """(where, key, id) for every id an answer document hands out, by the rules `handed_out`
-    follows; `where` is the path of the string in the document (a resource name's ids share
-    it, told apart by their key).  For tools that pair a live answer's ids with a recorded
-    answer's (verify)."""
+    """(where, key, id) for every id an answer document hands out (`handed_out`'s rules), for tools
+    that pair a live answer's ids with a recorded one's (verify)."""
     found: list[tuple[Location, str, str]] = []
     if not is_error(document):
         _located(document, None, (), found)

@@ -21,9 +21,8 @@ Skeleton = tuple[object, ...]
 def skeleton(
     classification: Classification, value: Json, strings: Iterable[tuple[Location, str]]
 ) -> Skeleton:
-    """What requests of one shape share: binding, operation, an unknown method's name, and
-    the places of their strings (`_slots.leaves`), a default spelled out (`mediaType`
-    `text/plain`) being no string of its own: leaving it out is the same request."""
+    """What requests of one shape share: binding, operation, an unknown method's name and the places
+    of their strings (a default spelled out is no string: leaving it out is the same request)."""
     method = value.get("method") if isinstance(value, dict) else None
     places = tuple(
         where

@@ -74,14 +74,9 @@ class RecordedSlot:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One recorded exchange, ready to answer.
-
-    `stateless` steps (probes, card fetches, anything naming and answering no session id) are
-    served to anyone, repeat freely and bind nothing.  `listing` steps (ListTasks) are answered
-    from the live store.  The others belong to the live ids they name, and `creating` ones
-    (`introduced` non-empty) bring new ones.  `literal_key` is the key with fields learnt fresh
-    compared as they are (None: there are none).
-    """
+    """One recorded exchange, ready to answer: `stateless` steps (probes, cards) are served to
+    anyone and bind nothing, `listing` ones are answered from the live store, the others belong to
+    the live ids they name, and `creating` ones (`introduced`) bring new ones."""
 
     index: int
     exchange: Exchange
@@ -168,11 +163,8 @@ class Script:
     _shown: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
-        """Steps with this key, in script order; those recorded with the same A2A-Version first.
-
-        Some agents answer by the header (the JS SDK's card): prefer what was recorded for the
-        same header, and fall back to any version rather than miss.
-        """
+        """Steps with this key, in script order, those recorded with the same A2A-Version first (the
+        JS SDK's card answers by the header); any version rather than a miss."""
         return self.by_lane.get((key, version)) or self.by_key.get(key, [])
 
     def named_steps(self, key: Key, named: tuple[str | None, ...]) -> list[Step]:
@@ -229,9 +221,8 @@ class Script:
 
 
 def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
-    """The one rule (see the module docstring): `known` whether the value is known already,
-    `success` whether the agent answered with success (a reference nobody issued: FIXED when
-    it did, a probe when it did not)."""
+    """The one rule of the module docstring: `known` already, or else `success`: FIXED when the
+    agent answered with success, a probe when it did not."""
     if slot.role is IdRole.FRESH:
         return Provenance.FRESH
     if known:
@@ -459,9 +450,8 @@ class _Loader:
 
 
 class _LastNaming:
-    """For each id, the indexes of the steps that act on it, in order: those whose request
-    names it or whose answer brings it in.  A step whose answer only shows it (a listing)
-    sets off no delivery of that task, and a live listing holds no webhook to make it to."""
+    """For each id, the indexes of the steps whose request names it or whose answer brings it in (a
+    listing only shows it: no delivery of that task follows from it)."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps

@@ -57,12 +57,8 @@ ID_NAMES: Mapping[str, IdKind] = {**{snake_case(k): v for k, v in ID_FIELDS.item
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """One id in a request value: where it is, what it is, and what the request does with it.
-
-    For a v0.3 resource name (`tasks/{t}/pushNotificationConfigs/{c}`) there is one slot per id
-    segment, `segment` being its index in the name split at `/`.  `learnt`: the field is fresh
-    because the capture shows it fresh (`_learn`), not because a table says so.
-    """
+    """One id in a request value: where it is, what it is, and what the request does with it.  A
+    v0.3 resource name has a slot per id segment (`segment`: its index in the name split at `/`)."""
 
     location: Location
     value: str

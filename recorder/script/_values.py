@@ -64,13 +64,8 @@ def request_value(
     document: Json = None,
     credentials: Sequence[str] | None = None,
 ) -> Json:
-    """What is compared of a request: its A2A content, not its framing.
-
-    `secret_params` are query parameters the recording redacted (API keys): left out of the
-    query (a live client sends its own key where the capture has a placeholder).
-    `document` is the body already parsed, if it was.  `credentials`, when given, are the
-    names of the credentials the request carries (`credential_names`).
-    """
+    """What is compared of a request: its A2A content, not its framing.  `secret_params` (redacted
+    when recorded) are left out of the query; `credentials` names those the request carries."""
     value: dict[str, Json] = {"tenant": classification.tenant}
     known = classification.is_known
     if classification.binding is Binding.HTTP_JSON and known:
@@ -107,13 +102,8 @@ _PATH_KEYS = {"taskId": ("taskId", "id", "task_id"), "configId": ("id", "configI
 
 
 def _without_path_restated(body: dict[str, Json], path: Mapping[str, str]) -> dict[str, Json]:
-    """The body without the members that restate an id the path names.
-
-    An HTTP+JSON request message is its path fields plus its body (the proto's `body: "*"`),
-    so a field sent in both is one field: a2a-sdk's REST client repeats the task id in the body
-    of `POST /tasks/{id}:cancel` (`{"id": ...}`), a2a-go and @a2a-js/sdk send no body, and an
-    agent reads the two alike.
-    """
+    """The body without members restating an id the path names, one field of the request message
+    (a2a-sdk's REST client repeats a cancel's task id in its body; a2a-go sends no body)."""
     restated = {
         member
         for name, members in _PATH_KEYS.items()
@@ -201,10 +191,7 @@ def token(provenance: Provenance, recorded: str | None = None) -> Json:
 def shape(
     value: Json, locations: Sequence[tuple[Location, int | None]], tokens: Sequence[Json]
 ) -> Json:
-    """The value with ignored keys and defaults dropped and each slot replaced by its token.
-
-    `locations` are the slots' (location, segment): a v0.3 resource name holds one slot per id
-    segment (`segment` its index in the name split at `/`)."""
+    """The value, ignored keys and defaults dropped, each slot (at `locations`) as its token."""
     shaped = _shape(value)
     resources: dict[Location, list[Json]] = {}
     for (location, segment), placeholder in zip(locations, tokens, strict=True):

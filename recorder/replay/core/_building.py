@@ -91,9 +91,8 @@ class Builder:
         return answer, listing.step, listing.changes
 
     def _scope(self, decision: Decision, applied: Applied) -> list[Session] | None:
-        """The sessions a listing shows: every session holding an id it names (a context
-        two clients chose alike is one context, as live), and one it starts; None: all (also
-        when the agent did not filter the recorded listing by what its request named)."""
+        """The sessions a listing shows: each holding an id it names, and one it starts; None: all
+        (also when the agent did not filter the recorded listing by what its request named)."""
         if not self.lister.filtered(decision.step):
             return None
         found = {

@@ -97,10 +97,8 @@ def _host_origin(request: Request) -> list[str]:
 
 
 def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
-    """The interfaces the recorded cards list, every path that carried a known JSON-RPC
-    operation (as the recorder learns them), and the mount point of every HTTP+JSON request
-    (the recorder knew it from a card it fetched itself, which the capture does not hold): a
-    live request is read as it was recorded."""
+    """The interfaces live requests are read by: the recorded cards', every path that carried a
+    known JSON-RPC operation, and every HTTP+JSON request's mount point."""
     found: list[Interface] = []
     learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:

@@ -166,8 +166,7 @@ class Faults:
         form: Form,
         answer: Response | None = None,
     ) -> tuple[FaultSpec, ...]:
-        """The specs that hit this request, answered with `answer` (and, for `once` kinds,
-        remember it)."""
+        """The specs that hit this request, answered with `answer` (remembered for `once` kinds)."""
         if not self.specs:
             return ()
         length = _count(answer) if answer is not None else None

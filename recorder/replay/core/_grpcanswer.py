@@ -94,11 +94,8 @@ def grpc_answer(
     rewrite: Rewrite | None,
     templates: Sequence[Template | None] | None = None,
 ) -> GrpcAnswer:
-    """The recorded answer with live ids; `rewrite` fixes a served card's interfaces;
-    `templates` are the messages' proto-JSON already prepared (`recorder.script.prepare`).
-
-    A recorded message that no longer encodes ends the call with INTERNAL, saying so.
-    """
+    """The recorded answer with live ids, `rewrite` fixing a served card's interfaces; a recorded
+    message that no longer encodes ends the call with INTERNAL, saying so."""
     if templates is None:
         templates = [prepare(m.json) if m.json is not None else None for m in response.messages]
     try:

@@ -229,8 +229,7 @@ class Journal:
             self._add(self._requests, entry)
 
     def update(self, number: int, **fields: Any) -> None:
-        """Change fields of request `number` (if still kept): what happened after it was
-        logged (a miss forwarded)."""
+        """Change fields of request `number`, if still kept (a miss forwarded later)."""
         with self._lock:
             self._requests.replace(number, fields)
 

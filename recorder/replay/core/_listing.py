@@ -218,9 +218,8 @@ def _items(step: Step) -> Iterable[Json]:
 
 
 def _filtered(step: Step) -> bool:
-    """Whether the agent filtered this listing by the ids its request names: no item is of a
-    context the request did not name.  An agent that ignores a field (a2a-sdk reads no
-    `context_id` query parameter) lists its whole store, whatever the request says."""
+    """Whether the agent filtered this listing by the ids its request names; an agent that ignores a
+    field (a2a-sdk reads no `context_id` query parameter) lists its whole store."""
     named = {r.slot.value for r in step.slots}
     return all(
         not isinstance(item, dict) or item.get("contextId", item.get("context_id")) in named

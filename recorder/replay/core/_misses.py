@@ -193,9 +193,8 @@ def _status(
 def unserved_version(
     classification: Classification, why: str, jsonrpc_id: Json, *, grpc: bool = False
 ) -> Answer:
-    """A request in a protocol version the replay does not serve, refused as an agent that does
-    not know that version's names refuses it: JSON-RPC -32601 Method not found, HTTP+JSON
-    404, gRPC UNIMPLEMENTED (the service is not there)."""
+    """A request in a version the replay does not serve, refused as an agent not knowing its names
+    does: JSON-RPC -32601, HTTP+JSON 404, gRPC UNIMPLEMENTED."""
     info = [_info("VERSION_NOT_SERVED", MISS_DOMAIN)]
     if grpc or classification.binding is Binding.GRPC:
         return error_answer(UNIMPLEMENTED, why, info)

@@ -57,14 +57,9 @@ class Kind(StrEnum):
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
 class Decision:
-    """What answers a request, and what answering it does to the live state.
-
-    `step` answers (a listing picks its own, `_listing`).  For a request in a session:
-    `session`, the `worlds` kept (the first answers) with each one's step (`picks`), and the
-    sessions it joins into one (`merged`).  For a fresh creating request: the member of each
-    world of the new session (`members`).  `slots` are the request's slots this hypothesis
-    reads (with or without the fields learnt fresh).
-    """
+    """What answers a request (`step`), and what answering it does to the live state: in a session,
+    the `worlds` kept (the first answers) with each one's step (`picks`) and the sessions `merged`;
+    for a fresh create, each new world's member (`members`)."""
 
     kind: Kind
     hypothesis: Hypothesis
@@ -142,9 +137,8 @@ class Resolver:
         return missed
 
     def _moved(self, live: LiveRequest) -> Decision | None:
-        """A request about one family that no reading of its session fits, answered in a
-        session of the family's own: one world per class its creating request could have
-        been (the others in its session keep theirs)."""
+        """A request about one family that no reading of its session fits, answered in a session of
+        the family's own, one world per class its creating request could have been."""
         slots = live.readings[0]
         hypothesis = self.hypotheses(slots)[0]
         families = {s.family for s in hypothesis if s.family is not None}
@@ -247,8 +241,7 @@ class Resolver:
     def _named(
         self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World | None
     ) -> tuple[str | None, ...] | None:
-        """Per slot, the recorded id an ISSUED slot names in `world` (None when it names
-        nothing the world knows)."""
+        """Per slot, the recorded id an ISSUED slot names in `world` (None: unknown there)."""
         named: list[str | None] = []
         for sense, slot in zip(hypothesis, slots, strict=True):
             if sense.provenance is not Provenance.ISSUED:
@@ -308,9 +301,8 @@ class Resolver:
     def _options(
         self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot], worlds: Sequence[World]
     ) -> list[_Option]:
-        """Per world, the step that answers there: a read's next step in the story of the ids
-        it names, and a creating request's next step of each class that could be it (decide
-        late: the world is read each of those ways)."""
+        """Per world, the step that answers there: a read's next step in the story of the ids it
+        names, a creating request's next step of each class that could be it."""
         options: list[_Option] = []
         for world in worlds:
             found = self._in_world(hypothesis, slots, world)
@@ -343,8 +335,7 @@ class Resolver:
         ]
 
     def _shape(self, option: _Option) -> str:
-        """What a client sees of an option's answer (a class's members answer alike: its first
-        member's shape, computed once, speaks for the one chosen)."""
+        """What a client sees of an option's answer (a class's first member speaks for all)."""
         script = self.script
         if option.member >= 0:
             return script.shape_of(
@@ -442,9 +433,8 @@ class Resolver:
         sessions: Sequence[Session],
         worlds: Sequence[World],
     ) -> Decision:
-        """A listing: the steps it may be answered from are found as a read's are; the one
-        answered is the lister's to choose (`_listing`).  Ids of the client's own that it
-        names for the first time make a family, as a creating request's do."""
+        """A listing: found as a read is, answered as the lister chooses (`_listing`); the client's
+        own ids it names first make a family, as a creating request's do."""
         fresh = self._fresh(hypothesis, key, steps, slots, Kind.LIST) if not sessions else None
         if fresh is not None:
             return fresh
@@ -486,8 +476,7 @@ def _credential_variants(value: Json) -> list[Json]:
 
 
 def _first_free(steps: list[Step], frontier: int, taken: set[int]) -> Step | None:
-    """The first step after the frontier that is no member of the world yet, else the
-    first before it."""
+    """The first step after the frontier not yet a member of the world, else the first before it."""
     at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
     for step in itertools.chain(steps[at:], steps[:at]):
         if step.index not in taken:

@@ -181,9 +181,8 @@ class ReplayService:
         )
 
     def forwarded(self, miss: Miss, status: int | None, error: str | None = None) -> None:
-        """The runner answered a miss from the forward target (`--on-miss forward`): its
-        answer is a live agent's, or (`status` None) the forward failed and the miss answer
-        went out, synthesized."""
+        """The runner answered a miss from `--on-miss forward`'s target (`status` None: the forward
+        failed and the synthesized miss went out)."""
         if status is not None:
             detail = f"{miss.describe()}; forwarded: HTTP {status}"
             self.journal.update(

@@ -222,8 +222,7 @@ class LiveState:
         return session
 
     def merge(self, sessions: Sequence[Session], worlds: Sequence[World]) -> Session:
-        """One session of `sessions` (the first), their families together, with `worlds`
-        (joint readings, made by the caller from theirs)."""
+        """The first of `sessions`, with the families of all and the joint `worlds`."""
         into = sessions[0]
         for other in sessions[1:]:
             for family in other.families:

@@ -361,8 +361,7 @@ def _grpc_status(
 def _set(
     found: Iterable[tuple[str, str]], fields: Mapping[str, str]
 ) -> tuple[tuple[str, str], ...]:
-    """Headers with those of `fields` it holds set to the new values (and the details added
-    where the status is)."""
+    """Headers with those of `fields` it holds set to the new values (and the details added)."""
     out = list(found)
     names = {k.lower() for k, _ in out}
     if STATUS_HEADER not in names:

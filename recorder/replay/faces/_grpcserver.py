@@ -27,9 +27,8 @@ STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.Status
 
 
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
-    """Generic handler: every rpc path, answered through the `Runner`.  A path the tables do
-    not know is answered as a stream (its frames are the same on the wire whatever the rpc's
-    kind): from the capture when it recorded that call, else a miss."""
+    """Generic handler: every rpc path, answered through the `Runner`; a path the tables do not know
+    is answered as a stream (the same frames on the wire whatever the rpc's kind)."""
 
     def __init__(self, runner: Runner, timing: Timing, limits: Limits) -> None:
         self.runner = runner

@@ -37,9 +37,8 @@ MAX_PORTS_BYTES = 16 << 20
 
 
 def ports_file_problem(path: Path) -> str | None:
-    """Why a ports file may not be written to `path` (None: it may): only a new file in a
-    folder that exists, an empty file, or the ports file of an earlier run is ours to
-    replace; never a link, a device, a FIFO, a folder, or a file that holds anything else."""
+    """Why a ports file may not be written to `path` (None: it may): only a new file, an empty one
+    or an earlier run's ports file is ours to replace, never a link, device, FIFO or folder."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -63,9 +62,8 @@ def ports_file_problem(path: Path) -> str | None:
 
 
 def fleet_paths(folder: Path) -> list[Path]:
-    """The captures of a fleet's folder, in name order: `*.http` files, neither hidden nor a
-    by-product (`BY_PRODUCTS`), nor a folder.  OSError names one that is no regular file (a
-    link to nothing or to itself, a FIFO, a device): refused, never skipped without a word."""
+    """The captures of a fleet's folder in name order: `*.http` files, neither hidden nor
+    by-products; OSError names one that is no regular file (refused, never skipped silently)."""
     paths = sorted(
         p
         for p in folder.glob("*.http")
@@ -147,16 +145,11 @@ class FleetAgent:
 
 
 class Fleet(Service):
-    """Every agent of `found` (capture paths and captures) replayed, on one thread.
+    """Every agent of `found` replayed on one thread: behind one proxy on `host:port` (`forward`),
+    else each on `host`, at `port + i` (0: free ports).  `options` go to every `Replayer`.
 
-    `forward`: one proxy on `host:port` (see the module docstring); else each agent on
-    `host`, at `port + i` (port 0: free ports).  `options` go to every agent's `Replayer`
-    (`redaction`, and the replayer's options: `recorder.options.REPLAY`); the forward proxy
-    keeps to the same read timeout and size limits as the agents.
-
-    Raises ValueError when `found` is empty, OptionError for `faults` (a fault profile is one
-    agent's: `Replayer`), OSError when a port cannot be bound.
-    """
+    Raises ValueError when `found` is empty, OptionError for `faults` (a profile is one agent's),
+    OSError when a port cannot be bound."""
 
     def __init__(
         self,

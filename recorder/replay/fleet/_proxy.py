@@ -231,11 +231,8 @@ class ProxyConnection(Connection):
 
 
 class _Tunnel:
-    """One CONNECT tunnel: the client's bytes to the agent's listener and back, untouched.
-
-    The listener is chosen by the tunnel's first bytes; until it is connected, what the
-    client sends is held.
-    """
+    """One CONNECT tunnel, bytes untouched: the agent's listener is chosen by its first bytes, and
+    what the client sends until it is connected is held."""
 
     def __init__(
         self,

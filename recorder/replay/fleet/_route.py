@@ -311,9 +311,8 @@ OPENINGS: tuple[tuple[bytes, Opening], ...] = ((CONNECT, "connect"), (H2_PREFACE
 
 
 def opening(first: bytes) -> Opening | None:
-    """What a request to the proxy is, from its first bytes: a CONNECT, an HTTP/2 connection
-    with prior knowledge (gRPC sent to the proxy itself), or plain HTTP/1 (None: too few yet
-    to tell)."""
+    """What a request to the proxy is, from its first bytes: a CONNECT, HTTP/2 with prior knowledge,
+    or HTTP/1 (None: too few yet to tell)."""
     for prefix, kind in OPENINGS:
         head = first[: len(prefix)]
         if head.upper() == prefix[: len(head)].upper():
@@ -359,9 +358,8 @@ SETTINGS_ACK = b"\x00\x00\x00\x04\x01\x00\x00\x00\x00"
 
 
 class AckFilter:
-    """The client's bytes of an HTTP/2 connection the proxy greeted with `EMPTY_SETTINGS`,
-    from the preface on: its first SETTINGS ACK (the answer to the proxy's) is taken out,
-    every other byte passes, in order."""
+    """An HTTP/2 client's bytes from the preface on, less its first SETTINGS ACK (the answer to the
+    proxy's `EMPTY_SETTINGS`)."""
 
     def __init__(self) -> None:
         self._left = len(H2_CLIENT_PREFACE)  # bytes to pass before the next frame header
