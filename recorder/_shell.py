@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 
 class Command(click.Command):
-    """A click command whose errors end it as `EXIT_FOR` says, with the flags of `table`
-    (see the module docstring); the callback takes each row by its name."""
+    """A click command whose errors end it as `EXIT_FOR` says, its flags from `table`."""
 
     def __init__(self, *args: Any, table: Table | None = None, **kwargs: Any) -> None:
         self.table = table or Table([])
@@ -53,8 +52,7 @@ class Command(click.Command):
 
 
 def write_output(text: str, output: Path | None) -> None:
-    """`text` to `output` (whole, or not at all: `recorder._files`), or to standard output; an
-    OSError when the file cannot be written."""
+    """`text` to `output` whole (`recorder._files`) or to standard output; OSError if it cannot."""
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Unanswered:
-    """The problems of one test's replay so far (`lines`), how they read (`message`), and
-    which of them were said already."""
+    """The problems of one test's replay (`lines`), as read (`message`), and which were said."""
 
     lines: Callable[[], Sequence[str]]
     message: Callable[[Sequence[str]], str]
@@ -58,8 +57,7 @@ def misses_among(misses: Sequence[str], answers: Sequence[str]) -> list[str]:
 
 
 def miss_message(misses: Sequence[str], capture: Capture, synthesized: Sequence[str] = ()) -> str:
-    """Each answer the replayer had to write itself (a request the capture could not answer,
-    or could not read), and a word on bindings the capture never recorded."""
+    """Each answer the replayer wrote itself, and a word on bindings the capture never recorded."""
     text = "requests the capture could not answer:\n  " + "\n  ".join(misses) if misses else ""
     others = [s for s in synthesized if not any(s.endswith(m.partition(": ")[2]) for m in misses)]
     if others:
@@ -128,8 +126,7 @@ def forwarded_summary(path: object, added: Sequence[Exchange]) -> str:
 def _live_answer(
     entry: JournalRequest, answers: Sequence[Exchange], values: Sequence[str]
 ) -> Exchange | None:
-    """The recorded exchange of a forwarded request: the same operation and target, naming the
-    same ids (the recorder keeps what was forwarded)."""
+    """The recorded exchange of a forwarded request: same operation, target and ids."""
     for answer in answers:
         request = answer.request
         if (

@@ -176,8 +176,7 @@ def _strict(strict: bool, clean: bool, report: Callable[[], object]) -> None:
 
 @contextlib.contextmanager
 def _starting(listen: tuple[str, int]) -> Iterator[None]:
-    """A replayer's or a fleet's start: a port it cannot bind, or a server that stops while
-    starting, is a StartError (exit 2)."""
+    """Start a replayer or fleet: an unbindable port, or a stop meanwhile, is a StartError."""
     try:
         yield
     except OSError as exc:
@@ -188,8 +187,7 @@ def _starting(listen: tuple[str, int]) -> Iterator[None]:
 
 
 def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
-    """The captures of a fleet's folder (`recorder.replay.fleet_paths`); InputError when
-    there are none (a damaged one raises the reader's CaptureError)."""
+    """The captures of a fleet's folder; InputError when there are none."""
     from recorder.capture import read_capture
     from recorder.replay import fleet_paths
 

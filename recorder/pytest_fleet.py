@@ -95,8 +95,7 @@ UNROUTED = "-"
 
 
 def fleet_unanswered(fleet: Fleet) -> Unanswered:
-    """What the fleet could not answer, to be said once (`recorder._unanswered`): each
-    agent's answers its captures do not hold, and the requests that reached no agent."""
+    """What the fleet could not answer: each agent's unanswered, and requests that reached none."""
     from recorder._unanswered import Unanswered
 
     def lines() -> list[str]:

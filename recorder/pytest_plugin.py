@@ -99,8 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    """Keep each phase's report, so the fixture's teardown knows whether the test passed; a
-    test body that failed gets what the replay could not answer beside its failure (once)."""
+    """Keep each phase's report for teardown; a failed body gets what replay could not answer."""
     outcome: Any = yield
     report: pytest.TestReport = outcome.get_result()
     if report.when == "call" and report.failed and UNANSWERED in item.stash:
@@ -112,8 +111,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """In verify mode, a test whose capture drifted fails once its body has run; a test whose
-    replay could not answer a request fails then too (once: see `recorder._unanswered`)."""
+    """In verify mode a drifted capture fails the test after its body, as unanswered replay does."""
     result = yield
     drift = item.stash.get(DRIFT, None)
     if drift is not None:
@@ -200,8 +198,7 @@ _NOT_IN_A_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')  # forbidden in a file nam
 
 
 def default_capture(request: pytest.FixtureRequest) -> Path:
-    """`captures/<test module>/<test name>.http` beside the test file (pytest-recording's
-    cassette path: `<Class>.<test name>` for a method, forbidden characters as `-`)."""
+    """`captures/<test module>/<test name>.http` beside the test, as pytest-recording has it."""
     test_file = Path(request.path)
     name = request.node.name
     if request.cls is not None:
@@ -210,8 +207,7 @@ def default_capture(request: pytest.FixtureRequest) -> Path:
 
 
 def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
-    """The project's redaction settings with the `a2a_recorder_config` fixture's on top (a
-    card file from the project's root)."""
+    """The project's redaction settings, the `a2a_recorder_config` fixture's on top."""
     from recorder.redaction import ConfigError, RecorderConfig, read_pyproject
 
     given = request.getfixturevalue("a2a_recorder_config")
@@ -241,8 +237,7 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
 
 
 def _project_rules(request: pytest.FixtureRequest) -> Rules:
-    """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
-    replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
+    """The project's redaction rules, for what a replayer serves about itself (`a2a_fleet`'s)."""
     from recorder.redaction import ConfigError
 
     try:

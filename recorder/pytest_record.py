@@ -116,8 +116,7 @@ def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
-    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
-    call, a forward that failed)."""
+    """The requests the capture could not answer, forwarded to the live agent or not."""
     return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
 
 
@@ -196,8 +195,7 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
 
 
 def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
-    """A recording that lost exchanges, or met an error inside the recorder, replaces no
-    capture: the test fails saying what happened."""
+    """Fail the test when the recording lost exchanges or met an error: it replaces no capture."""
     if not proxy.ledger.clean:
         summary = "; ".join(proxy.ledger.summary())
         _reject(
@@ -241,8 +239,7 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
 
 
 def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
-    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
-    exchanges added."""
+    """`old` with `new`'s exchanges after its own, renumbered and retimed; the exchanges added."""
     from recorder.capture import write_capture
 
     end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)

@@ -42,8 +42,7 @@ GENERATION_PATHS = tuple(
 TRACE_CONTEXT = ("traceparent", "tracestate")  # W3C trace context, listed under the table
 COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "error", "events")
 
-# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
-# Task.
+# Where an answer names the task it created: v1.0 JSON-RPC, REST/stream/gRPC, v0.3 bare Task.
 TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
 # Notes worth a line under the table, by how they start.
 FLAGGED_NOTES = (
@@ -98,8 +97,7 @@ def _row(exchange: Exchange) -> dict[str, Any]:
 
 
 def outcome_cells(exchange: Exchange) -> tuple[str, str]:
-    """The status and state cells of the exchange's row (`404`, `NOT_FOUND`; `COMPLETED`,
-    `2 tasks`, `message`, or ""), as `show` prints them."""
+    """The status and state cells of an exchange's row (`404`, `NOT_FOUND`; `COMPLETED`)."""
     row = _row(exchange)
     return _status(row), _state(row)
 
@@ -213,8 +211,7 @@ SURROGATES = "\ud800-\udfff"
 
 
 def printable(text: str, keep: str = "") -> str:
-    """`text` with control characters (but those in `keep`) and lone surrogates escaped, so
-    that a terminal shows them as text and any encoding can carry them."""
+    """`text` with control characters (but `keep`) and lone surrogates escaped, for any terminal."""
     return _unprintable(keep).sub(_escaped, text)
 
 
@@ -302,8 +299,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 
 
 def learnt_fields(capture: Capture) -> dict[int, list[str]]:
-    """Exchange number -> the fields of its request the capture shows fresh in every request
-    of its shape, which replay reads as fresh (`recorder.script`'s learning)."""
+    """Exchange number -> the fields of its request the capture shows fresh (`recorder.script`)."""
     from recorder.script import load_script
 
     found: dict[int, list[str]] = {}
@@ -334,8 +330,7 @@ def learnt_lines(learnt: dict[int, list[str]]) -> str:
 
 
 def render_one(capture: Capture, number: int) -> str:
-    """Exchange `number` whole: its row, then its request and response as the capture holds
-    them.  Raises LookupError naming the numbers there are when it has none by that number."""
+    """Exchange `number` whole: row, request, response; LookupError naming the numbers there are."""
     exchange = next((x for x in capture.exchanges if x.number == number), None)
     if exchange is None:
         numbers = [x.number for x in capture.exchanges]

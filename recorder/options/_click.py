@@ -80,8 +80,7 @@ def _settings(option: Option) -> dict[str, Any]:
 
 
 def _callback(option: Option) -> Any:
-    """Parse the flag's text with the row's `parse` (each value of a repeatable flag); a
-    ValueError is a bad value."""
+    """Parse the flag's text (each value of a repeatable flag) with the row's `parse`."""
     parse = option.parse
     if parse is None:
         return None

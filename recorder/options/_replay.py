@@ -22,8 +22,7 @@ ADDRESS = "HOST:PORT"
 
 
 def parse_fault(text: str) -> str:
-    """A replay fault spec, `SELECTOR:KIND[=ARG]`, as written (stripped) once it reads;
-    `recorder.protocol.FaultSpecError` (a ValueError) says why not, and lists the kinds."""
+    """A fault spec `SELECTOR:KIND[=ARG]`, stripped; FaultSpecError (a ValueError) says why not."""
     from recorder.protocol import parse_fault
 
     return parse_fault(text).text

@@ -83,8 +83,7 @@ class Option:
         return name if name is None or value is None else f"{name}={value}"
 
     def checked(self, value: Any) -> Any:
-        """`value` as the keyword argument takes it (text through `parse`); OptionError
-        saying what is wrong."""
+        """`value` as the keyword argument takes it (text through `parse`), or OptionError."""
         if value is None and self.default is None:
             return None
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -163,8 +162,7 @@ class Table:
         return tuple(option for option in self.options if option.keyword)
 
     def settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Every keyword option's value: `given`'s, checked, or the default.  TypeError for
-        a name that is no keyword option (as Python says it for a function)."""
+        """Every keyword option's value, `given` or default; TypeError for an unknown name."""
         keywords = {option.name: option for option in self.keywords}
         unknown = sorted(set(given) - set(keywords))
         if unknown:
@@ -179,8 +177,7 @@ class Table:
         }
 
     def spell(self, surface: str) -> Spell:
-        """A `Spell` for `surface`: `python`, `cli`, `mitm` or `pytest` (a pytest option, or
-        the marker's keyword argument of the same name: the value may come from either)."""
+        """A `Spell` for `python`, `cli`, `mitm` or `pytest` (an option, or a marker keyword)."""
         if surface == "python":
             return python_spelling
 

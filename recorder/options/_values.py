@@ -97,8 +97,7 @@ def parse_timing(text: str) -> str:
 
 
 def timing_speed(text: str) -> float:
-    """A timing's speed: `none` 0 (at once), `recorded` 1 (the recorded gaps), `xN` N (the
-    gaps divided by N).  Raises ValueError for anything else."""
+    """A timing's speed: `none` 0, `recorded` 1, `xN` N (the gaps divided by N); else ValueError."""
     if text == "none":
         return 0.0
     if text == "recorded":

@@ -41,8 +41,7 @@ def answer_documents(response: Response | None) -> list[Json]:
 def answer_succeeded(
     binding: Binding | None, response: Response | None, documents: Sequence[Json]
 ) -> bool:
-    """Whether a response is a success: gRPC status 0, else an HTTP status below 400 and no
-    error document (`documents` are `answer_documents(response)`)."""
+    """Whether a response is a success: gRPC status 0, else HTTP below 400 and no error document."""
     if response is None:
         return False
     if binding is Binding.GRPC:
@@ -143,9 +142,8 @@ def _resource_ids(name: str) -> Iterator[tuple[str, str]]:
 
 
 def answer_shape(response: Response | None, binding: Binding | None, ids: dict[str, str]) -> str:
-    """What a client sees of an answer, ids aside: its status, documents and events with the
-    strings `ids` names replaced by their placeholders and timestamps masked.  Two answers with
-    equal shapes cannot be told apart by a client that does not know the ids."""
+    """What a client sees of an answer, ids aside: equal shapes cannot be told apart by a client
+    that does not know the ids."""
     if response is None:
         return ""
     documents = [_shaped(d, ids) for d in answer_documents(response)]

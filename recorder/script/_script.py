@@ -180,13 +180,11 @@ class Script:
         return self._named_creates.get((key, named), {})
 
     def shown_as_recorded(self, step: Step) -> tuple[str, ...]:
-        """The ids a step's answer shows as recorded: no step introduced them, and its request
-        did not name them (message and artifact ids, cursors, tasks from before)."""
+        """The ids a step's answer shows as recorded: no step introduced them, it names none."""
         return self._shown.get(step.index, ())
 
     def refusal(self, binding: str, credentials: Sequence[str]) -> Step | None:
-        """A recorded refusal (401, 403, gRPC UNAUTHENTICATED or PERMISSION_DENIED) of a
-        request on `binding` that carried exactly these credentials."""
+        """A recorded 401, 403, UNAUTHENTICATED or PERMISSION_DENIED of these credentials."""
         return self._refusals.get((binding, tuple(credentials)))
 
     def fresh_classes(self, key: Key) -> list[Class]:
@@ -233,8 +231,7 @@ def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
 
 
 def load_script(captures: Sequence[Capture], *, credentials: bool = True) -> Script:
-    """The captures as a script.  `credentials`: whether the credentials a request carries
-    (by name, `credential_names`) are part of what it is compared as."""
+    """The captures as a script; `credentials`: whether a request's credentials are compared."""
     exchanges = [e for capture in captures for e in capture.exchanges]
     headers, params = _credential_keys(exchanges)
     script = Script(
@@ -509,8 +506,7 @@ def _holds_placeholder(request: Request) -> bool:
 
 
 def _classify(script: Script, loaders: Sequence[_Loader]) -> None:
-    """Group each capture's creating steps into classes (latest first, so that a creating step
-    in a thread has its class when the thread is summed up)."""
+    """Group each capture's creating steps into classes, latest first (so threads are summed)."""
     signatures: dict[tuple[object, ...], int] = {}
     members: dict[int, list[int]] = {}
     for loader in loaders:

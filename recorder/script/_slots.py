@@ -82,8 +82,7 @@ def find_slots(
     learnt: Collection[Location] = (),
     strings: list[tuple[Location, str]] | None = None,
 ) -> list[Slot]:
-    """Every id the value holds (see the module docstring), in a stable order; `strings`, if
-    given, gets every string the value holds where a slot could be (`leaves`)."""
+    """Every id the value holds, in a stable order; `strings` gets each string a slot could be."""
     found: list[Slot] = []
     if not isinstance(value, dict):
         return found
@@ -181,8 +180,7 @@ class _Scan:
 
 
 def leaves(value: Json) -> Iterator[tuple[Location, str]]:
-    """(location, string) for every string of a value that a slot could hold, as `find_slots`
-    reads them (body, query and route; not under the agent's or the user's own data)."""
+    """(location, string) for every string of a value that a slot could hold."""
     if not isinstance(value, dict):
         return
     for section in ("body", "query", "route"):

@@ -29,8 +29,7 @@ _STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.S)
 _LITERAL = re.compile(r"\s*(-?[0-9][0-9eE+.\-]*|null|true|false)")
 _VALUE = r'("[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9eE+.\-]*|null)'
 _VERSION = r'"jsonrpc"\s*:\s*"[^"\\]*"'
-# Where an envelope's id sits in every SDK's answers: first, after "jsonrpc", or last (in the
-# last `_TAIL` characters).
+# Where every SDK writes an envelope's id: first, after "jsonrpc", or in the last `_TAIL` chars.
 _TAIL = 512
 _ID_PLACES = (
     re.compile(rf'\A\s*\{{\s*(?:{_VERSION}\s*,\s*)?"id"\s*:\s*{_VALUE}\s*[,}}]'),
@@ -60,8 +59,7 @@ class Template:
         embedded: Sequence[tuple[str, str]] = (),
         jsonrpc_id: Json = None,
     ) -> str:
-        """The text with live values in: `lookup` for whole strings, `embedded` (recorded,
-        live) pairs inside longer ones (longest first), `jsonrpc_id` at the envelope's id."""
+        """The text with live values in (see `Swap`), `jsonrpc_id` at the envelope's id."""
         parts: list[str] | None = None
         for hole in self.holes:
             swapped = swap_text(hole.value, lookup, embedded)
@@ -89,8 +87,7 @@ def swap_text(value: str, lookup: Lookup, embedded: Sequence[tuple[str, str]] = 
 
 
 def prepare(text: str, *, jsonrpc: bool = False) -> Template:
-    """`text` cut for rendering: at its JSON string values, or whole if it is not JSON.  With
-    `jsonrpc`, the envelope's `id` becomes the place of the live id."""
+    """`text` cut for rendering (whole if not JSON); with `jsonrpc`, the envelope's `id` a hole."""
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -100,8 +97,7 @@ def prepare(text: str, *, jsonrpc: bool = False) -> Template:
 
 
 class _Cutter:
-    """Walks a JSON text's strings once, telling keys from values (a key is followed by `:`),
-    and finds the envelope's top-level `id` by the depth of the text between them."""
+    """Walks a JSON text's strings once, telling keys from values, and finds the envelope's `id`."""
 
     def __init__(self, text: str, envelope: bool) -> None:
         self.text, self.envelope = text, envelope
@@ -201,8 +197,7 @@ def json_bytes(value: Json) -> bytes:
 
 
 def wire_bytes(text: str) -> bytes:
-    """Text as the bytes that carried it: surrogate escapes back to their bytes, lone
-    surrogates (from JSON `\\ud800` escapes) back to their escape."""
+    """Text as the bytes that carried it: surrogate escapes to bytes, lone surrogates to escapes."""
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -218,8 +213,7 @@ def wire_bytes(text: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Swap:
-    """Live values for recorded ones, by `Template`'s rule: `lookup` for whole strings,
-    `embedded` (recorded, live) pairs inside longer ones, longest first."""
+    """Live values for recorded ones: `lookup` for whole strings, `embedded` inside longer ones."""
 
     lookup: Lookup
     embedded: tuple[tuple[str, str], ...] = ()
@@ -288,8 +282,7 @@ def substitute_headers(
 
 
 def dumps_like(text: str, value: Json) -> str:
-    """`value` as JSON written the way `text` was (spacing, escapes, a final newline); in the
-    compact form when `text` is no JSON any form writes back."""
+    """`value` as JSON written as `text` was (compact when `text` is in no form we write)."""
     form = form_of(text)
     if form is not None:
         try:

@@ -30,11 +30,9 @@ Json = Any
 Location = tuple[str | int, ...]
 Key = tuple[str, str, str]
 
-# Members a sender may spell out or leave out with the same meaning.  Empty values are proto3
-# JSON defaults (the JS SDK sends `"metadata": {}`, py leaves it out); a text part's media type
-# is text/plain whether said or not (the JS SDK says it); a false flag whose default is false
-# (v1.0's `returnImmediately`, v0.3's `blocking`, ListTasks' `includeArtifacts`) is the flag
-# left out.  key -> (value, sibling it needs, or None).
+# Members a sender may spell out or leave out alike: proto3 JSON's empty defaults (the JS SDK
+# sends `"metadata": {}`), a text part's text/plain, a flag false by default.  key -> (value,
+# sibling it needs, or None).
 DEFAULT_MEMBERS: dict[str, tuple[Json, str | None]] = {
     "mediaType": ("text/plain", "text"),
     "returnImmediately": (False, None),
@@ -163,8 +161,7 @@ def body_value(request: Request, classification: Classification, document: Json 
 def credential_names(
     request: Request, header_keys: frozenset[str], query_keys: frozenset[str]
 ) -> list[str]:
-    """The credentials a request carries, by name: `authorization:<scheme>` (lower-cased),
-    `header:<name>` for each API-key header `header_keys` names, `query:<name>` likewise."""
+    """A request's credentials: `authorization:<scheme>`, `header:<name>`, `query:<name>`."""
     found: list[str] = []
     for name, value in request.headers:
         lowered = name.lower()
@@ -181,8 +178,7 @@ def credential_names(
 
 
 def token(provenance: Provenance, recorded: str | None = None) -> Json:
-    """The placeholder a slot becomes in a shape (a fixed id keeps its value: it is the same
-    id in the recording and live)."""
+    """The placeholder a slot becomes in a shape (a fixed id keeps its value)."""
     if provenance is Provenance.FIXED:
         return [f"~{provenance.value}", recorded]
     return f"~{provenance.value}"

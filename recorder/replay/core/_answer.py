@@ -57,8 +57,7 @@ class _Event:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One recorded HTTP answer, cut for rendering.  `embedded`: the ids that appear inside
-    longer strings of it (an error message quoting a task id), to swap there too."""
+    """One recorded HTTP answer cut for rendering; `embedded`: ids inside longer strings of it."""
 
     headers: Headers
     body: Template | None

@@ -133,8 +133,7 @@ class Builder:
         return self.cards.changed_grpc(response)
 
     def translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
-        """What was translated of a recorded answer for a client of `version` (the card: for
-        the versions served), the fields it could not carry going to the report."""
+        """What was translated of a recorded answer for a client of `version`, and what it lost."""
         exchange = step.exchange
         if exchange.classification.operation == AGENT_CARD and exchange.response is not None:
             return self.versions.card_changes(exchange.response.body)

@@ -63,8 +63,7 @@ class Cards:
         return rewrite
 
     def relocated(self, answer: HttpAnswer, exchange: Exchange) -> HttpAnswer:
-        """`answer` with a `Location` that names a recorded upstream pointed at the replayer,
-        as a card's interfaces are (a redirect to the agent's own URL)."""
+        """`answer` with a `Location` naming a recorded upstream pointed at the replayer."""
         if not self.base_url:
             return answer
         upstreams = dict.fromkeys([*self.upstreams, *_host_origin(exchange.request)])
@@ -116,8 +115,7 @@ def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
 
 
 def _rest_base(c: Classification, verb: str, path: str) -> str | None:
-    """Where the HTTP+JSON interface an exchange was recorded under is mounted: before its
-    route, or before the path an unknown one names under the mount (`GET /nothing`)."""
+    """Where the HTTP+JSON interface an exchange was recorded under is mounted."""
     if c.binding is not Binding.HTTP_JSON:
         return None
     if c.is_known and c.operation and c.version:

@@ -20,8 +20,7 @@ Seen = tuple[tuple[Slot, Provenance, str | None], ...]
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
 class Applied:
-    """What answering a decision did: how to read recorded values as live ones for its answer
-    (`lookup`), and who it touched."""
+    """What answering a decision did: its recorded -> live values (`lookup`), and who it touched."""
 
     lookup: Lookup
     step: Step
@@ -76,8 +75,7 @@ class Carrier:
         return self._applied(decision, session, worlds[0] if worlds else None, created)
 
     def preview(self, decision: Decision) -> Applied:
-        """The swap an answer to `decision` would be built with, the state left as it is (a
-        create's ids are not minted: its answer shows the recorded ones)."""
+        """The swap an answer to `decision` would get, the state untouched (no id minted)."""
         return self._applied(decision, decision.session, decision.world, None)
 
     # -- the answer's values ---------------------------------------------------------------
@@ -136,8 +134,7 @@ class Carrier:
         return None
 
     def _echo(self, decision: Decision, worlds: Sequence[World]) -> None:
-        """The client's fresh values stand for the recorded ones in every world kept, each
-        world reading them at its own step (a webhook URL, its token)."""
+        """The client's fresh values (a webhook URL, a token) stand for the recorded ones."""
         fresh = [i for i, s in enumerate(decision.hypothesis) if s.provenance is Provenance.FRESH]
         if not fresh:
             return
@@ -149,8 +146,7 @@ class Carrier:
                     self.state.echo(world, step.slots[i].slot.value, decision.slots[i].value)
 
     def _alias(self, decision: Decision, worlds: Sequence[World]) -> None:
-        """Ids served as recorded from the first world's step stand, in every other world, for
-        its own step's ids at the same places (one artifact id, whichever world answers)."""
+        """Ids served as recorded stand, in each other world, for its step's ids at those places."""
         picks = decision.picks or decision.members
         if not picks or all(p == picks[0] for p in picks):
             return  # every world answered from one step: nothing to line up

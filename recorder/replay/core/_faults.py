@@ -198,8 +198,7 @@ class Faults:
 
 
 def cut_of(step: Step, sent: int, swap: Swap, fired: Iterable[FaultSpec]) -> Cut | None:
-    """`step`'s stream, cut after `sent` events (served with `swap`), as a SubscribeToTask of
-    its task will continue it; None when nothing continues (no event went out, no task)."""
+    """`step`'s stream cut after `sent` events, for a SubscribeToTask to continue (None: none)."""
     response = step.exchange.response
     spec = next((s.text for s in fired if s.kind == "cut-after"), None)
     if response is None or spec is None or sent == 0:
@@ -214,8 +213,7 @@ def cut_of(step: Step, sent: int, swap: Swap, fired: Iterable[FaultSpec]) -> Cut
 
 
 def moved_on(cut: Cut, faulted: Faulted) -> Cut | None:
-    """The cut after its continuation went out: None when it went out whole, else the cut
-    moved on by the events the client got this time."""
+    """The cut after its continuation went out: None when whole, else moved on by what was got."""
     if faulted.cut is None:
         return None
     more = max(faulted.cut - 1, 0)  # the snapshot was the first event
@@ -223,8 +221,7 @@ def moved_on(cut: Cut, faulted: Faulted) -> Cut | None:
 
 
 def continuation(cut: Cut) -> tuple[Response, str]:
-    """The answer to a SubscribeToTask after `cut`: the task as it stood, then the rest;
-    and what it is, in words."""
+    """A SubscribeToTask's answer after `cut`: the task as it stood, then the rest; and in words."""
     response, total = cut.response, _count(cut.response)
     task = fold_task(_documents(response, cut.sent)) or {}
     start = _offsets(response)[cut.sent - 1]
@@ -396,8 +393,7 @@ _APPLY: dict[str, Callable[[FaultSpec, Faulted], Faulted]] = {
 
 
 def _problem(spec: FaultSpec, steps: Sequence[Step], cuts: bool) -> str | None:
-    """Why `spec` can never do what it says to these recorded exchanges (None: it can);
-    `cuts`: the profile cuts streams, which a SubscribeToTask then continues."""
+    """Why `spec` can never do what it says to these exchanges (None: it can)."""
     number = spec.exchange
     chosen = [s for s in steps if spec.selects(s.number, s.exchange.classification.operation)]
     if number is not None:
@@ -425,8 +421,7 @@ def _problem(spec: FaultSpec, steps: Sequence[Step], cuts: bool) -> str | None:
 
 
 def _cuts(spec: FaultSpec, length: int | None) -> bool:
-    """Whether `spec` leaves an answer of `length` events or messages (None: not known)
-    anything to do: a cut only a longer stream (a shorter one is whole)."""
+    """Whether `spec` does anything to an answer of `length` events (a cut: only a longer one)."""
     if spec.kind != "cut-after" or length is None:
         return True
     assert isinstance(spec.value, int)
@@ -476,8 +471,7 @@ def _other_id(value: Json) -> Json:
 
 
 def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:
-    """An event block with its data lines replaced by `text` (one line per line of it),
-    where the first stood; `id:` lines and comments left out (a new event has neither)."""
+    """An event block with its data lines replaced by `text`, without `id:` lines and comments."""
     out: list[str] = []
     placed = False
     for line in lines:

@@ -77,8 +77,7 @@ class Lister:
         return Listing(response, plan.step, _changes(plan, changed))
 
     def _store(self, scope: Sequence[Session] | None) -> list[tuple[Family, World, int]]:
-        """(family, its session's first world, its member) for each family in scope holding
-        a task, as a live agent's store holds them."""
+        """(family, its session's first world, its member) per family in scope holding a task."""
         found = []
         for family in self.state.families(scope):
             world = family.session.worlds[0]

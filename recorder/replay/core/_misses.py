@@ -46,8 +46,7 @@ class MissReport:
     places: tuple[str, ...] = ()  # where `differs` quote the live request's values
 
     def describe(self, *, quoting: bool = True) -> str:
-        """Why nothing answers; without `quoting`, none of the live request's values (for a
-        console, which cannot take back a value that turns out a secret later)."""
+        """Why nothing answers; without `quoting`, no live value (a console cannot unsay it)."""
         c = self.classification
         what = f"{c.operation or c.method or 'a request'} ({c.binding or 'not A2A'})"
         if self.nearest is None:
@@ -90,8 +89,7 @@ _ROOTS: dict[Binding | None, dict[str, str]] = {
 
 
 def protocol_path(text: str, binding: Binding | None) -> str:
-    """`$.body.id: ...` as the binding says it: `params.id` (JSON-RPC), `body.id`
-    (HTTP+JSON), `message.id` (gRPC); the URL path's and query's ids likewise."""
+    """`$.body.id: ...` as the binding says it: `params.id`, `body.id`, `message.id`."""
     if not text.startswith("$."):
         return text
     section, dot, rest = text[2:].partition(".")
@@ -120,8 +118,7 @@ def miss_info(miss: MissReport) -> dict[str, Any]:
 
 
 def miss_answer(miss: MissReport, jsonrpc_id: Json, *, grpc: bool = False) -> Answer:
-    """The miss in its binding's error shape; a call that came over gRPC (`grpc`) always gets
-    a gRPC status, whatever its classification says."""
+    """The miss in its binding's error shape (a call over gRPC always gets a gRPC status)."""
     text = miss.describe()
     binding = miss.classification.binding
     if grpc or binding is Binding.GRPC:

@@ -38,8 +38,7 @@ class Client:
 
     @classmethod
     def peer(cls, text: str | None) -> Client:
-        """The client a gRPC peer string names (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`),
-        named as the HTTP face names it."""
+        """The client a gRPC peer string names (`ipv4:127.0.0.1:5000`), named as over HTTP."""
         if not text:
             return cls(None)
         scheme, _, rest = text.partition(":")

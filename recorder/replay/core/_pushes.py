@@ -56,8 +56,7 @@ def _delivery_url(request: Request) -> str:
 
 
 class Webhooks:
-    """Webhooks live clients set where the recording could not see deliveries, and whether
-    any delivery reached them."""
+    """Webhooks live clients set where the recording could not see deliveries, and which got one."""
 
     def __init__(self) -> None:
         self._set: dict[str, str] = {}  # live webhook URL -> what set it

@@ -271,8 +271,7 @@ class Resolver:
     def _in_world(
         self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World
     ) -> tuple[tuple[str | None, ...], int, bool] | None:
-        """`_named` and `_frontier` in `world`, in one pass, and whether every id named is
-        the recorded one itself (the request as recorded, literally)."""
+        """`_named` and `_frontier` in `world` in one pass, and whether all are as recorded."""
         named: list[str | None] = []
         frontier, literal = -1, True
         recorded_of, frontier_of = world.recorded.get, world.frontier.get
@@ -460,8 +459,7 @@ class Resolver:
 
 
 def _credential_variants(value: Json) -> list[Json]:
-    """The value as sent, then with fewer of its credentials: a request that carries more
-    than the recorded one did is that request (one that carries fewer is not)."""
+    """The value as sent, then with fewer credentials (never more: lacking one, it is not it)."""
     held = value.get("credentials") if isinstance(value, dict) else None
     if not held:
         return [value]

@@ -113,8 +113,7 @@ class ReplayService:
         return self.state
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
-        """Where the replayer listens: served cards point their interfaces here (`""` and
-        no `grpc_target`, as before the first call: the cards are served as recorded)."""
+        """Where the replayer listens, for served cards to point at (`""`: served as recorded)."""
         self.cards.serve_at(base_url, grpc_target)
 
     # -- the one entry point ------------------------------------------------------------
@@ -255,8 +254,7 @@ class ReplayService:
         decision: Decision,
         fired: Sequence[FaultSpec],
     ) -> Served:
-        """A fault answered instead of the agent, and the request is not carried out: the
-        state stays as it was, so that a retry gets what the recording holds."""
+        """A fault answered instead: the state stays, so a retry gets what was recorded."""
         step = decision.step
         answer = self.builder.answer(step, self.carrier.preview(decision).lookup, reading)
         faulted = self.faults.apply(fired, answer)
@@ -293,8 +291,7 @@ class ReplayService:
         return None
 
     def _resume(self, request: Request, client: Client, reading: Reading, cut: Cut) -> Served:
-        """A SubscribeToTask of a task whose stream a fault cut: the task as it stood at the
-        cut, then the recorded events the client did not get (see `_faults`)."""
+        """A SubscribeToTask of a task whose stream a fault cut (`_faults.continuation`)."""
         response, what = continuation(cut)
         answer = self.builder.build(cut.step, cut.swap.lookup, response, reading.jsonrpc_id)
         fired = self.faults.fire(None, "SubscribeToTask", request, cut.form, response)
@@ -328,8 +325,7 @@ class ReplayService:
     def _crossed(
         self, outcome: Outcomes, received: Request, reading: Reading, crossing: Crossing
     ) -> Outcomes:
-        """`outcome` for the request as received: the journal holds it, and says how it was
-        translated into the recorded version."""
+        """`outcome` for the request as received, saying how it was translated."""
         for lost in crossing.lost:
             self.report.not_carried(f"a v{crossing.client} request: {lost.describe()}")
         changes = (*crossing.changes, *(outcome.changes if isinstance(outcome, Served) else ()))

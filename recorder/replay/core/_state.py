@@ -136,8 +136,7 @@ class LiveState:
         return found if found is not None else members[0]
 
     def unhanded(self, cursor: Hashable, members: Sequence[int]) -> int | None:
-        """The first of `members` whose ids were never handed out (None: every one was), found
-        from where the last search under `cursor` stopped: members are handed out in order."""
+        """The first of `members` never handed out (None: all were), searched on from `cursor`."""
         at = self._next.get(cursor, 0)
         steps = self.script.steps
         while at < len(members) and any(
@@ -157,8 +156,7 @@ class LiveState:
     # -- transitions --------------------------------------------------------------------
 
     def open(self, members: Sequence[int], given: Mapping[str, str]) -> Family:
-        """A session for a fresh request: one world per member (the first answers); `given`
-        maps the first member's recorded own ids to the live ids the client chose."""
+        """A session for a fresh request, a world per member; `given`: the client's own live ids."""
         session = self._open()
         first = self.script.steps[members[0]]
         live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
@@ -171,8 +169,7 @@ class LiveState:
         return family
 
     def join(self, session: Session, picks: Sequence[int], given: Mapping[str, str]) -> Family:
-        """A family in `session` whose member in world i is `picks[i]` (the worlds already
-        narrowed to those the request fits; the first answers)."""
+        """A family in `session` whose member in world i is `picks[i]` (worlds already narrowed)."""
         first = self.script.steps[picks[0]]
         live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
         family = self._family(session, live, first.owned)
@@ -197,8 +194,7 @@ class LiveState:
         session.worlds = worlds
 
     def move(self, family: Family, members: Sequence[int]) -> Session:
-        """`family` leaves its session for one of its own, with one world per member: no
-        reading of its session fits what its client does, but one of its own does."""
+        """`family` leaves its session for one of its own, a world per member."""
         old = family.session
         old.families.remove(family)
         for world in old.worlds:

@@ -380,8 +380,7 @@ def _compact(value: object) -> str:
 
 
 def _words(renames: Collection[Rename], what: str, *, reverse: bool) -> tuple[str, ...]:
-    """One line of what was renamed, each kind once and counted: for the journal's `changes`.
-    `reverse`: the translation went from v1.0 to v0.3."""
+    """What was renamed, each kind once and counted, for the journal (`reverse`: v1.0 -> v0.3)."""
     if not renames:
         return ()
     counts: dict[str, int] = {}
@@ -406,8 +405,7 @@ class CaptureAs:
 
 
 def capture_as(capture: Capture, version: Version) -> CaptureAs:
-    """Every exchange of `capture` in `version`: requests, answers, the card, push deliveries
-    (`verify --as-version` sends these requests and compares with these answers)."""
+    """Every exchange of `capture` in `version` (what `verify --as-version` sends and compares)."""
     versions = Versions(ServeVersion(version.value), ())
     renames: dict[str, None] = {}
     lost: dict[str, None] = {}

@@ -359,8 +359,7 @@ def _text(data: bytes) -> str:
 
 
 def _body_framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
-    """A head saying how the body is framed, as these headers frame it; None when there is no
-    body.  Chunked wins over a length (RFC 9112 §6.3)."""
+    """A head framing the body as these headers do (None: no body); chunked wins (RFC 9112 §6.3)."""
     length = None
     for name, value in headers:
         lowered = name.lower()
@@ -372,8 +371,7 @@ def _body_framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
 
 
 class _NoUpgradeParser:
-    """httptools' request parser for a server that takes no upgrade: after an offering head,
-    the rest of the connection goes to a fresh parser (see the module docstring)."""
+    """httptools' request parser that takes no upgrade (see the module docstring)."""
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
@@ -398,8 +396,7 @@ class _NoUpgradeParser:
 
 
 class _BodyAfterHead:
-    """Parser callbacks for a made-up head and then the connection's bytes: the head's own
-    callbacks are dropped, everything after it goes to the connection."""
+    """Callbacks for a made-up head, dropped, then the connection's bytes, passed on."""
 
     def __init__(self, connection: Connection, parser: _NoUpgradeParser) -> None:
         self._connection = connection

@@ -99,8 +99,7 @@ class Runner:
         return isinstance(outcome, Served) and any(d.before for d in outcome.deliveries)
 
     async def complete(self, turn: Turn, request: Request) -> Turn:
-        """A miss forwarded (HTTP, with `forward`); the deliveries recorded before the answer
-        made and waited for."""
+        """A miss forwarded (HTTP), and the deliveries recorded before the answer made."""
         outcome = turn.outcome
         if isinstance(outcome, Miss) and self.forward and not request.messages:
             forwarded = await self._forward(request, outcome)

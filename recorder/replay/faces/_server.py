@@ -21,8 +21,7 @@ from recorder.script import wire_bytes
 ADMIN_PREFIX = "/__a2a_recorder"
 JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"
 REPORT_PATH = f"{ADMIN_PREFIX}/report"
-# Only `GET` on these exact paths is the replayer's own: anything else, under the prefix or
-# not, is a request like any other (answered from the capture, or a miss).
+# Only `GET` on these exact paths is the replayer's own: anything else is a request like any.
 ADMIN_PATHS = frozenset({JOURNAL_PATH, REPORT_PATH})
 JSON_HEADERS = [(b"content-type", b"application/json")]
 

@@ -96,8 +96,7 @@ class FleetAgent:
 
     @property
     def url(self) -> str:
-        """The base URL a client calls: the replayer's (reverse), or the recorded one,
-        reached through the proxy (forward)."""
+        """The base URL a client calls: the replayer's (reverse), or the recorded one (forward)."""
         if not self.forward:
             return self.replayer.url
         recorded = (f"{s}://{w}" for s, w in self.plan.authorities if s in ("http", "https"))
@@ -234,8 +233,7 @@ class Fleet(Service):
         return {"mode": mode, "proxy": self.proxy_url, "agents": agents}
 
     def write_ports(self, path: Path) -> None:
-        """`ports_json()` to `path`, atomically (a script waiting for the file reads it whole);
-        FileExistsError when `path` is not ours to replace (`ports_file_problem`)."""
+        """`ports_json()` to `path` atomically; FileExistsError when it is not ours to replace."""
         problem = ports_file_problem(path)
         if problem is not None:
             raise FileExistsError(f"{path}: {problem}")

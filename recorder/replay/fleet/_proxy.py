@@ -97,8 +97,7 @@ def _is_report(request: Request) -> bool:
 
 
 class ProxyConnection(Connection):
-    """HTTP/1.1 as the replayer serves it; a connection whose next request is a CONNECT
-    becomes a tunnel (see the module docstring)."""
+    """HTTP/1.1 as the replayer serves it; a CONNECT makes the connection a tunnel."""
 
     def __init__(self, face: ProxyFace, limits: Limits, connections: set[Connection]) -> None:
         super().__init__(face, limits, connections)
@@ -156,8 +155,7 @@ class ProxyConnection(Connection):
         self._connect(head, rest)
 
     def _read_h2(self, data: bytes) -> None:
-        """HTTP/2 sent to the proxy itself (a gRPC client dialing it, its channel's authority
-        the agent's): held until the first request's `:authority`, then a tunnel to it."""
+        """HTTP/2 to the proxy itself: held until its first `:authority`, then tunnelled there."""
         assert self._h2 is not None
         self._h2 += data
         where = h2_authority(bytes(self._h2))

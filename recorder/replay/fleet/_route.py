@@ -48,8 +48,7 @@ TunnelKind = Literal["grpc", "tls", "http"]
 
 
 def authority(text: str, scheme: str = "http") -> tuple[str, str] | None:
-    """(scheme, `host:port`) of a URL, or of a bare `host:port` (taken as `scheme`); loopback
-    names folded to 127.0.0.1, a missing port the scheme's default.  None: no host in it."""
+    """(scheme, `host:port`) of a URL or a bare `host:port`, loopback folded (None: no host)."""
     if "://" not in text:
         text = f"{scheme}://{text}"
     try:
@@ -83,8 +82,7 @@ class AgentPlan:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What to say of it at start: the deliveries it adopted, and the cards of agents of
-        different names that it serves as one (recorded under one authority)."""
+        """What to say at start: deliveries adopted, differently named cards served as one."""
         named: dict[str, str] = {}
         for path, capture in zip(self.paths, self.captures, strict=True):
             for card in _cards(capture):
@@ -98,8 +96,7 @@ class AgentPlan:
 
 
 def plan_agents(found: Sequence[tuple[Path, Capture]]) -> list[AgentPlan]:
-    """The agents of a fleet: captures sharing an authority are one agent, in file order;
-    deliveries go with the capture that registered their webhook."""
+    """A fleet's agents in file order, deliveries with the capture that registered the webhook."""
     adopted, notes = adopt_deliveries(found)
     kept = [i for i, (_, capture) in enumerate(adopted) if capture.exchanges]
     said = {adopted[i][0]: notes[i] for i in kept if i in notes}
@@ -172,8 +169,7 @@ PUSH_CONFIG_OPERATIONS = frozenset(
 def adopt_deliveries(
     found: Sequence[tuple[Path, Capture]],
 ) -> tuple[list[tuple[Path, Capture]], dict[int, list[str]]]:
-    """The captures with each delivery moved to the capture that registered its webhook
-    (see the module docstring), and per adopting capture (by index) what it adopted."""
+    """The captures, each delivery moved to its webhook's capture, and what each capture adopted."""
     registered: dict[str, int] = {}
     for index, (_, capture) in enumerate(found):
         for url in webhooks(capture):
@@ -358,8 +354,7 @@ SETTINGS_ACK = b"\x00\x00\x00\x04\x01\x00\x00\x00\x00"
 
 
 class AckFilter:
-    """An HTTP/2 client's bytes from the preface on, less its first SETTINGS ACK (the answer to the
-    proxy's `EMPTY_SETTINGS`)."""
+    """An HTTP/2 client's bytes less its first SETTINGS ACK (of the proxy's `EMPTY_SETTINGS`)."""
 
     def __init__(self) -> None:
         self._left = len(H2_CLIENT_PREFACE)  # bytes to pass before the next frame header
