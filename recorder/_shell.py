@@ -1,15 +1,8 @@
-"""What every command shares: how an error ends it, and the flags that mean the same
-everywhere.
+"""What every command shares: how an error ends it, and the flags that mean the same everywhere.
 
-- `Command`: an error (`recorder._errors`) ends a command with `error: <message>` on stderr
-  and the status `EXIT_FOR` gives it; a bug also shows its traceback.  Commands raise, they
-  never call `sys.exit(2)` themselves.
-- Its flags come from its option table (`recorder.options`: `Command(table=...)`), and so do
-  the names an `OptionError` gives them and the answer to a flag it once had (`--html is
-  -o/--output FILE now`).  The rows several commands share mean the same in each
-  (`recorder.options.shared`; `tests/unit/test_cli_flags.py` walks every command's help).
-- `write_output`, `cut_short`: a command's output written whole, a warning for a capture cut
-  short.
+`Command` ends a command on an error (`recorder._errors`) with `error: <message>` and the status
+`EXIT_FOR` gives it (a bug shows its traceback too); commands raise, never `sys.exit(2)`.  Its
+flags come from its option table (`recorder.options`).
 
 Imports click and the light option tables only: `a2a-recorder --help` loads this.
 """
@@ -30,8 +23,7 @@ if TYPE_CHECKING:
 
 
 class Command(click.Command):
-    """A click command whose errors end it as `EXIT_FOR` says, with the flags of `table`
-    (see the module docstring); the callback takes each row by its name."""
+    """A click command whose errors end it as `EXIT_FOR` says, its flags from `table`."""
 
     def __init__(self, *args: Any, table: Table | None = None, **kwargs: Any) -> None:
         self.table = table or Table([])
@@ -60,8 +52,7 @@ class Command(click.Command):
 
 
 def write_output(text: str, output: Path | None) -> None:
-    """`text` to `output` (whole, or not at all: `recorder._files`), or to standard output; an
-    OSError when the file cannot be written."""
+    """`text` to `output` whole (`recorder._files`) or to standard output; OSError if it cannot."""
     if output is None:
         click.echo(text, nl=False)
     else:

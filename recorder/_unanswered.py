@@ -1,15 +1,8 @@
-"""What a test's replay could not answer, for the pytest plugin to say once (pure but the
-callables it is given).
+"""What a test's replay could not answer, for the pytest plugin to say once.
 
-Each answer the replayer had to write itself (a miss, or a request it cannot read) fails the
-test once: beside the body's own failure, as its failure, or in teardown for what came after
-the body.  `Unanswered` keeps count of what was said, so nothing is said twice.
-
-`new_episodes` forwards a miss to the live agent and appends its answer.  Two kinds of miss
-cannot be appended, and are said: a gRPC call (appending is HTTP only), and a request naming
-an id this replay handed out that the live agent answered with an error (TaskNotFound), no
-answer to the request the capture holds.  What was appended is said as a warning
-(`forwarded_summary`).
+Each answer the replayer wrote itself fails the test once (`Unanswered` counts what was said).
+With `new_episodes`, a miss that cannot be appended (a gRPC call, or an id this replay handed
+out that the live agent refused) is said too, and what was appended is a warning.
 """
 
 from __future__ import annotations
@@ -25,8 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Unanswered:
-    """The problems of one test's replay so far (`lines`), how they read (`message`), and
-    which of them were said already."""
+    """The problems of one test's replay (`lines`), as read (`message`), and which were said."""
 
     lines: Callable[[], Sequence[str]]
     message: Callable[[Sequence[str]], str]
@@ -65,8 +57,7 @@ def misses_among(misses: Sequence[str], answers: Sequence[str]) -> list[str]:
 
 
 def miss_message(misses: Sequence[str], capture: Capture, synthesized: Sequence[str] = ()) -> str:
-    """Each answer the replayer had to write itself (a request the capture could not answer,
-    or could not read), and a word on bindings the capture never recorded."""
+    """Each answer the replayer wrote itself, and a word on bindings the capture never recorded."""
     text = "requests the capture could not answer:\n  " + "\n  ".join(misses) if misses else ""
     others = [s for s in synthesized if not any(s.endswith(m.partition(": ")[2]) for m in misses)]
     if others:
@@ -91,10 +82,8 @@ def episode_problems(
     answers: Sequence[Exchange],
     handed_out: Callable[[str], object],
 ) -> list[str]:
-    """What of the misses cannot be appended: gRPC calls (never forwarded), forwards that
-    failed, and requests naming ids the replay handed out (`handed_out`, truthy for those)
-    that the live agent answered with an error (`answers`: what the recorder wrote so far, in
-    order)."""
+    """What of the misses cannot be appended: gRPC calls, failed forwards, and requests naming ids
+    the replay handed out (`handed_out`) that the live agent refused (`answers`: the recorder's)."""
     problems = []
     for entry in misses:
         where = f"{entry.request.method} {entry.request.target}"
@@ -137,8 +126,7 @@ def forwarded_summary(path: object, added: Sequence[Exchange]) -> str:
 def _live_answer(
     entry: JournalRequest, answers: Sequence[Exchange], values: Sequence[str]
 ) -> Exchange | None:
-    """The recorded exchange of a forwarded request: the same operation and target, naming the
-    same ids (the recorder keeps what was forwarded)."""
+    """The recorded exchange of a forwarded request: same operation, target and ids."""
     for answer in answers:
         request = answer.request
         if (

@@ -1,9 +1,7 @@
 """The `a2a-recorder` command line: the group, and the commands too small for a module.
 
-Every command is loaded when it is used (`_Commands.LAZY`), and the heavy imports (mitmproxy,
-a2a-sdk, uvicorn, the protocol tables) happen inside the commands that need them: so
-`a2a-recorder --help` loads none of them, and `show` only the capture parser.  Errors end a
-command as `recorder._errors.EXIT_FOR` says (`recorder._shell.Command`).
+Every command is loaded when used (`_Commands.LAZY`) and heavy imports happen inside the
+commands that need them, so `a2a-recorder --help` loads none of them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""`a2a-recorder replay`: serve captures as a fake agent, one agent's or a fleet's folder.
-
-The command's shell around `recorder.replay` (`Replayer`, `Fleet`): it reads the captures,
-starts the servers, waits for Ctrl-C or SIGTERM and says what the replay did (`--strict`:
-its report and exit 1 unless it was clean).  Loaded only when the command runs
-(`recorder.cli`'s `LAZY`).
+"""`a2a-recorder replay`: serve captures as a fake agent, one agent's or a fleet's folder, until
+Ctrl-C or SIGTERM (`--strict`: exit 1 unless the report is clean).
 """
 
 from __future__ import annotations
@@ -180,8 +176,7 @@ def _strict(strict: bool, clean: bool, report: Callable[[], object]) -> None:
 
 @contextlib.contextmanager
 def _starting(listen: tuple[str, int]) -> Iterator[None]:
-    """A replayer's or a fleet's start: a port it cannot bind, or a server that stops while
-    starting, is a StartError (exit 2)."""
+    """Start a replayer or fleet: an unbindable port, or a stop meanwhile, is a StartError."""
     try:
         yield
     except OSError as exc:
@@ -192,8 +187,7 @@ def _starting(listen: tuple[str, int]) -> Iterator[None]:
 
 
 def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
-    """The captures of a fleet's folder (`recorder.replay.fleet_paths`); InputError when
-    there are none (a damaged one raises the reader's CaptureError)."""
+    """The captures of a fleet's folder; InputError when there are none."""
     from recorder.capture import read_capture
     from recorder.replay import fleet_paths
 
@@ -204,11 +198,8 @@ def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
 
 
 def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """The capture files, and the URL to forward misses to (None: answer with an error).
-
-    `--on-miss forward URL` takes two words; click hands the URL over among the FILE arguments
-    (a capture's path never starts with http:// or https://), so it is taken back from there.
-    """
+    """The capture files, and the URL to forward misses to (None: answer with an error); click hands
+    `--on-miss forward URL`'s URL over among the FILE arguments, so it is taken back from there."""
     if on_miss != FORWARD:
         return files, on_miss
     if not files or not _is_url(files[0]):

@@ -1,13 +1,7 @@
-"""The pytest plugin's fleet: a folder of captures replayed for one test (`recorder.replay.Fleet`).
+"""The pytest plugin's fleet: a folder of captures replayed for one test (docs/guides/fleet.md).
 
-    @pytest.mark.a2a_fleet("captures/trip/", forward=True)
-    def test_planner(a2a_fleet):
-        plan_trip()  # its clients call the recorded URLs, through HTTP_PROXY
-
-The fixture is the running `Fleet` (docs/guides/fleet.md).  With `forward=True` the test runs
-with the proxy variables set to the fleet's proxy and the bypass ones unset, so that no call to
-a recorded agent bypasses it; monkeypatch restores them.  What the fleet could not answer fails
-the test once, as for `a2a_replay` (`recorder._unanswered`).
+With `forward=True` the proxy variables point at the fleet's proxy and the bypass ones are
+unset, so no call to a recorded agent bypasses it; monkeypatch restores them.
 """
 
 from __future__ import annotations
@@ -41,10 +35,8 @@ def serve_fleet(
     rules: Rules,
     watch: Callable[[Unanswered], None],
 ) -> Iterator[Fleet]:
-    """The `a2a_fleet` fixture (the plugin's): every capture of the marker's folder replayed
-    at once, what its replayers serve about themselves redacted with `rules`; `watch` is
-    given what the fleet could not answer, for the plugin to say once (see the module
-    docstring)."""
+    """The `a2a_fleet` fixture: the marker's folder replayed, served text redacted with `rules`;
+    `watch` is given what the fleet could not answer, for the plugin to say once."""
     from recorder.replay import Fleet
 
     marker = node.get_closest_marker("a2a_fleet")
@@ -103,8 +95,7 @@ UNROUTED = "-"
 
 
 def fleet_unanswered(fleet: Fleet) -> Unanswered:
-    """What the fleet could not answer, to be said once (`recorder._unanswered`): each
-    agent's answers its captures do not hold, and the requests that reached no agent."""
+    """What the fleet could not answer: each agent's unanswered, and requests that reached none."""
     from recorder._unanswered import Unanswered
 
     def lines() -> list[str]:

@@ -1,23 +1,14 @@
 """The pytest plugin: replay a capture for one test, or record it through the recorder.
 
-    @pytest.mark.a2a_capture("captures/echo.http")
-    def test_client(a2a_replay):
-        run_my_client(a2a_replay.card_url)
-
-The hooks and fixtures; the modes (`--a2a-record`, pytest-recording's names), `--a2a-verify`
-and the `a2a_fleet` marker are described in docs/guides/pytest.md.  Invariants:
-- Recording goes to a draft beside the capture, which the capture writer alone creates,
-  renames and removes, the capture claimed throughout.  The capture is replaced (atomically)
-  only when the test passed and the recording holds every exchange whole; otherwise the old
-  capture stays byte for byte and the recording is kept as `<name>.rejected.http`.
-- A test never reaches a live agent by accident: the card's GRPC interface points at the
-  recorder's gRPC listener (towards `--a2a-grpc-upstream`, or a refuser that fails the call)
-  or, when replaying, at the replayer's gRPC face, which always runs.
-- A request the capture cannot answer fails the test once, naming the nearest recorded
-  exchange (`recorder._unanswered`).
-
-pytest loads this module in every session of every project that has a2a-recorder installed:
-the replayer and the recorder (mitmproxy) load only in tests that use the fixtures.
+The hooks and fixtures; the modes, `--a2a-verify` and `a2a_fleet` are docs/guides/pytest.md's.
+Invariants:
+- A recording is a draft beside the capture, which replaces it (atomically) only when the test
+  passed and the recording is whole; otherwise it is kept as `<name>.rejected.http`.
+- A test never reaches a live agent by accident: the card's gRPC interface points at the
+  recorder's gRPC listener or, when replaying, at the replayer's gRPC face.
+- A request the capture cannot answer fails the test once (`recorder._unanswered`).
+Loaded in every pytest session where a2a-recorder is installed: the heavy modules load only in
+tests that use the fixtures.
 """
 
 from __future__ import annotations
@@ -108,8 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    """Keep each phase's report, so the fixture's teardown knows whether the test passed; a
-    test body that failed gets what the replay could not answer beside its failure (once)."""
+    """Keep each phase's report for teardown; a failed body gets what replay could not answer."""
     outcome: Any = yield
     report: pytest.TestReport = outcome.get_result()
     if report.when == "call" and report.failed and UNANSWERED in item.stash:
@@ -121,8 +111,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """In verify mode, a test whose capture drifted fails once its body has run; a test whose
-    replay could not answer a request fails then too (once: see `recorder._unanswered`)."""
+    """In verify mode a drifted capture fails the test after its body, as unanswered replay does."""
     result = yield
     drift = item.stash.get(DRIFT, None)
     if drift is not None:
@@ -209,8 +198,7 @@ _NOT_IN_A_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')  # forbidden in a file nam
 
 
 def default_capture(request: pytest.FixtureRequest) -> Path:
-    """`captures/<test module>/<test name>.http` beside the test file (pytest-recording's
-    cassette path: `<Class>.<test name>` for a method, forbidden characters as `-`)."""
+    """`captures/<test module>/<test name>.http` beside the test, as pytest-recording has it."""
     test_file = Path(request.path)
     name = request.node.name
     if request.cls is not None:
@@ -219,8 +207,7 @@ def default_capture(request: pytest.FixtureRequest) -> Path:
 
 
 def _recorder_config(request: pytest.FixtureRequest) -> RecorderConfig:
-    """The project's redaction settings with the `a2a_recorder_config` fixture's on top (a
-    card file from the project's root)."""
+    """The project's redaction settings, the `a2a_recorder_config` fixture's on top."""
     from recorder.redaction import ConfigError, RecorderConfig, read_pyproject
 
     given = request.getfixturevalue("a2a_recorder_config")
@@ -250,8 +237,7 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
 
 
 def _project_rules(request: pytest.FixtureRequest) -> Rules:
-    """The project's redaction rules (`pyproject.toml`, `a2a_recorder_config`), which a
-    replayer redacts what it serves about itself with (the `a2a_fleet` fixture's)."""
+    """The project's redaction rules, for what a replayer serves about itself (`a2a_fleet`'s)."""
     from recorder.redaction import ConfigError
 
     try:

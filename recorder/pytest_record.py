@@ -1,8 +1,6 @@
-"""The pytest plugin's recording: a test's capture recorded through a `RecordingProxy`, anew
-(`--a2a-record=once|all`) or with what its replay cannot answer appended (`new_episodes`).
-
-The invariants are `recorder.pytest_plugin`'s: a draft beside the capture, renamed over it only
-when the test passed and the recording is whole; otherwise kept as `<name>.rejected.http`.
+"""The pytest plugin's recording through a `RecordingProxy`, anew (`--a2a-record=once|all`) or
+appending what replay cannot answer (`new_episodes`), under `recorder.pytest_plugin`'s
+invariants.
 """
 
 from __future__ import annotations
@@ -118,8 +116,7 @@ def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
-    """The requests the capture could not answer: forwarded to the live agent, or not (a gRPC
-    call, a forward that failed)."""
+    """The requests the capture could not answer, forwarded to the live agent or not."""
     return [r for r in replayer.journal.requests if r.outcome in ("forwarded", "miss")]
 
 
@@ -162,11 +159,8 @@ BIND_ATTEMPTS = 3
 
 @contextmanager
 def _started(make: Callable[[], Any]) -> Iterator[Any]:
-    """Start a RecordingProxy, again when a port it picked was taken before it bound it.
-
-    RecordingProxy picks free ports for its extra listeners before mitmproxy binds them, so
-    another process can take one in between ("address already in use"); a new pick is free.
-    """
+    """Start a RecordingProxy, again when another process took a free port it picked before
+    mitmproxy bound it ("address already in use")."""
     from recorder._errors import OptionError
     from recorder.record import ProxyStartError
 
@@ -201,8 +195,7 @@ def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> 
 
 
 def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
-    """A recording that lost exchanges, or met an error inside the recorder, replaces no
-    capture: the test fails saying what happened."""
+    """Fail the test when the recording lost exchanges or met an error: it replaces no capture."""
     if not proxy.ledger.clean:
         summary = "; ".join(proxy.ledger.summary())
         _reject(
@@ -220,11 +213,8 @@ def _reject(temporary: Path, path: Path, message: str) -> NoReturn:
 
 
 def _complete_recording(temporary: Path, path: Path) -> Capture | None:
-    """The recording, when it holds every exchange whole; fails the test when it does not
-    (the recording is then kept beside the capture).
-
-    None when nothing was recorded (the test made no A2A request): nothing to write.
-    """
+    """The recording when it holds every exchange whole (None: nothing recorded); else the test
+    fails and the recording is kept beside the capture."""
     from recorder.capture import CaptureParseError, read_capture
 
     if not temporary.exists():
@@ -249,8 +239,7 @@ def _complete_recording(temporary: Path, path: Path) -> Capture | None:
 
 
 def _write_appended(path: Path, old: Capture, new: Capture) -> tuple[Exchange, ...]:
-    """`old` with `new`'s exchanges after its own, renumbered and timed after its end; the
-    exchanges added."""
+    """`old` with `new`'s exchanges after its own, renumbered and retimed; the exchanges added."""
     from recorder.capture import write_capture
 
     end = max((e.started_us + e.duration_us for e in old.exchanges), default=0)
@@ -277,11 +266,9 @@ REFUSAL = (
 
 
 class GrpcRefuser(Service):
-    """A gRPC server that fails every call (FAILED_PRECONDITION) and remembers its path.
-
-    Recording without a gRPC upstream points the card's GRPC interface here, through the
-    recorder, so that a gRPC client fails at once instead of reaching the live agent unseen.
-    """
+    """A gRPC server that fails every call (FAILED_PRECONDITION), remembering its path: a recording
+    without a gRPC upstream points the card's GRPC interface here, so no client reaches the live
+    agent unseen."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []

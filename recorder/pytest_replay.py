@@ -1,8 +1,5 @@
 """The pytest plugin's model and its replay: a test's capture, how to get it, the replayer that
-serves it, and the check of the capture against a live agent (`--a2a-verify`).
-
-`recorder.pytest_plugin` (the hooks and fixtures) says what each mode does; recording is
-`recorder.pytest_record`'s.
+serves it, and `--a2a-verify`'s check of the capture against a live agent.
 """
 
 from __future__ import annotations
@@ -46,11 +43,8 @@ def parse_mode(text: str) -> RecordMode:
 
 @dataclass(frozen=True, slots=True)
 class A2AEndpoint:
-    """What a test talks to.
-
-    `url` is the agent's base URL to give the A2A client (`card_url` its card); `grpc_target`
-    is the `host:port` the card's GRPC interface names (the replayer's or the recorder's).
-    """
+    """What a test talks to: `url` for the A2A client (`card_url` its card), and `grpc_target` the
+    card's GRPC interface names (the replayer's or the recorder's)."""
 
     url: str
     capture: Path
@@ -64,8 +58,7 @@ class A2AEndpoint:
     def card_url(self) -> str:
         return self.url + "/.well-known/agent-card.json"
 
-    # The request journal: what the fake agent got and did, as WireMock's journal tells it.
-    # Recording runs have none (the recorder's capture is their record).
+    # What the fake agent got and did; recording runs have none (the capture is their record).
     @property
     def requests(self) -> Sequence[JournalRequest]:
         """Each live request the replayer received, as received, with its classification,
@@ -172,8 +165,7 @@ def _marker_spelling(name: str, value: str | None) -> str:
 
 
 def endpoint(settings: Settings, server: Any, replayer: Replayer | None = None) -> A2AEndpoint:
-    """What the test talks to: `server`, the replayer (given again as `replayer`) or the
-    recorder (recording: no replayer, no report)."""
+    """What the test talks to: the replayer (given again as `replayer`) or the recorder."""
     report = replayer.report if replayer is not None else None
     url, grpc_target = server.url, server.grpc_target
     recording = replayer is None
@@ -189,8 +181,7 @@ def drift_beside(path: Path) -> Path:
 
 
 def verified(settings: Settings, config: pytest.Config) -> str | None:
-    """The capture verified against the live agent (once per session): None when it shows
-    no drift, else the failure message."""
+    """The capture verified against the live agent, once a session (None: no drift, else why)."""
     found = config.stash.setdefault(VERIFIED, {})
     if settings.path not in found:
         found[settings.path] = _verify(settings, config)

@@ -1,14 +1,9 @@
 """`a2a-recorder show`: a capture as rows of a table, as JSON lines, or one exchange whole (pure).
 
-Each row says what the exchange was (binding, operation, task) and how it came out: the status
-(HTTP, or the gRPC status name), what the answer carried (the task state, v1.0 names whatever
-the version: `COMPLETED`, `INPUT_REQUIRED`; or `message`, `artifactUpdate`; `3 tasks` for a
-task list), and the A2A error name.  For a stream (SSE events, gRPC messages) the state is the
-last one it carried; for a push delivery, the one delivered.  Protocol facts come from
-`recorder.protocol` (`carried`, the task-state table, gRPC status names).
-
-Output is always printable: control characters and lone surrogates (valid in JSON text, not in
-UTF-8) are escaped in the table, and escaped as JSON escapes in `--json` lines.
+Each row says what the exchange was (binding, operation, task) and how it came out: the status,
+what the answer carried (the task state in v1.0 names whatever the version, or the last one of
+a stream), and the A2A error name.  Output is always printable: control characters and lone
+surrogates are escaped.
 """
 
 from __future__ import annotations
@@ -47,8 +42,7 @@ GENERATION_PATHS = tuple(
 TRACE_CONTEXT = ("traceparent", "tracestate")  # W3C trace context, listed under the table
 COLUMNS = ("#", "time", "binding", "operation", "task", "status", "state", "error", "events")
 
-# Where an answer names the task it created: v1.0 JSON-RPC, v1.0 REST/stream/gRPC, v0.3 bare
-# Task.
+# Where an answer names the task it created: v1.0 JSON-RPC, REST/stream/gRPC, v0.3 bare Task.
 TASK_ID_PATHS = (("result", "task", "id"), ("task", "id"), ("result", "id"))
 # Notes worth a line under the table, by how they start.
 FLAGGED_NOTES = (
@@ -103,8 +97,7 @@ def _row(exchange: Exchange) -> dict[str, Any]:
 
 
 def outcome_cells(exchange: Exchange) -> tuple[str, str]:
-    """The status and state cells of the exchange's row (`404`, `NOT_FOUND`; `COMPLETED`,
-    `2 tasks`, `message`, or ""), as `show` prints them."""
+    """The status and state cells of an exchange's row (`404`, `NOT_FOUND`; `COMPLETED`)."""
     row = _row(exchange)
     return _status(row), _state(row)
 
@@ -190,8 +183,7 @@ def select(
     bindings: Sequence[str] = (),
     task: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of any of `operations` (names, or JSON-RPC methods of any version: any
-    case), any of
+    """The rows of any of `operations` (names, or any version's JSON-RPC methods, any case), any of
     `bindings`, and whose task id starts with `task` (as the table shows it)."""
     ops = {_OPERATION_OF.get(w.lower(), w.lower()) for w in operations}
     kinds = {b.upper() for b in bindings}
@@ -219,8 +211,7 @@ SURROGATES = "\ud800-\udfff"
 
 
 def printable(text: str, keep: str = "") -> str:
-    """`text` with control characters (but those in `keep`) and lone surrogates escaped, so
-    that a terminal shows them as text and any encoding can carry them."""
+    """`text` with control characters (but `keep`) and lone surrogates escaped, for any terminal."""
     return _unprintable(keep).sub(_escaped, text)
 
 
@@ -284,11 +275,8 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
-    """Fixed-width text table; widths follow the widest cell of each column.
-
-    Notes a reader should not miss (possible secrets, cut streams) follow the table, and the
-    W3C trace context (`traceparent`, `tracestate`) a request carried.
-    """
+    """Fixed-width text table, then the notes a reader should not miss (possible secrets, cut
+    streams, a request's W3C trace context)."""
     table = [COLUMNS, *(_cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
     lines = [
@@ -311,8 +299,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 
 
 def learnt_fields(capture: Capture) -> dict[int, list[str]]:
-    """Exchange number -> the fields of its request the capture shows fresh in every request
-    of its shape, which replay reads as fresh (`recorder.script`'s learning)."""
+    """Exchange number -> the fields of its request the capture shows fresh (`recorder.script`)."""
     from recorder.script import load_script
 
     found: dict[int, list[str]] = {}
@@ -343,8 +330,7 @@ def learnt_lines(learnt: dict[int, list[str]]) -> str:
 
 
 def render_one(capture: Capture, number: int) -> str:
-    """Exchange `number` whole: its row, then its request and response as the capture holds
-    them.  Raises LookupError naming the numbers there are when it has none by that number."""
+    """Exchange `number` whole: row, request, response; LookupError naming the numbers there are."""
     exchange = next((x for x in capture.exchanges if x.number == number), None)
     if exchange is None:
         numbers = [x.number for x in capture.exchanges]

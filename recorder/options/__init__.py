@@ -1,12 +1,9 @@
 """Each option once: the tables that give the keyword arguments, command-line flags, pytest
-options and mitmproxy options of the recorder (`RECORD`) and the replayer (`REPLAY`), with
-one default each.  Every other command has a table too, beside its code (`DIFF` in
-`recorder.diff`, ...), made of its own rows (`command_option`) and the rows commands share
-(`shared`); `recorder._shell.Command` turns a table into the command's flags and help, and
-`scripts/cli-reference` into the CLI reference.
+options and mitmproxy options of the recorder (`RECORD`) and the replayer (`REPLAY`).  Every
+other command has a table beside its code, of its own rows and the shared ones (`shared`).
 
-Light on purpose (click, the standard library and `recorder._errors`): the command line's
-help and the pytest plugin read the tables without loading mitmproxy or the protocol tables.
+Light on purpose: the command line's help and the pytest plugin read the tables without
+loading mitmproxy or the protocol tables.
 
 May import `recorder.protocol` (lazily: spec versions, fault kinds) and the root's shared
 modules.

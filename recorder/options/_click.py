@@ -1,11 +1,6 @@
-"""A table's options as click options (the command line's surface).
-
-Each row becomes one flag, named by `Option.cli_flag`: a bool is a switch (`--no-x` when its
-default is True), a list of names a repeatable flag, a choice a case-insensitive choice, a
-row with `parse` a flag whose text is parsed by it (so `--listen` hands on a (host, port)).
-A row with `switches` becomes one flag per value (`--append`, `--force`), and at most one of
-them may be given.  The command receives every row by its name, as the keyword argument
-takes it.
+"""A table's options as click options (the command line's surface): one flag per row
+(`Option.cli_flag`), one per value for a row with `switches`, each handed to the command by
+the row's name.
 """
 
 from __future__ import annotations
@@ -85,8 +80,7 @@ def _settings(option: Option) -> dict[str, Any]:
 
 
 def _callback(option: Option) -> Any:
-    """Parse the flag's text with the row's `parse` (each value of a repeatable flag); a
-    ValueError is a bad value."""
+    """Parse the flag's text (each value of a repeatable flag) with the row's `parse`."""
     parse = option.parse
     if parse is None:
         return None

@@ -1,10 +1,8 @@
 """The recorder's options: `RecordingProxy`'s keyword arguments, `a2a-recorder record`'s flags,
-the plugin's `--a2a-upstream`/`--a2a-grpc-upstream`, and the `a2a_*` options the addons
-declare to mitmproxy (`mitmdump -s recorder/record/addon.py --set a2a_out=...`).
+the plugin's upstream options, and the `a2a_*` options the addons declare to mitmproxy.
 
-`mode`, `upstream`, `listen` and `out` say which proxy this is: `RecordingProxy` takes them
-as its first arguments (`listen` there defaults to a free port, for tests and programs; the
-command line to the fixed port below).  `quiet` is `console=None` there.
+`RecordingProxy` takes `mode`, `upstream`, `listen` and `out` as its first arguments (`listen`
+defaulting to a free port there, to the fixed port below on the command line).
 """
 
 from __future__ import annotations
@@ -34,9 +32,8 @@ def parse_spec(text: str) -> str:
 
 
 def split_for(*, forward: bool) -> str:
-    """`split`'s value when none is given: one capture in reverse mode, one per upstream in
-    forward mode (`RecordingProxy`; mitmdump's addon always writes one capture, as its
-    `a2a_out` is documented to be a file)."""
+    """`split`'s default: one capture in reverse mode, one per upstream in forward mode (mitmdump's
+    addon always writes one: its `a2a_out` is documented to be a file)."""
     return "upstream" if forward else "none"
 
 

@@ -1,13 +1,8 @@
 """The replayer's options: `Replayer`'s keyword arguments and `a2a-recorder replay`'s flags.
 
-`listen` and `grpc_listen` say where the replayer serves: `Replayer` takes them as `host`,
-`port` and `grpc_port` (its port defaults to a free one, for tests and programs; the command
-line to the fixed port below); `strict` is the command's (a `Replayer` has `.report.clean`),
-and so are `forward` and `ports_file`, which serve a folder as a fleet (`recorder.replay.Fleet`
-takes `forward` itself).
-The two bounds without a flag (`max_head_bytes`, `idle_timeout`) are for programs and tests.
-`faults` is a fault profile, each spec read by `recorder.protocol.parse_fault` (the grammar
-and the kinds are there); `faults_file` is the command's, a faults.toml it adds to `faults`.
+`Replayer` takes `listen` and `grpc_listen` as `host`, `port` and `grpc_port` (a free port by
+default there, the fixed one below on the command line).  `strict`, `forward`, `ports_file`
+and `faults_file` are the command's; the bounds without a flag are for programs and tests.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ ADDRESS = "HOST:PORT"
 
 
 def parse_fault(text: str) -> str:
-    """A replay fault spec, `SELECTOR:KIND[=ARG]`, as written (stripped) once it reads;
-    `recorder.protocol.FaultSpecError` (a ValueError) says why not, and lists the kinds."""
+    """A fault spec `SELECTOR:KIND[=ARG]`, stripped; FaultSpecError (a ValueError) says why not."""
     from recorder.protocol import parse_fault
 
     return parse_fault(text).text

@@ -1,15 +1,4 @@
-"""The rows several commands share, written once: each means the same in every command.
-
-- `output`: `-o/--output FILE`, where a report (or an export, a page) goes; standard output
-  without it.  Never a capture.
-- `capture_out`: `--out`, a capture (a file, or a folder of them).
-- `report_format`: `--format`, with the formats the command writes.
-- `BASELINE`, `UPDATE_BASELINE`: findings or drift a project has accepted (`recorder.ci`).
-- `ignore`, `compare`: diff's paths (`recorder.diff`), which verify and matrix pass on to it.
-- `binding`: the card's binding names, in any case.
-
-A command's table lists the rows it takes, its own and these (`recorder.options.Table`).
-"""
+"""The rows several commands share, written once: each means the same in every command."""
 
 from __future__ import annotations
 

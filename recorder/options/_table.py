@@ -1,18 +1,10 @@
 """Options as a table: each setting once, with its one default, and how each surface says it.
 
-A surface is a way to give the tool a setting: a keyword argument (`RecordingProxy(...)`), a
-command-line flag (`a2a-recorder record --read-timeout 5`), a pytest option
-(`--a2a-upstream`) or a mitmproxy option (`mitmdump --set a2a_read_timeout=5`).  An `Option`
-names each spelling, derived from its name unless it says otherwise, so that the surfaces
-cannot drift: the CLI's flags (`_click`), the pytest options, the mitmproxy options the
-addons declare (`recorder.record._options`) and the checks on keyword arguments all read the
-same row.
-
-Values: `default` is the value of the keyword argument when it is not given, in the type the
-keyword argument takes; `parse` turns a command line's text into that type (and raises
-ValueError saying what is wrong); a list of names (`NAMES`) has each name parsed.  An error
-about an option names it in a template (`{read_timeout}`, `{existing=append}`, see
-`OptionError`) that each surface spells its way.
+A surface is a keyword argument, a command-line flag, a pytest option or a mitmproxy option;
+an `Option` names each spelling (derived from its name unless it says otherwise), so the
+surfaces cannot drift.  `default` is in the keyword argument's type; `parse` turns text into it
+(ValueError saying what is wrong).  An error names an option by a template (`{read_timeout}`,
+see `OptionError`) that each surface spells its way.
 """
 
 from __future__ import annotations
@@ -35,16 +27,11 @@ DERIVED = ""  # a spelling derived from the option's name
 class Option:
     """One setting (see the module docstring).
 
-    `kind` is what the value is: `bool`, `str`, `float`, `int`, `NAMES` (a list of
-    names; repeatable on the command line, singular `flag`) or `tuple` (a HOST:PORT address);
-    `choices` limits a str.  `flag` is the command-line flag (None: none; `--a/--b` a bool's
-    two spellings); `switches` gives a value a flag of its own instead (`existing`:
-    `--append`, `--force`); `no_help` is the help of a `--no-x` flag (a bool on by default),
-    whose `help` says what the option does; `was` are spellings the flag had before, which
-    the command line answers with its new one.  `mitm` is the mitmproxy option it sets
-    (None: the proxy uses it itself); `keyword` False leaves it out of the keyword arguments
-    (a surface has it in another form).  `command_option` makes a row of a command alone.
-    """
+    `kind`: `bool`, `str`, `float`, `int`, `NAMES` (repeatable, singular `flag`) or `tuple`
+    (HOST:PORT).  `flag` None has none, `--a/--b` spells a bool both ways; `switches` gives values
+    flags of their own (`--append`, `--force`); `no_help` helps a `--no-x` flag; `was` are old
+    spellings the command line answers with the new one.  `mitm` None: the proxy uses it itself;
+    `keyword` False: no keyword argument.  `command_option` makes a row of a command alone."""
 
     name: str
     kind: Any
@@ -96,8 +83,7 @@ class Option:
         return name if name is None or value is None else f"{name}={value}"
 
     def checked(self, value: Any) -> Any:
-        """`value` as the keyword argument takes it (text through `parse`); OptionError
-        saying what is wrong."""
+        """`value` as the keyword argument takes it (text through `parse`), or OptionError."""
         if value is None and self.default is None:
             return None
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -176,8 +162,7 @@ class Table:
         return tuple(option for option in self.options if option.keyword)
 
     def settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Every keyword option's value: `given`'s, checked, or the default.  TypeError for
-        a name that is no keyword option (as Python says it for a function)."""
+        """Every keyword option's value, `given` or default; TypeError for an unknown name."""
         keywords = {option.name: option for option in self.keywords}
         unknown = sorted(set(given) - set(keywords))
         if unknown:
@@ -192,8 +177,7 @@ class Table:
         }
 
     def spell(self, surface: str) -> Spell:
-        """A `Spell` for `surface`: `python`, `cli`, `mitm` or `pytest` (a pytest option, or
-        the marker's keyword argument of the same name: the value may come from either)."""
+        """A `Spell` for `python`, `cli`, `mitm` or `pytest` (an option, or a marker keyword)."""
         if surface == "python":
             return python_spelling
 

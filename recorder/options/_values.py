@@ -1,6 +1,6 @@
-"""Parsers of option values given as text (a command line, a pytest option, a marker): each
-returns the value as the keyword argument takes it, or raises ValueError saying what it
-expected."""
+"""Parsers of option values given as text: each returns the keyword argument's value, or raises
+ValueError saying what it expected.
+"""
 
 from __future__ import annotations
 
@@ -57,9 +57,8 @@ def parse_grpc_upstream(text: str) -> str:
 
 
 def grpc_upstream_parts(text: str) -> tuple[str, int, str]:
-    """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS)
-    as (host, port, transport: `tcp` or `tls`, `GRPC_SCHEMES`).  Raises ValueError for
-    anything else."""
+    """`HOST:PORT`, `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS) as (host, port,
+    transport); ValueError for anything else."""
     scheme, sep, rest = text.partition("://")
     if not sep:
         scheme, rest = "", text
@@ -76,9 +75,8 @@ def _port_ok(text: str) -> bool:
 
 
 def parse_on_miss(text: str) -> str | None:
-    """What the replayer does with a request no capture answers: `error` (None), or
-    `forward=URL` (the URL; `forward:URL` and the URL alone too).  `forward` alone is
-    `FORWARD`: on the command line the URL is the next word."""
+    """`error` (None), or `forward=URL`/`forward:URL`/the URL alone (the URL); `forward` alone is
+    `FORWARD`, the URL being the command line's next word."""
     if text == "error":
         return None
     if text == FORWARD:
@@ -99,8 +97,7 @@ def parse_timing(text: str) -> str:
 
 
 def timing_speed(text: str) -> float:
-    """A timing's speed: `none` 0 (at once), `recorded` 1 (the recorded gaps), `xN` N (the
-    gaps divided by N).  Raises ValueError for anything else."""
+    """A timing's speed: `none` 0, `recorded` 1, `xN` N (the gaps divided by N); else ValueError."""
     if text == "none":
         return 0.0
     if text == "recorded":

@@ -1,21 +1,13 @@
 """Replay a capture as a fake agent: one transport-neutral core, thin HTTP and gRPC faces.
 
-- `core` (no I/O): `ReplayService` decides every answer: the capture read as a script
-  (`recorder.script`, which verify shares), a live request read by the same rules, resolved
-  against the live session state, carried out, and its answer built as a value; faults a
-  profile asks for, refusals and misses, versions crossed, deliveries planned, a journal and
-  a report of what was not replayed.
-- `faces`: a `Runner` does what goes around a decision (forwarding, push deliveries, pacing);
-  the HTTP face (`ReplayHttp` on connections of our own over httptools) and the gRPC handler
-  only translate bytes; `Replayer` runs both on a thread.
-- `fleet`: `Fleet` replays a folder of captures at once, a `Replayer` per agent, each on a
-  port of its own or all behind one forward proxy.
+- `core` (no I/O): `ReplayService` decides every answer from the capture read as a script
+  (`recorder.script`, which verify shares) and the live session state.
+- `faces`: a `Runner` does what goes around a decision, the HTTP and gRPC faces only translate
+  bytes, and `Replayer` runs both on a thread.
+- `fleet`: `Fleet` replays a folder of captures at once, a `Replayer` per agent.
 
-`IdFactory` mints the ids handed out (seed it to replay the same bytes).  A fault profile
-(`Replayer(faults=["SendStreamingMessage:cut-after=2", ...])`; `FaultSpec`s from
-`parse_fault`, `read_faults(path)` for a `faults.toml`, the kinds in `FAULT_KINDS`) makes the
-service answer as real networks do; `capture_as` translates a capture into the other protocol
-version, as replay's `ServeVersion` serves it.
+`IdFactory` mints the ids handed out (seed it to replay the same bytes); a fault profile
+(`parse_fault`, `read_faults`) makes the service answer as real networks do.
 """
 
 from recorder._errors import FaultSpecError

@@ -1,14 +1,9 @@
 """A capture read as a script: steps, the ids in each with their origin, and how to put live
 values in recorded bytes.  Replay answers from it; verify sends from it.
 
-- `_values`: what a request is compared as (its value, shape and key), and `Provenance`;
-- `_slots`: where a request names ids and what it does with each (the id table, field
-  names, known values, fields learnt fresh: `_learn`);
-- `_script`: `load_script` -> `Script` of `Step`s, provenance by origin, classes of
-  interchangeable creating steps, the indexes replay looks steps up by;
-- `_answers`: reading answers (documents, success, the ids they hand out);
-- `_swap`: the one swap path (`prepare` -> `Template.render`, `Swapper`);
-- `_mint`: `IdFactory`, new ids that look like recorded ones.
+`_values` says what a request is compared as, `_slots` (with `_learn`) where it names ids,
+`_script` loads the `Script` of `Step`s, `_answers` reads answers, `_swap` is the one swap path
+and `_mint` the `IdFactory`.
 
 It may import `recorder.capture`, `recorder.protocol` and `recorder.redaction`; nothing here
 does I/O.

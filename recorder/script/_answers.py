@@ -1,9 +1,8 @@
 """Reading answers, recorded or live: their documents, success, and the ids they hand out (pure).
 
-An answer is read as its JSON *documents*, in order: the body, each SSE event's data, each
-gRPC message.  The ids it hands out are the strings under `RESPONSE_ID_KEYS` (`recorder.protocol`'s
-id model), never the JSON-RPC envelope's `id` nor anything under the agent's or the user's own
-data, and a v0.3 resource name's ids; an agent card hands out none (its `id`s are skills').
+An answer is read as its JSON *documents*: the body, each SSE event's data, each gRPC message.
+The ids it hands out are the strings under `RESPONSE_ID_KEYS` and a v0.3 resource name's ids,
+never the JSON-RPC `id`, anything under user data, or a card's skill ids.
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ def answer_documents(response: Response | None) -> list[Json]:
 def answer_succeeded(
     binding: Binding | None, response: Response | None, documents: Sequence[Json]
 ) -> bool:
-    """Whether a response is a success: gRPC status 0, else an HTTP status below 400 and no
-    error document (`documents` are `answer_documents(response)`)."""
+    """Whether a response is a success: gRPC status 0, else HTTP below 400 and no error document."""
     if response is None:
         return False
     if binding is Binding.GRPC:
@@ -74,10 +72,8 @@ def handed_out(exchange: Exchange, documents: Sequence[Json]) -> list[tuple[str,
 
 
 def located_ids(document: Json) -> list[tuple[Location, str, str]]:
-    """(where, key, id) for every id an answer document hands out, by the rules `handed_out`
-    follows; `where` is the path of the string in the document (a resource name's ids share
-    it, told apart by their key).  For tools that pair a live answer's ids with a recorded
-    answer's (verify)."""
+    """(where, key, id) for every id an answer document hands out (`handed_out`'s rules), for tools
+    that pair a live answer's ids with a recorded one's (verify)."""
     found: list[tuple[Location, str, str]] = []
     if not is_error(document):
         _located(document, None, (), found)
@@ -146,9 +142,8 @@ def _resource_ids(name: str) -> Iterator[tuple[str, str]]:
 
 
 def answer_shape(response: Response | None, binding: Binding | None, ids: dict[str, str]) -> str:
-    """What a client sees of an answer, ids aside: its status, documents and events with the
-    strings `ids` names replaced by their placeholders and timestamps masked.  Two answers with
-    equal shapes cannot be told apart by a client that does not know the ids."""
+    """What a client sees of an answer, ids aside: equal shapes cannot be told apart by a client
+    that does not know the ids."""
     if response is None:
         return ""
     documents = [_shaped(d, ids) for d in answer_documents(response)]

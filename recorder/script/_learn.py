@@ -1,12 +1,8 @@
 """Fields a capture shows fresh in every request of their shape: volatile by what it shows (pure).
 
-No table lists every field a client fills afresh (an older dialect's `message_id`, a nonce).
-A field is *learnt fresh* in requests of one *skeleton* (binding, operation, an unknown
-method's name, where the value holds strings) when the capture holds at least two of them, in
-each the field holds a string no slot reads already that looks like a token (`MIN_LENGTH` or
-more, no whitespace), and those strings are pairwise distinct.
-
-The replay reads such a field as FRESH, and names it learnt, but only for a request no
+No table lists every field a client fills afresh (an older dialect's `message_id`, a nonce).  A
+field is *learnt fresh* for a skeleton when at least two requests of it hold there pairwise
+distinct token-like strings no slot reads already.  Replay reads it FRESH only for a request no
 recorded one matches with the field compared as it is (`Script.candidates`).
 """
 
@@ -25,9 +21,8 @@ Skeleton = tuple[object, ...]
 def skeleton(
     classification: Classification, value: Json, strings: Iterable[tuple[Location, str]]
 ) -> Skeleton:
-    """What requests of one shape share: binding, operation, an unknown method's name, and
-    the places of their strings (`_slots.leaves`), a default spelled out (`mediaType`
-    `text/plain`) being no string of its own: leaving it out is the same request."""
+    """What requests of one shape share: binding, operation, an unknown method's name and the places
+    of their strings (a default spelled out is no string: leaving it out is the same request)."""
     method = value.get("method") if isinstance(value, dict) else None
     places = tuple(
         where

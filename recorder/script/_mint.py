@@ -1,10 +1,8 @@
 """New ids that look like recorded ones, from an injectable source (pure given the source).
 
-Replay mints a live id for every recorded task, context and push-config id a session is
-handed (after the first hand-out, which is the recorded id itself); verify mints the client's
-own ids for a second run.  `IdFactory` draws its randomness from a `random.Random`, so a test
-that seeds it replays byte for byte; unseeded, it is seeded from the operating system once
-(the ids must be unlikely to repeat, not secret: a replay mints thousands a second).
+`IdFactory` draws from a `random.Random`, so a seeded test replays byte for byte; unseeded, it
+is seeded from the OS once (ids must be unlikely to repeat, not secret: a replay mints
+thousands a second).
 """
 
 from __future__ import annotations

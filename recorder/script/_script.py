@@ -1,35 +1,19 @@
 """The recorded captures as a script: every exchange a step, every id with its origin (pure).
 
-**Provenance is origin.**  Loading walks each capture in the order its exchanges started (a
-request can only name what came before it), keeping the ids its answers handed out and its
-client brought in.  Each id a request holds (`_slots`) gets its provenance by one rule, the
-replay's too (`provenance`):
+**Provenance is origin.**  Each capture is walked in the order its exchanges started, and each
+id a request holds (`_slots`) gets its provenance by one rule, the replay's too (`provenance`):
 
     FRESH    the request fills it afresh (a messageId, a webhook, a field learnt fresh)
     ISSUED   known already: handed out earlier, or the client's own named again
     OWN      new, where the client chooses ids: known from then on
-    FIXED    new, where it must name something that exists, answered with success: it
-             existed before the capture began
+    FIXED    new, where it must name something that exists, answered with success
     UNKNOWN  the same, answered with an error: a probe of an id nobody issued
 
-A step's *key* (`_values`) is its request with every id replaced by its provenance (ISSUED ids
-without their value: `named` holds them), so the same request about two recorded tasks has
-one key and the replay decides later which one a live id stands for.
-
-**What a step brings into the world** (`introduced`): the client's OWN ids, then the ids its
-answer hands out first that a client can name back (task, context, push-config ids; not
-message or artifact ids, nor page cursors).  Such a step is *creating*.  A step that cannot
-create (a probe, a read of a task from before, a listing, a card) hands out nothing: ids first
-seen in its answer are `fixed`.
-
-**Classes.**  The *thread* of a creating step is every later step of its capture naming an id
-it introduced.  Creating steps whose requests, answers and threads look alike are
-interchangeable and form one `Class`: 2,000 identical sends, each followed by the same reads,
-are one class of 2,000.  The replay binds a live id to a class and a member, so the work of
-one request does not grow with the capture.
-
-Push deliveries are attached to the step that set them off: the latest step that started
-before the delivery and named its task, or failing that the latest step before it.
+A *creating* step brings ids into the world (`introduced`: the client's OWN ones, then those
+its answer first hands out that a client can name back).  Creating steps whose requests,
+answers and later steps look alike form one `Class` (2,000 identical sends are one class), so
+the work of one request does not grow with the capture.  A push delivery belongs to the latest
+step before it that named its task, else the latest step before it.
 """
 
 from __future__ import annotations
@@ -90,14 +74,9 @@ class RecordedSlot:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One recorded exchange, ready to answer.
-
-    `stateless` steps (probes, card fetches, anything naming and answering no session id) are
-    served to anyone, repeat freely and bind nothing.  `listing` steps (ListTasks) are answered
-    from the live store.  The others belong to the live ids they name, and `creating` ones
-    (`introduced` non-empty) bring new ones.  `literal_key` is the key with fields learnt fresh
-    compared as they are (None: there are none).
-    """
+    """One recorded exchange, ready to answer: `stateless` steps (probes, cards) are served to
+    anyone and bind nothing, `listing` ones are answered from the live store, the others belong to
+    the live ids they name, and `creating` ones (`introduced`) bring new ones."""
 
     index: int
     exchange: Exchange
@@ -184,11 +163,8 @@ class Script:
     _shown: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
-        """Steps with this key, in script order; those recorded with the same A2A-Version first.
-
-        Some agents answer by the header (the JS SDK's card): prefer what was recorded for the
-        same header, and fall back to any version rather than miss.
-        """
+        """Steps with this key, in script order, those recorded with the same A2A-Version first (the
+        JS SDK's card answers by the header); any version rather than a miss."""
         return self.by_lane.get((key, version)) or self.by_key.get(key, [])
 
     def named_steps(self, key: Key, named: tuple[str | None, ...]) -> list[Step]:
@@ -204,13 +180,11 @@ class Script:
         return self._named_creates.get((key, named), {})
 
     def shown_as_recorded(self, step: Step) -> tuple[str, ...]:
-        """The ids a step's answer shows as recorded: no step introduced them, and its request
-        did not name them (message and artifact ids, cursors, tasks from before)."""
+        """The ids a step's answer shows as recorded: no step introduced them, it names none."""
         return self._shown.get(step.index, ())
 
     def refusal(self, binding: str, credentials: Sequence[str]) -> Step | None:
-        """A recorded refusal (401, 403, gRPC UNAUTHENTICATED or PERMISSION_DENIED) of a
-        request on `binding` that carried exactly these credentials."""
+        """A recorded 401, 403, UNAUTHENTICATED or PERMISSION_DENIED of these credentials."""
         return self._refusals.get((binding, tuple(credentials)))
 
     def fresh_classes(self, key: Key) -> list[Class]:
@@ -245,9 +219,8 @@ class Script:
 
 
 def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
-    """The one rule (see the module docstring): `known` whether the value is known already,
-    `success` whether the agent answered with success (a reference nobody issued: FIXED when
-    it did, a probe when it did not)."""
+    """The one rule of the module docstring: `known` already, or else `success`: FIXED when the
+    agent answered with success, a probe when it did not."""
     if slot.role is IdRole.FRESH:
         return Provenance.FRESH
     if known:
@@ -258,8 +231,7 @@ def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
 
 
 def load_script(captures: Sequence[Capture], *, credentials: bool = True) -> Script:
-    """The captures as a script.  `credentials`: whether the credentials a request carries
-    (by name, `credential_names`) are part of what it is compared as."""
+    """The captures as a script; `credentials`: whether a request's credentials are compared."""
     exchanges = [e for capture in captures for e in capture.exchanges]
     headers, params = _credential_keys(exchanges)
     script = Script(
@@ -475,9 +447,8 @@ class _Loader:
 
 
 class _LastNaming:
-    """For each id, the indexes of the steps that act on it, in order: those whose request
-    names it or whose answer brings it in.  A step whose answer only shows it (a listing)
-    sets off no delivery of that task, and a live listing holds no webhook to make it to."""
+    """For each id, the indexes of the steps whose request names it or whose answer brings it in (a
+    listing only shows it: no delivery of that task follows from it)."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps
@@ -535,8 +506,7 @@ def _holds_placeholder(request: Request) -> bool:
 
 
 def _classify(script: Script, loaders: Sequence[_Loader]) -> None:
-    """Group each capture's creating steps into classes (latest first, so that a creating step
-    in a thread has its class when the thread is summed up)."""
+    """Group each capture's creating steps into classes, latest first (so threads are summed)."""
     signatures: dict[tuple[object, ...], int] = {}
     members: dict[int, list[int]] = {}
     for loader in loaders:

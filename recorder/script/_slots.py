@@ -1,22 +1,11 @@
 """Where a request names ids, and what it does with each (pure).
 
-A request value (`_values.request_value`) is read for *slots*: the strings in it that are ids,
-each with the `IdRole` that says what the request does with it.  Four readings find them, the
-first that speaks for a string deciding:
-
-1. the operation's `IdPosition`s (`recorder.protocol`'s id table): the role the spec gives;
-2. the name of the field holding it (`ID_FIELDS` in any spelling ProtoJSON allows, and a bare
-   `id` by the shape of its object): for operations the table does not know and fields it does
-   not list (an older dialect's `message_id`, a framework's own `params.contextId`);
-3. its value: a string equal to an id already known (handed out by an answer, or brought in by
-   the client), wherever it sits: any field, a path segment, a query parameter;
-4. what the capture showed of its field: fresh in every recorded request of its shape
-   (`learnt`, see `_learn`).
-
-The recording and the replay read slots the same way, each with what it knows: the ids its
-capture has seen so far, the ids the live sessions hold.  Strings under the agent's or the
-user's own data (`USER_CONTENT_KEYS`) are never ids; dictionaries are read in key order, so
-two requests that differ only in the order of their members have their slots in one order.
+A request value is read for *slots*: the strings in it that are ids, each with its `IdRole`.
+The first of four readings that speaks for a string decides: the operation's `IdPosition`s
+(`recorder.protocol`'s id table), the field's name (`ID_FIELDS`), a value equal to an id
+already known, and a field the capture shows fresh (`_learn`).  Recording and replay read slots
+the same way, each with what it knows.  User data (`USER_CONTENT_KEYS`) holds no ids, and
+dictionaries are read in key order.
 """
 
 from __future__ import annotations
@@ -68,12 +57,8 @@ ID_NAMES: Mapping[str, IdKind] = {**{snake_case(k): v for k, v in ID_FIELDS.item
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """One id in a request value: where it is, what it is, and what the request does with it.
-
-    For a v0.3 resource name (`tasks/{t}/pushNotificationConfigs/{c}`) there is one slot per id
-    segment, `segment` being its index in the name split at `/`.  `learnt`: the field is fresh
-    because the capture shows it fresh (reading 4), not because a table says so.
-    """
+    """One id in a request value: where it is, what it is, and what the request does with it.  A
+    v0.3 resource name has a slot per id segment (`segment`: its index in the name split at `/`)."""
 
     location: Location
     value: str
@@ -97,8 +82,7 @@ def find_slots(
     learnt: Collection[Location] = (),
     strings: list[tuple[Location, str]] | None = None,
 ) -> list[Slot]:
-    """Every id the value holds (see the module docstring), in a stable order; `strings`, if
-    given, gets every string the value holds where a slot could be (`leaves`)."""
+    """Every id the value holds, in a stable order; `strings` gets each string a slot could be."""
     found: list[Slot] = []
     if not isinstance(value, dict):
         return found
@@ -196,8 +180,7 @@ class _Scan:
 
 
 def leaves(value: Json) -> Iterator[tuple[Location, str]]:
-    """(location, string) for every string of a value that a slot could hold, as `find_slots`
-    reads them (body, query and route; not under the agent's or the user's own data)."""
+    """(location, string) for every string of a value that a slot could hold."""
     if not isinstance(value, dict):
         return
     for section in ("body", "query", "route"):

@@ -1,19 +1,11 @@
 """Putting live values where recorded ones stood, in recorded bytes: the one swap path (pure).
 
-A recorded text is *prepared* once (`prepare`): cut into the text between its JSON string
-values and the string values themselves (`holes`), each kept as written.  Only values are
-holes: an object's keys, numbers and literals are never swapped, and the text between holes
-is the recorded text byte for byte, so the agent's serialisation style (spacing, escapes,
-member order) survives whatever its form.  A JSON-RPC envelope's `id` is a hole of its own,
-filled with the live request's id.  Text that is not JSON is one hole.
-
-Rendering (`Template.render`) asks, for each hole, whether the recorded string is a value to
-swap (`lookup`: recorded -> live); a string that is not is written as it was.  Recorded values
-of `MIN_EMBEDDED` characters or more are also swapped inside longer strings (an error
-message quoting a task id); shorter ones only where a whole string equals them ("1" must not
-change inside "10").  A swapped string is written back with the escaping its recorded form
-used (`\\uXXXX` escapes stay escapes).  Bytes never fail to encode: text UTF-8 cannot hold
-(lone surrogates, bytes kept as surrogate escapes) goes back as the escape or the byte.
+A recorded text is *prepared* once (`prepare`): cut at its JSON string values (`holes`), the
+text between kept byte for byte, so the agent's serialisation style survives; a JSON-RPC
+envelope's `id` is a hole of its own.  Rendering (`Template.render`) swaps each hole whose
+string is a recorded value (`lookup`); values of `MIN_EMBEDDED` characters or more are also
+swapped inside longer strings ("1" must not change inside "10").  A swapped string keeps its
+recorded escaping, and text UTF-8 cannot hold goes back as the escape or byte it was.
 """
 
 from __future__ import annotations
@@ -37,8 +29,7 @@ _STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.S)
 _LITERAL = re.compile(r"\s*(-?[0-9][0-9eE+.\-]*|null|true|false)")
 _VALUE = r'("[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9][0-9eE+.\-]*|null)'
 _VERSION = r'"jsonrpc"\s*:\s*"[^"\\]*"'
-# Where an envelope's id sits in every SDK's answers: first, after "jsonrpc", or last (in the
-# last `_TAIL` characters).
+# Where every SDK writes an envelope's id: first, after "jsonrpc", or in the last `_TAIL` chars.
 _TAIL = 512
 _ID_PLACES = (
     re.compile(rf'\A\s*\{{\s*(?:{_VERSION}\s*,\s*)?"id"\s*:\s*{_VALUE}\s*[,}}]'),
@@ -68,8 +59,7 @@ class Template:
         embedded: Sequence[tuple[str, str]] = (),
         jsonrpc_id: Json = None,
     ) -> str:
-        """The text with live values in: `lookup` for whole strings, `embedded` (recorded,
-        live) pairs inside longer ones (longest first), `jsonrpc_id` at the envelope's id."""
+        """The text with live values in (see `Swap`), `jsonrpc_id` at the envelope's id."""
         parts: list[str] | None = None
         for hole in self.holes:
             swapped = swap_text(hole.value, lookup, embedded)
@@ -97,8 +87,7 @@ def swap_text(value: str, lookup: Lookup, embedded: Sequence[tuple[str, str]] = 
 
 
 def prepare(text: str, *, jsonrpc: bool = False) -> Template:
-    """`text` cut for rendering: at its JSON string values, or whole if it is not JSON.  With
-    `jsonrpc`, the envelope's `id` becomes the place of the live id."""
+    """`text` cut for rendering (whole if not JSON); with `jsonrpc`, the envelope's `id` a hole."""
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -108,8 +97,7 @@ def prepare(text: str, *, jsonrpc: bool = False) -> Template:
 
 
 class _Cutter:
-    """Walks a JSON text's strings once, telling keys from values (a key is followed by `:`),
-    and finds the envelope's top-level `id` by the depth of the text between them."""
+    """Walks a JSON text's strings once, telling keys from values, and finds the envelope's `id`."""
 
     def __init__(self, text: str, envelope: bool) -> None:
         self.text, self.envelope = text, envelope
@@ -209,8 +197,7 @@ def json_bytes(value: Json) -> bytes:
 
 
 def wire_bytes(text: str) -> bytes:
-    """Text as the bytes that carried it: surrogate escapes back to their bytes, lone
-    surrogates (from JSON `\\ud800` escapes) back to their escape."""
+    """Text as the bytes that carried it: surrogate escapes to bytes, lone surrogates to escapes."""
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -226,8 +213,7 @@ def wire_bytes(text: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Swap:
-    """Live values for recorded ones, by `Template`'s rule: `lookup` for whole strings,
-    `embedded` (recorded, live) pairs inside longer ones, longest first."""
+    """Live values for recorded ones: `lookup` for whole strings, `embedded` inside longer ones."""
 
     lookup: Lookup
     embedded: tuple[tuple[str, str], ...] = ()
@@ -296,8 +282,7 @@ def substitute_headers(
 
 
 def dumps_like(text: str, value: Json) -> str:
-    """`value` as JSON written the way `text` was (spacing, escapes, a final newline); in the
-    compact form when `text` is no JSON any form writes back."""
+    """`value` as JSON written as `text` was (compact when `text` is in no form we write)."""
     form = form_of(text)
     if form is not None:
         try:

@@ -1,30 +1,11 @@
 """What a request is compared as: its value, its shape, its key (pure).
 
-A request is compared as its *value*, a JSON object:
-
-    tenant       the tenant it names (or null)
-    path         HTTP+JSON: the ids its URL path names ({"taskId": ..., "configId": ...})
-    query        HTTP+JSON and unknown routes: its query, parameter -> sorted values
-    route        an operation the tables do not know: its verb and path segments, a custom
-                 verb (`:get`) a segment of its own, so that an id in the path is a string
-                 of its own (["POST", "v1", "tasks", ":get"])
-    method       an unknown JSON-RPC method's name
-    credentials  the credentials it carries, by name and scheme (`authorization:bearer`,
-                 `header:x-api-key`, `query:key`): never their values
-    body         the JSON-RPC params, the HTTP+JSON body, or the decoded gRPC message
-
-Its *shape* is the value with timestamps and defaults dropped (a member absent and the same
-member at its default are the same request) and every id replaced by a token for its
-provenance (`Provenance`):
-
-    ISSUED   "~issued"          an id known already: handed out, or the client's own named again
-    OWN      "~own"             the client's own new id, named here first
-    FRESH    "~fresh"           new on every request (a messageId, a webhook, a secret)
-    UNKNOWN  "~unknown"         a reference to an id nobody issued: a probe
-    FIXED    ["~fixed", <id>]   an id that existed before the capture began
-
-Its *key* is (binding, operation, the shape as canonical JSON): equal keys, the same request
-up to its ids.
+Its *value* is a JSON object of what it says, not its framing: tenant, the ids its path names,
+query, an unknown operation's route or method, the credentials it carries (by name and scheme,
+never their values), and body.  Its *shape* is the value with timestamps and defaults dropped
+and every id replaced by a token of its `Provenance` (see `_script`): "~issued", "~own",
+"~fresh", "~unknown", or ["~fixed", <id>].  Its *key* is (binding, operation, the shape as
+canonical JSON): equal keys, the same request up to its ids.
 """
 
 from __future__ import annotations
@@ -49,11 +30,9 @@ Json = Any
 Location = tuple[str | int, ...]
 Key = tuple[str, str, str]
 
-# Members a sender may spell out or leave out with the same meaning.  Empty values are proto3
-# JSON defaults (the JS SDK sends `"metadata": {}`, py leaves it out); a text part's media type
-# is text/plain whether said or not (the JS SDK says it); a false flag whose default is false
-# (v1.0's `returnImmediately`, v0.3's `blocking`, ListTasks' `includeArtifacts`) is the flag
-# left out.  key -> (value, sibling it needs, or None).
+# Members a sender may spell out or leave out alike: proto3 JSON's empty defaults (the JS SDK
+# sends `"metadata": {}`), a text part's text/plain, a flag false by default.  key -> (value,
+# sibling it needs, or None).
 DEFAULT_MEMBERS: dict[str, tuple[Json, str | None]] = {
     "mediaType": ("text/plain", "text"),
     "returnImmediately": (False, None),
@@ -64,7 +43,7 @@ _REDACTED = re.compile(r"<redacted:\d+>")
 
 
 class Provenance(StrEnum):
-    """Where an id in a request comes from (see the module docstring)."""
+    """Where an id in a request comes from (the table is `_script`'s)."""
 
     ISSUED = "issued"
     OWN = "own"
@@ -83,13 +62,8 @@ def request_value(
     document: Json = None,
     credentials: Sequence[str] | None = None,
 ) -> Json:
-    """What is compared of a request: its A2A content, not its framing.
-
-    `secret_params` are query parameters the recording redacted (API keys): left out of the
-    query (a live client sends its own key where the capture has a placeholder).
-    `document` is the body already parsed, if it was.  `credentials`, when given, are the
-    names of the credentials the request carries (`credential_names`).
-    """
+    """What is compared of a request: its A2A content, not its framing.  `secret_params` (redacted
+    when recorded) are left out of the query; `credentials` names those the request carries."""
     value: dict[str, Json] = {"tenant": classification.tenant}
     known = classification.is_known
     if classification.binding is Binding.HTTP_JSON and known:
@@ -126,13 +100,8 @@ _PATH_KEYS = {"taskId": ("taskId", "id", "task_id"), "configId": ("id", "configI
 
 
 def _without_path_restated(body: dict[str, Json], path: Mapping[str, str]) -> dict[str, Json]:
-    """The body without the members that restate an id the path names.
-
-    An HTTP+JSON request message is its path fields plus its body (the proto's `body: "*"`),
-    so a field sent in both is one field: a2a-sdk's REST client repeats the task id in the body
-    of `POST /tasks/{id}:cancel` (`{"id": ...}`), a2a-go and @a2a-js/sdk send no body, and an
-    agent reads the two alike.
-    """
+    """The body without members restating an id the path names, one field of the request message
+    (a2a-sdk's REST client repeats a cancel's task id in its body; a2a-go sends no body)."""
     restated = {
         member
         for name, members in _PATH_KEYS.items()
@@ -192,8 +161,7 @@ def body_value(request: Request, classification: Classification, document: Json 
 def credential_names(
     request: Request, header_keys: frozenset[str], query_keys: frozenset[str]
 ) -> list[str]:
-    """The credentials a request carries, by name: `authorization:<scheme>` (lower-cased),
-    `header:<name>` for each API-key header `header_keys` names, `query:<name>` likewise."""
+    """A request's credentials: `authorization:<scheme>`, `header:<name>`, `query:<name>`."""
     found: list[str] = []
     for name, value in request.headers:
         lowered = name.lower()
@@ -210,8 +178,7 @@ def credential_names(
 
 
 def token(provenance: Provenance, recorded: str | None = None) -> Json:
-    """The placeholder a slot becomes in a shape (a fixed id keeps its value: it is the same
-    id in the recording and live)."""
+    """The placeholder a slot becomes in a shape (a fixed id keeps its value)."""
     if provenance is Provenance.FIXED:
         return [f"~{provenance.value}", recorded]
     return f"~{provenance.value}"
@@ -220,10 +187,7 @@ def token(provenance: Provenance, recorded: str | None = None) -> Json:
 def shape(
     value: Json, locations: Sequence[tuple[Location, int | None]], tokens: Sequence[Json]
 ) -> Json:
-    """The value with ignored keys and defaults dropped and each slot replaced by its token.
-
-    `locations` are the slots' (location, segment): a v0.3 resource name holds one slot per id
-    segment (`segment` its index in the name split at `/`)."""
+    """The value, ignored keys and defaults dropped, each slot (at `locations`) as its token."""
     shaped = _shape(value)
     resources: dict[Location, list[Json]] = {}
     for (location, segment), placeholder in zip(locations, tokens, strict=True):

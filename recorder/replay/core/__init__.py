@@ -1,13 +1,8 @@
 """The replay core: what the agent would answer, decided without I/O.
 
-`ReplayService.handle(request, client)` reads a live request (`_reader`) by the rules the
-capture was read by (`recorder.script`), resolves it against the live session state
-(`_resolve`, `_state`), carries the decision out (`_carry`), and builds the answer as a value
-(`_answer`, `_listing`, `_cards`, `_grpcanswer`), with the faults a profile asks for
-(`_faults`), the refusals and misses it must write itself (`_refusals`, `_misses`,
-`_fallback`), the version a client speaks (`_versions`) and the deliveries to make
-(`_pushes`); every request is journaled (`_journal`) and what was not replayed reported
-(`_report`).
+`ReplayService.handle(request, client)` reads a live request (`_reader`) by the capture's rules,
+resolves it against the live session state (`_resolve`, `_state`), carries the decision out
+(`_carry`) and builds the answer as a value (`_building`); docs/architecture.md walks the steps.
 
 Imports `recorder.script`, `recorder.protocol`, `recorder.capture`, `recorder.redaction`;
 never the faces or the fleet, nor anything that does I/O.

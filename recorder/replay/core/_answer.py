@@ -1,13 +1,10 @@
 """Recorded answers with live values in: what the faces send (pure).
 
-Each recorded answer is prepared once, when first served (`Answers`): its body, each SSE
-event's data lines and each gRPC message cut at their JSON string values
-(`recorder.script.prepare`).  Serving it renders those with the live request's swap (its
-session's ids, the client's own values) and JSON-RPC id: work in the size of the answer, never
-a JSON round trip.  Headers are swapped as text (`Bearer <id>`); the server recomputes framing,
-and bodies are stored decoded, so `DROPPED_HEADERS` are never replayed.  A card's interfaces
-are pointed at the replayer (`card`), its ETag recomputed for the card served and a client's
-`If-None-Match` answered (`revalidated`).
+Each recorded answer is prepared once, when first served (`recorder.script.prepare`), then
+rendered with the live request's swap and JSON-RPC id: work in the size of the answer, never a
+JSON round trip.  Headers are swapped as text; bodies are stored decoded and the server
+recomputes framing, so `DROPPED_HEADERS` are never replayed.  A served card points at the
+replayer, its ETag recomputed and `If-None-Match` answered (`revalidated`).
 """
 
 from __future__ import annotations
@@ -60,8 +57,7 @@ class _Event:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One recorded HTTP answer, cut for rendering.  `embedded`: the ids that appear inside
-    longer strings of it (an error message quoting a task id), to swap there too."""
+    """One recorded HTTP answer cut for rendering; `embedded`: ids inside longer strings of it."""
 
     headers: Headers
     body: Template | None

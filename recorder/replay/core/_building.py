@@ -1,11 +1,4 @@
-"""The answer to a decided request, built from its recorded step (pure).
-
-`Builder.answer` renders a step's recorded answer with the live values of a decision (the
-version a client speaks, a card pointed at the replayer, a redirect too, a validator
-answered); `listing` answers a ListTasks as the agent's store would (`_listing`);
-`changed` and `translated` say what of the answer is not as recorded, and why; `plan` the
-push deliveries recorded after the step, with the live webhook and ids.
-"""
+"""The answer to a decided request, built from its recorded step with the live values (pure)."""
 
 from __future__ import annotations
 
@@ -98,9 +91,8 @@ class Builder:
         return answer, listing.step, listing.changes
 
     def _scope(self, decision: Decision, applied: Applied) -> list[Session] | None:
-        """The sessions a listing shows: every session holding an id it names (a context
-        two clients chose alike is one context, as live), and one it starts; None: all (also
-        when the agent did not filter the recorded listing by what its request named)."""
+        """The sessions a listing shows: each holding an id it names, and one it starts; None: all
+        (also when the agent did not filter the recorded listing by what its request named)."""
         if not self.lister.filtered(decision.step):
             return None
         found = {
@@ -141,8 +133,7 @@ class Builder:
         return self.cards.changed_grpc(response)
 
     def translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
-        """What was translated of a recorded answer for a client of `version` (the card: for
-        the versions served), the fields it could not carry going to the report."""
+        """What was translated of a recorded answer for a client of `version`, and what it lost."""
         exchange = step.exchange
         if exchange.classification.operation == AGENT_CARD and exchange.response is not None:
             return self.versions.card_changes(exchange.response.body)

@@ -1,10 +1,8 @@
 """The cards a replay serves: the recorded ones, their interfaces pointed at the replayer (pure).
 
-A client that reads the card calls the interfaces it lists, so a served card must list the
-replayer (`serve_at`): every recorded upstream is rewritten to the replayer's URL, every gRPC
-interface to its gRPC face, and, with `--serve-version`, the card is written for the versions
-served.  `interfaces` are what the live requests are classified with: the recorded cards'
-interfaces, and every path that carried a known JSON-RPC operation.
+A client calls the interfaces a card lists, so every recorded upstream is rewritten to the
+replayer's URL and every gRPC interface to its gRPC face (`serve_at`).  `interfaces` are what
+live requests are classified with.
 """
 
 from __future__ import annotations
@@ -65,8 +63,7 @@ class Cards:
         return rewrite
 
     def relocated(self, answer: HttpAnswer, exchange: Exchange) -> HttpAnswer:
-        """`answer` with a `Location` that names a recorded upstream pointed at the replayer,
-        as a card's interfaces are (a redirect to the agent's own URL)."""
+        """`answer` with a `Location` naming a recorded upstream pointed at the replayer."""
         if not self.base_url:
             return answer
         upstreams = dict.fromkeys([*self.upstreams, *_host_origin(exchange.request)])
@@ -99,10 +96,8 @@ def _host_origin(request: Request) -> list[str]:
 
 
 def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
-    """The interfaces the recorded cards list, every path that carried a known JSON-RPC
-    operation (as the recorder learns them), and the mount point of every HTTP+JSON request
-    (the recorder knew it from a card it fetched itself, which the capture does not hold): a
-    live request is read as it was recorded."""
+    """The interfaces live requests are read by: the recorded cards', every path that carried a
+    known JSON-RPC operation, and every HTTP+JSON request's mount point."""
     found: list[Interface] = []
     learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
@@ -120,8 +115,7 @@ def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
 
 
 def _rest_base(c: Classification, verb: str, path: str) -> str | None:
-    """Where the HTTP+JSON interface an exchange was recorded under is mounted: before its
-    route, or before the path an unknown one names under the mount (`GET /nothing`)."""
+    """Where the HTTP+JSON interface an exchange was recorded under is mounted."""
     if c.binding is not Binding.HTTP_JSON:
         return None
     if c.is_known and c.operation and c.version:

@@ -1,12 +1,9 @@
 """Carrying out a replay decision on the live state, and the values its answer needs (pure).
 
-`Carrier.carry(decision, reading)` narrows (or merges) the session the decision reads, moves
-the frontiers of the worlds kept, makes the family a creating request brings (`_state`), keeps
-the client's fresh values (echoes) and lines up the ids served as recorded across the worlds
-kept (aliases), and returns `Applied`: how to read a recorded value as the live one for this
-answer (`swap`), the ids the agent handed out that the answer shows mapped (what makes it
-`adapted`), and the session.  `preview(decision)` gives the same swap without touching the
-state (a request a fault answered instead).
+`Carrier.carry` updates the session `_state` owns as the decision says and returns `Applied`:
+the swap from recorded to live values for this answer, the ids shown mapped (what makes it
+`adapted`), and the session.  `preview` gives the same swap without touching the state (for a
+request a fault answered instead).
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ Seen = tuple[tuple[Slot, Provenance, str | None], ...]
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
 class Applied:
-    """What answering a decision did: how to read recorded values as live ones for its answer
-    (`lookup`), and who it touched."""
+    """What answering a decision did: its recorded -> live values (`lookup`), and who it touched."""
 
     lookup: Lookup
     step: Step
@@ -79,8 +75,7 @@ class Carrier:
         return self._applied(decision, session, worlds[0] if worlds else None, created)
 
     def preview(self, decision: Decision) -> Applied:
-        """The swap an answer to `decision` would be built with, the state left as it is (a
-        create's ids are not minted: its answer shows the recorded ones)."""
+        """The swap an answer to `decision` would get, the state untouched (no id minted)."""
         return self._applied(decision, decision.session, decision.world, None)
 
     # -- the answer's values ---------------------------------------------------------------
@@ -139,8 +134,7 @@ class Carrier:
         return None
 
     def _echo(self, decision: Decision, worlds: Sequence[World]) -> None:
-        """The client's fresh values stand for the recorded ones in every world kept, each
-        world reading them at its own step (a webhook URL, its token)."""
+        """The client's fresh values (a webhook URL, a token) stand for the recorded ones."""
         fresh = [i for i, s in enumerate(decision.hypothesis) if s.provenance is Provenance.FRESH]
         if not fresh:
             return
@@ -152,8 +146,7 @@ class Carrier:
                     self.state.echo(world, step.slots[i].slot.value, decision.slots[i].value)
 
     def _alias(self, decision: Decision, worlds: Sequence[World]) -> None:
-        """Ids served as recorded from the first world's step stand, in every other world, for
-        its own step's ids at the same places (one artifact id, whichever world answers)."""
+        """Ids served as recorded stand, in each other world, for its step's ids at those places."""
         picks = decision.picks or decision.members
         if not picks or all(p == picks[0] for p in picks):
             return  # every world answered from one step: nothing to line up

@@ -1,26 +1,11 @@
-"""The agent's own refusal of a request it could not serve, for another like it (pure).
+"""The agent's own refusal of a request it could not serve, served for another like it (pure).
 
-An agent answers an unknown JSON-RPC method, a body that is not JSON, a batch or an unknown
-route in its own way (the JS SDK says `-32601 "Invalid method."`, a2a-sdk `-32601 "Method not
-found"`).  When the capture holds such an answer and no recorded exchange matches the live
-request exactly, the answer to the nearest request of the same *trouble* is served, the
-replay saying so (`adapted`).  A trouble is what makes the request unservable, read from the
-request alone:
-
-    jsonrpc:not-json        a POST to a JSON-RPC endpoint whose body is not JSON
-    jsonrpc:batch           a JSON array
-    jsonrpc:invalid         JSON that is no JSON-RPC 2.0 request object (no method, an id
-                            that is no string, integer or null ...), whatever its method
-    jsonrpc:unknown-method  a method no A2A version has
-    http:not-json           a body that is not JSON on an HTTP+JSON route
-    http:unknown-route      any other request no A2A route takes
-
-The same endpoint path is preferred; any path of the same trouble will do.  Only refusals
-are served so (an answer that is no success): a request the agent answered with success was
-served by a route of its own (a framework's `POST /v1/tasks:get`), and its answer depends on
-what the request says, so it answers only a request that matches it whole.  So does an
-unknown route's refusal: what a web framework answers depends on the route (a 404, a 405, a
-307 to the path with a slash), so another route's refusal is never served for it.
+Agents refuse an unknown method, a body that is not JSON, a batch or an unknown route each in
+their own words (the JS SDK says `-32601 "Invalid method."`, a2a-sdk `"Method not found"`).
+When no recorded exchange matches exactly, the recorded refusal of the nearest request with the
+same *trouble* (`WORDS`, read from the request alone; same path preferred) is served,
+`adapted`.  Only refusals are served so: a success, or an unknown route's refusal (a 404, 405
+or 307 depends on the route), answers only a request that matches it whole.
 """
 
 from __future__ import annotations

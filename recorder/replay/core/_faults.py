@@ -1,21 +1,11 @@
 """Faults on replay: which requests a profile hits, and what their answers become (pure).
 
-`Faults.check(specs, script)` refuses a spec that can never do what it says
-(`FaultSpecError`).  Then, for each request the service answers:
-
-1. `hit(step, request)` (or `fire`, for an answer no step holds): the specs that hit it.  A
-   spec selects by exchange (`#N`) or operation, applies only to answers of its `FaultTarget`
-   and a cut only to a longer stream; a `once` kind never hits a request identical to one it
-   hit already (the retry is answered as recorded).  A replacing kind (status, reset) leaves
-   only the delays beside it.
-2. `apply(fired, answer)`: the answer as the faces send it (`Faulted`): the changed value,
-   the `Shape` of its sending, what was done in words, and whether it is still the agent's.
-
-A stream cut after N >= 1 events is a `Cut`, kept by the session of its task; a
-`SubscribeToTask` of that task then gets `continuation(cut)`: the task as it stood at the
-cut (`recorder.protocol.fold_task`), then the recorded events it did not get (spec §3.1.6).
-A request is carried out only when the client got some of the answer (`FaultSpec.carried`),
-so that a retry gets exactly what the recording holds.
+`Faults.check` refuses a spec that can never hit (`FaultSpecError`); `hit` (or `fire`, for an
+answer no step holds) gives the specs that hit a request, and `apply` the answer as the faces
+send it (`Faulted`).  A `once` kind never hits a request identical to one it hit already, and a
+request is carried out only when the client got some of the answer: a retry gets exactly what
+the recording holds.  A stream cut after N events is a `Cut`; a `SubscribeToTask` of its task
+then gets the task as it stood at the cut, then the events it missed (spec §3.1.6).
 """
 
 from __future__ import annotations
@@ -176,8 +166,7 @@ class Faults:
         form: Form,
         answer: Response | None = None,
     ) -> tuple[FaultSpec, ...]:
-        """The specs that hit this request, answered with `answer` (and, for `once` kinds,
-        remember it)."""
+        """The specs that hit this request, answered with `answer` (remembered for `once` kinds)."""
         if not self.specs:
             return ()
         length = _count(answer) if answer is not None else None
@@ -209,8 +198,7 @@ class Faults:
 
 
 def cut_of(step: Step, sent: int, swap: Swap, fired: Iterable[FaultSpec]) -> Cut | None:
-    """`step`'s stream, cut after `sent` events (served with `swap`), as a SubscribeToTask of
-    its task will continue it; None when nothing continues (no event went out, no task)."""
+    """`step`'s stream cut after `sent` events, for a SubscribeToTask to continue (None: none)."""
     response = step.exchange.response
     spec = next((s.text for s in fired if s.kind == "cut-after"), None)
     if response is None or spec is None or sent == 0:
@@ -225,8 +213,7 @@ def cut_of(step: Step, sent: int, swap: Swap, fired: Iterable[FaultSpec]) -> Cut
 
 
 def moved_on(cut: Cut, faulted: Faulted) -> Cut | None:
-    """The cut after its continuation went out: None when it went out whole, else the cut
-    moved on by the events the client got this time."""
+    """The cut after its continuation went out: None when whole, else moved on by what was got."""
     if faulted.cut is None:
         return None
     more = max(faulted.cut - 1, 0)  # the snapshot was the first event
@@ -234,8 +221,7 @@ def moved_on(cut: Cut, faulted: Faulted) -> Cut | None:
 
 
 def continuation(cut: Cut) -> tuple[Response, str]:
-    """The answer to a SubscribeToTask after `cut`: the task as it stood, then the rest;
-    and what it is, in words."""
+    """A SubscribeToTask's answer after `cut`: the task as it stood, then the rest; and in words."""
     response, total = cut.response, _count(cut.response)
     task = fold_task(_documents(response, cut.sent)) or {}
     start = _offsets(response)[cut.sent - 1]
@@ -407,8 +393,7 @@ _APPLY: dict[str, Callable[[FaultSpec, Faulted], Faulted]] = {
 
 
 def _problem(spec: FaultSpec, steps: Sequence[Step], cuts: bool) -> str | None:
-    """Why `spec` can never do what it says to these recorded exchanges (None: it can);
-    `cuts`: the profile cuts streams, which a SubscribeToTask then continues."""
+    """Why `spec` can never do what it says to these exchanges (None: it can)."""
     number = spec.exchange
     chosen = [s for s in steps if spec.selects(s.number, s.exchange.classification.operation)]
     if number is not None:
@@ -436,8 +421,7 @@ def _problem(spec: FaultSpec, steps: Sequence[Step], cuts: bool) -> str | None:
 
 
 def _cuts(spec: FaultSpec, length: int | None) -> bool:
-    """Whether `spec` leaves an answer of `length` events or messages (None: not known)
-    anything to do: a cut only a longer stream (a shorter one is whole)."""
+    """Whether `spec` does anything to an answer of `length` events (a cut: only a longer one)."""
     if spec.kind != "cut-after" or length is None:
         return True
     assert isinstance(spec.value, int)
@@ -487,8 +471,7 @@ def _other_id(value: Json) -> Json:
 
 
 def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:
-    """An event block with its data lines replaced by `text` (one line per line of it),
-    where the first stood; `id:` lines and comments left out (a new event has neither)."""
+    """An event block with its data lines replaced by `text`, without `id:` lines and comments."""
     out: list[str] = []
     placed = False
     for line in lines:

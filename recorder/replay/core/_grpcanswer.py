@@ -1,8 +1,7 @@
 """Recorded gRPC calls as answers for live ones, and live calls as capture requests (pure).
 
-No grpcio here: a `GrpcAnswer` holds what the gRPC adapter sends, as values: initial metadata,
-timed message bytes, the status code (an int), its message, and trailing metadata with the
-recorded `grpc-status-details-bin` (ids swapped), so an SDK client raises the same A2A error.
+No grpcio here: a `GrpcAnswer` is values (metadata, timed message bytes, status), with the
+recorded `grpc-status-details-bin` ids swapped, so an SDK client raises the same A2A error.
 """
 
 from __future__ import annotations
@@ -95,11 +94,8 @@ def grpc_answer(
     rewrite: Rewrite | None,
     templates: Sequence[Template | None] | None = None,
 ) -> GrpcAnswer:
-    """The recorded answer with live ids; `rewrite` fixes a served card's interfaces;
-    `templates` are the messages' proto-JSON already prepared (`recorder.script.prepare`).
-
-    A recorded message that no longer encodes ends the call with INTERNAL, saying so.
-    """
+    """The recorded answer with live ids, `rewrite` fixing a served card's interfaces; a recorded
+    message that no longer encodes ends the call with INTERNAL, saying so."""
     if templates is None:
         templates = [prepare(m.json) if m.json is not None else None for m in response.messages]
     try:

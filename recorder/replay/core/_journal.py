@@ -1,23 +1,11 @@
 """The request journal: what the fake agent received and what it did (pure data).
 
-As WireMock's and mockttp's journals: `Journal.requests` holds each live request as received,
-with its classification, each id's provenance, the exchange that answered (or the miss) and
-what the answer was (`AnswerKind`, with `changes` and the `faults` that made it);
-`Journal.deliveries` each push delivery made, with the webhook's answer.  Both are read as
-tuples, so a test thread can read them while the server appends.
-
-    entry = replayer.journal.requests[-1]
-    assert entry.outcome == "served" and entry.exchange == 4
-
-Invariants:
-- **Bounded by count and by bytes.**  At most `limit` entries of each kind, and at most
-  `max_bytes` of their heads and bodies: past that, the oldest bodies are cut to `KEPT_BODY`
-  bytes (noted on the entry) before any head is dropped.
-- **What leaves the process is redacted.**  In-process readers get the requests as received.
-  `as_json()` (`GET /__a2a_recorder/requests`), the report's lines (`shown`) and the
-  console's (`said`) go through a `Redactor` with `replay_rules`, made when the text is read,
-  so a secret learnt late is swept from what came before.  A console line cannot be taken
-  back: it quotes no value of a live request.  `keep_secrets` turns redaction off.
+`Journal.requests` holds each live request with its classification, its ids' provenance and
+what answered it; `Journal.deliveries` each push delivery made.  Both are read as tuples, so a
+test thread can read them while the server appends.  Invariants: at most `limit` entries of
+each kind and `max_bytes` of their bytes (the oldest bodies are cut to `KEPT_BODY` before any
+entry is dropped); and what leaves the process (`as_json`, `shown`, `said`) is redacted when
+read, so a secret learnt late is swept from what came before (`keep_secrets` turns that off).
 """
 
 from __future__ import annotations
@@ -43,9 +31,8 @@ MAX_ENTRIES = 10_000
 MAX_BYTES: int = REPLAY.by_name["journal_bytes"].default
 KEPT_BODY = 1024  # bytes of a truncated body that stay
 Outcome = Literal["served", "miss", "refused", "forwarded"]
-# What the answer is: the agent's, as recorded; the agent's, changed where it had to be (and
-# `changes` says how and why); written by the replayer (nothing recorded fits); or a live
-# agent's (`--on-miss forward`).
+# What the answer is: the agent's as recorded, or changed (`changes` says how), the replayer's
+# own (nothing recorded fits), or a live agent's (`--on-miss forward`).
 AnswerKind = Literal["recorded", "adapted", "synthesized", "forwarded"]
 
 
@@ -93,8 +80,7 @@ class JournalRequest:
         )
 
     def sizes(self) -> tuple[int, int]:
-        """(head, body) bytes, as the journal counts them: the ids read from the request are
-        held apart from it, and count as head (a cut body does not free them)."""
+        """(head, body) bytes as the journal counts them: the ids read count as head."""
         r = self.request
         head = len(r.target) + _headers_size(r.headers) + len(self.detail or "")
         head += sum(len(slot.value) + len(recorded or "") for slot, _, recorded in self.seen)
@@ -149,8 +135,7 @@ class _Weighed(Protocol):
 
 
 class _Log[E: _Weighed]:
-    """One kind of entry, oldest first, with the bytes they hold and how many of the oldest
-    have their bodies cut already (`cut`)."""
+    """One kind of entry, oldest first, with their bytes and how many have their bodies `cut`."""
 
     def __init__(self) -> None:
         self.entries: deque[E] = deque()
@@ -241,8 +226,7 @@ class Journal:
             self._add(self._requests, entry)
 
     def update(self, number: int, **fields: Any) -> None:
-        """Change fields of request `number` (if still kept): what happened after it was
-        logged (a miss forwarded)."""
+        """Change fields of request `number`, if still kept (a miss forwarded later)."""
         with self._lock:
             self._requests.replace(number, fields)
 
@@ -275,8 +259,7 @@ class Journal:
     # -- what leaves the process -----------------------------------------------------------
 
     def line(self, request: Request, text: str) -> str:
-        """A report line `METHOD target: text`, its target's credentials redacted by name and
-        the request's secrets learnt, so that `shown` redacts the line whenever it is read."""
+        """A report line `METHOD target: text`, redacted whenever `shown` reads it."""
         with self._lock:
             if self.rules.keep_secrets:
                 return f"{request.method} {request.target}: {text}"
@@ -310,8 +293,7 @@ class Journal:
     def _redactor(
         self,
     ) -> tuple[Redactor | None, Sequence[JournalRequest], Sequence[JournalDelivery]]:
-        """What redacts the entries kept now (None: `keep_secrets`), and those entries: the
-        report lines' redactor, having learnt every entry's secrets too."""
+        """What redacts the entries kept now (None: `keep_secrets`), and those entries."""
         with self._lock:
             requests, deliveries = tuple(self._requests.entries), tuple(self._deliveries.entries)
             if self.rules.keep_secrets:
@@ -329,8 +311,7 @@ def now() -> float:
 
 
 def replay_rules(captures: Sequence[Capture], rules: Rules = NO_RULES) -> Rules:
-    """`rules` plus what the captures say: the names redacted when they were recorded
-    (`Capture.redacted`: headers and `query:` parameters) and their cards' API keys."""
+    """`rules` plus the names the captures redacted when recorded, and their cards' API keys."""
     headers, params = list(rules.headers), list(rules.params)
     for capture in captures:
         for name in capture.redacted:

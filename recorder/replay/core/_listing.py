@@ -1,19 +1,10 @@
 """A listing (ListTasks) answered as the agent's store would answer it (pure).
 
-The replay's store is the recorded listing with each recorded task shown for the live
-families that stand for it (a family's member in its session's first world):
-
-- a task that existed before the recording stays, under its recorded id;
-- a task the capture created is shown once for each live family in scope whose member created
-  it, with that family's ids;
-- a task the capture created and no live client did is left out, as the agent would.
-
-The scope is the whole store, or, for a listing filtered by an id, the sessions that id
-belongs to, filtered as the agent filtered the recorded listing.  So one client replaying its
-own capture gets exactly the recorded answer, and five identical clients each see their own
-task.  Only the recorded listings around the store's frontier are looked at (`WINDOW`): the
-one answered leaves out and over the fewest tasks.  `totalSize` follows the items shown, and
-what changed is said (`Listing.changes`).
+The store is the recorded listing with each task the capture created shown once for each live
+family in scope that created it, with that family's ids; a task from before the recording
+stays, and one no live client created is left out.  So one client replaying its own capture
+gets exactly the recorded answer, and five identical clients each see their own task.  Only
+the recorded listings around the store's frontier are looked at (`WINDOW`).
 """
 
 from __future__ import annotations
@@ -86,8 +77,7 @@ class Lister:
         return Listing(response, plan.step, _changes(plan, changed))
 
     def _store(self, scope: Sequence[Session] | None) -> list[tuple[Family, World, int]]:
-        """(family, its session's first world, its member) for each family in scope holding
-        a task, as a live agent's store holds them."""
+        """(family, its session's first world, its member) per family in scope holding a task."""
         found = []
         for family in self.state.families(scope):
             world = family.session.worlds[0]
@@ -227,9 +217,8 @@ def _items(step: Step) -> Iterable[Json]:
 
 
 def _filtered(step: Step) -> bool:
-    """Whether the agent filtered this listing by the ids its request names: no item is of a
-    context the request did not name.  An agent that ignores a field (a2a-sdk reads no
-    `context_id` query parameter) lists its whole store, whatever the request says."""
+    """Whether the agent filtered this listing by the ids its request names; an agent that ignores a
+    field (a2a-sdk reads no `context_id` query parameter) lists its whole store."""
     named = {r.slot.value for r in step.slots}
     return all(
         not isinstance(item, dict) or item.get("contextId", item.get("context_id")) in named

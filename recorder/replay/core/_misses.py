@@ -1,16 +1,9 @@
 """Answers for requests the capture cannot serve, in each binding's own error shape (pure).
 
-- A **miss** is an A2A request no recorded exchange matches.  Its description names the
-  nearest recorded exchange of the same binding and operation and how the two differ, and
-  must reach the client's exception text, so each shape is one the SDK clients surface
-  (tests/integration/test_replay_misses.py): JSON-RPC -32603 with the text as `message`;
-  HTTP+JSON 500 INTERNAL whose first ErrorInfo is A2A's `INTERNAL_ERROR` (a2a-sdk 1.x raises
-  InternalError(message)) and the text in the reason phrase too (a2a-sdk 0.3 shows only the
-  status line); gRPC INTERNAL.  Every shape carries an ErrorInfo `REPLAY_NO_MATCH` naming
-  the nearest exchange.
-- A **refusal** is a request no agent would accept, answered as a2a-sdk does: JSON-RPC -32700
-  for a body that is not JSON, -32600 with id null for a batch or an invalid request (spec
-  §9.5, JSON-RPC 2.0 §4, §5); HTTP+JSON 400 INVALID_ARGUMENT for a body that is not JSON.
+A *miss* (no recorded exchange matches) names the nearest exchange and how they differ, in a
+shape whose text every SDK client surfaces (tests/integration/test_replay_misses.py), with an
+ErrorInfo `REPLAY_NO_MATCH`.  A *refusal* (a request no agent would accept) is answered as
+a2a-sdk does: JSON-RPC -32700 or -32600 with id null, HTTP+JSON 400 INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
@@ -53,8 +46,7 @@ class MissReport:
     places: tuple[str, ...] = ()  # where `differs` quote the live request's values
 
     def describe(self, *, quoting: bool = True) -> str:
-        """Why nothing answers; without `quoting`, none of the live request's values (for a
-        console, which cannot take back a value that turns out a secret later)."""
+        """Why nothing answers; without `quoting`, no live value (a console cannot unsay it)."""
         c = self.classification
         what = f"{c.operation or c.method or 'a request'} ({c.binding or 'not A2A'})"
         if self.nearest is None:
@@ -97,8 +89,7 @@ _ROOTS: dict[Binding | None, dict[str, str]] = {
 
 
 def protocol_path(text: str, binding: Binding | None) -> str:
-    """`$.body.id: ...` as the binding says it: `params.id` (JSON-RPC), `body.id`
-    (HTTP+JSON), `message.id` (gRPC); the URL path's and query's ids likewise."""
+    """`$.body.id: ...` as the binding says it: `params.id`, `body.id`, `message.id`."""
     if not text.startswith("$."):
         return text
     section, dot, rest = text[2:].partition(".")
@@ -127,8 +118,7 @@ def miss_info(miss: MissReport) -> dict[str, Any]:
 
 
 def miss_answer(miss: MissReport, jsonrpc_id: Json, *, grpc: bool = False) -> Answer:
-    """The miss in its binding's error shape; a call that came over gRPC (`grpc`) always gets
-    a gRPC status, whatever its classification says."""
+    """The miss in its binding's error shape (a call over gRPC always gets a gRPC status)."""
     text = miss.describe()
     binding = miss.classification.binding
     if grpc or binding is Binding.GRPC:
@@ -200,9 +190,8 @@ def _status(
 def unserved_version(
     classification: Classification, why: str, jsonrpc_id: Json, *, grpc: bool = False
 ) -> Answer:
-    """A request in a protocol version the replay does not serve, refused as an agent that does
-    not know that version's names refuses it: JSON-RPC -32601 Method not found, HTTP+JSON
-    404, gRPC UNIMPLEMENTED (the service is not there)."""
+    """A request in a version the replay does not serve, refused as an agent not knowing its names
+    does: JSON-RPC -32601, HTTP+JSON 404, gRPC UNIMPLEMENTED."""
     info = [_info("VERSION_NOT_SERVED", MISS_DOMAIN)]
     if grpc or classification.binding is Binding.GRPC:
         return error_answer(UNIMPLEMENTED, why, info)

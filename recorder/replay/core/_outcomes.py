@@ -1,9 +1,5 @@
-"""What the replay service returns for a request, and the ledger that writes it down.
-
-`Served`, `Miss` or `Refused` hold the answer to send as a value (`HttpAnswer` or
-`GrpcAnswer`); `Client` names who asked.  The `Ledger` journals every request with what was
-decided about it (`Logged`) and adds the report's lines for answers the replayer wrote
-itself (synthesized) or a fault profile made.
+"""What the replay service returns for a request, and the `Ledger` that journals it and reports
+answers the replayer wrote itself or a fault made.
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ class Client:
 
     @classmethod
     def peer(cls, text: str | None) -> Client:
-        """The client a gRPC peer string names (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`),
-        named as the HTTP face names it."""
+        """The client a gRPC peer string names (`ipv4:127.0.0.1:5000`), named as over HTTP."""
         if not text:
             return cls(None)
         scheme, _, rest = text.partition(":")

@@ -1,12 +1,8 @@
 """Push deliveries to make on replay, and webhooks no delivery reached (pure).
 
-A step's recorded deliveries (`Script.deliveries`) are planned with the live webhook URL, its
-token and the live ids (`plan`); the runner makes them, before or after the answer as
-recorded.  A webhook a live client registered that no delivery ever reached is said at the
-end (`Webhooks.unreached`) when the recording shows none either and could not have seen
-them: a push config set over gRPC, whose deliveries the recorder did not relay before it
-rewrote gRPC configs too.  Then the replay is not clean: nothing the agent would have
-delivered was replayed.
+A step's recorded deliveries are planned with the live webhook, token and ids (`plan`).  A
+webhook no delivery reached is said at the end (`Webhooks.unreached`), and the replay is not
+clean, when the recording could not have seen its deliveries (a push config set over gRPC).
 """
 
 from __future__ import annotations
@@ -60,8 +56,7 @@ def _delivery_url(request: Request) -> str:
 
 
 class Webhooks:
-    """Webhooks live clients set where the recording could not see deliveries, and whether
-    any delivery reached them."""
+    """Webhooks live clients set where the recording could not see deliveries, and which got one."""
 
     def __init__(self) -> None:
         self._set: dict[str, str] = {}  # live webhook URL -> what set it

@@ -1,15 +1,10 @@
 """Reading a live request: its classification, value, id slots and JSON-RPC id (pure).
 
-A live request is read as the script reads a recorded one (`recorder.script`): the same value,
-the same slots, found the same four ways, with what the live side knows in place of what the
-capture knew (`known`: the ids the sessions hold and the values kept).  Where the capture
-learnt fields fresh for the request's skeleton, the request has two readings, those fields
-compared as they are first, then read as fresh (`LiveRequest.readings`).
-
-`classify` is the one classifier of the project.  A JSON-RPC request's classification depends
-only on its endpoint, its headers that matter, its method and tenant; the reader keeps a table
-of those it has seen (`FORMS` at most), so that a stream of sends costs one classification.
-Kept per form, it names no task, context or config: the slots say which ids a request holds.
+A live request is read as the script reads a recorded one (`recorder.script`), with the ids the
+sessions hold in place of what the capture knew.  Where the capture learnt fields fresh, a
+request has two readings: those fields compared as they are, then as fresh.  `classify` is the
+project's one classifier; its results are cached per form (`FORMS` at most), so a stream of
+sends costs one classification.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Requests no recorded step answers: refused as the agent refused one like it, refused as an
-a2a-sdk agent refuses what it cannot read, or missed, naming the nearest step (pure).
+"""Requests no recorded step answers: refused or missed, each journaled (pure).
 
-A request lacking a credential a recorded request like it carried gets the agent's refusal of
-such a request when the capture holds one.  A request no agent route serves (`_fallback`)
-gets the agent's refusal of another of the same trouble, or an a2a-sdk agent's.  Anything
-else is a miss in the binding's error shape, naming the recorded step nearest to it and how
-it differs (`_misses`).  Every such answer is journaled, and those the replayer wrote are
-reported as synthesized.
+A request lacking a credential a recorded one like it carried gets the agent's recorded
+refusal; one no agent route serves gets the agent's refusal of the same trouble
+(`_fallback`), else an a2a-sdk agent's; anything else is a miss (`_misses`).
 """
 
 from __future__ import annotations
@@ -49,8 +45,7 @@ class Refusals:
         found: Unanswered,
         received: Request | None = None,
     ) -> Outcomes:
-        """A request nothing recorded answers; `received` is what the client sent, where the
-        request was translated into the recorded version."""
+        """A request nothing recorded answers; `received`: what the client sent, untranslated."""
         unauthorized = self._refused_for_credentials(reading)
         if unauthorized is not None:
             why = "that lacked the same credentials"
@@ -73,8 +68,7 @@ class Refusals:
         return trouble(request, c, self.jsonrpc_paths) == "jsonrpc:invalid"
 
     def troubled(self, request: Request, client: Client, reading: Reading) -> Outcomes | None:
-        """A request no agent route serves, answered as the agent answered another like it,
-        or refused as an a2a-sdk agent refuses it; None: it is an A2A request."""
+        """A request no agent route serves, refused as the agent or a2a-sdk does (None: A2A)."""
         c = reading.classification
         kind = trouble(request, c, self.jsonrpc_paths)
         if kind is None:
@@ -105,8 +99,7 @@ class Refusals:
         return Refused(answer, why, number)
 
     def _refused_for_credentials(self, reading: Reading) -> Step | None:
-        """The agent's refusal of another request that carried the same credentials as this
-        one, where this one lacks some a recorded request like it carried."""
+        """The agent's refusal of a request with these credentials, this one lacking some."""
         value = reading.live.value
         held = value.get("credentials", []) if isinstance(value, dict) else []
         c = reading.classification

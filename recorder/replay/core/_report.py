@@ -1,14 +1,10 @@
-"""What `--strict` checks: recorded exchanges never served, requests never matched, and
-answers the replayer wrote itself.
+"""What `--strict` checks: recorded exchanges never served, requests never matched, and answers
+the replayer wrote itself.
 
-Recorded exchanges with the same key count as one: 14 identical card fetches are served by
-one fetch.  An exchange is *unserved* when no live request matched its key and was carried
-out (a fault answered instead does not count); a push delivery when it was never delivered.
-A *synthesized* answer (a miss, or a request no agent could read) makes the report unclean;
-values the client's protocol version cannot carry are *not carried*, listed without making it
-unclean.  An answer a fault profile shaped is *faulted*: asked for, so listed apart and
-clean; a spec that never hit a request makes the report unclean.  Lists are bounded
-(`MAX_NOTES`), and redacted whenever they are read (`Journal.shown`).
+Exchanges with the same key count as one.  Unclean: an exchange or delivery never served, a
+*synthesized* answer, a fault spec that never hit.  Listed but clean: values the client's
+version cannot carry, answers a fault shaped.  Lists are bounded (`MAX_NOTES`) and redacted
+when read.
 """
 
 from __future__ import annotations

@@ -1,32 +1,13 @@
 """Which recorded exchange answers a live request: decided as late as the requests allow (pure).
 
-1. *Senses.*  Each id in the live request is read every way it can be: ISSUED in each family
-   that holds it (`_state`), ISSUED and kept (served as recorded: a page token, a task that
-   existed before), FIXED, UNKNOWN (a reference to nothing: a probe), the client's OWN (new;
-   a chosen id already known may also be new again, for another session), or FRESH.  A
-   *hypothesis* picks one sense per id; those naming one session at most come first, then
-   those that read a known chosen id as known.
-2. *Key.*  A hypothesis gives the request's key (`recorder.script`), hence recorded steps.  A
-   request with fields the capture learnt fresh is looked up with them compared as they are
-   first, then as fresh; one that carries more credentials than a recorded one, with the
-   ones it carries, then with fewer (never more: a request lacking a credential the recorded
-   one carried is not that request).
-3. *Steps, by world.*  A request naming live ids is answered, in each world of their session
-   (`_state`), by the steps of its key that name what the live ids stand for there, looked up
-   by those recorded ids (`Script.named_steps`): the first after the world's frontier for
-   them, else the latest (a poll follows the recorded story, then repeats its end).  A
-   creating step already a member of the world cannot create again there.
-4. *Groups.*  Worlds whose steps a client cannot tell apart (`Script.shape_of`) form a group;
-   the group answered is the first by: live ids equal to the recorded ones (a capture sent
-   back as written), ids never handed out yet, a step ahead of its frontier, the earliest
-   step.  Answering keeps exactly the worlds of the group: that is how a session is narrowed.
-5. *Fresh creates.*  A creating request that names no live id starts a session: one world per
-   class of interchangeable creating steps with its key (`Script.fresh_classes`), each bound
-   to a member (the one whose own ids the client chose again, else the first never handed
-   out), grouped as in 4.
-
-The work is the request's: lookups by key and recorded ids, a few worlds, a few classes;
-never a walk over the capture.  A request no hypothesis finds a step for is `Unanswered`.
+Each id of the request is read in every sense it can have (issued in a family, kept, fixed,
+unknown, the client's own, fresh); each *hypothesis* (one sense per id) gives a key, hence
+recorded steps.  In each world of the session (`_state`) the steps answering are those naming
+what the live ids stand for there: the first after the world's frontier, else the latest.
+Worlds a client cannot tell apart form a group; answering keeps one group's worlds, which is
+how a session narrows.  A fresh creating request opens a session, a world per class of
+creating steps.  The work is the request's, never a walk over the capture; nothing found is
+`Unanswered`.
 """
 
 from __future__ import annotations
@@ -76,14 +57,9 @@ class Kind(StrEnum):
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
 class Decision:
-    """What answers a request, and what answering it does to the live state.
-
-    `step` answers (a listing picks its own, `_listing`).  For a request in a session:
-    `session`, the `worlds` kept (the first answers) with each one's step (`picks`), and the
-    sessions it joins into one (`merged`).  For a fresh creating request: the member of each
-    world of the new session (`members`).  `slots` are the request's slots this hypothesis
-    reads (with or without the fields learnt fresh).
-    """
+    """What answers a request (`step`), and what answering it does to the live state: in a session,
+    the `worlds` kept (the first answers) with each one's step (`picks`) and the sessions `merged`;
+    for a fresh create, each new world's member (`members`)."""
 
     kind: Kind
     hypothesis: Hypothesis
@@ -161,9 +137,8 @@ class Resolver:
         return missed
 
     def _moved(self, live: LiveRequest) -> Decision | None:
-        """A request about one family that no reading of its session fits, answered in a
-        session of the family's own: one world per class its creating request could have
-        been (the others in its session keep theirs)."""
+        """A request about one family that no reading of its session fits, answered in a session of
+        the family's own, one world per class its creating request could have been."""
         slots = live.readings[0]
         hypothesis = self.hypotheses(slots)[0]
         families = {s.family for s in hypothesis if s.family is not None}
@@ -266,8 +241,7 @@ class Resolver:
     def _named(
         self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World | None
     ) -> tuple[str | None, ...] | None:
-        """Per slot, the recorded id an ISSUED slot names in `world` (None when it names
-        nothing the world knows)."""
+        """Per slot, the recorded id an ISSUED slot names in `world` (None: unknown there)."""
         named: list[str | None] = []
         for sense, slot in zip(hypothesis, slots, strict=True):
             if sense.provenance is not Provenance.ISSUED:
@@ -297,8 +271,7 @@ class Resolver:
     def _in_world(
         self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World
     ) -> tuple[tuple[str | None, ...], int, bool] | None:
-        """`_named` and `_frontier` in `world`, in one pass, and whether every id named is
-        the recorded one itself (the request as recorded, literally)."""
+        """`_named` and `_frontier` in `world` in one pass, and whether all are as recorded."""
         named: list[str | None] = []
         frontier, literal = -1, True
         recorded_of, frontier_of = world.recorded.get, world.frontier.get
@@ -327,9 +300,8 @@ class Resolver:
     def _options(
         self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot], worlds: Sequence[World]
     ) -> list[_Option]:
-        """Per world, the step that answers there: a read's next step in the story of the ids
-        it names, and a creating request's next step of each class that could be it (decide
-        late: the world is read each of those ways)."""
+        """Per world, the step that answers there: a read's next step in the story of the ids it
+        names, a creating request's next step of each class that could be it."""
         options: list[_Option] = []
         for world in worlds:
             found = self._in_world(hypothesis, slots, world)
@@ -362,8 +334,7 @@ class Resolver:
         ]
 
     def _shape(self, option: _Option) -> str:
-        """What a client sees of an option's answer (a class's members answer alike: its first
-        member's shape, computed once, speaks for the one chosen)."""
+        """What a client sees of an option's answer (a class's first member speaks for all)."""
         script = self.script
         if option.member >= 0:
             return script.shape_of(
@@ -461,9 +432,8 @@ class Resolver:
         sessions: Sequence[Session],
         worlds: Sequence[World],
     ) -> Decision:
-        """A listing: the steps it may be answered from are found as a read's are; the one
-        answered is the lister's to choose (`_listing`).  Ids of the client's own that it
-        names for the first time make a family, as a creating request's do."""
+        """A listing: found as a read is, answered as the lister chooses (`_listing`); the client's
+        own ids it names first make a family, as a creating request's do."""
         fresh = self._fresh(hypothesis, key, steps, slots, Kind.LIST) if not sessions else None
         if fresh is not None:
             return fresh
@@ -489,8 +459,7 @@ class Resolver:
 
 
 def _credential_variants(value: Json) -> list[Json]:
-    """The value as sent, then with fewer of its credentials: a request that carries more
-    than the recorded one did is that request (one that carries fewer is not)."""
+    """The value as sent, then with fewer credentials (never more: lacking one, it is not it)."""
     held = value.get("credentials") if isinstance(value, dict) else None
     if not held:
         return [value]
@@ -505,8 +474,7 @@ def _credential_variants(value: Json) -> list[Json]:
 
 
 def _first_free(steps: list[Step], frontier: int, taken: set[int]) -> Step | None:
-    """The first step after the frontier that is no member of the world yet, else the
-    first before it."""
+    """The first step after the frontier not yet a member of the world, else the first before it."""
     at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
     for step in itertools.chain(steps[at:], steps[:at]):
         if step.index not in taken:

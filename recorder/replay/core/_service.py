@@ -1,16 +1,9 @@
 """The replay service: one transport-neutral answer to "what would the agent say?" (pure).
 
-`ReplayService.handle(request, client)` takes a live request as a capture `Request` (HTTP or
-gRPC alike) and returns `Served`, `Miss` or `Refused`, each holding the answer as a value and,
-for `Served`, the push deliveries to make; the faces only translate bytes.  It reads
-(`_reader`), resolves (`_resolve`) and carries out (`_carry`) a request, and hands the
-answer's making to the `Builder` (`_building`), what no step answers to `Refusals`, and the
-journal's and report's lines to the `Ledger` (`_outcomes`).
-
-Decide late: a session keeps every reading (world) still consistent with what its clients
-did, and nothing is chosen by connection, headers or recency; the work is bounded by the
-request, not the capture.  Every answer says what it is (`recorded`, `adapted` with its
-changes, or `synthesized`), and everything kept is bounded (sessions, journal, report notes).
+`ReplayService.handle` returns `Served`, `Miss` or `Refused`, the answer as a value; the faces
+only translate bytes.  Decide late: a session keeps every reading (world) its clients' requests
+still allow, and nothing is chosen by connection, headers or recency.  Every answer says what
+it is (`recorded`, `adapted` or `synthesized`), and everything kept is bounded.
 """
 
 from __future__ import annotations
@@ -120,8 +113,7 @@ class ReplayService:
         return self.state
 
     def serve_at(self, base_url: str, grpc_target: str | None = None) -> None:
-        """Where the replayer listens: served cards point their interfaces here (`""` and
-        no `grpc_target`, as before the first call: the cards are served as recorded)."""
+        """Where the replayer listens, for served cards to point at (`""`: served as recorded)."""
         self.cards.serve_at(base_url, grpc_target)
 
     # -- the one entry point ------------------------------------------------------------
@@ -188,9 +180,8 @@ class ReplayService:
         )
 
     def forwarded(self, miss: Miss, status: int | None, error: str | None = None) -> None:
-        """The runner answered a miss from the forward target (`--on-miss forward`): its
-        answer is a live agent's, or (`status` None) the forward failed and the miss answer
-        went out, synthesized."""
+        """The runner answered a miss from `--on-miss forward`'s target (`status` None: the forward
+        failed and the synthesized miss went out)."""
         if status is not None:
             detail = f"{miss.describe()}; forwarded: HTTP {status}"
             self.journal.update(
@@ -263,8 +254,7 @@ class ReplayService:
         decision: Decision,
         fired: Sequence[FaultSpec],
     ) -> Served:
-        """A fault answered instead of the agent, and the request is not carried out: the
-        state stays as it was, so that a retry gets what the recording holds."""
+        """A fault answered instead: the state stays, so a retry gets what was recorded."""
         step = decision.step
         answer = self.builder.answer(step, self.carrier.preview(decision).lookup, reading)
         faulted = self.faults.apply(fired, answer)
@@ -301,8 +291,7 @@ class ReplayService:
         return None
 
     def _resume(self, request: Request, client: Client, reading: Reading, cut: Cut) -> Served:
-        """A SubscribeToTask of a task whose stream a fault cut: the task as it stood at the
-        cut, then the recorded events the client did not get (see `_faults`)."""
+        """A SubscribeToTask of a task whose stream a fault cut (`_faults.continuation`)."""
         response, what = continuation(cut)
         answer = self.builder.build(cut.step, cut.swap.lookup, response, reading.jsonrpc_id)
         fired = self.faults.fire(None, "SubscribeToTask", request, cut.form, response)
@@ -336,8 +325,7 @@ class ReplayService:
     def _crossed(
         self, outcome: Outcomes, received: Request, reading: Reading, crossing: Crossing
     ) -> Outcomes:
-        """`outcome` for the request as received: the journal holds it, and says how it was
-        translated into the recorded version."""
+        """`outcome` for the request as received, saying how it was translated."""
         for lost in crossing.lost:
             self.report.not_carried(f"a v{crossing.client} request: {lost.describe()}")
         changes = (*crossing.changes, *(outcome.changes if isinstance(outcome, Served) else ()))

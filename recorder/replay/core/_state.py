@@ -1,41 +1,16 @@
 """What the live clients have been handed: the one owner of replay session state (pure).
 
-**Values.**
+A *family* is the live ids one creating request brought in (the recorded id the first time,
+minted after).  A *session* is the families of one run of the script, joined only by the ids
+requests name, never by guesses.  A *world* is one reading of a session its requests still
+allow: each family's recorded *member*, recorded <-> live values, and how far each recorded
+id's story was served (`frontier`); the first world answers.  All changes go through
+`LiveState`; sessions live on an LRU of `limit` and within `max_bytes` of live ids.
 
-- A *family* is what one live request brought into the world: the live ids of a recorded
-  creating step's `introduced` ids, position by position (the client's own ones it chose,
-  the agent's ones minted: the recorded id itself the first time it is handed out, a fresh
-  one from the `IdFactory` after).
-- A *session* is the families that replay one run of the script: a request that names ids
-  of a session's families joins it; one naming none starts a session of its own.  Clients are
-  never told apart by guesses (connection, headers, recency), only by the ids they use.
-- A *world* is one reading of a session that everything its clients did so far allows: the
-  recorded creating step each family stands for (its *member*, `steps`), and what follows
-  from that: recorded -> live values (`values`: the families' ids; values shown from another
-  world's steps, so that a client sees one artifact id whichever world later answers; and
-  the client's fresh values for the recorded ones, a webhook URL, a token), live ids back to
-  the recorded ones (`recorded`), and how far the recorded story of each recorded id has been
-  served (`frontier`: polls follow it, then repeat its end).  The first world answers; the
-  others are kept while no request tells them apart (decide late).
-- What the live clients were shown as recorded and may name back (`kept`: page cursors, ids
-  of tasks that existed before), and, per session, the streams a fault profile cut (`cuts`).
-
-**Transitions** (all through `LiveState`): `open` (a session for a fresh create, one world
-per reading), `join` (a family joins a session, its member in each world), `narrow` (keep
-some worlds), `merge` (one request names families of several sessions), `advance`, `echo`,
-`alias`, `keep`, `cut`, `touch` (sessions live on an LRU of `limit`, and within `max_bytes`
-of live ids).
-
-**Invariants** (`problems()` lists any that fail; property tests check them after every step):
-
-1. Every session has at least one world, and every world gives every family of its session a
-   member whose `introduced` ids are as many as the family's live ids.
-2. Within a world no two families have the same member.
-3. A world's `values` and `recorded` agree with its members, each other's inverse on them.
-4. `families_of(v)` holds exactly the remembered families holding live id `v`; within one
-   session no two families hold the same live id, and a minted id is held by one family.
-5. At most `limit` sessions are remembered, their live ids within `max_bytes` (but the
-   newest session, whatever its size); the ids of a forgotten one are unknown for good.
+Invariants, listed by `problems()` and checked by property tests after every step: every
+session has a world giving each family a member with as many ids; no two families of a world
+share a member; `values` and `recorded` are inverse; `families_of(v)` is exact and no live id
+is held twice within a session.
 """
 
 from __future__ import annotations
@@ -161,8 +136,7 @@ class LiveState:
         return found if found is not None else members[0]
 
     def unhanded(self, cursor: Hashable, members: Sequence[int]) -> int | None:
-        """The first of `members` whose ids were never handed out (None: every one was), found
-        from where the last search under `cursor` stopped: members are handed out in order."""
+        """The first of `members` never handed out (None: all were), searched on from `cursor`."""
         at = self._next.get(cursor, 0)
         steps = self.script.steps
         while at < len(members) and any(
@@ -182,8 +156,7 @@ class LiveState:
     # -- transitions --------------------------------------------------------------------
 
     def open(self, members: Sequence[int], given: Mapping[str, str]) -> Family:
-        """A session for a fresh request: one world per member (the first answers); `given`
-        maps the first member's recorded own ids to the live ids the client chose."""
+        """A session for a fresh request, a world per member; `given`: the client's own live ids."""
         session = self._open()
         first = self.script.steps[members[0]]
         live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
@@ -196,8 +169,7 @@ class LiveState:
         return family
 
     def join(self, session: Session, picks: Sequence[int], given: Mapping[str, str]) -> Family:
-        """A family in `session` whose member in world i is `picks[i]` (the worlds already
-        narrowed to those the request fits; the first answers)."""
+        """A family in `session` whose member in world i is `picks[i]` (worlds already narrowed)."""
         first = self.script.steps[picks[0]]
         live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
         family = self._family(session, live, first.owned)
@@ -222,8 +194,7 @@ class LiveState:
         session.worlds = worlds
 
     def move(self, family: Family, members: Sequence[int]) -> Session:
-        """`family` leaves its session for one of its own, with one world per member: no
-        reading of its session fits what its client does, but one of its own does."""
+        """`family` leaves its session for one of its own, a world per member."""
         old = family.session
         old.families.remove(family)
         for world in old.worlds:
@@ -247,8 +218,7 @@ class LiveState:
         return session
 
     def merge(self, sessions: Sequence[Session], worlds: Sequence[World]) -> Session:
-        """One session of `sessions` (the first), their families together, with `worlds`
-        (joint readings, made by the caller from theirs)."""
+        """The first of `sessions`, with the families of all and the joint `worlds`."""
         into = sessions[0]
         for other in sessions[1:]:
             for family in other.families:

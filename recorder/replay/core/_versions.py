@@ -1,17 +1,10 @@
 """A capture served to clients of the other protocol version (pure).
 
-`--serve-version 1.0|0.3|both` names the versions the replay speaks; by default it speaks
-what was recorded and translates nothing.  A live request in a version the capture does not
-hold is translated into the recorded one before it is matched (`Versions.incoming`: method,
-route or gRPC path, headers, the body's shapes); the recorded answer is translated into the
-client's version before ids are put in (`Versions.answer`: bodies, SSE events, gRPC messages
-and status, error shapes).  A request in a version the replay does not serve is refused as an
-agent of the other version refuses it (`Refusal`).  The card served says the versions served
-(`served_card`): v1.0 interfaces, the v0.3 card, or both in a2a-sdk's hybrid card.
-
-The translations are the protocol's (`recorder.versions._wire`), the same the diff and
-verify use.  Each says what it changed (words for the journal) and what the other version
-cannot carry (`Lost`, for the report); nothing is dropped without a word.
+`--serve-version` names the versions the replay speaks (default: what was recorded).  A live
+request in another version is translated into the recorded one before it is matched
+(`incoming`), and the answer back before ids are put in (`answer`), by the protocol's
+translations (`recorder.versions`); what the other version cannot carry is `Lost`, for the
+report.  A version not served is refused as an agent of the other version refuses it.
 """
 
 from __future__ import annotations
@@ -368,8 +361,7 @@ def _grpc_status(
 def _set(
     found: Iterable[tuple[str, str]], fields: Mapping[str, str]
 ) -> tuple[tuple[str, str], ...]:
-    """Headers with those of `fields` it holds set to the new values (and the details added
-    where the status is)."""
+    """Headers with those of `fields` it holds set to the new values (and the details added)."""
     out = list(found)
     names = {k.lower() for k, _ in out}
     if STATUS_HEADER not in names:
@@ -388,8 +380,7 @@ def _compact(value: object) -> str:
 
 
 def _words(renames: Collection[Rename], what: str, *, reverse: bool) -> tuple[str, ...]:
-    """One line of what was renamed, each kind once and counted: for the journal's `changes`.
-    `reverse`: the translation went from v1.0 to v0.3."""
+    """What was renamed, each kind once and counted, for the journal (`reverse`: v1.0 -> v0.3)."""
     if not renames:
         return ()
     counts: dict[str, int] = {}
@@ -414,8 +405,7 @@ class CaptureAs:
 
 
 def capture_as(capture: Capture, version: Version) -> CaptureAs:
-    """Every exchange of `capture` in `version`: requests, answers, the card, push deliveries
-    (`verify --as-version` sends these requests and compares with these answers)."""
+    """Every exchange of `capture` in `version` (what `verify --as-version` sends and compares)."""
     versions = Versions(ServeVersion(version.value), ())
     renames: dict[str, None] = {}
     lost: dict[str, None] = {}

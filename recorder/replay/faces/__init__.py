@@ -1,10 +1,7 @@
 """The replay's faces: the transports around the core, and the server that runs them.
 
-A `Runner` does what goes around one decision of the core (a miss forwarded, push deliveries
-made before or after the answer, pacing: `_runner`, `_deliver`, `_timing`); the HTTP face
-(`ReplayHttp` on connections of our own over httptools: `_server`, `_http`) and the gRPC
-handler (`_grpcserver`) only translate bytes; `Replayer` runs both on a thread of its own
-within `Limits` (`_replayer`, `_limits`).
+A `Runner` does what goes around one decision (forwarding, deliveries, pacing); the HTTP face
+(on httptools) and the gRPC handler only translate bytes; `Replayer` runs both on a thread.
 
 Imports the core (`recorder.replay.core`), never the fleet.
 """

@@ -1,10 +1,8 @@
 """Making the push deliveries the service planned: POSTs to the client's webhook (I/O).
 
-Both transports use it the same way: `before(served)` makes, and waits for, the deliveries
-that completed before the triggering request's answer in the recording (a client checking its
-webhook as soon as a blocking send returns sees them all); `after(served)` makes the rest in
-the background, paced as recorded.  Each result goes back to the service (`delivered`), which
-journals it and marks the delivery served.
+`before` makes, and waits for, the deliveries recorded before the answer (a client checking
+its webhook when a blocking send returns sees them all); `after` makes the rest in the
+background, paced as recorded.
 """
 
 from __future__ import annotations

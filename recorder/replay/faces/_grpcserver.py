@@ -1,14 +1,9 @@
 """The replayer's gRPC face: a grpc.aio server that only translates bytes (I/O shell).
 
-One generic raw-bytes handler serves every rpc of `lf.a2a.v1.A2AService` (v1.0) and
-`a2a.v1.A2AService` (v0.3), read from the descriptors (`grpc_method`).  A call becomes a
-capture `Request` (`live_request`), the HTTP face's `Runner` decides, and the `GrpcAnswer` is
-sent: initial metadata, the messages paced by `Timing` and a fault's `shape`, then the status.
-
-Every handler is request-streaming, so it runs as soon as the call opens and reads the
-message itself within `Limits.read_timeout`: a client that never sends it gets
-DEADLINE_EXCEEDED.  grpcio's options bound the handshake, idle connections and message size.
-grpcio gives a handler no way to drop or reset the connection itself.
+One generic raw-bytes handler serves every rpc of the v1.0 and v0.3 services.  Every handler
+is request-streaming, so it runs as the call opens and reads the message within
+`Limits.read_timeout` (a client that never sends it gets DEADLINE_EXCEEDED).  grpcio gives a
+handler no way to drop or reset the connection itself.
 """
 
 from __future__ import annotations
@@ -32,9 +27,8 @@ STATUS_BY_CODE: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.Status
 
 
 class GrpcReplayHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
-    """Generic handler: every rpc path, answered through the `Runner`.  A path the tables do
-    not know is answered as a stream (its frames are the same on the wire whatever the rpc's
-    kind): from the capture when it recorded that call, else a miss."""
+    """Generic handler: every rpc path, answered through the `Runner`; a path the tables do not know
+    is answered as a stream (the same frames on the wire whatever the rpc's kind)."""
 
     def __init__(self, runner: Runner, timing: Timing, limits: Limits) -> None:
         self.runner = runner

@@ -1,31 +1,12 @@
 """The replayer's HTTP/1.1 connections: httptools parses, a face answers (I/O).
 
-An asyncio protocol of our own on httptools' published parser, with what the replayer needs
-of a server and nothing more:
-
-- *requests in order*: each request read becomes a capture `Request` (target and header bytes
-  read as UTF-8 with surrogate escapes, as the recorder reads them) and goes to the face
-  (`Face.answer`); requests pipelined behind it wait their turn.  A face that can answer at
-  once (most requests) writes its answer before the protocol reads on; one that must wait (a
-  delivery, a pacing, a fault's delay, the journal) answers in a task of its own.
-- *a read deadline*: from the connection's first byte, or the next request's, the whole request
-  (head and body) must arrive within `read_timeout` seconds, else `408 Request Timeout` and the
-  connection closes; a connection idle between requests closes after `KEEP_ALIVE` seconds.
-- *size bounds*: a head larger than `max_head_bytes` gets `431`, a body (declared or sent)
-  larger than `max_body_bytes` gets `413 Content Too Large`; then the connection closes after
-  a short drain (`LINGER`), so that the client reads the answer instead of a reset.
-- *its own status lines*: any reason phrase (a2a-sdk 0.3's HTTP+JSON client shows nothing of
-  an error but its status line);
-- *dropped connections*: an answer may end with the connection closed where it stands (a FIN:
-  the client sees an answer cut off) or reset (SO_LINGER 0: an RST), as fault profiles ask;
-- *no upgrades*: neither h2c nor WebSocket is spoken, so an upgrade offer is ignored and the
-  request answered over HTTP/1.1 (RFC 9110 §7.8).  The Java SDK's client (java.net.http)
-  offers `Upgrade: h2c` on every cleartext request, body included: httptools stops at the end
-  of an offering head, and the rest of the connection goes to a fresh parser, behind a made-up
-  head that frames the body as the client's head did (`Content-Length` or chunked).
-
-Bodies without a length (an event stream) go out chunked; `pause_writing` holds a stream until
-the client reads (`Output.drain`).
+An asyncio protocol of our own with only what the replayer needs: requests answered in order
+(a face that must wait answers in a task of its own); a read deadline per request (`408`) and
+an idle one (`KEEP_ALIVE`); size bounds (`431`, `413`) answered before a short drain (`LINGER`)
+so the client reads the answer, not a reset; any reason phrase (a2a-sdk 0.3 shows only the
+status line); connections dropped (FIN) or reset (RST) as faults ask.  No upgrade is spoken
+(RFC 9110 §7.8): java.net.http offers `Upgrade: h2c` on every cleartext request, and httptools
+stops at such a head, so the rest goes to a fresh parser behind a head framing it the same.
 """
 
 from __future__ import annotations
@@ -378,8 +359,7 @@ def _text(data: bytes) -> str:
 
 
 def _body_framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
-    """A head saying how the body is framed, as these headers frame it; None when there is no
-    body.  Chunked wins over a length (RFC 9112 §6.3)."""
+    """A head framing the body as these headers do (None: no body); chunked wins (RFC 9112 §6.3)."""
     length = None
     for name, value in headers:
         lowered = name.lower()
@@ -391,8 +371,7 @@ def _body_framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
 
 
 class _NoUpgradeParser:
-    """httptools' request parser for a server that takes no upgrade: after an offering head,
-    the rest of the connection goes to a fresh parser (see the module docstring)."""
+    """httptools' request parser that takes no upgrade (see the module docstring)."""
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
@@ -417,8 +396,7 @@ class _NoUpgradeParser:
 
 
 class _BodyAfterHead:
-    """Parser callbacks for a made-up head and then the connection's bytes: the head's own
-    callbacks are dropped, everything after it goes to the connection."""
+    """Callbacks for a made-up head, dropped, then the connection's bytes, passed on."""
 
     def __init__(self, connection: Connection, parser: _NoUpgradeParser) -> None:
         self._connection = connection

@@ -1,9 +1,4 @@
-"""How much a live client may cost the replayer: read timeouts and request sizes.
-
-Enforced by both faces: the HTTP one in its connections (`_http`), the gRPC one with
-grpcio's options and its handler (`_grpcserver`).  The values, and their defaults, are the
-replayer's options (`recorder.options.REPLAY`).
-"""
+"""How much a live client may cost the replayer, enforced by both faces (`REPLAY`'s options)."""
 
 from __future__ import annotations
 

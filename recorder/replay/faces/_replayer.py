@@ -30,18 +30,12 @@ log = logging.getLogger("a2a_recorder.replay")
 class Replayer(Service):
     """A replay server on its own thread: `with Replayer([capture]) as r: use(r.url)`.
 
-    A gRPC face runs beside the HTTP one, in the same loop and on the same service, when
-    `grpc_port` is given (0: a free port) or the captures hold gRPC; `.grpc_target` is its
-    `host:port` and the served cards point at it.  `.report` is what `--strict` checks,
-    `.journal` what was received and delivered; what it serves about itself is redacted with
-    the captures' redactions and `redaction`.  `ids` mints the ids handed out (seed it to
-    replay the same bytes); `rewrite_cards=False` serves the cards as recorded (a fleet's
-    forward mode); `serve(ready, stop)` runs it in the caller's loop instead of a thread.
-
-    The other keyword arguments are the replayer's options (`recorder.options.REPLAY`, the
-    same as `a2a-recorder replay --help`).  OptionError names one that cannot be used,
-    TypeError an unknown one, FaultSpecError a fault spec no exchange can take.
-    """
+    A gRPC face runs beside the HTTP one when `grpc_port` is given (0: a free port) or the captures
+    hold gRPC (`.grpc_target`, where served cards point).  `.report` is what `--strict` checks,
+    `.journal` what was received and delivered.  `ids` mints the ids handed out;
+    `rewrite_cards=False` serves cards as recorded; `serve(ready, stop)` runs in the caller's loop.
+    The other keyword arguments are `recorder.options.REPLAY`'s: OptionError names one that cannot
+    be used, TypeError an unknown one, FaultSpecError a fault spec no exchange can take."""
 
     def __init__(
         self,
@@ -109,8 +103,7 @@ class Replayer(Service):
             self.service.serve_at(self.url, self.grpc_target)
 
     async def serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
-        """Serve in the running loop, calling `ready()` once listening, until `stop` is set
-        (what `start()` runs on a thread of its own)."""
+        """Serve in the running loop, calling `ready()` once listening, until `stop` is set."""
         if self._grpc_port is None:
             await self._serve_http(ready, stop)
             return

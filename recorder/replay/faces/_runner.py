@@ -1,19 +1,10 @@
 """What happens around one answer, the same for every transport (I/O).
 
-The faces (`_server` for HTTP, `_grpcserver` for gRPC) only turn bytes into a capture
-`Request` and an answer back into bytes; a `Runner` turn does the rest, in the same order:
-
-    turn = runner.decide(request, client)        # the service decides (a miss is logged)
-    if runner.waits(turn):                       # a miss to forward (HTTP, on request), or
-        turn = await runner.complete(turn, ...)  # deliveries recorded before the answer
-    ... the face sends turn.http or turn.grpc ...
-    runner.end(turn)                             # the deliveries after it, in the background
-
-With `forward` (`--on-miss forward URL`) an HTTP miss goes to that URL and the live answer is
-sent instead (a failed forward sends the miss); a gRPC call is never forwarded.  When the
-replayer stops, every answer still on its way is given up at once (`stop`), as a server that
-goes away ends it: no 500, no traceback, no waiting.  Faults are the service's: a turn holds
-the faulted answer, and `turn.shape` says how to send it.
+A turn: the service decides (`decide`); a miss to forward or deliveries recorded before the
+answer are awaited (`waits`, `complete`); the face sends the answer; `end` makes the later
+deliveries.  With `--on-miss forward URL` an HTTP miss gets the live answer of that URL (a gRPC
+call is never forwarded).  A stopping replayer gives up every answer on its way at once, as a
+server going away does: no 500, no traceback.
 """
 
 from __future__ import annotations
@@ -108,8 +99,7 @@ class Runner:
         return isinstance(outcome, Served) and any(d.before for d in outcome.deliveries)
 
     async def complete(self, turn: Turn, request: Request) -> Turn:
-        """A miss forwarded (HTTP, with `forward`); the deliveries recorded before the answer
-        made and waited for."""
+        """A miss forwarded (HTTP), and the deliveries recorded before the answer made."""
         outcome = turn.outcome
         if isinstance(outcome, Miss) and self.forward and not request.messages:
             forwarded = await self._forward(request, outcome)

@@ -1,13 +1,7 @@
 """The replayer's HTTP face: a request in, the runner's answer out as bytes (I/O shell).
 
-The connection (`_http`) hands over each request as a capture `Request`; the `Runner` decides
-and does what goes around it (`_runner`), and the answer goes back out.  Most answers go out
-at once; one that must wait (deliveries before it, a forward, pacing, a fault) is written by a
-task, which a stopping replayer gives up (the connection closes).  Besides A2A it serves,
-redacted, `GET` on exactly these paths (any other request is the runner's, like every one):
-
-    GET /__a2a_recorder/report     what `--strict` checks (JSON)
-    GET /__a2a_recorder/requests   the request journal (JSON)
+Besides A2A it serves, redacted, `GET /__a2a_recorder/report` (what `--strict` checks) and
+`GET /__a2a_recorder/requests` (the journal); every other request is the runner's.
 """
 
 from __future__ import annotations
@@ -27,8 +21,7 @@ from recorder.script import wire_bytes
 ADMIN_PREFIX = "/__a2a_recorder"
 JOURNAL_PATH = f"{ADMIN_PREFIX}/requests"
 REPORT_PATH = f"{ADMIN_PREFIX}/report"
-# Only `GET` on these exact paths is the replayer's own: anything else, under the prefix or
-# not, is a request like any other (answered from the capture, or a miss).
+# Only `GET` on these exact paths is the replayer's own: anything else is a request like any.
 ADMIN_PATHS = frozenset({JOURNAL_PATH, REPORT_PATH})
 JSON_HEADERS = [(b"content-type", b"application/json")]
 

@@ -29,11 +29,8 @@ class Timing:
 
 @dataclass(slots=True)
 class Pacer:
-    """Waits for recorded offsets counted from the pacer's creation.
-
-    Each wait aims at the absolute due time rather than sleeping the gap, so that late
-    wake-ups and send times do not add up along a long stream.
-    """
+    """Waits for recorded offsets from its creation, aiming at absolute due times so that late
+    wake-ups do not add up along a long stream."""
 
     timing: Timing
     # A lambda, so the clock is looked up when a pacer is made (tests replace it).

@@ -1,9 +1,7 @@
 """A fleet: a folder of captures replayed at once, one `Replayer` per agent.
 
-`plan_agents` groups the captures into agents (`_route`); each agent is served on a port of
-its own, or all behind one forward proxy that routes by the authority a request names
-(`_proxy`, connections of the faces' kind that also take CONNECT and HTTP/2 prior knowledge);
-`Fleet` starts and stops them and writes the ports file (`_fleet`).
+Agents (`_route`) are served each on a port of its own or all behind one forward proxy
+(`_proxy`); `Fleet` runs them (`_fleet`).
 
 Imports the faces (`recorder.replay.faces`) and the core (`recorder.replay.core`).
 """

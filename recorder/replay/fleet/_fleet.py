@@ -1,17 +1,9 @@
 """A fleet: the captures of a folder replayed at once, one replayer per agent (I/O shell).
 
-Each agent (`_route.plan_agents`: the captures recorded under the same authorities) gets a
-`Replayer` of its own, so it has its own sessions, deliveries, journal and report, exactly as
-when replayed alone; all run in one event loop, on one thread.
-
-- **Reverse mode** (the default): each agent listens on a port of its own (consecutive from
-  `port`, or free ones for port 0); cards point at them.
-- **Forward mode** (`forward=True`): clients use `proxy_url` as their HTTP proxy and call the
-  recorded URLs; `_proxy.ProxyFace` routes each request by its authority to its agent, whose
-  cards are served as recorded.  CONNECT tunnels end at each replayer's loopback port.
-
-`report_json()` and `clean` gather every agent's report and the requests no agent answered
-(`unrouted`): what `--strict` checks.
+Each agent gets a `Replayer` of its own (its own sessions, deliveries, journal and report, as
+when replayed alone); all run in one event loop.  In reverse mode each agent listens on its own
+port and its cards point there; in forward mode clients use `proxy_url` as their HTTP proxy and
+cards are served as recorded.  `report_json()` adds the requests no agent answered.
 """
 
 from __future__ import annotations
@@ -45,9 +37,8 @@ MAX_PORTS_BYTES = 16 << 20
 
 
 def ports_file_problem(path: Path) -> str | None:
-    """Why a ports file may not be written to `path` (None: it may): only a new file in a
-    folder that exists, an empty file, or the ports file of an earlier run is ours to
-    replace; never a link, a device, a FIFO, a folder, or a file that holds anything else."""
+    """Why a ports file may not be written to `path` (None: it may): only a new file, an empty one
+    or an earlier run's ports file is ours to replace, never a link, device, FIFO or folder."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -71,9 +62,8 @@ def ports_file_problem(path: Path) -> str | None:
 
 
 def fleet_paths(folder: Path) -> list[Path]:
-    """The captures of a fleet's folder, in name order: `*.http` files, neither hidden nor a
-    by-product (`BY_PRODUCTS`), nor a folder.  OSError names one that is no regular file (a
-    link to nothing or to itself, a FIFO, a device): refused, never skipped without a word."""
+    """The captures of a fleet's folder in name order: `*.http` files, neither hidden nor
+    by-products; OSError names one that is no regular file (refused, never skipped silently)."""
     paths = sorted(
         p
         for p in folder.glob("*.http")
@@ -106,8 +96,7 @@ class FleetAgent:
 
     @property
     def url(self) -> str:
-        """The base URL a client calls: the replayer's (reverse), or the recorded one,
-        reached through the proxy (forward)."""
+        """The base URL a client calls: the replayer's (reverse), or the recorded one (forward)."""
         if not self.forward:
             return self.replayer.url
         recorded = (f"{s}://{w}" for s, w in self.plan.authorities if s in ("http", "https"))
@@ -155,16 +144,11 @@ class FleetAgent:
 
 
 class Fleet(Service):
-    """Every agent of `found` (capture paths and captures) replayed, on one thread.
+    """Every agent of `found` replayed on one thread: behind one proxy on `host:port` (`forward`),
+    else each on `host`, at `port + i` (0: free ports).  `options` go to every `Replayer`.
 
-    `forward`: one proxy on `host:port` (see the module docstring); else each agent on
-    `host`, at `port + i` (port 0: free ports).  `options` go to every agent's `Replayer`
-    (`redaction`, and the replayer's options: `recorder.options.REPLAY`); the forward proxy
-    keeps to the same read timeout and size limits as the agents.
-
-    Raises ValueError when `found` is empty, OptionError for `faults` (a fault profile is one
-    agent's: `Replayer`), OSError when a port cannot be bound.
-    """
+    Raises ValueError when `found` is empty, OptionError for `faults` (a profile is one agent's),
+    OSError when a port cannot be bound."""
 
     def __init__(
         self,
@@ -249,8 +233,7 @@ class Fleet(Service):
         return {"mode": mode, "proxy": self.proxy_url, "agents": agents}
 
     def write_ports(self, path: Path) -> None:
-        """`ports_json()` to `path`, atomically (a script waiting for the file reads it whole);
-        FileExistsError when `path` is not ours to replace (`ports_file_problem`)."""
+        """`ports_json()` to `path` atomically; FileExistsError when it is not ours to replace."""
         problem = ports_file_problem(path)
         if problem is not None:
             raise FileExistsError(f"{path}: {problem}")

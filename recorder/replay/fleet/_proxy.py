@@ -1,21 +1,10 @@
 """A fleet's forward-proxy face: clients use it as their HTTP proxy (I/O shell).
 
-Every way in is routed by the authority the client names (`_route`):
-
-- a proxied HTTP request (`POST http://host:port/...`, as httpx, requests and Go send through
-  `HTTP_PROXY`) goes, in this loop, to that agent's HTTP face, request by request: one
-  connection may carry requests for several agents;
-- a CONNECT (as grpcio sends through `grpc_proxy`) is answered `200` and spliced, bytes
-  untouched, to that agent's gRPC face when the tunnel opens with the HTTP/2 preface, its HTTP
-  face otherwise; a tunnel that opens with TLS is closed, saying so;
-- HTTP/2 with prior knowledge sent to the proxy itself (`grpc.default_authority`) is held until
-  its first `:authority` is read, then spliced to that agent's gRPC face (a channel has one
-  authority).
-
-An unknown authority, or a CONNECT to an agent recorded over https, gets `502` with why and is
-kept (`Unrouted`); `GET /__a2a_recorder/report` on the proxy's own address gets the fleet's
-report.  `ProxyConnection` takes a connection over before its parser sees a CONNECT or the
-HTTP/2 preface (`_route.opening`).
+Every way in is routed by the authority the client names (`_route`): a proxied HTTP request
+(`HTTP_PROXY`) to that agent's HTTP face, request by request; a CONNECT (grpcio's
+`grpc_proxy`) spliced untouched to its gRPC face when the tunnel opens with HTTP/2, else its
+HTTP face (TLS is refused); HTTP/2 with prior knowledge is held until its first `:authority`.
+An unknown authority gets `502` with why, kept for the report (`Unrouted`).
 """
 
 from __future__ import annotations
@@ -108,8 +97,7 @@ def _is_report(request: Request) -> bool:
 
 
 class ProxyConnection(Connection):
-    """HTTP/1.1 as the replayer serves it; a connection whose next request is a CONNECT
-    becomes a tunnel (see the module docstring)."""
+    """HTTP/1.1 as the replayer serves it; a CONNECT makes the connection a tunnel."""
 
     def __init__(self, face: ProxyFace, limits: Limits, connections: set[Connection]) -> None:
         super().__init__(face, limits, connections)
@@ -167,8 +155,7 @@ class ProxyConnection(Connection):
         self._connect(head, rest)
 
     def _read_h2(self, data: bytes) -> None:
-        """HTTP/2 sent to the proxy itself (a gRPC client dialing it, its channel's authority
-        the agent's): held until the first request's `:authority`, then a tunnel to it."""
+        """HTTP/2 to the proxy itself: held until its first `:authority`, then tunnelled there."""
         assert self._h2 is not None
         self._h2 += data
         where = h2_authority(bytes(self._h2))
@@ -242,11 +229,8 @@ class ProxyConnection(Connection):
 
 
 class _Tunnel:
-    """One CONNECT tunnel: the client's bytes to the agent's listener and back, untouched.
-
-    The listener is chosen by the tunnel's first bytes; until it is connected, what the
-    client sends is held.
-    """
+    """One CONNECT tunnel, bytes untouched: the agent's listener is chosen by its first bytes, and
+    what the client sends until it is connected is held."""
 
     def __init__(
         self,

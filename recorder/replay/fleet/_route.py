@@ -1,23 +1,10 @@
 """Which replayed agent answers a request in a fleet (pure).
 
 Captures are one *agent* when they share an authority (`host:port`): the upstreams their
-headers name (`record --forward` writes one capture per upstream, `grpc://...` for gRPC
-tunnelled through CONNECT) and the interfaces their recorded cards list, so an agent's HTTP
-and gRPC captures share one session state.  `plan_agents` groups them; `Routes` maps every
-authority to its agent.  Captures whose cards name different agents under one authority are
-still one agent (`AgentPlan.notes` says so).
-
-`record --forward` writes a push delivery into the capture of the webhook's host, so a
-delivery to a webhook another capture's requests registered is *adopted* by that capture
-(time of day kept, numbered after its exchanges, noted; `AgentPlan.adopted`).  A capture left
-with nothing is no agent.
-
-A request names its authority by its absolute-form target, else its `Host`; a CONNECT by its
-target; HTTP/2 with prior knowledge by its first request's `:authority` (`h2_authority`).
-Loopback names are folded together and a missing port is the scheme's default.  A tunnel's
-first bytes tell what it carries (`tunnel_kind`): HTTP/2 is gRPC, TLS is refused (the fleet
-does not terminate TLS), anything else HTTP/1.  What no agent answers is *unrouted*:
-answered 502 with why, and kept (`Unrouted`, bounded) for the report.
+headers name or their cards list, so an agent's HTTP and gRPC captures share one session
+state.  A push delivery recorded in the webhook host's capture is *adopted* by the capture
+whose requests registered that webhook (`AgentPlan.adopted`).  Loopback names are folded
+together and a missing port is the scheme's default; the fleet does not terminate TLS.
 """
 
 from __future__ import annotations
@@ -61,8 +48,7 @@ TunnelKind = Literal["grpc", "tls", "http"]
 
 
 def authority(text: str, scheme: str = "http") -> tuple[str, str] | None:
-    """(scheme, `host:port`) of a URL, or of a bare `host:port` (taken as `scheme`); loopback
-    names folded to 127.0.0.1, a missing port the scheme's default.  None: no host in it."""
+    """(scheme, `host:port`) of a URL or a bare `host:port`, loopback folded (None: no host)."""
     if "://" not in text:
         text = f"{scheme}://{text}"
     try:
@@ -96,8 +82,7 @@ class AgentPlan:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What to say of it at start: the deliveries it adopted, and the cards of agents of
-        different names that it serves as one (recorded under one authority)."""
+        """What to say at start: deliveries adopted, differently named cards served as one."""
         named: dict[str, str] = {}
         for path, capture in zip(self.paths, self.captures, strict=True):
             for card in _cards(capture):
@@ -111,8 +96,7 @@ class AgentPlan:
 
 
 def plan_agents(found: Sequence[tuple[Path, Capture]]) -> list[AgentPlan]:
-    """The agents of a fleet: captures sharing an authority are one agent, in file order;
-    deliveries go with the capture that registered their webhook."""
+    """A fleet's agents in file order, deliveries with the capture that registered the webhook."""
     adopted, notes = adopt_deliveries(found)
     kept = [i for i, (_, capture) in enumerate(adopted) if capture.exchanges]
     said = {adopted[i][0]: notes[i] for i in kept if i in notes}
@@ -185,8 +169,7 @@ PUSH_CONFIG_OPERATIONS = frozenset(
 def adopt_deliveries(
     found: Sequence[tuple[Path, Capture]],
 ) -> tuple[list[tuple[Path, Capture]], dict[int, list[str]]]:
-    """The captures with each delivery moved to the capture that registered its webhook
-    (see the module docstring), and per adopting capture (by index) what it adopted."""
+    """The captures, each delivery moved to its webhook's capture, and what each capture adopted."""
     registered: dict[str, int] = {}
     for index, (_, capture) in enumerate(found):
         for url in webhooks(capture):
@@ -324,9 +307,8 @@ OPENINGS: tuple[tuple[bytes, Opening], ...] = ((CONNECT, "connect"), (H2_PREFACE
 
 
 def opening(first: bytes) -> Opening | None:
-    """What a request to the proxy is, from its first bytes: a CONNECT, an HTTP/2 connection
-    with prior knowledge (gRPC sent to the proxy itself), or plain HTTP/1 (None: too few yet
-    to tell)."""
+    """What a request to the proxy is, from its first bytes: a CONNECT, HTTP/2 with prior knowledge,
+    or HTTP/1 (None: too few yet to tell)."""
     for prefix, kind in OPENINGS:
         head = first[: len(prefix)]
         if head.upper() == prefix[: len(head)].upper():
@@ -372,9 +354,7 @@ SETTINGS_ACK = b"\x00\x00\x00\x04\x01\x00\x00\x00\x00"
 
 
 class AckFilter:
-    """The client's bytes of an HTTP/2 connection the proxy greeted with `EMPTY_SETTINGS`,
-    from the preface on: its first SETTINGS ACK (the answer to the proxy's) is taken out,
-    every other byte passes, in order."""
+    """An HTTP/2 client's bytes less its first SETTINGS ACK (of the proxy's `EMPTY_SETTINGS`)."""
 
     def __init__(self) -> None:
         self._left = len(H2_CLIENT_PREFACE)  # bytes to pass before the next frame header
