@@ -1,9 +1,9 @@
 """The random seeds every test run uses, said, so that a failure runs again as it ran.
 
-Property tests run with random seeds (never `derandomize`): each run draws one Hypothesis
-seed (unless `--hypothesis-seed` gives it) and uses it for every test, and `scripts/test`
-draws the hash seed (`PYTHONHASHSEED`, which Python reads only at start-up).  Both are in the
-run's header, and a failed test's report says how to run it again with them.
+Property tests run with random seeds (never `derandomize`) and no deadline: each run draws
+one Hypothesis seed (unless `--hypothesis-seed` gives it) and uses it for every test, and
+`scripts/test` draws the hash seed (`PYTHONHASHSEED`, which Python reads only at start-up).
+Both are in the run's header, and a failed test's report says how to run it again with them.
 """
 
 from __future__ import annotations
@@ -20,9 +20,13 @@ _SEED = pytest.StashKey[object]()
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        from hypothesis import core
+        from hypothesis import core, settings
     except ImportError:  # an environment without hypothesis runs no property test
         return
+    # No wall-clock limit per example (Hypothesis' default is 200 ms): the machines that run
+    # the tests are shared and noisy, and speed is for the benchmarks to measure.
+    settings.register_profile("a2a-recorder", deadline=None)
+    settings.load_profile("a2a-recorder")
     seed = config.getoption("hypothesis_seed", None)
     if seed is None:
         seed = random.SystemRandom().getrandbits(32)

@@ -51,15 +51,17 @@ def test_the_extra_is_advised_only_where_it_leaves_the_sdk_as_it_is() -> None:
     from recorder._demo_needs import demo_advice
 
     # No SDK at all: the extra brings one and changes nothing the user had.
-    assert EXTRA in demo_advice("a2a", None, "~=1.3.0")
+    assert _extra() in demo_advice("a2a", None, "~=1.3.0")
     # The SDK the demo wants, without the extras it needs (starlette): the extra adds them.
-    assert EXTRA in demo_advice("starlette", "1.3.0", "~=1.3.0")
+    assert _extra() in demo_advice("starlette", "1.3.0", "~=1.3.0")
     # Any other SDK: an environment of its own, whatever the metadata says.
     for installed, requirement in (("1.2.3", "~=1.3.0"), ("0.3.26", "~=1.3.0"), ("2.0", None)):
         advice = demo_advice("a2a.compat", installed, requirement)
         assert f"a2a-sdk {installed}" in advice
         assert not installs_into_this_environment(advice), advice
-        assert "'<your a2a-recorder checkout or wheel>[demo]'" in advice  # what the env needs
+        # What the new environment needs: the extra of the checkout or wheel this one was
+        # installed from (an editable checkout here), else one the user names.
+        assert _own_source() in advice, advice
 
 
 def test_no_advice_names_a_package_index_the_package_is_not_on() -> None:
@@ -68,3 +70,29 @@ def test_no_advice_names_a_package_index_the_package_is_not_on() -> None:
     for installed in (None, "1.3.0", "0.3.26"):
         advice = demo_advice("a2a", installed, "~=1.3.0")
         assert "'a2a-recorder[demo]'" not in advice and "pip install a2a-recorder" not in advice
+
+
+def _installed_from() -> str:
+    """The checkout or wheel a2a-recorder was installed from (PEP 610), or ''."""
+    import importlib.metadata
+    import json
+    import urllib.parse
+
+    try:
+        dist = importlib.metadata.distribution("a2a-recorder")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        return ""
+    url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+    return urllib.parse.unquote(url.removeprefix("file://")) if url.startswith("file://") else ""
+
+
+def _extra() -> str:
+    """The install that adds the extra here: from where a2a-recorder came, else by name."""
+    where = _installed_from()
+    return f"pip install '{where}[demo]'" if where else EXTRA
+
+
+def _own_source() -> str:
+    """What a new environment installs: the extra of where a2a-recorder came from, else of a
+    checkout or wheel the user names."""
+    return f"'{_installed_from() or '<your a2a-recorder checkout or wheel>'}[demo]'"
