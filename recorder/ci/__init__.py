@@ -14,25 +14,20 @@ May import only the root's shared modules: `lint`, `diff` and `verify` build on 
 from recorder._errors import BaselineError
 from recorder.ci._baseline import (
     BASELINE_FORMAT,
-    BASELINE_VERSION,
     KEYS,
-    BaselineCheck,
     BaselineOutcome,
     Entry,
     check,
     describe,
-    parse_baseline,
     render_baseline,
     updated,
 )
 from recorder.ci._gate import gate, read_baseline, write_baseline
-from recorder.ci._junit import Case, Failure, Suite, render_junit, xml_text
+from recorder.ci._junit import Case, Failure, Suite, render_junit
 
 __all__ = [
     "BASELINE_FORMAT",
-    "BASELINE_VERSION",
     "KEYS",
-    "BaselineCheck",
     "BaselineError",
     "BaselineOutcome",
     "Case",
@@ -42,11 +37,9 @@ __all__ = [
     "check",
     "describe",
     "gate",
-    "parse_baseline",
     "read_baseline",
     "render_baseline",
     "render_junit",
     "updated",
     "write_baseline",
-    "xml_text",
 ]
