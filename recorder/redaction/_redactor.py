@@ -41,8 +41,6 @@ from recorder.redaction._rules import (
     SECRET_FIELDS,
     SECRET_HEADERS,
     Rules,
-    api_key_headers,
-    api_key_names,
     canonical_header,
     is_credential_name,
 )
@@ -121,7 +119,7 @@ class Redactor:
 
     def learn_card(self, card: Mapping[str, Any]) -> None:
         """Also redact the API keys (headers, query parameters) this card's schemes name."""
-        self.learn_names(api_key_headers(card), api_key_names(card, "query"))
+        self.learn_rules(Rules(cards=(card,)))
 
     def learn_names(self, headers: Iterable[str] = (), params: Iterable[str] = ()) -> None:
         """Also redact these headers and query parameters (any case for headers)."""
