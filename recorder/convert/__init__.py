@@ -13,7 +13,7 @@ May import `recorder.record` (the addons it runs offline), `recorder.capture`,
 """
 
 from recorder._errors import ConvertError
-from recorder.convert._command import Loaded, convert_command, load_items
+from recorder.convert._command import convert_command
 from recorder.convert._convert import Conversion, convert
 from recorder.convert._flows import FlowFile, http_flows, read_flows
 from recorder.convert._har import har_items, load_har
@@ -22,12 +22,10 @@ __all__ = [
     "Conversion",
     "ConvertError",
     "FlowFile",
-    "Loaded",
     "convert",
     "convert_command",
     "har_items",
     "http_flows",
     "load_har",
-    "load_items",
     "read_flows",
 ]
