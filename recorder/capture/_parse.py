@@ -443,12 +443,8 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
     match = REQUEST_LINE.fullmatch(line)
     if match is None:
         cursor.fail(f"bad request line {quoted(line)}: expected 'METHOD target HTTP/x'")
-    cursor.skip_line()
-    headers = _parse_headers(cursor)
-    form = meta.one(cursor, KEY_REQUEST_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), REQUEST_FORMS)
+    headers, parts = _parse_part(cursor, meta, aside, "request", KEY_REQUEST_BODY, REQUEST_FORMS)
     method, target, version = match.groups()
-    headers = _restored_head(cursor, lambda: aside.headers("request", headers))
     request = Request(
         method, aside.value(TARGET, target), headers, parts.body, version, parts.messages
     )
@@ -473,12 +469,8 @@ def _parse_response(
         return None
     if status is None:
         cursor.fail("expected a status line 'HTTP/x NNN reason' (truncated or bad status line?)")
-    cursor.skip_line()
-    headers = _parse_headers(cursor)
-    form = meta.one(cursor, KEY_RESPONSE_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), RESPONSE_FORMS)
+    headers, parts = _parse_part(cursor, meta, aside, "response", KEY_RESPONSE_BODY, RESPONSE_FORMS)
     version, code, reason = status.groups()
-    headers = _restored_head(cursor, lambda: aside.headers("response", headers))
     trailers = _restored_head(cursor, lambda: aside.trailers(parts.trailers))
     return Response(
         int(code),
@@ -491,6 +483,16 @@ def _parse_response(
         parts.messages,
         trailers,
     )
+
+
+def _parse_part(
+    cursor: _Cursor, meta: _Meta, aside: Aside, side: str, key: str, forms: Forms
+) -> tuple[Headers, Parts]:
+    """After a request or status line: the side's headers (restored) and its body region."""
+    cursor.skip_line()
+    shown = _parse_headers(cursor)
+    parts = _parse_region(cursor, meta.one(cursor, key), meta.line_of(key), forms)
+    return _restored_head(cursor, lambda: aside.headers(side, shown)), parts
 
 
 def _newline(cursor: _Cursor, meta: _Meta) -> str:
