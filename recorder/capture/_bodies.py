@@ -107,11 +107,9 @@ def restore_value(text: str) -> str:
     if not text.startswith('"'):
         return text
     try:
-        value = json.loads(text)
+        value: str = json.loads(text)  # JSON text that starts with `"` is a string
     except ValueError as exc:
         raise FormError(f"bad quoted value {quoted(text)}: {exc}") from exc
-    if not isinstance(value, str):
-        raise FormError(f"bad quoted value {quoted(text)}: not a string")
     return value
 
 
