@@ -48,6 +48,8 @@ from recorder.protocol import (
     ENCODING_HEADER,
     NOTE_NO_RESPONSE,
     NOTE_STREAM_TRUNCATED,
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
     Direction,
     canonical_binary_header,
     decode_message,
@@ -59,11 +61,10 @@ from recorder.protocol import (
 from recorder.record._h2 import H2Call, H2Observer
 from recorder.record._h2rewrite import Reframer, Rewrite
 from recorder.record._ledger import lost
-from recorder.record._push import TO_REAL, TO_RELAY
+from recorder.record._state import mode_spec
 
 logger = logging.getLogger(__name__)
 
-# grpc_upstream scheme -> mitmproxy reverse scheme.  No scheme means plaintext (h2c).
 # Request pseudo-headers that the request line already says; `:authority` is kept as metadata.
 REQUEST_LINE_PSEUDO = frozenset({":method", ":scheme", ":path"})
 
@@ -248,7 +249,7 @@ class _Connection:
         self.reframers = {True: client, False: server}
 
     def notes(self, stream: int) -> tuple[str, ...]:
-        rewritten = [(TO_RELAY, True), (TO_REAL, False)]
+        rewritten = [(NOTE_TO_RELAY, True), (NOTE_TO_REAL, False)]
         found = self.reframers
         return tuple(n for n, side in rewritten if found and stream in found[side].rewritten)
 
@@ -256,12 +257,6 @@ class _Connection:
 # The first line of what an HTTP/2 connection with prior knowledge starts with (RFC 9113
 # §3.4, `PRI * HTTP/2.0␍␊␍␊SM␍␊␍␊`): enough to tell h2c from HTTP/1, which never sends `PRI`.
 H2_PREFACE_LINE = b"PRI * HTTP/2.0\r\n"
-
-
-def mode_spec(flow_or_context_client: Any) -> str | None:
-    """The full mode spec (`regular`, `reverse:tcp://...@...`) a client connection came in on."""
-    mode = getattr(flow_or_context_client, "proxy_mode", None)
-    return getattr(mode, "full_spec", None)
 
 
 class H2cTunnels:

@@ -76,12 +76,12 @@ from recorder.record._grpcrecord import (
     GrpcTap,
     GrpcUpstream,
     H2cTunnels,
-    mode_spec,
     parse_grpc_upstream,
 )
 from recorder.record._h2c import RefuseH2c
 from recorder.record._ledger import Ledger
 from recorder.record._sinks import out_problem
+from recorder.record._state import mode_spec
 from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0

@@ -41,14 +41,18 @@ from urllib.parse import urlsplit
 from mitmproxy import ctx, http
 
 from recorder._background import url_key
-from recorder.protocol import ENCODING_HEADER, PUSH_DELIVERY, parse_json
+from recorder.protocol import (
+    ENCODING_HEADER,
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
+    PUSH_DELIVERY,
+    parse_json,
+)
 from recorder.record._flows import to_request, to_response
 from recorder.record._h2rewrite import Rewrite
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
     RELAY_PREFIX,
-    TO_REAL,
-    TO_RELAY,
     PushRelay,
     config_root,
     grpc_swap,
@@ -152,7 +156,7 @@ class PushAddon:
         real = self.relay.to_real(body, own_origin(flow))
         if real != body:
             flow.response.content = real
-            state.notes.append(TO_REAL)
+            state.notes.append(NOTE_TO_REAL)
             state.response = to_response(flow.response)[0]  # what the client got
 
     # -- shared ---------------------------------------------------------------------------------
@@ -193,7 +197,8 @@ class PushAddon:
     # -- request side -------------------------------------------------------------------------
 
     def _via_push_proxy(self, flow: http.HTTPFlow) -> bool:
-        return self.push_proxy_mode is not None and mode_spec(flow) == self.push_proxy_mode
+        wanted = self.push_proxy_mode
+        return wanted is not None and mode_spec(flow.client_conn) == wanted
 
     def _known_webhook(self, flow: http.HTTPFlow) -> bool:
         """A POST to a webhook named in a push config or by `a2a_webhook_paths`."""
@@ -232,4 +237,4 @@ class PushAddon:
         new, count = self.relay.to_relay(body, root, own_origin(flow))
         if count:
             flow.request.content = new
-            state.notes.append(TO_RELAY)
+            state.notes.append(NOTE_TO_RELAY)

@@ -64,6 +64,7 @@ def upstream_origin(flow: http.HTTPFlow) -> str:
     return origin(flow.request.scheme, flow.request.host, flow.request.port)
 
 
-def mode_spec(flow: http.HTTPFlow) -> str | None:
-    """The full spec of the mode the client came in on (`regular@127.0.0.1:8482`)."""
-    return getattr(getattr(flow.client_conn, "proxy_mode", None), "full_spec", None)
+def mode_spec(client: Any) -> str | None:
+    """The full spec of the mode a client connection came in on (`regular@127.0.0.1:8482`,
+    `reverse:tcp://...@...`)."""
+    return getattr(getattr(client, "proxy_mode", None), "full_spec", None)
