@@ -58,12 +58,11 @@ from recorder.record._options import AddonOptionError, addon_options, declare, t
 from recorder.record._redaction import Redaction
 from recorder.record._sinks import Sink, capture_path, out_problem
 from recorder.record._stand_in import stand_in
-from recorder.record._state import FlowState, state_of
+from recorder.record._state import state_of
 
 logger = logging.getLogger(__name__)
 
 OPTIONS = addon_options("out", "split", "record_all", "existing")
-CUT_NOTE = NOTE_RECORDER_CUT
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
 
@@ -246,24 +245,19 @@ class Save:
             closed = "client" in error.lower()
             notes.append(NOTE_CLIENT_CLOSED if closed else NOTE_STREAM_TRUNCATED)
         try:
-            self._record(state, flow, notes, error)
+            self.record(
+                state.upstream,
+                state.classification,
+                state.request,
+                state.response,
+                notes=notes,
+                started=flow.request.timestamp_start,
+                ended=_end_time(flow),
+                error=error,
+            )
         except BaseException:
             state.saved = False  # not written: `Audit` counts it lost
             raise
-
-    def _record(
-        self, state: FlowState, flow: http.HTTPFlow, notes: list[str], error: str | None
-    ) -> None:
-        self.record(
-            state.upstream,
-            state.classification,
-            state.request,
-            state.response,
-            notes=notes,
-            started=flow.request.timestamp_start,
-            ended=_end_time(flow),
-            error=error,
-        )
 
     def record(
         self,
@@ -284,7 +278,7 @@ class Save:
         if self.out is None:
             return
         if error is not None and self._stopping:
-            notes, error = [*notes, CUT_NOTE], CUT_ERROR
+            notes, error = [*notes, NOTE_RECORDER_CUT], CUT_ERROR
         with self._lock:
             sink = self._sink(upstream, classification, response, started)
             kept = self.redaction.redact(
