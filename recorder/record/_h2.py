@@ -235,18 +235,10 @@ class H2Observer:
 
     # --- header blocks ---------------------------------------------------------------------
 
-    def _on_headers(self, side: _Side, frame: Frame, at_us: int) -> None:
-        assert isinstance(frame, HeadersFrame)
-        self._open_block(side, frame, push=False, at_us=at_us)
-
-    def _on_push_promise(self, side: _Side, frame: Frame, at_us: int) -> None:
-        assert isinstance(frame, PushPromiseFrame)
-        self._open_block(side, frame, push=True, at_us=at_us)
-
-    def _open_block(
-        self, side: _Side, frame: HeadersFrame | PushPromiseFrame, *, push: bool, at_us: int
-    ) -> None:
+    def _on_block(self, side: _Side, frame: Frame, at_us: int) -> None:
+        assert isinstance(frame, HeadersFrame | PushPromiseFrame)
         end_stream = "END_STREAM" in frame.flags
+        push = isinstance(frame, PushPromiseFrame)
         side.block = _Block(frame.stream_id, end_stream, push, [bytes(frame.data)])
         if "END_HEADERS" in frame.flags:
             self._close_block(side, at_us)
@@ -332,8 +324,8 @@ _Handler = Callable[[H2Observer, _Side, Frame, int], None]
 # Frames that matter to a passive gRPC observer; the rest (PING, WINDOW_UPDATE, PRIORITY,
 # GOAWAY, extension frames) carry nothing a recording needs.
 _HANDLERS: Mapping[type[Frame], _Handler] = {
-    HeadersFrame: H2Observer._on_headers,
-    PushPromiseFrame: H2Observer._on_push_promise,
+    HeadersFrame: H2Observer._on_block,
+    PushPromiseFrame: H2Observer._on_block,
     ContinuationFrame: H2Observer._on_continuation,
     DataFrame: H2Observer._on_data,
     RstStreamFrame: H2Observer._on_rst_stream,
