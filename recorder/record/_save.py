@@ -1,25 +1,23 @@
 """The save addon, last in line: write each exchange to its capture when it is complete.
 
 Invariants:
-- An exchange is written once, when it is complete: on `response` (for a stream, its end) or
-  on `error`.  Exchanges are numbered per capture in completion order; a number is used only
-  by an exchange that is in the file (one that cannot be written as recorded is written as a
-  marked stand-in, and the error is logged with its number).
-- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy is shut down from
-  the inside): every exchange still in flight is written at once with what it got so far,
-  noted `cut by recorder shutdown`; then each capture is finalised (`Sink.finalise`).  A flow
-  that fails afterwards is not written again, and a late exchange continues its capture.
-- The capture holds what the client sent and saw, except the agent card, which is kept as the
-  agent served it (the card addon leaves the agent's answer in the flow's state).
+- An exchange is written once, when complete: on `response` (a stream: at its end) or `error`.
+  Exchanges are numbered per capture in completion order, and a number is used only by an
+  exchange in the file (one the format refuses is written as a marked stand-in).
+- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy shuts down):
+  every exchange in flight is written at once as it stands, noted `cut by recorder shutdown`,
+  then each capture is finalised (`Sink.finalise`).  A flow that fails afterwards is not
+  written again; a late exchange continues its capture.
+- The capture holds what the client sent and saw, except the agent card, kept as the agent
+  served it (the card addon leaves the agent's answer in the flow's state).
 - **A disk that refuses loses nothing yet**: the exchange is held in memory (all captures
   together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
-  capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
-  recording ends, or does not fit in the bound, is lost, and logged as such (`_ledger.lost`),
-  so it is counted and the exit status says so.
-- **One writing process per capture**: `configure` claims `a2a_out` until stop (a capture
-  another process writes is refused at start, untouched); each capture's writer claims it too.
-- **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
-  is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
+  capture, by `a2a.flush`, or at stop.  What is still held at the end, or does not fit, is
+  lost and logged as such (`_ledger.lost`), so the exit status says so.
+- **One writing process per capture**: `configure` claims `a2a_out` until stop (another
+  process's capture is refused at start, untouched); each capture's writer claims it too.
+- **Nothing is left out without a word**: an exchange that is not A2A (without `a2a_all`) is
+  counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the recording addons know about one live flow, kept on the flow itself.
 
-The addons run in a fixed order on every hook (`recording_addons`); each reads and adds to one
-`FlowState` in `flow.metadata`, so no addon calls another and none keeps a per-flow table of
-its own.  The state is created by the classifier, first in line, when the request is complete:
-it keeps the request as the client sent it, before any addon rewrites the forwarded one.
+Each addon, in their fixed order (`recording_addons`), reads and adds to one `FlowState` in
+`flow.metadata`: no addon calls another or keeps a per-flow table.  The classifier, first in
+line, creates it when the request is complete, before any addon rewrites the forwarded one.
 """
 
 from __future__ import annotations
