@@ -1,13 +1,11 @@
 """Display forms: how bytes and strings are shown in a capture file and restored exactly.
 
-Invariant: every `show_*` function checks its own round trip, so `restore(show(x)) == x` for
-every input.  It picks the most readable form that passes (pretty JSON, then verbatim text) and
-falls back to forms that always round-trip (base64 for bytes, a JSON string literal for str).
-Displays never hold a line that could start a section of the file (`###`, a status line, a
-request line), and never a CR; the file is split on LF only.
-
-Errors while restoring are `FormError(ValueError)` with the 0-based line inside the display, so
-that the parser can report `file:line`.
+Every `show_*` function checks its own round trip, so `restore(show(x)) == x`: it picks the
+most readable form that passes (pretty JSON, then verbatim text) and falls back to forms that
+always do (base64 for bytes, a JSON string literal for str).  A display never holds a line that
+could start a section (`###`, a status or request line), nor a CR (files split on LF only).
+Restoring raises `FormError(ValueError)` with the 0-based line inside the display, for the
+parser's `file:line`.
 """
 
 from __future__ import annotations

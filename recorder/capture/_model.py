@@ -1,9 +1,8 @@
 """The capture model: one recorded session as frozen values.
 
-A `Capture` holds exchanges in the order they completed.  Bodies are kept as the bytes that
-crossed the wire (after content decoding, which is noted); how a body is shown in the `.http`
-file (pretty JSON, text, base64) is the renderer's business and never changes these bytes.
-Times are integer microseconds so that a value survives a round trip through the file exactly.
+Exchanges are in the order they completed.  Bodies are the bytes that crossed the wire (after
+content decoding, which is noted); how the file shows them is the renderer's business.  Times
+are integer microseconds, so a value survives a round trip through the file exactly.
 """
 
 from __future__ import annotations

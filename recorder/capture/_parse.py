@@ -1,20 +1,15 @@
 """Parse `.http` capture text back into a Capture (sans-I/O).
 
-Strategy: a cursor walks the text once, by offsets, keeping the line number as it goes; the text
-is never split into lines (a 10,000-exchange capture has 717,000, and a string for each took
-50 MB).  Blocks of head lines are matched by one regex search each.
-Body regions are found by searching for the lines that can end them: a request body runs to the
-next status line or `###` line, a response body to the next `###` line or the end, and each
-region is its display plus one blank line.  The display is then restored by `_bodies`, whose
-`FormError` carries the line inside the display.
+A cursor walks the text once, by offsets, counting lines as it goes; the text is never split
+into lines (a 10,000-exchange capture has 717,000: 50 MB of strings).  A block of head lines
+is matched by one regex search.  A body region is found by searching for the lines that can
+end it (`_region_end`); its display is restored by `_bodies`, whose `FormError` carries the
+line inside the display.
 
-Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is wrong`; any
-other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
-file never crashes a caller and never loses an exchange silently.
-
-`parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
-their `###` line to the next (a line that starts `###` always ends a body region), unread, so
-showing one exchange does not cost a 100 MB body elsewhere in the file.
+Every problem is a `CaptureParseError` (a ValueError), `file:line: what is wrong`; any other
+exception is converted at the one boundary, `parse`, so a damaged file never crashes a caller.
+`parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a body
+region), so showing one does not cost a 100 MB body elsewhere.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Render a Capture to `.http` text (sans-I/O).
 
-An exchange is a list of lines: its `###` line, its metadata, then each part's start line,
-headers, a blank line and (when there is one) its body display and one more blank line
-(docs/capture-format.md, "Grammar").  What each line says comes from `_heads` (what stays
-sendable) and `_bodies` (how a body is shown).  This runs once per recorded exchange, on the
-recorder's hot path, so it is plain string building.
-
-Rendering refuses, with ValueError, the few values the parser could not give back exactly (a
-header name that is not a token, an operation with spaces, ...), so that `parse(render(c)) ==
-c` holds for every capture that renders.
+An exchange is its `###` line, its metadata, then for each part a start line, headers, a
+blank line and, with a body, its display and one more blank line (docs/capture-format.md,
+"Grammar"); `_heads` says what stays sendable, `_bodies` how a body is shown.  This runs once
+per recorded exchange, on the recorder's hot path: plain string building.  It refuses, with
+ValueError, the few values the parser could not give back (a header name that is not a token,
+an operation with spaces), so `parse(render(c)) == c` for every capture that renders.
 """
 
 from __future__ import annotations
