@@ -1,24 +1,17 @@
 """A capture as a HAR 1.2 document (pure: `Capture` in, a JSON-ready dict out).
 
-HAR is what browsers' devtools, proxies and HTTP tools read.  Each exchange is one entry:
-the request line and headers, `postData` for a request body, the response with its body in
-`content.text` (base64 with `encoding` when it is not UTF-8 text), timings from the capture.
-Where HAR 1.2 has no field, the custom ones (a leading underscore, as the format allows)
-carry what the capture knows:
+An exchange is an entry: the request line and headers, `postData`, the response with its body
+in `content.text` (base64 when not UTF-8), timings from the capture.  Custom fields (a leading
+underscore, as HAR allows) carry what HAR has no field for:
+- an event stream: its wire text in `content.text`, each block under `_eventSourceMessages`
+  (`time`, `eventName`, `eventId`, `data`, as Chrome writes them, and `_lines`, the block as
+  on the wire); `_sseNewline` names the line ending;
+- gRPC: the messages as a JSON array in `postData.text` / `content.text`, and one by one under
+  `_grpcMessages` (`time`, `type`, `json` or `base64`, `compressed`); trailers in `_trailers`;
+- `_a2a`: the exchange's number, operation, binding, version, notes and error.
 
-- an event stream: its wire text in `content.text`, and each event block under
-  `_eventSourceMessages` (`time`, `eventName`, `eventId`, `data`), as Chrome's devtools
-  write them, plus `_lines`, the block as it was on the wire; `_sseNewline` names the line
-  ending;
-- gRPC: each message decoded to JSON (proto-JSON), as a JSON array in `postData.text` /
-  `content.text` and one by one under `_grpcMessages` (`time`, `type`, `json` or `base64`,
-  `compressed`), the trailers under `_trailers`;
-- `_a2a`: the exchange's number, operation, binding and version, its notes and its error.
-
-A request's URL is rebuilt from its `Host` (or `:authority`) header and the capture's
-upstreams (for the scheme), else the first upstream.  Times of events and messages are
-seconds since the epoch (the entry's start plus the offset the capture holds), as Chrome
-writes them.
+A request's URL is its `Host` (or `:authority`) with the scheme of the matching upstream, else
+the first upstream.  Times of events and messages are seconds since the epoch, as in Chrome's.
 """
 
 from __future__ import annotations
