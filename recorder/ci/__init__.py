@@ -1,12 +1,9 @@
 """What CI reads: JUnit XML reports and baselines of accepted findings.
 
-Pure parts: `render_junit(suites, name)` builds a JUnit XML report from `Suite`/`Case`/
-`Failure` values (one case per capture, one failure per finding or difference);
-`check`/`updated` match findings against baseline entries (`_baseline`'s docstring has the
-file format).  The shell: `gate(path, findings, tool, update=...)` reads, checks and writes
-a baseline file.  Errors: `BaselineError(ValueError)`, naming the file.
-
-Each command (`lint`, `verify`, `diff`) maps its own results onto these.
+Pure: `render_junit(suites, name)` from `Suite`/`Case`/`Failure` values (a case per capture, a
+failure per finding or difference); `check`/`updated` match findings against a baseline's
+entries (`_baseline` has the file format).  The shell: `gate(path, findings, tool,
+update=...)` reads, checks and writes a baseline file.  Errors: `BaselineError(ValueError)`.
 
 May import only the root's shared modules: `lint`, `diff` and `verify` build on it.
 """
