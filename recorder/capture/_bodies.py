@@ -160,12 +160,8 @@ JSON_FORMS: dict[str, JsonForm] = {
 
 
 def json_form_of(text: str) -> tuple[JsonForm, str] | None:
-    """The form that re-serialises `text` byte for byte, with the pretty display; or None.
-
-    The display restores exactly (`restore(show(x)) == x`, a property test checks it): the
-    form reproduces `text` from the value, and the display is `json.dumps(value, indent=2)`,
-    which `json.loads` turns back into an equal value, keys in order.
-    """
+    """The form that re-serialises `text` byte for byte, with the pretty display
+    (`json.dumps(value, indent=2)`, which loads back equal, keys in order); or None."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

@@ -81,11 +81,8 @@ _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
 
 def parse(text: str, filename: str = "<capture>", *, only: int | None = None) -> Capture:
-    """Parse capture text; raises CaptureParseError (with file:line) for any damage.
-
-    `only`: keep exchange number `only` alone, and read no other (their damage goes unseen).
-    See also: `render` (the inverse), `read_capture` (from a path).
-    """
+    """Parse capture text (the inverse of `render`); CaptureParseError (`file:line`) for any
+    damage.  `only`: exchange number `only` alone, no other read (their damage goes unseen)."""
     cursor = _Cursor(_checked(text, filename), filename)
     try:
         return _parse_capture(cursor, only)

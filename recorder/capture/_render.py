@@ -93,11 +93,8 @@ _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def render(capture: Capture) -> str:
-    """The whole capture as `.http` text.
-
-    Raises ValueError when a value cannot round-trip (see the module docstring) or when the
-    exchange numbers do not increase strictly.
-    """
+    """The whole capture as `.http` text; ValueError for a value that cannot round-trip or
+    exchange numbers that do not increase strictly."""
     numbers = [exchange.number for exchange in capture.exchanges]
     if any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
         raise ValueError(f"exchange numbers must increase strictly, got {numbers}")
@@ -105,11 +102,8 @@ def render(capture: Capture) -> str:
 
 
 def render_header(capture: Capture) -> str:
-    """The file header (version line, `# key: value` lines, a blank line); no exchanges.
-
-    Always in the current format (`FORMAT_VERSION`), whatever version a parsed capture came
-    from: that is how `migrate` works.
-    """
+    """The file header (version line, `# key: value` lines, a blank line), always in the
+    current format whatever a parsed capture's was: that is how `migrate` works."""
     fields = [
         (HEADER_RECORDER, capture.recorder_version),
         (HEADER_STARTED, capture.started),

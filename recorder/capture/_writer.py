@@ -378,13 +378,10 @@ _claiming = threading.Lock()
 
 
 def claim(path: str | os.PathLike[str]) -> None:
-    """Claim the capture at `path` for this process (again and again: `release` as often).
-
-    The claim is an advisory lock (`flock`) on a lock file beside the capture, `.<name>.lock`,
-    which names the process; CaptureBusyError names another process that holds it.  The kernel
-    lets go when the process ends, however it ends: a lock file `kill -9` left behind holds
-    nobody and is taken over.
-    """
+    """Claim the capture at `path` for this process (as often as it is `release`d): an
+    advisory lock (`flock`) on `.<name>.lock` beside it, which names the process
+    (CaptureBusyError names another holder).  The kernel lets go however the process ends: a
+    lock file `kill -9` left behind holds nobody and is taken over."""
     file = _lock_file(path)
     with _claiming:
         fd, count = _claims.get(file, (-1, 0))
