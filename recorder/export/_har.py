@@ -100,13 +100,9 @@ def _request(request: Request, upstreams: Sequence[str]) -> dict[str, Any]:
         "headersSize": -1,
         "bodySize": len(request.body),
     }
-    if request.messages:
-        out["postData"] = {
-            "mimeType": request.header("content-type") or "",
-            **_grpc(request.messages),
-        }
-    elif request.body:
-        out["postData"] = {"mimeType": request.header("content-type") or "", **_text(request.body)}
+    if request.messages or request.body:
+        shown = _grpc(request.messages) if request.messages else _text(request.body)
+        out["postData"] = {"mimeType": request.header("content-type") or "", **shown}
     return out
 
 
@@ -155,21 +151,22 @@ def _text(body: bytes) -> dict[str, str]:
 
 
 def _grpc(messages: Sequence[GrpcMessage]) -> dict[str, str]:
-    decoded = [_json(m.json) if m.json is not None else None for m in messages]
+    decoded = [json_or_text(m.json) if m.json is not None else None for m in messages]
     return {"text": json.dumps(decoded, ensure_ascii=False)}
 
 
-def _json(text: str) -> Any:
+def json_or_text(text: str) -> Any:
+    """`text` parsed as JSON, else the text itself (an event's data, a hand-edited capture)."""
     try:
         return json.loads(text)
-    except ValueError:  # a hand-edited capture: kept as the text it holds
+    except ValueError:
         return text
 
 
 def _message(m: GrpcMessage, start: float) -> dict[str, Any]:
     out: dict[str, Any] = {"time": start + m.offset_us / 1_000_000, "type": m.type_name}
     if m.json is not None:
-        out["json"] = _json(m.json)
+        out["json"] = json_or_text(m.json)
     else:
         out["base64"] = base64.b64encode(m.raw or b"").decode("ascii")
     if m.compressed:

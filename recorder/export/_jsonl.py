@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from recorder.capture import Capture, Exchange, GrpcMessage, SseEvent
+from recorder.export._har import json_or_text
 from recorder.protocol import event_fields
 
 
@@ -55,7 +56,7 @@ def _sse(event: SseEvent) -> dict[str, Any]:
     out: dict[str, Any] = {
         "event": None if only_comments else fields.event,
         "id": fields.id,
-        "data": _parsed(fields.data) if fields.data else None,
+        "data": json_or_text(fields.data) if fields.data else None,
     }
     if fields.comments:
         out["comments"] = list(fields.comments)
@@ -65,15 +66,8 @@ def _sse(event: SseEvent) -> dict[str, Any]:
 def _grpc(message: GrpcMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"type": message.type_name}
     if message.json is not None:
-        out["data"] = _parsed(message.json)
+        out["data"] = json_or_text(message.json)
     else:
         out["data"] = None
         out["base64"] = base64.b64encode(message.raw or b"").decode("ascii")
     return out
-
-
-def _parsed(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
