@@ -24,7 +24,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange, outcome
 from recorder.options import parse_spec
 from recorder.protocol import CUT_SHORT, answered_state
-from recorder.record._ledger import Incident, Kind, Ledger
+from recorder.record._ledger import Incident, Kind, Ledger, many
 from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._save import Save
 
@@ -114,7 +114,7 @@ class Console:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures))
         self._say(
-            f"recorded {_many(t.exchanges, 'exchange')} ({_many(t.errors, 'error')}, "
+            f"recorded {many(t.exchanges, 'exchange')} ({many(t.errors, 'error')}, "
             f"{_size(t.bytes)}, {t.redactions} with redactions)" + (f" to {files}" if files else "")
         )
         if t.left_out:
@@ -188,17 +188,11 @@ def _indented(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
 
 
-def _many(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
 def _size(count: int) -> str:
-    for unit in ("bytes", "KiB", "MiB"):
-        if count < 1024 or unit == "MiB":
-            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1024  # type: ignore[assignment]
-    return f"{count} bytes"
+    if count < 1024:
+        return f"{count} bytes"
+    return f"{count / 1024:.1f} KiB" if count < 1024 * 1024 else f"{count / 1024 / 1024:.1f} MiB"

@@ -93,7 +93,7 @@ class Ledger:
     def summary(self) -> list[str]:
         """A line per reason: what was lost, what failed."""
         return [
-            *(f"{_exchanges(n)} lost: {reason}" for reason, n in self.lost.items()),
+            *(f"{many(n, 'exchange')} lost: {reason}" for reason, n in self.lost.items()),
             *(f"error inside the recorder{_times(n)}: {r}" for r, n in self.errors.items()),
         ]
 
@@ -114,8 +114,9 @@ class Ledger:
             listener(incident)
 
 
-def _exchanges(count: int) -> str:
-    return f"{count} exchange{'' if count == 1 else 's'}"
+def many(count: int, noun: str) -> str:
+    """`1 exchange`, `3 exchanges`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _times(count: int) -> str:
