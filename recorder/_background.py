@@ -1,8 +1,8 @@
 """Run an asyncio service in a daemon thread with its own loop (the one threading shell).
 
-The CLI, the pytest plugin and the tests are synchronous; the servers are asyncio.  A
-`BackgroundLoop` starts a coroutine-based service in a thread, waits until it says it is ready,
-surfaces a startup failure in the caller's thread, and stops it for real (ports freed).
+The CLI, the pytest plugin and the tests are synchronous, the servers asyncio: a
+`BackgroundLoop` starts a service in a thread, waits until it is ready, raises a start-up
+failure in the caller's thread, and stops it for real (ports freed).
 """
 
 from __future__ import annotations

@@ -20,12 +20,10 @@ def demo_advice(
     missing: str, installed: str | None = MISSING, requirement: str | None = MISSING
 ) -> str:
     """What to do when the demo cannot import `missing`: install the extra where that leaves
-    the user's a2a-sdk as it is (none installed, or one the extra accepts), else run the demo
-    in an environment of its own (never a command that would change the user's SDK).  The
-    extra comes from where a2a-recorder was installed from (no package index has it).
-
-    `installed` and `requirement` (the a2a-sdk version here, the extra's requirement) are
-    read from this environment unless given."""
+    the user's a2a-sdk as it is (none, or one the extra accepts), else run the demo in an
+    environment of its own.  The extra comes from where a2a-recorder was installed from (no
+    package index has it).  `installed` and `requirement` (the a2a-sdk version here, the
+    extra's requirement) are read from this environment unless given."""
     installed = installed_version(DEMO_SDK) if installed == MISSING else installed
     requirement = _demo_requirement() if requirement == MISSING else requirement
     needs = f"a2a-sdk {requirement}" if requirement else "a2a-sdk 1.3"

@@ -68,8 +68,7 @@ class RecorderError(Exception):
 
 
 class InputError(RecorderError, ValueError):
-    """Something the user gave (a file, a value, a setting) cannot be used; the message
-    names it and says why."""
+    """Something the user gave cannot be used; the message names it and says why."""
 
 
 class CaptureParseError(InputError):
@@ -91,8 +90,7 @@ class ConvertError(InputError):
 
 
 class ConfigError(InputError):
-    """A setting that cannot be used (pyproject.toml, verify.toml, a fixture's value); the
-    message names where it was."""
+    """A setting that cannot be used; the message names where it was."""
 
 
 class BaselineError(InputError):
@@ -144,10 +142,8 @@ def python_spelling(name: str, value: str | None) -> str:
 
 
 class FaultSpecError(InputError):
-    """A replay fault spec that cannot be used: one that cannot be read
-    (`recorder.protocol.parse_fault`), or that names no exchange it can apply to (the
-    replayer).  The message names the spec as written, the file it came from if any, and
-    lists the kinds."""
+    """A replay fault spec that cannot be read or applied: the message names it as written
+    (and its file) and lists the kinds."""
 
 
 class CaptureExistsError(RecorderError, FileExistsError):
@@ -155,8 +151,7 @@ class CaptureExistsError(RecorderError, FileExistsError):
 
 
 class CaptureBusyError(RecorderError, BlockingIOError):
-    """Another writer (process, or writer in this one) holds the capture's lock; the message
-    names it."""
+    """Another writer holds the capture's lock; the message names it."""
 
 
 class StartError(RecorderError, RuntimeError):
@@ -168,12 +163,11 @@ class ProxyStartError(StartError):
 
 
 class StateError(RecorderError, RuntimeError):
-    """A server (proxy, replayer, agent, receiver) asked for what it has only while it runs:
-    used before `start()` or after `stop()`, or started twice."""
+    """A server used before `start()` or after `stop()`, or started twice."""
 
 
 class VerifyError(RecorderError, RuntimeError):
-    """Verify could not run (exit 2): the message says why, ready to print."""
+    """Verify could not run (exit 2): the message says why."""
 
 
 class ProtocolError(RecorderError, ValueError):
@@ -205,8 +199,8 @@ class FormLineError(FormError):
 
 
 class Unsendable(RecorderError):
-    """A verify step that cannot go to this agent (no gRPC address, a message that cannot be
-    encoded)."""
+    """A verify step that cannot go to this agent (no gRPC address, a message that cannot
+    be encoded)."""
 
 
 # The exit status of a command that an error ended, first match wins.  Any other exception

@@ -1,16 +1,12 @@
 """The HTML pages the package writes (diff, verify, report): one jinja2 environment, one
-stylesheet, one last pass.
-
-Invariants, for every page:
-- **Everything shown is text.**  Captures hold what remote peers sent, so every value goes
-  through jinja2's autoescaping (`autoescape=True`; a value the template does not know is an
-  error, `StrictUndefined`).  Only the package's own files (`templates/page.css`, the report's
-  script) are marked safe.
-- **One look.**  `templates/page.css` is the stylesheet of every page, inlined: no page fetches
-  anything, and a Content-Security-Policy in each says so to the browser.
-- **Valid UTF-8, visible controls.**  `printable` runs over the whole page last: lone surrogates
-  (valid in JSON text as `"\\ud800"`, impossible in UTF-8) and control characters become
-  visible `\\uXXXX` escapes.
+stylesheet, one last pass.  For every page:
+- **Everything shown is text**: captures hold what remote peers sent, so every value is
+  autoescaped (an unknown one is an error, `StrictUndefined`); only the package's own files
+  (`templates/page.css`, the report's script) are marked safe.
+- **One look**: `templates/page.css` is every page's stylesheet, inlined; no page fetches
+  anything, and its Content-Security-Policy says so to the browser.
+- **Valid UTF-8, visible controls**: `printable` runs over the whole page last, so lone
+  surrogates (valid in JSON as `"\\ud800"`) and control characters become `\\uXXXX` escapes.
 """
 
 from __future__ import annotations

@@ -13,12 +13,10 @@ class StopSignals:
     """Ctrl-C, SIGTERM and SIGHUP all ask for one orderly stop.
 
     Installed before a server starts and kept until it has stopped, so that a second Ctrl-C
-    (or a signal during start-up) can never interrupt the stop half-way: it is only answered
-    with `busy`, a word that the stop is under way.
-
-    The handler takes no lock: it runs in the main thread between two bytecodes, possibly
-    inside code that holds the very lock it would take (an Event's, a stream's), and would
-    then wait for itself for ever.  So it counts, writes with `os.write`, and `wait()` polls.
+    (or a signal during start-up) never interrupts the stop: it is answered with `busy`.  The
+    handler takes no lock: it runs between two bytecodes of the main thread, maybe inside code
+    that holds that very lock, and would wait for itself for ever.  So it counts, writes with
+    `os.write`, and `wait()` polls.
     """
 
     POLL = 0.05  # seconds; how soon a stop starts after the signal
@@ -39,8 +37,7 @@ class StopSignals:
             time.sleep(self.POLL)
 
     def finished(self) -> None:
-        """Ignore further stop signals: all is written and the process is exiting.  A Python
-        handler would be reset to the default during the interpreter's teardown, and a late
-        Ctrl-C would then kill the process (exit -2) after a clean stop."""
+        """Ignore further stop signals: all is written and the process is exiting (a late
+        Ctrl-C during the interpreter's teardown would otherwise kill it, exit -2)."""
         for number in STOP_SIGNALS:
             signal.signal(number, signal.SIG_IGN)

@@ -1,10 +1,9 @@
 """The one webhook receiver: it takes POSTs on a free port and lets its owner answer them.
 
-A stdlib `ThreadingHTTPServer` (HTTP/1.1; chunked bodies read) in a thread of its own, which
-its owner starts and stops (the demo's `WebhookReceiver`, verify's `Receiver`).  Each POST goes
-to `answer(post)`, called from the server's threads, which says what to send back; any other
-method is answered `405`, a body larger than `max_body` `413`, unread.  `stop()` shuts the
-server down, closes its socket (the port is free again) and joins its thread.
+A stdlib `ThreadingHTTPServer` (HTTP/1.1, chunked bodies read) in a thread its owner starts
+and stops (the demo's `WebhookReceiver`, verify's `Receiver`).  Each POST goes to
+`answer(post)`, from the server's threads; any other method gets `405`, a body over `max_body`
+`413`, unread.  `stop()` frees the port and joins the thread.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from recorder._errors import CaptureBusyError, CaptureExistsError, CaptureParseE
 from recorder.capture._bodies import JSON_FORMS, JsonForm
 from recorder.capture._model import (
     FORMAT_VERSION,
-    READABLE_VERSIONS,
     Capture,
     Exchange,
     GrpcMessage,
@@ -50,7 +49,6 @@ from recorder.capture._writer import (
 __all__ = [
     "FORMAT_VERSION",
     "JSON_FORMS",
-    "READABLE_VERSIONS",
     "Capture",
     "CaptureBusyError",
     "CaptureExistsError",

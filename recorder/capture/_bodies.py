@@ -1,13 +1,11 @@
 """Display forms: how bytes and strings are shown in a capture file and restored exactly.
 
-Invariant: every `show_*` function checks its own round trip, so `restore(show(x)) == x` for
-every input.  It picks the most readable form that passes (pretty JSON, then verbatim text) and
-falls back to forms that always round-trip (base64 for bytes, a JSON string literal for str).
-Displays never hold a line that could start a section of the file (`###`, a status line, a
-request line), and never a CR; the file is split on LF only.
-
-Errors while restoring are `FormError(ValueError)` with the 0-based line inside the display, so
-that the parser can report `file:line`.
+Every `show_*` function checks its own round trip, so `restore(show(x)) == x`: it picks the
+most readable form that passes (pretty JSON, then verbatim text) and falls back to forms that
+always do (base64 for bytes, a JSON string literal for str).  A display never holds a line that
+could start a section (`###`, a status or request line), nor a CR (files split on LF only).
+Restoring raises `FormError(ValueError)` with the 0-based line inside the display, for the
+parser's `file:line`.
 """
 
 from __future__ import annotations
@@ -107,11 +105,9 @@ def restore_value(text: str) -> str:
     if not text.startswith('"'):
         return text
     try:
-        value = json.loads(text)
+        value: str = json.loads(text)  # JSON text that starts with `"` is a string
     except ValueError as exc:
         raise FormError(f"bad quoted value {quoted(text)}: {exc}") from exc
-    if not isinstance(value, str):
-        raise FormError(f"bad quoted value {quoted(text)}: not a string")
     return value
 
 
@@ -164,12 +160,8 @@ JSON_FORMS: dict[str, JsonForm] = {
 
 
 def json_form_of(text: str) -> tuple[JsonForm, str] | None:
-    """The form that re-serialises `text` byte for byte, with the pretty display; or None.
-
-    The display restores exactly (`restore(show(x)) == x`, a property test checks it): the
-    form reproduces `text` from the value, and the display is `json.dumps(value, indent=2)`,
-    which `json.loads` turns back into an equal value, keys in order.
-    """
+    """The form that re-serialises `text` byte for byte, with the pretty display
+    (`json.dumps(value, indent=2)`, which loads back equal, keys in order); or None."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

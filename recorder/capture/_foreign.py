@@ -1,10 +1,7 @@
 """What a file that is not a capture is, told from its first bytes, so that every reader of
-captures (`show`, `lint`, `diff`, `replay`, the plugin...) says what it was given and what to
-do instead of where the capture grammar broke.
-
-A HAR file is JSON with a `log` object; a mitmproxy flow file (`mitmdump -w`, `.mitm`) is a
-series of tnetstrings, each a dictionary that starts `<length>:<length>:<key>`.  Both become
-captures with `a2a-recorder convert`.
+captures says what it was given and what to do, not where the capture grammar broke.  A HAR
+file is JSON with a `log` object; a mitmproxy flow file (`mitmdump -w`) is tnetstrings, each a
+dictionary that starts `<length>:<length>:<key>`.  `a2a-recorder convert` reads both.
 """
 
 from __future__ import annotations

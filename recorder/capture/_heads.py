@@ -1,21 +1,18 @@
 """Request and response heads: the sendable lines a capture shows, and what it keeps aside.
 
-A capture's request is meant to be sent again as written, by an editor's HTTP client or by
-`curl`.  Two kinds of head values would break that.  Both are kept aside as metadata, so the
-file stays lossless (docs/capture-format.md, "Heads"):
+A capture's request is meant to be sent again as written (an editor's HTTP client, `curl`).
+Two kinds of head values would break that; both are kept aside as metadata, so the file stays
+lossless (docs/capture-format.md, "Heads"):
+- **Framing headers** that no longer describe the body shown: `Content-Length` and
+  `Content-Encoding` whenever a body is shown (pretty, or decoded), `Transfer-Encoding` always.
+  Each becomes `# wire-header: <side> <index> <Name>: <value>` (`index`: its place in the
+  full list).
+- **Values a line cannot hold** (a control character, a line separator, a lone surrogate):
+  the line shows a sendable stand-in (percent-escapes in a target, `?` elsewhere), and
+  `# exact: <where> [<index>] "<JSON string>"` holds the value.
 
-- **Framing headers** that no longer describe the body the file shows: `Content-Length` and
-  `Content-Encoding` whenever a body is shown (it is shown pretty, or decoded), and
-  `Transfer-Encoding` always.  An editor frames what it sends itself, and would send these as
-  written.  Each becomes `# wire-header: <side> <index> <Name>: <value>`, where `index` is the
-  header's place in the full list.
-- **Values a line cannot hold**: a target, reason or header value with a control character, a
-  line separator or a lone surrogate (a byte that was not UTF-8, kept by surrogateescape).  The
-  line shows a sendable stand-in (percent-escapes in a target, `?` elsewhere), and
-  `# exact: <where> [<index>] "<JSON string>"` holds the value itself.
-
-Pure: `set_aside` goes from a head's values to what its lines show plus the `Aside`;
-`restore_headers` and `Aside.parse` go back.
+Pure: the `set_aside_*` functions go from a head's values to its lines plus the `Aside`;
+`restore_headers` and `Aside` go back.
 """
 
 from __future__ import annotations
@@ -122,11 +119,9 @@ def _exact(text: str) -> tuple[str, int | None, str]:
             f"exact value for {quoted(where)} {'needs' if index is None else 'takes no'} index"
         )
     try:
-        value = json.loads(literal)
+        value: str = json.loads(literal)  # `_EXACT` takes one that starts with `"`: a string
     except ValueError as exc:
         raise FormError(f"bad exact value {quoted(literal)}: {exc}") from exc
-    if not isinstance(value, str):
-        raise FormError(f"exact value {quoted(literal)} is not a JSON string")
     return where, None if index is None else int(index), value
 
 

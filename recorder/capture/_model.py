@@ -1,9 +1,8 @@
 """The capture model: one recorded session as frozen values.
 
-A `Capture` holds exchanges in the order they completed.  Bodies are kept as the bytes that
-crossed the wire (after content decoding, which is noted); how a body is shown in the `.http`
-file (pretty JSON, text, base64) is the renderer's business and never changes these bytes.
-Times are integer microseconds so that a value survives a round trip through the file exactly.
+Exchanges are in the order they completed.  Bodies are the bytes that crossed the wire (after
+content decoding, which is noted); how the file shows them is the renderer's business.  Times
+are integer microseconds, so a value survives a round trip through the file exactly.
 """
 
 from __future__ import annotations
@@ -28,12 +27,8 @@ def started_at(timestamp: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
-    """One server-sent event block as it arrived.
-
-    `lines` are the block's wire lines without line endings and without the blank line that
-    ends the block (`data: {...}`, `event: error`, `: ping`, `id: 7`).  `offset_us` counts from
-    the moment the response headers arrived.
-    """
+    """One server-sent event block as it arrived: its wire lines without line endings nor the
+    blank line that ends it (`data: {...}`, `: ping`); `offset_us` from the response headers."""
 
     offset_us: int
     lines: tuple[str, ...]
@@ -41,12 +36,9 @@ class SseEvent:
 
 @dataclass(frozen=True, slots=True)
 class GrpcMessage:
-    """One length-prefixed gRPC message.
-
-    `json` is its proto-JSON (compact) when the recorder could decode it with the A2A
-    descriptors; otherwise `raw` keeps the message bytes.  Exactly one of the two is set.
-    `type_name` is the protobuf message type used to decode it (`lf.a2a.v1.Task`).
-    """
+    """One length-prefixed gRPC message: its compact proto-JSON when the A2A descriptors
+    decode it (`type_name` says as what: `lf.a2a.v1.Task`), else its `raw` bytes; one of the
+    two exactly."""
 
     offset_us: int
     json: str | None = None
@@ -90,12 +82,9 @@ class Response:
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    """One request and what came back.
-
-    `response` is None when none came (connection refused, upstream reset).  `notes` say what the
-    recorder did or saw beyond the bytes: "card rewritten", "gzip decoded", "client closed",
-    "stream truncated", "redacted: Authorization".  `started_us` counts from the capture start.
-    """
+    """One request and what came back (`response` None when nothing did).  `notes` say what
+    the recorder did or saw beyond the bytes ("gzip decoded", "redacted: Authorization");
+    `started_us` counts from the capture start."""
 
     number: int
     classification: Classification

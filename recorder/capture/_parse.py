@@ -1,20 +1,15 @@
 """Parse `.http` capture text back into a Capture (sans-I/O).
 
-Strategy: a cursor walks the text once, by offsets, keeping the line number as it goes; the text
-is never split into lines (a 10,000-exchange capture has 717,000, and a string for each took
-50 MB).  Blocks of head lines are matched by one regex search each.
-Body regions are found by searching for the lines that can end them: a request body runs to the
-next status line or `###` line, a response body to the next `###` line or the end, and each
-region is its display plus one blank line.  The display is then restored by `_bodies`, whose
-`FormError` carries the line inside the display.
+A cursor walks the text once, by offsets, counting lines as it goes; the text is never split
+into lines (a 10,000-exchange capture has 717,000: 50 MB of strings).  A block of head lines
+is matched by one regex search.  A body region is found by searching for the lines that can
+end it (`_region_end`); its display is restored by `_bodies`, whose `FormError` carries the
+line inside the display.
 
-Every problem raises `CaptureParseError` (a ValueError) with `file:line: what is wrong`; any
-other exception escaping the walk is converted at the single boundary in `parse`, so a damaged
-file never crashes a caller and never loses an exchange silently.
-
-`parse(text, only=N)` reads the header and exchange N alone: the others are stepped over, from
-their `###` line to the next (a line that starts `###` always ends a body region), unread, so
-showing one exchange does not cost a 100 MB body elsewhere in the file.
+Every problem is a `CaptureParseError` (a ValueError), `file:line: what is wrong`; any other
+exception is converted at the one boundary, `parse`, so a damaged file never crashes a caller.
+`parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a body
+region), so showing one does not cost a 100 MB body elsewhere.
 """
 
 from __future__ import annotations
@@ -86,11 +81,8 @@ _CONVERTERS: dict[str, Callable[[str], object]] = {"version": Version}
 
 
 def parse(text: str, filename: str = "<capture>", *, only: int | None = None) -> Capture:
-    """Parse capture text; raises CaptureParseError (with file:line) for any damage.
-
-    `only`: keep exchange number `only` alone, and read no other (their damage goes unseen).
-    See also: `render` (the inverse), `read_capture` (from a path).
-    """
+    """Parse capture text (the inverse of `render`); CaptureParseError (`file:line`) for any
+    damage.  `only`: exchange number `only` alone, no other read (their damage goes unseen)."""
     cursor = _Cursor(_checked(text, filename), filename)
     try:
         return _parse_capture(cursor, only)
@@ -443,12 +435,8 @@ def _parse_request(cursor: _Cursor, meta: _Meta, aside: Aside) -> tuple[Request,
     match = REQUEST_LINE.fullmatch(line)
     if match is None:
         cursor.fail(f"bad request line {quoted(line)}: expected 'METHOD target HTTP/x'")
-    cursor.skip_line()
-    headers = _parse_headers(cursor)
-    form = meta.one(cursor, KEY_REQUEST_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_REQUEST_BODY), REQUEST_FORMS)
+    headers, parts = _parse_part(cursor, meta, aside, "request", KEY_REQUEST_BODY, REQUEST_FORMS)
     method, target, version = match.groups()
-    headers = _restored_head(cursor, lambda: aside.headers("request", headers))
     request = Request(
         method, aside.value(TARGET, target), headers, parts.body, version, parts.messages
     )
@@ -473,12 +461,8 @@ def _parse_response(
         return None
     if status is None:
         cursor.fail("expected a status line 'HTTP/x NNN reason' (truncated or bad status line?)")
-    cursor.skip_line()
-    headers = _parse_headers(cursor)
-    form = meta.one(cursor, KEY_RESPONSE_BODY)
-    parts = _parse_region(cursor, form, meta.line_of(KEY_RESPONSE_BODY), RESPONSE_FORMS)
+    headers, parts = _parse_part(cursor, meta, aside, "response", KEY_RESPONSE_BODY, RESPONSE_FORMS)
     version, code, reason = status.groups()
-    headers = _restored_head(cursor, lambda: aside.headers("response", headers))
     trailers = _restored_head(cursor, lambda: aside.trailers(parts.trailers))
     return Response(
         int(code),
@@ -491,6 +475,16 @@ def _parse_response(
         parts.messages,
         trailers,
     )
+
+
+def _parse_part(
+    cursor: _Cursor, meta: _Meta, aside: Aside, side: str, key: str, forms: Forms
+) -> tuple[Headers, Parts]:
+    """After a request or status line: the side's headers (restored) and its body region."""
+    cursor.skip_line()
+    shown = _parse_headers(cursor)
+    parts = _parse_region(cursor, meta.one(cursor, key), meta.line_of(key), forms)
+    return _restored_head(cursor, lambda: aside.headers(side, shown)), parts
 
 
 def _newline(cursor: _Cursor, meta: _Meta) -> str:

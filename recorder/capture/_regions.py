@@ -1,9 +1,6 @@
-"""What a body region's display holds, restored (pure): a body, SSE events, or gRPC messages
-and trailers, by the region's form (`# response-body: event-stream 3 events`).
-
-Each restorer takes the form and the display (the region without its closing blank line) and
-returns the `Parts`; a problem is a `FormError` with the line inside the display, or a
-`FormLineError` for the form's own line (the parser, `_parse`, adds where the region starts).
+"""What a body region's display holds, restored (pure): a body, SSE events, or gRPC messages and
+trailers, by the region's form (`# response-body: event-stream 3 events`).  A problem is a
+`FormError` with the line inside the display, or a `FormLineError` for the form's own line.
 """
 
 from __future__ import annotations

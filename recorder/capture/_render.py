@@ -1,14 +1,11 @@
 """Render a Capture to `.http` text (sans-I/O).
 
-An exchange is a list of lines: its `###` line, its metadata, then each part's start line,
-headers, a blank line and (when there is one) its body display and one more blank line
-(docs/capture-format.md, "Grammar").  What each line says comes from `_heads` (what stays
-sendable) and `_bodies` (how a body is shown).  This runs once per recorded exchange, on the
-recorder's hot path, so it is plain string building.
-
-Rendering refuses, with ValueError, the few values the parser could not give back exactly (a
-header name that is not a token, an operation with spaces, ...), so that `parse(render(c)) ==
-c` holds for every capture that renders.
+An exchange is its `###` line, its metadata, then for each part a start line, headers, a
+blank line and, with a body, its display and one more blank line (docs/capture-format.md,
+"Grammar"); `_heads` says what stays sendable, `_bodies` how a body is shown.  This runs once
+per recorded exchange, on the recorder's hot path: plain string building.  It refuses, with
+ValueError, the few values the parser could not give back (a header name that is not a token,
+an operation with spaces), so `parse(render(c)) == c` for every capture that renders.
 """
 
 from __future__ import annotations
@@ -96,11 +93,8 @@ _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def render(capture: Capture) -> str:
-    """The whole capture as `.http` text.
-
-    Raises ValueError when a value cannot round-trip (see the module docstring) or when the
-    exchange numbers do not increase strictly.
-    """
+    """The whole capture as `.http` text; ValueError for a value that cannot round-trip or
+    exchange numbers that do not increase strictly."""
     numbers = [exchange.number for exchange in capture.exchanges]
     if any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
         raise ValueError(f"exchange numbers must increase strictly, got {numbers}")
@@ -108,11 +102,8 @@ def render(capture: Capture) -> str:
 
 
 def render_header(capture: Capture) -> str:
-    """The file header (version line, `# key: value` lines, a blank line); no exchanges.
-
-    Always in the current format (`FORMAT_VERSION`), whatever version a parsed capture came
-    from: that is how `migrate` works.
-    """
+    """The file header (version line, `# key: value` lines, a blank line), always in the
+    current format whatever a parsed capture's was: that is how `migrate` works."""
     fields = [
         (HEADER_RECORDER, capture.recorder_version),
         (HEADER_STARTED, capture.started),

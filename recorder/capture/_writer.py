@@ -1,31 +1,25 @@
 """The only code that touches disk for captures: an append-only writer, read and write.
 
-Durability of `CaptureWriter` (docs/capture-format.md, "Durability"):
-- `append` renders the exchange before taking the lock, then writes it under the lock,
-  straight to the file (unbuffered).  When `append` returns, the exchange is in the operating
-  system's page cache: a killed process (`kill -9`, a crash) loses no exchange whose `append`
-  returned, and the file on disk is always a complete, parseable capture.
-- `fsync` happens off the caller's thread: one syncer thread while any writer is open, woken
-  by the first append after it went idle, waits `GROUP_COMMIT` seconds for more to arrive and
-  then syncs every writer with unsynced data at once (group commit); under a steady load it
-  syncs about every `GROUP_COMMIT` seconds and the appending thread never waits for it.  A
-  power loss or kernel crash can lose the exchanges appended in the last `GROUP_COMMIT`
-  seconds plus one fsync's time.  `sync()` waits until everything appended so far is on
-  disk; `close()` does that too.
-- A writer never truncates a file that holds exchanges: it creates a new capture (`create`)
-  only where there is none, or continues one (`resume`), numbering after its last exchange.
-- **Whole exchanges or nothing**: when a write fails (a full disk, a read-only remount, an I/O
-  error), the part of it that reached the file is cut off again (the file is unbuffered, so
-  nothing of it is left to go out later), and the `OSError` is raised.  The file then ends with
-  its last whole exchange and still parses; a new capture whose header could not be written is
-  removed.  Only when the cut itself fails can the file end damaged, and the error says so.
+How `CaptureWriter` keeps docs/capture-format.md's "Durability" promises:
+- `append` renders the exchange before taking the lock, then writes it straight to the file
+  (unbuffered): once it returns, the exchange is in the page cache, and a killed process loses
+  no exchange whose `append` returned; the file is always a complete, parseable capture.
+- `fsync` runs off the caller's thread: one syncer thread while any writer is open waits
+  `GROUP_COMMIT` seconds after an append for more, then syncs every writer with unsynced data
+  at once (group commit); appends never wait for it.  `sync()` and `close()` wait for it.
+- A writer never truncates a file that holds exchanges: it creates a capture only where there
+  is none, or continues one (`resume`), numbering after its last exchange.
+- **Whole exchanges or nothing**: when a write fails, what reached the file of it is cut off
+  again and the `OSError` raised, so the file ends with its last whole exchange; a new capture
+  whose header could not be written is removed.  Only a failed cut leaves the file damaged,
+  and the error says so.
 - Reading refuses what is not a regular file (a FIFO would block, `/dev/zero` never ends).
-- A capture that may replace another is written as a *draft* beside it (`draft_beside`, the
-  same folder), then renamed over it (`promote`) or kept under another name (`set_aside`):
-  each is one atomic rename, so the old capture is whole until the moment it is replaced.
-- **One writing process per capture**: every writer here `claim`s the capture while it writes
-  (and a recording, the pytest plugin, claim it for their whole run), so a writer in another
-  process is refused before it touches the file, with an error naming the holder.
+- A capture that may replace another is written as a *draft* beside it (`draft_beside`), then
+  renamed over it (`promote`) or kept under another name (`set_aside`), each one atomic
+  rename: the old capture is whole until the moment it is replaced.
+- **One writing process per capture**: every writer `claim`s the capture while it writes (a
+  recording and the pytest plugin, for their whole run), so a writer in another process is
+  refused before it touches the file, with an error naming the holder.
 """
 
 from __future__ import annotations
@@ -41,7 +35,6 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from recorder._errors import CaptureBusyError, CaptureExistsError
@@ -55,13 +48,11 @@ from recorder.capture._salvage import Cut, salvage
 class CaptureWriter:
     """Append exchanges to a `.http` capture as they complete; thread-safe.
 
-    `CaptureWriter(path, header)` starts a new capture: it writes the header of `header`, then
-    any exchanges it already holds.  It refuses (`CaptureExistsError`) a path that already
-    holds a capture with exchanges, unless `overwrite=True`.  `CaptureWriter.resume(path)`
-    continues an existing capture instead.  `append(exchange)` adds one; numbers must increase
-    strictly (ValueError otherwise, and ValueError for values that cannot be rendered; the file
-    is untouched in both cases).  `close()` is idempotent; the writer is a context manager.
-    The capture is `claim`ed from start to `close()` (CaptureBusyError: another process has it).
+    `CaptureWriter(path, header)` starts a capture with `header` (and any exchanges it holds),
+    refusing (`CaptureExistsError`) one that holds exchanges unless `overwrite=True`;
+    `CaptureWriter.resume(path)` continues one.  `append` takes strictly increasing numbers
+    (else ValueError, as for a value that cannot be rendered; the file is then untouched).  The
+    capture is `claim`ed until `close()` (CaptureBusyError: another process has it).
 
     Example::
 
@@ -161,12 +152,7 @@ class CaptureWriter:
     def __enter__(self) -> CaptureWriter:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _write(self, data: bytes) -> None:
@@ -231,13 +217,10 @@ GROUP_COMMIT = 0.05  # seconds the syncer lets appends gather before one fsync f
 
 
 class _Syncer:
-    """The thread that fsyncs every open writer with unsynced data (group commit).
-
-    Its owners are the open writers: the first to open starts it, the last to close stops it
-    and joins it.  `want` records a writer under the syncer's lock and wakes the thread when
-    it waits for work; the thread lets `GROUP_COMMIT` seconds of appends gather, takes them
-    all and syncs each outside the lock, so an append never waits for a disk.
-    """
+    """The thread that fsyncs every open writer with unsynced data (group commit): the first
+    writer to open starts it, the last to close stops and joins it.  `want` wakes it; it lets
+    `GROUP_COMMIT` seconds of appends gather and syncs each outside the lock, so an append
+    never waits for a disk."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
@@ -395,13 +378,10 @@ _claiming = threading.Lock()
 
 
 def claim(path: str | os.PathLike[str]) -> None:
-    """Claim the capture at `path` for this process (again and again: `release` as often).
-
-    The claim is an advisory lock (`flock`) on a lock file beside the capture, `.<name>.lock`,
-    which names the process; CaptureBusyError names another process that holds it.  The kernel
-    lets go when the process ends, however it ends: a lock file `kill -9` left behind holds
-    nobody and is taken over.
-    """
+    """Claim the capture at `path` for this process (as often as it is `release`d): an
+    advisory lock (`flock`) on `.<name>.lock` beside it, which names the process
+    (CaptureBusyError names another holder).  The kernel lets go however the process ends: a
+    lock file `kill -9` left behind holds nobody and is taken over."""
     file = _lock_file(path)
     with _claiming:
         fd, count = _claims.get(file, (-1, 0))

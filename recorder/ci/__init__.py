@@ -1,12 +1,9 @@
 """What CI reads: JUnit XML reports and baselines of accepted findings.
 
-Pure parts: `render_junit(suites, name)` builds a JUnit XML report from `Suite`/`Case`/
-`Failure` values (one case per capture, one failure per finding or difference);
-`check`/`updated` match findings against baseline entries (`_baseline`'s docstring has the
-file format).  The shell: `gate(path, findings, tool, update=...)` reads, checks and writes
-a baseline file.  Errors: `BaselineError(ValueError)`, naming the file.
-
-Each command (`lint`, `verify`, `diff`) maps its own results onto these.
+Pure: `render_junit(suites, name)` from `Suite`/`Case`/`Failure` values (a case per capture, a
+failure per finding or difference); `check`/`updated` match findings against a baseline's
+entries (`_baseline` has the file format).  The shell: `gate(path, findings, tool,
+update=...)` reads, checks and writes a baseline file.  Errors: `BaselineError(ValueError)`.
 
 May import only the root's shared modules: `lint`, `diff` and `verify` build on it.
 """
@@ -14,25 +11,20 @@ May import only the root's shared modules: `lint`, `diff` and `verify` build on 
 from recorder._errors import BaselineError
 from recorder.ci._baseline import (
     BASELINE_FORMAT,
-    BASELINE_VERSION,
     KEYS,
-    BaselineCheck,
     BaselineOutcome,
     Entry,
     check,
     describe,
-    parse_baseline,
     render_baseline,
     updated,
 )
 from recorder.ci._gate import gate, read_baseline, write_baseline
-from recorder.ci._junit import Case, Failure, Suite, render_junit, xml_text
+from recorder.ci._junit import Case, Failure, Suite, render_junit
 
 __all__ = [
     "BASELINE_FORMAT",
-    "BASELINE_VERSION",
     "KEYS",
-    "BaselineCheck",
     "BaselineError",
     "BaselineOutcome",
     "Case",
@@ -42,11 +34,9 @@ __all__ = [
     "check",
     "describe",
     "gate",
-    "parse_baseline",
     "read_baseline",
     "render_baseline",
     "render_junit",
     "updated",
     "write_baseline",
-    "xml_text",
 ]

@@ -12,16 +12,12 @@ A baseline file is JSON, stable and diff-friendly (sorted, one entry per accepte
       ]
     }
 
-Each tool names the fields that identify a finding (`KEYS`); the other fields are there for
-the reader, and `reason` is the reader's own: why the finding is accepted.  Checking is a
-multiset match on the identifying fields: a current finding that matches an entry is
-*accepted*, one that matches none is *new*, and an entry that no current finding matches is
-*stale*.  New findings fail the run, and so do stale entries: a baseline that lists what no
-longer happens would hide that thing coming back.  `updated` writes the current findings
-as the new baseline, keeping the reasons of the entries that still match.
-
-Pure: text and values in, values out.  A file that cannot be used is a `BaselineError`
-(`ValueError`) naming it.
+Each tool names the fields that identify a finding (`KEYS`); `reason` is the reader's own.
+Checking is a multiset match on those fields: a finding that matches an entry is *accepted*,
+one that matches none is *new*, an entry no finding matches is *stale*.  New findings fail the
+run, and so do stale entries (a baseline listing what no longer happens would hide it coming
+back).  `updated` writes the current findings, keeping the reasons of entries that still match.
+Pure; a file that cannot be used is a `BaselineError` naming it.
 """
 
 from __future__ import annotations

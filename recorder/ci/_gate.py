@@ -1,10 +1,8 @@
 """The one shell of baselines: read the file, check against it, (re)write it.
 
-`--baseline FILE` writes the file when it does not exist yet (every current finding is
-accepted, with an empty reason to fill in), and otherwise checks against it;
-`--update-baseline` rewrites it from the current findings, keeping the reasons that still
-apply.  The file is written whole to a temporary file beside it and then renamed over it,
-so a failed write never leaves half a baseline.
+`--baseline FILE` writes the file when it does not exist (every current finding accepted,
+with an empty reason to fill in), else checks against it; `--update-baseline` rewrites it,
+keeping the reasons that still apply.  It is written whole and atomically (`replace_file`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """JUnit XML: the test report every CI system renders (Jenkins, GitLab, GitHub actions, ...).
 
-The shape is the widely read Ant/Jenkins one (our schema: `tests/data/junit.xsd`)::
+The widely read Ant/Jenkins shape (our schema: `tests/data/junit.xsd`)::
 
     <testsuites name tests failures errors skipped time>
       <testsuite name tests failures errors skipped time timestamp>
@@ -12,10 +12,9 @@ The shape is the widely read Ant/Jenkins one (our schema: `tests/data/junit.xsd`
       </testsuite>...
     </testsuites>
 
-A command maps its results onto it: one `Case` per capture, one `Failure` per finding or
-difference.  Pure: values in, a string out.  Every string is made fit for XML 1.0 first:
-characters XML cannot hold (control characters, a lone surrogate from a byte that was not
-UTF-8) are written as their Python escape (`\\x1b`, `\\udcff`), never dropped.
+Pure: values in, a string out.  Characters XML 1.0 cannot hold (controls, a lone surrogate
+from a byte that was not UTF-8) are written as their Python escape (`\\x1b`, `\\udcff`), never
+dropped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """A foreign recording's exchanges -> a capture, through the live recorder's addons.
 
-Each input format is read into items the recorder knows: mitmproxy HTTP flows, and gRPC calls
-as capture values (`recorder.record.OfflineCall`).  `convert` hands them, in file order, to the
-recorder's own addon set run offline (`recorder.record.record_offline`): what it classifies,
-leaves out, redacts, numbers and writes is what a live recording of the same traffic gets, by
-the same code.  Nothing here re-does any of it.
+`convert` hands the items (mitmproxy HTTP flows, gRPC calls as `OfflineCall`), in file order,
+to the recorder's addon set run offline (`recorder.record.record_offline`): what it
+classifies, leaves out, redacts, numbers and writes is what a live recording of the same
+traffic gets, by the same code.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from recorder.record import Incident, IncidentKind, OfflineItem, record_offline
 
 @dataclass(frozen=True)
 class Conversion:
-    """What a conversion wrote: `converted` exchanges to `out` (no file when none), `skipped`
-    ones left out as not A2A, `problems` (errors inside the recorder, exchanges lost) and the
-    recorder's `warnings`.  `capture` is the capture as written (None when nothing was)."""
+    """What a conversion wrote: `converted` exchanges to `out` (`capture`, None when none),
+    `skipped` ones (not A2A), `problems` (errors inside, exchanges lost) and `warnings`."""
 
     out: Path
     converted: int
@@ -41,11 +39,9 @@ def convert(
     keep_secrets: bool = False,
     include_all: bool = False,
 ) -> Conversion:
-    """Record `items` into the capture `out` (replaced if it exists), as the recorder would.
-
-    Exchanges that are not A2A are left out (counted in `skipped`) unless `include_all`;
-    secrets are redacted unless `keep_secrets`.  Raises `OptionError` naming `out` for an
-    `out` the recorder refuses (a directory, a folder that does not exist).  Example::
+    """Record `items` into the capture `out` (replaced if it exists), as the recorder would:
+    not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`.  Raises
+    `OptionError` naming `out` for an `out` the recorder refuses.  Example::
 
         conversion = convert(har_items(json.loads(text)), Path("session.http"))
     """

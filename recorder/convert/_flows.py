@@ -1,12 +1,8 @@
 """mitmproxy flow files (`.mitm` / `.flow`, written by `mitmdump -w`): read their flows.
 
-A flow file holds each HTTP exchange as the proxy saw it: request and response with their raw
-bodies (content-encoded as on the wire) and timestamps.  Those flows go to the recorder's
-addons as they are (`recorder.convert.convert`).  Non-HTTP flows (TCP, UDP, DNS) have no A2A
-meaning here and are counted, not converted.
-
-The only I/O is `read_flows`, which reads a flow file with `mitmproxy.io.FlowReader` and keeps
-the complete flows of a file that was cut short.
+Each HTTP exchange is as the proxy saw it (raw bodies, timestamps); those flows go to the
+recorder's addons as they are.  Non-HTTP flows (TCP, UDP, DNS) are counted, not converted.
+`read_flows`, the only I/O, keeps the complete flows of a file that was cut short.
 """
 
 from __future__ import annotations
@@ -38,12 +34,9 @@ class FlowFile:
 
 
 def read_flows(path: Path) -> FlowFile:
-    """Every complete flow in a mitmproxy flow file.
-
-    A file cut short (mitmdump killed while writing) keeps the flows before the cut, and
-    `damage` says where reading stopped.  Raises `ConvertError` (`path: what is wrong`) when
-    the file cannot be read, holds no flow at all, or not even its first flow is whole.
-    """
+    """Every complete flow in a mitmproxy flow file; of one cut short, the flows before the
+    cut, and `damage` says where.  `ConvertError` (`path: what is wrong`) when the file cannot
+    be read or holds no whole flow."""
     flows: list[Flow] = []
     try:
         check_regular(path)

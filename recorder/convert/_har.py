@@ -1,24 +1,17 @@
 """HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> what the
 recorder's addons take: an HTTP flow per entry, or a gRPC call (`OfflineCall`).
 
-A HAR entry keeps the request line and headers, the request body as `postData.text`, and the
-response body as `content.text` after content decoding (base64 when `content.encoding` says
-so).  The flow gets the body as the wire carried it: encoded again when a `Content-Encoding`
-names an encoding mitmproxy knows, so that the recorder decodes it and says so, as it does
-live.  HAR 1.2 has no per-event times for an event stream: the entry's `_eventSourceMessages`
-give them when it lists them (Chrome's devtools and `a2a-recorder export` do; `time` in
-seconds since the epoch), in the flow's metadata (`EVENT_OFFSETS`); else the recorder notes
-that they are unknown.  HTTP/2 pseudo-headers that browsers list among the headers
-(`:authority`) are not headers on the capture's HTTP/1.1-style lines and are left out, except
-in a gRPC exchange, whose capture keeps them.
+HAR keeps bodies decoded (`content.text`, base64 when `content.encoding` says so): the flow
+gets the body encoded again when a `Content-Encoding` names an encoding mitmproxy knows, so the
+recorder decodes it and says so, as live.  HAR has no per-event times for an event stream:
+`_eventSourceMessages` (Chrome's devtools and `a2a-recorder export` write them) give them, in
+the flow's metadata (`EVENT_OFFSETS`), else the recorder notes they are unknown.  HTTP/2
+pseudo-headers that browsers list (`:authority`) are left out, except in a gRPC exchange.
+What `export` writes in custom fields is read back: `_grpcMessages` (proto-JSON, or base64)
+and `_trailers`; an entry with messages, or a gRPC content type, is a gRPC call.
 
-`a2a-recorder export` writes what HAR has no field for in custom fields, read here too: a
-gRPC request's or response's messages under `_grpcMessages` (proto-JSON, or base64 bytes),
-its trailers under `_trailers`.  An entry with messages, or with a gRPC content type, is a
-gRPC call, recorded as the recorder's gRPC tap records one.
-
-Damage is reported, never skipped: anything that is not a HAR log, or an entry without the
-fields HAR 1.2 requires, raises `ConvertError` naming the entry.
+Damage is reported, never skipped: a document that is not a HAR log, or an entry without what
+HAR 1.2 requires, raises `ConvertError` naming the entry.
 """
 
 from __future__ import annotations

@@ -12,32 +12,20 @@ May import `recorder.capture`, `recorder.protocol`, `recorder.options`, the comm
 files of a fleet's folder are agents).
 """
 
-from recorder.export._command import (
-    EXPORTS,
-    export_command,
-    har_text,
-    jsonl_text,
-    read_session,
-    send_otlp,
-)
-from recorder.export._har import HAR_VERSION, capture_to_har
+from recorder.export._command import export_command, read_session
+from recorder.export._har import capture_to_har
 from recorder.export._jsonl import capture_to_jsonl, stream_events
 from recorder.export._otlp import otlp_json, otlp_request
 from recorder.export._trace import SpanPlan, span_id, trace_id, trace_plan
 
 __all__ = [
-    "EXPORTS",
-    "HAR_VERSION",
     "SpanPlan",
     "capture_to_har",
     "capture_to_jsonl",
     "export_command",
-    "har_text",
-    "jsonl_text",
     "otlp_json",
     "otlp_request",
     "read_session",
-    "send_otlp",
     "span_id",
     "stream_events",
     "trace_id",

@@ -1,24 +1,17 @@
 """A capture as a HAR 1.2 document (pure: `Capture` in, a JSON-ready dict out).
 
-HAR is what browsers' devtools, proxies and HTTP tools read.  Each exchange is one entry:
-the request line and headers, `postData` for a request body, the response with its body in
-`content.text` (base64 with `encoding` when it is not UTF-8 text), timings from the capture.
-Where HAR 1.2 has no field, the custom ones (a leading underscore, as the format allows)
-carry what the capture knows:
+An exchange is an entry: the request line and headers, `postData`, the response with its body
+in `content.text` (base64 when not UTF-8), timings from the capture.  Custom fields (a leading
+underscore, as HAR allows) carry what HAR has no field for:
+- an event stream: its wire text in `content.text`, each block under `_eventSourceMessages`
+  (`time`, `eventName`, `eventId`, `data`, as Chrome writes them, and `_lines`, the block as
+  on the wire); `_sseNewline` names the line ending;
+- gRPC: the messages as a JSON array in `postData.text` / `content.text`, and one by one under
+  `_grpcMessages` (`time`, `type`, `json` or `base64`, `compressed`); trailers in `_trailers`;
+- `_a2a`: the exchange's number, operation, binding, version, notes and error.
 
-- an event stream: its wire text in `content.text`, and each event block under
-  `_eventSourceMessages` (`time`, `eventName`, `eventId`, `data`), as Chrome's devtools
-  write them, plus `_lines`, the block as it was on the wire; `_sseNewline` names the line
-  ending;
-- gRPC: each message decoded to JSON (proto-JSON), as a JSON array in `postData.text` /
-  `content.text` and one by one under `_grpcMessages` (`time`, `type`, `json` or `base64`,
-  `compressed`), the trailers under `_trailers`;
-- `_a2a`: the exchange's number, operation, binding and version, its notes and its error.
-
-A request's URL is rebuilt from its `Host` (or `:authority`) header and the capture's
-upstreams (for the scheme), else the first upstream.  Times of events and messages are
-seconds since the epoch (the entry's start plus the offset the capture holds), as Chrome
-writes them.
+A request's URL is its `Host` (or `:authority`) with the scheme of the matching upstream, else
+the first upstream.  Times of events and messages are seconds since the epoch, as in Chrome's.
 """
 
 from __future__ import annotations
@@ -107,13 +100,9 @@ def _request(request: Request, upstreams: Sequence[str]) -> dict[str, Any]:
         "headersSize": -1,
         "bodySize": len(request.body),
     }
-    if request.messages:
-        out["postData"] = {
-            "mimeType": request.header("content-type") or "",
-            **_grpc(request.messages),
-        }
-    elif request.body:
-        out["postData"] = {"mimeType": request.header("content-type") or "", **_text(request.body)}
+    if request.messages or request.body:
+        shown = _grpc(request.messages) if request.messages else _text(request.body)
+        out["postData"] = {"mimeType": request.header("content-type") or "", **shown}
     return out
 
 
@@ -162,21 +151,22 @@ def _text(body: bytes) -> dict[str, str]:
 
 
 def _grpc(messages: Sequence[GrpcMessage]) -> dict[str, str]:
-    decoded = [_json(m.json) if m.json is not None else None for m in messages]
+    decoded = [json_or_text(m.json) if m.json is not None else None for m in messages]
     return {"text": json.dumps(decoded, ensure_ascii=False)}
 
 
-def _json(text: str) -> Any:
+def json_or_text(text: str) -> Any:
+    """`text` parsed as JSON, else the text itself (an event's data, a hand-edited capture)."""
     try:
         return json.loads(text)
-    except ValueError:  # a hand-edited capture: kept as the text it holds
+    except ValueError:
         return text
 
 
 def _message(m: GrpcMessage, start: float) -> dict[str, Any]:
     out: dict[str, Any] = {"time": start + m.offset_us / 1_000_000, "type": m.type_name}
     if m.json is not None:
-        out["json"] = _json(m.json)
+        out["json"] = json_or_text(m.json)
     else:
         out["base64"] = base64.b64encode(m.raw or b"").decode("ascii")
     if m.compressed:

@@ -1,16 +1,14 @@
 """A capture's stream events as JSON Lines (pure: `Capture` in, lines out).
 
-One line per stream event, in capture order: every SSE event of an event-stream response,
-and every message of a streaming gRPC response (`SendStreamingMessage`, `SubscribeToTask`).
-Each line names its exchange and says where the event sits::
+One line per SSE event of an event-stream response and per message of a streaming gRPC
+response, in capture order, naming its exchange::
 
     {"exchange": 3, "operation": "SendStreamingMessage", "binding": "JSONRPC", "index": 0,
      "offset_us": 4120, "event": "message", "id": null, "data": {"jsonrpc": "2.0", ...}}
 
-`data` is the event's data parsed as JSON, or its text when it is not JSON; for gRPC it is
-the message's proto-JSON (`type` names the message type; a message the descriptors could not
-decode has `data` null and its bytes in `base64`).  Comment lines of an SSE block (`: ping`)
-are kept in `comments`; a block that is only comments is a line too, with `event` null.
+`data` is the event's data as JSON (else its text), or the message's proto-JSON (`type` names
+it; one not decoded has `data` null and its bytes in `base64`).  An SSE block's comment lines
+are in `comments`; a block of comments only is a line too, with `event` null.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from recorder.capture import Capture, Exchange, GrpcMessage, SseEvent
+from recorder.export._har import json_or_text
 from recorder.protocol import event_fields
 
 
@@ -57,7 +56,7 @@ def _sse(event: SseEvent) -> dict[str, Any]:
     out: dict[str, Any] = {
         "event": None if only_comments else fields.event,
         "id": fields.id,
-        "data": _parsed(fields.data) if fields.data else None,
+        "data": json_or_text(fields.data) if fields.data else None,
     }
     if fields.comments:
         out["comments"] = list(fields.comments)
@@ -67,15 +66,8 @@ def _sse(event: SseEvent) -> dict[str, Any]:
 def _grpc(message: GrpcMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"type": message.type_name}
     if message.json is not None:
-        out["data"] = _parsed(message.json)
+        out["data"] = json_or_text(message.json)
     else:
         out["data"] = None
         out["base64"] = base64.b64encode(message.raw or b"").decode("ascii")
     return out
-
-
-def _parsed(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text

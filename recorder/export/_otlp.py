@@ -1,10 +1,10 @@
 """Spans (`_trace`) as OTLP, with the OpenTelemetry project's own packages (the `otlp` extra).
 
-The SDK's tracer makes each span (its ids from the plan, through an `IdGenerator` that hands
-out the planned ones in turn; its times the capture's), and `opentelemetry-exporter-otlp-
-proto-common` encodes them as an `ExportTraceServiceRequest`.  OTLP/JSON is that message in
-protobuf's JSON mapping with the OTLP rules on top: ids in hex, enums as numbers.  Without the
-extra, `otlp_request` raises `InputError` saying what to install.
+The SDK's tracer makes each span (the plan's ids, through an `IdGenerator` that hands them out;
+the capture's times), and `opentelemetry-exporter-otlp-proto-common` encodes them as an
+`ExportTraceServiceRequest`.  OTLP/JSON is that message in protobuf's JSON mapping, ids in hex
+and enums as numbers.  Without the extra, `otlp_request` raises `InputError` saying what to
+install.
 """
 
 from __future__ import annotations

@@ -1,22 +1,17 @@
 """A recorded session as a trace: one span per exchange, one per stream event batch (pure).
 
-Every capture of a session (one file, or a fleet folder from `record --forward`: one capture
-per agent) is read on one clock (`Capture.started` plus each exchange's start).  A span's
-parent is, in this order:
-
-- `traceparent`: the W3C trace context the client sent (its trace and parent span ids);
-- `task`: for a push delivery, the latest call before it that named the task it delivers;
-- `open-request`: the innermost call to another agent that was open for the whole call (the
-  orchestrator's incoming request while it made this one: a proxy sees no more than that, so
-  a stranger's concurrent call would be read the same; a client that sends `traceparent`
+Every capture of a session (a file, or a fleet folder: one capture per agent) is read on one
+clock.  A span's parent is, in this order (`a2a_recorder.parent` says which):
+- `traceparent`: the W3C trace context the client sent;
+- `task`: for a push delivery, the latest call before it that named its task;
+- `open-request`: the innermost call to another agent open for the whole call (all a proxy
+  can see, so a stranger's concurrent call reads the same; a client that sends `traceparent`
   is never guessed about);
 - none: a root, in the session's trace.
 
-The attribute `a2a_recorder.parent` says which.  Ids are hashes of the capture's name, its
-start and the exchange's number: the same capture gives the same trace, byte for byte.
-Attribute names follow the OpenTelemetry semantic-conventions proposal for A2A (`a2a.*`, an
-open pull request, so they may change) and the HTTP and RPC conventions; they are in `ATTRIBUTES`
-and nowhere else.
+Ids are hashes of the capture's name, its start and the exchange's number: the same capture
+gives the same trace.  Attribute names follow the OpenTelemetry proposal for A2A (`a2a.*`, an
+open pull request) and the HTTP and RPC conventions, in `_span` alone.
 """
 
 from __future__ import annotations

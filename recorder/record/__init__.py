@@ -1,10 +1,8 @@
 """Recording real A2A sessions: the mitmproxy addons and the in-process proxy around them.
 
-Pure parts: `rewrite_card` (card interface URLs -> the proxy), `Redactor` (secrets -> stable
-placeholders), `exchange_line` (the console's line).  Shells: the addons, one job each
-(`recording_addons()`, options `a2a_*`; see `_addons`), `RecordingProxy` (mitmproxy run
-in-process, reverse or forward mode) and `record_offline` (the same addons, fed flows and
-gRPC calls recorded elsewhere: `a2a-recorder convert`).
+The addons, one job each (`recording_addons()`, options `a2a_*`; see `_addons`);
+`RecordingProxy` (mitmproxy run in-process, reverse or forward mode); `record_offline` (the
+same addons, fed flows and gRPC calls recorded elsewhere: `a2a-recorder convert`).
 
 May import `recorder.capture`, `recorder.protocol`, `recorder.redaction`, `recorder.lint`
 (the live console), `recorder.options` and the root's shared modules; never replay or diff.
@@ -19,41 +17,22 @@ with warnings.catch_warnings():
     import mitmproxy.addons  # noqa: F401
 
 from recorder._errors import ProxyStartError  # after the quiet import above
-from recorder.protocol import (
-    CardRewrite,
-    rewrite_card,
-    rewrite_grpc_interfaces,
-    rewrite_url,
-)
 from recorder.record._addons import RecordingAddons, recording_addons
-from recorder.record._console import exchange_line
 from recorder.record._flows import EVENT_OFFSETS
-from recorder.record._grpcrecord import (
-    GrpcRecord,
-    GrpcTap,
-    GrpcUpstream,
-    call_exchange,
-    parse_grpc_upstream,
-)
+from recorder.record._grpcrecord import GrpcRecord
 from recorder.record._ledger import Incident, Ledger
 from recorder.record._ledger import Kind as IncidentKind
 from recorder.record._offline import OfflineCall, OfflineItem, record_offline
 from recorder.record._proxy import Mode, RecordingProxy
 from recorder.record._push import RELAY_PREFIX, PushRelay
-from recorder.redaction import SECRET_FIELDS, SECRET_HEADERS, Redactor, api_key_headers
 
 __all__ = [
     "EVENT_OFFSETS",
     "RELAY_PREFIX",
-    "SECRET_FIELDS",
-    "SECRET_HEADERS",
-    "CardRewrite",
+    "GrpcRecord",
     "Incident",
     "IncidentKind",
     "Ledger",
-    "GrpcRecord",
-    "GrpcTap",
-    "GrpcUpstream",
     "Mode",
     "OfflineCall",
     "OfflineItem",
@@ -61,14 +40,6 @@ __all__ = [
     "PushRelay",
     "RecordingAddons",
     "RecordingProxy",
-    "Redactor",
-    "api_key_headers",
-    "call_exchange",
-    "exchange_line",
-    "parse_grpc_upstream",
     "record_offline",
     "recording_addons",
-    "rewrite_card",
-    "rewrite_grpc_interfaces",
-    "rewrite_url",
 ]

@@ -1,31 +1,18 @@
 """The recording addons, one job each, and the order they run in.
 
-`recording_addons()` builds the set that `mitmdump -s recorder/record/addon.py` loads and that
-`RecordingProxy` runs, as one parent addon whose `addons` are the seven (mitmproxy's nesting:
-each still declares its own options and hooks, but mitmproxy's per-addon dispatch, a context
-manager per addon per event, is paid once).  mitmproxy calls every hook on them in list order,
-and the order is the design: the classifier first (it keeps the request as the client sent it,
-before the others touch the forwarded one), then the addons that rewrite what passes (push
-relay, card), then redaction, then saving, then the console, which reports what was saved.
+`recording_addons()` builds the set that `mitmdump -s recorder/record/addon.py` loads and
+`RecordingProxy` runs: one parent addon whose `addons` are the seven (each declares its own
+options and hooks; mitmproxy's per-addon dispatch is paid once).  mitmproxy calls them in list
+order, and the order is the design: the classifier first (it keeps the request as the client
+sent it), then what rewrites what passes (push relay, card), then redaction, saving, and the
+console, which reports what was saved.  Each module's docstring says its job and options.
 
-- `Deadlines`: slow clients are cut off, oversized requests get 413
-  (`a2a_read_timeout`, `a2a_max_request_size`);
-- `Classifier`: snapshot the request, classify, learn cards (`a2a_webhook_paths`);
-- `PushAddon`: push relay, push proxy, webhooks from configs (uses `a2a_webhook_paths`);
-- `CardRewrite`: card URLs to the recorder, its own ETag and 304 (`a2a_card_rewrite`);
-- `Redaction`: a redactor per capture, the secret scan (`a2a_keep_secrets`,
-  `a2a_redact_headers`, `a2a_redact_params`);
-- `Save`: captures, cut-on-stop, finalising; commands `a2a.flush`, `a2a.stats`
-  (`a2a_out`, `a2a_split`, `a2a_all`, `a2a_existing`);
-- `Console`: a line per exchange, warnings, incidents, the summary (`a2a_quiet`).
-
-Never silent: the set owns one `Ledger` ledger (see `_ledger`).  `listen()` puts its logging
-handler in place for the run, so that an exception in any hook, which mitmproxy only logs
-(`Addon error`) and which stops the rest of the set for that event, is counted and shown.  An
-exchange such an error kept out of the capture is counted as lost by `Audit`, a chain entry of
-its own after the set: the set's own hooks, which mitmproxy calls before its children's, note
-how many incidents the ledger held as each event of a flow began; `Audit` compares when the event
-is over, and when the flow ends unsaved after an incident during one of its events, counts it.
+Never silent: the set owns one `Ledger` (`_ledger`), whose logging handler `listen()` installs
+for the run, so that an exception in any hook (mitmproxy only logs it, and skips the rest of
+the set for that event) is counted and shown.  An exchange such an error kept out of the
+capture is counted lost by `Audit`, a chain entry after the set: the set's own hooks (called
+before its children's) note the ledger's count as each event begins, and `Audit` compares when
+the event is over; a flow that ends unsaved after an incident is counted.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """The card addon: in reverse mode, point the agent card's interface URLs at the recorder.
 
-After reading the card, SDK clients call the URLs it lists, which would bypass a reverse proxy
-(DESIGN.md).  So the card a client receives has its HTTP interfaces on the recorder's address
-and its GRPC interfaces on the recorder's gRPC listener; the capture keeps the agent's card.
+SDK clients call the URLs a card lists, which would bypass a reverse proxy (DESIGN.md): the
+card a client gets has its HTTP interfaces on the recorder and its GRPC ones on the recorder's
+gRPC listener; the capture keeps the agent's card.
 
-Caching still works as with the agent (A2A spec §8.6): the rewritten card gets an ETag of its
-own, computed over the bytes the client receives, as weak or strong as the agent's.  A client's
-`If-None-Match` is held back from the agent (its validators name the rewritten card, which the
-agent never served), and answered here: 304 when it matches the card the client would get.
-`Cache-Control`, `Last-Modified` and the rest pass through.
-
-A signed card no longer verifies once rewritten: the exchange says so, and the recorder warns
-once, pointing at forward mode or `a2a_card_rewrite=false`.
+Caching works as with the agent (A2A spec §8.6): the rewritten card gets an ETag of its own,
+over the bytes the client gets, as weak or strong as the agent's.  A client's `If-None-Match`
+(which names the rewritten card) is held back from the agent and answered here: 304 when it
+matches.  A signed card no longer verifies once rewritten: the exchange says so, and the
+recorder warns once, pointing at forward mode or `a2a_card_rewrite=false`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """The classifier addon, first in line: keep each request as the client sent it, and say what
 every exchange is (binding, operation, ids, error), once per flow.
 
-It learns each upstream's agent card (its interface URLs decide a binding and a tenant), and
-classifies an exchange twice only: from the request when it is complete (the other addons
-need to know a card fetch or a push-config request before forwarding it), and again with the
-response, which adds the error the answer carried.
+It learns each upstream's agent card (its interfaces decide a binding and a tenant), and
+classifies twice only: from the complete request (the other addons need to know a card fetch
+or a push config before forwarding), and with the response, for the error it carried.
 
-**Where A2A endpoints are.**  An exchange with an interface a card lists is A2A even when it
-asks nothing the tables know (operation `unknown`): the card says where the endpoints are.
-Without a card, a path that carried a JSON-RPC request of a known operation is a JSON-RPC
-endpoint from then on, so the junk a client sends there later (a body that is not JSON, a
-batch, `null`) is recorded too.  A GET left unclassified whose answer is shaped like an agent
-card is a card fetch (and so is rewritten, and teaches its interfaces).
+**Where A2A endpoints are.**  An exchange at an interface a card lists is A2A even when the
+tables know none of it (operation `unknown`).  Without a card, a path that carried a known
+JSON-RPC operation is an endpoint from then on, so the junk a client sends there later is
+recorded too.  A GET whose answer is shaped like an agent card is a card fetch.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The console addon: what a person watching the recorder sees.
 
-- one line per exchange written, like mitmdump's flow log:
-  `#12 JSONRPC SendMessage task 3f2a1b0c… COMPLETED 14 ms`;
-- a warning, once per upstream, when the recorder cannot reach it (clients then get a 502);
-- a line the first time an exchange is left out for a reason (not A2A, without `a2a_all`);
-- every incident, once per reason (`_ledger`): an error inside the recorder with its traceback,
-  exchanges lost, warnings of the recorder's own;
-- a summary at stop: exchanges, errors, bytes, redactions, the captures written, what was
-  left out and why, then a line per incident's reason with its count.
-
-`a2a_quiet` turns the lines off (warnings and the summary still go to the log; errors and
-losses are still shown).  With `a2a_lint` (a spec version, `1.0.1` or `1.0.0`) each exchange
-is also linted as it is written (`recorder.lint.Linter`, one per capture) and its findings
-follow its line, quiet or not.  Linting sees exchanges as they complete, so a push delivery
-that arrives before the send that configured it inline is not judged.  The text of a line is
-pure (`exchange_line`), so tests and other shells can use it.
+A line per exchange written, like mitmdump's flow log (`exchange_line`, pure); a warning once
+per upstream it cannot reach; a line the first time an exchange is left out for a reason; every
+incident once per reason (`_ledger`); and a summary at stop.  `a2a_quiet` turns the lines off
+(warnings and the summary go to the log; errors and losses are still shown).  With `a2a_lint`
+(a spec version) each exchange is linted as it is written (one `recorder.lint.Linter` per
+capture) and its findings follow its line, quiet or not; a push delivery that arrives before
+the send that configured it inline is not judged.
 """
 
 from __future__ import annotations
@@ -32,7 +24,7 @@ from recorder._background import host_port
 from recorder.capture import Exchange, outcome
 from recorder.options import parse_spec
 from recorder.protocol import CUT_SHORT, answered_state
-from recorder.record._ledger import Incident, Kind, Ledger
+from recorder.record._ledger import Incident, Kind, Ledger, many
 from recorder.record._options import AddonOptionError, addon_options, declare, touched
 from recorder.record._save import Save
 
@@ -122,7 +114,7 @@ class Console:
         t = self.save.totals
         files = ", ".join(str(path) for path in sorted(t.captures))
         self._say(
-            f"recorded {_many(t.exchanges, 'exchange')} ({_many(t.errors, 'error')}, "
+            f"recorded {many(t.exchanges, 'exchange')} ({many(t.errors, 'error')}, "
             f"{_size(t.bytes)}, {t.redactions} with redactions)" + (f" to {files}" if files else "")
         )
         if t.left_out:
@@ -196,17 +188,11 @@ def _indented(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.rstrip("\n").splitlines())
 
 
-def _many(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
 def _size(count: int) -> str:
-    for unit in ("bytes", "KiB", "MiB"):
-        if count < 1024 or unit == "MiB":
-            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1024  # type: ignore[assignment]
-    return f"{count} bytes"
+    if count < 1024:
+        return f"{count} bytes"
+    return f"{count / 1024:.1f} KiB" if count < 1024 * 1024 else f"{count / 1024 / 1024:.1f} MiB"

@@ -1,19 +1,15 @@
 """The deadline addon: a slow or stalled client cannot hold a connection open for ever.
 
-mitmproxy closes a connection only after `tcp_timeout` (600 s) of silence, and every byte of a
-slowloris client resets that clock.  So this addon gives each HTTP request a deadline:
-- the request head must be complete `a2a_read_timeout` seconds after the connection opened,
-  or (HTTP/1 keep-alive) after the previous response ended;
-- a request body must be complete the same time after its head (a `Content-Length` larger
-  than what is sent is one way to stall).
-A connection that misses its deadline is closed, as mitmproxy's own inactivity timeout closes
-one, and the recorder logs it.  Arming a deadline only notes its due time (this runs on every
-request); one sweep, a few times per timeout while any deadline is armed, closes what is due.
-(The size of a request is bounded by mitmproxy's own `body_size_limit`, which answers 413
-without reading the body; `RecordingProxy` sets it.)
+mitmproxy closes a connection only after `tcp_timeout` (600 s) of silence, which every byte
+of a slowloris client resets.  So each HTTP request's head must be complete `a2a_read_timeout`
+seconds after the connection opened (or, with keep-alive, after the previous response ended),
+and its body the same time after its head; a connection that misses its deadline is closed,
+as mitmproxy's own inactivity timeout closes one, and logged.  Arming only notes the due time
+(this runs on every request); one sweep, a few times per timeout while any is armed, closes
+what is due.  (`body_size_limit` bounds a request's size: `RecordingProxy` sets it.)
 
-Streams the agent sends are not limited (a long SSE stream is normal), nor gRPC connections,
-which are TCP flows here (`tcp_start` lifts the deadline).
+Streams the agent sends are not limited, nor gRPC connections (TCP flows: `tcp_start` lifts
+the deadline).
 """
 
 from __future__ import annotations

@@ -1,33 +1,22 @@
 """Recording gRPC: a tap on mitmproxy TCP flows that decodes the HTTP/2 it relays.
 
-Choice made here: **both plaintext and TLS gRPC go through mitmproxy as TCP** and are decoded by
-our own passive `H2Observer`, never by mitmproxy's HTTP/2 stack.
-- Plaintext (`reverse:tcp://HOST:PORT@listen`): mitmproxy kills h2c with prior knowledge, so it
-  must not see HTTP; as TCP it relays the bytes untouched and calls `tcp_message` for each chunk.
-- TLS (`reverse:tls://HOST:PORT@listen`): mitmproxy terminates TLS on both hops (its CA towards
-  the client, the agent's certificate checked upstream, ALPN `h2` passed through) and hands the
-  decrypted bytes to the same hook.  `reverse:https://` would re-encode every frame through
-  mitmproxy's HTTP/2 layer (new HPACK state, new DATA boundaries, buffered bodies unless
-  streamed); the TCP form forwards exactly what each peer sent and shares one decoder with the
-  plaintext path, so both produce identical exchanges.
-This keeps everything inside the one `DumpMaster` (one more `mode` entry), with no relay of our
-own to start, stop and keep in sync with the proxy's lifetime.
-- Forward mode: a gRPC client with a proxy (`grpc.http_proxy`, `grpc_proxy`/`http_proxy`) opens a
-  CONNECT tunnel and speaks h2c inside it, which mitmproxy's HTTP layer would break.
-  `H2cTunnels` sees the HTTP/2 preface as the tunnel's first bytes and makes it a TCP flow, which
-  the same tap decodes; its upstream is the tunnel's target.
+**Plaintext and TLS gRPC both go through mitmproxy as TCP**, decoded by our passive
+`H2Observer`, never by mitmproxy's HTTP/2 stack: it kills h2c with prior knowledge, and
+`reverse:https://` would re-encode every frame (new HPACK state, new DATA boundaries).  As TCP
+(`reverse:tcp://` or `reverse:tls://`, where mitmproxy terminates TLS on both hops and passes
+ALPN `h2`), the bytes each peer sent are forwarded as they are, both paths share one decoder
+and give identical exchanges, and it all runs in the one master, with no relay of our own.
+In forward mode, `H2cTunnels` turns the CONNECT tunnels of gRPC clients that use the proxy,
+which carry h2c, into TCP flows for the same tap.
 
-- The push relay (reverse mode): on the gRPC listener, the tap's `Reframer`s (`_h2rewrite`)
-  rewrite push-config URLs in the messages that pass, as the HTTP relay does in bodies.  The
-  observer sees the client's bytes as the client sent them, and the agent's as the client
-  gets them: the capture holds what the client sent and saw, each rewrite noted.
+In reverse mode the tap's `Reframer`s (`_h2rewrite`) rewrite push-config URLs in the messages
+(the push relay).  The observer sees the client's bytes as sent and the agent's as the client
+gets them: the capture holds what the client sent and saw, each rewrite noted.
 
-`call_exchange` (pure) turns an observed `H2Call` into capture values: the request is
-`POST <:path>` with the metadata (`:authority` kept, other pseudo-headers dropped, `-bin`
-values in canonical unpadded base64) and decoded messages; the response is `HTTP/2 <:status>`
-with its metadata, timed messages (offsets from the call's start) and trailers.  A
-trailers-only response has no headers, only trailers.  A message that does not decode (unknown
-service, unknown compression, bytes a newer peer added) is kept raw, with a note.
+`call_exchange` (pure) turns an observed `H2Call` into capture values: `POST <:path>` with the
+metadata (`:authority` kept, other pseudo-headers dropped, `-bin` values in canonical base64)
+and decoded messages; `HTTP/2 <:status>` with metadata, timed messages and trailers (a
+trailers-only response has trailers only).  A message that does not decode is kept raw, noted.
 """
 
 from __future__ import annotations
@@ -48,6 +37,8 @@ from recorder.protocol import (
     ENCODING_HEADER,
     NOTE_NO_RESPONSE,
     NOTE_STREAM_TRUNCATED,
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
     Direction,
     canonical_binary_header,
     decode_message,
@@ -59,11 +50,10 @@ from recorder.protocol import (
 from recorder.record._h2 import H2Call, H2Observer
 from recorder.record._h2rewrite import Reframer, Rewrite
 from recorder.record._ledger import lost
-from recorder.record._push import TO_REAL, TO_RELAY
+from recorder.record._state import mode_spec
 
 logger = logging.getLogger(__name__)
 
-# grpc_upstream scheme -> mitmproxy reverse scheme.  No scheme means plaintext (h2c).
 # Request pseudo-headers that the request line already says; `:authority` is kept as metadata.
 REQUEST_LINE_PSEUDO = frozenset({":method", ":scheme", ":path"})
 
@@ -89,10 +79,8 @@ class GrpcUpstream:
 
 
 def parse_grpc_upstream(text: str) -> GrpcUpstream:
-    """`HOST:PORT` (plaintext), `http://`/`grpc://` (plaintext) or `https://`/`grpcs://` (TLS).
-
-    Raises ValueError for anything else (`recorder.options.grpc_upstream_parts`).
-    """
+    """`HOST:PORT`, `http://`, `grpc://` (plaintext) or `https://`, `grpcs://` (TLS); else
+    ValueError (`recorder.options.grpc_upstream_parts`)."""
     return GrpcUpstream(*grpc_upstream_parts(text))
 
 
@@ -248,7 +236,7 @@ class _Connection:
         self.reframers = {True: client, False: server}
 
     def notes(self, stream: int) -> tuple[str, ...]:
-        rewritten = [(TO_RELAY, True), (TO_REAL, False)]
+        rewritten = [(NOTE_TO_RELAY, True), (NOTE_TO_REAL, False)]
         found = self.reframers
         return tuple(n for n, side in rewritten if found and stream in found[side].rewritten)
 
@@ -258,18 +246,10 @@ class _Connection:
 H2_PREFACE_LINE = b"PRI * HTTP/2.0\r\n"
 
 
-def mode_spec(flow_or_context_client: Any) -> str | None:
-    """The full mode spec (`regular`, `reverse:tcp://...@...`) a client connection came in on."""
-    mode = getattr(flow_or_context_client, "proxy_mode", None)
-    return getattr(mode, "full_spec", None)
-
-
 class H2cTunnels:
-    """mitmproxy addon: CONNECT tunnels of one forward-proxy mode that carry h2c become TCP.
-
-    mitmproxy would read the tunnel's `PRI * HTTP/2.0` as an HTTP/1 request and close it.  As a
-    TCP flow the bytes pass untouched and `GrpcTap` decodes them (`origin` tells it which).
-    """
+    """mitmproxy addon: CONNECT tunnels of one forward-proxy mode that carry h2c become TCP
+    flows, which `GrpcTap` decodes (mitmproxy would read `PRI * HTTP/2.0` as HTTP/1 and close
+    the tunnel)."""
 
     def __init__(self, forward_spec: str) -> None:
         self.forward_spec = forward_spec
@@ -300,12 +280,10 @@ class H2cTunnels:
 class GrpcTap:
     """mitmproxy addon: decode the TCP flows that carry gRPC and hand over each call.
 
-    `origin(flow)` says whether a TCP flow is gRPC to record, and for which upstream
-    (`grpc://host:port`); None leaves the flow alone.  `sink(record, upstream)` is called for
-    every finished call, in the proxy's loop.  The bytes are forwarded untouched (the hook reads
-    `flow.messages` and then drops them, so a long connection does not pile up in memory).
-    A connection whose bytes are not HTTP/2 is forwarded and logged (a warning), never
-    recorded; a call that fails to decode or to be written is logged as lost.
+    `origin(flow)` names the upstream (`grpc://host:port`) of a TCP flow to record, else None;
+    `sink(record, upstream)` gets every finished call, in the proxy's loop.  The hook drops
+    `flow.messages` once read, so a long connection does not pile up in memory.  Bytes that are
+    not HTTP/2 are forwarded and a warning logged; a call that fails is logged as lost.
     """
 
     def __init__(

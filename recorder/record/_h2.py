@@ -1,27 +1,25 @@
-"""A passive HTTP/2 decoder for plaintext gRPC (h2c) seen as raw TCP bytes, sans-I/O.
+"""A passive HTTP/2 decoder for gRPC seen as raw TCP bytes, sans-I/O.
 
-mitmproxy cannot proxy h2c with prior knowledge, so the recorder relays insecure gRPC as
-`reverse:tcp://` and feeds both directions' bytes here.  The observer never answers and never
-changes a byte; it only watches, so it must accept whatever the two peers accept.
+The recorder relays gRPC as TCP (`_grpcrecord`) and feeds both directions' bytes here.  The
+observer never answers and never changes a byte, so it must accept whatever the peers accept.
 
 Invariants:
 - One HPACK decoder per direction, and every header block (HEADERS, CONTINUATION and
-  PUSH_PROMISE, on any stream, wanted or not) goes through it: HPACK state is shared by the
-  whole connection, and skipping one block corrupts every later one (RFC 7541 §2.2).
+  PUSH_PROMISE, on any stream) goes through it: HPACK state is the whole connection's, and
+  skipping one block corrupts every later one (RFC 7541 §2.2).
 - A header block is a HEADERS or PUSH_PROMISE frame plus CONTINUATION frames, with no other
-  frame in between from that side (RFC 9113 §6.10).  Padding is stripped by hyperframe.
-- A SETTINGS_HEADER_TABLE_SIZE from one side bounds the other side's encoder, so it raises the
-  limit of the decoder for the other direction.  Limits are only ever raised: the observer must
-  not reject a table size that the real peer allowed.
-- A call is complete when the response ends (END_STREAM on DATA or HEADERS) or either side
-  resets the stream.  gRPC errors often come "trailers-only": a single response HEADERS with
-  `grpc-status` and END_STREAM; then `trailers` repeats `response_headers` and `trailers_only`
-  is set.
-- grpc-core peers that both advertise SETTINGS 0xFE03 (GRPC_ALLOW_TRUE_BINARY_METADATA) send
-  `-bin` metadata as raw bytes prefixed with NUL instead of base64; those values are kept as
-  latin-1 text, byte for byte (see `recorder.protocol._grpc.decode_binary_header`).
-- Bytes that are not HTTP/2 raise `H2ProtocolError` once; the observer then ignores all later
-  bytes (the relay keeps forwarding them untouched).
+  frame between them from that side (RFC 9113 §6.10).  hyperframe strips padding.
+- One side's SETTINGS_HEADER_TABLE_SIZE bounds the other side's encoder, so it raises the limit
+  of the other direction's decoder.  Limits only ever rise: the observer must not reject a
+  table size the real peer allowed.
+- A call is complete when the response ends (END_STREAM on DATA or HEADERS) or a side resets
+  the stream.  A "trailers-only" error response is one HEADERS with `grpc-status` and
+  END_STREAM: then `trailers` repeats `response_headers` and `trailers_only` is set.
+- grpc-core peers that both advertise SETTINGS 0xFE03 send `-bin` metadata as raw bytes after a
+  NUL, not base64: kept as latin-1 text, byte for byte (`recorder.protocol`'s
+  `decode_binary_header`).
+- Bytes that are not HTTP/2 raise `H2ProtocolError` once; later bytes are ignored (the relay
+  forwards them untouched).
 """
 
 from __future__ import annotations
@@ -55,12 +53,9 @@ MAX_HEADER_LIST_SIZE = 16 * 1024 * 1024  # far above what gRPC peers allow; we o
 
 @dataclass(frozen=True, slots=True)
 class H2Call:
-    """One HTTP/2 stream (one gRPC call) as observed.
-
-    `response_chunks` holds each non-empty response DATA frame's payload with the time (us) of
-    the feed that completed it.  `reset` is set when either side sent RST_STREAM (`reset_code`
-    is its error code).  `truncated` is set when the connection closed before the stream ended.
-    """
+    """One HTTP/2 stream (one gRPC call) as observed: `response_chunks` are the non-empty
+    response DATA payloads with the time (µs) of the feed that completed each; `reset` says a
+    side sent RST_STREAM (`reset_code`), `truncated` that the connection closed first."""
 
     stream_id: int
     request_headers: Headers
@@ -165,16 +160,10 @@ class H2Observer:
     """Watch one HTTP/2 connection's bytes and collect the calls it carried.
 
     Feed each direction's bytes in the order they crossed the relay, with their arrival time
-    in microseconds; then drain finished calls with `completed()`.  Call `close(at_us)` when
-    the connection ends, to collect unfinished streams as `truncated`.
-
-    >>> observer = H2Observer()
-    >>> observer.client_data(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n", at_us=0)
-    >>> observer.completed()
-    []
-
-    `client_data` and `server_data` raise `H2ProtocolError` the first time the bytes are not
-    HTTP/2; afterwards they ignore all input, and `error` keeps the exception.
+    in microseconds; drain finished calls with `completed()`; `close(at_us)` at the end makes
+    the unfinished streams `truncated` calls.  `client_data` and `server_data` raise
+    `H2ProtocolError` the first time the bytes are not HTTP/2 (`error` keeps it), then ignore
+    all input.
     """
 
     def __init__(self) -> None:
@@ -235,18 +224,10 @@ class H2Observer:
 
     # --- header blocks ---------------------------------------------------------------------
 
-    def _on_headers(self, side: _Side, frame: Frame, at_us: int) -> None:
-        assert isinstance(frame, HeadersFrame)
-        self._open_block(side, frame, push=False, at_us=at_us)
-
-    def _on_push_promise(self, side: _Side, frame: Frame, at_us: int) -> None:
-        assert isinstance(frame, PushPromiseFrame)
-        self._open_block(side, frame, push=True, at_us=at_us)
-
-    def _open_block(
-        self, side: _Side, frame: HeadersFrame | PushPromiseFrame, *, push: bool, at_us: int
-    ) -> None:
+    def _on_block(self, side: _Side, frame: Frame, at_us: int) -> None:
+        assert isinstance(frame, HeadersFrame | PushPromiseFrame)
         end_stream = "END_STREAM" in frame.flags
+        push = isinstance(frame, PushPromiseFrame)
         side.block = _Block(frame.stream_id, end_stream, push, [bytes(frame.data)])
         if "END_HEADERS" in frame.flags:
             self._close_block(side, at_us)
@@ -332,8 +313,8 @@ _Handler = Callable[[H2Observer, _Side, Frame, int], None]
 # Frames that matter to a passive gRPC observer; the rest (PING, WINDOW_UPDATE, PRIORITY,
 # GOAWAY, extension frames) carry nothing a recording needs.
 _HANDLERS: Mapping[type[Frame], _Handler] = {
-    HeadersFrame: H2Observer._on_headers,
-    PushPromiseFrame: H2Observer._on_push_promise,
+    HeadersFrame: H2Observer._on_block,
+    PushPromiseFrame: H2Observer._on_block,
     ContinuationFrame: H2Observer._on_continuation,
     DataFrame: H2Observer._on_data,
     RstStreamFrame: H2Observer._on_rst_stream,

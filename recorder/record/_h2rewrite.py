@@ -1,27 +1,24 @@
 """Rewriting gRPC messages inside a relayed HTTP/2 connection, sans-I/O: the push relay's way
-into gRPC, whose bytes the TCP relay otherwise forwards as they came (see `_grpcrecord`).
+into gRPC, whose bytes the TCP relay otherwise forwards as they came (`_grpcrecord`).
 
-A `Reframer` sits on one direction of a connection.  Frames pass through as they came, except
-the DATA frames of the streams `pick` chooses: those are held until their gRPC messages are
-whole, each message is offered to the stream's rewrite, and if one changed, the messages go on
-in new DATA frames.
+A `Reframer` sits on one direction of a connection.  Frames pass as they came, except the DATA
+frames of the streams `pick` chooses: held until their gRPC messages are whole, each message
+offered to the stream's rewrite, and if one changed, sent on in new DATA frames.
 
 Invariants:
-- Only DATA payloads change, and no stream's frames, nor any header blocks, change order:
-  while a stream's DATA is held, its later frames wait behind it, and so do header blocks
-  (HPACK state belongs to the whole connection, RFC 9113 §4.3) and the frames of the streams
-  they open.  Everything else (other streams' DATA, WINDOW_UPDATE, PING, SETTINGS) passes.
-- A message is held only while it is small (`MAX_HELD`): a sender may have to wait for window
-  to send the rest, and the receiver gives window for what it got.  A larger one, or a reset
-  of the stream, lets the stream's frames go as they came.
-- Flow control stays whole (§6.9): DATA that grew by n bytes made the receiver count n more
-  than the sender did, so the receiver's next WINDOW_UPDATEs (stream and connection), which
-  the other direction's reframer passes, are n smaller (dropped when nothing is left of one);
-  DATA that shrank makes them larger.  (Padding would keep the length, but grpc-core refuses
-  padded DATA frames.)  Until then the sender of grown DATA may believe it has n bytes more
-  window than it has; gRPC peers update their windows long before they are used up, and n is
-  what a relay URL is longer than a webhook's.
-- New frames carry at most 16,384 bytes, the size every peer accepts (§4.2).
+- Only DATA payloads change, and no stream's frames, nor any header blocks, change order: while
+  a stream's DATA is held, its later frames wait behind it, and so do header blocks (HPACK
+  state is the connection's, RFC 9113 §4.3) and the frames of the streams they open.
+- A message is held only while small (`MAX_HELD`): a sender may wait for window to send the
+  rest, and the receiver gives window for what it got.  A larger one, or a reset, lets the
+  stream's frames go as they came.
+- Flow control stays whole (§6.9): DATA that grew by n bytes makes the receiver's next
+  WINDOW_UPDATEs (stream and connection), which the other direction's reframer passes, n
+  smaller (dropped when nothing is left); DATA that shrank makes them larger.  Meanwhile the
+  sender may believe it has n bytes more window than it has: gRPC peers update their windows
+  long before using them up, and n is what a relay URL is longer than a webhook's.  (grpc-core
+  refuses padded DATA, so padding cannot keep the length.)
+- New frames carry at most 16,384 bytes, which every peer accepts (§4.2).
 - `flush()` gives back what is held, as it came (the connection failed, or ends).
 """
 

@@ -1,21 +1,14 @@
 """What went wrong while recording: one ledger, never silent.
 
-Two tallies, each counted by reason in the order first seen:
-- **lost**: exchanges a client got an answer to that are not in the capture (a full disk at
-  stop, an error inside the recorder while the exchange passed);
-- **errors**: errors inside the recorder (an addon hook, the writer, the HTTP/2 decoder, a task
-  of the proxy's loop), whether or not they cost an exchange.
-(What is left out on purpose, not A2A without `--all`, is no incident: the save addon counts it.)
+Two tallies, by reason in the order first seen: **lost**, exchanges a client got an answer to
+that are not in the capture; **errors** inside the recorder, whether or not they cost an
+exchange.  (What is left out on purpose, not A2A without `--all`, is no incident.)
 
 Errors and losses arrive through logging, so that an error nobody planned for is counted like
-one we did: `LedgerLog` is a handler on the `mitmproxy` and `recorder` loggers for the whole
-run, and turns every ERROR record into an error (mitmproxy logs an exception in an addon hook
-as `Addon error: ...` and goes on), or into a loss when the record says so (`lost(n, reason)`
-as its `extra`).  Its WARNING records of the recorder's own loggers are passed on once each.
-
-Listeners hear of the first occurrence of each reason (the console shows it once, with its
-traceback); `summary()` has a line per reason for the stop summary; `clean` is false when
-anything was lost or failed (the CLI then exits non-zero).
+one we did: `LedgerLog`, a handler on the `mitmproxy` and `recorder` loggers for the run, turns
+every ERROR record into an error, or a loss when its `extra` says so (`lost(n, reason)`), and
+passes the recorder's own WARNING records on once each.  Listeners hear the first of each
+reason; `summary()` has a line per reason; `clean` is false when anything was lost or failed.
 """
 
 from __future__ import annotations
@@ -52,12 +45,8 @@ Listener = Callable[[Incident], None]
 
 
 def lost(count: int, reason: str) -> dict[str, Any]:
-    """`extra` for a log record that says `count` exchanges were lost, and why.
-
-    Example::
-
-        logger.error("...", path, extra=lost(3, f"could not be written to {path}: disk full"))
-    """
+    """`extra` for a log record that says `count` exchanges were lost, and why:
+    `logger.error("...", path, extra=lost(3, f"could not be written to {path}: disk full"))`."""
     return {LOST_KEY: count, REASON_KEY: reason}
 
 
@@ -104,7 +93,7 @@ class Ledger:
     def summary(self) -> list[str]:
         """A line per reason: what was lost, what failed."""
         return [
-            *(f"{_exchanges(n)} lost: {reason}" for reason, n in self.lost.items()),
+            *(f"{many(n, 'exchange')} lost: {reason}" for reason, n in self.lost.items()),
             *(f"error inside the recorder{_times(n)}: {r}" for r, n in self.errors.items()),
         ]
 
@@ -125,8 +114,9 @@ class Ledger:
             listener(incident)
 
 
-def _exchanges(count: int) -> str:
-    return f"{count} exchange{'' if count == 1 else 's'}"
+def many(count: int, noun: str) -> str:
+    """`1 exchange`, `3 exchanges`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _times(count: int) -> str:

@@ -1,29 +1,23 @@
-"""Recording traffic that was captured elsewhere: the live addon set, with no proxy around it.
+"""Recording traffic captured elsewhere: the live addon set, with no proxy around it.
 
-`record_offline(items, out)` puts `recording_addons()` in a mitmproxy master that listens
-nowhere, and hands it each item as the live recorder meets it:
-- an HTTP flow gets mitmproxy's hooks in mitmproxy's order: `requestheaders`, `request`,
-  `responseheaders`, then `response`, or `error` when the flow broke (a response that began
-  and then broke off included, as with a live stream that breaks);
-- a gRPC call (`OfflineCall`: its upstream, and the call as capture values) goes to
-  `RecordingAddons.record_grpc`, the entry the gRPC tap uses.
-Then the master's `done` finalises the captures, as when a live recording stops.  So a capture
-made from a flow file or a HAR file is classified, filtered, redacted, numbered and written by
-the code that writes a live recording of the same traffic.
+`record_offline(items, out)` runs `recording_addons()` in a mitmproxy master that listens
+nowhere and hands it each item as the live recorder meets it: an HTTP flow gets mitmproxy's
+hooks in mitmproxy's order (`_hooks`), a gRPC call (`OfflineCall`) goes to
+`RecordingAddons.record_grpc`, the tap's entry.  Then `done` finalises the captures.  So a
+capture made from a flow or HAR file is classified, filtered, redacted, numbered and written by
+the code that writes a live recording.
 
 What differs offline, all of it:
-- flows are seen as through a forward proxy, whatever mode recorded them: nothing is rewritten
-  (no card rewrite, no push relay), and deliveries are known by the webhooks push configs name;
+- flows are seen as through a forward proxy: nothing is rewritten (no card rewrite, no push
+  relay), and deliveries are known by the webhooks push configs name;
 - no agent card is fetched, no read deadline is armed;
-- a flow with neither a response nor an error (a file cut while the flow was in flight) ends
-  with the error `NO_ANSWER`, not as an exchange cut by a recorder shutdown;
+- a flow with neither a response nor an error (a file cut mid-flow) ends with `NO_ANSWER`;
 - the captures' time origin is the earliest start among the items;
-- a body that arrived whole rather than streamed is framed into events by the classifier (see
-  `SseTee.replay`), at the offsets a flow's metadata gives (`EVENT_OFFSETS`), else at 0.
+- a stream body that arrived whole is framed by the classifier (`SseTee.replay`), at the
+  offsets the flow's metadata gives (`EVENT_OFFSETS`), else at 0.
 
-mitmproxy keeps one global context (`mitmproxy.ctx`), which its master sets: as with a live
-`RecordingProxy`, one run per process at a time.  Called from a running event loop, the run
-takes a thread of its own.
+One run per process at a time (mitmproxy's one global `ctx`); from a running event loop, the
+run takes a thread of its own.
 """
 
 from __future__ import annotations
@@ -67,10 +61,9 @@ def record_offline(
 ) -> RecordingAddons:
     """Record `items` into the capture `out` (replaced if it exists) with the live addon set.
 
-    Returns the set, for what it wrote (`save.totals`) and what went wrong (`ledger`);
-    `on_incident` hears the first of each warning, error and loss as it happens.  The console
-    prints nothing.  Raises `AddonOptionError` (mitmproxy's `OptionsError` too) for an `out`
-    the recorder refuses (a directory, a folder that does not exist).
+    Returns the set: what it wrote (`save.totals`), what went wrong (`ledger`); `on_incident`
+    hears the first of each warning, error and loss.  The console prints nothing.  Raises
+    `AddonOptionError` (an `OptionsError` too) for an `out` the recorder refuses.
     """
     settings = {
         "a2a_out": str(out),

@@ -1,13 +1,11 @@
-"""The addons' mitmproxy options, from the recorder's table (`recorder.options.RECORD`): each
-addon picks its rows, `load()` declares them and `configure()` validates them against the
-table (mitmproxy keeps `choices` for help only) and reacts only when one of them changed
-(mitmproxy's `load`/`configure` pattern).
+"""The addons' mitmproxy options, from the recorder's table (`recorder.options.RECORD`): each addon
+picks its rows, `load()` declares them, `configure()` validates them (mitmproxy keeps `choices`
+for help only) and reacts only when one changed.
 
-Every option the addons declare carries the `a2a_` prefix, so `mitmdump --set a2a_out=...` and
-`--options` show them together.  An error about one is an `AddonOptionError`: mitmproxy's
-`OptionsError` (so mitmdump reports it as its own) and our `OptionError`, which names the
-option as mitmdump says it (`a2a_existing=append`) and as `RecordingProxy` and the command
-line do (`existing='append'`, `--append`).
+Every option carries the `a2a_` prefix, so `mitmdump --options` shows them together.  An error
+about one is an `AddonOptionError`: mitmproxy's `OptionsError` (mitmdump reports it as its own)
+and our `OptionError`, naming the option as each surface spells it (`a2a_existing=append`,
+`existing='append'`, `--append`).
 """
 
 from __future__ import annotations

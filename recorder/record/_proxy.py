@@ -1,48 +1,29 @@
-"""Run mitmproxy in-process with the recording addon: the shell the CLI and the tests use.
+"""Run mitmproxy in-process with the recording addons: the shell the CLI and the tests use.
 
 Facts this module is built around (mitmproxy 12):
-- The master must be built inside the event loop that runs it, so the proxy is built in
-  `_serve()`, either in the caller's running loop (`async with`) or in a background thread with a
-  loop of its own (`with`, `start()`).
-- The master carries only the addons a proxy needs (`PROXY_ADDONS`), not mitmdump's 30-odd
-  tools (playback, map and modify, flow saving, ...): mitmproxy visits every addon of the chain
-  for every event of every flow, and with the whole set that dispatch alone was about a quarter
-  of the recorder's CPU (`scripts/profile-record`).  Options of the tools left out are unknown
-  here, so `mitm_options` naming one is a `ProxyStartError`.
-- A startup error (port taken, bad mode) is logged; mitmdump's `errorcheck` addon would turn
-  it into `sys.exit(1)` and take the caller's loop down, so it is not loaded and the logged
-  errors become a `ProxyStartError` instead.
-- Once listening, mitmproxy still only logs what goes wrong (an exception in an addon hook is
-  `Addon error: ...`, and the exchange goes on without the rest of the hook's addons), and
-  without mitmdump's terminal log nobody reads that log: the addon set's ledger listens
-  from then until the master is shut down (`RecordingAddons.listen`), so every error is
-  counted, shown and in `ledger` (see `_ledger`).
-- Stopping must close the listeners (the `mode` option emptied: mitmproxy stops their
-  servers) before `shutdown()`, or the listening port stays bound.
-- Only mitmproxy's published interfaces: addons, their hooks (`running` says the servers
-  started), options and `listen_addrs()`; no private name (tests/unit/test_import_graph.py).
-- `confdir` is always passed (a temporary directory unless given), so nothing is written to the
-  home folder.
-- mitmproxy keeps one global context (`mitmproxy.ctx`), so run one `RecordingProxy` per process
-  at a time.
-- gRPC (`grpc_upstream`) is a second mode in the same master, `reverse:tcp://` (plaintext) or
-  `reverse:tls://` (TLS), decoded by `GrpcTap` (see `_grpcrecord`).  mitmproxy refuses two
-  modes on the same address, port 0 included, so a requested port 0 is resolved to a free port
-  first.  In forward mode, gRPC clients that use the proxy tunnel h2c through CONNECT;
-  `H2cTunnels` hands those tunnels to the tap.
-- Push deliveries that cannot go through the relay (a gRPC push config in forward mode,
-  where the agent POSTs straight to the webhook) are recorded with `push_proxy`: a third mode,
-  `regular@host:port`, a forward HTTP proxy the agent is started with as HTTP_PROXY /
-  HTTPS_PROXY (NO_PROXY must not exclude the webhook host; `localhost` and `127.0.0.1` are
-  often in it).  Its port 0 is resolved first too.  Flows through it are deliveries or, unless
-  `record_all`, left out of the capture (see `PushAddon`).
-- Stopping keeps every exchange: the listeners close, every exchange still in flight is cut
-  and written as such (noted `cut by recorder shutdown`), the client connections are closed
-  here (so nothing is left for the loop's teardown to cancel), and only then does the master
-  shut down, which finalises the captures (`Save`).
-
-Exceptions: `OptionError` (a ValueError) for an option that cannot be used,
-`ProxyStartError(RuntimeError)` when the proxy cannot start.
+- The master must be built inside the loop that runs it: `_serve()` builds it, in the caller's
+  loop (`async with`) or in a thread of its own (`with`, `start()`).
+- The master carries only the addons a proxy needs (`PROXY_ADDONS`): mitmproxy calls every
+  addon for every event, and mitmdump's 30-odd tools cost about a quarter of the recorder's CPU
+  (`scripts/profile-record`).  Their options are unknown here: `mitm_options` naming one is a
+  `ProxyStartError`.  Nor is `errorcheck` loaded (its `sys.exit(1)` would take the caller's
+  loop down): the errors logged at start become a `ProxyStartError`.
+- Once listening, mitmproxy only logs what goes wrong (`Addon error: ...`): the ledger listens
+  until the master shuts down (`RecordingAddons.listen`), so every error is counted and shown.
+- The port is free only once the listeners are closed (`mode` emptied) before `shutdown()`.
+- Only mitmproxy's published interfaces (tests/unit/test_import_graph.py); `confdir` is always
+  given (a temporary one by default), so nothing is written to the home folder; and one global
+  `mitmproxy.ctx`, so one `RecordingProxy` per process at a time.
+- gRPC (`grpc_upstream`) is a second mode of the same master, `reverse:tcp://` or
+  `reverse:tls://`, decoded by `GrpcTap` (`_grpcrecord`); in forward mode, `H2cTunnels` hands
+  the tap the h2c tunnels gRPC clients open through CONNECT.  `push_proxy` is a third mode,
+  `regular@host:port`, a forward proxy for the agent's deliveries (as HTTP_PROXY; NO_PROXY must
+  not exclude the webhook host).  mitmproxy refuses two modes on one address, port 0 included,
+  so a port 0 is resolved to a free port first.
+- Stopping keeps every exchange: the listeners close, what is in flight is cut and written
+  (`cut by recorder shutdown`), the client connections are closed here (nothing is left for the
+  loop's teardown to cancel), and only then does the master shut down, which finalises the
+  captures (`Save`).
 """
 
 from __future__ import annotations
@@ -76,12 +57,12 @@ from recorder.record._grpcrecord import (
     GrpcTap,
     GrpcUpstream,
     H2cTunnels,
-    mode_spec,
     parse_grpc_upstream,
 )
 from recorder.record._h2c import RefuseH2c
 from recorder.record._ledger import Ledger
 from recorder.record._sinks import out_problem
+from recorder.record._state import mode_spec
 from recorder.redaction import BeforeRecord
 
 STARTUP_TIMEOUT = 10.0
@@ -125,29 +106,22 @@ class RecordingProxy(Service):
 
     Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
     capture is the file `out`.  Forward mode: clients use `.url` as HTTP_PROXY; `out` is a
-    directory with one capture per upstream (`split="upstream"`, the default) or per A2A
-    context (`split="context"`).  `listen` defaults to a free port (`.url` says which).
+    directory with a capture per upstream (`split="upstream"`) or per A2A context
+    (`split="context"`).  `listen` defaults to a free port.
 
     Example::
 
         with RecordingProxy(upstream="http://127.0.0.1:8080", out=Path("s.http")) as proxy:
             run_client(proxy.url)
 
-    `async with` runs the proxy in the caller's loop instead of a thread.
+    `async with` runs it in the caller's loop instead of a thread.  The other keyword
+    arguments are the recorder's options (`recorder.options.RECORD`, as `a2a-recorder record
+    --help` lists them); besides them, `console` receives the lines a person watching sees
+    (default: none), `before_record(exchange)` may change or drop each exchange before it is
+    redacted (`_redaction`), `confdir` and `mitm_options` are mitmproxy's.
 
-    The other keyword arguments are the recorder's options, each with its default and help
-    in one table, `recorder.options.RECORD` (the same as `a2a-recorder record --help`):
-    `existing` (`refuse`, `append` or `overwrite` a capture that holds exchanges),
-    `read_timeout`, `max_body_size`, `grpc_upstream`, `push_proxy`, `keep_secrets`,
-    `redact_headers`, `card`, `lint`, ...  Besides them: `console` receives one line per
-    exchange written, warnings and a summary at stop (default: nothing is printed);
-    `before_record(exchange)` may change or drop each exchange before it is redacted and
-    written (see `_redaction`); `confdir` is mitmproxy's (default: a temporary one);
-    `mitm_options` sets mitmproxy's own options.
-
-    Raises `OptionError` (a ValueError) for an option that cannot be used, naming it as a
-    keyword argument, TypeError for an unknown one, and `ProxyStartError` when the proxy
-    cannot start.
+    Raises `OptionError` (a ValueError) naming a bad option as a keyword argument, TypeError
+    for an unknown one, `ProxyStartError` when the proxy cannot start.
     """
 
     def __init__(

@@ -18,8 +18,6 @@ from urllib.parse import urlsplit
 from recorder._errors import GrpcCodecError
 from recorder.capture import Request
 from recorder.protocol import (
-    NOTE_TO_REAL,
-    NOTE_TO_RELAY,
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
@@ -33,16 +31,13 @@ from recorder.protocol import (
 )
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
-TO_RELAY = NOTE_TO_RELAY  # a request's note
-TO_REAL = NOTE_TO_REAL  # an answer's note
 
 # Operations whose requests may carry push configs; where their urls sit (relative to the
-# JSON-RPC params or the REST body) is the protocol's id model: every webhook position of the
-# operation table (v1.0 flat config, v0.3 nested, inline send configuration, 0.1 tasks/send).
+# JSON-RPC params or the REST body) is the protocol's `WEBHOOK_PATHS` (v1.0 flat config, v0.3
+# nested, inline send configuration, 0.1 tasks/send).
 PUSH_CONFIG_OPERATIONS = frozenset(
     {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
 )
-PUSH_URL_PATHS: tuple[tuple[str, ...], ...] = WEBHOOK_PATHS
 # gRPC answers that may carry a relay URL: the push-config rpcs (v1.0 and v0.3 names).
 GRPC_CONFIG_ANSWERS = frozenset(
     f"{verb}TaskPushNotificationConfig{s}" for verb in ("Create", "Get", "List") for s in ("", "s")
@@ -118,7 +113,7 @@ def grpc_swap(
 def webhook_urls(document: Any, root: tuple[str, ...]) -> Iterator[str]:
     """The http(s) webhook URLs that the push configs in a request document name."""
     base = value_at(document, root)
-    for path in PUSH_URL_PATHS:
+    for path in WEBHOOK_PATHS:
         url = value_at(base, path)
         if isinstance(url, str) and url.startswith(("http://", "https://")):
             yield url

@@ -1,27 +1,21 @@
 """The redaction addon: secrets out of the capture (never out of what the proxy forwards).
 
-Each capture file has its own `Redactor`, so placeholders (`<redacted:1>`) are stable within
-a file.  Every redactor knows the credential names of every agent card the recorder has seen,
-plus the names the user adds (`a2a_redact_headers`, `a2a_redact_params`).  `a2a_keep_secrets`
-turns it all off.  After redaction, a scan for well-known token formats and for headers that
-carry the same high-entropy value on every request notes (and warns once about) what no rule
-covered.
+Each capture has its own `Redactor`, so placeholders (`<redacted:1>`) are stable within a file;
+each knows the credential names of every agent card seen and the user's own
+(`a2a_redact_headers`, `a2a_redact_params`); `a2a_keep_secrets` turns it all off.  Then a scan
+notes (and warns once about) likely tokens no rule covered (`_scan`).
 
-Cards without a recording: a client with a cached card, a card fetched while the recorder was
-not running, or curl never shows the recorder the card that declares an API key.  So the
-security schemes can be given up front (`a2a_card`, a file or URL: a card that cannot be read
-stops the start), and at start the recorder fetches the upstream's own card itself
-(`a2a_fetch_card`, on by default), directly and unrecorded; when it cannot, it says so.  The
-card fetched is told to `fetched` too (the classifier: its interfaces are A2A endpoints).
+A client with a cached card, or curl, never shows the recorder the card that declares an API
+key: so a card can be given (`a2a_card`, a file or URL; one that cannot be read stops the
+start), and at start the recorder fetches the upstream's own card, unrecorded
+(`a2a_fetch_card`), or says it could not.  The card fetched is told to `fetched` too (the
+classifier learns its interfaces).  `before_record` (the pytest plugin's, as vcrpy's hook) may
+change each exchange, or leave it out, before redaction.
 
-`before_record` (set by the pytest plugin, as vcrpy's hook of that name): a function of the
-exchange, run before redaction, returning the exchange to write or None to leave it out.
-
-Exchanges are written as they complete, so something learnt later (an API key name that a
-card declares after requests already used it; a token first seen in a header after an answer
-echoed it) is applied to the earlier exchanges when the capture is finalised at stop
-(`Save`, via `rework`).  Until then, `kill -9` can leave such a value in the exchanges written
-before it was learnt; names that say they hold a credential are redacted from the start.
+What is learnt later (a card's API key name, a token first seen after an answer echoed it) is
+applied to earlier exchanges when the capture is finalised (`Save`, via `rework`); until then,
+`kill -9` can leave such a value in them.  Names that say they hold a credential are redacted
+from the start.
 """
 
 from __future__ import annotations

@@ -1,34 +1,24 @@
 """The push addon: push deliveries, through the relay or the push proxy, and the webhooks that
 push configs name.
 
-Reverse mode: the recorder replaces each push-config `url` it sees in a request
-(CreateTaskPushNotificationConfig, v1.0 flat and v0.3 nested; inline SendMessage
-`configuration`, both shapes) by a URL of its own, `http://<proxy>/__a2a_recorder/push/<n>`:
-in HTTP bodies here, in gRPC messages on the gRPC listener (`grpc_relay`, re-encoded there by
-the tap's reframers, `_h2rewrite`).  The agent POSTs deliveries there; this addon points each
-such request at the real webhook, so the client still gets it, and marks it a delivery for the
-capture.  Answers that carry a relay URL (create, get, list) are rewritten back, so the client
-sees the URL it sent.  The relay needs nothing from the agent's HTTP client.
+Reverse mode: each push-config `url` in a request (v1.0 flat and v0.3 nested configs, inline
+SendMessage `configuration`) is replaced by the recorder's own
+`http://<proxy>/__a2a_recorder/push/<n>`: in HTTP bodies here, in gRPC messages by the tap
+(`grpc_relay`, `_h2rewrite`).  The agent POSTs deliveries there; this addon sends each on to
+the real webhook and marks it a delivery.  Answers that carry a relay URL are rewritten back,
+so the client sees the URL it sent.  Forward mode replaces nothing: deliveries through the
+proxy are known by the webhook URLs seen in configs, or by `a2a_webhook_paths`.
 
-Forward mode replaces no URL: deliveries that pass through the proxy (an agent using it as
-HTTP_PROXY) are recognised by the webhook URLs seen in configs, or by `a2a_webhook_paths`.
+A config the relay cannot take (gRPC in forward mode, a message it cannot decode) is delivered
+straight to its webhook, through the **push proxy** (`push_proxy_mode`, the agent's
+HTTP_PROXY).  A flow there is a delivery when its URL is a known webhook, its path is in
+`a2a_webhook_paths`, or the classifier calls it one (an inline config's URL may not be known
+yet); it goes to the capture of the upstream whose config named the webhook.  Other traffic
+through the push proxy is recorded only with `a2a_all`.
 
-A push config the relay cannot take (set over gRPC in forward mode, or in a message the
-recorder cannot decode) is delivered straight to its webhook; such deliveries come through the
-**push proxy**: a forward-proxy mode (`push_proxy_mode`) the agent uses as HTTP_PROXY.  A flow
-arriving there is a delivery when its URL is a webhook seen in a push config, its path is in
-`a2a_webhook_paths`, or the classifier calls it one (a POST of a StreamResponse with
-`X-A2A-Notification-Token`: an inline config's stream may still be open when its deliveries
-go out, so its URL is not known yet).  A delivery goes to the capture of the upstream whose
-config named its webhook.  Other traffic through the push proxy is left to the save addon,
-which records it only with `a2a_all`.
-
-**Said once, when deliveries will be missed** (`warn`, the console's warning line):
-- a push config set over gRPC that the relay could not take, while no push proxy runs: its
-  deliveries go straight to the webhook and cannot be recorded;
-- at stop, when push configs named webhooks and no delivery reached the recorder: the agent's
-  SDK may refuse webhooks on loopback or private addresses (the relay is one), and each SDK has
-  its own switch for that (docs/guides/push.md, "When no delivery comes").
+**Said once** (`warn`), when deliveries will be missed: a gRPC config the relay could not take
+while no push proxy runs; and at stop, configs that named webhooks when no delivery came (the
+agent's SDK may refuse loopback webhooks: docs/guides/push.md, "When no delivery comes").
 """
 
 from __future__ import annotations
@@ -41,14 +31,18 @@ from urllib.parse import urlsplit
 from mitmproxy import ctx, http
 
 from recorder._background import url_key
-from recorder.protocol import ENCODING_HEADER, PUSH_DELIVERY, parse_json
+from recorder.protocol import (
+    ENCODING_HEADER,
+    NOTE_TO_REAL,
+    NOTE_TO_RELAY,
+    PUSH_DELIVERY,
+    parse_json,
+)
 from recorder.record._flows import to_request, to_response
 from recorder.record._h2rewrite import Rewrite
 from recorder.record._push import (
     PUSH_CONFIG_OPERATIONS,
     RELAY_PREFIX,
-    TO_REAL,
-    TO_RELAY,
     PushRelay,
     config_root,
     grpc_swap,
@@ -152,7 +146,7 @@ class PushAddon:
         real = self.relay.to_real(body, own_origin(flow))
         if real != body:
             flow.response.content = real
-            state.notes.append(TO_REAL)
+            state.notes.append(NOTE_TO_REAL)
             state.response = to_response(flow.response)[0]  # what the client got
 
     # -- shared ---------------------------------------------------------------------------------
@@ -193,7 +187,8 @@ class PushAddon:
     # -- request side -------------------------------------------------------------------------
 
     def _via_push_proxy(self, flow: http.HTTPFlow) -> bool:
-        return self.push_proxy_mode is not None and mode_spec(flow) == self.push_proxy_mode
+        wanted = self.push_proxy_mode
+        return wanted is not None and mode_spec(flow.client_conn) == wanted
 
     def _known_webhook(self, flow: http.HTTPFlow) -> bool:
         """A POST to a webhook named in a push config or by `a2a_webhook_paths`."""
@@ -232,4 +227,4 @@ class PushAddon:
         new, count = self.relay.to_relay(body, root, own_origin(flow))
         if count:
             flow.request.content = new
-            state.notes.append(TO_RELAY)
+            state.notes.append(NOTE_TO_RELAY)

@@ -1,25 +1,23 @@
 """The save addon, last in line: write each exchange to its capture when it is complete.
 
 Invariants:
-- An exchange is written once, when it is complete: on `response` (for a stream, its end) or
-  on `error`.  Exchanges are numbered per capture in completion order; a number is used only
-  by an exchange that is in the file (one that cannot be written as recorded is written as a
-  marked stand-in, and the error is logged with its number).
-- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy is shut down from
-  the inside): every exchange still in flight is written at once with what it got so far,
-  noted `cut by recorder shutdown`; then each capture is finalised (`Sink.finalise`).  A flow
-  that fails afterwards is not written again, and a late exchange continues its capture.
-- The capture holds what the client sent and saw, except the agent card, which is kept as the
-  agent served it (the card addon leaves the agent's answer in the flow's state).
+- An exchange is written once, when complete: on `response` (a stream: at its end) or `error`.
+  Exchanges are numbered per capture in completion order, and a number is used only by an
+  exchange in the file (one the format refuses is written as a marked stand-in).
+- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy shuts down):
+  every exchange in flight is written at once as it stands, noted `cut by recorder shutdown`,
+  then each capture is finalised (`Sink.finalise`).  A flow that fails afterwards is not
+  written again; a late exchange continues its capture.
+- The capture holds what the client sent and saw, except the agent card, kept as the agent
+  served it (the card addon leaves the agent's answer in the flow's state).
 - **A disk that refuses loses nothing yet**: the exchange is held in memory (all captures
   together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
-  capture, by `a2a.flush`, or at stop (`Sink.flush`).  Whatever is still held when the
-  recording ends, or does not fit in the bound, is lost, and logged as such (`_ledger.lost`),
-  so it is counted and the exit status says so.
-- **One writing process per capture**: `configure` claims `a2a_out` until stop (a capture
-  another process writes is refused at start, untouched); each capture's writer claims it too.
-- **Nothing is left out without a word**: an exchange that is not A2A (and `a2a_all` is off)
-  is counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
+  capture, by `a2a.flush`, or at stop.  What is still held at the end, or does not fit, is
+  lost and logged as such (`_ledger.lost`), so the exit status says so.
+- **One writing process per capture**: `configure` claims `a2a_out` until stop (another
+  process's capture is refused at start, untouched); each capture's writer claims it too.
+- **Nothing is left out without a word**: an exchange that is not A2A (without `a2a_all`) is
+  counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
 """
 
 from __future__ import annotations
@@ -58,12 +56,11 @@ from recorder.record._options import AddonOptionError, addon_options, declare, t
 from recorder.record._redaction import Redaction
 from recorder.record._sinks import Sink, capture_path, out_problem
 from recorder.record._stand_in import stand_in
-from recorder.record._state import FlowState, state_of
+from recorder.record._state import state_of
 
 logger = logging.getLogger(__name__)
 
 OPTIONS = addon_options("out", "split", "record_all", "existing")
-CUT_NOTE = NOTE_RECORDER_CUT
 CUT_ERROR = "cut: the recorder shut down before the exchange ended"
 HELD_LIMIT = 64 << 20  # bytes of exchanges held in memory while the disk refuses them
 
@@ -246,24 +243,19 @@ class Save:
             closed = "client" in error.lower()
             notes.append(NOTE_CLIENT_CLOSED if closed else NOTE_STREAM_TRUNCATED)
         try:
-            self._record(state, flow, notes, error)
+            self.record(
+                state.upstream,
+                state.classification,
+                state.request,
+                state.response,
+                notes=notes,
+                started=flow.request.timestamp_start,
+                ended=_end_time(flow),
+                error=error,
+            )
         except BaseException:
             state.saved = False  # not written: `Audit` counts it lost
             raise
-
-    def _record(
-        self, state: FlowState, flow: http.HTTPFlow, notes: list[str], error: str | None
-    ) -> None:
-        self.record(
-            state.upstream,
-            state.classification,
-            state.request,
-            state.response,
-            notes=notes,
-            started=flow.request.timestamp_start,
-            ended=_end_time(flow),
-            error=error,
-        )
 
     def record(
         self,
@@ -284,7 +276,7 @@ class Save:
         if self.out is None:
             return
         if error is not None and self._stopping:
-            notes, error = [*notes, CUT_NOTE], CUT_ERROR
+            notes, error = [*notes, NOTE_RECORDER_CUT], CUT_ERROR
         with self._lock:
             sink = self._sink(upstream, classification, response, started)
             kept = self.redaction.redact(

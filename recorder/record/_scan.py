@@ -1,13 +1,11 @@
 """A last look for secrets that redaction did not know to look for (pure).
 
-Redaction replaces what A2A and the card say is secret.  Tokens of well-known formats can still
-sit elsewhere: a JWT in a message, a cloud key in an artifact.  Those are not replaced (a
-client's own content may be what a test replays), but each exchange that holds one gets a note
-naming the kind and where, and the recorder warns, so nobody commits one unawares.
-
-`RepeatedHeaders` looks across requests: a header whose name says nothing (`X-Tenant-Seal`)
-but whose value is the same high-entropy token on every request is most likely a credential.
-It is noted once, on the request where the pattern becomes clear (`MIN_REQUESTS`).
+Tokens of well-known formats can sit where no rule looks (a JWT in a message, a cloud key in
+an artifact).  They are not replaced (a client's own content may be what a test replays), but
+the exchange gets a note naming the kind and where, and the recorder warns.  `RepeatedHeaders`
+looks across requests: a header whose value is the same high-entropy token on every request
+(`X-Tenant-Seal`) is most likely a credential, noted once, when the pattern is clear
+(`MIN_REQUESTS`).
 """
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 
 A `Sink` is one capture file: opened on its first exchange (new, or continued with
 `existing="append"`), appended to as exchanges complete (held in memory while the disk
-refuses), finalised at stop.  Finalising writes
-the names actually redacted into the header and, when the redactor learnt something after an
-exchange was written (a card's API-key name, a secret seen late), redacts the earlier
-exchanges again (`Redaction.rework`); the rewrite is atomic, so a kill during it leaves the
-file as it was.  A sink is never opened twice with truncation: after finalising, a late
-exchange continues the same file.
+refuses), finalised at stop: the names redacted go into the header, and when the redactor
+learnt something after an exchange was written, the earlier exchanges are redacted again
+(`Redaction.rework`), atomically, so a kill meanwhile leaves the file as it was.  A sink is
+never opened twice with truncation: a late exchange continues the same file.
 """
 
 from __future__ import annotations
@@ -43,13 +41,13 @@ _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 
 @dataclass
 class Sink:
-    """One capture file: its writer, start time, numbering, what waits to be written, and
-    redaction bookkeeping.
+    """One capture file: its writer, numbering, what waits to be written, and redaction
+    bookkeeping.
 
     Exchanges are numbered as they are handed over (`hold`) and written in that order
-    (`flush`).  When the disk refuses, they stay held, in memory, and each later `flush` tries
-    again from the oldest: the file only ever holds whole exchanges, numbered without gaps.
-    A new capture's file is made by the first `flush` that succeeds.
+    (`flush`).  While the disk refuses they stay held, and each later `flush` tries again from
+    the oldest: the file only ever holds whole exchanges, numbered without gaps.  A new
+    capture's file is made by the first `flush` that succeeds.
     """
 
     path: Path

@@ -1,9 +1,9 @@
 """A marked stand-in for an exchange the capture format refused (pure).
 
-The format holds every byte sequence (docs/capture-format.md); what it refuses is a value no
-wire produces: a header name that is not a token, a method with a space, an operation name with
-one.  Should such a value reach the recorder, the exchange is still written, so that its number
-is never a silent gap: with the offending names replaced and a note saying what happened.
+The format holds every byte sequence (docs/capture-format.md); it refuses only values no wire
+produces (a header name that is not a token, a method with a space).  Should one reach the
+recorder, the exchange is still written, so that its number is never a silent gap: with the
+offending values replaced and a note saying so.
 """
 
 from __future__ import annotations

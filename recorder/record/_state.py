@@ -1,9 +1,8 @@
 """What the recording addons know about one live flow, kept on the flow itself.
 
-The addons run in a fixed order on every hook (`recording_addons`); each reads and adds to one
-`FlowState` in `flow.metadata`, so no addon calls another and none keeps a per-flow table of
-its own.  The state is created by the classifier, first in line, when the request is complete:
-it keeps the request as the client sent it, before any addon rewrites the forwarded one.
+Each addon, in their fixed order (`recording_addons`), reads and adds to one `FlowState` in
+`flow.metadata`: no addon calls another or keeps a per-flow table.  The classifier, first in
+line, creates it when the request is complete, before any addon rewrites the forwarded one.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ def upstream_origin(flow: http.HTTPFlow) -> str:
     return origin(flow.request.scheme, flow.request.host, flow.request.port)
 
 
-def mode_spec(flow: http.HTTPFlow) -> str | None:
-    """The full spec of the mode the client came in on (`regular@127.0.0.1:8482`)."""
-    return getattr(getattr(flow.client_conn, "proxy_mode", None), "full_spec", None)
+def mode_spec(client: Any) -> str | None:
+    """The full spec of the mode a client connection came in on (`regular@127.0.0.1:8482`,
+    `reverse:tcp://...@...`)."""
+    return getattr(getattr(client, "proxy_mode", None), "full_spec", None)

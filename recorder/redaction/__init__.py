@@ -15,16 +15,8 @@ build on it.
 from recorder._errors import ConfigError
 from recorder.redaction._config import BeforeRecord, RecorderConfig, from_pyproject, read_pyproject
 from recorder.redaction._mask import MASK, Masker
-from recorder.redaction._redactor import (
-    MIN_SWEPT_LENGTH,
-    NO_RULES,
-    PLACEHOLDER,
-    REDACTED_NOTE,
-    Redactor,
-    with_redaction_note,
-)
+from recorder.redaction._redactor import MIN_SWEPT_LENGTH, NO_RULES, REDACTED_NOTE, Redactor
 from recorder.redaction._rules import (
-    CREDENTIAL_NAME,
     SCHEMED_HEADERS,
     SECRET_FIELDS,
     SECRET_HEADERS,
@@ -33,18 +25,14 @@ from recorder.redaction._rules import (
     api_key_names,
     is_credential_name,
 )
-from recorder.redaction._sweep import Finder, secret_pattern, sweep_text
 
 __all__ = [
     "BeforeRecord",
-    "CREDENTIAL_NAME",
     "ConfigError",
-    "Finder",
     "MASK",
     "MIN_SWEPT_LENGTH",
     "Masker",
     "NO_RULES",
-    "PLACEHOLDER",
     "REDACTED_NOTE",
     "RecorderConfig",
     "Redactor",
@@ -57,7 +45,4 @@ __all__ = [
     "from_pyproject",
     "is_credential_name",
     "read_pyproject",
-    "secret_pattern",
-    "sweep_text",
-    "with_redaction_note",
 ]

@@ -1,6 +1,5 @@
 """A project's redaction settings for the pytest plugin: `[tool.a2a-recorder]` in pyproject.toml
-and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config` (pure, but for
-`read_pyproject` and a card file read by `rules`).
+and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config`.
 
     [tool.a2a-recorder]
     redact-headers = ["X-Tenant-Seal"]      # more header names to redact
@@ -9,15 +8,10 @@ and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config` (pure,
     keep-secrets = false                    # true: write and serve secrets as they are
     before-record = "tests.hooks:scrub"     # a function of the exchange (module:function)
 
-    # conftest.py: the same keys, with `_` for `-`; a function as itself
-    @pytest.fixture
-    def a2a_recorder_config():
-        return {"redact_headers": ["X-Tenant-Seal"], "before_record": scrub}
-
-`before_record(exchange)` runs on each exchange the recorder is about to write, before
-redaction: it returns the exchange to write (changed or not) or None to leave it out.  The
-fixture comes on top of the file: name lists add up, the other keys replace.  An unknown key
-or a value of the wrong type is a `ConfigError` naming where it was.
+The fixture returns the same keys with `_` for `-` (a function as itself), on top of the file:
+name lists add up, the other keys replace.  `before_record(exchange)` runs before redaction and
+returns the exchange to write or None.  An unknown key or a wrong type is a `ConfigError`
+naming where it was.
 """
 
 from __future__ import annotations

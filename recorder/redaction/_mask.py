@@ -1,14 +1,11 @@
 """What replay matching compares of a request with secrets in it (pure).
 
-A capture's requests hold `<redacted:N>` where the recorder found a secret: at a push-config
-field (an id position replay already treats as the client's own), and, since secrets are
-swept from requests too, wherever a known secret appeared (a token the user pasted into a
-message, a cookie echoed in a query).  A live client sends its own secret there.  So that
-such a request still matches, both sides are masked the same way before they are compared:
-every placeholder in a recorded value, and every secret a live client's credentials carry
-(learnt with the recorder's rules, from each live request's head, before it is read) in a
-live value, read `MASK`, in every encoding `_sweep` knows.  Short secrets (under
-`MIN_SWEPT_LENGTH`) are swept by neither the recorder nor the mask.
+A capture's requests hold `<redacted:N>` where the recorder found a secret, and a live client
+sends its own secret there.  So that such a request still matches, both sides are masked the
+same way before they are compared: every placeholder in a recorded value, and every secret a
+live client's credentials carry (learnt from each live request's head, with the recorder's
+rules) in a live value, read `MASK`, in every encoding `_sweep` knows.  Short secrets (under
+`MIN_SWEPT_LENGTH`) are swept by neither side.
 """
 
 from __future__ import annotations

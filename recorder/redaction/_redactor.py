@@ -1,27 +1,20 @@
 """The redactor: secrets in an exchange become stable placeholders (pure: values in, values out).
 
 Each distinct secret becomes `<redacted:1>`, `<redacted:2>` ..., the same wherever it appears
-in one capture, so the token in a push-config body and later in a webhook's header read the
-same and replay can still match them up.
-
-Two steps per part of an exchange, both on parsed values:
-
-1. *Learn*: the values that the rules (`_rules`) say are secret: credential headers (each
-   cookie value on its own; an `Authorization` value without its scheme), credential query
-   parameters (percent-decoded), push-config fields of a JSON document (parsed, so escapes do
-   not hide them).
-2. *Sweep*: replace every secret known so far wherever it appears (`_sweep`: decoded JSON
-   strings, percent-encoding, base64) in every part: target, headers, bodies, SSE events,
-   gRPC messages, of requests and responses alike.  A value the rules name is replaced
-   whatever its length; a value found elsewhere only when it has `MIN_SWEPT_LENGTH`
-   characters or more (shorter ones are too likely to be ordinary words or numbers), or, for
-   a push-config secret, where a whole JSON string of the same document equals it.
+in one capture, so a token in a push-config body and later in a webhook's header read the same
+and replay can still match them up.  Two steps per part of an exchange, on parsed values:
+1. *Learn* what the rules (`_rules`) say is secret: credential headers (each cookie value; an
+   `Authorization` value without its scheme), credential query parameters (decoded), the
+   push-config fields of a JSON document (parsed, so escapes do not hide them).
+2. *Sweep* every secret known so far wherever it appears, however encoded (`_sweep`), in
+   every part of requests and responses.  A value the rules name is replaced whatever its
+   length; one found elsewhere only from `MIN_SWEPT_LENGTH` characters (shorter ones are too
+   likely ordinary words), or, for a push-config secret, where a whole JSON string of the same
+   document equals it.
 
 Redacting is idempotent (a placeholder is never a secret), so a capture can be redacted again
-once more is known: `generation` counts what the redactor learnt (a name from a card, a secret
-long enough to sweep), and `rework` redacts an exchange (again) with today's knowledge: its
-parts, then what was derived from them (the ids, method and reason of its classification, which
-the capture's `# task-id:` lines, `show` and the report page show), by the same rule.  Each
+once more is known: `generation` counts what the redactor learnt, and `rework` redacts an
+exchange again with today's knowledge, its classification's ids and texts too.  Each
 exchange's note names what was redacted in it (`redacted: Authorization, token`).
 """
 
@@ -41,8 +34,6 @@ from recorder.redaction._rules import (
     SECRET_FIELDS,
     SECRET_HEADERS,
     Rules,
-    api_key_headers,
-    api_key_names,
     canonical_header,
     is_credential_name,
 )
@@ -79,8 +70,8 @@ class Redactor:
         r.request(Request("GET", "/", (("Authorization", "Bearer s3cret"),)))
         # -> headers (("Authorization", "Bearer <redacted:1>"),); r.redacted == ("Authorization",)
 
-    `max_secrets` bounds the secrets remembered (the oldest are forgotten first), for a
-    redactor that outlives any one capture (the replayer's journal).
+    `max_secrets` bounds the secrets remembered (oldest forgotten first), for a redactor that
+    outlives any one capture (the replayer's journal).
     """
 
     def __init__(self, rules: Rules = NO_RULES, *, max_secrets: int | None = None) -> None:
@@ -121,7 +112,7 @@ class Redactor:
 
     def learn_card(self, card: Mapping[str, Any]) -> None:
         """Also redact the API keys (headers, query parameters) this card's schemes name."""
-        self.learn_names(api_key_headers(card), api_key_names(card, "query"))
+        self.learn_rules(Rules(cards=(card,)))
 
     def learn_names(self, headers: Iterable[str] = (), params: Iterable[str] = ()) -> None:
         """Also redact these headers and query parameters (any case for headers)."""

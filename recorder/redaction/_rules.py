@@ -2,18 +2,15 @@
 the API keys an agent card declares.
 
 - `SECRET_HEADERS`: always credentials.
-- `CREDENTIAL_NAME`: header and query parameter names that say they carry a credential,
-  whatever the card says: `*token*`, `*secret*`, `*password*`, `*api-key*`, `key`, `*-key`
-  and `*_key` (`X-Access-Key`, `Ocp-Apim-Subscription-Key`, `?api_key=`), `x-auth*` and
-  `x-*-auth*`.  `NOT_CREDENTIALS` are names that match but carry none: A2A's pagination
-  cursors (`pageToken`), and nonces a client makes up per request (`Idempotency-Key`).
-- `SECRET_FIELDS`: in any JSON object that also has a `url`, the push-config secrets (this one
-  rule covers v1.0 flat `TaskPushNotificationConfig`, v0.3 nested `pushNotificationConfig`,
-  inline send configurations, JSON-RPC params and results, REST bodies, stream events).
+- `CREDENTIAL_NAME`: names that say they carry a credential, whatever the card says
+  (`*token*`, `*secret*`, `*password*`, `*api-key*`, `key`, `*-key`, `*_key`, `x-auth*`,
+  `x-*-auth*`), but `NOT_CREDENTIALS`: A2A's pagination cursors, per-request nonces.
+- `SECRET_FIELDS`: in any JSON object that also has a `url`, the push-config secrets (one rule
+  for every config shape, version and place it can appear).
 - The card: v1.0 `apiKeySecurityScheme{location, name}`, v0.3 `{type: apiKey, in, name}`.
 
-`Rules` is one set of these that a user extends (`--redact-header`, `--card`, pytest's
-`a2a_recorder_config`); the recorder and the replayer's journal apply the same `Rules`.
+`Rules` is one set of these a user extends (`--redact-header`, `--card`, the
+`a2a_recorder_config` fixture); the recorder and the replayer's journal apply the same.
 """
 
 from __future__ import annotations

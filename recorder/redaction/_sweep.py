@@ -1,18 +1,11 @@
 """Finding known secrets in text however it was encoded, and replacing them (pure).
 
-A secret is looked for in the *decoded* value, never in raw text alone: a JSON string
-`"abc\\/def\\u0026"` holds `abc/def&`, whatever escapes its encoder chose (`\\/`, Go's `\\u0026`
-for `&`, `\\u00E9` or `\\u00e9`, raw UTF-8).  `sweep_text` takes a text and replaces every
-secret it holds, as it reads and as each of these layers decodes it:
-
-- JSON string tokens: each `"..."` is decoded; if its value holds a secret, the token is
-  written anew (ASCII-only if it was) with the secret replaced;
-- percent-encoding: each run of URL characters holding a `%XX` escape (`+` for a space too);
-- base64 (standard or URL-safe alphabet, padded or not): each run of 12 or more of its
-  characters that decodes; the decoded bytes are swept and encoded again the same way.
-
-Layers nest (a percent-encoded URL in a JSON string in base64) up to `MAX_DEPTH`.  Only what
-holds a secret is rewritten: everything else keeps its bytes.  Text is `str` throughout;
+A secret is looked for in the *decoded* value: a JSON string `"abc\\/def\\u0026"` holds
+`abc/def&`, whatever escapes its encoder chose.  `sweep_text` replaces every secret a text
+holds, as it reads and as each layer decodes it: JSON string tokens (written anew, ASCII-only
+if they were), percent-encoded runs (`+` for a space too), and base64 runs of 12 or more
+characters (either alphabet, padded or not; swept, then encoded again the same way).  Layers
+nest up to `MAX_DEPTH`.  Only what holds a secret is rewritten.  Text is `str` throughout:
 bytes that are not UTF-8 travel as surrogate escapes and come back as the same bytes.
 """
 
