@@ -21,10 +21,8 @@ _STATE_PREFIX = "TASK_STATE_"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
-
-    `state` is for people, `raw_state` as the wire wrote it; `detail` an artifact's name or an
-    error's code."""
+    """`kind` is a v1.0 member name, `error`, or None; `state` is for people, `raw_state` as the
+    wire wrote it; `detail` an artifact's name or an error's code."""
 
     kind: str | None = None
     state: str | None = None

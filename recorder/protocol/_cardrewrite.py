@@ -175,10 +175,8 @@ def grpc_url(old: str, target: str) -> str:
 
 
 def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = ()) -> CardRewrite:
-    """Point every GRPC interface of the card at `target`, the recorder's `host:port`.
-
-    Not matched against the one gRPC upstream: a TLS front or load balancer may stand between.
-    """
+    """Point every GRPC interface of the card at `target`, the recorder's `host:port` (no match
+    against the one gRPC upstream: a TLS front or load balancer may stand between)."""
     return _rewrite(body, at, lambda card: _point_grpc_at(card, target))
 
 

@@ -7,7 +7,7 @@ heuristic, then `unknown` at an A2A endpoint; anything else is not A2A, and `rea
 A GET left unknown whose answer looks like a card is a card fetch (a2a-dotnet's v0.3 compat
 serves its card at its JSON-RPC URL).  Without a card, the route with more literal characters
 wins, then the tenant reading unless it is a base-path word.  The version comes from the wire
-names, not `A2A-Version`; a name dialects share is the newest's unless the card says otherwise.
+names, not `A2A-Version` (a shared name: `operation_by_jsonrpc_method`).
 """
 
 from __future__ import annotations
@@ -86,11 +86,8 @@ def classify(
     interfaces: Sequence[Interface] = (),
     webhook_paths: Collection[str] = (),
 ) -> Classification:
-    """What an exchange is in A2A terms; never raises.
-
-    `interfaces` (from `interfaces_from_card`) tell base paths and tenants apart.  With a
-    `response`, `error` names the A2A error it carried (`TaskNotFoundError`, `HTTPError(404)`).
-    """
+    """What an exchange is in A2A terms; never raises.  `interfaces` (from the card) tell base
+    paths and tenants apart; with a `response`, `error` names the A2A error it carried."""
     try:
         req = _parse_request(request)
         found = _classify_request(req, tuple(interfaces), frozenset(webhook_paths))

@@ -26,11 +26,9 @@ from recorder.protocol._types import Binding
 
 
 def response_error(binding: Binding | None, response: ResponseLike) -> str | None:
-    """The name of the A2A error a response carries in its binding's shape, or None.
-
-    Named by the ErrorInfo reason first, then by status (JSON-RPC by code); a status >= 400 is
-    at least `HTTPError(<status>)`, and a bare message `error` (a2a-dotnet's) `...(no code)`.
-    """
+    """The name of the A2A error a response carries, by ErrorInfo reason, then by status
+    (JSON-RPC: code), or None; a status >= 400 is at least `HTTPError(<status>)`, and a bare
+    message `error` (a2a-dotnet's) `...(no code)`."""
     reader = _ERROR_SHAPES.get(binding) if binding is not None else None
     found = reader(response) if reader is not None else None
     if found is None and response.status >= 400:

@@ -2,9 +2,8 @@
 
 A spec is `SELECTOR:KIND[=ARG]` (from `--fault`, a `faults.toml` or the pytest marker;
 docs/guides/faults.md), where `SELECTOR` is `#N` (the capture's `### N`) or an operation name.
-`FAULT_KINDS` gives each kind's argument, targets, whether it hits a request once or every
-time, and whether the request is still carried out.  Errors are `FaultSpecError`s naming the
-spec and listing the kinds.  The grammar lives here, below the replayer's option table.
+Errors are `FaultSpecError`s naming the spec and listing the kinds.  The grammar lives here,
+below the replayer's option table.
 """
 
 from __future__ import annotations

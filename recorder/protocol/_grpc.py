@@ -3,11 +3,9 @@
 DATA frames are not message boundaries, so `GrpcFramer` re-frames incrementally.  The A2A
 protos ship as package data (`scripts/descriptors`) in a private pool, so no a2a-sdk is needed
 at runtime and a user's own never changes decoding.  Invariant: a message is shown as proto-JSON
-only when that JSON gives back the same message, so `encode_message(*decode_message(...))` is
-equal; otherwise the caller keeps the raw bytes.  `grpc-status-details-bin` is a base64
-`google.rpc.Status` (a2a-wire.md §5); `grpc-message` is percent-encoded (PROTOCOL-HTTP2.md).
-`GrpcFramingError` means a peer broke the framing, `GrpcCodecError` that our caller asked to
-encode something unknown or malformed.
+only when that JSON gives back the same message (else the caller keeps the raw bytes), so
+`encode_message(*decode_message(...))` is equal.  `GrpcFramingError`: a peer broke the framing;
+`GrpcCodecError`: our caller asked to encode something unknown or malformed.
 """
 
 from __future__ import annotations
@@ -42,11 +40,9 @@ def frame_message(data: bytes, compressed: bool = False) -> bytes:
 
 
 class GrpcFramer:
-    """Incremental splitter of a gRPC body into `(compressed, message_bytes)`.
-
-    `pending` counts the bytes of an unfinished message (at a stream's end: truncated).  A flag
-    byte neither 0 nor 1 raises `GrpcFramingError`, then again on every later feed.
-    """
+    """Incremental splitter of a gRPC body into `(compressed, message_bytes)`; `pending` counts
+    an unfinished message's bytes.  A flag byte neither 0 nor 1 raises `GrpcFramingError`, then
+    again on every later feed."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -89,7 +85,7 @@ def timed_messages(
     return out, framer.pending
 
 
-# --- the shipped descriptors ---------------------------------------------------------------
+# --- the shipped descriptors, and the A2A rpc table read from them ------------------------
 
 DESCRIPTOR_SET = "descriptors/a2a.binpb"
 DESCRIPTOR_MANIFEST = "descriptors/a2a.json"
@@ -124,13 +120,8 @@ def descriptor_source() -> str:
     return f"shipped with a2a-recorder (protos of {descriptor_manifest()['source']})"
 
 
-# --- the A2A rpc table, read from descriptors ---------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class GrpcMethod:
-    """One rpc as its descriptor declares it."""
-
     path: str  # /lf.a2a.v1.A2AService/SendMessage
     service: str  # lf.a2a.v1.A2AService
     name: str  # SendMessage
@@ -209,11 +200,8 @@ def decode_message(
     compressed: bool = False,
     encoding: str | None = None,
 ) -> tuple[str, str] | None:
-    """One message of the rpc at `path` as `(type full name, compact JSON)`.
-
-    None for an unknown rpc or compression, bytes that do not parse, or a message its JSON
-    would not reproduce (unknown fields from a newer peer): keep the raw bytes.
-    """
+    """One message of the rpc at `path` as `(type full name, compact JSON)`, or None for an
+    unknown rpc or compression, junk, or JSON that would not reproduce it (a newer peer's)."""
     method = grpc_method(path)
     if method is None:
         return None
@@ -272,11 +260,9 @@ ENCODING_HEADER = "grpc-encoding"
 
 
 def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
-    """The one decoder of `grpc-status-details-bin`: `{"code", "message", "details"}`.
-
-    An unknown detail is `{"@type": url, "value": base64}`.  Takes base64 (either alphabet),
-    the true-binary form or bytes; None, never an exception, for anything that is no Status.
-    """
+    """The one decoder of `grpc-status-details-bin` (a base64 `google.rpc.Status`, a2a-wire.md
+    §5) as `{"code", "message", "details"}`; an unknown detail is `{"@type", "value": base64}`.
+    Takes either base64 alphabet, the true-binary form or bytes; None for anything else."""
     if not value:
         return None
     try:
@@ -357,7 +343,7 @@ def encode_grpc_message(text: str) -> str:
 
 
 def decode_grpc_message(value: str) -> str:
-    """Undo `grpc-message` percent-encoding; malformed escapes are kept as they are."""
+    """Undo `grpc-message` percent-encoding (PROTOCOL-HTTP2.md); malformed escapes are kept."""
     out = bytearray()
     i = 0
     while i < len(value):

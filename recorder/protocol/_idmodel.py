@@ -25,8 +25,6 @@ SERVED_AS_RECORDED = frozenset(
 # Page cursors an answer hands out; the next page's request names them back as they are.
 CURSOR_FIELDS = frozenset({"nextPageToken"})
 
-# ---- names and paths --------------------------------------------------------------------
-
 TASKS_SEGMENT = "tasks"
 CONFIGS_SEGMENT = "pushNotificationConfigs"
 # A v0.3 resource name: `tasks/{task}` or `tasks/{task}/pushNotificationConfigs/{config}`.
@@ -44,10 +42,7 @@ def resource_ids(name: str) -> tuple[str, str | None] | None:
     return (matched.group(1), matched.group(2)) if matched else None
 
 
-# ---- whose `id` a bare `id` is, by the shape of the object holding it ----------------------
-
-# Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
-# v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
+# Keys of a bare task-reference params object (`{id}`, v0.3 `{id, pushNotificationConfigId}`).
 _TASK_PARAM_KEYS = frozenset(
     {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}
 )
@@ -92,8 +87,6 @@ def id_owner(obj: Mapping[str, Any]) -> IdKind | None:
     """The kind of the `id` an object holds, by its shape (None: not an id we know)."""
     return next((kind for test, kind in ID_OWNERS if test(obj)), None)
 
-
-# ---- where webhooks sit -------------------------------------------------------------------
 
 # Every request position of a webhook URL (relative to the JSON-RPC params or the body).
 WEBHOOK_PATHS: tuple[tuple[str, ...], ...] = tuple(

@@ -36,7 +36,7 @@ def is_cut_short(notes: Iterable[str]) -> bool:
 NOTE_H2C_OFFER = "h2c upgrade offer not passed on"
 
 
-# The push relay swapped a push config's webhook URL for its own on the way to the agent (a
-# request's note) and back (an answer's), so the capture holds every delivery the agent made.
+# The push relay swapped a webhook URL for its own (a request's note) and back (an answer's),
+# so every delivery the agent made came through the recorder.
 NOTE_TO_RELAY = "push relay: webhook URL replaced by the recorder's"
 NOTE_TO_REAL = "push relay: relay URL replaced by the webhook's"

@@ -5,8 +5,7 @@ parameter names (`{task_id}`, `{tenant}`), not the proto's, so a match reads ali
 v1.0 routes are the proto's `google.api.http` options, each also under `/{tenant}`, and
 `:subscribe` takes GET (proto) and POST (spec §11.3.2); v0.3 routes are those the py and JS
 compat layers mount (a2a-wire.md §1).  Names real SDKs send besides the spec's are rows or
-aliases too (Java's trailing slash, .NET's list method, the JSON-RPC-only `0.1` dialect); a
-name several dialects share belongs to the newest unless the card says otherwise.
+aliases too (Java's trailing slash, .NET's list method, the JSON-RPC-only `0.1` dialect).
 """
 
 from __future__ import annotations
@@ -44,11 +43,8 @@ _PARAM = re.compile(r"\{(\w+)\}")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """One HTTP+JSON route: a verb and a path template such as `/tasks/{task_id}:cancel`.
-
-    A segment is a literal or one `{param}` with an optional literal suffix; a parameter
-    matches one non-empty path segment.
-    """
+    """One HTTP+JSON route: a verb and a path template such as `/tasks/{task_id}:cancel`; a
+    `{param}` (with an optional literal suffix) matches one non-empty path segment."""
 
     verb: str
     template: str
@@ -126,11 +122,9 @@ def _compile(template: str) -> list[tuple[str | None, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """One A2A operation in one protocol version, with all its names on the wire.
-
-    `name` is the v1.0 rpc name, also for v0.3 rows.  `ids`: where a request names each id
-    (the classifier's); `positions`: every place it holds one, and its `IdRole` (the replayer's).
-    """
+    """One A2A operation in one protocol version, with all its names on the wire; `name` is the
+    v1.0 rpc name, also for v0.3 rows.  `ids`: where a request names each id (the classifier's);
+    `positions`: every place it holds one, and its `IdRole` (the replayer's)."""
 
     name: str
     version: Version
@@ -439,9 +433,8 @@ V03_RPC_RENAMES: Mapping[str, str] = {
 
 
 def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | None:
-    """(v1.0 path, v0.3 template, v1.0 template) of a v0.3 HTTP+JSON path, or None.
-
-    Base path and parameter text are kept, so a normalised path translates too."""
+    """(v1.0 path, v0.3 template, v1.0 template) of a v0.3 HTTP+JSON path, or None; base path
+    and parameter text are kept, so a normalised path translates too."""
     old, new = _BY_NAME.get((name, Version.V0_3)), _BY_NAME.get((name, Version.V1_0))
     if old is None or new is None:
         return None
@@ -516,10 +509,8 @@ def route_for(
     task_id: str | None = None,
     config_id: str | None = None,
 ) -> tuple[str, str] | None:
-    """(verb, path) to call an operation over HTTP+JSON, or None if it has no such route.
-
-    A tenant picks the `/{tenant}` form; subscribe gives POST, as SDK clients send; a missing
-    id raises KeyError."""
+    """(verb, path) to call an operation over HTTP+JSON, or None; a tenant picks the
+    `/{tenant}` form, subscribe gives POST (as SDK clients send), a missing id KeyError."""
     op = _BY_NAME.get((name, version))
     if op is None:
         return None

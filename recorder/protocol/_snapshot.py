@@ -1,10 +1,9 @@
 """The task a stream's events leave behind: what `SubscribeToTask` sends first (pure).
 
 A subscription to a task in progress starts with the Task as it stands (spec §3.1.6);
-`fold_task` applies events to the first Task as a2a-sdk 1.3.0's `TaskManager` does (a status
-update moves the old status's message to `history`; an artifact update replaces by
-`artifactId` or, with `append: true`, adds parts).  Events are read in any wire form;
-`with_task` writes a task back in the same form.  Values are copied, never changed in place.
+`fold_task` applies events to the first Task as a2a-sdk 1.3.0's `TaskManager` does.  Events
+are read in any wire form, and `with_task` writes a task back in the same form.  Values are
+copied, never changed in place.
 """
 
 from __future__ import annotations

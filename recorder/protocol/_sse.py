@@ -4,8 +4,7 @@ The framer splits bytes into lines (CRLF, LF or CR, per the HTML event-stream gr
 blocks ended by a blank line, keeping every line as it was (comments too), so `render_events`
 gives back the exact wire bytes; the first ending seen is the `newline`.  Decoding is UTF-8
 with surrogateescape, so a byte that is not UTF-8 survives the round trip.  Real agents'
-framings (Go's `id:` lines, Java's opening comments, a2a-sdk's CRLF and `: ping`, VoltAgent's
-RFC 7464 record separator) are kept line for line and read by the same rules.
+framings (`_framings`, VoltAgent's RFC 7464 separator) are kept line for line, read alike.
 """
 
 from __future__ import annotations
@@ -23,10 +22,8 @@ def is_event_stream(content_type: str | None) -> bool:
 
 
 class SseFramer:
-    """Turn an event stream's bytes, fed in arbitrary chunks, into event blocks.
-
-    A CR ending a chunk ends its line now; a LF starting the next one is its partner.
-    """
+    """Turn an event stream's bytes, fed in arbitrary chunks, into event blocks; a CR ending a
+    chunk ends its line now, and a LF starting the next one is its partner."""
 
     def __init__(self) -> None:
         self._pending = b""  # bytes of an unfinished line

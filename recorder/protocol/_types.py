@@ -33,19 +33,15 @@ class Version(StrEnum):
 # Operations of an A2A session that are not among the proto's eleven rpcs.
 AGENT_CARD = "AgentCard"
 PUSH_DELIVERY = "PushDelivery"
-# An exchange at an A2A endpoint whose operation no table knows; recorded like any other (the
-# agent's answer is part of its behaviour), with `reason` saying what was not understood.
+# At an A2A endpoint, an operation no table knows: recorded, as the answer is agent behaviour.
 UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """What one exchange is, in A2A terms.
-
-    `operation` is the v1.0 rpc name whatever the version on the wire, or `AgentCard`,
-    `PushDelivery`, `unknown` (an A2A endpoint, no known operation), or None (not A2A; `reason`
-    says why); `method` keeps the name the wire used (`message/send`, `GET /v1/card`).
-    """
+    """What one exchange is, in A2A terms: `operation` is the v1.0 rpc name whatever the wire's
+    version, or `AgentCard`, `PushDelivery`, `unknown`, or None (not A2A; `reason` says why);
+    `method` keeps the name the wire used (`message/send`, `GET /v1/card`)."""
 
     binding: Binding | None = None
     operation: str | None = None

@@ -62,12 +62,8 @@ OPAQUE_FIELDS: Mapping[str, str] = {
 }
 
 
-# ---- where requests name ids, and what they do with them (the replayer's provenance) ----
-
-
 class IdRole(StrEnum):
-    """What a request does with an id it names (spec §3.4.1, §3.4.2, §4.1.4), so the replayer
-    never answers an id nobody issued as a real one."""
+    """What a request does with an id (§3.4.1, §3.4.2, §4.1.4); no unissued id is served as real."""
 
     REFERENCE = "reference"  # must name something that exists (GetTask `id`, `message.taskId`)
     CHOSEN = "chosen"  # the client's to pick: new, or one it named or was given before
@@ -76,10 +72,8 @@ class IdRole(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class IdPosition:
-    """One place in a request that holds an id; `*` in `path` is every item of a list.
-
-    With `resource` the value is a v0.3 resource name: its task segment is always a reference,
-    its config segment has `role`."""
+    """One place in a request that holds an id; `*` in `path` is every item of a list.  With
+    `resource`, a v0.3 resource name: its task is a reference, its config has `role`."""
 
     path: tuple[str, ...]
     kind: IdKind | None
