@@ -1,14 +1,10 @@
 """Lint captures against the A2A spec: what in a recording breaks which rule.
 
-Owns the rule table (`RULES`), the checks its rows name, the view of an exchange they read,
-card signatures (JWS), and the engine and command around them.  May import
-`recorder.protocol`, `recorder.capture`, `recorder.ci` and `recorder.options`.
-
-A pure API for the live console and the report as much as for the command: `lint_exchange`
-with a `LintContext` (or a thread-safe `Linter`) lints exchanges as they complete,
-`lint_capture` a recorded session, `render` builds a text, JSON or SARIF report.  Errors:
-`recorder.InputError` for a capture or key file that cannot be used, OSError for one that
-cannot be read.
+Owns the rule table, the checks its rows name, the view of an exchange they read, card
+signatures (JWS), and the engine and command around them; a pure API for the console and the
+report too (docs/lint.md).  May import `recorder.protocol`, `recorder.capture`, `recorder.ci`
+and `recorder.options`.  Errors: `recorder.InputError` for a capture or key file that cannot be
+used, OSError for one that cannot be read.
 """
 
 from recorder.lint._command import capture_files, lint_command, lint_file

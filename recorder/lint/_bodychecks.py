@@ -1,10 +1,8 @@
 """Lint checks on what the messages hold: field names, enum forms, required fields, streams.
 
-`typed_documents` names the proto message of each JSON document of an exchange and
-`_schema.walk` follows it, so every check asks the descriptors, never a hand list.  v1.0
-documents are read as `lf.a2a.v1`, v0.3 REST and gRPC bodies as `a2a.v1`; v0.3 JSON-RPC bodies
-follow the v0.3 JSON schema, so only their enum forms are checked.  Stream checks read the
-StreamResponse payloads in order, whatever the binding.
+`typed_documents` names the proto message of each JSON document and `_schema.walk` follows it,
+so every check asks the descriptors, never a hand list.  v0.3 JSON-RPC bodies follow the v0.3
+JSON schema, not a proto, so only their enum forms are checked.
 """
 
 from __future__ import annotations

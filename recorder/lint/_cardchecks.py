@@ -1,9 +1,8 @@
 """Lint checks on the agent card, push deliveries, tenants, and the guide's takeaways.
 
-Card rules read the recorded body, the agent's original even when the client was served a
-rewrite, so a signature is checked over what the agent signed.  A signature is judged only
-with a key (from a JWK Set the capture holds, or `Session.keys`).  A push delivery is matched
-to a config the session saw by webhook and task; one whose config is unknown is not judged.
+Card rules read the agent's original card (`_view`), so a signature is checked over what the
+agent signed, and only with a key (from a JWK Set the capture holds, or `Session.keys`).  A push
+delivery is matched to a config the session saw by webhook and task, or not judged.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Lint checks on the wire envelope: content types, the A2A-Version header, JSON-RPC, errors.
 
 Each check is a pure `(view, session, spec) -> Violation`s; `_rules.py` says which rule it
-serves and where it applies.  The error an exchange carries is identified once (`error_row`):
-over JSON-RPC by code, over HTTP+JSON and gRPC by the classifier's name for it.
+serves and where it applies.
 """
 
 from __future__ import annotations
@@ -278,7 +277,7 @@ def _show(value: Any) -> str:
 
 
 def error_row(view: ExchangeView) -> ErrorRow | None:
-    """The error table's row for the error this exchange carries, or None."""
+    """The row of the error this exchange carries: JSON-RPC by code, else the classifier's name."""
     if view.binding is Binding.JSONRPC:
         code = next((value_at(e.value, ("code",)) for e in error_objects(view)), None)
         return error_by_code(code) if _is_id(code) and isinstance(code, int) else None
@@ -287,7 +286,7 @@ def error_row(view: ExchangeView) -> ErrorRow | None:
 
 
 def error_objects(view: ExchangeView) -> list[Payload]:
-    """The `error` members of the body and of the events (JSON-RPC and HTTP+JSON shapes)."""
+    """The `error` members of the body and of the events."""
     found = [Payload("response", value_at(view.response_json, ("error",)))]
     found += [
         Payload(f"response event {e.index}", value_at(e.json, ("error",))) for e in view.events

@@ -1,10 +1,7 @@
 """`a2a-recorder lint CAPTURE...`: the thin shell that reads files and prints the report.
 
-Exit status: 0 when no finding reaches `--fail-on` (MUST by default), 1 when one does (or a
-capture is cut short: what comes before the cut is linted, with a warning), 2 on an error.
-A folder stands for every `.http` file under it, in path order.  With `--baseline FILE`, the
-findings are matched against the file's accepted ones (`recorder.ci`): exit 1 for a new
-finding or a stale entry; the file is written when missing, or with `--update-baseline`.
+Exit status (docs/lint.md): 0 when no finding reaches `--fail-on`, 1 when one does, a capture
+is cut short (what comes before the cut is linted) or a baseline entry is stale, 2 on an error.
 """
 
 from __future__ import annotations
@@ -48,9 +45,8 @@ def capture_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def lint_file(path: Path, **options: Any) -> tuple[list[Finding], Cut | None]:
-    """Read and lint one capture file: its findings, and where it is cut short, if it is
-    (the exchanges before the cut are linted: `recorder.capture.salvage`).
-    CaptureParseError (file:line) if it is damaged otherwise, OSError if it cannot be read."""
+    """One capture file's findings, and where it is cut short (what comes before is linted);
+    CaptureParseError if it is damaged otherwise, OSError if it cannot be read."""
     data = read_regular(path)
     capture, cut = salvage(data, str(path))
     text = data[: cut.offset if cut else len(data)].decode("utf-8")

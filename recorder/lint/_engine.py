@@ -1,14 +1,10 @@
 """The lint engine: run the rule table over exchanges, one at a time or a whole capture.
 
-It only filters the rows of `_rules.RULES` that apply to an exchange and turns what their
-checks return into `Finding`s.  State across exchanges is a `LintContext`, a value moved on
-by `saw_request` and `saw_response`.
-
-Order: a push config set inline in a blocking send is on the wire before the deliveries it
-causes, which complete first; so each request is learned when it started, each response when
-it completed, and an exchange is linted when it completes.  Findings come out by exchange
-number, then table order.  Invariant: linting never raises on what a capture holds; a check
-that fails gives a MAY finding saying so.
+State across exchanges is a `LintContext`, a value moved on by `saw_request` and
+`saw_response`.  A push config set inline in a blocking send is on the wire before the
+deliveries it causes, which complete first; so each request is learned when it started, each
+response when it completed, and an exchange is linted when it completes.  Invariant: linting
+never raises on what a capture holds; a check that fails gives a MAY finding saying so.
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ _EXCHANGE_LINE = re.compile(r"### ([0-9]+) ")  # docs/capture-format.md
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violated rule in one exchange: what it did (`message`), what the spec asks
-    (`expected`), what the wire held (`actual`); `file` and `line` locate its `###` line."""
+    """One violated rule in one exchange; `file` and `line` locate its `###` line."""
 
     rule: str
     severity: Severity
@@ -47,7 +42,6 @@ class Finding:
 
     @property
     def location(self) -> str:
-        """`file:line` of the exchange, or `exchange N` when the file is unknown."""
         if self.file is None:
             return f"exchange {self.exchange}"
         return f"{self.file}:{self.line}" if self.line else self.file
@@ -97,17 +91,14 @@ class LintContext:
         return cls(SpecVersion(spec), tuple(rules), Session(keys=dict(keys or {})))
 
     def saw_request(self, exchange: ExchangeLike) -> LintContext:
-        """The context once `exchange`'s request was sent (push configs it set)."""
         return replace(self, session=self.session.learn_request(view_exchange(exchange)))
 
     def saw_response(self, exchange: ExchangeLike) -> LintContext:
-        """The context once `exchange`'s response came (the card, a JWK Set)."""
         return replace(self, session=self.session.learn_response(view_exchange(exchange)))
 
 
 def lint_exchange(exchange: ExchangeLike, context: LintContext) -> list[Finding]:
-    """The findings of every rule in `context` that applies to `exchange` (none if it is not
-    A2A); `context` is not changed."""
+    """The findings of every rule in `context` that applies to `exchange` (none if not A2A)."""
     if not exchange.classification.is_a2a:
         return []
     view = view_exchange(exchange)
@@ -153,14 +144,11 @@ def _finding(
 
 
 def _printable(text: str) -> str:
-    """Text any report can write: a byte the wire held that is not UTF-8 (kept by the capture
-    as a lone surrogate) is shown as its escape, `\\udcff`."""
+    """Text any report can write: a non-UTF-8 byte (a lone surrogate) shown as `\\udcff`."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class TimedExchange(ExchangeLike, Protocol):
-    """An exchange with its timing; `recorder.capture.Exchange` fits."""
-
     @property
     def started_us(self) -> int: ...
     @property
@@ -181,8 +169,8 @@ def lint_capture(
     file: str | None = None,
     text: str | None = None,
 ) -> list[Finding]:
-    """Lint every exchange of a capture, in the order the session ran (see the module
-    docstring); `file` and `text` (the capture's text) locate each finding as `file:line`."""
+    """Lint every exchange of a capture in the order the session ran; findings by exchange
+    number, then table order, located as `file:line` given the capture's `file` and `text`."""
     context = LintContext.create(spec, rules, keys)
     found: list[Finding] = []
     for is_end, exchange in _timeline(capture.exchanges):
@@ -206,7 +194,6 @@ def _timeline(exchanges: Sequence[TimedExchange]) -> list[tuple[int, TimedExchan
 
 
 def exchange_lines(text: str) -> dict[int, int]:
-    """The line of each exchange's `### <number> ...` header, by exchange number."""
     found: dict[int, int] = {}
     for number, line in enumerate(text.split("\n"), 1):
         match = _EXCHANGE_LINE.match(line)
@@ -216,14 +203,8 @@ def exchange_lines(text: str) -> dict[int, int]:
 
 
 class Linter:
-    """A live linter for one capture: feed it exchanges as they complete.
-
-    >>> linter = Linter(spec="1.0.1")       # doctest: +SKIP
-    >>> linter.saw_request(exchange)        # optional, when the request starts
-    >>> findings = linter.feed(exchange)    # when the exchange completes
-
-    `feed` learns the request too if `saw_request` was not called for it.  Thread-safe.
-    """
+    """A thread-safe live linter for one capture: `feed` it exchanges as they complete (it
+    learns the request too if `saw_request` was not called for it)."""
 
     def __init__(
         self,
@@ -244,7 +225,6 @@ class Linter:
             self._learn_request(exchange)
 
     def feed(self, exchange: ExchangeLike) -> list[Finding]:
-        """Lint a completed exchange and remember what it taught."""
         with self._lock:
             self._learn_request(exchange)
             found = lint_exchange(exchange, self._context)

@@ -2,10 +2,9 @@
 
 Spec §8.4: a signature covers the card without `signatures` and without default values,
 canonicalized with JCS.  Defaults come from the proto (§8.4.1): a REQUIRED field or one with
-explicit presence stays whatever its value; any other is dropped when it holds its default.
-Keys the proto does not know are kept.  Both 1.3.0 SDKs sign something else (unknown keys and
-every empty value dropped): `sdk_payload` builds it, so a finding can say which a signature
-covers.  Nothing here raises on junk: a bad key or signature "does not verify".
+explicit presence stays whatever its value; unknown keys are kept.  Both 1.3.0 SDKs sign
+something else (`sdk_payload`), so a finding can say which a signature covers.  Nothing here
+raises on junk: a bad key or signature "does not verify".
 """
 
 from __future__ import annotations
@@ -180,8 +179,7 @@ def _unknown(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
 
 
 def _public_key(alg: str, jwk: Mapping[str, Any], data: bytes, sig: bytes) -> bool:
-    """ES*, RS*, PS*, EdDSA: `cryptography` is imported only when a card has such a signature
-    to check (it costs a reader of captures, `show`, tens of milliseconds)."""
+    # `cryptography` is imported only when needed: it costs `show` tens of milliseconds.
     from recorder.lint._jwskeys import verify_public
 
     return verify_public(alg, jwk, data, sig)

@@ -1,7 +1,5 @@
-"""Public-key JWS verification (ES*, RS*, PS*, EdDSA) with `cryptography`, which mitmproxy
-already brings; `_jws` imports this module only when a signature of one of those kinds is
-checked.  A signature that does not verify is False, never an exception.
-"""
+"""Public-key JWS verification (ES*, RS*, PS*, EdDSA) with `cryptography` (mitmproxy brings
+it), imported only when needed; a signature that does not verify is False, never raises."""
 
 from __future__ import annotations
 

@@ -2,9 +2,8 @@
 XML for CI test views.
 
 Every renderer is pure: findings in, a string out.  Text puts each `file:line` first, so
-editors link it.  SARIF: one run, its rules as `tool.driver.rules`, MUST as `error`, SHOULD as
-`warning`, MAY as `note`.  JUnit: one case per capture file, one failure per finding that fails
-the run.  With a baseline, every report ends with what it accepted and its stale entries.
+editors link it.  With a baseline, every report ends with what it accepted and its stale
+entries.
 """
 
 from __future__ import annotations

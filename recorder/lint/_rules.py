@@ -1,11 +1,8 @@
 """The lint rules, as data: what each rule asks, how strongly, where the spec says it.
 
-One `Rule` row per requirement, in report order: its check, its severity and section in each
-spec version it exists in (`levels`), the bindings it applies to, the version an exchange must
-speak, and whether it judges the binding's answer (`answer`: an HTTP auth challenge is none,
-RFC 9110 §15.5.2).  The engine knows no rule by name.  v1.0 rules do not judge a v0.3
-exchange, whose agent could not know them, except where a rule holds in both.  Each summary is
-our wording of the spec text.
+One `Rule` row per requirement, in report order; the engine knows no rule by name.  v1.0 rules
+do not judge a v0.3 exchange, whose agent could not know them, except where a rule holds in
+both.  Each summary is our wording of the spec text.
 """
 
 from __future__ import annotations
@@ -35,8 +32,6 @@ class Level:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One lint rule: a named pure check and the facts about it."""
-
     id: str
     summary: str
     check: Check = field(repr=False)
@@ -44,7 +39,7 @@ class Rule:
     bindings: frozenset[Binding] | None = None  # None: any binding
     speaks: frozenset[Version] = frozenset({Version.V1_0})
     source: str = "spec"
-    answer: bool = False  # judges the binding's answer: not an HTTP auth challenge's
+    answer: bool = False  # judges the binding's answer, not an HTTP auth challenge (RFC 9110)
 
     def level(self, spec: SpecVersion) -> Level | None:
         return self.levels.get(spec)
@@ -56,7 +51,6 @@ class Rule:
         return f"guide: {section}" if self.source == GUIDE else f"A2A {spec.value} {section}"
 
     def applies(self, view: ExchangeView, spec: SpecVersion) -> bool:
-        """Whether this rule judges `view` under `spec` (binding, version spoken, spec)."""
         if spec not in self.levels or view.speaks not in self.speaks:
             return False
         if self.answer and view.auth_challenge:  # the HTTP layer's, not the binding's
@@ -211,11 +205,8 @@ RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
 
 
 def select_rules(select: Sequence[str] = (), skip: Sequence[str] = ()) -> tuple[Rule, ...]:
-    """The rules `select` names (all when empty) minus those `skip` names, in table order.
-
-    A pattern is a rule id, a group (`error`) or a glob (`card.signature-*`); one that names no
-    rule raises ValueError.
-    """
+    """The rules `select` names (all when empty) minus those `skip` names, in table order; a
+    pattern is an id, a group (`error`) or a glob, and one that names no rule a ValueError."""
     chosen = _matching(select) if select else set(RULE_IDS)
     chosen -= _matching(skip)
     return tuple(r for r in RULES if r.id in chosen)

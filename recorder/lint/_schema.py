@@ -1,9 +1,7 @@
 """The proto descriptors read as a JSON schema: required fields, oneofs, enums, field names.
 
 Nothing is written by hand: the shipped descriptors carry `google.api.field_behavior` for
-REQUIRED fields (spec §5.7).  `walk` follows a proto-JSON document through its message type and
-yields each object with its descriptor; well-known types (`Struct`, `Value`, `Timestamp`) are
-leaves.  `fields_by_key` knows a field's JSON and proto names, so either spelling is reached.
+REQUIRED fields (spec §5.7).  Well-known types (`Struct`, `Value`, `Timestamp`) are leaves.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the lint rules read: one exchange parsed once, and what the session has shown so far.
 
-`view_exchange` parses an exchange's JSON once for twenty small checks.  A `Session` is the
-state the rules need across exchanges (the last card, the push configs asked for, the keys
-that verify a card), a value.  Nothing here raises on junk.  Invariant: the bytes the rules see
-are the recorded ones (the agent's original card, even when the client was served a rewrite).
+A `Session` is the state the rules need across exchanges, a value.  Nothing here raises on
+junk.  Invariant: the bytes the rules see are the recorded ones (the agent's original card,
+even when the client was served a rewrite).
 """
 
 from __future__ import annotations
@@ -47,8 +46,6 @@ def major_minor(value: object) -> str | None:
 
 
 class ExchangeLike(Protocol):
-    """What a view is built from; `recorder.capture.Exchange` fits."""
-
     @property
     def number(self) -> int: ...
     @property
@@ -73,8 +70,6 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Payload:
-    """One A2A document of an exchange with where it sits (`response event 3`)."""
-
     where: str
     value: Any
 
@@ -112,7 +107,6 @@ class ExchangeView:
 
     @property
     def operation(self) -> Operation | None:
-        """The operation table's row for this exchange (None for cards, deliveries, junk)."""
         version = self.classification.version
         return operation(self.name, version) if self.name and version else None
 
@@ -134,16 +128,13 @@ class ExchangeView:
 
     @property
     def auth_challenge(self) -> bool:
-        """An HTTP authentication challenge (401 with WWW-Authenticate, 407 with
-        Proxy-Authenticate; RFC 9110 §11.6, §15.5.2): the HTTP layer's answer (auth
-        middleware, a gateway) before any A2A binding read the request."""
+        """An HTTP auth challenge (RFC 9110 §11.6): a gateway's answer, before any A2A binding's."""
         asks = CHALLENGES.get(self.status)
         return asks is not None and asks in self.response_headers
 
     @property
     def speaks(self) -> Version | None:
-        """The version the exchange speaks: an operation's names; for a card fetch the version
-        asked for, else 1.0 if the card lists `supportedInterfaces`, else 0.3."""
+        """A card fetch speaks the version asked, else 1.0 with `supportedInterfaces`, else 0.3."""
         if not self.is_card:
             return self.classification.version
         asked = parse_version(self.asked_version)
@@ -180,7 +171,7 @@ class ExchangeView:
         return document
 
     def stream_payloads(self) -> list[Payload]:
-        """Each streamed StreamResponse, in order, unwrapped from its JSON-RPC envelope."""
+        """Each streamed StreamResponse, unwrapped from its JSON-RPC envelope."""
         if self.binding is Binding.GRPC:
             return [
                 Payload(f"response message {i}", m) for i, m in enumerate(self.response_messages, 1)
@@ -204,7 +195,7 @@ class ExchangeView:
 
 
 def view_exchange(exchange: ExchangeLike) -> ExchangeView:
-    """Parse one exchange for the rules; never raises on what the wire held."""
+    """Parse one exchange for the rules, once; never raises on what the wire held."""
     request = exchange.request
     path, query = split_target(str(request.target))
     view = ExchangeView(
@@ -267,8 +258,7 @@ class PushConfig:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """What a lint of one exchange may know from the others: the last public card (the
-    original) and its interfaces, the push configs set so far, the JWKs by `kid`."""
+    """What a lint of one exchange may know from the others."""
 
     card: Mapping[str, Any] | None = None
     interfaces: tuple[Interface, ...] = ()
@@ -276,7 +266,7 @@ class Session:
     keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def declared_versions(self, binding: Binding) -> frozenset[str]:
-        """Major.Minor versions the card declares for a binding: v1.0 entries, v0.3 fields."""
+        """Major.Minor versions the card declares for a binding."""
         card = self.card or {}
         found = set()
         entries = card.get("supportedInterfaces")
@@ -289,12 +279,10 @@ class Session:
         return frozenset(v for v in found if v is not None)
 
     def learn_request(self, view: ExchangeView) -> Session:
-        """The session once `view`'s request has been sent (push configs it set)."""
         found = tuple(_push_configs(view))
         return replace(self, push_configs=self.push_configs + found) if found else self
 
     def learn_response(self, view: ExchangeView) -> Session:
-        """The session once `view`'s response has come (a card, a JWKS document)."""
         learned = self
         body = view.response_json
         if view.is_card and isinstance(body, Mapping):
@@ -369,9 +357,7 @@ def _push_config(value: Any) -> PushConfig | None:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """What a check found wrong in one exchange: what happened, what the spec asks, what the
-    wire held, and `where` (`response event 3`); `citation` replaces the rule's section when a
-    finding cites another text."""
+    """What a check found wrong in one exchange; `citation` overrides the rule's section."""
 
     message: str
     expected: str

@@ -1,9 +1,8 @@
 """A2A protocol knowledge as data and pure functions.
 
-No I/O here: operation and error tables, the exchange classifier, agent-card interfaces,
-SSE framing and the facts of the spec versions (`_spec`) all take values and return values.
-
-May import only the root's shared modules (`recorder._errors`): it is the bottom.
+No I/O here: operation and error tables, the exchange classifier, agent-card interfaces, SSE
+and gRPC framing and the facts of the spec versions all take values and return values.  May
+import only the root's shared modules (`recorder._errors`): it is the bottom.
 """
 
 from recorder.protocol._answers import (
@@ -206,7 +205,6 @@ from recorder.protocol._volatile import (
 )
 
 __all__ = [
-    # what the recorder notes on an exchange (see _notes)
     "CUT_SHORT",
     "NOTE_CLIENT_CLOSED",
     "NOTE_H2C_OFFER",
@@ -218,7 +216,6 @@ __all__ = [
     "NOTE_TO_RELAY",
     "is_cut_short",
     "stream_reset",
-    # gRPC framing, descriptors and metadata
     "DETAILS_HEADER",
     "ENCODING_HEADER",
     "MESSAGE_HEADER",
@@ -338,8 +335,6 @@ __all__ = [
     "is_event_stream",
     "EVENT_STREAM",
     "message_class",
-    # what faults on replay need: their grammar (below the replayer's option table, which
-    # reads it), other framings of a stream, the task it leaves
     "FAULT_KINDS",
     "FaultSpec",
     "FaultStatus",
@@ -357,7 +352,6 @@ __all__ = [
     "NOT_JSON",
     "Json",
     "parse_json",
-    # task states, answers and the v0.3 -> v1.0 tables (the diff's renames)
     "STREAM_MEMBERS",
     "TASK_STATES",
     "V03_KINDS",
@@ -384,7 +378,6 @@ __all__ = [
     "V03_PROTO_STATES",
     "V03_PROTO_FILE_FIELDS",
     "V03_PROTO_SEND_CONFIG_RENAMES",
-    # the translator's (recorder.versions)
     "CONFIGS_SEGMENT",
     "TASKS_SEGMENT",
     "a2a_pool",

@@ -1,16 +1,9 @@
 """What one A2A answer says: the kind of object it carries and the task state it reports.
 
 An answer (a body, one stream event's data, one gRPC message, one push delivery) is named by
-the first rule that applies:
-
-1. a JSON-RPC envelope: its `error`, else its `result` (spec §9.4: each `data:` line is one);
-2. a v1.0 `StreamResponse` member (`task`, `message`, `statusUpdate`, `artifactUpdate`);
-3. a v0.3 `kind`;
-4. an HTTP+JSON `{"error": google.rpc.Status}` (spec §11.6);
-5. a bare Task (`id` and `status`): GetTask and CancelTask outside JSON-RPC.
-
-States are shown the v1.0 way without the prefix (`TASK_STATE_INPUT_REQUIRED` and
-`input-required` both read `INPUT_REQUIRED`), for people; matching and diffing keep the wire's.
+the first rule of `answer_of` that applies: a JSON-RPC envelope (spec §9.4), a v1.0
+StreamResponse member, a v0.3 `kind`, an HTTP+JSON `{"error"}` (spec §11.6), a bare Task.
+States are shown without the prefix (`INPUT_REQUIRED`), for people; matching keeps the wire's.
 """
 
 from __future__ import annotations
@@ -28,11 +21,8 @@ _STATE_PREFIX = "TASK_STATE_"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """`kind` is a v1.0 member name, `error`, or None for JSON that is no A2A object.
-
-    `state` is for people (`COMPLETED`), `raw_state` as the wire wrote it; `detail` is a few
-    words on what it holds (an artifact's name, an error's code).
-    """
+    """`kind` is a v1.0 member name, `error`, or None; `state` is for people, `raw_state` as the
+    wire wrote it; `detail` an artifact's name or an error's code."""
 
     kind: str | None = None
     state: str | None = None
@@ -46,7 +36,7 @@ NOTHING = Answer()
 
 
 def read_answer(text: str | bytes | None) -> Answer:
-    """Name the A2A object in a JSON text; NOTHING for text that is not JSON or not A2A."""
+    """The A2A object in a JSON text; NOTHING for text that is not JSON or not A2A."""
     document = parse_json(text)
     if document is NOT_JSON or not isinstance(document, Mapping):
         return NOTHING
@@ -73,8 +63,7 @@ def answer_of(document: Mapping[str, Any]) -> Answer:
 
 
 def state_name(state: object) -> str | None:
-    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED` (the table's
-    short name; a state the table does not know is shown the same way)."""
+    """`TASK_STATE_INPUT_REQUIRED` and `input-required` -> `INPUT_REQUIRED`, known or not."""
     if not isinstance(state, str) or not state:
         return None
     row = task_state_row(state)
@@ -111,8 +100,7 @@ def _error(error: Mapping[str, Any]) -> Answer:
 
 
 def answered_state(response: Any) -> Answer | None:
-    """What a whole response says of its task (a capture `Response`: body, events, messages):
-    the first task id named and the last state reported; None when it names neither."""
+    """A capture `Response`'s first task id named and last state reported, or None."""
     if response is None:
         return None
     task_id = state = kind = context_id = None

@@ -1,11 +1,9 @@
 """Point an agent card's interface URLs at a proxy or replayer (pure: bytes in, bytes out).
 
-SDK clients call the URLs a card lists, so in reverse mode every interface URL whose origin is
-the upstream agent (or a loopback spelling of it) is moved to the proxy's origin, keeping
-path, query and tenant; nothing else changes.  The agent's JSON style is kept: string tokens
-are swapped in the raw text, and the card is re-serialised only if the result does not parse
-to the intended document.  A signed card no longer verifies once rewritten
-(`CardRewrite.signed`: the caller warns).
+SDK clients call the URLs a card lists, so every interface URL at the upstream's origin (or a
+loopback spelling of it) moves to the proxy's, keeping path and query.  The agent's JSON style
+is kept: tokens are swapped in the raw text, re-serialised only if that does not parse back.  A
+signed card no longer verifies once rewritten (`CardRewrite.signed`: the caller warns).
 """
 
 from __future__ import annotations
@@ -21,15 +19,13 @@ from recorder.protocol._paths import parse_json, value_at
 from recorder.protocol._types import AGENT_CARD, Binding, Classification
 
 # Where interface URLs live: (list key or None for the card itself, field).
-# v1.0: supportedInterfaces[].url; v0.3: url and additionalInterfaces[].url.
 INTERFACE_URL_FIELDS: tuple[tuple[str | None, str], ...] = (
     ("supportedInterfaces", "url"),
     (None, "url"),
     ("additionalInterfaces", "url"),
 )
 
-# Where the card sits in a response body, by how it was fetched: the well-known card and the
-# REST extended card are the whole body; JSON-RPC GetExtendedAgentCard wraps it in `result`.
+# Where the card sits in a response body, by how it was fetched.
 CARD_LOCATIONS: dict[tuple[str, Binding], tuple[str, ...]] = {
     (AGENT_CARD, Binding.HTTP): (),
     ("GetExtendedAgentCard", Binding.HTTP_JSON): (),
@@ -42,8 +38,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 @dataclass(frozen=True, slots=True)
 class CardRewrite:
-    """The card to serve (the original bytes when nothing changed), the (old, new) URLs
-    replaced, and whether the card carries signatures."""
+    """The card to serve (the original bytes when unchanged) and the (old, new) URLs."""
 
     body: bytes
     replaced: tuple[tuple[str, str], ...] = ()
@@ -58,14 +53,13 @@ Origin = tuple[str, str, int]
 
 
 def card_location(classification: Classification) -> tuple[str, ...] | None:
-    """The key path of the card in this exchange's response body; None if it carries none."""
+    """The card's key path in this exchange's response body; None if it carries none."""
     if classification.binding is None or classification.operation is None:
         return None
     return CARD_LOCATIONS.get((classification.operation, classification.binding))
 
 
 def find_card(body: bytes, classification: Classification) -> dict[str, Any] | None:
-    """The agent card a response body carries, if this exchange is a card fetch."""
     at = card_location(classification)
     if at is None:
         return None
@@ -101,16 +95,14 @@ def rewrite_url(url: str, upstream: str, proxy: str) -> str | None:
 def rewrite_card(
     body: bytes, upstream: str, proxy: str, *, at: tuple[str, ...] = ()
 ) -> CardRewrite:
-    """Rewrite the interface URLs of the card at key path `at` in `body` (`("result",)` for
-    JSON-RPC GetExtendedAgentCard); a body with no card there comes back unchanged."""
+    """Rewrite the interface URLs of the card at key path `at`; no card there: unchanged."""
     return _rewrite(body, at, lambda card: _rewrite_in_place(card, upstream, proxy))
 
 
 def _rewrite(
     body: bytes, at: tuple[str, ...], edit: Callable[[dict[str, Any]], Iterable[tuple[str, str]]]
 ) -> CardRewrite:
-    """Apply `edit` (which changes the card in place, yielding (old, new) URLs) to the card at
-    `at` in `body`; the body is re-encoded only if something changed."""
+    """Apply `edit` (in place, yielding (old, new) URLs) to the card at `at`."""
     document = parse_json(body)
     card = value_at(document, at)
     if not isinstance(card, dict):
@@ -123,7 +115,6 @@ def _rewrite(
 
 
 def _entries(card: dict[str, Any], list_key: str | None) -> list[dict[str, Any]]:
-    """The card itself (`list_key` None) or the objects in its list `list_key`."""
     holders = [card] if list_key is None else card.get(list_key)
     return [h for h in holders if isinstance(h, dict)] if isinstance(holders, list) else []
 
@@ -145,8 +136,7 @@ def _rewrite_in_place(card: dict[str, Any], upstream: str, proxy: str) -> Iterat
 
 
 def _reencode(body: bytes, document: Any, replaced: tuple[tuple[str, str], ...]) -> bytes:
-    # surrogatepass, as json.loads reads bytes: a body whose strings hold lone surrogates
-    # (valid JSON escapes, sent raw by a sloppy peer) is still a card to rewrite.
+    # surrogatepass, as json.loads reads bytes: raw lone surrogates still make a card.
     text = body.decode("utf-8", "surrogatepass")
     for old, new in dict(replaced).items():
         for ascii_only in (True, False):
@@ -170,8 +160,6 @@ def _dumps_like(body: bytes, document: Any) -> bytes:
 
 
 # gRPC interfaces: (list key or None for the card itself, binding field, url field).
-# v1.0 supportedInterfaces[].protocolBinding; v0.3 additionalInterfaces[].transport and the
-# card's own url when its preferredTransport is GRPC.
 GRPC_INTERFACE_FIELDS: tuple[tuple[str | None, str, str], ...] = (
     ("supportedInterfaces", "protocolBinding", "url"),
     ("additionalInterfaces", "transport", "url"),
@@ -187,11 +175,8 @@ def grpc_url(old: str, target: str) -> str:
 
 
 def rewrite_grpc_interfaces(body: bytes, target: str, *, at: tuple[str, ...] = ()) -> CardRewrite:
-    """Point every GRPC interface of the card at `target` (the recorder's gRPC `host:port`).
-
-    The recorder has one gRPC upstream, so gRPC URLs are not matched against it (a TLS front
-    or a load balancer may stand between them).
-    """
+    """Point every GRPC interface of the card at `target`, the recorder's `host:port` (no match
+    against the one gRPC upstream: a TLS front or load balancer may stand between)."""
     return _rewrite(body, at, lambda card: _point_grpc_at(card, target))
 
 
@@ -207,9 +192,7 @@ def _point_grpc_at(card: dict[str, Any], target: str) -> Iterator[tuple[str, str
                 yield old, new
 
 
-# --- caching (A2A spec §8.6: agents SHOULD send ETag and Cache-Control) ---------------------
-# A rewritten card is another representation, so it needs its own validator: the agent's ETag
-# names bytes the client never receives.  Weak stays weak (RFC 9110 §8.8.3).
+# --- caching (spec §8.6): a rewritten card needs its own ETag; weak stays weak (RFC 9110) ---
 
 
 def card_etag(served: bytes, agents: str) -> str:
@@ -219,7 +202,7 @@ def card_etag(served: bytes, agents: str) -> str:
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
-    """RFC 9110 §13.1.2: does `If-None-Match` match `etag`?  (Weak comparison; `*` matches.)"""
+    """RFC 9110 §13.1.2's weak comparison of `If-None-Match` with `etag`; `*` matches."""
     wanted = etag.strip().removeprefix("W/")
     tags = (tag.strip() for tag in if_none_match.split(","))
     return any(tag == "*" or tag.removeprefix("W/") == wanted for tag in tags)

@@ -1,12 +1,9 @@
 """Agent card interfaces: where an agent says each binding lives.
 
-v1.0 cards list `supportedInterfaces` (spec §8.3); v0.3 cards give `url`,
-`preferredTransport` and `additionalInterfaces`.  The py SDK's hybrid card holds both: both
-are read, duplicates dropped, v1.0 first.  Junk entries are skipped; nothing raises on a dict.
-
-Cards are served at `/.well-known/agent-card.json`, v0.1-v0.2's `agent.json` and VoltAgent's
-`/.well-known/<agentId>/agent-card.json`, under any base path (`card_path`); one served
-anywhere else is known by its shape once the answer is in (`looks_like_card`).
+v1.0 cards list `supportedInterfaces` (spec §8.3), v0.3 cards `url`, `preferredTransport` and
+`additionalInterfaces`; the py SDK's hybrid card holds both, read v1.0 first without duplicates.
+Junk entries are skipped; nothing raises on a dict.  Cards are served at `agent-card.json`,
+v0.1-v0.2's `agent.json` or VoltAgent's `<agentId>/agent-card.json` under `/.well-known/`.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from urllib.parse import urlsplit
 
 from recorder.protocol._types import Binding, Version
 
-# Card binding / transport names -> Binding.  v0.3 used the same three strings.
+# Card binding / transport names -> Binding (v0.3 used the same three strings).
 _BINDINGS: dict[str, Binding] = {
     "JSONRPC": Binding.JSONRPC,
     "HTTP+JSON": Binding.HTTP_JSON,
@@ -29,8 +26,6 @@ _BINDINGS: dict[str, Binding] = {
 
 @dataclass(frozen=True, slots=True)
 class Interface:
-    """One interface of an agent: its URL, binding, protocol version and tenant."""
-
     url: str
     binding: Binding
     version: Version | None = None
@@ -45,8 +40,7 @@ class Interface:
 # A custom binding's name: a URI (spec §5.8), `scheme:` then no space (`https://...`, `urn:...`).
 _CUSTOM_BINDING = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+\Z")
 _CARD_PATH = re.compile(r"/\.well-known/(?:[^/]+/)?(?:agent-card|agent)\.json\Z")
-# Fields every card has, v0.1 to v1.0 (each version's schema requires them), and the name of
-# where its interfaces are (v1.0 `supportedInterfaces`, earlier a top-level `url`).
+# Fields every card has, v0.1 to v1.0 (each version's schema requires them).
 _CARD_SHAPE: tuple[tuple[str, type], ...] = (
     ("name", str),
     ("version", str),
@@ -56,14 +50,12 @@ _CARD_SHAPE: tuple[tuple[str, type], ...] = (
 
 
 def card_path(path: str) -> str | None:
-    """The well-known card part at the end of a request path (`/.well-known/agent.json`), or
-    None when the path names no card."""
+    """The well-known card part at the end of a request path, or None."""
     found = _CARD_PATH.search(path)
     return found.group(0) if found else None
 
 
 def looks_like_card(document: object) -> bool:
-    """Whether a JSON document is shaped like an agent card of any version."""
     if not isinstance(document, Mapping):
         return False
     if not all(isinstance(document.get(key), kind) for key, kind in _CARD_SHAPE):
@@ -85,7 +77,6 @@ def parse_version(value: object) -> Version | None:
 
 
 def interfaces_from_card(card: Mapping[str, Any]) -> tuple[Interface, ...]:
-    """Every interface a v1.0, v0.3 or hybrid agent card declares, in the card's order."""
     if not isinstance(card, Mapping):
         return ()
     found = [*_v1_interfaces(card), *_v03_interfaces(card)]

@@ -1,33 +1,13 @@
 """Classify one exchange: binding, operation, version, ids, and the A2A error it carried.
 
-A pure function of the request (and optionally the response) that never raises.  Recognisers
-are tried in order and the first that claims the request wins:
-
-1. gRPC: `content-type: application/grpc*`, the `:path` looked up in the service tables.
-2. Agent card: GET or HEAD of a card path (`card_path`, under any base path).
-3. Push delivery to a webhook path the caller names (`webhook_paths`).
-4. The card's interfaces: at a JSON-RPC interface URL it is JSON-RPC (one segment below names
-   the tenant: Java's `POST /{tenant}`); under an HTTP+JSON one the remainder must be a route;
-   at a custom binding's URL it is that binding, operation `unknown`.
-5. JSON-RPC by body: a POST of an object with a `jsonrpc` member, or a batch of them.
-6. HTTP+JSON by path suffix: the route table matched against every suffix of the path.
-7. Push delivery by heuristic: a POST of a StreamResponse-shaped object with a credential
-   header (`DELIVERY_HEADERS`), or of a task event (not a bare `message`) off any A2A route.
-8. Unknown at an A2A endpoint (an interface URL, an unknown route under one, another verb at a
-   card path): operation `unknown`, recorded like any other, `reason` says what was not read.
-9. Anything else is not A2A (`operation=None`), and `reason` says why.
-
-A GET left unknown whose answer is shaped like a card is a card fetch (`looks_like_card`:
-a2a-dotnet's v0.3 compat serves its card at its JSON-RPC URL).
-
-Without a card, `/a2a/rest/acme/tasks/1` may be base `/a2a/rest` with tenant `acme` or base
-`/a2a/rest/acme` with none: the route with more literal characters wins, then the tenant
-reading, unless the would-be tenant is a base-path word (`BASE_PATH_WORDS`).
-
-The version comes from the names (PascalCase methods, `lf.a2a.v1`: 1.0; slash methods, `/v1/`
-routes, `a2a.v1`: 0.3; `tasks/send` ...: 0.1), whatever `A2A-Version` says; a name two dialects
-share is the newest's unless the interface's card says otherwise.  Card fetches and unknown
-methods record the header; push deliveries go by body shape.
+A pure function that never raises.  `_RECOGNISERS` are tried in order and the first to claim
+the request wins: gRPC, card fetch, known webhook, the card's interfaces (Java's JSON-RPC
+tenant is `POST /{tenant}`), JSON-RPC by body, HTTP+JSON by path suffix, push delivery by
+heuristic, then `unknown` at an A2A endpoint; anything else is not A2A, and `reason` says why.
+A GET left unknown whose answer looks like a card is a card fetch (a2a-dotnet's v0.3 compat
+serves its card at its JSON-RPC URL).  Without a card, the route with more literal characters
+wins, then the tenant reading unless it is a base-path word.  The version comes from the wire
+names, not `A2A-Version` (a shared name: `operation_by_jsonrpc_method`).
 """
 
 from __future__ import annotations
@@ -60,14 +40,12 @@ from recorder.protocol._types import (
     Version,
 )
 
-# Path segments that name a mount point, never a tenant (the no-card tenant rule above).
+# Path segments that name a mount point, never a tenant.
 BASE_PATH_WORDS: frozenset[str] = frozenset(
     {"a2a", "rest", "api", "http", "json", "http+json", "http-json", "httpjson", "jsonrpc",
      "json-rpc", "grpc", "v1", "v2", "agent", "agents"}
 )  # fmt: skip
-# Headers push senders put their credential in (lower case): the token most SDKs send
-# (a2a-python, a2a-js, a2a-java), Go's (a2a-go `a2asrv/push/sender.go`), and the
-# `Authorization` every SDK sends for a config with `authentication`.
+# Push senders' credential headers: py/JS/Java's token, Go's (a2asrv/push), and Authorization.
 DELIVERY_HEADERS: tuple[str, ...] = (
     "x-a2a-notification-token",
     "a2a-notification-token",
@@ -77,7 +55,7 @@ DELIVERY_HEADERS: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class _Req:
-    """The request, parsed once: verb, path, query, lower-cased headers, JSON body."""
+    """The request, parsed once."""
 
     verb: str
     path: str
@@ -97,13 +75,8 @@ class _Req:
 
 @dataclass(frozen=True, slots=True)
 class _Context:
-    """What the caller knows beyond the request: the card's interfaces, webhook paths."""
-
     interfaces: tuple[Interface, ...]
     webhooks: frozenset[str]
-
-
-# ---- entry point ----
 
 
 def classify(
@@ -113,18 +86,8 @@ def classify(
     interfaces: Sequence[Interface] = (),
     webhook_paths: Collection[str] = (),
 ) -> Classification:
-    """What an exchange is in A2A terms; never raises.
-
-    `interfaces` (from `interfaces_from_card`) tell base paths and tenants apart;
-    `webhook_paths` are paths known to receive push deliveries.  With a `response`, `error`
-    names the A2A error it carried (`TaskNotFoundError`, `JSONRPCError(-32099)`,
-    `HTTPError(404)`), or stays None.
-
-    >>> from recorder.capture import Request
-    >>> c = classify(Request("POST", "/a2a/rest/acme/tasks/abc:cancel"))
-    >>> (c.operation, c.tenant, c.task_id)
-    ('CancelTask', 'acme', 'abc')
-    """
+    """What an exchange is in A2A terms; never raises.  `interfaces` (from the card) tell base
+    paths and tenants apart; with a `response`, `error` names the A2A error it carried."""
     try:
         req = _parse_request(request)
         found = _classify_request(req, tuple(interfaces), frozenset(webhook_paths))
@@ -154,9 +117,6 @@ def _not_a2a_reason(req: _Req) -> str:
     return reason
 
 
-# ---- request parsing ----
-
-
 def _parse_request(request: RequestLike) -> _Req:
     path, query = split_target(str(request.target))
     headers = lower_headers(request.headers)
@@ -166,18 +126,14 @@ def _parse_request(request: RequestLike) -> _Req:
     return _Req(str(request.method).upper(), path, query, headers, parse_json(raw), grpc_json, raw)
 
 
-# ---- field extraction ----
-
-
 def _text(value: object) -> str | None:
-    """A non-empty id as a string; numbers are accepted (some clients send them)."""
+    """A non-empty id as a string; numbers too (some clients send them)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     return str(value) or None
 
 
 def _ids(op: Operation, *sources: object) -> dict[str, str]:
-    """task_id / context_id / config_id from the first source that names each."""
     found: dict[str, str] = {}
     filled = [source for source in sources if source]  # a GET's empty body and query: none
     for kind, paths in op.ids if filled else ():
@@ -220,7 +176,7 @@ def _interface_tenant(
     )
 
 
-# ---- recognisers: (req, interfaces, webhook paths) -> Classification | None ----
+# ---- recognisers ----
 
 
 def _grpc(req: _Req, ctx: _Context) -> Classification | None:
@@ -276,7 +232,7 @@ def _known_webhook(req: _Req, ctx: _Context) -> Classification | None:
 
 
 def _by_interface(req: _Req, ctx: _Context) -> Classification | None:
-    """At a JSON-RPC interface URL, or a route under an HTTP+JSON one; then Java's tenant."""
+    """At a JSON-RPC interface URL or a route under an HTTP+JSON one; then Java's tenant."""
     under = _under_interfaces(req.path, ctx.interfaces)
     for iface, rest in under:
         if iface.binding is Binding.CUSTOM:
@@ -308,8 +264,7 @@ def _under_interfaces(path: str, interfaces: Sequence[Interface]) -> list[tuple[
 
 
 def _custom(req: _Req, iface: Interface) -> Classification:
-    """At a custom binding's URL: that binding, whose operations no table knows (the method a
-    JSON-RPC-shaped body names is kept), so replay serves it as recorded, request by request."""
+    """A custom binding's operations are in no table: kept as `unknown`, served as recorded."""
     body = req.body if isinstance(req.body, Mapping) else {}
     named = body.get("method") if isinstance(body.get("method"), str) else None
     return replace(
@@ -338,10 +293,7 @@ def _jsonrpc_by_body(req: _Req, ctx: _Context) -> Classification | None:
 def _jsonrpc(
     req: _Req, interfaces: Sequence[Interface], version: Version | None = None
 ) -> Classification | None:
-    """The JSON-RPC reading of a request body, or None if it is no JSON-RPC request.
-
-    `version` is the interface's, from its card: it picks the dialect of a shared name.
-    """
+    """The JSON-RPC reading of a body, or None; `version` (the card's) picks a shared name's."""
     body = req.body
     if not isinstance(body, Mapping) or "jsonrpc" not in body:
         return None
@@ -360,7 +312,6 @@ def _jsonrpc(
 
 
 def _jsonrpc_junk(req: _Req) -> Classification:
-    """A request at a JSON-RPC endpoint that is no JSON-RPC request: say what it is."""
     if req.verb != "POST":
         return _unknown(Binding.JSONRPC, req, f"{req.verb} at the JSON-RPC endpoint")
     return _unknown(Binding.JSONRPC, req, _junk_reason(req))
@@ -382,7 +333,7 @@ def _rest_by_suffix(req: _Req, ctx: _Context) -> Classification | None:
 
 
 def _best_suffix_match(verb: str, path: str) -> RouteMatch | None:
-    """The route reading of `path` under an unknown base path, by the tenant rule above."""
+    """The route reading of `path` under an unknown base path (the module's tenant rule)."""
     candidates: list[tuple[int, int, int, RouteMatch]] = []
     starts = [i for i, ch in enumerate(path) if ch == "/"]
     for start in starts:
@@ -431,7 +382,6 @@ def _push_heuristic(req: _Req, ctx: _Context) -> Classification | None:
 
 
 def _push(req: _Req) -> Classification | None:
-    """A push delivery reading of a POST body, or None if it is no StreamResponse."""
     body = req.body
     if not isinstance(body, Mapping):
         return None
@@ -454,7 +404,6 @@ def _push(req: _Req) -> Classification | None:
 
 
 def _unknown_at_endpoint(req: _Req, ctx: _Context) -> Classification | None:
-    """What is left at an A2A endpoint: under an interface URL, or at a card path."""
     for iface, rest in _under_interfaces(req.path, ctx.interfaces):
         if iface.binding is Binding.HTTP_JSON:
             reason = f"no HTTP+JSON route for {req.verb} {rest or '/'}"
@@ -510,11 +459,10 @@ _RECOGNISERS: tuple[_Recogniser, ...] = (
 )
 
 
-# ---- a GET answered with an agent card, wherever it was served ----
+# ---- a GET answered with an agent card ----
 
 
 def _card_by_answer(req: _Req, found: Classification, response: ResponseLike) -> Classification:
-    """The request's classification, unless no operation was known and the answer is a card."""
     if found.is_known or req.verb != "GET" or response.status != 200:
         return found
     if not looks_like_card(parse_json(response.body)):

@@ -1,10 +1,9 @@
 """The A2A error table: each error's code in every binding (a2a-wire.md §5).
 
-HTTP and gRPC columns are the v1.0.1 spec's (a2a-sdk and @a2a-js/sdk 1.3.0 follow it); where
-v1.0.0 (and its TCK) differed the row keeps that too, so a capture of either can be named.  The
-standard JSON-RPC errors have no mapping in the spec: their rows carry the py SDK's.  The v0.3
-columns are what a2a-sdk 0.3.26 answers, the only mapping v0.3 had (None: no such error then,
-or gRPC UNKNOWN).  Unknown codes are named by `unknown_error_name`, never dropped.
+HTTP and gRPC columns are the v1.0.1 spec's; where v1.0.0 (and its TCK) differed the row keeps
+that too, so a capture of either can be named.  The standard JSON-RPC errors' rows carry the py
+SDK's mapping, and the v0.3 columns what a2a-sdk 0.3.26 answers (None: no such error, or gRPC
+UNKNOWN).  Unknown codes are named by `unknown_error_name`, never dropped.
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ ERROR_DOMAIN = "a2a-protocol.org"
 
 @dataclass(frozen=True, slots=True)
 class ErrorRow:
-    """One error and its form in each binding; the `_v1_0_0` columns are set only where v1.0.0
-    differs, `reason` is the ErrorInfo reason, `standard` marks the JSON-RPC 2.0 errors."""
+    """One error in each binding; `_v1_0_0` columns are set only where v1.0.0 differs."""
 
     name: str
     code: int
@@ -115,23 +113,21 @@ _BY_NAME: dict[str, ErrorRow] = {row.name: row for row in ERRORS} | {
 
 
 def error_by_code(code: int) -> ErrorRow | None:
-    """The row for a JSON-RPC error code, or None."""
     return _BY_CODE.get(code)
 
 
 def error_by_reason(reason: str) -> ErrorRow | None:
-    """The row for a google.rpc.ErrorInfo reason such as `TASK_NOT_FOUND`, or None."""
     return _BY_REASON.get(reason)
 
 
 def error_by_name(name: str) -> ErrorRow | None:
-    """The row for an error name, v1.0 or v0.3 spelling (`TaskNotFoundError`), or None."""
+    """The row for an error name, v1.0 or v0.3 spelling, or None."""
     return _BY_NAME.get(name)
 
 
 def errors_by_http(http_status: int, status_name: str | None = None) -> tuple[ErrorRow, ...]:
-    """Rows an HTTP+JSON error with this HTTP status (and gRPC status name) may be, v1.0.0
-    statuses included.  Several rows share most pairs: the ErrorInfo reason comes first."""
+    """Rows an HTTP+JSON error with this status (and gRPC status name) may be, v1.0.0's
+    included; several rows share most pairs, so the ErrorInfo reason comes first."""
     return tuple(
         row
         for row in ERRORS

@@ -1,7 +1,6 @@
 """The A2A error an answer carries, read in its binding's own shape.
 
-One small reader per binding (`_ERROR_SHAPES`): JSON-RPC error envelopes, HTTP+JSON
-`google.rpc.Status` bodies, gRPC status trailers.  Pure, and never raises on junk.
+One small reader per binding (`_ERROR_SHAPES`); pure, and never raises on junk.
 """
 
 from __future__ import annotations
@@ -27,12 +26,9 @@ from recorder.protocol._types import Binding
 
 
 def response_error(binding: Binding | None, response: ResponseLike) -> str | None:
-    """The name of the A2A error a response carries in its binding's shape, or None.
-
-    Named by the ErrorInfo reason first, then by status (JSON-RPC by code); an HTTP status of 400
-    or more is at least `HTTPError(<status>)`.  An `error` that is only a message (a2a-dotnet's
-    mid-stream `{"error": "..."}`) is `JSONRPCError(no code)` or `HTTPError(no code)`.
-    """
+    """The name of the A2A error a response carries, by ErrorInfo reason, then by status
+    (JSON-RPC: code), or None; a status >= 400 is at least `HTTPError(<status>)`, and a bare
+    message `error` (a2a-dotnet's) `...(no code)`."""
     reader = _ERROR_SHAPES.get(binding) if binding is not None else None
     found = reader(response) if reader is not None else None
     if found is None and response.status >= 400:
@@ -62,8 +58,7 @@ def _rest_error(response: ResponseLike) -> str | None:
 
 
 def _bare_error(response: ResponseLike, kind: str) -> str | None:
-    """An `error` member that is a message and nothing more, in the body or an event, of an
-    answer whose HTTP status says nothing failed (a failing status names the error itself)."""
+    """A bare message `error` in a 2xx/3xx answer (a failing status names the error itself)."""
     if response.status >= 400:
         return None
     for document in _documents(response):
@@ -87,7 +82,6 @@ def _name_rest_status(status: Mapping[str, Any], http_status: int) -> str:
 
 
 def _row_by_reason(details: object) -> ErrorRow | None:
-    """The row named by the first google.rpc.ErrorInfo in a JSON `details` / `data` list."""
     if not isinstance(details, list):
         return None
     for detail in details:
@@ -100,7 +94,7 @@ def _row_by_reason(details: object) -> ErrorRow | None:
 
 
 def _documents(response: ResponseLike) -> list[object]:
-    """The body's JSON, then each SSE event's data as JSON (error events first)."""
+    """The body's JSON, then each SSE event's (error events first)."""
     documents = [parse_json(response.body)]
     events = [tuple(event.lines) for event in response.events]
     events.sort(key=lambda lines: event_type(lines) != "error")

@@ -1,18 +1,9 @@
 """Fault profiles: what a replay should get wrong, and where (pure).
 
-A spec is `SELECTOR:KIND[=ARG]`, from `--fault`, a `faults.toml` or the pytest marker:
-
-    SendStreamingMessage:cut-after=2     every SendStreamingMessage stream, cut after 2 events
-    #3:status=429,retry-after=5          exchange 3 answered 429 first, with these headers
-    GetTask:status=UNAVAILABLE           a gRPC code (HTTP clients get its HTTP status)
-    SendMessage:delay=1.5                1.5 s before the first byte (also `500ms`)
-    SendStreamingMessage:framing=crlf+ping   other framings of the same events
-
-`SELECTOR` is `#N` (the capture's `### N`) or an operation name (for `SubscribeToTask`, also
-the continuation of a cut stream).  `FAULT_KINDS` gives each kind's argument, targets, whether
-it hits a request once or every time, and whether the request is still carried out.  Errors
-are `FaultSpecError` (an `InputError`), naming the spec and listing the kinds.  The grammar
-lives here, below the replayer's option table that reads it.
+A spec is `SELECTOR:KIND[=ARG]` (from `--fault`, a `faults.toml` or the pytest marker;
+docs/guides/faults.md), where `SELECTOR` is `#N` (the capture's `### N`) or an operation name.
+Errors are `FaultSpecError`s naming the spec and listing the kinds.  The grammar lives here,
+below the replayer's option table.
 """
 
 from __future__ import annotations
@@ -51,8 +42,7 @@ class FaultTarget(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FaultStatus:
-    """`status=`: an HTTP status or a gRPC code name, and the headers (or gRPC trailing
-    metadata) to send with it."""
+    """`status=`: an HTTP status or a gRPC code name, and headers (gRPC: trailing metadata)."""
 
     http: int | None
     grpc: str | None
@@ -78,7 +68,7 @@ class Kind:
 
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
-    """One parsed spec; `text` is as the user wrote it."""
+    """One parsed spec; `text` as the user wrote it."""
 
     text: str
     kind: str
@@ -108,11 +98,8 @@ class FaultSpec:
         return operation == self.operation
 
 
-# -- the arguments ----------------------------------------------------------------------------
-
-
 def _number(text: str) -> bool:
-    """Whether `text` is a number in ASCII digits (`str.isdigit` takes `２` and `²` too)."""
+    """ASCII digits only: `str.isdigit` takes `２` and `²` too."""
     return text.isascii() and text.isdigit()
 
 
@@ -247,15 +234,11 @@ FAULT_KINDS: Mapping[str, Kind] = {
 }
 
 
-# -- reading ----------------------------------------------------------------------------------
-
-
 def fault_kinds_text() -> str:
     return "the kinds are " + ", ".join(kind.usage for kind in FAULT_KINDS.values())
 
 
 def parse_fault(text: str) -> FaultSpec:
-    """One `SELECTOR:KIND[=ARG]`; FaultSpecError naming it when it cannot be read."""
     selector, colon, rest = text.strip().partition(":")
     name, _, arg = rest.partition("=")
     name = name.strip()
@@ -276,8 +259,8 @@ def parse_faults(texts: Iterable[str]) -> tuple[FaultSpec, ...]:
 
 
 def read_faults(path: Path) -> tuple[FaultSpec, ...]:
-    """The specs of a `faults.toml`: `faults = ["SendStreamingMessage:cut-after=2", ...]`, a
-    regular file of at most `MAX_PROFILE_BYTES` (a FIFO would block, `/dev/zero` never ends)."""
+    """The specs of a `faults.toml`: a regular file of at most `MAX_PROFILE_BYTES` (a FIFO
+    would block, `/dev/zero` never ends)."""
     try:
         document = tomllib.loads(_profile_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -1,10 +1,8 @@
 """The same SSE events in other framings: the ways real agents write a stream (pure).
 
-The event-stream grammar allows line endings, multi-line `data`, comments, `id` fields and any
-split into writes, and real SDKs differ on each (`reference/sdk-variants.md`).  `FRAMINGS`
-names each variant; `reframe(events, variants)` gives each event's writes under them.
-Every variant keeps each event's data a JSON text of the same value: `multiline` cuts only
-after a comma outside strings, `split` cuts the bytes, not the text.
+The event-stream grammar allows several line endings, multi-line `data`, comments, `id` fields
+and any split into writes, and real SDKs differ on each (`reference/sdk-variants.md`).  Every
+variant keeps each event's data a JSON text of the same value.
 """
 
 from __future__ import annotations
@@ -19,8 +17,6 @@ Block = tuple[str, ...]
 
 @dataclass(frozen=True, slots=True)
 class Framing:
-    """One variant: a line ending, a change to each event's block, or a split into writes."""
-
     what: str
     newline: str | None = None
     blocks: Callable[[int, Block], list[Block]] | None = None
@@ -97,9 +93,8 @@ def reframe(events: Sequence[bytes], variants: Sequence[str]) -> tuple[tuple[byt
 
 
 def awkward_pieces(data: bytes) -> tuple[bytes, ...]:
-    """`data` cut where a reader's buffering is tested: after the first byte, inside the
-    field name (`dat|a:`), between the CR and LF of the last line ending (else before the
-    last byte), inside the first multi-byte UTF-8 character, and in the middle."""
+    """`data` cut where a reader's buffering is tested: after the first byte, in the field
+    name, inside the last CRLF, inside a multi-byte UTF-8 character, and in the middle."""
     cuts = {1, 3, len(data) // 2}
     crlf = data.rfind(b"\r\n", 0, max(len(data) - 2, 0))
     cuts.add(crlf + 1 if crlf >= 0 else len(data) - 1)
@@ -111,7 +106,6 @@ def awkward_pieces(data: bytes) -> tuple[bytes, ...]:
 
 
 def _after_commas(text: str) -> list[str]:
-    """`text` cut after each comma outside a JSON string (one piece when there is none)."""
     pieces: list[str] = []
     start, quoted, escaped = 0, False, False
     for n, char in enumerate(text):

@@ -1,20 +1,11 @@
 """gRPC knowledge, sans-I/O: message framing, the A2A descriptor codec, status and metadata.
 
-- Framing: a body is a run of length-prefixed messages (flag byte, 4-byte big-endian length).
-  DATA frames are not message boundaries, so `GrpcFramer` re-frames incrementally and says
-  how many bytes are left over when a stream stops early.
-- Descriptors: the A2A protos ship as package data (`descriptors/a2a.binpb`, from a2a-sdk by
-  `scripts/descriptors`) loaded into a private pool, never the default one: no a2a-sdk is
-  needed at runtime, and a user's own (any version) neither conflicts nor changes decoding.
-- Codec: the rpc table is read from the services of `DESCRIPTOR_FILES`, keyed by `:path`.  A
-  message is shown as compact proto-JSON only when that JSON gives back the same message;
-  otherwise the caller keeps the raw bytes.  Invariant: `encode_message(*decode_message(...))`
-  gives an equal message.
-- Status: `grpc-status-details-bin` is a base64 `google.rpc.Status` (a2a-wire.md §5);
-  `grpc-message` is percent-encoded (gRPC PROTOCOL-HTTP2.md "Responses").
-
-Errors: `GrpcFramingError` (a peer broke the framing) and `GrpcCodecError` (our caller asked
-to encode something unknown or malformed); both are `ValueError`s.
+DATA frames are not message boundaries, so `GrpcFramer` re-frames incrementally.  The A2A
+protos ship as package data (`scripts/descriptors`) in a private pool, so no a2a-sdk is needed
+at runtime and a user's own never changes decoding.  Invariant: a message is shown as proto-JSON
+only when that JSON gives back the same message (else the caller keeps the raw bytes), so
+`encode_message(*decode_message(...))` is equal.  `GrpcFramingError`: a peer broke the framing;
+`GrpcCodecError`: our caller asked to encode something unknown or malformed.
 """
 
 from __future__ import annotations
@@ -49,19 +40,9 @@ def frame_message(data: bytes, compressed: bool = False) -> bytes:
 
 
 class GrpcFramer:
-    """Incremental splitter of a gRPC body into `(compressed, message_bytes)`.
-
-    `feed` returns the messages a chunk completed; `pending` counts the bytes of an unfinished
-    one (non-zero at the end of a stream: it was truncated).
-
-    >>> framer = GrpcFramer()
-    >>> framer.feed(frame_message(b"ab")[:3]), framer.pending
-    ([], 3)
-    >>> framer.feed(frame_message(b"ab")[3:])
-    [(False, b'ab')]
-
-    A flag byte neither 0 nor 1 raises `GrpcFramingError`, then again on every later feed.
-    """
+    """Incremental splitter of a gRPC body into `(compressed, message_bytes)`; `pending` counts
+    an unfinished message's bytes.  A flag byte neither 0 nor 1 raises `GrpcFramingError`, then
+    again on every later feed."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -98,21 +79,17 @@ class GrpcFramer:
 def timed_messages(
     chunks: Iterable[tuple[int, bytes]],
 ) -> tuple[list[tuple[int, bool, bytes]], int]:
-    """Re-frame timed chunks: each message gets the time of the chunk that completed it.
-
-    Returns `([(at_us, compressed, data), ...], pending)`; `pending` as in `GrpcFramer`.
-    """
+    """`([(at_us, compressed, data)], pending)`: a message's time is its last chunk's."""
     framer = GrpcFramer()
     out = [(at, flag, data) for at, chunk in chunks for flag, data in framer.feed(chunk)]
     return out, framer.pending
 
 
-# --- the shipped descriptors ---------------------------------------------------------------
+# --- the shipped descriptors, and the A2A rpc table read from them ------------------------
 
-# Package data written by scripts/descriptors: the set, and where each of its files came from.
 DESCRIPTOR_SET = "descriptors/a2a.binpb"
 DESCRIPTOR_MANIFEST = "descriptors/a2a.json"
-# Files whose services we know; v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
+# Files whose services we know: v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
 DESCRIPTOR_FILES = ("a2a.proto", "a2a_v0_3.proto")
 STATUS_TYPE = "google.rpc.Status"
 ANY_TYPE = "google.protobuf.Any"
@@ -140,17 +117,11 @@ def descriptor_manifest() -> Mapping[str, Any]:
 
 
 def descriptor_source() -> str:
-    """Where the descriptors in use come from, for `--version` and `show`."""
     return f"shipped with a2a-recorder (protos of {descriptor_manifest()['source']})"
-
-
-# --- the A2A rpc table, read from descriptors ---------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class GrpcMethod:
-    """One rpc as its descriptor declares it."""
-
     path: str  # /lf.a2a.v1.A2AService/SendMessage
     service: str  # lf.a2a.v1.A2AService
     name: str  # SendMessage
@@ -165,7 +136,6 @@ class GrpcMethod:
 
 @cache
 def grpc_methods() -> Mapping[str, GrpcMethod]:
-    """Every rpc of the A2A services, keyed by its HTTP/2 `:path`."""
     table: dict[str, GrpcMethod] = {}
     pool = a2a_pool()
     for file_name in DESCRIPTOR_FILES:
@@ -189,14 +159,12 @@ def _method(service: str, rpc: Any) -> GrpcMethod:
 
 
 def grpc_method(path: str) -> GrpcMethod | None:
-    """The rpc served at `path`, or None for a service or rpc we do not know."""
     return grpc_methods().get(path)
 
 
 @cache
 def message_class(type_name: str) -> type[message.Message] | None:
-    """The shipped pool's class for a full message name (`lf.a2a.v1.Task`), or None; not
-    a2a-sdk's generated class, but the same bytes and proto-JSON."""
+    """The shipped pool's class for a full message name, or None (not a2a-sdk's class)."""
     try:
         descriptor = a2a_pool().FindMessageTypeByName(type_name)
     except KeyError:
@@ -207,7 +175,6 @@ def message_class(type_name: str) -> type[message.Message] | None:
 
 # --- message codec --------------------------------------------------------------------------
 
-# grpc-encoding values we can undo; anything else stays raw.
 DECOMPRESSORS: Mapping[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.decompress,
     "deflate": zlib.decompress,  # gRPC "deflate" is the zlib format (RFC 1950)
@@ -215,7 +182,7 @@ DECOMPRESSORS: Mapping[str, Callable[[bytes], bytes]] = {
 
 
 def decompress(data: bytes, encoding: str | None) -> bytes | None:
-    """Undo a `grpc-encoding` compression; None when unknown or the bytes are damaged."""
+    """Undo a `grpc-encoding`; None when unknown or the bytes are damaged."""
     undo = DECOMPRESSORS.get((encoding or "").strip().lower())
     if undo is None:
         return None
@@ -233,12 +200,8 @@ def decode_message(
     compressed: bool = False,
     encoding: str | None = None,
 ) -> tuple[str, str] | None:
-    """One message of the rpc at `path` as `(type full name, compact JSON)`.
-
-    `direction` picks the input or output type; `encoding` is the stream's `grpc-encoding`.
-    None for an unknown rpc or compression, bytes that do not parse, or a message its JSON
-    would not reproduce (unknown fields from a newer peer): keep the raw bytes.
-    """
+    """One message of the rpc at `path` as `(type full name, compact JSON)`, or None for an
+    unknown rpc or compression, junk, or JSON that would not reproduce it (a newer peer's)."""
     method = grpc_method(path)
     if method is None:
         return None
@@ -276,10 +239,7 @@ def message_json(msg: message.Message) -> str:
 
 
 def encode_message(type_name: str, json_text: str) -> bytes:
-    """Serialize proto-JSON `json_text` as the message `type_name` (unframed).
-
-    Raises `GrpcCodecError` for an unknown type or JSON that does not fit it.
-    """
+    """Serialize proto-JSON as the message `type_name` (unframed); else `GrpcCodecError`."""
     cls = message_class(type_name)
     if cls is None:
         raise GrpcCodecError(f"unknown protobuf message type {type_name!r}")
@@ -300,12 +260,9 @@ ENCODING_HEADER = "grpc-encoding"
 
 
 def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
-    """The one decoder of `grpc-status-details-bin`: `{"code", "message", "details"}`.
-
-    A known detail is its proto-JSON with `"@type"`, another `{"@type": url, "value": base64}`.
-    Takes base64 (padded or not, either alphabet), grpc-core's true-binary form or bytes;
-    None, never an exception, for a missing value, bad base64 or bytes that are no Status.
-    """
+    """The one decoder of `grpc-status-details-bin` (a base64 `google.rpc.Status`, a2a-wire.md
+    §5) as `{"code", "message", "details"}`; an unknown detail is `{"@type", "value": base64}`.
+    Takes either base64 alphabet, the true-binary form or bytes; None for anything else."""
     if not value:
         return None
     try:
@@ -322,7 +279,6 @@ def decode_status_details(value: str | bytes | None) -> dict[str, Any] | None:
 
 
 def _shipped(type_name: str) -> type[message.Message]:
-    """A class the shipped set always holds (google.rpc.Status, google.protobuf.Any)."""
     cls = message_class(type_name)
     assert cls is not None, f"{type_name} is missing from {DESCRIPTOR_SET}"
     return cls
@@ -356,10 +312,7 @@ def _detail_dict(detail: Any) -> dict[str, Any]:
 
 
 def encode_status_details(status: Mapping[str, Any]) -> str:
-    """Encode a dict from `decode_status_details` as an unpadded base64 header value.
-
-    Raises `GrpcCodecError` when a detail does not fit its `@type`.
-    """
+    """`decode_status_details`' inverse, unpadded; `GrpcCodecError` for a misfit detail."""
     built: Any = _shipped(STATUS_TYPE)(
         code=int(status.get("code", 0)), message=status.get("message", "")
     )
@@ -386,12 +339,11 @@ _PLAIN_BYTES = frozenset(range(0x20, 0x7F)) - {ord("%")}
 
 
 def encode_grpc_message(text: str) -> str:
-    """Percent-encode a status message for the `grpc-message` header."""
     return "".join(chr(b) if b in _PLAIN_BYTES else f"%{b:02X}" for b in text.encode())
 
 
 def decode_grpc_message(value: str) -> str:
-    """Undo `grpc-message` percent-encoding; malformed escapes are kept as they are."""
+    """Undo `grpc-message` percent-encoding (PROTOCOL-HTTP2.md); malformed escapes are kept."""
     out = bytearray()
     i = 0
     while i < len(value):
@@ -412,7 +364,7 @@ GRPC_CONTENT_TYPE = "application/grpc"
 
 
 def is_grpc_content_type(value: str | None) -> bool:
-    """`application/grpc`, `application/grpc+proto`, `application/grpc; ...` and so on."""
+    """`application/grpc`, `application/grpc+proto`, `application/grpc; ...`."""
     base = (value or "").split(";")[0].strip().lower()
     return base == GRPC_CONTENT_TYPE or base.startswith(GRPC_CONTENT_TYPE + "+")
 
@@ -421,16 +373,14 @@ def is_binary_header(name: str) -> bool:
     return name.lower().endswith(BINARY_SUFFIX)
 
 
-# grpc-core's "true binary metadata" extension: when both peers send SETTINGS 0xFE03 = 1, a
-# `-bin` value goes raw, marked by a leading NUL, instead of base64.  Seen on plaintext
-# grpcio <-> grpcio connections relayed as TCP.
+# grpc-core's "true binary metadata" (both peers send SETTINGS 0xFE03 = 1): a `-bin` value goes
+# raw after a NUL instead of base64; seen on plaintext grpcio <-> grpcio relayed as TCP.
 TRUE_BINARY_MARK = "\x00"
 
 
 def decode_binary_header(value: str) -> bytes:
-    """A `-bin` metadata value's bytes: base64, padded or not, or grpc-core's true-binary
-    form (NUL, then the bytes as latin-1 text, as `recorder.record._h2` hands it over).
-    Raises ValueError when the value is neither."""
+    """A `-bin` value's bytes from base64 (padded or not) or the true-binary form (NUL, then
+    latin-1 text, as `recorder.record._h2` hands it over); else ValueError."""
     if value.startswith(TRUE_BINARY_MARK):
         return value[1:].encode("latin-1")
     text = value.strip()
@@ -441,11 +391,10 @@ def decode_binary_header(value: str) -> bytes:
 
 
 def encode_binary_header(data: bytes) -> str:
-    """Encode bytes as a `-bin` metadata value (unpadded base64, as gRPC emits)."""
+    """A `-bin` metadata value: unpadded base64, as gRPC emits."""
     return base64.b64encode(data).decode().rstrip("=")
 
 
 def canonical_binary_header(value: str) -> str:
-    """A `-bin` value as unpadded base64, whatever form it came in (ValueError as
-    `decode_binary_header`)."""
+    """A `-bin` value as unpadded base64, whatever form it came in."""
     return encode_binary_header(decode_binary_header(value))

@@ -1,15 +1,9 @@
 """The id model of A2A messages: one table for every part that handles ids (pure data).
 
-- Where requests name ids and what they do with them: the operations' `IdPosition`s.  A
-  REFERENCE names something that exists, a CHOSEN id is the client's, a FRESH value is new on
-  every request; webhooks are found the same way (`WEBHOOK_PATHS`).
-- Ids by field name (`ID_FIELDS`), a bare `id` by its object's shape (`id_owner`), the keys
-  whose strings an answer hands out as ids (`RESPONSE_ID_KEYS`).
-- Ids inside names and paths: v0.3 resource names (`resource_ids`) and HTTP+JSON paths
-  (`PATH_IDS`), built from the same two segments.
-- Task, context and config ids are minted per session on replay; message and artifact ids
-  (`SERVED_AS_RECORDED`) and page cursors (`CURSOR_FIELDS`) are served as recorded.
-- Ids are never looked for in user content (`USER_CONTENT_KEYS`).
+Where requests name ids is in the operations' `IdPosition`s; here are a bare `id`'s owner by
+its object's shape, ids inside v0.3 resource names and HTTP+JSON paths, and webhook positions.
+On replay task, context and config ids are minted per session, message and artifact ids and
+page cursors served as recorded; user content never holds ids.
 """
 
 from __future__ import annotations
@@ -24,15 +18,12 @@ from recorder.protocol._volatile import ID_FIELDS, IdKind
 # Subtrees that hold the agent's or the user's data (metadata, a data part): never ids.
 USER_CONTENT_KEYS = frozenset({"metadata", "data"})
 
-# Id fields a client never names back (its own message ids aside, which it chose): served
-# as recorded.
+# Id fields a client never names back (its own message ids aside): served as recorded.
 SERVED_AS_RECORDED = frozenset(
     name for name, kind in ID_FIELDS.items() if kind in (IdKind.MESSAGE, IdKind.ARTIFACT)
 )
 # Page cursors an answer hands out; the next page's request names them back as they are.
 CURSOR_FIELDS = frozenset({"nextPageToken"})
-
-# ---- names and paths --------------------------------------------------------------------
 
 TASKS_SEGMENT = "tasks"
 CONFIGS_SEGMENT = "pushNotificationConfigs"
@@ -46,15 +37,12 @@ PATH_IDS: tuple[tuple[re.Pattern[str], IdKind], ...] = (
 
 
 def resource_ids(name: str) -> tuple[str, str | None] | None:
-    """(task id, push-config id or None) of a whole v0.3 resource name; None if it is none."""
+    """(task id, push-config id or None) of a whole v0.3 resource name, or None."""
     matched = RESOURCE_NAME.fullmatch(name)
     return (matched.group(1), matched.group(2)) if matched else None
 
 
-# ---- whose `id` a bare `id` is, by the shape of the object holding it ----------------------
-
-# Keys of a bare "task reference" params object: GetTask/CancelTask/SubscribeToTask `{id}`,
-# v0.3 push-config get/list/delete `{id, pushNotificationConfigId}`.
+# Keys of a bare task-reference params object (`{id}`, v0.3 `{id, pushNotificationConfigId}`).
 _TASK_PARAM_KEYS = frozenset(
     {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}
 )
@@ -64,20 +52,17 @@ def _is_envelope(obj: Mapping[str, Any]) -> bool:
     return "jsonrpc" in obj
 
 
-# A push config (v1.0 flat `TaskPushNotificationConfig`, v0.3 nested `pushNotificationConfig`,
-# one inline in a send's configuration): an object with the webhook's `url` and one of these.
+# A push config (v1.0 flat, v0.3 nested, or inline in a send): a webhook `url` and one of these.
 PUSH_CONFIG_MARKS = frozenset({"token", "authentication", "taskId", "id"})
 
 
 def is_push_config(obj: Mapping[str, Any]) -> bool:
-    """Whether a JSON object is a push config (see `PUSH_CONFIG_MARKS`)."""
     return "url" in obj and not PUSH_CONFIG_MARKS.isdisjoint(obj)
 
 
 def _holds_config_id(obj: Mapping[str, Any]) -> bool:
-    # A push config (with its `id`, `url` alone makes one: `is_push_config`), or v1.0
-    # get/delete params `{taskId, id}`: a Task never carries `url` or `taskId`.  On the diff's
-    # and the replay's path for every object with an `id`: kept to two lookups.
+    # A push config or v1.0 get/delete params `{taskId, id}`: a Task never carries `url` or
+    # `taskId`.  On the hot path of every object with an `id`: kept to two lookups.
     return "url" in obj or "taskId" in obj
 
 
@@ -103,10 +88,7 @@ def id_owner(obj: Mapping[str, Any]) -> IdKind | None:
     return next((kind for test, kind in ID_OWNERS if test(obj)), None)
 
 
-# ---- where webhooks sit -------------------------------------------------------------------
-
-# Every request position that holds a push config's webhook URL, in any operation and
-# version (relative to the JSON-RPC params or the HTTP+JSON body).
+# Every request position of a webhook URL (relative to the JSON-RPC params or the body).
 WEBHOOK_PATHS: tuple[tuple[str, ...], ...] = tuple(
     dict.fromkeys(
         position.path

@@ -1,5 +1,4 @@
-"""What the protocol code reads of an exchange: structural types that recorder.capture's
-`Request`, `Response`, `SseEvent` and `GrpcMessage` fit (and so can tests' own values)."""
+"""What the protocol code reads of an exchange: structural types recorder.capture's fit."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The notes the recorder writes on an exchange, by their first words: one vocabulary for the
-recorder that writes them and for lint, the report, `show` and the console that read them.
-
-An exchange cut short (the connection broke, the client went away, the recording stopped, no
-answer came) did not end as the agent ended it, so lint does not judge its ending.
+recorder and for lint, the report, `show` and the console.  An exchange cut short did not end
+as the agent ended it, so lint does not judge its ending.
 """
 
 from __future__ import annotations
@@ -30,17 +28,15 @@ def stream_reset(code: int | None) -> str:
 
 
 def is_cut_short(notes: Iterable[str]) -> bool:
-    """Whether any of an exchange's notes says it was cut short (see the module docstring)."""
+    """Whether any of an exchange's notes says it was cut short."""
     return any(note.startswith(CUT_SHORT) for note in notes)
 
 
-# The recorder took the client's h2c upgrade offer out before the request went on (the agent
-# never saw it); the capture keeps the headers as the client sent them.
+# The client's h2c upgrade offer, kept in the capture, was not passed on to the agent.
 NOTE_H2C_OFFER = "h2c upgrade offer not passed on"
 
 
-# The push relay swapped a push config's webhook URL for the recorder's own on the way to the
-# agent (a request's note), and back on the way to the client (an answer's): the deliveries
-# for that config came through the recorder, so the capture holds every one the agent made.
+# The push relay swapped a webhook URL for its own (a request's note) and back (an answer's),
+# so every delivery the agent made came through the recorder.
 NOTE_TO_RELAY = "push relay: webhook URL replaced by the recorder's"
 NOTE_TO_REAL = "push relay: relay URL replaced by the webhook's"

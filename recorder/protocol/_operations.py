@@ -1,20 +1,11 @@
-"""The A2A operation tables: one row per operation and protocol version.
+"""The A2A operation tables: one row per operation and protocol version, all names on the wire.
 
-Everything known about an operation's names on the wire is data in `OPERATIONS`; the lookups
-are dicts built from it at import.  Route templates use semantic parameter names (`{task_id}`,
-`{config_id}`, `{tenant}`), not the proto's, so a match says what it found in any version.
-
-Sources (a2a-wire.md §1): v1.0 routes are the proto's `google.api.http` options, each also
-under `/{tenant}`; `:subscribe` takes GET (proto) and POST (spec §5.3, §11.3.2).  v0.3 routes
-are the ones the py and JS compat layers mount (`/v1/tasks/{id}...`); v0.3 has no ListTasks
-but Go's v0.3 compat serves `GET /v1/tasks`.  Message type names are checked against the SDK
-descriptors by the unit tests.
-
-What real SDKs send besides the spec's names is in the same table: Java lists push configs
-with a trailing slash, .NET names the v1.0 list method `ListTaskPushNotificationConfig`, and
-the `0.1` dialect (v0.1.0's `tasks/send`, `tasks/sendSubscribe`, `tasks/pushNotification/*`,
-fasta2a's `tasks/list`) has JSON-RPC names only.  A name several dialects share belongs to the
-newest unless the caller knows the agent's version (`operation_by_jsonrpc_method`).
+The lookups are dicts built from `OPERATIONS` at import.  Route templates use semantic
+parameter names (`{task_id}`, `{tenant}`), not the proto's, so a match reads alike in any version.
+v1.0 routes are the proto's `google.api.http` options, each also under `/{tenant}`, and
+`:subscribe` takes GET (proto) and POST (spec §11.3.2); v0.3 routes are those the py and JS
+compat layers mount (a2a-wire.md §1).  Names real SDKs send besides the spec's are rows or
+aliases too (Java's trailing slash, .NET's list method, the JSON-RPC-only `0.1` dialect).
 """
 
 from __future__ import annotations
@@ -52,11 +43,8 @@ _PARAM = re.compile(r"\{(\w+)\}")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """One HTTP+JSON route: a verb and a path template such as `/tasks/{task_id}:cancel`.
-
-    Each path segment of the template is either literal or one `{param}` with an optional
-    literal suffix (`{task_id}:cancel`); a parameter matches one non-empty path segment.
-    """
+    """One HTTP+JSON route: a verb and a path template such as `/tasks/{task_id}:cancel`; a
+    `{param}` (with an optional literal suffix) matches one non-empty path segment."""
 
     verb: str
     template: str
@@ -71,13 +59,11 @@ class Route:
 
     @property
     def literal_weight(self) -> int:
-        """Literal characters a path must match, slashes aside (a route and its `/{tenant}`
-        form weigh the same); more is more specific."""
+        """Literal characters a path must match, slashes aside: more is more specific."""
         return len(_PARAM.sub("", self.template).replace("/", ""))
 
     def match_tail(self, path: str) -> tuple[str, dict[str, str]] | None:
-        """(base path before the route, parameters as written) when `path` ends in this
-        route, else None."""
+        """(base path, parameters as written) when `path` ends in this route, else None."""
         parts = path.split("/")
         size = len(self._segments) - 1  # the template's leading "" is not matched
         if len(parts) <= size:
@@ -102,7 +88,6 @@ class Route:
         return self.match_parts(path.split("/"))
 
     def match_parts(self, parts: Sequence[str]) -> dict[str, str] | None:
-        """`match` of a path split at `/`."""
         if len(parts) != len(self._segments):
             return None
         params: dict[str, str] = {}
@@ -137,13 +122,9 @@ def _compile(template: str) -> list[tuple[str | None, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """One A2A operation in one protocol version, with all its names on the wire.
-
-    `name` is the v1.0 rpc name, also for v0.3 rows.  `ids` gives, for `task_id`,
-    `context_id` and `config_id`, the JSON paths where a request names it (the classifier's);
-    `positions` every place a request holds an id and what it does with it (`IdRole`: the
-    replayer's provenance).
-    """
+    """One A2A operation in one protocol version, with all its names on the wire; `name` is the
+    v1.0 rpc name, also for v0.3 rows.  `ids`: where a request names each id (the classifier's);
+    `positions`: every place it holds one, and its `IdRole` (the replayer's)."""
 
     name: str
     version: Version
@@ -175,7 +156,6 @@ class Operation:
 
 
 def _v1_routes(verb: str, template: str, *more_verbs: str) -> tuple[Route, ...]:
-    """A v1.0 route in its plain and `/{tenant}` forms, for each verb."""
     verbs = (verb, *more_verbs)
     plain = tuple(Route(v, template) for v in verbs)
     return plain + tuple(Route(v, "/{tenant}" + template) for v in verbs)
@@ -192,8 +172,7 @@ _S = Capability.STREAMING
 _P = Capability.PUSH_NOTIFICATIONS
 _X = Capability.EXTENDED_AGENT_CARD
 
-# Where requests name their ids.  v0.3 gRPC uses resource names (`tasks/{id}`), which the
-# classifier parses separately; these paths cover JSON-RPC params and JSON bodies.
+# Where JSON bodies name their ids (v0.3 gRPC resource names are parsed by the classifier).
 _SEND_IDS = (
     ("task_id", (("message", "taskId"), ("request", "taskId"))),
     ("context_id", (("message", "contextId"), ("request", "contextId"))),
@@ -216,14 +195,10 @@ _V03_CONFIG_IDS = (
     ("task_id", (("id",), ("taskId",))),
     ("config_id", (("pushNotificationConfigId",),)),
 )
-# A2A v0.1.0 (specification/json/a2a.json at tag v0.1.0): `TaskSendParams {id, sessionId,
-# message, pushNotification}`; the other methods take `{id}` (`TaskIdParams`,
-# `TaskQueryParams`, and `TaskPushNotificationConfig {id, pushNotificationConfig}`).
+# A2A v0.1.0's schema: `TaskSendParams {id, sessionId, ...}`; the other methods take `{id}`.
 _V01_SEND_IDS = (("task_id", (("id",),)), ("context_id", (("sessionId",),)))
 
-# Where requests hold ids, and what they do with them (see `IdRole`).  v0.3 rows list both
-# shapes: the JSON-RPC schema's (`{"id"}`, `pushNotificationConfigId`) and the v0.3 proto's
-# (resource names, `configId`), which gRPC and HTTP+JSON bodies use.
+# Where requests hold ids (see `IdRole`); v0.3 rows list the JSON-RPC and the proto shapes.
 _REF, _CHOSEN = IdRole.REFERENCE, IdRole.CHOSEN
 _TASK_REF = (IdPosition(("id",), IdKind.TASK, _REF),)
 _PAGE_REF = IdPosition(("pageToken",), None, _REF)  # a cursor a ListTasks response handed out
@@ -401,7 +376,7 @@ _ROWS: tuple[Operation, ...] = (
     Operation("GetTaskPushNotificationConfig", _O, "tasks/pushNotification/get", "", (),
               False, _P, "", "", _TASK_IDS),
 )  # fmt: skip
-# Other JSON-RPC names real SDKs give an operation (see the module docstring).
+# Other JSON-RPC names real SDKs give an operation (.NET's).
 _JSONRPC_ALIASES: dict[tuple[str, Version], tuple[str, ...]] = {
     ("ListTaskPushNotificationConfigs", Version.V1_0): ("ListTaskPushNotificationConfig",),
 }
@@ -437,7 +412,7 @@ for _pair in _ROUTES:
     _ROUTES_BY_SHAPE[_shape] = (*_ROUTES_BY_SHAPE.get(_shape, ()), _pair)
 
 
-# ---- v0.3 names beside their v1.0 ones, derived from the table (the diff's renames) ----
+# ---- v0.3 names beside their v1.0 ones (the diff's renames) ----
 
 
 def _v1_row(row: Operation) -> Operation:
@@ -458,8 +433,8 @@ V03_RPC_RENAMES: Mapping[str, str] = {
 
 
 def v1_route_path(name: str, verb: str, path: str) -> tuple[str, str, str] | None:
-    """(v1.0 path, v0.3 template, v1.0 template) of a v0.3 HTTP+JSON path of operation `name`,
-    or None.  Base path and parameter text are kept, so a normalised path translates too."""
+    """(v1.0 path, v0.3 template, v1.0 template) of a v0.3 HTTP+JSON path, or None; base path
+    and parameter text are kept, so a normalised path translates too."""
     old, new = _BY_NAME.get((name, Version.V0_3)), _BY_NAME.get((name, Version.V1_0))
     if old is None or new is None:
         return None
@@ -486,7 +461,7 @@ def route_base(name: str, version: Version, verb: str, path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class RouteMatch:
-    """An HTTP+JSON route that matched a request path, with its percent-decoded parameters."""
+    """A matched HTTP+JSON route, with its percent-decoded parameters."""
 
     operation: Operation
     route: Route
@@ -494,34 +469,27 @@ class RouteMatch:
 
 
 def operation_by_jsonrpc_method(method: str, version: Version | None = None) -> Operation | None:
-    """The operation a JSON-RPC `method` names, or None; of a name several dialects share
-    (`tasks/get`), the row of `version` (the card's) when there is one, else the newest."""
+    """The operation a JSON-RPC `method` names, or None; of a shared name (`tasks/get`), the
+    row of `version` (the card's) if given, else the newest."""
     rows = _BY_JSONRPC.get(method, ())
     return next((op for op in rows if op.version is version), rows[0] if rows else None)
 
 
 def operation_by_grpc_path(path: str) -> Operation | None:
-    """The operation for a gRPC `:path` such as `/lf.a2a.v1.A2AService/GetTask`, or None."""
     return _BY_GRPC_PATH.get(path)
 
 
 def operation(name: str, version: Version = Version.V1_0) -> Operation | None:
-    """The row for a canonical operation name in a version, or None (e.g. v0.3 ListTasks)."""
     return _BY_NAME.get((name, version))
 
 
 def match_route(verb: str, path: str) -> RouteMatch | None:
-    """The most specific HTTP+JSON route for `verb` and `path` (no base path, no query).
-
-    >>> m = match_route("POST", "/acme/tasks/abc:cancel")
-    >>> (m.operation.name, dict(m.params))
-    ('CancelTask', {'tenant': 'acme', 'task_id': 'abc'})
-    """
+    """The most specific HTTP+JSON route for `verb` and `path` (no base path, no query)."""
     return next(_matches(verb, path), None)
 
 
 def match_routes(verb: str, path: str) -> tuple[RouteMatch, ...]:
-    """Every HTTP+JSON route that fits, most specific first (for callers that must choose)."""
+    """Every HTTP+JSON route that fits, most specific first."""
     return tuple(_matches(verb, path))
 
 
@@ -541,11 +509,8 @@ def route_for(
     task_id: str | None = None,
     config_id: str | None = None,
 ) -> tuple[str, str] | None:
-    """(verb, path) to call an operation over HTTP+JSON, or None if it has no such route.
-
-    A tenant picks the `/{tenant}` form (v1.0 only); subscribe gives POST, as the SDK clients
-    send.  A missing id raises KeyError.
-    """
+    """(verb, path) to call an operation over HTTP+JSON, or None; a tenant picks the
+    `/{tenant}` form, subscribe gives POST (as SDK clients send), a missing id KeyError."""
     op = _BY_NAME.get((name, version))
     if op is None:
         return None

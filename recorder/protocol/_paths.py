@@ -1,7 +1,4 @@
-"""Reading JSON without raising: parsing a body, and following a key path into the result.
-
-Shared by the classifier, the card rewrite, the recorder's push code and the diff.
-"""
+"""Reading JSON without raising: parsing a body, and following a key path into the result."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ NOT_JSON: Any = object()  # what parse_json answers for "not JSON" (None is JSON
 
 
 def parse_json(data: bytes | str | None) -> Any:
-    """The parsed document, or NOT_JSON for an empty body or anything that is not JSON."""
+    """The parsed document, or NOT_JSON for an empty body or anything not JSON."""
     if not data:
         return NOT_JSON
     try:
@@ -25,7 +22,7 @@ def parse_json(data: bytes | str | None) -> Any:
 
 
 def json_problem(data: bytes | str | None) -> str | None:
-    """Why `data` does not parse as JSON, in the parser's words cut short; None when it does."""
+    """Why `data` does not parse as JSON, in the parser's words cut short; None if it does."""
     if not data:
         return "empty"
     try:
@@ -38,8 +35,8 @@ def json_problem(data: bytes | str | None) -> str | None:
 
 
 def value_at(document: Any, path: Sequence[str], *, snake_case: bool = False) -> Any:
-    """The value at `path` (keys through nested objects), or None where the path breaks off;
-    with `snake_case`, a key missing in camelCase is tried in snake_case (clients send either)."""
+    """The value at key path `path`, or None where it breaks off; with `snake_case`, a key
+    missing in camelCase is tried in snake_case (clients send either)."""
     for key in path:
         if not isinstance(document, Mapping):
             return None

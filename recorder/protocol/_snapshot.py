@@ -1,17 +1,9 @@
 """The task a stream's events leave behind: what `SubscribeToTask` sends first (pure).
 
-A subscription to a task in progress starts with the Task as it stands (spec §3.1.6).
-`fold_task` applies events to the first Task as a2a-sdk's `TaskManager` (1.3.0) does:
-
-- a Task replaces what is known;
-- a status update replaces `status` (the old status's message moves to `history`) and merges
-  its `metadata`;
-- an artifact update adds its artifact or replaces the one with its `artifactId`, or with
-  `append: true` adds its parts to it;
-- anything else changes nothing.
-
-Events are read in any wire form (JSON-RPC envelope, v1.0 member, v0.3 `kind`); `with_task`
-writes a task back in the same form.  Values are copied, never changed in place.
+A subscription to a task in progress starts with the Task as it stands (spec §3.1.6);
+`fold_task` applies events to the first Task as a2a-sdk 1.3.0's `TaskManager` does.  Events
+are read in any wire form, and `with_task` writes a task back in the same form.  Values are
+copied, never changed in place.
 """
 
 from __future__ import annotations
@@ -26,8 +18,7 @@ Json = Any
 
 
 def stream_payload(document: Json) -> tuple[str, dict[str, Json]] | None:
-    """(member name, object) of one stream event: `("task", {...})`, `("statusUpdate", ...)`;
-    None for an error or what is none of the four."""
+    """(member name, object) of one stream event, `("task", {...})`; None for anything else."""
     inner = _unwrapped(document)
     if not isinstance(inner, dict):
         return None
@@ -41,7 +32,7 @@ def stream_payload(document: Json) -> tuple[str, dict[str, Json]] | None:
 
 
 def fold_task(events: Iterable[Json]) -> dict[str, Json] | None:
-    """The task the events leave, from the first Task on; None when no event is a Task."""
+    """The task the events leave, from the first Task on; None if no event is a Task."""
     task: dict[str, Json] | None = None
     for event in events:
         found = stream_payload(event)

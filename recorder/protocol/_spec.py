@@ -1,14 +1,9 @@
 """Facts of the A2A spec versions a capture is checked against, as data, for the lint rules.
 
 Sources: a2aproject/A2A `docs/specification.md` at v1.0.0 and v1.0.1, and
-`specification/json/a2a.json` at v0.3.0.
-
-- Severity is the spec's RFC 2119 keyword; a requirement stated with none (§9.1, §11.1) is
-  SHOULD, so that a MUST finding always points at a MUST.
-- Media types: JSON-RPC bodies are `application/json`; HTTP+JSON bodies SHOULD be
-  `application/a2a+json` in v1.0.1, and v1.0.0 accepts either (§11.1, §14.1).  Push
-  deliveries follow the HTTP+JSON row (§3.5.1).
-- Task states: terminal states close a stream; interrupted ones may (§3.1.2, §11.7).
+`specification/json/a2a.json` at v0.3.0.  Severity is the spec's RFC 2119 keyword; a
+requirement stated with none (§9.1, §11.1) is SHOULD, so a MUST finding always points at a
+MUST.  Push deliveries follow the HTTP+JSON media-type row (§3.5.1).
 """
 
 from __future__ import annotations
@@ -48,7 +43,7 @@ _RANKS: Mapping[Severity, int] = {Severity.MUST: 3, Severity.SHOULD: 2, Severity
 JSON = "application/json"
 A2A_JSON = "application/a2a+json"
 
-# What a JSON body's Content-Type should be, by binding and spec version (first = preferred).
+# A JSON body's Content-Type by binding and spec version, first preferred (§11.1, §14.1).
 BODY_MEDIA_TYPES: Mapping[tuple[Binding, SpecVersion], tuple[str, ...]] = {
     (Binding.JSONRPC, SpecVersion.V1_0_0): (JSON,),
     (Binding.JSONRPC, SpecVersion.V1_0_1): (JSON,),
@@ -57,9 +52,7 @@ BODY_MEDIA_TYPES: Mapping[tuple[Binding, SpecVersion], tuple[str, ...]] = {
 }
 
 
-# Where a Part holds a file's content inline (proto `bytes`, base64 in JSON), as key paths
-# inside the part: v1.0 `Part.raw`; v0.3 `FileWithBytes.bytes` under `file` (JSON-RPC,
-# HTTP+JSON) and `FilePart.file_with_bytes` (gRPC's proto-JSON).
+# Where a Part holds a file's content inline (base64 in JSON): v1.0, v0.3 JSON, v0.3 proto-JSON.
 FILE_CONTENT_KEYS: tuple[tuple[str, ...], ...] = (
     ("raw",),
     ("file", "bytes"),
@@ -68,23 +61,22 @@ FILE_CONTENT_KEYS: tuple[tuple[str, ...], ...] = (
 
 
 def media_type(value: str | None) -> str:
-    """The bare media type of a Content-Type value: lower case, parameters dropped."""
+    """A Content-Type value's bare media type: lower case, parameters dropped."""
     return (value or "").split(";", 1)[0].strip().lower()
 
 
+# Terminal states close a stream; interrupted ones may (§3.1.2, §11.7).
 TERMINAL_STATES: frozenset[str] = frozenset(row.name for row in TASK_STATES if row.terminal)
 INTERRUPTED_STATES: frozenset[str] = frozenset(row.name for row in TASK_STATES if row.interrupted)
 
-# v0.3 JSON-RPC enum forms (schema-0.3 `TaskState`, `Message.role`).  v0.3 REST and gRPC used
-# the v0.3 proto's names instead, which the descriptors give.
+# v0.3 JSON-RPC enum forms; v0.3 REST and gRPC used the proto's, which the descriptors give.
 V03_JSONRPC_TASK_STATES: frozenset[str] = frozenset(row.v03 for row in TASK_STATES)
 V03_JSONRPC_ROLES: frozenset[str] = frozenset({"user", "agent"})
 
 # The v0.3 JSON-RPC discriminator that v1.0 removed (Appendix A.2.1); no proto carries it.
 V03_DISCRIMINATOR = "kind"
 
-# Message types whose REQUIRED fields the lint checks, with everything nested in them
-# (issue scope: Task, Message, the StreamResponse variants and the agent card).
+# Message types whose REQUIRED fields the lint checks, with everything nested in them.
 REQUIRED_FIELD_SCOPE: frozenset[str] = frozenset(
     {"Task", "Message", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "AgentCard"}
 )
@@ -93,8 +85,7 @@ EXACTLY_ONE: frozenset[str] = frozenset({"StreamResponse", "SendMessageResponse"
 
 # The A2A core binding names a card may declare (§5.3; custom ones SHOULD be URIs, §5.8).
 CORE_BINDINGS: frozenset[str] = frozenset(b.value for b in Binding if b is not Binding.HTTP)
-# v1.0 types whose v0.3 JSON-RPC form carried `kind` (schema-0.3: Task, Message, the two
-# update events, and the text/file/data parts).
+# v1.0 types whose v0.3 JSON-RPC form carried `kind` (schema-0.3).
 V03_KIND_TYPES: frozenset[str] = frozenset(
     {"Task", "Message", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "Part"}
 )

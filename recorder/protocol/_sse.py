@@ -1,15 +1,10 @@
 """Server-sent event framing, sans-I/O and incremental.
 
-The framer splits bytes into lines (CRLF, LF or CR, as the HTML event-stream grammar says)
-and groups them into blocks ended by a blank line, keeping every line as it was (comments
-included) so that `render_events` gives back the exact wire bytes.  A CR ending a chunk waits
-for the next byte to know whether it starts a CRLF; the first ending seen is the `newline`.
-
-Decoding is UTF-8 with surrogateescape, not a client's replacement: a byte that is not UTF-8
-becomes a lone surrogate (0xFF is U+DCFF) and `render_events` turns it back into that byte.
-Framings real agents write (Go's `id:` lines and `: keep-alive`, Java's opening comment block,
-a2a-sdk's CRLF and `: ping`, VoltAgent's RFC 7464 record separator before each data value) are
-kept line for line and read by the same rules.
+The framer splits bytes into lines (CRLF, LF or CR, per the HTML event-stream grammar) and
+blocks ended by a blank line, keeping every line as it was (comments too), so `render_events`
+gives back the exact wire bytes; the first ending seen is the `newline`.  Decoding is UTF-8
+with surrogateescape, so a byte that is not UTF-8 survives the round trip.  Real agents'
+framings (`_framings`, VoltAgent's RFC 7464 separator) are kept line for line, read alike.
 """
 
 from __future__ import annotations
@@ -23,23 +18,12 @@ RECORD_SEPARATOR = "\x1e"  # RFC 7464; VoltAgent writes `data: \x1e{...}`
 
 
 def is_event_stream(content_type: str | None) -> bool:
-    """Whether a `Content-Type` value names an event stream (parameters and case aside)."""
     return (content_type or "").split(";")[0].strip().lower() == EVENT_STREAM
 
 
 class SseFramer:
-    """Turn an event stream's bytes, fed in arbitrary chunks, into event blocks.
-
-    >>> f = SseFramer()
-    >>> f.feed(b"data: a\\r")
-    []
-    >>> f.feed(b"\\n\\r\\n: ping\\r\\n")
-    [('data: a',)]
-    >>> f.newline
-    '\\r\\n'
-    >>> f.close()
-    (': ping',)
-    """
+    """Turn an event stream's bytes, fed in arbitrary chunks, into event blocks; a CR ending a
+    chunk ends its line now, and a LF starting the next one is its partner."""
 
     def __init__(self) -> None:
         self._pending = b""  # bytes of an unfinished line
@@ -50,11 +34,10 @@ class SseFramer:
 
     @property
     def newline(self) -> str:
-        """The first line ending seen ("\\n" until one is)."""
         return self._newline or "\n"
 
     def feed(self, chunk: bytes) -> list[tuple[str, ...]]:
-        """Add bytes; return the blocks they complete, each as its lines without endings."""
+        """The blocks these bytes complete, each as its lines without endings."""
         data = chunk
         if self._cr and data:
             if data.startswith(b"\n"):
@@ -68,7 +51,6 @@ class SseFramer:
         while (found := _next_ending(buf, start))[0] >= 0:
             end, width = found
             if width == 1 and buf[end] == 0x0D and end + 1 == len(buf):
-                # A CR ends the chunk: it ends the line now; a LF next time is its partner.
                 self._cr = True
                 self._tentative = self._newline is None
             if self._newline is None:
@@ -95,7 +77,7 @@ class SseFramer:
 
 
 def _next_ending(buf: bytes, start: int) -> tuple[int, int]:
-    """Position and width of the next line ending at or after `start`, or (-1, 0)."""
+    """Position and width of the next line ending from `start`, or (-1, 0)."""
     cr = buf.find(b"\r", start)
     lf = buf.find(b"\n", start)
     if cr < 0 and lf < 0:
@@ -109,8 +91,7 @@ def _next_ending(buf: bytes, start: int) -> tuple[int, int]:
 
 @dataclass(frozen=True, slots=True)
 class SseFields:
-    """An event block read by the SSE field rules (HTML spec §9.2.6): `event` defaults to
-    "message", `id` is the last `id` field without U+0000, `comments` are kept as written."""
+    """An event block read by the SSE field rules (HTML §9.2.6); `comments` as written."""
 
     event: str
     data: str
@@ -119,7 +100,7 @@ class SseFields:
 
 
 def event_fields(lines: Sequence[str]) -> SseFields:
-    """Read an event block's fields; never raises (unknown fields are ignored)."""
+    """An event block's fields; never raises (unknown fields are ignored)."""
     kind, data, event_id, comments = "", [], None, []
     for line in lines:
         name, value = _field(line)
@@ -135,22 +116,17 @@ def event_fields(lines: Sequence[str]) -> SseFields:
 
 
 def event_type(lines: Sequence[str]) -> str:
-    """The event's type: the last `event` field, "message" when there is none or it is empty."""
+    """The last `event` field, "message" when there is none or it is empty."""
     return event_fields(lines).event
 
 
 def event_data(lines: Sequence[str]) -> str:
-    """The event's `data` values joined with "\\n", less one leading RFC 7464 record
-    separator (VoltAgent's), so that a JSON reader gets the JSON text.
-
-    >>> event_data(("id: 7", "data: \\x1e{}"))
-    '{}'
-    """
+    """The `data` values joined with "\\n", less one leading RFC 7464 record separator."""
     return event_fields(lines).data.removeprefix(RECORD_SEPARATOR)
 
 
 def _field(line: str) -> tuple[str, str]:
-    """(name, value) of one line; comments get the name ""; one leading space is dropped."""
+    """(name, value) of a line; comments get the name ""; one leading space is dropped."""
     if line.startswith(":"):
         return "", line[1:]
     name, colon, value = line.partition(":")
@@ -168,8 +144,8 @@ def render_events(blocks: Iterable[Sequence[str]], newline: str = "\n") -> bytes
 
 
 def encode_lines(text: str) -> bytes:
-    """Event text back to bytes: a surrogateescape'd byte is itself again; any other lone
-    surrogate (from a hand-edited capture) is encoded as is rather than refused."""
+    """Event text back to bytes; a lone surrogate not from surrogateescape (a hand-edited
+    capture) is encoded as is rather than refused."""
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:

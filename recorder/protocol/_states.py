@@ -1,10 +1,8 @@
 """Task states as a table, and the StreamResponse members an answer carries.
 
-An answer carries a Task, a Message, a status update or an artifact update (spec §3.2.3):
-v1.0 names the member (`{"statusUpdate": {...}}`, save a bare Task from GetTask and
-CancelTask), v0.3 puts a `kind` inside.  States are `TASK_STATE_COMPLETED` in v1.0 and
-`completed` in v0.3 (proto-JSON spells one `TASK_STATE_CANCELLED`).  `TASK_STATES` is the
-table; `task_state()` names a state the v1.0 way.  Pure, never raises on odd input.
+An answer carries a Task, a Message, a status update or an artifact update (spec §3.2.3): v1.0
+names the member, v0.3 puts a `kind` inside.  States are `TASK_STATE_COMPLETED` in v1.0 and
+`completed` in v0.3.  Pure, never raises on odd input.
 """
 
 from __future__ import annotations
@@ -15,8 +13,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class TaskStateRow:
-    """One task state: its v1.0 enum name, its v0.3 JSON form, and what it means for a task."""
-
     name: str
     v03: str
     terminal: bool = False  # the task is done: completed, canceled, failed, rejected
@@ -24,7 +20,7 @@ class TaskStateRow:
 
     @property
     def short(self) -> str:
-        """The name without its prefix, as a person reads it: `INPUT_REQUIRED`."""
+        """The name without its prefix: `INPUT_REQUIRED`."""
         return self.name.removeprefix("TASK_STATE_")
 
 
@@ -65,6 +61,6 @@ def task_state_row(value: object) -> TaskStateRow | None:
 
 
 def task_state(value: object) -> str | None:
-    """The v1.0 name of a state in any of its forms, or None when `value` is not one."""
+    """The v1.0 name of a state in any of its forms, or None."""
     row = task_state_row(value)
     return row.name if row is not None else None

@@ -16,43 +16,32 @@ class Binding(StrEnum):
     JSONRPC = "JSONRPC"
     HTTP_JSON = "HTTP+JSON"
     GRPC = "GRPC"
-    # Agent card fetches: plain HTTP, the same for every binding.
-    HTTP = "HTTP"
-    # A binding a card names by a URI (spec §5.8: custom bindings SHOULD be URIs), at that
-    # interface's URL; `Classification.binding_uri` says which.
-    CUSTOM = "custom"
+    HTTP = "HTTP"  # agent card fetches, the same for every binding
+    CUSTOM = "custom"  # a binding a card names by a URI (spec §5.8): see `binding_uri`
 
 
 class Version(StrEnum):
     """The dialect an exchange speaks, told by its names on the wire.
 
-    `0.1` is A2A v0.1.0's (`tasks/send` ...), which v0.2-era agents (python-a2a, fasta2a) still
-    serve; only names found in no later version are this dialect's.
-    """
+    `0.1` is A2A v0.1.0's (`tasks/send` ...), still served by v0.2-era agents (fasta2a)."""
 
     V1_0 = "1.0"
     V0_3 = "0.3"
     V0_1 = "0.1"
 
 
-# Operations that are not among the proto's eleven rpcs but belong to an A2A session.
+# Operations of an A2A session that are not among the proto's eleven rpcs.
 AGENT_CARD = "AgentCard"
 PUSH_DELIVERY = "PushDelivery"
-# An exchange with an A2A endpoint (an interface the card lists, or a known A2A path) whose
-# operation no table knows: an unknown method or route, a body that is no request, a batch.
-# It is recorded like any other (the agent's answer is part of its behaviour); `method` keeps
-# what the wire named, when it named anything, and `reason` says what was not understood.
+# At an A2A endpoint, an operation no table knows: recorded, as the answer is agent behaviour.
 UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """What one exchange is, in A2A terms.
-
-    `operation` is the v1.0 rpc name whatever the version on the wire, or `AgentCard`,
-    `PushDelivery`, `unknown` (an A2A endpoint, no known operation), or None (not A2A; `reason`
-    says why); `method` keeps the name the wire used (`message/send`, `GET /v1/card`).
-    """
+    """What one exchange is, in A2A terms: `operation` is the v1.0 rpc name whatever the wire's
+    version, or `AgentCard`, `PushDelivery`, `unknown`, or None (not A2A; `reason` says why);
+    `method` keeps the name the wire used (`message/send`, `GET /v1/card`)."""
 
     binding: Binding | None = None
     operation: str | None = None
@@ -69,15 +58,15 @@ class Classification:
 
     @property
     def binding_name(self) -> str | None:
-        """The binding as the card names it: `JSONRPC` ..., or a custom binding's URI."""
+        """The binding as the card names it, or a custom binding's URI."""
         return self.binding_uri or (self.binding.value if self.binding else None)
 
     @property
     def is_a2a(self) -> bool:
-        """Whether the exchange belongs to an A2A session (and is recorded without `--all`)."""
+        """Whether the exchange belongs to an A2A session (recorded without `--all`)."""
         return self.operation is not None
 
     @property
     def is_known(self) -> bool:
-        """Whether the exchange is an operation the tables know (not `unknown`, not non-A2A)."""
+        """Whether the tables know the operation (not `unknown`, not non-A2A)."""
         return self.operation is not None and self.operation != UNKNOWN

@@ -1,10 +1,8 @@
 """What changed on the wire between A2A v0.3 and v1.0, as data, for `recorder.versions`.
 
-Operation names are not restated here: they derive from `OPERATIONS` (`V03_METHOD_RENAMES`,
-`V03_RPC_RENAMES`, `v1_route_path`).  v0.3 has two JSON dialects, the JSON-RPC schema and the
-proto-JSON of HTTP+JSON and gRPC (`TASK_STATE_CANCELLED`, `Message.content`, resource names);
-the `V03_PROTO_*` tables are the second's.  Sources: a2a-wire.md §2, §3, §6, §7; spec §4 and
-Appendix A; the shipped descriptors (checked by the unit tests).
+Operation names derive from `OPERATIONS` instead.  v0.3 has two JSON dialects, the JSON-RPC
+schema and the proto-JSON of HTTP+JSON and gRPC; the `V03_PROTO_*` tables are the second's.
+Sources: a2a-wire.md §2, §3, §6, §7; spec §4 and Appendix A; the shipped descriptors.
 """
 
 from __future__ import annotations
@@ -19,27 +17,21 @@ V03_TASK_STATES: Mapping[str, str] = {
     **STATE_ALIASES,
 }
 V03_ROLES: Mapping[str, str] = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
-# Parts: v0.3 `{"kind": "text"|"file"|"data", ...}`; v1.0 drops `kind`, and a file part's
-# nested `file` object becomes fields of the part under new names.
+# Parts: v1.0 drops `kind`, and a file part's nested `file` becomes fields under new names.
 V03_FILE_FIELDS: Mapping[str, str] = {
     "bytes": "raw",
     "uri": "url",
     "mimeType": "mediaType",
     "name": "filename",
 }
-# v0.3 push-config get/list/delete params name the task `id` and the config
-# `pushNotificationConfigId`; v1.0 calls them `taskId` and `id`.
 V03_PUSH_CONFIG_PARAMS: Mapping[str, str] = {"id": "taskId", "pushNotificationConfigId": "id"}
-# The send configuration's push config member.
 V03_SEND_CONFIG_RENAMES: Mapping[str, str] = {
     "pushNotificationConfig": "taskPushNotificationConfig"
 }
 # Legacy card fields folded into `supportedInterfaces`.
 V03_CARD_LEGACY_FIELDS = ("url", "preferredTransport", "additionalInterfaces", "protocolVersion")
 V03_CARD_EXTENDED_FLAG = ("supportsAuthenticatedExtendedCard", "capabilities.extendedAgentCard")
-# v0.3 security schemes carry a `type` discriminator (and apiKey's `in`); v1.0 wraps each in
-# a oneof member.  v0.3 requirements `[{name: [scopes]}]` (on the card and on skills) are
-# v1.0 `securityRequirements: [{schemes: {name: {list: [scopes]}}}]`.
+# v0.3 security schemes carry a `type` (and apiKey's `in`); v1.0 wraps each in a oneof member.
 V03_SECURITY_SCHEME_MEMBERS: Mapping[str, str] = {
     "apiKey": "apiKeySecurityScheme",
     "http": "httpAuthSecurityScheme",
@@ -57,8 +49,7 @@ VERSION_HEADER = "A2A-Version"
 
 # ---- the v0.3 proto-JSON dialect (HTTP+JSON and gRPC) -----------------------------------------
 
-# A file part is `{"file": {"fileWithUri"|"fileWithBytes", "mimeType", "name"}}`; a data part
-# `{"data": {"data": {...}}}` (`DataPart {Struct data}`).
+# A file part is `{"file": {"fileWithUri"|"fileWithBytes", ...}}`, a data part `{"data": {"data"}}`.
 V03_PROTO_FILE_FIELDS: Mapping[str, str] = {
     "fileWithBytes": "raw",
     "fileWithUri": "url",

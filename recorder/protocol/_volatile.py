@@ -40,15 +40,13 @@ ID_FIELDS: Mapping[str, IdKind] = {
     "config_id": IdKind.CONFIG,
 }
 
-# v0.3 gRPC resource names (`name: "tasks/{id}"`, `parent`) and REST paths carry ids too.
+# v0.3 gRPC resource names (`name: "tasks/{id}"`, `parent`) carry ids too.
 RESOURCE_NAME_FIELDS = frozenset({"name", "parent"})
 
-# Fields whose whole value is volatile, and the fixed placeholder each becomes.
+# Fields whose whole value is volatile.
 TIMESTAMP_FIELDS = frozenset({"timestamp", "statusTimestampAfter"})
-# The v1.1 draft's task generation (a2aproject/A2A #1810): a counter the agent steps on every
-# change of a task (Task, TaskStatusUpdateEvent, TaskArtifactUpdateEvent), which a client names
-# back (GetTaskRequest.currentGeneration, SendMessageConfiguration.ifGenerationMatch).  Its
-# steps mean something, its value does not: the diff compares it as a step from the task's first.
+# The v1.1 draft's task generation (a2aproject/A2A #1810), stepped on every change of a task and
+# named back by clients: its steps mean something, its value does not (the diff compares steps).
 GENERATION_FIELDS = frozenset(
     {"generation", "currentGeneration", "ifGenerationMatch", "current_generation",
      "if_generation_match"}
@@ -64,12 +62,8 @@ OPAQUE_FIELDS: Mapping[str, str] = {
 }
 
 
-# ---- where requests name ids, and what they do with them (the replayer's provenance) ----
-
-
 class IdRole(StrEnum):
-    """What a request does with an id it names (spec §3.4.1, §3.4.2, §4.1.4), so that the
-    replayer never answers an id nobody issued as a real one."""
+    """What a request does with an id (§3.4.1, §3.4.2, §4.1.4); no unissued id is served as real."""
 
     REFERENCE = "reference"  # must name something that exists (GetTask `id`, `message.taskId`)
     CHOSEN = "chosen"  # the client's to pick: new, or one it named or was given before
@@ -78,12 +72,8 @@ class IdRole(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class IdPosition:
-    """One place in a request that holds an id.
-
-    `*` in `path` stands for every item of a list, and a list at its end is read item by item.
-    With `resource` the value is a v0.3 resource name: its task segment is always a reference,
-    its config segment has `role`.
-    """
+    """One place in a request that holds an id; `*` in `path` is every item of a list.  With
+    `resource`, a v0.3 resource name: its task is a reference, its config has `role`."""
 
     path: tuple[str, ...]
     kind: IdKind | None
@@ -95,7 +85,7 @@ _REF, _CHOSEN, _FRESH = IdRole.REFERENCE, IdRole.CHOSEN, IdRole.FRESH
 
 
 def message_positions(*prefix: str) -> tuple[IdPosition, ...]:
-    """A Message's ids (v1.0 and v0.3 alike): its own, its context, its task, the tasks it cites."""
+    """A Message's ids, v1.0 and v0.3 alike."""
     return (
         IdPosition((*prefix, "messageId"), IdKind.MESSAGE, _FRESH),
         IdPosition((*prefix, "contextId"), IdKind.CONTEXT, _CHOSEN),
@@ -104,13 +94,11 @@ def message_positions(*prefix: str) -> tuple[IdPosition, ...]:
     )
 
 
-# A push config's secrets, relative to the config (v1.0 flat, v0.3 nested alike): the token
-# the agent sends back with each delivery, and the credentials of its `authentication`.
+# A push config's secrets, relative to the config (v1.0 flat, v0.3 nested alike).
 PUSH_CONFIG_SECRETS: tuple[tuple[str, ...], ...] = (("token",), ("authentication", "credentials"))
 
 
 def push_config_positions(*prefix: str, config_role: IdRole = _CHOSEN) -> tuple[IdPosition, ...]:
-    """A push config's ids: its own id, its task, and the client's webhook and secrets."""
     return (
         IdPosition((*prefix, "id"), IdKind.CONFIG, config_role),
         IdPosition((*prefix, "taskId"), IdKind.TASK, _REF),
@@ -123,25 +111,19 @@ def resource_position(*path: str, role: IdRole = _REF) -> IdPosition:
     return IdPosition(path, IdKind.TASK, role, resource=True)
 
 
-# HTTP+JSON path parameters (`/tasks/{task_id}/pushNotificationConfigs/{config_id}`): a URL
-# names what exists, so both are references, in every operation and version.
+# HTTP+JSON path parameters: a URL names what exists, so both are always references.
 PATH_POSITIONS: tuple[IdPosition, ...] = (
     IdPosition(("taskId",), IdKind.TASK, _REF),
     IdPosition(("configId",), IdKind.CONFIG, _REF),
 )
 
 # Keys whose string values in a response are ids the agent hands out (a bare `id` except the
-# JSON-RPC envelope's, resource `name`s, page cursors).  Webhook URLs and secrets in a response
-# are the client's own values echoed, not handed out.
+# JSON-RPC envelope's); webhook URLs and secrets there are the client's own, echoed.
 RESPONSE_ID_KEYS: frozenset[str] = frozenset(ID_FIELDS) | {"id", "name", "nextPageToken"}
 
-# Responses that list resources: operation -> (the list's key, each item's id key).  Spec
-# §3.1.4: ListTasks "MUST return only tasks visible to the authenticated client".
+# Responses that list resources: operation -> (the list's key, each item's id key); spec §3.1.4.
 LISTINGS: Mapping[str, tuple[str, str]] = {"ListTasks": ("tasks", "id")}
 
 # The fields that make a message's or a task's shape: `--compare shape:PATH` compares these by
-# value, and every other string under PATH only by whether it is there (the text an LLM-backed
-# agent samples anew on every run).  The task state (v1.0 `TASK_STATE_*`, v0.3 `completed`),
-# the part kind (v0.3 `kind`; a v1.0 Part's kind is which member it has, a key, compared
-# anyway), artifact and file names, roles and media types.
+# value, and every other string under PATH only by whether it is there (an LLM's sampled text).
 SHAPE_FIELDS: frozenset[str] = frozenset({"state", "kind", "name", "role", "mediaType", "mimeType"})

@@ -1,8 +1,8 @@
 """Between A2A v0.3 and v1.0: the one translator, for the replay, verify and the diff (pure).
 
-Owns the type and rename tables (`_tables`), the walk over them (`_walk`), the shapes renaming
-cannot do (`_shapes`, `_card`), whole messages on the wire (`_wire`) and the card an agent of
-several versions serves (`_served`).  May import `recorder.protocol` only.
+Owns the type and rename tables, the walk over them, the shapes renaming cannot do, whole
+messages on the wire and the card an agent of several versions serves.  May import
+`recorder.protocol` only.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The agent card between v0.3 and v1.0 (pure; a card of the wrong shape is returned as is).
 
-v1.0 lists `supportedInterfaces`; v0.3 gives `url`, `preferredTransport`,
-`additionalInterfaces` and one `protocolVersion`, says `supportsAuthenticatedExtendedCard` and
-`security`, and discriminates security schemes by `type` where v1.0 wraps each in a oneof
-member (a2a-wire.md §2).  `read_card` takes any card (v1.0, v0.3, a2a-sdk's hybrid) to v1.0,
-`write_card` a v1.0 card to v0.3, `entries` gives a card's interfaces of one version.
+v0.3's `url`, `preferredTransport`, `additionalInterfaces` and `protocolVersion` are v1.0's
+`supportedInterfaces`, its `security` lists are `securityRequirements`, and its schemes are
+discriminated by `type` where v1.0 wraps each in a oneof member (a2a-wire.md §2).  `read_card`
+also takes a2a-sdk's hybrid card.
 """
 
 from __future__ import annotations
@@ -26,11 +25,8 @@ _R = RenameRule
 V03_CARD_VERSION = "0.3.0"  # what a v0.3 card says when nothing tells the patch
 _FLAG, _CAPABILITY = V03_CARD_EXTENDED_FLAG[0], V03_CARD_EXTENDED_FLAG[1].split(".")[1]
 
-# ---- reading -------------------------------------------------------------------------------
-
 
 def read_card(w: Walker, card: Obj, path: str) -> Obj:
-    """A card of any version in its v1.0 form (the v0.3 fields folded in, said so)."""
     legacy = {key: card.pop(key) for key in V03_CARD_LEGACY_FIELDS if key in card}
     if legacy:
         w.note(_R.CARD_FIELD, "/".join(legacy), "supportedInterfaces", path)
@@ -82,7 +78,6 @@ def _read_scheme(w: Walker, scheme: Json, path: str) -> Json:
 
 
 def _read_requirements(w: Walker, holder: Obj, path: str) -> Obj:
-    """v0.3 `security` on a card or skill -> v1.0 `securityRequirements`, in place."""
     legacy = holder.get("security")
     if not isinstance(legacy, list) or "securityRequirements" in holder:
         return holder
@@ -97,11 +92,7 @@ def _read_requirements(w: Walker, holder: Obj, path: str) -> Obj:
     return holder
 
 
-# ---- writing -------------------------------------------------------------------------------
-
-
 def write_card(w: Walker, card: Obj, target: Dialect, path: str) -> Obj:
-    """A v1.0 card as v0.3 writes it: the interfaces as `url` and `additionalInterfaces`."""
     out = {k: v for k, v in card.items() if k != "supportedInterfaces"}
     interfaces = entries(card, Version.V0_3) or entries(card, None)
     if interfaces:

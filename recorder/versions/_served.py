@@ -1,8 +1,8 @@
-"""The card an agent of several A2A versions serves (pure), `served_card`: for v1.0 only,
-interfaces of version 1.0; for v0.3 only, the v0.3 card; for both, the v1.0 card listing every
-interface in both versions with the v0.3 fields merged in (a2a-sdk 1.3.0's
-`agent_card_to_dict` serves this hybrid; @a2a-js/sdk picks a card by `A2A-Version` instead).
-The card's own translation is `_card`'s."""
+"""The card an agent of several A2A versions serves (pure).
+
+For both versions it is the v1.0 card listing every interface in both, with the v0.3 fields
+merged in: a2a-sdk 1.3.0's `agent_card_to_dict` hybrid (@a2a-js/sdk picks by `A2A-Version`).
+"""
 
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ _R = RenameRule
 
 
 def served_card(card: Json, versions: Collection[Version], *, proto: bool = False) -> Translated:
-    """The card to serve for an agent that speaks `versions`, and what changed to make it;
-    `proto`: the v0.3 card as proto-JSON (v0.3 gRPC `GetAgentCard`)."""
+    """The card to serve for an agent that speaks `versions`; `proto`: v0.3 as proto-JSON."""
     w = Walk()
     if not isinstance(card, dict):
         return w.result(card)
@@ -44,7 +43,6 @@ def _only_v1(w: Walk, card: Obj) -> Obj:
 
 
 def _dual(w: Walk, card: Obj) -> Obj:
-    """Every interface in both versions, v1.0 first, and the v0.3 fields merged in."""
     plain = list(
         {(e.get("url"), e.get("protocolBinding")): e for e in card_entries(card, None)}.values()
     )

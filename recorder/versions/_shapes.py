@@ -1,16 +1,10 @@
 """What renaming members cannot do between v0.3 and v1.0: the translator's shapes (pure).
 
 Each shape (`SHAPES`, named by `_tables`) reads one type from a v0.3 dialect into v1.0 and
-writes it back, on a copy, saying what it did through the `Walker`:
-
-- a Part in its three forms (a2a-wire.md §7);
-- the answer wrappers: a named member, or v0.3 JSON-RPC's `kind` inside;
-- a status update's v0.3 `final`, written true for a terminal state as a2a-sdk's compat does;
-- the send configuration: `blocking` is `returnImmediately` inverted, written explicitly;
-- push configs: v1.0 flat, v0.3 nested under `pushNotificationConfig`;
-- requests naming a task or config: `{id, pushNotificationConfigId}`, resource names, or
-  `{taskId, id}`;
-- the push-config list, which v0.3 JSON-RPC answers bare.
+writes it back, on a copy, saying what it did through the `Walker`: Parts in their three forms
+(a2a-wire.md §7), answer wrappers, a status update's `final` (true for a terminal state, as
+a2a-sdk's compat writes it), the send configuration (`blocking` is `returnImmediately`
+inverted), push configs (v1.0 flat, v0.3 nested), and task and config references.
 """
 
 from __future__ import annotations
@@ -201,8 +195,7 @@ def _write_status_update(w: Walker, obj: Obj, kind: str, target: Dialect, path: 
 
 
 def _read_send_params(w: Walker, params: Obj, kind: str, source: Dialect, path: str) -> Json:
-    """A unary send: no configuration in v0.3 is a send that does not block (its `blocking`
-    defaults to false), which v1.0 says with `returnImmediately` (its default blocks)."""
+    """No configuration in v0.3 is a send that does not block: v1.0's `returnImmediately`."""
     if not isinstance(params.get("configuration"), dict):
         w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.configuration")
         params["configuration"] = {"returnImmediately": True}
@@ -216,7 +209,7 @@ def _read_send_params(w: Walker, params: Obj, kind: str, source: Dialect, path: 
 
 
 def _write_send_params(w: Walker, params: Obj, kind: str, target: Dialect, path: str) -> Json:
-    """A unary send: no configuration in v1.0 is a blocking send, which v0.3 says."""
+    """No configuration in v1.0 is a blocking send, which v0.3 says."""
     out = w.write_members(params, kind, target, path)
     if w.defaults and not isinstance(out.get("configuration"), dict):
         w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.configuration")
@@ -225,9 +218,8 @@ def _write_send_params(w: Walker, params: Obj, kind: str, target: Dialect, path:
 
 
 def _read_send_config(w: Walker, config: Obj, kind: str, source: Dialect, path: str) -> Json:
-    # No `blocking` is `blocking: false` in v0.3 (proto3's default; proto-JSON leaves a false
-    # bool out, and the JSON-RPC schema gives no other; a2a-python reads it as blocking).  A
-    # diff reads v1.0 documents this way too: there, no `blocking` says nothing.
+    # No `blocking` is `blocking: false` in v0.3 (proto3's default; a2a-python reads it as
+    # blocking).  A diff reads v1.0 documents this way too: there, no `blocking` says nothing.
     blocking = config.pop("blocking", False if w.defaults or source is not _V03 else None)
     if blocking is not None:
         w.note(_R.SEND_CONFIG, "blocking", "returnImmediately (inverted)", f"{path}.blocking")
@@ -428,7 +420,6 @@ def read_names(w: Walker, obj: Obj, path: str, keys: tuple[str, ...]) -> Obj:
 
 
 def resource(task: str, config: str) -> str:
-    """The v0.3 resource name of a push config."""
     return f"{TASKS_SEGMENT}/{task}/{CONFIGS_SEGMENT}/{config}"
 
 
@@ -441,7 +432,7 @@ def _write_card(w: Walker, card: Obj, kind: str, target: Dialect, path: str) -> 
 
 
 Shape = Callable[[Walker, Obj, str, Dialect, str], Json]
-# shape name (in `_tables`'s type table) -> (read into v1.0, write from v1.0)
+# shape name (in `_tables.TYPES`) -> (read into v1.0, write from v1.0)
 SHAPES: Mapping[str, tuple[Shape, Shape]] = {
     "part": (_read_part, _write_part),
     "wrapper": (_read_wrapper, _write_wrapper),

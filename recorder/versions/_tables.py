@@ -1,14 +1,9 @@
 """A2A documents between v0.3 and v1.0, both ways: the type and rename tables (pure).
 
-Three JSON dialects (`Dialect`): v1.0, v0.3's JSON-RPC schema (`kind`, `completed`, `user`)
-and v0.3's proto-JSON (HTTP+JSON and gRPC: `TASK_STATE_*`, `Message.content`, resource names).
-Every document is read into v1.0 and written from it (`_walk`).  The operation and side name
-the root type (`ROOTS`), each type its members' types (`TYPES`); a member no row names is
-copied as the wire said it.  What a type does beyond renaming is a shape (`_shapes`, `_card`).
-
-Nothing silently: each rule applied leaves a `Rename` in v0.3 -> v1.0 terms, each value the
-target cannot carry a `Lost` (dropped unless `keep=True`: the diff compares it).  Never raises
-on odd input: a value of the wrong type is copied as it is.
+Every document is read into v1.0 and written from it (`_walk`); a member no row of `TYPES`
+names is copied as the wire said it.  Nothing silently: each rule applied leaves a `Rename` in
+v0.3 -> v1.0 terms, each value the target cannot carry a `Lost` (dropped unless `keep=True`:
+the diff compares it).  Never raises on odd input: a value of the wrong type is copied as is.
 """
 
 from __future__ import annotations
@@ -46,7 +41,6 @@ class Dialect(StrEnum):
 
 
 def dialect_of(version: object, binding: object) -> Dialect:
-    """The dialect of a document of this version and binding (strings or enums)."""
     if str(version) != Version.V0_3:
         return Dialect.V1
     proto = str(binding) in (Binding.HTTP_JSON, Binding.GRPC)
@@ -107,7 +101,7 @@ RULE_TEXT: Mapping[RenameRule, tuple[str, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Rename:
-    """One application of a rule: old and new in v0.3 -> v1.0 terms, and where."""
+    """One application of a rule: old and new in v0.3 -> v1.0 terms."""
 
     rule: RenameRule
     old: str
@@ -124,7 +118,7 @@ class Rename:
 
 @dataclass(frozen=True, slots=True)
 class Lost:
-    """A value the target dialect cannot carry: where, what, and why."""
+    """A value the target dialect cannot carry."""
 
     path: str
     value: str  # short JSON of what was left out
@@ -181,8 +175,7 @@ KINDS: Mapping[str, str] = {MEMBER_TYPES[member]: kind for kind, member in V03_K
 
 
 class Walker(Protocol):
-    """What a shape (`_shapes`, `_card`) asks of the walk (`_walk.Walk`) that called it: notes,
-    and the walk again for the members it holds."""
+    """What a shape asks of the walk that called it: notes, and the walk for its members."""
 
     defaults: bool
 
@@ -205,9 +198,6 @@ class Walker(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TypeRow:
-    """One type: its members' types, members renamed per dialect, members only one version
-    has, and the function that does what renaming cannot (`shape`)."""
-
     members: Mapping[str, str] = field(default_factory=dict)  # v1.0 member -> type
     renamed: Mapping[Dialect, Mapping[str, tuple[str, RenameRule]]] = field(default_factory=dict)
     v1_only: frozenset[str] = frozenset()
@@ -258,15 +248,10 @@ ENUM_READS: Mapping[tuple[str, Dialect], Mapping[str, str]] = {
 }
 
 
-# ---- helpers ------------------------------------------------------------------------------
-
-
 def renamed(obj: dict[str, Json], old: str, new: str) -> dict[str, Json]:
-    """`obj` with member `old` named `new`, in the same place."""
     return {new if k == old else k: v for k, v in obj.items()}
 
 
 def short(value: Json, limit: int = 60) -> str:
-    """A value as short JSON, for a note."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."

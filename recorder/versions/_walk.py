@@ -1,8 +1,5 @@
 """The walk between A2A v0.3 and v1.0 (pure): `_tables`'s type tables driven over a
-document, `_shapes`' and `_card`'s functions where a type does more than rename.
-
-`read` takes a document of a dialect into v1.0, `write` takes a v1.0 one into a dialect; each
-says what it renamed and what the target cannot carry (`Walk`).
+document, `_shapes`' functions where a type does more than rename.
 """
 
 from __future__ import annotations
@@ -31,16 +28,12 @@ from recorder.versions._tables import (
 Json = Any
 
 
-# ---- the walk ------------------------------------------------------------------------------
-
-
 class Walk:
     """One translation's notes: what was renamed, what was lost (`keep`: lost values stay)."""
 
     def __init__(self, *, keep: bool = False, defaults: bool = False) -> None:
         self.keep = keep
-        # Say what each version leaves to its defaults where the other's differ (a send that
-        # names no configuration): for a request crossing versions, not for a diff's reading.
+        # Say what a version leaves to defaults where the other's differ (not for a diff).
         self.defaults = defaults
         self.renames: list[Rename] = []
         self.lost: list[Lost] = []
@@ -49,7 +42,6 @@ class Walk:
         self.renames.append(Rename(rule, old, new, path))
 
     def lose(self, obj: dict[str, Json], key: str, path: str, why: str) -> None:
-        """`obj[key]` cannot be carried: noted, and dropped unless `keep`."""
         self.lost.append(Lost(f"{path}.{key}", short(obj[key]), why))
         if not self.keep:
             del obj[key]
@@ -65,7 +57,6 @@ class Walk:
     def read(
         self, value: Json, kind: str, source: Dialect, path: str, *, wrapped: bool = False
     ) -> Json:
-        """`value`, a `kind` written in `source`, as v1.0 writes it."""
         if source is Dialect.V1:
             return value
         if kind.endswith(LIST_OF):
@@ -86,7 +77,7 @@ class Walk:
     def read_members(
         self, obj: dict[str, Json], kind: str, source: Dialect, path: str
     ) -> dict[str, Json]:
-        """The generic read of a copy: members renamed, v0.3-only ones lost, each read."""
+        """The generic read, on a copy (changed in place): members renamed, each read."""
         row = TYPES[kind]
         for name, (old, rule) in row.renamed.get(source, {}).items():
             if old in obj and name not in obj:
@@ -102,7 +93,6 @@ class Walk:
     def _unkind(
         self, obj: dict[str, Json], kind: str, source: Dialect, path: str, *, wrapped: bool
     ) -> None:
-        """Drop the v0.3 `kind` discriminator of a `kind`-typed object, saying so."""
         value = obj.get("kind")
         if source is not Dialect.V03 or value is None or value != KINDS.get(kind):
             return
@@ -123,7 +113,6 @@ class Walk:
     def write(
         self, value: Json, kind: str, target: Dialect, path: str, *, wrapped: bool = False
     ) -> Json:
-        """`value`, a v1.0 `kind`, as `target` writes it."""
         if target is Dialect.V1:
             return value
         if kind.endswith(LIST_OF):
@@ -143,7 +132,7 @@ class Walk:
     def write_members(
         self, obj: dict[str, Json], kind: str, target: Dialect, path: str
     ) -> dict[str, Json]:
-        """The generic write of a copy: v1.0-only members lost, each written, renamed."""
+        """The generic write, on a copy (changed in place): members written, renamed."""
         row = TYPES[kind]
         for key in [k for k in obj if k in row.v1_only]:
             self.lose(obj, key, path, "v0.3 has no such member")
@@ -157,7 +146,6 @@ class Walk:
         return obj
 
     def _kinded(self, obj: Json, kind: str, target: Dialect, path: str, *, wrapped: bool) -> Json:
-        """`obj` with its v0.3 `kind` first, in the JSON-RPC dialect."""
         value = KINDS.get(kind)
         if target is not Dialect.V03 or value is None or not isinstance(obj, dict):
             return obj
@@ -187,12 +175,11 @@ class Walk:
 def read(
     document: Json, kind: str, source: Dialect, *, path: str = "$", keep: bool = False
 ) -> Translated:
-    """`document`, a `kind` written in `source`, in its v1.0 form (see the module docstring)."""
+    """`document`, a `kind` written in `source`, in its v1.0 form."""
     walk = Walk(keep=keep)
     return walk.result(walk.read(document, kind, source, path))
 
 
 def write(document: Json, kind: str, target: Dialect, *, path: str = "$") -> Translated:
-    """`document`, a v1.0 `kind`, as `target` writes it."""
     walk = Walk()
     return walk.result(walk.write(document, kind, target, path))

@@ -1,15 +1,9 @@
-"""Whole messages between v0.3 and v1.0: names, bodies, streams, errors (pure).
+"""Whole messages between v0.3 and v1.0: names, bodies, streams, headers, errors (pure).
 
-- `body`: one JSON document: a JSON-RPC envelope (method renamed, `params` or `result`
-  translated; an `error` keeps its code) or a bare HTTP+JSON or gRPC document;
-- `stream`: each document a `body`; the last status update is `final` in v0.3;
-- `target`: an HTTP+JSON route loses or gains `/v1`, a gRPC path changes service and rpc;
-- `headers`: `A2A-Version`, `X-A2A-Extensions`, the HTTP+JSON content type;
-- `rest_error`, `grpc_error`: v1.0's `google.rpc.Status` with an ErrorInfo (written from the
-  error table when a v0.3 answer had none) and v0.3's `{"message"}` and statuses;
-- a v0.3 proto-JSON document is cut to its descriptor, each member cut listed as lost.
-
-Every function returns what it renamed and lost, and never raises on odd input.
+A JSON-RPC `error` keeps its code; an HTTP+JSON or gRPC error becomes v1.0's `google.rpc.Status`
+with an ErrorInfo (written from the error table when a v0.3 answer had none) or v0.3's
+`{"message"}`.  A v0.3 proto-JSON document is cut to its descriptor, each member cut listed as
+lost.  Every function returns what it renamed and lost, and never raises on odd input.
 """
 
 from __future__ import annotations
@@ -63,8 +57,7 @@ _R = RenameRule
 def body(
     document: Json, name: str, side: Side, source: Dialect, target: Dialect, *, path: str = "$"
 ) -> Translated:
-    """One JSON document of operation `name`'s request or answer, from `source` to `target`,
-    each version's defaults said where the other's differ."""
+    """One JSON document of operation `name`, from `source` to `target`, saying defaults too."""
     walk = Walk(defaults=True)
     if source is target:
         return walk.result(document)
@@ -81,8 +74,7 @@ def body(
 def read_body(
     document: Json, name: str, side: Side, source: Dialect, *, path: str = "$", keep: bool = False
 ) -> Translated:
-    """One JSON document of operation `name` in its v1.0 form (`keep`: what v1.0 cannot carry
-    stays where it is, listed; the diff compares it)."""
+    """One JSON document of operation `name` in v1.0 (`keep`: what v1.0 cannot carry stays)."""
     walk = Walk(keep=keep)
 
     def step(value: Json, kind: str, here: str) -> Json:
@@ -113,7 +105,7 @@ def _document(
 
 
 def root(name: str, side: Side) -> str | None:
-    """The type of operation `name`'s request or answer document (None: not translated)."""
+    """The root type of operation `name`'s document (None: not translated)."""
     found = ROOTS.get(name)
     return None if found is None else found[0 if side == "request" else 1]
 
@@ -127,8 +119,6 @@ def _envelope(
     step: Step,
     path: str,
 ) -> dict[str, Json]:
-    """A JSON-RPC envelope of version `versions[0]` as `versions[1]` writes it: a method
-    name of the first version renamed, `params` or `result` translated."""
     out = dict(envelope)
     method, (source, to) = out.get("method"), versions
     row, new = operation(name, source), jsonrpc_method(name, to)
@@ -145,7 +135,6 @@ def _envelope(
 
 
 def jsonrpc_method(name: str, version: Version) -> str | None:
-    """The JSON-RPC method of operation `name` in `version` (None: it has none)."""
     row = operation(name, version)
     return row.jsonrpc_method if row is not None and row.jsonrpc_method else None
 
@@ -161,8 +150,7 @@ def _is_error(document: Json) -> bool:
 def stream(
     documents: Sequence[Json], name: str, source: Dialect, target: Dialect
 ) -> tuple[list[Json], tuple[Rename, ...], tuple[Lost, ...]]:
-    """A stream's documents (SSE data or gRPC messages), each a `body` answer; in v0.3 the
-    last status update is `final` whatever its state (the stream ends there)."""
+    """A stream's documents, each a `body`; in v0.3 the last status update is always `final`."""
     out: list[Json] = []
     renames: list[Rename] = []
     lost: list[Lost] = []
@@ -177,7 +165,7 @@ def stream(
 
 
 def _final(document: Json) -> None:
-    """Mark the last status update `final` (in place: it is the translator's own copy)."""
+    """Mark the last status update `final`, in place (it is the translator's own copy)."""
     inner = document.get("result", document) if isinstance(document, dict) else None
     if isinstance(inner, dict):
         update = inner.get("statusUpdate") if "statusUpdate" in inner else inner
@@ -190,15 +178,12 @@ def _final(document: Json) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A request target in the other version, and what was renamed to get it."""
-
     target: str
     renames: tuple[Rename, ...] = ()
 
 
 def target(name: str, verb: str, where: str, binding: str, source: Version, to: Version) -> Target:
-    """The request target of operation `name` in version `to` (a gRPC path, or an HTTP+JSON
-    route under the same base path); unchanged when there is nothing to rename."""
+    """The request target of operation `name` in version `to`, under the same base path."""
     old, new = operation(name, source), operation(name, to)
     if old is None or new is None or source is to:
         return Target(where)
@@ -244,8 +229,7 @@ Headers = tuple[tuple[str, str], ...]
 def headers(
     found: Iterable[tuple[str, str]], side: Side, source: Version, to: Version
 ) -> tuple[Headers, tuple[Rename, ...]]:
-    """Headers in version `to`: the extensions header renamed, `A2A-Version` said on a v1.0
-    request (and dropped from a v0.3 one), the HTTP+JSON content type of an answer."""
+    """Headers in version `to`: extensions, `A2A-Version`, an answer's HTTP+JSON content type."""
     if source is to:
         return tuple(found), ()
     out: list[tuple[str, str]] = []
@@ -278,8 +262,7 @@ _V03_CONTENT_TYPES: Mapping[str, str] = {new: old for old, new in V03_CONTENT_TY
 
 
 def _content_type(value: str, to: Version) -> str:
-    """An answer's content type in `to`: v0.3 HTTP+JSON answered plain JSON; a v1.0 agent may
-    too (a2a-sdk's errors), so a v0.3 one stays as it is."""
+    """An answer's content type in `to`; a v0.3 one stays in v1.0 (a2a-sdk's errors are JSON)."""
     if to is Version.V1_0:
         return value
     media, sep, rest = value.partition(";")
@@ -291,8 +274,7 @@ def _content_type(value: str, to: Version) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ErrorAnswer:
-    """An error in the other version: the status (HTTP or gRPC code), its body or message and
-    gRPC details, with what changed."""
+    """An error in the other version: HTTP status or gRPC code, body or message, gRPC details."""
 
     status: int
     document: Json
@@ -302,7 +284,7 @@ class ErrorAnswer:
 
 
 def rest_error(status: int, document: Json, source: Version, to: Version) -> ErrorAnswer:
-    """An HTTP+JSON error answer in version `to` (a success, or the same version, unchanged)."""
+    """An HTTP+JSON error answer in version `to` (a success is unchanged)."""
     if status < 400 or source is to:
         return ErrorAnswer(status, document)
     if to is Version.V0_3:
@@ -346,8 +328,7 @@ def _rest_to_v1(status: int, document: Json) -> ErrorAnswer:
 
 
 def grpc_error(code: int, message: str, details: Json, source: Version, to: Version) -> ErrorAnswer:
-    """A gRPC error status in version `to`: its code, message and `google.rpc.Status` details
-    (a dict, or None); OK, or the same version, unchanged."""
+    """A gRPC error status in version `to`, with `google.rpc.Status` details (a dict or None)."""
     if code == 0 or source is to:
         return ErrorAnswer(code, message, details)
     infos = details.get("details") if isinstance(details, dict) else None
@@ -390,7 +371,7 @@ def _row_by_text(text: str) -> ErrorRow | None:
 
 
 def _by_message(rows: Sequence[ErrorRow], text: str) -> ErrorRow | None:
-    """Of the rows a status may be, the one whose message `text` starts with, else the first."""
+    """The row whose message `text` starts with, else the first."""
     return next((r for r in rows if text.lower().startswith(r.message.lower())), _first(rows))
 
 
@@ -471,8 +452,7 @@ def _prune_field(walk: Walk, value: Json, field: pb_descriptor.FieldDescriptor, 
 
 
 def wire_name(name: str, binding: str, verb: str, version: Version) -> str | None:
-    """What a classification calls operation `name` on the wire in `version`: the JSON-RPC
-    method, the gRPC path, or `VERB /route` (None: it has none there)."""
+    """Operation `name` on the wire in `version`: a JSON-RPC method, gRPC path or `VERB /route`."""
     row = operation(name, version)
     if row is None:
         return None
