@@ -158,11 +158,8 @@ def _rename_kind(rule: str) -> str:
 
 def _failed(diff: CaptureDiff, pair: ExchangeDiff) -> bool:
     """Whether either side's exchange is an error answer (its body is then an error shape)."""
-    for capture, number in ((diff.a_capture, pair.a), (diff.b_capture, pair.b)):
-        exchange = find_exchange(capture, number) if number is not None else None
-        if exchange is not None and (exchange.classification.error or _status(exchange) >= 400):
-            return True
-    return False
+    found = (find_exchange(diff.a_capture, pair.a), find_exchange(diff.b_capture, pair.b))
+    return any(x is not None and (x.classification.error or _status(x) >= 400) for x in found)
 
 
 def _status(exchange: Exchange) -> int:

@@ -221,12 +221,10 @@ def rows(pair: ExchangeDiff) -> list[Row]:
     return out
 
 
-def label_a(pair: ExchangeDiff) -> str:
-    return f"A#{pair.a}" if pair.a is not None else ""
-
-
-def label_b(pair: ExchangeDiff) -> str:
-    return f"B#{pair.b}" if pair.b is not None else ""
+def side_label(pair: ExchangeDiff, side: str) -> str:
+    """`A#3` or `B#4`: the pair's exchange on `side` ("A" or "B"), "" when it has none there."""
+    number = pair.a if side == "A" else pair.b
+    return f"{side}#{number}" if number is not None else ""
 
 
 @dataclass(frozen=True, slots=True)

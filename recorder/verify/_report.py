@@ -14,7 +14,7 @@ from typing import Any
 
 from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, diff_page, printable, report_dict
+from recorder.diff import diff_failures, diff_notes, diff_page, md_text, printable, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -76,7 +76,7 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_markdown([result.diff]).rstrip("\n"), ""]
     for title, lines in _lists(result):
-        out += [f"### {title}", "", *(f"- {_md(line)}" for line in lines), ""] if lines else []
+        out += [f"### {title}", "", *(f"- {md_text(line)}" for line in lines), ""] if lines else []
     if result.latencies:
         out += [
             "### Timing",
@@ -85,19 +85,15 @@ def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
             "|---|---|---|---|---|---|",
         ]
         out += [
-            f"| A#{x.a} | B#{x.b} | {_md(x.operation)} | {_ms(x.recorded_us)} | "
+            f"| A#{x.a} | B#{x.b} | {md_text(x.operation)} | {_ms(x.recorded_us)} | "
             f"{_ms(x.live_us)} | {_factor(x)}{' (slow)' if x in result.slow else ''} |"
             for x in result.latencies
         ]
         out.append("")
     if result.stale:
-        out += ["### Stale baseline entries", "", *(f"- {_md(e)}" for e in result.stale), ""]
-    out += [f"**Verify:** {_md(result.summary())}", ""]
+        out += ["### Stale baseline entries", "", *(f"- {md_text(e)}" for e in result.stale), ""]
+    out += [f"**Verify:** {md_text(result.summary())}", ""]
     return "\n".join(out)
-
-
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 # -- JSON -----------------------------------------------------------------------------------
