@@ -1,9 +1,7 @@
 """Verify reports: the diff's report of recorded against live, then verify's own facts (pure).
 
 Each format is the diff's, followed by what only verify knows: requests not sent and why,
-notes, timing (recorded against live), stale baseline entries and the verdict.  JSON embeds
-the diff's object under `diff`; the HTML page extends the diff's; JUnit has one case, the
-capture, with a failure per drift.
+notes, timing, stale baseline entries and the verdict.  JUnit has one case, the capture.
 """
 
 from __future__ import annotations
@@ -52,9 +50,6 @@ def _lists(result: VerifyResult) -> list[tuple[str, list[str]]]:
     ]
 
 
-# -- text -----------------------------------------------------------------------------------
-
-
 def render_text(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_text([result.diff], color=color).rstrip("\n")]
     for title, lines in _lists(result):
@@ -68,9 +63,6 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
         out += ["Stale baseline entries (no longer found):", *(f"  {e}" for e in result.stale)]
     out.append(f"Verify: {result.summary()}")
     return "\n".join(out) + "\n"
-
-
-# -- markdown -------------------------------------------------------------------------------
 
 
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
@@ -94,9 +86,6 @@ def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
         out += ["### Stale baseline entries", "", *(f"- {md_text(e)}" for e in result.stale), ""]
     out += [f"**Verify:** {md_text(result.summary())}", ""]
     return "\n".join(out)
-
-
-# -- JSON -----------------------------------------------------------------------------------
 
 
 def report(result: VerifyResult) -> dict[str, Any]:
@@ -151,11 +140,8 @@ def render_json(result: VerifyResult, *, color: bool = False) -> str:
     return printable(json.dumps(report(result), indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-# -- HTML -----------------------------------------------------------------------------------
-
-
 def render_html(result: VerifyResult, *, color: bool = False) -> str:
-    """The diff's page (`templates/verify.html.j2` extends it) with verify's sections."""
+    """The diff's page, which `templates/verify.html.j2` extends, with verify's sections."""
     return render_page("verify.html.j2", **diff_page([result.diff]), verify=_html_facts(result))
 
 
@@ -178,14 +164,10 @@ def _html_facts(result: VerifyResult) -> dict[str, object]:
     }
 
 
-# -- JUnit ----------------------------------------------------------------------------------
-
-
 CLASSNAME = "a2a-recorder.verify"
 
 
 def verify_case(result: VerifyResult) -> Case:
-    """The capture as one test case: a failure per drift, the rest as its output."""
     failures = list(diff_failures(result.diff))
     failures += [Failure(f"not sent: {_not_sent_line(n)}", "not-sent") for n in result.not_sent]
     failures += [
