@@ -1,9 +1,8 @@
 """A fleet's session as one waterfall across its agents (pure): who called whom, when, with
 which task, each bar opening the exchange as recorded.
 
-The rows are the spans of `recorder.export.trace_plan` (the same parents: `traceparent`, the
-task a delivery names, the call that was open), a call per row in start order, indented under
-its parent, its bar on one time axis for every capture; stream event batches are ticks on it.
+The rows are the calls of `recorder.export.trace_plan` (the same parents), in start order,
+indented under their parents, on one time axis; stream event batches are ticks on a bar.
 """
 
 from __future__ import annotations
