@@ -69,9 +69,6 @@ KEYED_LISTS = {"additionalInterfaces": "transport", "skills": "id"}
 TIMING_TOLERANCE_US = 50_000
 NEWLINES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
 
-
-# -- structural comparison ----------------------------------------------------------------------
-
 _NAME = re.compile(r"[A-Za-z_@$][\w\-@$]*\Z")
 
 
@@ -337,9 +334,6 @@ def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> Non
         )
     if a.comment_blocks != b.comment_blocks:
         c.add(DiffKind.FRAMING, "framing.comments", a.comment_blocks, b.comment_blocks)
-
-
-# -- pairs, renames, whole captures -------------------------------------------------------------
 
 
 def diff_exchanges(

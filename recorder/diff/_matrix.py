@@ -120,9 +120,6 @@ def _scenario_order(name: str) -> tuple[int, str]:
     return name.count("/"), name
 
 
-# -- findings -----------------------------------------------------------------------------------
-
-
 def findings_of(diff: CaptureDiff) -> tuple[Finding, ...]:
     """A pair's findings, each once (with every place it was seen), in `KINDS` order."""
     seen: dict[tuple[str, str], list[Seen]] = {}
@@ -229,8 +226,6 @@ def gist(value: Any) -> str:
     return '"<text>"'
 
 
-# -- accepting ----------------------------------------------------------------------------------
-
 Entry = Mapping[str, Any]
 
 
@@ -286,9 +281,6 @@ def accepted_entries(matrix: Matrix, entries: Sequence[Entry]) -> list[dict[str,
         added.setdefault((sdk, f.kind, f.text), {"sdk": sdk, "kind": f.kind, "finding": f.text})
     out = kept + [{**entry, "reason": ""} for entry in added.values()]
     return sorted(out, key=lambda e: (e["sdk"], KINDS.index(e["kind"]), e["finding"]))
-
-
-# -- the table ----------------------------------------------------------------------------------
 
 
 def render_matrix_markdown(matrix: Matrix, verdict: Verdict | None = None) -> str:

@@ -62,9 +62,6 @@ _STYLES: Mapping[str, dict[str, Any]] = {
 }
 
 
-# -- text ---------------------------------------------------------------------------------------
-
-
 def render_text(
     diffs: Sequence[CaptureDiff], *, unpaired: Unpaired = (), color: bool = False
 ) -> str:
@@ -111,9 +108,6 @@ def _text_files(
     out += [f"  {f.name.ljust(width)}  {f.outcome.ljust(9)}  {f.summary}".rstrip() for f in files]
     counts = ", ".join(f"{n} {outcome}" for outcome, n in file_counts(files).items())
     return [*out, style(f"Files summary: {counts}", "summary")]
-
-
-# -- JSON ---------------------------------------------------------------------------------------
 
 
 def _difference_dict(diff: Difference) -> dict[str, Any]:
@@ -184,9 +178,6 @@ def render_json(
     return printable(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-# -- markdown -----------------------------------------------------------------------------------
-
-
 _MD_HEAD = "| A | B | operation | what | path | A value | B value |"
 
 
@@ -244,9 +235,6 @@ def _md_raw(pairs: Sequence[ExchangeDiff]) -> list[str]:
         out.append(f"- {pair.label} {pair.operation}: {md_text(rename.text)}")
         out += [f"  - `{md_text(describe(d))}`" for d in rename.raw]
     return out + ["", "</details>", ""]
-
-
-# -- HTML ---------------------------------------------------------------------------------------
 
 
 def render_html(

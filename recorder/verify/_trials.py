@@ -101,9 +101,6 @@ def _count(rate: ExchangeRate, k: int, pair: ExchangeDiff, slow: bool) -> None:
         rate.failures.append(f"run {k}: slower than allowed")
 
 
-# -- reports --------------------------------------------------------------------------------
-
-
 def _rate_line(rate: ExchangeRate) -> str:
     return f"A#{rate.number} {rate.operation}: {rate.passed}/{rate.runs} passed"
 
