@@ -70,8 +70,7 @@ def run_diff(
     strict_order: bool = False,
     compare: Sequence[str] = (),
 ) -> _Run:
-    """Diff two files or two folders with `diff_captures`'s options; read errors are collected,
-    a bad pattern raises ValueError."""
+    """Diff two files or folders; read errors are collected, a bad pattern raises ValueError."""
     parse_ignores(ignore)
     parse_compare(compare)
     options = {

@@ -30,8 +30,7 @@ V0_3, V1_0 = "0.3", "1.0"
 
 
 def to_v1(exchange: NormalExchange) -> tuple[NormalExchange, tuple[RenameNote, ...]]:
-    """A normalised exchange in the v1.0 wire shape (a v1.0 one comes back equal), and what
-    was renamed."""
+    """A normalised exchange in the v1.0 wire shape (a v1.0 one comes back equal), and renames."""
     t = _Translator(exchange.key, dialect_of(exchange.version, exchange.binding))
     request = t.request(exchange.request, exchange.binding, exchange.version)
     response = t.response(exchange.response) if exchange.response is not None else None

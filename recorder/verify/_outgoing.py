@@ -143,7 +143,7 @@ def _headers(
 
 
 def substitute_target(target: str, mapping: Mapping[str, str]) -> str:
-    """`target` with each path segment (less a `:verb`) and query value that is a recorded id
+    """`target` with each path segment (less a `:verb`) or query value that is a recorded id
     as the live one."""
     if not mapping:
         return target

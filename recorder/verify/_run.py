@@ -73,9 +73,8 @@ class Options:
 
 
 def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult:
-    """Play the client side of `capture` against the live agent at `agent`; diff the two.
-
-    Options are `Options`'s fields.  Blocking: it runs its own event loop (in a thread under a
+    """Play the client side of `capture` against the live agent at `agent` (`Options`'s fields
+    as options); diff the two.  Blocking: it runs its own event loop (in a thread under a
     running one).  Raises `VerifyError` when verify cannot run."""
     settings = Options(agent=agent, **options)
     return run_to_end(lambda: verify_async(capture, settings))
@@ -331,8 +330,7 @@ def _bases(capture: Capture, agent: str) -> tuple[str, str]:
 async def _live_interfaces(
     agent: str, capture: Capture, credentials: Credentials, timeout: float
 ) -> tuple[Interface, ...]:
-    """The live card's interfaces (none when it serves no card there); VerifyError when the
-    agent cannot be reached at all."""
+    """The live card's interfaces (none when it serves no card there)."""
     exchange = _card_exchange(capture)
     base = agent.rstrip("/")
     recorded_base, _ = _bases(capture, agent)
