@@ -29,11 +29,17 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
 )
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_NOT_IN_ANCHOR = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def printable(text: str) -> str:
     """`text` with lone surrogates and control characters (but tab, LF, CR) as `\\uXXXX`."""
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def anchor(text: str) -> str:
+    """`text` as an element id: each run of characters other than `A-Za-z0-9_.-` as `-`."""
+    return _NOT_IN_ANCHOR.sub("-", text)
 
 
 @cache

@@ -1,8 +1,7 @@
 """The bundled demo: a real a2a-sdk agent, a webhook receiver and a scripted client session.
 
 Used by ``a2a-recorder demo``, the integration tests and the benchmarks; everything binds
-127.0.0.1 on free ports in background threads.  ``python -m recorder.demo agent`` runs the
-agent standalone.  Needs the ``demo`` extra (a2a-sdk 1.3.x).
+127.0.0.1 on free ports in background threads.  Needs the ``demo`` extra (a2a-sdk 1.3.x).
 
 May import any package below the shells; only the command line and the tests use it.
 """

@@ -1,12 +1,10 @@
-"""The bundled demo A2A agent: a real a2a-sdk 1.3.0 server on every binding.
+"""The bundled demo A2A agent: a real a2a-sdk 1.3.0 server on every binding, v0.3 compat on.
 
 One ``DefaultRequestHandler`` (in-memory stores, the SDK's push sender, so pushes really POST)
-served as JSON-RPC at ``/a2a/jsonrpc`` and ``/a2a/jsonrpc/`` (Starlette routes are exact, and
-the TCK posts to ``<url>/``), HTTP+JSON under ``Mount('/a2a/rest')`` (the SDK mounts
-``/{tenant}`` outside a ``path_prefix``), and gRPC with the v1.0 and v0.3 services on one
-server; v0.3 compat is on everywhere.  The executor (`_executor`) does what the first word of
-the user's text says; the A2A errors come from the SDK itself.  Ports are bound before the
-card is built, so its URLs carry the real ones.
+serves JSON-RPC at ``/a2a/jsonrpc`` and ``/a2a/jsonrpc/`` (Starlette routes are exact; the TCK
+posts to ``<url>/``), HTTP+JSON under a ``Mount`` (the SDK mounts ``/{tenant}`` outside a
+``path_prefix``), and gRPC with the v1.0 and v0.3 services on one server.  The A2A errors come
+from the SDK itself.  Ports are bound before the card is built, so it names the real ones.
 """
 
 from __future__ import annotations
@@ -59,9 +57,6 @@ _BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
 _VERSIONS = ("1.0", "0.3")
 
 
-# --- card -----------------------------------------------------------------------------------
-
-
 def _interface_urls(host: str, http_port: int, grpc_port: int | None) -> dict[str, str]:
     urls = {
         "JSONRPC": f"http://{host}:{http_port}{JSONRPC_PATH}",
@@ -81,14 +76,8 @@ def build_agent_card(
     name: str = DEFAULT_NAME,
     skills: tuple[str, ...] | None = None,
 ) -> AgentCard:
-    """The public card: every binding in v1.0 then v0.3, streaming, push, extended card.
-
-    `skills` (command names) lists only those commands as skills (None: all of them).
-
-    `api_key_query` declares an API key passed in that query parameter, `api_key_headers`
-    keys passed in those headers (not enforced: the demo accepts any), so that recordings show
-    what the recorder does with them.
-    """
+    """The public card: every binding in v1.0 then v0.3, streaming, push, extended card; the
+    API keys it declares (any value is accepted) show what the recorder does with them."""
     urls = _interface_urls(host, http_port, grpc_port)
     interfaces = [
         AgentInterface(url=urls[b], protocol_binding=b, protocol_version=v)
@@ -133,7 +122,7 @@ def _api_key_schemes(
 
 
 def build_extended_card(card: AgentCard) -> AgentCard:
-    """The extended card: the public card plus one extra skill, so a client can tell them apart."""
+    """The public card plus one extra skill, so a client can tell them apart."""
     extended = AgentCard()
     extended.CopyFrom(card)
     extended.description = card.description + " (extended card)"
@@ -146,9 +135,6 @@ def build_extended_card(card: AgentCard) -> AgentCard:
         )
     )
     return extended
-
-
-# --- server ---------------------------------------------------------------------------------
 
 
 def _http_routes(
@@ -246,21 +232,9 @@ class _Servers:
 
 
 class DemoAgent(Service):
-    """Run the demo agent on 127.0.0.1 free ports, in a background thread with its own loop.
-
-    ``http_port``/``grpc_port`` pin the ports; ``push_proxy`` sends push deliveries through that
-    HTTP proxy (a ``RecordingProxy``'s ``push_proxy_url``); ``push_url_validator`` screens webhook
-    URLs as a hardened agent does; ``api_key_query`` and ``api_key_headers`` make the card declare
-    API keys; ``card_cache_control`` is the card's ``Cache-Control``.  For tests of ``verify`` and
-    ``diff``: ``artifact_names`` renames artifacts, ``extra_status`` adds a working status to
-    ``slow N``, and ``noise_seed`` samples words into every artifact's text, as an LLM-backed agent
-    would.  ``name`` and ``skills`` (the only commands it lists and runs) tell a fleet's agents
-    apart; ``executor`` replaces the demo's commands with the caller's.
-
-    A context manager, sync or async; the ``*_url`` properties carry the real ports.  Raises
-    ``StartError`` if it fails to start within ``startup_timeout``, ``StateError`` if a URL is
-    read while it is not running.
-    """
+    """The demo agent on 127.0.0.1, free ports unless pinned, in a thread with its own loop; a
+    context manager, sync or async.  The ``*_url`` properties carry the real ports
+    (``StateError`` while it is not running)."""
 
     def __init__(
         self,
@@ -271,17 +245,17 @@ class DemoAgent(Service):
         http_port: int = 0,
         grpc_port: int = 0,
         startup_timeout: float = 10.0,
-        push_proxy: str | None = None,
+        push_proxy: str | None = None,  # push deliveries through this HTTP proxy
         api_key_query: str | None = None,
         card_cache_control: str | None = None,
         api_key_headers: tuple[str, ...] = (),
         artifact_names: Mapping[str, str] | None = None,
-        extra_status: bool = False,
+        extra_status: bool = False,  # `slow N` sends one working status more
         push_url_validator: Callable[[str], Awaitable[bool]] | None = None,
-        noise_seed: int | None = None,
+        noise_seed: int | None = None,  # words sampled into each artifact, as an LLM would
         name: str = DEFAULT_NAME,
-        skills: tuple[str, ...] | None = None,
-        executor: AgentExecutor | None = None,
+        skills: tuple[str, ...] | None = None,  # the only commands it lists and runs
+        executor: AgentExecutor | None = None,  # in place of the demo's commands
     ) -> None:
         self.name = name
         self.executor = executor
@@ -307,7 +281,6 @@ class DemoAgent(Service):
         self._runner: BackgroundLoop | None = None
         self._servers: _Servers | None = None
 
-    # --- addresses ---
     def _running(self) -> _Servers:
         if self._servers is None:
             raise StateError("DemoAgent is not running; call start() first")
@@ -346,7 +319,6 @@ class DemoAgent(Service):
     def card(self) -> AgentCard:
         return self._running().card
 
-    # --- lifecycle ---
     def start(self) -> Self:
         if self._runner is not None:
             raise StateError("DemoAgent already started")

@@ -1,10 +1,8 @@
 """The demo agent's executor: what it does with a message, by the first word of its text.
 
-``COMMANDS`` names each behaviour (its description doubles as the card's skill); a command
-emits the task, its status updates and artifacts through the SDK's ``TaskUpdater``, paced by
-the event delay.  ``noise_seed`` makes the agent LLM-like: every artifact's text gets a few
-words sampled from a seeded generator.  ``QueryKeeper`` hands the request's query string to
-``whoami`` (the SDK's call context has the headers only).
+A command (``COMMANDS``) emits the task, its status updates and artifacts through the SDK's
+``TaskUpdater``, paced by the event delay.  ``noise_seed`` makes the agent LLM-like: every
+artifact's text gets a few words from a seeded generator.
 """
 
 from __future__ import annotations
@@ -23,9 +21,6 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatus
 
 DEFAULT_EVENT_DELAY = 0.3
-
-
-# --- executor -------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)

@@ -1,11 +1,7 @@
 """`a2a-recorder demo`: the whole job on one machine, with nothing but this package.
 
-1. start the bundled a2a-sdk agent and a webhook, record a real client session through the
-   recorder (`live.http`);
-2. stop the agent, replay the capture, run the same client against the replayer while recording
-   that session too (`replayed.http`), and check the client saw the same results;
-3. diff the two captures;
-4. draw the live capture as a page (`report.html`).
+Record a real a2a-sdk session, replay it with the agent stopped while recording the same client
+again, check the client saw the same, diff the two captures, and draw the live one as a page.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """A scripted A2A client session on the real a2a-sdk client, summarised as a comparable value.
 
-``run_session`` drives one fixed script (``SCRIPT``) with a non-streaming and a streaming SDK
-client on one binding.  Each call's outcome is reduced to a ``Step`` of what a client could
-observe, volatile values as placeholders in first-seen order (``TASK-1``, ``CTX-1``), so two
-runs against one agent, or a live run and its replay, compare equal with ``==``.  A failing
-call is recorded as its exception's class name.  Every run uses fresh ids, tokens and webhook
-paths, so nothing a recorder or replayer could rely on repeats.
+``run_session`` drives ``SCRIPT`` with a non-streaming and a streaming SDK client on one
+binding.  Each call becomes a ``Step`` of what a client could observe (a failure: its exception's
+class name), volatile values as placeholders in first-seen order (``TASK-1``), so a live run and
+its replay compare equal with ``==``.  Every run uses fresh ids, tokens and webhook paths, so
+nothing a recorder or replayer could rely on repeats.
 """
 
 from __future__ import annotations
@@ -78,36 +77,26 @@ _NO_WEBHOOK_URL = "http://127.0.0.1:9/no-webhook"
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """What the client saw for one call. Unused fields stay empty.
-
-    ``events`` holds ``kind:detail`` strings: ``task:working``, ``status_update:completed``,
-    ``artifact_update:chunk 1``, ``message:hello``. ``fields`` holds sorted ``(name, value)``
-    pairs for everything else (card facts, push-config fields, list results).
-    """
+    """What the client saw for one call; unused fields stay empty."""
 
     name: str
     task: str | None = None
     state: str | None = None
     artifacts: tuple[str, ...] = ()
     messages: tuple[str, ...] = ()
-    events: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()  # `kind:detail`: `task:working`, `artifact_update:chunk 1`
     error: str | None = None
-    fields: tuple[tuple[str, str], ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()  # sorted (name, value): card facts, configs, lists
 
 
 @dataclass(frozen=True, slots=True)
 class SessionResult:
-    """A normalised, comparable summary of one session (see module docstring).
-
-    ``webhook_deliveries`` is None when no ``WebhookReceiver`` was passed; otherwise the
-    number of POSTs that reached this session's webhook path, and ``deliveries`` their
-    normalised ``kind:detail`` plus whether the token and Authorization headers matched.
-    """
+    """A normalised, comparable summary of one session."""
 
     binding: str
     steps: tuple[Step, ...]
-    webhook_deliveries: int | None = None
-    deliveries: tuple[str, ...] = ()
+    webhook_deliveries: int | None = None  # POSTs to its webhook path (None: no receiver)
+    deliveries: tuple[str, ...] = ()  # each `kind:detail`, and whether token and auth matched
 
     def step(self, name: str) -> Step:
         """The step called ``name``; KeyError names the steps there are."""
@@ -124,9 +113,6 @@ class SessionResult:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (for the CLI and for golden files)."""
         return asdict(self)
-
-
-# --- normalisation --------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -189,9 +175,6 @@ def _delivery_event(body: Any) -> str:
     return f"{kind}:{detail}"
 
 
-# --- the session ----------------------------------------------------------------------------
-
-
 @dataclass(slots=True)
 class _Session:
     plain: Client
@@ -234,18 +217,15 @@ class _Session:
 
     def config_fields(self, cfg: TaskPushNotificationConfig) -> tuple[tuple[str, str], ...]:
         auth = cfg.authentication
-        return tuple(
-            sorted(
-                {
-                    "id": self.ids("CFG", cfg.id),
-                    "task": self.ids("TASK", cfg.task_id),
-                    "url": self.ids("URL", cfg.url),
-                    "token": self.ids("TOKEN", cfg.token),
-                    "scheme": auth.scheme,
-                    "credentials": self.ids("CREDENTIALS", auth.credentials),
-                }.items()
-            )
-        )
+        found = {
+            "id": self.ids("CFG", cfg.id),
+            "task": self.ids("TASK", cfg.task_id),
+            "url": self.ids("URL", cfg.url),
+            "token": self.ids("TOKEN", cfg.token),
+            "scheme": auth.scheme,
+            "credentials": self.ids("CREDENTIALS", auth.credentials),
+        }
+        return tuple(sorted(found.items()))
 
 
 async def _collect(stream: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
@@ -257,10 +237,7 @@ async def _send(client: Client, request: SendMessageRequest) -> list[StreamRespo
 
 
 def _first_task(events: list[StreamResponse]) -> Task | None:
-    for ev in events:
-        if ev.HasField("task"):
-            return ev.task
-    return None
+    return next((ev.task for ev in events if ev.HasField("task")), None)
 
 
 async def _step_card(s: _Session, card: AgentCard) -> Step:
@@ -435,13 +412,8 @@ async def _step_error_push_get_unknown(s: _Session) -> Step:
 
 async def _step_extended_card(s: _Session) -> Step:
     card = await s.plain.get_extended_agent_card(GetExtendedAgentCardRequest())
-    return Step(
-        "extended_card",
-        fields=(
-            ("description", card.description),
-            ("skills", " ".join(sk.id for sk in card.skills)),
-        ),
-    )
+    skills = " ".join(sk.id for sk in card.skills)
+    return Step("extended_card", fields=(("description", card.description), ("skills", skills)))
 
 
 async def _guarded(name: str, call: Callable[[], Any], timeout: float) -> Step:
@@ -512,14 +484,9 @@ async def run_session(
     timeout: float = 20.0,
     webhook_timeout: float = 5.0,
 ) -> SessionResult:
-    """Run the scripted session (``SCRIPT``) against the agent at ``base_url``.
-
-    The clients use ``binding`` only.  ``webhook`` (a running ``WebhookReceiver``) gets a fresh
-    path under its URL for the push steps, unless ``webhook_url`` is given, and the deliveries to
-    it are counted (within ``webhook_timeout``); without either, the delivering send is skipped and
-    configs point at a dead URL.  ``timeout`` limits each step.  Call failures are recorded in the
-    steps; only fetching the card or building the clients raises.
-    """
+    """Run ``SCRIPT`` against the agent at ``base_url`` over ``binding``; only fetching the card
+    or building the clients raises.  Push steps use a fresh path under ``webhook``'s URL (and
+    count what it gets) or ``webhook_url``; with neither, the delivering send is left out."""
     if webhook is not None and webhook_url is None:
         webhook_url = f"{webhook.url}/{uuid.uuid4().hex}"
     async with httpx.AsyncClient(timeout=timeout) as http:

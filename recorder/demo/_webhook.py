@@ -1,9 +1,5 @@
-"""A tiny push-notification webhook that records every POST it receives.
-
-Strategy: the tool's webhook server (`recorder._webhook`) on 127.0.0.1, a free port.  Each
-POST is appended to a lock-guarded list (with a condition so callers can wait for a count) and
-answered ``200 {}``; anything else gets ``405``.  A body that is not JSON is kept raw and
-marked (``json is None``), never a crash. ``stop()`` frees the port again.
+"""A tiny push-notification webhook that records every POST it receives (`recorder._webhook`'s
+server on 127.0.0.1, a free port); a body that is not JSON is kept raw, with ``json`` None.
 """
 
 from __future__ import annotations
@@ -33,10 +29,7 @@ class Delivery:
 
 
 class WebhookReceiver(Service):
-    """Record push-notification POSTs on 127.0.0.1 on a free port (a context manager).
-
-    ``url`` is the base URL; any path under it is accepted and kept in ``Delivery.path``.
-    """
+    """Records push-notification POSTs to any path under ``url`` (a context manager)."""
 
     def __init__(self, host: str = "127.0.0.1") -> None:
         self._lock = threading.Condition()

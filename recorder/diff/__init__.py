@@ -1,18 +1,9 @@
 """Diff two captures: normalisation, alignment, comparison, v0.3 -> v1.0 renames, reports.
 
-Pure core (values in, values out) plus the thin shells `diff_command` and `matrix_command`.
-Ids are found by the protocol's id model (`recorder.protocol`), the one the replayer matches by::
-
-    result = diff_captures(capture_a, capture_b, ignore=["header:etag"], strict_order=False)
-    result.same, result.summary()
-    render_text([result]), render_json([result]), render_html([result])
-
-`corpus_matrix(folders)` diffs a corpus (a folder per SDK) against a reference folder as a
-matrix of findings by kind (`build_matrix`, `judge`, `render_matrix_markdown`,
-`render_matrix_html`).  `parse_ignores` and `parse_compare` check patterns without diffing.
-
-Errors: `ValueError` for a bad ignore pattern (naming the valid keywords) or report format;
-`recorder.InputError` (the shells only) for a file that cannot be read.
+A pure core (`diff_captures`, the `render_*` reports, the SDK matrix's `build_matrix`) under
+the shells `diff_command`, `matrix_command` and `corpus_matrix`.  Ids are found by the
+protocol's id model, the one the replayer matches by.  A bad ignore pattern or report format is
+a `ValueError` naming the valid ones; a file that cannot be read is `recorder.InputError`.
 
 May import `recorder.capture`, `recorder.protocol`, `recorder.versions`, `recorder.redaction`,
 `recorder.ci` and `recorder.options`.
@@ -48,6 +39,8 @@ from recorder.diff._polls import POLL_OPERATIONS
 from recorder.diff._report import (
     FORMATS,
     diff_page,
+    exchange_text,
+    md_text,
     render_html,
     render_json,
     render_markdown,
@@ -100,9 +93,11 @@ __all__ = [
     "diff_notes",
     "diff_page",
     "excerpts",
+    "exchange_text",
     "file_content",
     "judge",
     "matrix_command",
+    "md_text",
     "normalise_body",
     "normalise_capture",
     "parse_compare",

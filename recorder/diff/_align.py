@@ -1,12 +1,10 @@
-"""Sequence alignment of two captures' exchanges on their operation keys.
+"""Sequence alignment of two sequences of keys (exchanges' operations, events' contents).
 
 Myers' O((N+M)·D) algorithm in its linear-space form (middle snake, split, an explicit stack),
 after trimming the common prefix and suffix: memory O(N+M), time near-linear when the captures
 are nearly the same (one extra poll costs D=1).  A sub-problem needing more than `max_edits`
-is paired by position instead (`approximate`), bounding the worst case.
-
-`align_levels` aligns on keys of decreasing precision, each level only looking again at what
-the finer one left unpaired.
+is paired by position instead (`approximate`), bounding the worst case.  `align_levels` aligns
+on keys of decreasing precision, each level looking again only at what the finer one left.
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ class StepKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One step of an alignment: indexes into A and B (None on the side that lacks it)."""
-
     kind: StepKind
     a: int | None
     b: int | None
@@ -42,11 +38,7 @@ class Alignment:
 def align(
     a: Sequence[Hashable], b: Sequence[Hashable], *, max_edits: int = DEFAULT_MAX_EDITS
 ) -> Alignment:
-    """Align two key sequences, minimising inserted plus removed items.
-
-    >>> [s.kind.value for s in align("ABC", "ABXC").steps]
-    ['pair', 'pair', 'inserted', 'pair']
-    """
+    """Align two key sequences, minimising inserted plus removed items."""
     steps: list[Step] = []
     approximate = False
     # Work items: a box (a_lo, a_hi, b_lo, b_hi) still to solve, or steps ready to emit.
@@ -80,12 +72,9 @@ def align_levels(
     pair_rest: bool = False,
     max_edits: int = DEFAULT_MAX_EDITS,
 ) -> Alignment:
-    """Align on the first level's keys, then each unpaired stretch on the next level's, ...
-
-    `a_levels[k][i]` is item i's key at level k (finest first).  With `pair_rest`, what the last
-    level leaves unpaired in a stretch is paired by position from the stretch's end (a stream's
-    last event is its outcome), the longer side's surplus removed or inserted.
-    """
+    """Align on the first level's keys (`a_levels[k][i]`: item i's at level k), then each
+    unpaired stretch on the next level's; with `pair_rest`, what the last leaves is paired by
+    position from the stretch's end (a stream's last event is its outcome)."""
     n = len(a_levels[0]) if a_levels else 0
     m = len(b_levels[0]) if b_levels else 0
     levels = list(zip(a_levels, b_levels, strict=True))

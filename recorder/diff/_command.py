@@ -70,10 +70,7 @@ def run_diff(
     strict_order: bool = False,
     compare: Sequence[str] = (),
 ) -> _Run:
-    """Diff two files or two folders; errors are collected, not raised.
-
-    The options are `diff_captures`'s; a bad `ignore` or `compare` pattern raises ValueError.
-    """
+    """Diff two files or folders; read errors are collected, a bad pattern raises ValueError."""
     parse_ignores(ignore)
     parse_compare(compare)
     options = {

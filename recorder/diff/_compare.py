@@ -69,9 +69,6 @@ KEYED_LISTS = {"additionalInterfaces": "transport", "skills": "id"}
 TIMING_TOLERANCE_US = 50_000
 NEWLINES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
 
-
-# -- structural comparison ----------------------------------------------------------------------
-
 _NAME = re.compile(r"[A-Za-z_@$][\w\-@$]*\Z")
 
 
@@ -206,10 +203,7 @@ def _names(members: list[Any], field: str) -> list[str] | None:
 
 
 def group_empty_defaults(diffs: Sequence[Difference]) -> tuple[Difference, ...]:
-    """Fold the per-field EMPTY_DEFAULT notes into one note per pair, at the first one's place.
-
-    old/new: {field name: how many} sent (as an empty default) only by A / only by B.
-    """
+    """Fold the per-field EMPTY_DEFAULT notes into one (see `DiffKind`), at the first's place."""
     empties = [d for d in diffs if d.kind is DiffKind.EMPTY_DEFAULT]
     if not empties:
         return tuple(diffs)
@@ -255,10 +249,7 @@ def compare_exchanges(
     ids: Correspondence | None = None,
     strict_order: bool = False,
 ) -> tuple[Difference, ...]:
-    """Every raw difference between two normalised exchanges (notes included).
-
-    `ids` carries the placeholder correspondence across the pairs of one capture diff.
-    """
+    """Every raw difference between two normalised exchanges (notes included)."""
     c = _Collector(timing, ids if ids is not None else Correspondence(), strict_order)
     c.value("binding", a.binding, b.binding)
     c.value("version", a.version, b.version)
@@ -295,8 +286,6 @@ def _compare_response(c: _Collector, a: NormalResponse, b: NormalResponse) -> No
 
 
 def _compare_events(c: _Collector, a: Sequence[NormalEvent], b: Sequence[NormalEvent]) -> None:
-    """Events aligned as a sequence (`_sequences`): pairs compared field by field, the rest
-    reported as one removed or added event each."""
     for step in align_events(a, b).steps:
         i, j = step.a, step.b
         if i is not None and j is not None:
@@ -347,9 +336,6 @@ def _compare_framing(c: _Collector, a: NormalResponse, b: NormalResponse) -> Non
         c.add(DiffKind.FRAMING, "framing.comments", a.comment_blocks, b.comment_blocks)
 
 
-# -- pairs, renames, whole captures -------------------------------------------------------------
-
-
 def diff_exchanges(
     a: NormalExchange,
     b: NormalExchange,
@@ -371,22 +357,14 @@ def diff_exchanges(
     tb, notes_b = to_v1(b)
     renames = _summaries(notes_a, notes_b, raw)
     if not renames:  # no version renames, or the same ones on both sides
-        return _with(pair, PairKind.CHANGED, group_empty_defaults(raw), ())
+        return replace(pair, kind=PairKind.CHANGED)
     residual = group_empty_defaults(
         kept(compare_exchanges(ta, tb, timing=timing, ids=ids, strict_order=strict_order), ignores)
     )
     renames = tuple(r for r in renames if not any(p.matches_rename(r) for p in ignores))
     changed = bool(renames) or any(d.counts for d in residual)
-    return _with(pair, PairKind.CHANGED if changed else PairKind.SAME, residual, renames)
-
-
-def _with(
-    pair: ExchangeDiff,
-    kind: PairKind,
-    diffs: tuple[Difference, ...],
-    renames: tuple[RenameSummary, ...],
-) -> ExchangeDiff:
-    return replace(pair, kind=kind, differences=diffs, renames=renames)
+    kind = PairKind.CHANGED if changed else PairKind.SAME
+    return replace(pair, kind=kind, differences=residual, renames=renames)
 
 
 def _binding(a: NormalExchange, b: NormalExchange) -> str | None:
@@ -400,17 +378,14 @@ def _summaries(
     notes_b: Sequence[RenameNote],
     raw: Sequence[Difference],
 ) -> tuple[RenameSummary, ...]:
-    """Renames applied on one side only, grouped by (rule, old, new).
-
-    A rule applied at the same place on both sides (two v0.3 captures) is no rename between
-    them; whatever differs there is reported raw.
-    """
+    """Renames applied on one side only (the same rule at the same place on both is none),
+    grouped by (rule, old, new)."""
     only_a, only_b = _one_sided_notes(notes_a, notes_b), _one_sided_notes(notes_b, notes_a)
     out = []
     for notes, reverse in ((only_a, False), (only_b, True)):
         groups: dict[tuple[str, str, str], list[RenameNote]] = {}
         for note in notes:
-            groups.setdefault(_key(note), []).append(note)
+            groups.setdefault((note.rule.value, note.old, note.new), []).append(note)
         for (rule, old, new), same in groups.items():
             paths = [n.path for n in same]
             side = "B" if reverse else "A"  # note paths are in that side's own indexes
@@ -429,10 +404,6 @@ def _one_sided_notes(notes: Sequence[RenameNote], others: Sequence[RenameNote]) 
         else:
             out.append(note)
     return out
-
-
-def _key(note: RenameNote) -> tuple[str, str, str]:
-    return (note.rule.value, note.old, note.new)
 
 
 def _related(path: str, note_paths: Sequence[str]) -> bool:
@@ -455,15 +426,8 @@ def diff_captures(
     b_name: str = "B",
     compare: Iterable[str] = (),
 ) -> CaptureDiff:
-    """Diff two captures of the same scenario: values in, a `CaptureDiff` out (pure).
-
-    - `ignore`: patterns (see `_ignore`); a bad one raises ValueError naming the valid ones.
-    - `timing`: also compare durations and event offsets (beyond a 50 ms tolerance).
-    - `collapse_polls`: compare only the last poll of each run of identical polls (`last_polls`);
-      a different run length is a note, not a difference.
-    - `strict_order`: also report object key order.
-    - `compare`: `shape:PATH` settings: text under PATH compared by whether it is there.
-    """
+    """Diff two captures of the same scenario (pure).  The options are the `diff` command's;
+    a bad `ignore` or `compare` pattern raises ValueError naming the valid ones."""
     ignores = (*parse_ignores(ignore), *parse_compare(compare))
     xs: Sequence[NormalExchange] = normalise_capture(a)
     ys: Sequence[NormalExchange] = normalise_capture(b)

@@ -11,8 +11,7 @@ _PLACEHOLDER = re.compile(r"<(" + "|".join(k.value for k in IdKind) + r")-(\d+)>
 
 
 def erase_numbers(text: str) -> str:
-    """`text` with each placeholder's number left out (`<task-3>` -> `<task>`): what two
-    captures' values share when one extra id earlier renumbered the rest."""
+    """`text` with each placeholder's number left out (`<task-3>` -> `<task>`)."""
     return _PLACEHOLDER.sub(_kind_only, text) if "<" in text else text
 
 
@@ -22,12 +21,8 @@ def _kind_only(match: re.Match[str]) -> str:
 
 @dataclass
 class Correspondence:
-    """Which placeholder of capture A stands for which of capture B (a one-to-one map).
-
-    Numbering is first-seen per capture, so an extra id in B shifts every later number.  Built up
-    in alignment order, the correspondence makes `<jsonrpc-id-7>` in A equal to `<jsonrpc-id-8>`
-    in B at their first meeting, and keeps later uses consistent.
-    """
+    """A one-to-one map of A's placeholders to B's, built up in alignment order: an extra id in
+    B shifts every later number, so `<task-7>` in A may be `<task-8>` in B, but always."""
 
     _forward: dict[str, str] = field(default_factory=dict)
     _backward: dict[str, str] = field(default_factory=dict)

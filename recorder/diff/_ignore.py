@@ -1,17 +1,12 @@
 """`--ignore` patterns: the path syntax that names a difference, and what a pattern drops.
 
-A pattern starts with one of `KEYWORDS` (an unknown one is an error that lists them, as
-`keyword_help()` does), then dot-separated names and `[N]` indexes; `*` matches any one name
-and `[*]` any index; `$.PATH` matches inside every JSON document.  Events and messages are
-aligned as sequences: an added one is named by its index in B, a removed one by its index in
-A, and a compared pair by both when they differ (`events[3~4]`), which `[N]` matches when
-either index is N.  Members of `KEYED_LISTS` (`_compare`) are named: `skills[id=echo]`.  A
-pattern matches its path and everything under it, on both sides unless it starts with
-`request.` or `response.`.
-
-`--compare shape:PATH` (`parse_compare`) drops less: only one non-empty text changed for
-another inside a JSON document, outside the fields that make a message's shape
-(`recorder.protocol.SHAPE_FIELDS`), so sampled text is compared by whether it is there.
+A pattern is one of `KEYWORDS` (an unknown one is an error that lists them), then names and
+`[N]` indexes; `*` matches any one name, `[*]` any index, `$.PATH` inside every JSON document.
+A compared pair of events or messages is `events[3~4]` when its indexes differ, which `[N]`
+matches when either is N; `KEYED_LISTS` members are named (`skills[id=echo]`).  A pattern drops
+its path and all under it, on both sides unless it starts with `request.` or `response.`.
+`--compare shape:PATH` drops less: only one non-empty text changed for another inside a JSON
+document, outside `recorder.protocol.SHAPE_FIELDS`, so sampled text counts only by being there.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ _PAIRED = re.compile(r"\[(\d+)~(\d+)\]")
 
 
 def pair_index(a: int, b: int) -> str:
-    """The index segment of an aligned pair of events: `[3]`, or `[3~4]` (A's 3rd is B's 4th)."""
+    """`[3]`, or `[3~4]` when A's 3rd event is paired with B's 4th."""
     return f"[{a}]" if a == b else f"[{a}~{b}]"
 
 
@@ -51,11 +46,8 @@ def segments(path: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Keyword:
-    """A pattern's first segment: what it names, and what may follow it.
-
-    `children` None: any path (a JSON document); empty: nothing; otherwise the allowed next
-    names (after an index, for `indexed` keywords such as `events[N]`).
-    """
+    """A pattern's first segment: what it names, and what may follow it (`children` None: any
+    path; empty: nothing; else the names allowed next, after an index when `indexed`)."""
 
     shown: str
     meaning: str
@@ -211,8 +203,7 @@ def _segment_match(pattern: str, segment: str) -> bool:
 
 
 def sampled(diff: Difference) -> bool:
-    """Whether `diff` is one non-empty text changed for another inside a JSON document, at a
-    field that is not part of the shape (see the module docstring)."""
+    """Whether `diff` is sampled text, which `shape:` drops (see the module docstring)."""
     old, new = diff.old, diff.new
     if diff.kind is not DiffKind.CHANGED or diff.json_path is None:
         return False

@@ -14,7 +14,6 @@ CLASSNAME = "a2a-recorder.diff"
 
 
 def diff_failures(diff: CaptureDiff) -> tuple[Failure, ...]:
-    """One failure per difference, rename and one-sided exchange, in the diff's order."""
     return tuple(f for pair in diff.exchanges for f in _pair_failures(pair))
 
 

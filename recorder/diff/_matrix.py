@@ -1,13 +1,10 @@
 """The SDK matrix: one scenario across a corpus of folders, each cell what differs (pure).
 
-Every folder is diffed against the reference file by file, and each pair's counted differences
-become *findings* (`operation: description`, indexes `[*]`, long values by their shape, so a
-finding reads the same in every scenario and re-record), each of a kind (`KINDS`, first rule
-that applies) and linked to where it was seen.
-
-Accepting: a baseline (tool `matrix`, `recorder.ci`) lists known findings, each with a
-mandatory reason, for an SDK in every scenario or in those it names.  A finding no entry
-accepts is *new*; an entry that accepts nothing is *stale*: both fail the run.
+Each folder is diffed with the reference file by file; each counted difference becomes a
+*finding* (indexes `[*]`, long values by their shape, so it reads the same in every scenario
+and re-record) of a kind (`KINDS`), linked to where it was seen.  A baseline (tool `matrix`)
+accepts known findings, each with a reason, for an SDK in every scenario or those it names; a
+finding no entry accepts is *new*, an entry that accepts nothing *stale*: both fail the run.
 """
 
 from __future__ import annotations
@@ -52,8 +49,7 @@ _VOLATILE = (
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """Where a finding was seen: a pair's operation and its exchange numbers in the reference
-    and the SDK."""
+    """Where a finding was seen: an operation, its exchanges in the reference and the SDK."""
 
     operation: str
     a: int | None
@@ -107,8 +103,7 @@ def build_matrix(
     pairs: Mapping[str, Sequence[CaptureDiff]],
     missing: Mapping[str, Sequence[tuple[str, str]]],
 ) -> Matrix:
-    """The matrix from each SDK's diffs against the reference (`a_name`/`b_name` relative
-    scenario names) and its unpaired scenarios (("A" or "B", scenario))."""
+    """The matrix from each SDK's diffs (named by scenario) and its unpaired scenarios."""
     cells: dict[tuple[str, str], Cell] = {}
     for sdk, diffs in pairs.items():
         for diff in diffs:
@@ -123,9 +118,6 @@ def build_matrix(
 
 def _scenario_order(name: str) -> tuple[int, str]:
     return name.count("/"), name
-
-
-# -- findings -----------------------------------------------------------------------------------
 
 
 def findings_of(diff: CaptureDiff) -> tuple[Finding, ...]:
@@ -158,11 +150,8 @@ def _rename_kind(rule: str) -> str:
 
 def _failed(diff: CaptureDiff, pair: ExchangeDiff) -> bool:
     """Whether either side's exchange is an error answer (its body is then an error shape)."""
-    for capture, number in ((diff.a_capture, pair.a), (diff.b_capture, pair.b)):
-        exchange = find_exchange(capture, number) if number is not None else None
-        if exchange is not None and (exchange.classification.error or _status(exchange) >= 400):
-            return True
-    return False
+    found = (find_exchange(diff.a_capture, pair.a), find_exchange(diff.b_capture, pair.b))
+    return any(x is not None and (x.classification.error or _status(x) >= 400) for x in found)
 
 
 def _status(exchange: Exchange) -> int:
@@ -237,8 +226,6 @@ def gist(value: Any) -> str:
     return '"<text>"'
 
 
-# -- accepting ----------------------------------------------------------------------------------
-
 Entry = Mapping[str, Any]
 
 
@@ -286,8 +273,7 @@ def judge(matrix: Matrix, entries: Sequence[Entry]) -> Verdict:
 
 
 def accepted_entries(matrix: Matrix, entries: Sequence[Entry]) -> list[dict[str, Any]]:
-    """The entries that accept today's findings: the used ones as they are, and one per new
-    (SDK, finding), with an empty reason to write."""
+    """The entries that accept today's findings: those used, and one per new one (no reason)."""
     verdict = judge(matrix, entries)
     kept = [dict(e) for e in entries if not any(e is s for s in verdict.stale)]
     added: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -297,12 +283,8 @@ def accepted_entries(matrix: Matrix, entries: Sequence[Entry]) -> list[dict[str,
     return sorted(out, key=lambda e: (e["sdk"], KINDS.index(e["kind"]), e["finding"]))
 
 
-# -- the table ----------------------------------------------------------------------------------
-
-
 def render_matrix_markdown(matrix: Matrix, verdict: Verdict | None = None) -> str:
-    """One Markdown table: a row per scenario (and one for what every scenario shows), a
-    column per SDK, each cell `same` or its findings by kind (new ones marked)."""
+    """One Markdown table: a row per scenario (and `EVERY`), a column per SDK."""
     new = {(sdk, s, f.text) for sdk, s, f in verdict.new} if verdict else set()
     head = ["scenario", *matrix.sdks]
     lines = [

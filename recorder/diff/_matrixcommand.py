@@ -37,8 +37,7 @@ TOOL = "matrix"
 def corpus_matrix(
     folders: list[Path], reference: str | None = None, ignore: tuple[str, ...] = ()
 ) -> tuple[Matrix, list[str]]:
-    """The matrix of `folders` against the one named `reference` (the first by default), and
-    the errors met (files that could not be read)."""
+    """The matrix of `folders` against `reference` (the first by default), and read errors."""
     ref = next((f for f in folders if f.name == reference), None) if reference else folders[0]
     if ref is None:
         raise InputError(f"--reference {reference}: no such folder among {_names(folders)}")

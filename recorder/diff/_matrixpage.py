@@ -4,18 +4,16 @@ table, the verdict, then each exchange a finding links to, once under its own an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-from recorder._pages import render_page
+from recorder._pages import anchor, render_page
 from recorder.capture import Capture
 from recorder.diff._matrix import EVERY, KINDS, Finding, Matrix, Seen, Verdict, finding_order
 from recorder.diff._report import exchange_text, find_exchange
 
 LINKS = 12  # links per finding: where it was seen first
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +94,14 @@ class _Page:
     def _show(
         self, folder: str, scenario: str, capture: Capture | None, number: int | None
     ) -> str | None:
-        exchange = find_exchange(capture, number) if number is not None else None
+        exchange = find_exchange(capture, number)
         if exchange is None:
             return None
-        anchor = _UNSAFE.sub("-", f"x-{folder}-{scenario}-{number}")
-        if anchor not in self.shown:
+        at = anchor(f"x-{folder}-{scenario}-{number}")
+        if at not in self.shown:
             title = f"{folder}/{scenario} #{number} {exchange.classification.operation or ''}"
-            self.shown[anchor] = Shown(anchor, title, exchange_text(exchange))
-        return anchor
+            self.shown[at] = Shown(at, title, exchange_text(exchange))
+        return at
 
 
 def render_matrix_html(matrix: Matrix, verdict: Verdict | None = None) -> str:

@@ -15,13 +15,9 @@ from recorder.protocol import NOT_JSON, UNKNOWN, Json, event_data, event_fields,
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """A body (or event data, or gRPC message) after normalisation.
+    """A body (or event data, or gRPC message) after normalisation."""
 
-    `kind` is "json" (value: the parsed, normalised JSON), "text" (value: normalised text),
-    "bytes" (value: a short `<N bytes sha256:…>` summary) or "empty" (value: None).
-    """
-
-    kind: str
+    kind: str  # "json", "text", "bytes" (value: `<N bytes sha256:…>`) or "empty" (value: None)
     value: Json = None
 
 
@@ -88,8 +84,7 @@ EVENT_ID = "<event-id>"
 
 
 def exchange_key(exchange: Exchange) -> str:
-    """What alignment compares: the A2A operation (v1.0 name whatever the wire version); for
-    an operation the tables do not know, what the wire named (`unknown tasks/explode`)."""
+    """What alignment compares: the A2A operation (v1.0 name), else what the wire named."""
     c = exchange.classification
     if c.operation == UNKNOWN and c.method:
         return f"{UNKNOWN} {c.method}"
@@ -99,12 +94,8 @@ def exchange_key(exchange: Exchange) -> str:
 
 
 def normalise_body(data: bytes | str, normaliser: Normaliser) -> Body:
-    """Parse and normalise a body: JSON if it parses, else text, else a byte summary.
-
-    `data` is wire bytes (a body, a raw gRPC message) or text already decoded (SSE event data,
-    proto-JSON).  Bytes that are not UTF-8 become a summary; lone surrogates in JSON strings
-    (`"\\ud800"` is valid JSON text) are kept as they are.
-    """
+    """Parse and normalise wire bytes or decoded text: JSON if it parses (lone surrogates kept),
+    else text, else (not UTF-8) a byte summary."""
     if not data:
         return EMPTY
     parsed = parse_json(data)
@@ -166,7 +157,7 @@ def _comment_only(event: NormalEvent) -> bool:
 
 
 def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExchange:
-    """One exchange through a normaliser (which should already have observed it)."""
+    """One exchange through a normaliser that has already observed it."""
     c = exchange.classification
     response = exchange.response
     return NormalExchange(
@@ -185,11 +176,8 @@ def normalise_exchange(exchange: Exchange, normaliser: Normaliser) -> NormalExch
 def normalise_capture(
     capture: Capture, normaliser: Normaliser | None = None
 ) -> tuple[NormalExchange, ...]:
-    """Every exchange of a capture, normalised with placeholders numbered in first-seen order.
-
-    Discovery runs over the whole capture first, so an id first named inside free text (an
-    error message) before its own field appears is still replaced.
-    """
+    """Every exchange of a capture, normalised; discovery runs over all of them first, so an id
+    named in free text before its own field appears is still replaced."""
     normaliser = normaliser if normaliser is not None else Normaliser()
     exchanges = in_start_order(capture)
     for exchange in exchanges:
@@ -198,10 +186,6 @@ def normalise_capture(
 
 
 def in_start_order(capture: Capture) -> list[Exchange]:
-    """The exchanges in the order they started.
-
-    A capture lists exchanges as they completed, and concurrency makes that order vary from
-    run to run (a push delivery completes inside the send that caused it, a cancel before the
-    subscription it ends).  The order requests were made in is what a scenario fixes.
-    """
+    """The exchanges in the order they started: a scenario fixes that, not the completion order
+    a capture lists them in (which concurrency varies from run to run)."""
     return sorted(capture.exchanges, key=lambda e: (e.started_us, e.number))

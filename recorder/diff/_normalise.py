@@ -1,13 +1,11 @@
 """Volatile-value normalisation: one capture (or one live session) in, placeholders out.
 
-Every run carries fresh ids, timestamps, ports and tokens.  A `Normaliser` gives each volatile
-value a placeholder stable *within* one capture (the first task id seen is `<task-1>` wherever
-it occurs later: a URL path, an event, an error message), so "the task id returned by exchange
-2 is used in exchange 3" survives and compares equal across captures.
-
-Two passes: `observe_*` discovers ids by field name (the protocol's id model), then `json`,
-`text`, `target` and `headers` replace them by value wherever they occur.  Pure, and never
-raises on odd input.
+A `Normaliser` gives each volatile value (ids, timestamps, ports, tokens) a placeholder stable
+within one capture (the first task id seen is `<task-1>` wherever it occurs later: a path, an
+event, an error message), so "the id exchange 2 returned is used in exchange 3" compares equal
+across captures.  Two passes: `observe_*` finds ids by field name (the protocol's id model, the
+one the replayer matches by), then `json`, `text`, `target` and `headers` replace them by value
+wherever they occur.  Pure; never raises on odd input.
 """
 
 from __future__ import annotations
@@ -39,10 +37,6 @@ from recorder.protocol import (
     parse_json,
 )
 from recorder.redaction import SCHEMED_HEADERS
-
-# Whose `id` a bare `id` is (ID_OWNERS), and which ids an HTTP+JSON path holds (PATH_IDS): the
-# protocol's id model, the one the replayer matches by.
-
 
 QUERY_IDS: Mapping[str, IdKind] = {"contextId": IdKind.CONTEXT, "taskId": IdKind.TASK}
 
@@ -78,19 +72,13 @@ _MIN_TEXT_ID = 4  # shorter ids (or all-digit ones) are only replaced at their o
 
 @dataclass
 class Normaliser:
-    """Volatile values to placeholders, consistently across one capture or one live session.
-
-    `observe_json({"result": {"id": "t-9f2", "status": {}}})`, then `text("Task t-9f2 failed")`
-    is `"Task <task-1> failed"`.
-    """
+    """Volatile values to placeholders, consistently across one capture or one live session."""
 
     _ids: dict[str | int, str] = field(default_factory=dict)
     _text_ids: dict[str, str] = field(default_factory=dict)  # ids safe to replace inside text
     _counts: dict[IdKind, int] = field(default_factory=dict)
     _generations: dict[str, int] = field(default_factory=dict)  # task id -> its first generation
     _last_task: str = ""
-
-    # -- discovery ---------------------------------------------------------------------------
 
     def register(self, kind: IdKind, value: object) -> str | None:
         """Give `value` a placeholder of `kind` unless it has one; return its placeholder."""
@@ -189,8 +177,6 @@ class Normaliser:
         for message in messages:
             if message.json is not None:
                 self._observe_body(message.json)
-
-    # -- substitution ------------------------------------------------------------------------
 
     def json(self, value: Json) -> Json:
         """A copy of a JSON document with every volatile value replaced."""

@@ -25,12 +25,8 @@ def _poll_signature(x: NormalExchange) -> str | None:
 
 
 def last_polls(exchanges: Sequence[NormalExchange]) -> tuple[list[NormalExchange], dict[int, int]]:
-    """Keep only the last of each run of identical consecutive polls.
-
-    How many polls a client makes, and what the middle ones see, depends on timing alone; the
-    last poll shows the state the client waited for.  Returns the kept exchanges and, for each
-    kept last poll (by number), the length of its run.
-    """
+    """The exchanges with only the last of each run of identical polls (it shows the state the
+    client waited for), and each kept last poll's run length, by number."""
     kept: list[NormalExchange] = []
     runs: dict[int, int] = {}
     signature: str | None = None

@@ -1,11 +1,9 @@
 """The v0.3 -> v1.0 wire renames, applied to normalised exchanges.
 
-When two aligned exchanges differ, the diff translates both sides to the v1.0 shape and
-compares again: what the translation of one side explains is a *rename*, what still differs is
-a real difference.  A v1.0 exchange translates to itself, and two v0.3 captures cancel out.
-Each applied rule leaves a `RenameNote` with the path it touched, in its side's coordinates.
-The translation is `recorder.versions`, the one replay and verify use; this module only walks
-a normalised exchange's parts through it.
+When two aligned exchanges differ, the diff translates both to v1.0 and compares again: what
+one side's translation explains is a *rename*, what still differs a difference (two v0.3
+captures cancel out).  Each rule applied leaves a `RenameNote` with the path it touched, in its
+side's indexes.  The translation is `recorder.versions`'s, which replay and verify use too.
 """
 
 from __future__ import annotations
@@ -32,11 +30,7 @@ V0_3, V1_0 = "0.3", "1.0"
 
 
 def to_v1(exchange: NormalExchange) -> tuple[NormalExchange, tuple[RenameNote, ...]]:
-    """Translate a normalised exchange to the v1.0 wire shape; return it and what was renamed.
-
-    An exchange already in v1.0 shape comes back equal, with no notes.  A card is read as v1.0
-    reads any card (a v0.3 or hybrid card's legacy fields folded in), whatever its version.
-    """
+    """A normalised exchange in the v1.0 wire shape (a v1.0 one comes back equal), and renames."""
     t = _Translator(exchange.key, dialect_of(exchange.version, exchange.binding))
     request = t.request(exchange.request, exchange.binding, exchange.version)
     response = t.response(exchange.response) if exchange.response is not None else None
@@ -54,17 +48,13 @@ Headers = tuple[tuple[str, str], ...]
 class _Translator:
     def __init__(self, operation: str, dialect: Dialect) -> None:
         self.operation = operation
-        # Whatever the version says, a document is read as v0.3 JSON: for a v1.0 document that
-        # changes nothing, and it explains the v0.3 shapes that drafts of v1.0 kept (a2a-java
-        # 1.0.0.Alpha3's `blocking`, nested push configs) and hybrid cards.  Only proto-JSON is
-        # read as v0.3's own dialect, where a missing bool means false.
+        # Every document is read as v0.3 JSON (no change to a v1.0 one; it explains the v0.3
+        # shapes v1.0 drafts and hybrid cards kept); proto-JSON as its own v0.3 dialect.
         self.dialect = dialect if dialect is Dialect.V03_PROTO else Dialect.V03
         self.notes: list[RenameNote] = []
 
     def note(self, rule: Rule, old: str, new: str, path: str) -> None:
         self.notes.append(RenameNote(rule, old, new, path))
-
-    # -- request and response ----------------------------------------------------------------
 
     def request(
         self, request: NormalRequest, binding: str | None, version: str | None
@@ -100,7 +90,6 @@ class _Translator:
         )
 
     def target(self, verb: str, target: str, binding: str | None) -> str:
-        """A v0.3 gRPC path or HTTP+JSON request target in its v1.0 form."""
         moved = translate_target(
             self.operation, verb, target, binding or "", Version.V0_3, Version.V1_0
         )

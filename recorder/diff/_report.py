@@ -1,15 +1,9 @@
-"""Diff reports: text (coloured on a terminal), markdown, JSON and the HTML page; JUnit XML
-is `_junit`.
+"""Diff reports: text (coloured on a terminal), markdown, JSON and the HTML page (JUnit XML
+is `_junit`), each from the `CaptureDiff`s of the file pairs and the files with no partner.
 
-Every renderer takes a sequence of `CaptureDiff` (one per file pair) and the files that had no
-partner, and returns a string.  Same pairs are counted, not listed; each listed difference
-names both exchanges (`A#3 ~ B#4`), the operation and `path: old → new` (`_shown`); a folder
-diff ends with a table of its files.  `report_dict` is the JSON shape, stable for CI.  Every
-report is valid UTF-8 whatever the captures held.
-
-The HTML page is self-contained (`templates/diff.html.j2` through `recorder._pages`): a table
-per capture pair, then the exchanges its rows name as the capture holds them, when the
-`CaptureDiff` carries its captures (`diff_captures` sets them).
+Same pairs are counted, not listed; a folder diff ends with a table of its files.
+`report_dict` is the JSON shape, stable for CI.  Every report is valid UTF-8 whatever the
+captures held.  The page shows the exchanges its rows name when the diffs carry their captures.
 """
 
 from __future__ import annotations
@@ -41,16 +35,14 @@ from recorder.diff._shown import (
     file_counts,
     file_rows,
     is_folder_report,
-    label_a,
-    label_b,
     listed,
     printable,
     rows,
+    side_label,
 )
 
 REPORT_FORMAT = "a2a-recorder-diff"
-# 2: events and messages aligned as sequences (paths `events[3~4]`, no `events.count`), the
-# `empty-defaults` note path, `binding` on each pair, the top-level `files` counts.
+# 2: paths `events[3~4]`, the `empty-defaults` note, each pair's `binding`, the `files` counts.
 REPORT_VERSION = 2
 
 _STYLES: Mapping[str, dict[str, Any]] = {
@@ -68,9 +60,6 @@ _STYLES: Mapping[str, dict[str, Any]] = {
     PairKind.REMOVED: {"fg": "red"},
     "summary": {"bold": True},
 }
-
-
-# -- text ---------------------------------------------------------------------------------------
 
 
 def render_text(
@@ -119,9 +108,6 @@ def _text_files(
     out += [f"  {f.name.ljust(width)}  {f.outcome.ljust(9)}  {f.summary}".rstrip() for f in files]
     counts = ", ".join(f"{n} {outcome}" for outcome, n in file_counts(files).items())
     return [*out, style(f"Files summary: {counts}", "summary")]
-
-
-# -- JSON ---------------------------------------------------------------------------------------
 
 
 def _difference_dict(diff: Difference) -> dict[str, Any]:
@@ -192,13 +178,11 @@ def render_json(
     return printable(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-# -- markdown -----------------------------------------------------------------------------------
-
-
 _MD_HEAD = "| A | B | operation | what | path | A value | B value |"
 
 
-def _md(text: str) -> str:
+def md_text(text: str) -> str:
+    """`text` as it reads inside a markdown table cell: one line, `|` and `\\` escaped."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
@@ -207,28 +191,21 @@ def render_markdown(
 ) -> str:
     out: list[str] = []
     for diff in diffs:
-        out += [f"## `{_md(diff.a_name)}` ~ `{_md(diff.b_name)}`", ""]
+        out += [f"## `{md_text(diff.a_name)}` ~ `{md_text(diff.b_name)}`", ""]
         pairs = listed(diff)
         if pairs:
             out += [_MD_HEAD, "|---|---|---|---|---|---|---|"]
             for pair in pairs:
                 for what, path, old, new in rows(pair):
-                    cells = (
-                        label_a(pair),
-                        label_b(pair),
-                        pair.operation,
-                        what,
-                        path,
-                        old.text,
-                        new.text,
-                    )
-                    out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+                    labels = (side_label(pair, "A"), side_label(pair, "B"))
+                    cells = (*labels, pair.operation, what, path, old.text, new.text)
+                    out.append("| " + " | ".join(md_text(c) for c in cells) + " |")
             out.append("")
             out += _md_raw(pairs)
         out += [f"**Summary:** {diff.summary()}", ""]
     if unpaired:
         out += ["## Unpaired files", ""]
-        out += [f"- only in {side}: `{_md(n)}`" for side, n in unpaired] + [""]
+        out += [f"- only in {side}: `{md_text(n)}`" for side, n in unpaired] + [""]
     if is_folder_report(diffs, unpaired):
         out += _md_files(diffs, unpaired)
     return printable("\n".join(out))
@@ -237,7 +214,7 @@ def render_markdown(
 def _md_files(diffs: Sequence[CaptureDiff], unpaired: Unpaired) -> list[str]:
     files = file_rows(diffs, unpaired)
     out = ["## Files", "", "| file | outcome | exchanges |", "|---|---|---|"]
-    out += [f"| `{_md(f.name)}` | {f.outcome} | {_md(f.summary)} |" for f in files]
+    out += [f"| `{md_text(f.name)}` | {f.outcome} | {md_text(f.summary)} |" for f in files]
     counts = file_counts(files)
     out += [
         "",
@@ -255,12 +232,9 @@ def _md_raw(pairs: Sequence[ExchangeDiff]) -> list[str]:
         return []
     out = ["<details><summary>Raw differences under the renames</summary>", ""]
     for pair, rename in renamed:
-        out.append(f"- {pair.label} {pair.operation}: {_md(rename.text)}")
-        out += [f"  - `{_md(describe(d))}`" for d in rename.raw]
+        out.append(f"- {pair.label} {pair.operation}: {md_text(rename.text)}")
+        out += [f"  - `{md_text(describe(d))}`" for d in rename.raw]
     return out + ["", "</details>", ""]
-
-
-# -- HTML ---------------------------------------------------------------------------------------
 
 
 def render_html(
@@ -332,20 +306,19 @@ def _section(k: int, diff: CaptureDiff) -> Section:
 
 
 def _anchor(k: int, side: str, number: int) -> str:
-    return f"d{k}-{side}{number}"
+    return f"d{k}-{side.lower()}{number}"
 
 
 def _link(k: int, diff: CaptureDiff, side: str, number: int | None) -> Link | None:
     if number is None:
         return None
-    capture = diff.a_capture if side == "a" else diff.b_capture
-    shown = find_exchange(capture, number) is not None
-    return Link(f"{side.upper()}#{number}", _anchor(k, side, number) if shown else None)
+    shown = find_exchange(diff.a_capture if side == "A" else diff.b_capture, number) is not None
+    return Link(f"{side}#{number}", _anchor(k, side, number) if shown else None)
 
 
 def _pair_rows(k: int, diff: CaptureDiff, pair: ExchangeDiff) -> list[Row]:
     renames = {r.text: r for r in pair.renames}
-    a, b = _link(k, diff, "a", pair.a), _link(k, diff, "b", pair.b)
+    a, b = _link(k, diff, "A", pair.a), _link(k, diff, "B", pair.b)
     out = []
     for what, path, old, new in rows(pair):
         rename = renames.get(path) if what == "rename" else None
@@ -354,24 +327,24 @@ def _pair_rows(k: int, diff: CaptureDiff, pair: ExchangeDiff) -> list[Row]:
     return out
 
 
-def find_exchange(capture: Capture | None, number: int) -> Exchange | None:
-    if capture is None:
+def find_exchange(capture: Capture | None, number: int | None) -> Exchange | None:
+    if capture is None or number is None:
         return None
     return next((x for x in capture.exchanges if x.number == number), None)
 
 
 def _exchanges(k: int, diff: CaptureDiff, pairs: Sequence[ExchangeDiff]) -> list[Shown]:
-    """The exchanges the rows name, each under its anchor, as the capture holds it."""
     out = []
     for pair in pairs:
         for side, number, capture, name in (
-            ("a", pair.a, diff.a_capture, diff.a_name),
-            ("b", pair.b, diff.b_capture, diff.b_name),
+            ("A", pair.a, diff.a_capture, diff.a_name),
+            ("B", pair.b, diff.b_capture, diff.b_name),
         ):
-            exchange = find_exchange(capture, number) if number is not None else None
-            if exchange is not None and number is not None:
-                title = f"{label_a(pair) if side == 'a' else label_b(pair)} {pair.operation}"
-                out.append(Shown(_anchor(k, side, number), title, name, exchange_text(exchange)))
+            exchange = find_exchange(capture, number)
+            if exchange is not None:
+                title = f"{side_label(pair, side)} {pair.operation}"
+                anchor = _anchor(k, side, exchange.number)
+                out.append(Shown(anchor, title, name, exchange_text(exchange)))
     return out
 
 

@@ -42,11 +42,8 @@ EMPTY_DEFAULTS_PATH = "empty-defaults"
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """One raw difference: where (`path`), what kind, the old (A) and new (B) values.
-
-    `json_path` is the part of `path` inside a JSON document ("" for its root), or None when
-    the difference is not inside one; `$.` ignore patterns match against it.
-    """
+    """One raw difference: where, what kind, the old (A) and new (B) values.  `json_path` is
+    the part of `path` inside a JSON document ("" its root, None outside one), for `$.PATH`."""
 
     kind: DiffKind
     path: str
@@ -101,11 +98,7 @@ class ExchangeDiff:
 
 @dataclass(frozen=True, slots=True)
 class CaptureDiff:
-    """The diff of two captures; `same` is True when nothing counted differs.
-
-    `a_capture` and `b_capture` are the captures compared, when known (`diff_captures` sets
-    them), so that a report can show the exchanges themselves; they take no part in equality.
-    """
+    """The diff of two captures, with the captures when known (reports show their exchanges)."""
 
     a_name: str
     b_name: str

@@ -1,13 +1,11 @@
 """Event sequences aligned as sequences: SSE events, gRPC messages, push deliveries.
 
-Keys per item, finest first (`_align.align_levels`): *content* (the whole normalised item, the
-placeholders' numbers left out, since one extra id earlier renumbers the rest), *signature*
-(what it carries: protocol's `carried`, plus the SSE event type) and *state* (the task state
-alone: a v0.3 agent pushes a task where v1.0 pushes a status update).  Equal content pairs
-first, so one inserted event is one insertion; then the same signature (a change, not a
-removal and an insertion), then the same state, then what is left from the stretch's end (a
-stream's end is its outcome).  Push deliveries get the same keys in the exchange alignment
-(`exchange_levels`); every other exchange is keyed by its operation.
+Keys per item, finest first (`_align.align_levels`): *content* (the whole normalised item,
+placeholder numbers left out: one extra id earlier renumbers the rest), *signature* (what it
+carries, plus the SSE event type) and *state* (the task state alone: a v0.3 agent pushes a task
+where v1.0 pushes a status update).  So one inserted event is one insertion, a changed one a
+change, and what is left pairs from the stretch's end (a stream's end is its outcome).  Push
+deliveries get the same keys among exchanges; other exchanges are keyed by their operation.
 """
 
 from __future__ import annotations
@@ -79,8 +77,7 @@ def _positional(n: int) -> Alignment:
 
 
 def exchange_levels(exchanges: Sequence[NormalExchange]) -> list[list[Hashable]]:
-    """Keys for aligning exchanges: push deliveries by content, what they carry, their state,
-    then operation; every other exchange by its operation at every level."""
+    """Keys for aligning exchanges: push deliveries keyed as events are, others by operation."""
     keys = (_content, _signature, _state)
     levels: list[list[Hashable]] = [[] for _ in range(len(keys) + 1)]
     for x in exchanges:

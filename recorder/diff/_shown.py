@@ -49,8 +49,7 @@ _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def readable(path: str, old: Any, new: Any) -> tuple[str, Any, Any]:
-    """A difference's path and values as shown: file contents in parts decoded (see the module
-    docstring), wherever they sit in the values."""
+    """A difference's path and values as shown: file contents in parts decoded."""
     shown = (_readable(path, old), _readable(path, new))
     if _FILE_CONTENT.search(path) and shown != (old, new):
         path += DECODED
@@ -68,8 +67,7 @@ def _readable(path: str, value: Any) -> Any:
 
 
 def file_content(text: str) -> str:
-    """A file's base64 content as shown: the text it encodes, else `<N bytes sha256:...>`;
-    `text` itself when it is not base64."""
+    """Base64 file content as shown: its text, else `<N bytes sha256:...>`; else `text` as is."""
     try:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
@@ -87,15 +85,13 @@ def file_content(text: str) -> str:
 
 
 def printable(text: str) -> str:
-    """`text` with each lone surrogate as a `\\udXXX` escape, which reads the same inside a
-    JSON string, so that a report or a table can always be written as UTF-8."""
+    """`text` with each lone surrogate as a `\\udXXX` escape (the same inside a JSON string)."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
 class Excerpt:
-    """One side of a change as shown: `changed` is the differing span, never cut; `before` and
-    `after` are what surrounds it (`…` where some of it is left out)."""
+    """One side of a change: `changed`, the differing span, whole; `before`, `after` around it."""
 
     before: str
     changed: str
@@ -110,12 +106,8 @@ NOTHING = Excerpt("", "", "")
 
 
 def excerpts(old: Any, new: Any) -> tuple[Excerpt, Excerpt]:
-    """How the two sides of a change are shown.
-
-    For two strings, `changed` is where they differ (their common prefix and suffix set aside);
-    when either is longer than MAX_SHOWN, only CONTEXT characters are kept around it.  Anything
-    else is shown whole, all of it marked as changed.
-    """
+    """The two sides of a change: strings by the span where they differ, with only CONTEXT
+    characters around it when either is longer than MAX_SHOWN; anything else whole."""
     if not (isinstance(old, str) and isinstance(new, str)):
         return whole(old), whole(new)
     long = len(show(old)) > MAX_SHOWN or len(show(new)) > MAX_SHOWN
@@ -129,7 +121,6 @@ def excerpts(old: Any, new: Any) -> tuple[Excerpt, Excerpt]:
 
 
 def whole(value: Any) -> Excerpt:
-    """A value shown whole (nothing for an absent one)."""
     return NOTHING if value is ABSENT else Excerpt("", show(value), "")
 
 
@@ -175,7 +166,6 @@ def describe(diff: Difference) -> str:
 
 
 def _describe_empty(diff: Difference) -> str:
-    """The grouped note: which empty defaults ({}, [], "") only one side sends."""
     if not isinstance(diff.old, dict) or not isinstance(diff.new, dict):  # one ungrouped field
         side = "A" if diff.new is ABSENT else "B"
         value = diff.old if diff.new is ABSENT else diff.new
@@ -221,18 +211,14 @@ def rows(pair: ExchangeDiff) -> list[Row]:
     return out
 
 
-def label_a(pair: ExchangeDiff) -> str:
-    return f"A#{pair.a}" if pair.a is not None else ""
-
-
-def label_b(pair: ExchangeDiff) -> str:
-    return f"B#{pair.b}" if pair.b is not None else ""
+def side_label(pair: ExchangeDiff, side: str) -> str:
+    """`A#3` or `B#4`: the pair's exchange on `side` ("A" or "B"), "" when it has none there."""
+    number = pair.a if side == "A" else pair.b
+    return f"{side}#{number}" if number is not None else ""
 
 
 @dataclass(frozen=True, slots=True)
 class FileRow:
-    """One file of a folder diff: its name and how it came out."""
-
     name: str
     outcome: str  # "same", "differ", "only in A", "only in B"
     summary: str = ""
@@ -262,8 +248,7 @@ def is_folder_report(diffs: Sequence[CaptureDiff], unpaired: Unpaired) -> bool:
 
 
 def _relative(names: list[str]) -> list[str]:
-    """Names with their common leading folder left out (`x/a.http`, `x/b/c.http` -> `a.http`,
-    `b/c.http`)."""
+    """Names with their common leading folder left out."""
     if len(names) < 2:
         return names
     split = [n.split("/") for n in names]

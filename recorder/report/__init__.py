@@ -1,13 +1,10 @@
-"""A picture of a session: a capture as one self-contained HTML page.
+"""A picture of a session: a capture as one self-contained HTML page, which fetches nothing.
 
-`render_report(capture)` is pure; `report_command` is the `a2a-recorder report FILE -o OUT`
-shell; `fleet_page` draws a fleet's folder as one waterfall.  The page draws a sequence
-diagram and a timeline, and opens an exchange on a click; it fetches nothing.  Modules:
-`_facts` (per exchange: lanes, outcome, ticks, flags), `_display` (request and response as
-text), `_layout` (pixels), `_page` (the template), `_command` (the CLI).
+`render_report` (pure) draws a sequence diagram and a timeline, and opens an exchange on a
+click; `fleet_page` draws a fleet's folder as one waterfall; `report_command` is the shell.
 
-May import `recorder.show`, `recorder.lint`, `recorder.capture`, `recorder.protocol` and
-`recorder.options`.
+May import `recorder.export`, `recorder.show`, `recorder.lint`, `recorder.diff`,
+`recorder.capture`, `recorder.protocol` and `recorder.options`.
 """
 
 from recorder.report._command import report_command

@@ -129,9 +129,6 @@ def short_id(task_id: str | None, width: int = 8) -> str:
     return task_id if len(task_id) <= width else task_id[:width] + "…"
 
 
-# ---- outcome ----
-
-
 def _answers(exchange: Exchange, push: bool) -> list[Answer]:
     """The A2A objects the exchange carried, in order: a delivery's body, else the response's."""
     if push:
@@ -186,9 +183,6 @@ def _status_failure(response: Response) -> str | None:
     return str(response.status) if response.status >= 400 else None
 
 
-# ---- ticks and flags ----
-
-
 def _ticks(response: Response) -> tuple[Tick, ...]:
     if response.events:
         return tuple(_event_tick(i, e) for i, e in enumerate(response.events))
@@ -208,12 +202,8 @@ def _message_tick(index: int, message: GrpcMessage) -> Tick:
     if message.json is None:
         size = len(message.raw or b"")
         return Tick(index, message.offset_us, f"undecoded, {size} bytes", Tone.MUTED)
-    return Tick(
-        index,
-        message.offset_us,
-        _answer_label(read_answer(message.json), message.type_name or "message"),
-        Tone.OK,
-    )
+    label = _answer_label(read_answer(message.json), message.type_name or "message")
+    return Tick(index, message.offset_us, label, Tone.OK)
 
 
 def _answer_label(answer: Answer, fallback: str) -> str:

@@ -1,23 +1,20 @@
 """A fleet's session as one waterfall across its agents (pure): who called whom, when, with
 which task, each bar opening the exchange as recorded.
 
-The rows are the spans of `recorder.export.trace_plan` (the same parents: `traceparent`, the
-task a delivery names, the call that was open), a call per row in start order, indented under
-its parent, its bar on one time axis for every capture; stream event batches are ticks on it.
+The rows are the calls of `recorder.export.trace_plan` (the same parents), in start order,
+indented under their parents, on one time axis; stream event batches are ticks on a bar.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recorder._pages import render_page
-from recorder.capture import Capture, Exchange, render_exchange
+from recorder._pages import anchor, render_page
+from recorder.capture import Capture
+from recorder.diff import exchange_text
 from recorder.export import SpanPlan, trace_plan
 from recorder.report._units import axis_step, axis_text, duration_text
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +51,11 @@ def fleet_page(captures: Sequence[tuple[str, Capture]], name: str = "fleet") -> 
                         tuple(100 * (t - start) / span for t in ticks), anchor))  # fmt: skip
     step = axis_step(span // 1000)
     marks = [(100 * t * 1000 / span, axis_text(t)) for t in range(0, span // 1000 + 1, step)]
-    shown = [(_anchor(n, x.number), f"{n} #{x.number}", _text(x)) for n, c in captures
+    shown = [(_anchor(n, x.number), f"{n} #{x.number}", exchange_text(x)) for n, c in captures
              for x in c.exchanges]  # fmt: skip
     return render_page("fleet.html.j2", name=name, bars=bars, marks=marks, shown=shown,
                        span=duration_text(span // 1000), agents=len(captures))  # fmt: skip
 
 
 def _anchor(capture: str, number: int) -> str:
-    return _UNSAFE.sub("-", f"x-{capture}-{number}")
-
-
-def _text(exchange: Exchange) -> str:
-    try:
-        return render_exchange(exchange)
-    except ValueError as exc:  # a value the file format cannot hold; never lose the page
-        return f"(exchange {exchange.number} cannot be shown as text: {exc})"
+    return anchor(f"x-{capture}-{number}")

@@ -83,13 +83,9 @@ class Notable:
 
 
 def render_report(capture: Capture, *, name: str = "capture", marks: Marks | None = None) -> str:
-    """The report page for `capture`, as HTML text.
-
-    `name` titles the page (the capture's file name).  `marks` is the hook for findings
-    from other tools (lint): exchange number -> messages, each shown on the exchange's arrow
-    and in its detail, and listed with the notes; a number the capture does not hold is listed
-    too, never dropped.  Never raises on a capture's content.
-    """
+    """The report page for `capture`; never raises on a capture's content.  `marks` are other
+    tools' findings (exchange number -> messages), shown on the exchange and listed with the
+    notes, a number the capture does not hold too."""
     marks = marks or {}
     pairs = sorted(
         ((exchange_facts(x), x) for x in capture.exchanges), key=lambda pair: start_order(pair[0])
@@ -195,9 +191,7 @@ def _notables(views: Sequence[ExchangeView], marks: Marks) -> list[Notable]:
 
 
 def _redaction(capture: Capture, facts: Sequence[ExchangeFacts]) -> tuple[tuple[str, ...], int]:
-    """What the recorder redacted (each name once, whatever its case: header names are
-    case-insensitive, and a capture added to by another session may list both spellings),
-    and in how many exchanges."""
+    """What the recorder redacted, each name once whatever its case, and in how many exchanges."""
     names: dict[str, str] = {}
     for name in capture.redacted:
         names.setdefault(name.lower(), name)

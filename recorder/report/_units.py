@@ -22,8 +22,7 @@ def duration_text(us: int) -> str:
 
 
 def axis_step(span_us: int, wanted: int = 6) -> int:
-    """The smallest round step (1, 2 or 5 times a power of ten microseconds) that gives at
-    most `wanted` marks after 0 over `span_us`."""
+    """The smallest step of 1, 2 or 5 times a power of ten giving at most `wanted` marks."""
     step = 1
     while True:
         for factor in (1, 2, 5):

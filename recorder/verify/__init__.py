@@ -1,20 +1,11 @@
 """Verify: play the client side of a capture against a live agent, and report what drifted.
 
-`verify_capture(capture, agent_url, ...)` sends each recorded request to the live agent, in
-recorded order and through the recorder (so the new session is a proper capture), with the
-live agent's ids in place of the recorded ones, and returns a `VerifyResult`: the diff of the
-recorded session against the new one, plus what only verify knows (what could not be sent and
-why, timing).  `result.status` is the exit status: 0 no drift, 1 drift.
-
-Pure layers: `_plan` (the capture as sends and what each waits for), `_live` (recorded ids ->
-live ids), `_outgoing` and `_secrets` (a request made ready, credentials in), `_result` and
-`_report`, `_config` (verify.toml), `_baseline`, `_learn` and `_learnt` (`--learn`), `_trials`.
-Shells: `_schedule` (asyncio), `_send` (HTTP and gRPC), `_webhook`, `_run` (the recorder and
-the diff), `_modes` (once, --learn, --trials), `_command` (the CLI).
-
-Errors: `VerifyError(RuntimeError)` when verify cannot run (exit 2); `ConfigError(ValueError)`
-for settings that cannot be used; `PlaceholderError(ValueError)` for a redacted secret that
-would reach the agent.
+`verify_capture` sends each recorded request to the live agent in recorded order, through the
+recorder (so the new session is a proper capture), with the live agent's ids in place of the
+recorded ones, and returns a `VerifyResult`: the diff of the recorded session against the new
+one, plus what only verify knows (what could not be sent and why, timing).  `VerifyError`:
+verify cannot run (exit 2); `ConfigError`: settings that cannot be used; `PlaceholderError`: a
+redacted secret that would reach the agent.
 
 May import `recorder.replay`, `recorder.record`, `recorder.diff`, `recorder.script`,
 `recorder.capture`, `recorder.protocol`, `recorder.ci` and `recorder.options`.

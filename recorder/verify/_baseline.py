@@ -2,57 +2,46 @@
 
 Each drift is a baseline entry (`recorder.ci`, tool "verify"): a counted difference, a rename,
 a one-sided exchange, a request not sent; exchanges named as the diff names them.  Timing is
-not baselined (`--max-slowdown` is its knob).  `accept` gives the result less what the
-baseline accepted; a pair left with nothing is the same.  Pure.
+not baselined (`--max-slowdown` is its knob).  Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 from recorder.ci import BaselineOutcome, Entry
 from recorder.diff import ExchangeDiff, PairKind, describe
 from recorder.verify._result import VerifyResult
 
-# What an entry points at in a result: ("pair", i), ("diff", i, j), ("rename", i, j),
-# ("not-sent", k).
+# What an entry points at: ("pair", i), ("diff", i, j), ("rename", i, j), ("not-sent", k).
 Place = tuple[str, int] | tuple[str, int, int]
 
 
 def baseline_items(result: VerifyResult) -> list[tuple[Entry, Place]]:
     """Every drift of `result` as a baseline entry, with where it is."""
-    return list(_items(result))
-
-
-def _items(result: VerifyResult) -> Iterator[tuple[Entry, Place]]:
+    out: list[tuple[Entry, Place]] = []
     for i, pair in enumerate(result.diff.exchanges):
         name = f"A#{pair.a}" if pair.a is not None else f"B#{pair.b}"
         base = {"capture": result.capture, "exchange": name, "operation": pair.operation}
         if pair.kind in (PairKind.INSERTED, PairKind.REMOVED):
-            yield {**base, "kind": pair.kind.value, "path": ""}, ("pair", i)
+            out.append(({**base, "kind": pair.kind.value, "path": ""}, ("pair", i)))
             continue
         for j, rename in enumerate(pair.renames):
             entry = {**base, "kind": "rename", "path": f"rename:{rename.rule}", "what": rename.text}
-            yield entry, ("rename", i, j)
+            out.append((entry, ("rename", i, j)))
         for j, d in enumerate(pair.differences):
             if d.counts:
                 entry = {**base, "kind": d.kind.value, "path": d.path, "what": describe(d)}
-                yield entry, ("diff", i, j)
+                out.append((entry, ("diff", i, j)))
     for k, item in enumerate(result.not_sent):
-        entry = {
-            "capture": result.capture,
-            "exchange": f"A#{item.number}",
-            "operation": item.operation,
-            "kind": "not-sent",
-            "path": "",
-            "what": item.reason,
-        }
-        yield entry, ("not-sent", k)
+        entry = {"capture": result.capture, "exchange": f"A#{item.number}"}
+        entry |= {"operation": item.operation, "kind": "not-sent", "path": "", "what": item.reason}
+        out.append((entry, ("not-sent", k)))
+    return out
 
 
 def accept(result: VerifyResult, accepted: set[Place], outcome: BaselineOutcome) -> VerifyResult:
-    """`result` less what the baseline accepted (see the module docstring)."""
+    """`result` less what the baseline accepted; a pair left with nothing is the same."""
     pairs = [
         _pair_less(i, pair, accepted)
         for i, pair in enumerate(result.diff.exchanges)

@@ -1,10 +1,7 @@
 """`a2a-recorder verify CAPTURE --agent URL`: the thin shell around `verify_capture`.
 
-Exit status: 0 no drift, 1 drift, 2 verify could not run (a capture that cannot be read, an
-agent that cannot be reached, a redacted secret nothing fills, a bad option, settings or
-baseline file).  Three ways to run (`_modes`): once (optionally against a baseline of
-accepted drift), `--learn N` (learn a noisy agent's noise into verify.toml; exit 0 once
-written) and `--trials K --min-pass P` (exit 0 when at least P of K runs show no drift).
+Exit status: 0 no drift, 1 drift, 2 verify could not run.  Three ways to run (`_modes`): once
+(optionally against a baseline), `--learn N` and `--trials K --min-pass P`.
 """
 
 from __future__ import annotations
@@ -190,8 +187,7 @@ def _check_modes(
 
 
 def _config(path: Path | None, *, learning: bool = False) -> VerifyConfig:
-    """The settings in force; with --learn, a --config file that does not exist yet is the
-    one it will write."""
+    """The settings in force (with --learn, a --config file not there yet is one to write)."""
     if learning and path is not None and not path.exists():
         return VerifyConfig(path)
     return find_config(Path.cwd()) if path is None else load_config(path)

@@ -1,21 +1,10 @@
 """A project's standing verify settings: `verify.toml`, or `[tool.a2a-recorder.verify]`.
 
 Found from a directory upward: the first holding a `verify.toml`, or a `pyproject.toml` with
-that table, wins.  The same keys in both::
-
-    ignore = ["header:etag"]                # the diff's --ignore patterns
-    compare = ["shape:$.result.artifacts"]  # the diff's --compare settings
-    timeout = 20                            # seconds per exchange and wait
-    max-slowdown = 3.0                      # fail beyond 3x the recorded time
-
-    [captures."grpc/*.http"]                # more for the captures matching a glob
-    ignore = ["trailer:grpc-message"]
-
-    [learnt."captures/llm.http"]            # written by `verify --learn` (`_learnt`)
-    ignore = ["body.result.artifacts[0].parts[0].text"]
-
-`--ignore` and `--compare` add to the file's, `--timeout` and `--max-slowdown` replace them.
-An unknown key, a bad pattern or a value of the wrong type is a `ConfigError` naming the file.
+that table, wins; its keys are in docs/guides/verify.md, with `[learnt."capture"]` tables
+written by `verify --learn` (`_learnt`).  `--ignore` and `--compare` add to the file's,
+`--timeout` and `--max-slowdown` replace them.  An unknown key, a bad pattern or a value of the
+wrong type is a `ConfigError` naming the file.
 """
 
 from __future__ import annotations
@@ -48,8 +37,7 @@ class VerifyConfig:
     learnt: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (capture path, learnt ignores)
 
     def ignores_for(self, capture: Path, *, learnt: bool = True) -> tuple[str, ...]:
-        """The file's ignores for one capture: the standing ones, its globs', then (unless
-        `learnt` is False) what `verify --learn` learnt for it."""
+        """The file's ignores for one capture: the standing ones, its globs', what it learnt."""
         found = list(self.ignore) + self._matching(capture, self.captures)
         if learnt and self.path is not None:
             key = self.key_of(capture)
@@ -57,7 +45,6 @@ class VerifyConfig:
         return tuple(found)
 
     def compares_for(self, capture: Path) -> tuple[str, ...]:
-        """The file's `--compare` settings for one capture: the standing ones, its globs'."""
         return tuple(self.compare) + tuple(self._matching(capture, self.capture_compares))
 
     def key_of(self, capture: Path) -> str:
@@ -131,7 +118,6 @@ def parse_config(table: Mapping[str, Any], path: Path | None = None) -> VerifyCo
 def _tables(
     table: Mapping[str, Any], key: str, where: str, allowed: tuple[str, ...]
 ) -> Mapping[str, Mapping[str, Any]]:
-    """`[key."name"]` tables, each holding only `allowed` keys."""
     found = table.get(key, {})
     if not isinstance(found, Mapping):
         raise ConfigError(f"{where}: {key} must be a table of tables")
@@ -153,8 +139,6 @@ def _per(
 
 
 def _patterns(parse: Callable[[list[str]], object]) -> Callable[[Any, str, str], tuple[str, ...]]:
-    """A reader of a list of patterns that `parse` checks (`ignore`, `compare`)."""
-
     def read(value: Any, where: str, key: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: {key} must be a list of strings")

@@ -1,11 +1,9 @@
 """What a noisy agent varies: the paths that differ between runs of one capture (pure).
 
-`verify --learn N` diffs every pair of its N new captures (with the patterns already in force);
-each counted difference's path becomes an ignore pattern in the recording's own indexes
-(`events[3~4]` -> `events[3]`).  A list whose length or members vary is learnt as a pattern:
-an element added or removed is `tasks[*]`, and a path learnt at two positions of one list is
-learnt at every position; a pattern under a broader one is left out.  The recording itself
-takes no part (what differs from it may be a real regression), and what no pattern can name
+`verify --learn N` diffs every pair of its N new captures (never the recording: what differs
+from it may be a regression); each counted difference's path becomes an ignore pattern in the
+recording's own indexes (`events[3~4]` -> `events[3]`).  A list whose length or members vary is
+learnt as `tasks[*]`, and a pattern under a broader one is left out.  What no pattern can name
 (a one-sided exchange, a rename) is `Learning.unlearnt`.
 """
 
@@ -63,8 +61,7 @@ def learn(
 
 
 def _generalised(found: dict[str, list[Runs]]) -> dict[str, list[Runs]]:
-    """`found` with each index that varies written `[*]`, and without the patterns a
-    broader one covers (the runs of the patterns merged into one kept in order)."""
+    """`found` with each index that varies as `[*]`, less the patterns a broader one covers."""
     wide: dict[str, list[Runs]] = {}
     for pattern, runs in found.items():
         for other in _INDEX.finditer(pattern):
@@ -110,8 +107,8 @@ def _patterns(diff: CaptureDiff, unlearnt: list[str], runs: Runs) -> list[str]:
 
 
 def pattern_of(path: str, kind: DiffKind = DiffKind.CHANGED) -> str | None:
-    """The ignore pattern naming a difference's `path`, or None when none can; an element
-    added or removed is any element of its list (`tasks[25]` -> `tasks[*]`)."""
+    """The ignore pattern naming a difference's `path` (an element added or removed: any of its
+    list's), or None when none can."""
     text = side_path(path, "A")
     if kind in (DiffKind.ADDED, DiffKind.REMOVED):
         text = _LAST_INDEX.sub("[*]", text)

@@ -1,10 +1,9 @@
 """Writing what `verify --learn` learnt into verify.toml, and leaving the rest of it alone.
 
-One capture's learnt ignores are one table, `[learnt."<capture path>"]` (relative to the
-file's folder, `VerifyConfig.key_of`), with a comment on when, against which agent and from
-how many runs, and the pairs of runs beside each pattern.  Learning again replaces that table
-and nothing else: the file is edited as text (TOML writers drop comments), and the result must
-parse back holding exactly what was learnt, or nothing is written (`ConfigError`).
+One capture's learnt ignores are one table, `[learnt."<capture path>"]`, with comments on when,
+against which agent and from which runs.  Learning again replaces that table and nothing else:
+the file is edited as text (TOML writers drop comments), and the result must parse back holding
+exactly what was learnt, or nothing is written (`ConfigError`).
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ def with_learnt(text: str, key: str, table: str) -> str:
 
 
 def _table_end(lines: list[str], start: int) -> int:
-    """The line after the learnt table that starts at `start`: after its closing `]` as
-    `learnt_table` writes it, else (edited by hand) at the next table header."""
+    """Where the learnt table at `start` ends: its closing `]`, else (edited) the next table."""
     following = range(start + 1, len(lines))
     header = next((i for i in following if _HEADER.match(lines[i])), len(lines))
     close = next((i for i in range(start + 1, header) if lines[i].strip() == "]"), None)

@@ -48,8 +48,6 @@ class LiveIds:
     to_live: dict[str, str] = field(default_factory=dict)
     taught: dict[str, int] = field(default_factory=dict)  # recorded id -> exchange that taught it
 
-    # -- sending ------------------------------------------------------------------------------
-
     def missing(self, step: Step) -> list[Missing]:
         """The issued ids the step names that have no live counterpart yet."""
         return [
@@ -59,10 +57,7 @@ class LiveIds:
         ]
 
     def mapping(self, step: Step) -> dict[str, str]:
-        """Recorded -> live for every id the step's request names, minting what is new.
-
-        Call only when `missing(step)` is empty.
-        """
+        """Recorded -> live for every id the step names, minting what is new (none `missing`)."""
         found: dict[str, str] = {}
         for recorded in step.slots:
             live = self._live(recorded)
@@ -88,17 +83,13 @@ class LiveIds:
             return str(uuid.uuid4())  # a push-config secret: the client's own, new each run
         return fresh_id(recorded.slot.value)
 
-    # -- learning -----------------------------------------------------------------------------
-
     def learn_document(self, step: Step, index: int, live: Json) -> None:
-        """Learn from one live document (a stream's event as it comes): the recorded document
-        at the same index, ids at the same places."""
+        """Learn from one live document as it comes, paired with the recorded one at `index`."""
         recorded = _teaching_documents(step)
         if index < len(recorded):
             self._learn(step, pair_ids([recorded[index]], [live], anywhere=False))
 
     def learn(self, step: Step, live: Sequence[Json], success: bool) -> None:
-        """Learn from a whole live answer (its documents) to the step's request."""
         if success:
             self._learn(step, pair_ids(_teaching_documents(step), live))
 

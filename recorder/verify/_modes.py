@@ -1,8 +1,7 @@
 """The shells of verify's ways to run: once (with a baseline), `--learn N`, `--trials K`.
 
-Each takes what the command parsed and returns the report text and the exit status; the
-command writes the report.  `VerifyError`, `ConfigError` and `BaselineError` mean verify
-could not run (exit 2) and go up to the command.
+Each returns the report text and the exit status; `VerifyError`, `ConfigError` and
+`BaselineError` (verify could not run) go up to the command.
 """
 
 from __future__ import annotations
@@ -77,14 +76,9 @@ def run_trials(job: Job, fmt: str, count: int, min_pass: int) -> tuple[str, int]
     return TRIALS_FORMATS[fmt](results), results.status
 
 
-# -- learn -----------------------------------------------------------------------------------
-
-
 def learn_into(job: Job, fmt: str, count: int, config_path: Path | None) -> tuple[str, int]:
-    """Run `count` times, learn what differed between the runs, write it to verify.toml.
-
-    The ignores in force leave out what an earlier --learn wrote for this capture: this one
-    replaces it."""
+    """Run `count` times, and write what differed between the runs into verify.toml, in place
+    of what an earlier --learn wrote for the capture (which no run uses)."""
     target = _learn_target(job.config, config_path)
     runs = [job.run(learnt=False) for _ in range(count)]
     captures = [r.diff.b_capture for r in runs if r.diff.b_capture is not None]

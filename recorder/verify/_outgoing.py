@@ -70,11 +70,8 @@ Outgoing = HttpOutgoing | GrpcOutgoing
 
 @dataclass(frozen=True)
 class PathMap:
-    """Recorded interface path -> live interface path, per binding and version.
-
-    `base` maps the recorded agent's base path (where its card was fetched) to the live one,
-    for requests under no interface (card fetches).
-    """
+    """Recorded interface path -> live interface path, per binding and version; `base` (where
+    each card is) for requests under no interface."""
 
     paths: Mapping[tuple[Binding, Version | None], tuple[str, str]] = field(default_factory=dict)
     base: tuple[str, str] = ("", "")
@@ -117,9 +114,6 @@ def _under(path: str, prefix: str) -> bool:
     )
 
 
-# ---- HTTP -------------------------------------------------------------------------------------
-
-
 def http_outgoing(
     request: Request,
     binding: Binding | None,
@@ -149,8 +143,8 @@ def _headers(
 
 
 def substitute_target(target: str, mapping: Mapping[str, str]) -> str:
-    """A request target with path segments and query values that are recorded ids replaced
-    by the live ones (a segment's `:verb` suffix kept); unchanged text otherwise."""
+    """`target` with each path segment (less a `:verb`) or query value that is a recorded id
+    as the live one."""
     if not mapping:
         return target
     path, sep, query = target.partition("?")
@@ -192,16 +186,11 @@ def _hint_header(name: str) -> str:
     )
 
 
-# ---- gRPC -------------------------------------------------------------------------------------
-
-
 def grpc_outgoing(
     request: Request, mapping: Mapping[str, str], credentials: Credentials
 ) -> GrpcOutgoing:
-    """A recorded gRPC call ready for grpcio: custom metadata, the message encoded again.
-
-    Raises `GrpcCodecError` (a ValueError) when the message cannot be encoded.
-    """
+    """A recorded gRPC call ready for grpcio; `GrpcCodecError` (a ValueError) when its message
+    cannot be encoded again."""
     method = grpc_method(request.target)
     metadata: list[tuple[str, str | bytes]] = []
     for name, value in _headers(request.headers, mapping, credentials):

@@ -1,13 +1,10 @@
 """The recorded capture as a plan of sends: what to send, in what order, after what (pure).
 
 Steps go out in the order their requests started.  A `Send` waits for what had happened in the
-recording when its request started: earlier exchanges that had completed (the ones still
-running are `concurrent` and not waited for), as many events of a concurrent stream as had
-arrived (`events`), and the push deliveries done by then (`deliveries`, per webhook).
-
-A run of identical polls (the diff's rule) is one `Send` of several steps, repeated live until
-its answer reports the state the last recorded poll did.  Push deliveries are expected, not
-sent (`Plan.deliveries`); an exchange recorded without a response is `Plan.skipped`.
+recording when its request started: the earlier exchanges that had completed, as many events of
+a `concurrent` stream as had arrived, and the push deliveries done by then.  A run of identical
+polls (the diff's rule) is one `Send` of several steps.  Push deliveries are expected, not sent;
+an exchange recorded without a response is `Plan.skipped`.
 """
 
 from __future__ import annotations
@@ -64,7 +61,7 @@ class Plan:
 
     @property
     def numbers(self) -> frozenset[int]:
-        """The recorded exchanges verify sends or expects (what the report compares)."""
+        """The recorded exchanges verify sends or expects."""
         sent = {n for s in self.sends for n in s.numbers}
         return frozenset(sent | {d.number for ds in self.deliveries.values() for d in ds})
 
@@ -87,15 +84,11 @@ def _why_not(exchange: Exchange) -> str:
     return f"recorded without a response{cause}: nothing to compare it with"
 
 
-# ---- waits ------------------------------------------------------------------------------------
-
-
 def end_us(exchange: Exchange) -> int:
     return exchange.started_us + exchange.duration_us
 
 
 def _sends(steps: Sequence[Step], deliveries: Mapping[str, tuple[Exchange, ...]]) -> list[Send]:
-    """One Send per step, with what had completed and what was running when it started."""
     running: list[tuple[int, int, Step]] = []  # heap of (end, number, step) of earlier steps
     ends = {key: sorted(end_us(d) for d in found) for key, found in deliveries.items()}
     sends: list[Send] = []
@@ -115,13 +108,9 @@ def _sends(steps: Sequence[Step], deliveries: Mapping[str, tuple[Exchange, ...]]
 
 
 def events_by(exchange: Exchange, at_us: int) -> int:
-    """How many data events (or gRPC messages) the exchange had streamed by `at_us`.
-
-    Offsets count from the response head, whose time the capture does not hold; it is put as
-    late as it can have been (the stream ended no sooner than its last event), so an event
-    counts only if it surely came before `at_us`: an event that a later request caused (the
-    status a cancel brings) is never waited for.
-    """
+    """How many data events (or gRPC messages) the exchange surely had streamed by `at_us`:
+    offsets count from the response head, whose time the capture does not hold, so it is put as
+    late as it can have been, and an event a later request caused is never waited for."""
     response = exchange.response
     if response is None:
         return 0
@@ -131,9 +120,6 @@ def events_by(exchange: Exchange, at_us: int) -> int:
         return 0
     head = end_us(exchange) - max(offsets)
     return sum(1 for offset in offsets if head + offset < at_us)
-
-
-# ---- polls ------------------------------------------------------------------------------------
 
 
 def _fold_polls(sends: Iterable[Send]) -> list[Send]:
@@ -154,8 +140,7 @@ def _fold_polls(sends: Iterable[Send]) -> list[Send]:
 
 
 def _continues(run: Send, send: Send) -> bool:
-    """Whether `send` repeats the poll `run` ends with (the diff's rule: the same request,
-    one after the other, nothing new running beside it)."""
+    """Whether `send` repeats the poll `run` ends with, nothing new running beside it."""
     step, previous = send.step, run.step
     return (
         step.exchange.classification.operation in POLL_OPERATIONS
@@ -165,11 +150,7 @@ def _continues(run: Send, send: Send) -> bool:
     )
 
 
-# ---- deliveries -------------------------------------------------------------------------------
-
-
 def delivery_url(request: Request) -> str:
-    """The webhook URL a recorded push delivery went to."""
     return f"http://{request.header('host') or ''}{request.target}"
 
 

@@ -1,9 +1,7 @@
 """Verify reports: the diff's report of recorded against live, then verify's own facts (pure).
 
 Each format is the diff's, followed by what only verify knows: requests not sent and why,
-notes, timing (recorded against live), stale baseline entries and the verdict.  JSON embeds
-the diff's object under `diff`; the HTML page extends the diff's; JUnit has one case, the
-capture, with a failure per drift.
+notes, timing, stale baseline entries and the verdict.  JUnit has one case, the capture.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import Any
 
 from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, diff_page, printable, report_dict
+from recorder.diff import diff_failures, diff_notes, diff_page, md_text, printable, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -52,9 +50,6 @@ def _lists(result: VerifyResult) -> list[tuple[str, list[str]]]:
     ]
 
 
-# -- text -----------------------------------------------------------------------------------
-
-
 def render_text(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_text([result.diff], color=color).rstrip("\n")]
     for title, lines in _lists(result):
@@ -70,13 +65,10 @@ def render_text(result: VerifyResult, *, color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-# -- markdown -------------------------------------------------------------------------------
-
-
 def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     out = [diff_markdown([result.diff]).rstrip("\n"), ""]
     for title, lines in _lists(result):
-        out += [f"### {title}", "", *(f"- {_md(line)}" for line in lines), ""] if lines else []
+        out += [f"### {title}", "", *(f"- {md_text(line)}" for line in lines), ""] if lines else []
     if result.latencies:
         out += [
             "### Timing",
@@ -85,22 +77,15 @@ def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
             "|---|---|---|---|---|---|",
         ]
         out += [
-            f"| A#{x.a} | B#{x.b} | {_md(x.operation)} | {_ms(x.recorded_us)} | "
+            f"| A#{x.a} | B#{x.b} | {md_text(x.operation)} | {_ms(x.recorded_us)} | "
             f"{_ms(x.live_us)} | {_factor(x)}{' (slow)' if x in result.slow else ''} |"
             for x in result.latencies
         ]
         out.append("")
     if result.stale:
-        out += ["### Stale baseline entries", "", *(f"- {_md(e)}" for e in result.stale), ""]
-    out += [f"**Verify:** {_md(result.summary())}", ""]
+        out += ["### Stale baseline entries", "", *(f"- {md_text(e)}" for e in result.stale), ""]
+    out += [f"**Verify:** {md_text(result.summary())}", ""]
     return "\n".join(out)
-
-
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-# -- JSON -----------------------------------------------------------------------------------
 
 
 def report(result: VerifyResult) -> dict[str, Any]:
@@ -155,11 +140,8 @@ def render_json(result: VerifyResult, *, color: bool = False) -> str:
     return printable(json.dumps(report(result), indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-# -- HTML -----------------------------------------------------------------------------------
-
-
 def render_html(result: VerifyResult, *, color: bool = False) -> str:
-    """The diff's page (`templates/verify.html.j2` extends it) with verify's sections."""
+    """The diff's page, which `templates/verify.html.j2` extends, with verify's sections."""
     return render_page("verify.html.j2", **diff_page([result.diff]), verify=_html_facts(result))
 
 
@@ -182,14 +164,10 @@ def _html_facts(result: VerifyResult) -> dict[str, object]:
     }
 
 
-# -- JUnit ----------------------------------------------------------------------------------
-
-
 CLASSNAME = "a2a-recorder.verify"
 
 
 def verify_case(result: VerifyResult) -> Case:
-    """The capture as one test case: a failure per drift, the rest as its output."""
     failures = list(diff_failures(result.diff))
     failures += [Failure(f"not sent: {_not_sent_line(n)}", "not-sent") for n in result.not_sent]
     failures += [

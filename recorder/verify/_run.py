@@ -1,10 +1,8 @@
 """Verify's shell: the live card, verify's webhook, the recorder, the schedule, then the diff.
 
-Before anything is sent: the patterns are checked, every redacted value needs a supplied one,
-and the live card is fetched (its interfaces; an agent that cannot be reached is exit 2).  Then
-verify's webhook and a `RecordingProxy` in front of the agent start, the plan runs through the
-recorder until it has written every exchange it carried, and the recorded capture (less what
-verify leaves out by design) is diffed against the new one.
+Nothing is sent before the patterns are checked, every redacted value has a supplied one, and
+the live card is fetched (an agent that cannot be reached is exit 2).  The plan runs through a
+`RecordingProxy` until it has written every exchange it carried.
 """
 
 from __future__ import annotations
@@ -60,7 +58,7 @@ BIND_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class Options:
-    """How to verify (the command's options; see `verify_capture`)."""
+    """How to verify: the command's options."""
 
     agent: str
     grpc: str | None = None
@@ -75,12 +73,9 @@ class Options:
 
 
 def verify_capture(capture: Capture, agent: str, **options: Any) -> VerifyResult:
-    """Play the client side of `capture` against the live agent at `agent`; diff the two.
-
-    Options are `Options`'s fields (the command's options; `as_version` sends the capture
-    translated and compares with its answers translated too).  Raises `VerifyError` when verify
-    cannot run.  Blocking: it runs its own event loop (in a thread under a running one).
-    """
+    """Play the client side of `capture` against the live agent at `agent` (`Options`'s fields
+    as options); diff the two.  Blocking: it runs its own event loop (in a thread under a
+    running one).  Raises `VerifyError` when verify cannot run."""
     settings = Options(agent=agent, **options)
     return run_to_end(lambda: verify_async(capture, settings))
 
@@ -111,13 +106,9 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
         out = options.out or Path(scratch) / "live.http"
         run = await _record(plan, options, grpc, paths, out)
         new = _comparable(_read_new(out, options.agent), plan, run)
+    left_out = {s.exchange.number for s in plan.skipped}
     recorded = replace(
-        capture,
-        exchanges=tuple(
-            e
-            for e in capture.exchanges
-            if e.number not in {s.exchange.number for s in plan.skipped}
-        ),
+        capture, exchanges=tuple(e for e in capture.exchanges if e.number not in left_out)
     )
     b_name = str(options.out) if options.out else f"live {options.agent}"
     diff = diff_captures(
@@ -148,7 +139,6 @@ async def verify_async(capture: Capture, options: Options) -> VerifyResult:
 
 
 def _as_version(capture: Capture, version: Version | None) -> tuple[Capture, tuple[str, ...]]:
-    """The capture in `version` (None: as recorded), and notes on what that took."""
     if version is None:
         return capture, ()
     found = capture_as(capture, version)
@@ -156,9 +146,6 @@ def _as_version(capture: Capture, version: Version | None) -> tuple[Capture, tup
     notes += [f"not carried in v{version}: {lost}" for lost in found.lost]
     notes += [f"{k}: v{version} has no such operation; sent as recorded" for k in found.kept]
     return found.capture, tuple(notes)
-
-
-# ---- the run ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -170,8 +157,8 @@ class _Run:
 
 
 def _comparable(new: Capture, plan: Plan, run: _Run) -> Capture:
-    """The new capture less the deliveries to webhooks the recording holds none to (see
-    `_webhook`); a note says how many were left out."""
+    """The new capture less the deliveries to webhooks the recording holds none to (its
+    recorder may not have seen them), with a note of how many."""
     left: Counter[str] = Counter()
     kept = []
     for exchange in new.exchanges:
@@ -304,9 +291,6 @@ def _read_new(out: Path, agent: str) -> Capture:
         raise VerifyError(f"the new capture cannot be read: {exc}") from exc
 
 
-# ---- the two agents' interfaces -----------------------------------------------------------
-
-
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -346,8 +330,7 @@ def _bases(capture: Capture, agent: str) -> tuple[str, str]:
 async def _live_interfaces(
     agent: str, capture: Capture, credentials: Credentials, timeout: float
 ) -> tuple[Interface, ...]:
-    """The live card's interfaces (none when it serves no card there), fetched within
-    `timeout` (`--timeout`); VerifyError when the agent cannot be reached at all."""
+    """The live card's interfaces (none when it serves no card there)."""
     exchange = _card_exchange(capture)
     base = agent.rstrip("/")
     recorded_base, _ = _bases(capture, agent)

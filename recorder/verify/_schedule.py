@@ -1,15 +1,12 @@
 """Running a plan: each send when what it waits for has happened live (asyncio, no sockets).
 
-Before a send starts, the schedule waits until (1) every earlier send has completed, except
-those concurrent with it in the recording; (2) each concurrent stream has given as many live
-events as the recording had by then, and the push deliveries done by then have arrived;
-(3) every issued id its request names has a live counterpart, or its issuer completed without
-one (then it is not sent, and says why).  It also keeps its recorded distance from each
-concurrent exchange's start.  Waits 1 and 3 end when sends end; wait 2 and the pacing are
-bounded (`wait_limit`), and what never comes is noted.  A poll run is one send repeated until
-the live answer reports the last recorded poll's state.
-
-The transport (`Transport`) is the only I/O, so tests drive the schedule with a fake one.
+A send waits until (1) every earlier send not concurrent with it has completed; (2) each
+concurrent stream has given as many live events, and the webhooks as many deliveries, as in the
+recording by then; (3) every issued id it names has a live counterpart, or its issuer completed
+without one (then it is not sent, and says why); and keeps its recorded distance from each
+concurrent start.  Waits 2 and the pacing are bounded (`wait_limit`), what never comes is
+noted.  A poll run is repeated until it reports the last recorded poll's state.  The
+`Transport` is the only I/O, so tests drive the schedule with a fake one.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ import functools
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Protocol
 
 from recorder._errors import PlaceholderError, Unsendable
@@ -81,8 +79,6 @@ class Schedule:
         await asyncio.gather(*tasks)
         await self._until_delivered()
 
-    # -- waiting --------------------------------------------------------------------------------
-
     async def until(self, ready: Callable[[], bool], limit: float | None = None) -> bool:
         loop = asyncio.get_running_loop()
         deadline = None if limit is None else loop.time() + limit
@@ -124,9 +120,8 @@ class Schedule:
         await self.until(lambda: self._ids_settled(send.steps[0]))
 
     async def _paced(self, send: Send) -> None:
-        """As long after each concurrent exchange started as in the recording: a request that
-        came while another ran keeps its place in it (a cancel after a subscription is set up,
-        even when the subscription has said nothing yet)."""
+        """As long after each concurrent exchange started as in the recording (a cancel comes
+        after its subscription is set up, even one that has said nothing yet)."""
         loop = asyncio.get_running_loop()
         due = [
             self.started_at[n] + min(gap / 1e6, self.wait_limit(gap))
@@ -157,8 +152,6 @@ class Schedule:
             if not came:
                 got = self.transport.received(webhook)
                 self.notes.append(f"{webhook}: {got} of {len(found)} recorded push deliveries came")
-
-    # -- sending --------------------------------------------------------------------------------
 
     async def _do(self, send: Send) -> None:
         try:
@@ -205,10 +198,7 @@ class Schedule:
         wanted = poll_states(answer_documents(send.step.exchange.response))
         steps = send.steps
         span = (end_us(steps[-1].exchange) - steps[0].exchange.started_us) / 1e6
-        gaps = [
-            b.exchange.started_us - a.exchange.started_us
-            for a, b in zip(steps, steps[1:], strict=False)
-        ]
+        gaps = [b.exchange.started_us - a.exchange.started_us for a, b in pairwise(steps)]
         pause = min(max(statistics.median(gaps) / 1e6, POLL_GAP[0]), POLL_GAP[1])
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(self.timeout, 2 * span)
@@ -223,8 +213,6 @@ class Schedule:
                 )
                 return answer
             await asyncio.sleep(pause)
-
-    # -- what could not be sent -----------------------------------------------------------------
 
     def _not_sent(self, send: Send, reason: str) -> None:
         for step in send.steps:

@@ -1,13 +1,11 @@
 """Credentials for the live agent, in place of the capture's redaction placeholders (pure).
 
-Verify never sends a `<redacted:N>` placeholder to an agent: each redacted header or query
-parameter needs a value, from the command line (`--header`, `--param`, which win) or the
-environment (`A2A_VERIFY_HEADER_<NAME>`, `A2A_VERIFY_PARAM_<NAME>`: NAME upper-cased, every
-other character `_`).  A supplied value replaces that header's (or parameter's) recorded value
-in every request.  Push-config tokens and credentials are the client's own: verify makes fresh
-ones (`_live`).  A body placeholder that also stands in a supplied header or parameter is that
-value (`Credentials.reading`); any other cannot be filled in.  `missing_credentials` lists,
-before anything is sent, every placeholder nothing fills.
+Verify never sends a `<redacted:N>` placeholder: each redacted header or query parameter needs
+a value, from `--header`/`--param` (which win) or `A2A_VERIFY_HEADER_<NAME>`/`..._PARAM_<NAME>`
+(NAME upper-cased, other characters `_`), which replaces its recorded value in every request.
+A body placeholder that stands in a supplied header or parameter is that value
+(`Credentials.reading`); any other cannot be filled.  Push-config tokens are the client's own:
+verify makes fresh ones (`_live`).
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ _NOT_NAME = re.compile(r"[^A-Za-z0-9]")
 
 @dataclass(frozen=True)
 class Credentials:
-    """Values for redacted headers and query parameters (see the module docstring)."""
+    """Values for redacted headers and query parameters."""
 
     headers: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # lower -> (name, value)
     params: Mapping[str, str] = field(default_factory=dict)
@@ -75,8 +73,7 @@ class Credentials:
         )
 
     def reading(self, requests: Iterable[Request]) -> Credentials:
-        """These credentials, and what each placeholder of the recorded headers and query
-        parameters they fill stands for (read off the supplied value)."""
+        """These credentials, with each placeholder they fill read off its supplied value."""
         found = dict(self.placeholders)
         for request in requests:
             for name, value in request.headers:
@@ -142,9 +139,7 @@ def _unfilled(step: Step, credentials: Credentials) -> Iterable[str]:
 
 
 def _read_off(template: str, supplied: str) -> dict[str, str]:
-    """What each placeholder of a recorded value stands for in the supplied one
-    (`Bearer <redacted:1>`, `Bearer s3cret` -> {"<redacted:1>": "s3cret"}); nothing when
-    the supplied value does not have the recorded one's shape."""
+    """Each placeholder of `template` as `supplied` fills it; {} when their shapes differ."""
     names = PLACEHOLDER.findall(template)
     pattern = "(.+?)".join(re.escape(text) for text in PLACEHOLDER.split(template))
     matched = re.fullmatch(pattern, supplied, re.DOTALL)

@@ -14,8 +14,8 @@ from typing import Any
 
 from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import ExchangeDiff, PairKind, describe, printable
-from recorder.verify._report import CLASSNAME, _md, render_text, report
+from recorder.diff import ExchangeDiff, PairKind, describe, md_text, printable
+from recorder.verify._report import CLASSNAME, render_text, report
 from recorder.verify._result import VerifyResult
 
 REPORT_FORMAT = "a2a-recorder-verify-trials"
@@ -101,9 +101,6 @@ def _count(rate: ExchangeRate, k: int, pair: ExchangeDiff, slow: bool) -> None:
         rate.failures.append(f"run {k}: slower than allowed")
 
 
-# -- reports --------------------------------------------------------------------------------
-
-
 def _rate_line(rate: ExchangeRate) -> str:
     return f"A#{rate.number} {rate.operation}: {rate.passed}/{rate.runs} passed"
 
@@ -128,14 +125,14 @@ def trials_markdown(trials: Trials, *, color: bool = False) -> str:
         "|---|---|---|---|---|",
     ]
     for rate in trials.rates():
-        what = "<br>".join(_md(f) for f in rate.failures)
+        what = "<br>".join(md_text(f) for f in rate.failures)
         out.append(
-            f"| A#{rate.number} | {_md(rate.operation)} | {rate.passed}/{rate.runs} | "
+            f"| A#{rate.number} | {md_text(rate.operation)} | {rate.passed}/{rate.runs} | "
             f"{rate.rate:.0%} | {what} |"
         )
-    out += ["", *(f"- inserted: {_md(line)}" for line in trials.inserted())]
-    out += [f"- run {k}: {_md(r.summary())}" for k, r in enumerate(trials.runs, 1)]
-    return "\n".join([*out, "", f"**Trials:** {_md(trials.summary())}", ""])
+    out += ["", *(f"- inserted: {md_text(line)}" for line in trials.inserted())]
+    out += [f"- run {k}: {md_text(r.summary())}" for k, r in enumerate(trials.runs, 1)]
+    return "\n".join([*out, "", f"**Trials:** {md_text(trials.summary())}", ""])
 
 
 def trials_report(trials: Trials) -> dict[str, Any]:

@@ -2,10 +2,8 @@
 
 Each recorded webhook URL gets a live URL here (its path kept, `/hook-N` before a path already
 taken).  The k-th delivery to it gets the k-th recorded delivery's response (then the last
-again; `200` when none was recorded), and is counted, so that the plan can wait for it.  The
-recorder's push relay forwards every delivery here, and records it.  `_run` compares only the
-webhooks the recording holds deliveries to: without any, it cannot tell an agent that did not
-deliver from a recorder that did not see it.
+again; `200` when none was recorded), and is counted for the plan to wait on.  The recorder's
+push relay forwards every delivery here, and records it.
 """
 
 from __future__ import annotations
@@ -21,24 +19,15 @@ from recorder.capture import Exchange
 
 DEFAULT_ANSWER = Reply(200, "OK")
 NO_SUCH_WEBHOOK = Reply(404, "Not Found", body=b'{"error":"no such webhook"}')
-_HOP = frozenset(
-    {
-        "host",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "date",
-        "server",
-    }
-)
+_HOP = frozenset({
+    "host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+    "proxy-authorization", "date", "server",
+})  # fmt: skip
 MAX_BODY = 16 * 1024 * 1024
 
 
 class Receiver(Service):
-    """The two listeners and what they have received (see the module docstring)."""
+    """The webhook's listener, its URLs for the recorded webhooks, and what came to each."""
 
     def __init__(
         self,
@@ -53,8 +42,6 @@ class Receiver(Service):
         self.relayed = 0  # deliveries that reached us (the recorder carried them)
         self._lock = threading.Lock()
         self._server = WebhookServer(self._answer, name="verify-webhook", max_body=MAX_BODY)
-
-    # -- addresses ------------------------------------------------------------------------------
 
     def live_url(self, recorded_url: str) -> str:
         """Our URL for a recorded webhook."""
@@ -84,8 +71,6 @@ class Receiver(Service):
     def origin(self) -> str:
         return self._server.origin
 
-    # -- answering ------------------------------------------------------------------------------
-
     def _answer(self, post: Post) -> Reply:
         key = self._paths.get(post.path)
         if key is None:
@@ -101,8 +86,6 @@ class Receiver(Service):
             return DEFAULT_ANSWER
         headers = tuple((n, v) for n, v in answered.headers if n.lower() not in _HOP)
         return Reply(answered.status, answered.reason or None, headers, answered.body)
-
-    # -- running --------------------------------------------------------------------------------
 
     def start(self) -> Self:
         self._server.start()
