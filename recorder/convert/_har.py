@@ -1,17 +1,11 @@
 """HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> what the
 recorder's addons take: an HTTP flow per entry, or a gRPC call (`OfflineCall`).
 
-HAR keeps bodies decoded (`content.text`, base64 when `content.encoding` says so): the flow
-gets the body encoded again when a `Content-Encoding` names an encoding mitmproxy knows, so the
-recorder decodes it and says so, as live.  HAR has no per-event times for an event stream:
-`_eventSourceMessages` (Chrome's devtools and `a2a-recorder export` write them) give them, in
-the flow's metadata (`EVENT_OFFSETS`), else the recorder notes they are unknown.  HTTP/2
-pseudo-headers that browsers list (`:authority`) are left out, except in a gRPC exchange.
-What `export` writes in custom fields is read back: `_grpcMessages` (proto-JSON, or base64)
-and `_trailers`; an entry with messages, or a gRPC content type, is a gRPC call.
-
-Damage is reported, never skipped: a document that is not a HAR log, or an entry without what
-HAR 1.2 requires, raises `ConvertError` naming the entry.
+HAR keeps bodies decoded: a flow gets its body encoded again when `Content-Encoding` names an
+encoding mitmproxy knows, so the recorder decodes it as live.  Event times come from
+`_eventSourceMessages`, else are noted unknown; `export`'s custom fields are read back; an
+entry with messages, or a gRPC content type, is a gRPC call.  Damage is reported, never skipped:
+`ConvertError` names the entry.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ from mitmproxy import connection, http
 from mitmproxy.flow import Error
 from mitmproxy.net import encoding
 
-from recorder._background import host_port
+from recorder._background import default_port, host_port
 from recorder._errors import ConvertError
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
 from recorder.protocol import NOTE_NO_RESPONSE, is_grpc_content_type
@@ -91,7 +85,8 @@ def _entry(index: int, entry: object) -> OfflineItem:
     request = _request(request_part, where, started)
     response, error = _response(entry.get("response"), where, started)
     if _is_grpc(request, response):
-        origin = f"{parts.scheme}://{host_port(parts.hostname, _port(parts))}"
+        port = parts.port or default_port(parts.scheme)
+        origin = f"{parts.scheme}://{host_port(parts.hostname, port)}"
         return OfflineCall(origin, GrpcRecord(request, response, started, ended, (), error))
     found = _flow(parts, request, response, started, ended, error)
     offsets = _event_times(entry.get("_eventSourceMessages"), started)
@@ -108,10 +103,6 @@ def _is_grpc(request: Request, response: Response | None) -> bool:
     )
 
 
-def _port(parts: SplitResult) -> int:
-    return parts.port or {"https": 443}.get(parts.scheme, 80)
-
-
 def _flow(
     parts: SplitResult,
     request: Request,
@@ -122,12 +113,13 @@ def _flow(
 ) -> http.HTTPFlow:
     """The entry as the mitmproxy flow a proxy would have made of it."""
     assert parts.hostname is not None
+    port = parts.port or default_port(parts.scheme)
     client = connection.Client(peername=("", 0), sockname=("", 0), timestamp_start=started)
-    server = connection.Server(address=(parts.hostname, _port(parts)))
+    server = connection.Server(address=(parts.hostname, port))
     found = http.HTTPFlow(client, server)
     found.request = http.Request(
         parts.hostname,
-        _port(parts),
+        port,
         request.method.encode("latin-1", "replace"),
         parts.scheme.encode("ascii"),
         b"",
