@@ -1,15 +1,10 @@
 """Parse `.http` capture text back into a Capture (sans-I/O).
 
-A cursor walks the text once, by offsets, counting lines as it goes; the text is never split
-into lines (a 10,000-exchange capture has 717,000: 50 MB of strings).  A block of head lines
-is matched by one regex search.  A body region is found by searching for the lines that can
-end it (`_region_end`); its display is restored by `_bodies`, whose `FormError` carries the
-line inside the display.
-
-Every problem is a `CaptureParseError` (a ValueError), `file:line: what is wrong`; any other
-exception is converted at the one boundary, `parse`, so a damaged file never crashes a caller.
-`parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a body
-region), so showing one does not cost a 100 MB body elsewhere.
+A cursor walks the text once, by offsets, never splitting it into lines (a 10,000-exchange
+capture has 717,000).  Every problem is a `CaptureParseError`, `file:line: what is wrong`; any
+other exception is converted at the one boundary, `parse`, so a damaged file never crashes a
+caller.  `parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a
+body region).
 """
 
 from __future__ import annotations

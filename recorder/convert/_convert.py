@@ -40,11 +40,8 @@ def convert(
     include_all: bool = False,
 ) -> Conversion:
     """Record `items` into the capture `out` (replaced if it exists), as the recorder would:
-    not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`.  Raises
-    `OptionError` naming `out` for an `out` the recorder refuses.  Example::
+    not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`."""
 
-        conversion = convert(har_items(json.loads(text)), Path("session.http"))
-    """
     incidents: list[Incident] = []
     try:
         addons = record_offline(

@@ -1,12 +1,5 @@
 """A project's redaction settings for the pytest plugin: `[tool.a2a-recorder]` in pyproject.toml
-and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config`.
-
-    [tool.a2a-recorder]
-    redact-headers = ["X-Tenant-Seal"]      # more header names to redact
-    redact-params = ["sig"]                 # more query parameter names
-    card = "tests/agent-card.json"          # a card naming API keys (a file from here, or URL)
-    keep-secrets = false                    # true: write and serve secrets as they are
-    before-record = "tests.hooks:scrub"     # a function of the exchange (module:function)
+and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config` (docs/guides/pytest.md).
 
 The fixture returns the same keys with `_` for `-` (a function as itself), on top of the file:
 name lists add up, the other keys replace.  `before_record(exchange)` runs before redaction and

@@ -1,16 +1,10 @@
 """What counts as a secret, as data (pure): header and parameter names, push-config fields, and
 the API keys an agent card declares.
 
-- `SECRET_HEADERS`: always credentials.
-- `CREDENTIAL_NAME`: names that say they carry a credential, whatever the card says
-  (`*token*`, `*secret*`, `*password*`, `*api-key*`, `key`, `*-key`, `*_key`, `x-auth*`,
-  `x-*-auth*`), but `NOT_CREDENTIALS`: A2A's pagination cursors, per-request nonces.
-- `SECRET_FIELDS`: in any JSON object that also has a `url`, the push-config secrets (one rule
-  for every config shape, version and place it can appear).
-- The card: v1.0 `apiKeySecurityScheme{location, name}`, v0.3 `{type: apiKey, in, name}`.
-
-`Rules` is one set of these a user extends (`--redact-header`, `--card`, the
-`a2a_recorder_config` fixture); the recorder and the replayer's journal apply the same.
+`SECRET_HEADERS` are always credentials; `CREDENTIAL_NAME` matches names that say they carry one
+whatever the card says, but `NOT_CREDENTIALS` (A2A's pagination cursors, nonces); `SECRET_FIELDS`
+are the push-config secrets in any JSON object that also has a `url`.  `Rules` is one set of
+these a user extends; the recorder and the replayer's journal apply the same.
 """
 
 from __future__ import annotations
