@@ -30,8 +30,7 @@ def default_port(scheme: str) -> int:
 
 
 def url_key(url: str) -> str:
-    """A URL compared loosely (a webhook an agent was told of, then posted to): scheme and
-    host case and a default port do not matter."""
+    """A URL compared loosely: scheme and host case and a default port do not matter."""
     try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -45,7 +44,6 @@ def url_key(url: str) -> str:
 
 # grpcio's default SO_REUSEPORT would let a second server bind a live port and take half its
 # calls; without it, the second is refused ("address in use"), as any listener is.
-
 GRPC_SERVER_OPTIONS: tuple[tuple[str, int], ...] = (("grpc.so_reuseport", 0),)
 
 

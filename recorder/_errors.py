@@ -130,8 +130,7 @@ def python_spelling(name: str, value: str | None) -> str:
 
 
 class FaultSpecError(InputError):
-    """A replay fault spec that cannot be read or applied: the message names it as written
-    (and its file) and lists the kinds."""
+    """A replay fault spec that cannot be read or applied; the message names it."""
 
 
 class CaptureExistsError(RecorderError, FileExistsError):
@@ -187,8 +186,7 @@ class FormLineError(FormError):
 
 
 class Unsendable(RecorderError):
-    """A verify step that cannot go to this agent (no gRPC address, a message that cannot
-    be encoded)."""
+    """A verify step that cannot go to this agent (no gRPC address, a message not encoded)."""
 
 
 # The exit status of a command an error ended, first match wins; a bug is an ERROR too
@@ -208,7 +206,6 @@ def exit_status(error: Exception) -> Exit:
 
 def error_message(error: Exception, spell: Spell | None = None) -> str:
     """What to print for `error`: our message, `path: why` for an OSError, else that it is a bug."""
-
     if isinstance(error, OptionError) and spell is not None:
         return error.spelt(spell)
     if isinstance(error, RecorderError):

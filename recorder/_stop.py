@@ -33,6 +33,5 @@ class StopSignals:
 
     def finished(self) -> None:
         """Ignore further stop signals: all is written and the process is exiting."""
-
         for number in STOP_SIGNALS:
             signal.signal(number, signal.SIG_IGN)

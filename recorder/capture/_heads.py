@@ -161,8 +161,7 @@ def set_aside_headers(
 def restore_headers(
     shown: Sequence[Header], aside: Sequence[tuple[int, str, str]], exact: dict[int, str]
 ) -> tuple[Header, ...]:
-    """The full list from shown lines, exact values (by shown index) and set-aside headers
-    (by full index); FormError when an index does not fit."""
+    """The full list from shown lines, exact values and set-aside headers; FormError if unfit."""
     if not aside and not exact:
         return tuple(shown)
     headers = list(shown)

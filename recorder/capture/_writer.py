@@ -133,7 +133,6 @@ class CaptureWriter:
 
     def _write(self, data: bytes) -> None:
         """Write all of `data` (into the page cache), or none of it."""
-
         assert self._file is not None
         view, done = memoryview(data), 0
         try:
@@ -190,8 +189,7 @@ GROUP_COMMIT = 0.05  # seconds the syncer lets appends gather before one fsync f
 
 
 class _Syncer:
-    """The thread that fsyncs every writer with unsynced data, `GROUP_COMMIT` after an append;
-    it runs while any writer is open."""
+    """The thread, while any writer is open, that fsyncs writers `GROUP_COMMIT` after appends."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
@@ -265,8 +263,7 @@ def read_capture(path: str | os.PathLike[str], *, only: int | None = None) -> Ca
 
 
 def recover_capture(path: str | os.PathLike[str]) -> tuple[Capture, Cut | None]:
-    """`read_capture`, except that a capture cut short in its last exchange gives the
-    exchanges before the cut, and the `Cut` to say so (`salvage`)."""
+    """`read_capture`, except that a capture cut short gives the exchanges before the `Cut`."""
     return salvage(read_regular(path), os.fspath(path))
 
 
@@ -277,8 +274,7 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 
 
 def check_regular(path: str | os.PathLike[str]) -> None:
-    """OSError, saying what it is, unless `path` is a regular file: a directory, a FIFO that
-    would block a reader, a device such as `/dev/zero` that never ends."""
+    """OSError unless `path` is a regular file (a FIFO would block, `/dev/zero` never ends)."""
     mode = os.stat(path).st_mode
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
@@ -309,8 +305,7 @@ def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
 
 
 def draft_beside(path: str | os.PathLike[str]) -> Path:
-    """A fresh hidden name in `path`'s folder (made if need be) for a capture that may replace
-    it: `.echo.http.<pid>-<random>.recording`."""
+    """A fresh hidden name beside `path` for a capture that may replace it (folder made)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
@@ -347,7 +342,6 @@ _claiming = threading.Lock()
 def claim(path: str | os.PathLike[str]) -> None:
     """Claim the capture at `path` for this process: a `flock` on `.<name>.lock` beside it,
     which the kernel lets go however the process ends (CaptureBusyError names another holder)."""
-
     file = _lock_file(path)
     with _claiming:
         fd, count = _claims.get(file, (-1, 0))

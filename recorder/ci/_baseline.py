@@ -83,8 +83,7 @@ def check(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> Base
 
 
 def updated(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> list[Entry]:
-    """The current findings as baseline entries, each keeping the reason of the entry it
-    matches (empty for a finding not accepted before)."""
+    """The current findings as baseline entries, each keeping its matched entry's reason."""
     reasons: dict[tuple[Any, ...], list[str]] = defaultdict(list)
     for entry in entries:
         reasons[key_of(entry, tool)].append(str(entry.get(REASON, "")))

@@ -21,8 +21,7 @@ from recorder.record import Incident, IncidentKind, OfflineItem, record_offline
 
 @dataclass(frozen=True)
 class Conversion:
-    """What a conversion wrote: `converted` exchanges to `out` (`capture`, None when none),
-    `skipped` ones (not A2A), `problems` (errors inside, exchanges lost) and `warnings`."""
+    """What a conversion wrote (`converted`, `capture`), `skipped`, `problems` and `warnings`."""
 
     out: Path
     converted: int
@@ -41,7 +40,6 @@ def convert(
 ) -> Conversion:
     """Record `items` into the capture `out` (replaced if it exists), as the recorder would:
     not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`."""
-
     incidents: list[Incident] = []
     try:
         addons = record_offline(

@@ -43,11 +43,7 @@ DEFAULT_VERSION = "HTTP/1.1"
 
 
 def har_items(document: object) -> list[OfflineItem]:
-    """Every entry of a HAR document (parsed JSON) as a flow or a gRPC call, in file order.
-
-    Raises `ConvertError` when `document` is no HAR log, has no entries, or an entry lacks
-    what HAR 1.2 requires (`entry 3: request.url is missing`).
-    """
+    """Every entry of a HAR document (parsed JSON) as a flow or a gRPC call, in file order."""
     log = document.get("log") if isinstance(document, Mapping) else None
     if not isinstance(log, Mapping):
         raise ConvertError("not a HAR file: no top-level 'log' object")
@@ -160,8 +156,7 @@ def _wire(text: str) -> bytes:
 
 
 def _wire_body(body: bytes, headers: Headers) -> bytes:
-    """The body as the wire carried it: encoded again with the `Content-Encoding` it names
-    when mitmproxy knows that encoding (HAR keeps bodies decoded); else as HAR gives it."""
+    """The body as the wire carried it: encoded again by its `Content-Encoding`, if known."""
     name = (header_value(headers, "content-encoding") or "").strip().lower()
     if not body or not name or name == "identity":
         return body
@@ -229,8 +224,7 @@ def _offset_us(value: object, started: float) -> int:
 
 
 def _response(part: object, where: str, started: float) -> tuple[Response | None, str | None]:
-    """The response, and the error: why none came (HAR status 0), or why it broke off
-    (`_error` beside a status)."""
+    """The response, and the error: why none came (status 0), or why it broke off (`_error`)."""
     if not isinstance(part, Mapping):
         raise ConvertError(f"{where}: response is missing or not an object")
     status = part.get("status")

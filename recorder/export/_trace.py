@@ -135,8 +135,7 @@ Parent = tuple[_Call | None, str, tuple[int, int] | None]  # the call, why, a re
 
 
 def _parent(call: _Call, calls: Sequence[_Call], index: int) -> Parent:
-    """`call`'s parent among the calls that started before it (`calls[:index]`), the latest
-    first: a delivery's by its task, else the innermost open call to another agent."""
+    """`call`'s parent among earlier calls: a delivery's by task, else the innermost open one."""
     sent = _TRACEPARENT.match((call.exchange.request.header("traceparent") or "").strip())
     if sent:
         return None, "traceparent", (int(sent.group(1), 16), int(sent.group(2), 16))

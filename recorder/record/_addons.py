@@ -60,8 +60,7 @@ class RecordingAddons:
         self.audit = Audit(self.ledger, self.save.forget)
 
     def listen(self) -> None:
-        """Count and show every error logged from now on (idempotent); called once the proxy
-        listens (or the offline run begins), so the console's summary has something to sum."""
+        """Count and show every error logged from now on (idempotent)."""
         self.console.listening = True
         if self._log is None:
             self._log = LedgerLog(self.ledger)

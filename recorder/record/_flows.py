@@ -117,7 +117,6 @@ class SseTee:
 
     def replay(self, body: bytes, offsets_us: Sequence[int] = ()) -> None:
         """Frame a stream that arrived whole (a flow from a file): event `i` at `offsets_us[i]`."""
-
         self._given = offsets_us
         for block in self._framer.feed(body):
             self.events.append(SseEvent(self._offset(), block))

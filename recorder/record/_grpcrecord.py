@@ -69,8 +69,7 @@ class GrpcUpstream:
 
 
 def parse_grpc_upstream(text: str) -> GrpcUpstream:
-    """`HOST:PORT`, `http://`, `grpc://` (plaintext) or `https://`, `grpcs://` (TLS); else
-    ValueError (`recorder.options.grpc_upstream_parts`)."""
+    """`HOST:PORT`, `http://`, `grpc://` (plaintext) or `https://`, `grpcs://` (TLS)."""
     return GrpcUpstream(*grpc_upstream_parts(text))
 
 

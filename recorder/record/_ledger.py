@@ -45,8 +45,7 @@ Listener = Callable[[Incident], None]
 
 
 def lost(count: int, reason: str) -> dict[str, Any]:
-    """`extra` for a log record that says `count` exchanges were lost, and why:
-    `logger.error("...", path, extra=lost(3, f"could not be written to {path}: disk full"))`."""
+    """`extra` for a log record that says `count` exchanges were lost, and why."""
     return {LOST_KEY: count, REASON_KEY: reason}
 
 
@@ -125,8 +124,7 @@ def _times(count: int) -> str:
 
 class LedgerLog(logging.Handler):
     """Logging handler: ERROR records become errors or losses of `ledger`, the recorder's
-    WARNING records are passed on once each (see the module docstring).  `install()` puts it
-    on the loggers that matter, `uninstall()` takes it off."""
+    WARNING records are passed on once each."""
 
     def __init__(self, ledger: Ledger) -> None:
         super().__init__(logging.WARNING)

@@ -49,7 +49,6 @@ def record_offline(
 ) -> RecordingAddons:
     """Record `items` into the capture `out` (replaced if it exists); the addon set, whose
     `save.totals` and `ledger` say what happened."""
-
     settings = {
         "a2a_out": str(out),
         "a2a_all": record_all,

@@ -267,7 +267,6 @@ class RecordingProxy(Service):
         master.addons.add(_Running(), *(make() for make in PROXY_ADDONS))
         taken = {self.listen[1]} - {0}  # ports given to the modes so far
         # The gRPC taps go first: at stop, their calls in flight reach Save before it finalises.
-
         if self.grpc_upstream is not None:
             self._grpc_at = _resolved(self.grpc_listen, taken)
             self._grpc_mode = self.grpc_upstream.mode(self._grpc_at)
@@ -435,7 +434,6 @@ def _task_failure(task: asyncio.Task[None]) -> str | None:
 
 def _option_failure(exc: Exception) -> Exception:
     """An option refused: ours as the caller names them, mitmproxy's own said as such."""
-
     if isinstance(exc, OptionError):
         return OptionError(exc.template)
     return ProxyStartError(f"bad proxy options: {_option_error(exc)}")

@@ -86,10 +86,8 @@ class PushRelay:
 def grpc_swap(
     relay: PushRelay, origin: str, path: str, request: bool, encoding: str | None
 ) -> Callable[[bool, bytes], bytes | None] | None:
-    """How the messages of the gRPC call at `path` go through the relay, as HTTP bodies do:
-    a request's push-config URLs to relay URLs, an answer's relay URLs back (re-encoded:
-    `(compressed, message) -> message`, None when nothing changes); None for a call that
-    carries no push config."""
+    """The rewrite of the gRPC call at `path`'s messages through the relay, as HTTP bodies'
+    (None for a call that carries no push config)."""
     method = grpc_method(path)
     names = PUSH_CONFIG_OPERATIONS if request else GRPC_CONFIG_ANSWERS
     if method is None or method.name not in names:

@@ -112,8 +112,7 @@ class Redaction:
         return found
 
     def redact(self, capture: object, exchange: Exchange) -> Exchange | None:
-        """The exchange as its capture keeps it, with notes naming what was redacted or
-        found; None when `before_record` leaves it out."""
+        """The exchange as its capture keeps it; None when `before_record` leaves it out."""
         exchange_or_none = self._before_record(exchange)
         if exchange_or_none is None or self.keep_secrets:
             return exchange_or_none
@@ -155,8 +154,7 @@ def _given_card(source: str) -> dict[str, Any]:
 
 
 def fetch_card(origin: str) -> dict[str, Any]:
-    """The agent card an upstream serves at its well-known path(s); OSError or ValueError
-    when there is none."""
+    """The agent card an upstream serves at its well-known path(s)."""
     problems = []
     for path in CARD_PATHS:  # where the upstream's own card is, newest first
         try:

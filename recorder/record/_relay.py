@@ -160,7 +160,6 @@ class PushAddon:
 
     def grpc_relay(self, headers: Mapping[str, str], request: bool) -> Rewrite | None:
         """How a gRPC call goes through the relay (`grpc_swap`); None when it does not."""
-
         path, encoding = headers.get(":path"), headers.get(ENCODING_HEADER) if request else None
         if self.relay_origin is None or path is None:
             return None

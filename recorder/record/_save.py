@@ -419,7 +419,6 @@ def _rendered(sink: Sink, exchange: Exchange) -> tuple[Exchange, bytes]:
 
 def _why(failure: OSError | None) -> str:
     """Why the disk refused, in words (an OSError made from a message has no `strerror`)."""
-
     return (failure.strerror or str(failure)) if failure is not None else "no reason given"
 
 

@@ -128,8 +128,7 @@ def likely_token(value: str) -> bool:
 
 
 class RepeatedHeaders:
-    """Headers sent with the same likely-token value on every request seen (see the module
-    docstring); `see` gives the notes for one request."""
+    """Headers sent with the same likely-token value on every request seen."""
 
     def __init__(self) -> None:
         self._requests = 0

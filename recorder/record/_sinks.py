@@ -42,10 +42,7 @@ _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 @dataclass
 class Sink:
     """One capture file: its writer, numbering, held exchanges and redaction bookkeeping.
-
-    Exchanges are numbered as handed over (`hold`) and written in that order (`flush`), held
-    while the disk refuses: the file only holds whole exchanges, numbered without gaps.
-    """
+    Exchanges are written in the order held, kept while the disk refuses: no gaps."""
 
     path: Path
     upstream: str
@@ -136,7 +133,6 @@ class Sink:
     def finalise(self, redactor: Redactor | None, rework: Callable[[Exchange], Exchange]) -> None:
         """Close the file, then write the redacted names into its header and redact earlier
         exchanges again if the redactor learnt more (an error of that rewrite is logged)."""
-
         if self.writer is None:
             return
         self.writer.close()

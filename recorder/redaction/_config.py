@@ -65,8 +65,7 @@ class RecorderConfig:
         return replace(self, card=str(folder / self.card))
 
     def rules(self) -> Rules:
-        """The replayer's rules: the names, and the card when it is a file (replay is
-        offline)."""
+        """The replayer's rules: the names, and the card when it is a file (replay is offline)."""
         rules = Rules(self.redact_headers, self.redact_params, keep_secrets=bool(self.keep_secrets))
         if self.card is None or "://" in self.card:
             return rules
@@ -79,8 +78,7 @@ class RecorderConfig:
 
 
 def read_pyproject(path: Path) -> RecorderConfig:
-    """`[tool.a2a-recorder]` of the pyproject.toml at `path` (none there: the defaults), with
-    a card file's path taken from the file's folder."""
+    """`[tool.a2a-recorder]` of the pyproject.toml at `path`, a card's path from its folder."""
     if not path.is_file():
         return RecorderConfig()
     try:

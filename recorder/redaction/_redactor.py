@@ -286,15 +286,13 @@ class Redactor:
         return sweep_text(text, self.finder())
 
     def quoted(self, text: str) -> str:
-        """Free text that quotes values as JSON (a miss's words): the known secrets swept, and
-        a quoted string that is one replaced whatever its length."""
+        """Free text quoting values as JSON: known secrets swept, a quoted one of any length."""
         if self._quoting is None or self._quoting[0] != self._last:
             self._quoting = (self._last, self.finder(self._placeholders))
         return sweep_text(text, self._quoting[1])
 
     def value(self, text: str) -> str:
         """A value shown on its own: its placeholder if a known secret, whatever its length."""
-
         if text in self._placeholders:
             return self._swept_placeholder(text)
         return self.text(text)

@@ -44,8 +44,7 @@ _SECRET_HEADER_NAMES = {h.lower(): h for h in SECRET_HEADERS}
 
 @functools.lru_cache(maxsize=1024)
 def is_credential_name(name: str) -> bool:
-    """Whether a header or query parameter's name says it holds a credential (cached: the
-    same few header names come with every exchange)."""
+    """Whether a header or query parameter's name says it holds a credential (cached)."""
     return name.lower() not in NOT_CREDENTIALS and CREDENTIAL_NAME.search(name) is not None
 
 
@@ -84,11 +83,8 @@ def _str_or_none(value: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """What one redactor treats as secret beyond the built-in names.
-
-    `headers` and `params` are more names (headers in any case); `cards` are agent cards whose
-    security schemes name API keys.  `keep_secrets` turns redaction off altogether.
-    """
+    """What one redactor treats as secret beyond the built-in names: more `headers` (any case)
+    and `params`, and `cards` whose security schemes name API keys."""
 
     headers: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
