@@ -41,8 +41,7 @@ import re
 from collections.abc import Callable
 from enum import IntEnum
 
-# Writes an option as one surface says it, from its table name and a value (or None for the
-# option alone); None when the surface does not know the name (the text is then left as is).
+# Writes an option (table name, value or None) as one surface says it; None: name unknown.
 Spell = Callable[[str, "str | None"], "str | None"]
 _OPTION_REF = re.compile(r"\{([a-z_]+)(?:=([^{}]*))?\}")
 

@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from recorder.protocol import Classification
 
 FORMAT_VERSION = 2
-# Versions a reader accepts.  Version 1 wrote framing headers and every value on its line;
-# the model is the same, so a version-1 file reads as is and `migrate` rewrites it.
+# Versions a reader accepts (the model is the same: version 1 reads as is, `migrate` rewrites).
 READABLE_VERSIONS = (1, 2)
 
 Headers = tuple[tuple[str, str], ...]

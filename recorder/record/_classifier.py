@@ -1,14 +1,10 @@
 """The classifier addon, first in line: keep each request as the client sent it, and say what
 every exchange is (binding, operation, ids, error), once per flow.
 
-It learns each upstream's agent card (its interfaces decide a binding and a tenant), and
-classifies twice only: from the complete request (the other addons need to know a card fetch
-or a push config before forwarding), and with the response, for the error it carried.
-
-**Where A2A endpoints are.**  An exchange at an interface a card lists is A2A even when the
-tables know none of it (operation `unknown`).  Without a card, a path that carried a known
-JSON-RPC operation is an endpoint from then on, so the junk a client sends there later is
-recorded too.  A GET whose answer is shaped like an agent card is a card fetch.
+It classifies from the complete request (other addons must know a card fetch or a push config
+before forwarding), then adds the error the response carried.  An exchange at an interface a
+card lists is A2A even when unknown to the tables; without a card, a path that carried a known
+JSON-RPC operation is an endpoint from then on; a GET answered with a card is a card fetch.
 """
 
 from __future__ import annotations

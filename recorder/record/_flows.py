@@ -56,8 +56,7 @@ def origin(scheme: str, host: str, port: int | None = None) -> str:
 
 
 NOT_STORED = "body not stored (streamed through)"
-# flow.metadata: when each event of a stream that arrived whole came, in µs from the response
-# (a reader of a file that knows, such as a HAR file's `_eventSourceMessages`).
+# flow.metadata: each event's µs from the response, for a stream read whole from a file.
 EVENT_OFFSETS = "a2a_event_offsets"
 UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
 

@@ -283,8 +283,7 @@ class H2Observer:
 
 _Handler = Callable[[H2Observer, _Side, Frame, int], None]
 
-# Frames that matter to a passive gRPC observer; the rest (PING, WINDOW_UPDATE, PRIORITY,
-# GOAWAY, extension frames) carry nothing a recording needs.
+# Frames that matter to a passive gRPC observer; the rest carry nothing a recording needs.
 _HANDLERS: Mapping[type[Frame], _Handler] = {
     HeadersFrame: H2Observer._on_block,
     PushPromiseFrame: H2Observer._on_block,

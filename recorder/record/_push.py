@@ -32,9 +32,7 @@ from recorder.protocol import (
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
 
-# Operations whose requests may carry push configs; where their urls sit (relative to the
-# JSON-RPC params or the REST body) is the protocol's `WEBHOOK_PATHS` (v1.0 flat config, v0.3
-# nested, inline send configuration, 0.1 tasks/send).
+# Operations whose requests may carry push configs (where: the protocol's `WEBHOOK_PATHS`).
 PUSH_CONFIG_OPERATIONS = frozenset(
     {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
 )

@@ -36,8 +36,7 @@ SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 # Headers whose value is `name=value` pairs: each value is a secret, the names are not.
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 
-# Push-config secrets: key paths inside an object that also carries a `url` (the protocol's
-# own table of where a push config keeps them).
+# Push-config secrets: key paths inside an object that also carries a `url`.
 SECRET_FIELDS: tuple[tuple[str, ...], ...] = PUSH_CONFIG_SECRETS
 _SECRET_HEADER_NAMES = {h.lower(): h for h in SECRET_HEADERS}
 
