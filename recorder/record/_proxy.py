@@ -90,8 +90,9 @@ class RecordingProxy(Service):
 
     Reverse mode (`upstream` required): clients talk to `.url` as the agent, and `out` is the
     capture; forward mode: `.url` is an HTTP_PROXY and `out` a folder, a capture per `split`.
-    Other keyword arguments are `recorder.options.RECORD`'s; `with` runs it in a thread, `async
-    with` in the caller's loop.
+    `console` gets the lines a person watching sees, `before_record` may change or drop each
+    exchange before redaction, the other keyword arguments are `recorder.options.RECORD`'s;
+    `with` runs it in a thread, `async with` in the caller's loop.
     """
 
     def __init__(
