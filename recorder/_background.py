@@ -25,12 +25,16 @@ def host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
 def url_key(url: str) -> str:
-    """A URL compared loosely (a webhook an agent was told of, then posted to): scheme and
-    host case and a default port do not matter."""
+    """A URL compared loosely: scheme and host case and a default port do not matter."""
     try:
         parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+        scheme = parts.scheme.lower()
+        port = parts.port or (default_port(scheme) if scheme in ("http", "https") else 0)
     except ValueError:
         return url
     query = f"?{parts.query}" if parts.query else ""
@@ -38,9 +42,8 @@ def url_key(url: str) -> str:
     return f"{parts.scheme.lower()}://{where}{parts.path or '/'}{query}"
 
 
-# Every gRPC server the tool starts: grpcio sets SO_REUSEPORT on its listening sockets by
-# default, so a second server (a replay on the live agent's port) would bind the same port
-# and take half of its calls; with this it is refused ("address in use"), as any listener is.
+# grpcio's default SO_REUSEPORT would let a second server bind a live port and take half its
+# calls; without it, the second is refused ("address in use"), as any listener is.
 GRPC_SERVER_OPTIONS: tuple[tuple[str, int], ...] = (("grpc.so_reuseport", 0),)
 
 
@@ -58,9 +61,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def run_to_end[T](work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """`work()`'s coroutine run to its end in a loop of its own, and its result: here, or in a
-    thread of its own when the caller's loop is running (a blocking call from async code);
-    what it raises is raised here."""
+    """`work()`'s coroutine run to its end in a loop of its own (in a thread of its own when
+    the caller's loop is running), and its result."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -87,10 +89,7 @@ class Service:
 
 class BackgroundLoop(Service):
     """Runs `main(ready, stop)` in a thread; `main` calls `ready()` once serving, then awaits.
-
-    `start()` returns once `main` is ready, or raises what failed before (or the time out) as
-    `failure` makes it: a `StartError` naming the service unless given.  `stop()` sets `stop`
-    and joins the thread."""
+    `start()` raises a failure before that as `failure` makes it (default: a `StartError`)."""
 
     def __init__(
         self,

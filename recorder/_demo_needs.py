@@ -20,10 +20,8 @@ def demo_advice(
     missing: str, installed: str | None = MISSING, requirement: str | None = MISSING
 ) -> str:
     """What to do when the demo cannot import `missing`: install the extra where that leaves
-    the user's a2a-sdk as it is (none, or one the extra accepts), else run the demo in an
-    environment of its own.  The extra comes from where a2a-recorder was installed from (no
-    package index has it).  `installed` and `requirement` (the a2a-sdk version here, the
-    extra's requirement) are read from this environment unless given."""
+    the user's a2a-sdk as it is, else run the demo in an environment of its own.  The extra
+    comes from where a2a-recorder was installed from (no package index has it)."""
     installed = installed_version(DEMO_SDK) if installed == MISSING else installed
     requirement = _demo_requirement() if requirement == MISSING else requirement
     needs = f"a2a-sdk {requirement}" if requirement else "a2a-sdk 1.3"
@@ -38,9 +36,8 @@ def demo_advice(
 
 
 def _extra(own: bool = False) -> str:
-    """The `demo` extra of the checkout or wheel a2a-recorder was installed from (PEP 610's
-    direct_url.json); else what the extra requires, by name, or (`own`: a new environment,
-    which needs a2a-recorder too) the extra of a checkout or wheel the user names."""
+    """The `demo` extra of the checkout or wheel a2a-recorder was installed from (PEP 610);
+    else its requirements by name, or (`own`: a new environment) a placeholder to fill."""
     try:
         source = json.loads(importlib.metadata.distribution("a2a-recorder").read_text(
             "direct_url.json") or "{}").get("url", "")  # fmt: skip
@@ -61,8 +58,7 @@ def _requires() -> list[str]:
 
 
 def _demo_requirement() -> str | None:
-    """The a2a-sdk version the `demo` extra asks for (`~=1.3.0`), from the installed
-    package's metadata; None when it cannot be read (a checkout run without installing)."""
+    """The a2a-sdk version the `demo` extra asks for (`~=1.3.0`); None when not installed."""
     for found in map(_DEMO_REQUIRES.match, _requires()):
         if found and found.group(1).startswith(DEMO_SDK + "["):
             return found.group(1).partition("]")[2].strip()

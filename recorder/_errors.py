@@ -1,7 +1,6 @@
 """Every error a2a-recorder raises on purpose, and the exit status each command ends with.
 
-The hierarchy (built-ins as second bases where the meaning fits, so `except ValueError`
-keeps working for a caller who never heard of ours):
+The hierarchy (built-ins as second bases where the meaning fits, so `except ValueError` works):
 
     RecorderError                       the base: `str()` is a message ready to print
     ├── InputError (ValueError)         something the user gave cannot be used
@@ -9,25 +8,18 @@ keeps working for a caller who never heard of ours):
     │   ├── ConvertError                a HAR or mitmproxy flow file given to `convert`
     │   ├── ConfigError                 settings: pyproject.toml, verify.toml, a fixture
     │   ├── BaselineError               a baseline file of accepted findings or drift
-    │   ├── PlaceholderError            a redacted secret nothing fills would reach the agent
+    │   ├── PlaceholderError            a redacted secret nothing fills would reach an agent
     │   ├── OptionError                 an option's value (named as the caller spelt it)
-    │   │   └── AddonOptionError        ... refused by an addon, also mitmproxy's
-    │   │                               OptionsError (recorder.record._options)
-    │   └── FaultSpecError              a replay fault spec (`--fault`, a faults.toml, the
-    │                                   marker's faults=) that cannot be read or applied
-    ├── CaptureExistsError (FileExistsError)
-    │                                   a capture already holds exchanges, and nobody said
-    │                                   to add to it or to overwrite it
-    ├── CaptureBusyError (BlockingIOError)
-    │                                   another writer holds the capture's lock
+    │   │   └── AddonOptionError        ... an addon refused (a mitmproxy OptionsError too)
+    │   └── FaultSpecError              a replay fault spec that cannot be read or applied
+    ├── CaptureExistsError (FileExistsError)  a capture has exchanges; nobody said what to do
+    ├── CaptureBusyError (BlockingIOError)    another writer holds the capture's lock
     ├── StartError (RuntimeError)       a server could not start (address in use, ...)
     │   └── ProxyStartError             ... the recording proxy
-    ├── StateError (RuntimeError)       a server used before it started or after it
-    │                                   stopped, or started twice (the caller's slip)
+    ├── StateError (RuntimeError)       a server used before start, after stop, or twice
     ├── VerifyError (RuntimeError)      `verify` could not run (the agent unreachable, ...)
     ├── ProtocolError (ValueError)      bytes on the wire break a protocol: the peer's fault,
-    │   │                               recorded as it was, never a crash (h11's
-    │   │                               Local/RemoteProtocolError split: ours are InputError)
+    │   │                               recorded as it was, never a crash
     │   ├── GrpcFramingError            not gRPC length-prefixed framing
     │   ├── GrpcCodecError              a gRPC message or status that does not encode
     │   └── H2ProtocolError             not (or no longer) valid HTTP/2
@@ -49,8 +41,7 @@ import re
 from collections.abc import Callable
 from enum import IntEnum
 
-# Writes an option as one surface says it, from its table name and a value (or None for the
-# option alone); None when the surface does not know the name (the text is then left as is).
+# Writes an option (table name, value or None) as one surface says it; None: name unknown.
 Spell = Callable[[str, "str | None"], "str | None"]
 _OPTION_REF = re.compile(r"\{([a-z_]+)(?:=([^{}]*))?\}")
 
@@ -106,12 +97,8 @@ class PlaceholderError(InputError):
 
 
 class OptionError(InputError):
-    """An option's value that cannot be used.
-
-    `template` names options as `{name}` or `{name=value}` (table names, `recorder.options`);
-    `spelt(spell)` writes them as one surface says them (`--append` on the command line,
-    `existing='append'` in Python, `a2a_existing=append` to mitmdump); `str()` is Python's.
-    """
+    """An option's value that cannot be used: `template` names options as `{name}` or
+    `{name=value}`, and `spelt(spell)` writes them as one surface says them (`str()`: Python)."""
 
     def __init__(self, template: str) -> None:
         self.template = template
@@ -142,8 +129,7 @@ def python_spelling(name: str, value: str | None) -> str:
 
 
 class FaultSpecError(InputError):
-    """A replay fault spec that cannot be read or applied: the message names it as written
-    (and its file) and lists the kinds."""
+    """A replay fault spec that cannot be read or applied; the message names it."""
 
 
 class CaptureExistsError(RecorderError, FileExistsError):
@@ -199,13 +185,11 @@ class FormLineError(FormError):
 
 
 class Unsendable(RecorderError):
-    """A verify step that cannot go to this agent (no gRPC address, a message that cannot
-    be encoded)."""
+    """A verify step that cannot go to this agent (no gRPC address, a message not encoded)."""
 
 
-# The exit status of a command that an error ended, first match wins.  Any other exception
-# is a bug in the tool: its traceback is shown, and it could not run either (Python's own
-# status for it, 1, would read as "differences found").
+# The exit status of a command an error ended, first match wins; a bug is an ERROR too
+# (Python's own 1 would read as "differences found").
 EXIT_FOR: tuple[tuple[type[BaseException], Exit], ...] = (
     (RecorderError, Exit.ERROR),
     (OSError, Exit.ERROR),  # a file that cannot be read or written, a port in use
@@ -220,8 +204,7 @@ def exit_status(error: Exception) -> Exit:
 
 
 def error_message(error: Exception, spell: Spell | None = None) -> str:
-    """What to print for `error`: our message (an option named by `spell`), `path: why` for
-    an OSError, and for anything else that it is a bug."""
+    """What to print for `error`: our message, `path: why` for an OSError, else that it is a bug."""
     if isinstance(error, OptionError) and spell is not None:
         return error.spelt(spell)
     if isinstance(error, RecorderError):

@@ -1,18 +1,10 @@
 """Pause the cyclic garbage collector while a big, acyclic structure is built: for the CLI only.
 
-The collector belongs to the process: a library call (`read_capture`, `ReplayService`) runs in
-someone else's and leaves it alone; only `a2a-recorder replay` pauses it, around its load.
-Reading a long capture and loading it allocate about a hundred containers per exchange and free
-almost none: each full pass finds no garbage, yet walks everything built so far.  Nothing built
-there holds a cycle, so pausing loses nothing (a cycle made meanwhile waits for a later pass).
-
-Resuming would still cost passes (everything built is in the youngest generation), so the
-objects go straight to the oldest, where those passes would have put them: freezing and
-unfreezing moves every tracked object there without walking any.  On a 10,000-exchange capture
-(`scripts/bench-replay --only-load`) file to serving takes about a fifth less CPU (1.13 s
-against 1.42 s, medians of 8).  That is skipped when objects were frozen since this module
-last looked (a forking server freezes its heap on purpose): unfreezing would release them.
-The pause restores the previous state: a collector the caller disabled stays disabled.
+Only `a2a-recorder replay` pauses it, around its load (the collector is the process's, not a
+library call's): loading allocates about a hundred containers per exchange and frees almost
+none, so each full pass walks everything for no garbage.  The objects then go straight to the
+oldest generation (freeze, unfreeze), unless objects were frozen since (a forking server's, kept
+frozen); a collector the caller disabled stays disabled.
 """
 
 from __future__ import annotations

@@ -10,14 +10,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopSignals:
-    """Ctrl-C, SIGTERM and SIGHUP all ask for one orderly stop.
-
-    Installed before a server starts and kept until it has stopped, so that a second Ctrl-C
-    (or a signal during start-up) never interrupts the stop: it is answered with `busy`.  The
-    handler takes no lock: it runs between two bytecodes of the main thread, maybe inside code
-    that holds that very lock, and would wait for itself for ever.  So it counts, writes with
-    `os.write`, and `wait()` polls.
-    """
+    """Ctrl-C, SIGTERM and SIGHUP all ask for one orderly stop; a second one never interrupts it.
+    The handler takes no lock (it may run inside code that holds it): it counts, writes with
+    `os.write`, and `wait()` polls."""
 
     POLL = 0.05  # seconds; how soon a stop starts after the signal
 
@@ -37,7 +32,6 @@ class StopSignals:
             time.sleep(self.POLL)
 
     def finished(self) -> None:
-        """Ignore further stop signals: all is written and the process is exiting (a late
-        Ctrl-C during the interpreter's teardown would otherwise kill it, exit -2)."""
+        """Ignore further stop signals: all is written and the process is exiting."""
         for number in STOP_SIGNALS:
             signal.signal(number, signal.SIG_IGN)

@@ -1,15 +1,10 @@
-"""The capture model and the `.http` file format.
+"""The capture model and the `.http` file format (docs/capture-format.md).
 
-Layers (see docs/capture-format.md): the model (`Capture` ... `GrpcMessage`), pure `render` /
-`parse`, and `CaptureWriter` / `read_capture` / `write_capture` (and the drafts: `draft_beside`,
-`promote`, `set_aside`, `remove_capture`), the only code that touches disk, each writer holding
-its capture's `claim` (one writing process per capture).
-
-Errors: `CaptureParseError(ValueError)` for a damaged or unknown file (`file:line: message`);
-plain `ValueError` from `render*` for values the format cannot hold exactly.
-
-May import `recorder.protocol` (the classification a capture records) and the root's
-shared modules (`_errors`, `_files`).
+The model (`Capture` ... `GrpcMessage`), pure `render` / `parse`, and `CaptureWriter`,
+`read_capture`, `write_capture` and the drafts: the only code that touches disk, each writer
+holding its capture's `claim` (one writing process per capture).  A damaged file is a
+`CaptureParseError`; `render*` raise `ValueError` for values the format cannot hold exactly.
+May import `recorder.protocol` and the root's shared modules (`_errors`, `_files`).
 """
 
 from recorder._errors import CaptureBusyError, CaptureExistsError, CaptureParseError

@@ -41,8 +41,7 @@ QUOTE_LIMIT = 200  # characters of a bad line an error message quotes
 
 
 def quoted(text: str) -> str:
-    """`text` quoted for an error message: its first `QUOTE_LIMIT` characters only (a bad
-    line can be a 100 MB body)."""
+    """`text` quoted for an error message: its first `QUOTE_LIMIT` characters only."""
     if len(text) <= QUOTE_LIMIT:
         return repr(text)
     return f"{text[:QUOTE_LIMIT]!r}… ({len(text)} characters)"
@@ -135,8 +134,7 @@ class JsonForm:
         return " ".join([self.spacing, *flags])
 
     def dumps(self, value: Any) -> str:
-        """`json.dumps` with this form's options (an encoder made once: making one per call
-        cost as much as the encoding of a typical body)."""
+        """`json.dumps` with this form's options, from an encoder made once (one costs a body)."""
         text = _encoder(self.spacing, self.ascii).encode(value)
         return text + "\n" if self.newline else text
 
@@ -221,9 +219,8 @@ def _dumps(form: JsonForm, value: Any) -> str | None:
 
 
 def _pretty(value: Any) -> str | None:
-    """`json.dumps(value, indent=2, ensure_ascii=False)` for a value `json.loads` made, in
-    ASCII when it holds a lone surrogate; built by `_Indented`, which is faster (this runs for
-    every body the recorder writes)."""
+    """`json.dumps(value, indent=2, ensure_ascii=False)` (ASCII when it holds a lone
+    surrogate), built faster by `_Indented`: this runs for every body written."""
     try:
         text = _Indented(ascii_only=False).text(value)
         return _Indented(ascii_only=True).text(value) if has_surrogate(text) else text

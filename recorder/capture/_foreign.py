@@ -16,8 +16,7 @@ CONVERT = "convert it into a capture first: a2a-recorder convert FILE --out CAPT
 
 
 def foreign_kind(head: bytes) -> str | None:
-    """What the file whose first bytes are `head` is, when it is a known other format that
-    `convert` reads (`a HAR file`, `a mitmproxy flow file`), else None."""
+    """The other format `convert` reads that `head` starts (`a HAR file`), else None."""
     if _TNETSTRING_DICT.match(head):
         return "a mitmproxy flow file"
     text = head[:SNIFF_BYTES].removeprefix(_BOM)

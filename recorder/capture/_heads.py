@@ -1,18 +1,10 @@
 """Request and response heads: the sendable lines a capture shows, and what it keeps aside.
 
-A capture's request is meant to be sent again as written (an editor's HTTP client, `curl`).
-Two kinds of head values would break that; both are kept aside as metadata, so the file stays
-lossless (docs/capture-format.md, "Heads"):
-- **Framing headers** that no longer describe the body shown: `Content-Length` and
-  `Content-Encoding` whenever a body is shown (pretty, or decoded), `Transfer-Encoding` always.
-  Each becomes `# wire-header: <side> <index> <Name>: <value>` (`index`: its place in the
-  full list).
-- **Values a line cannot hold** (a control character, a line separator, a lone surrogate):
-  the line shows a sendable stand-in (percent-escapes in a target, `?` elsewhere), and
-  `# exact: <where> [<index>] "<JSON string>"` holds the value.
-
-Pure: the `set_aside_*` functions go from a head's values to its lines plus the `Aside`;
-`restore_headers` and `Aside` go back.
+A capture's request can be sent again as written, so two kinds of head values are kept aside as
+metadata, keeping the file lossless (docs/capture-format.md, "Heads"): framing headers that no
+longer describe the body shown (`# wire-header:`), and values a line cannot hold, shown as a
+sendable stand-in (`# exact:`).  Pure: `set_aside_*` go from values to lines plus an `Aside`,
+`restore_headers` back.
 """
 
 from __future__ import annotations
@@ -169,8 +161,7 @@ def set_aside_headers(
 def restore_headers(
     shown: Sequence[Header], aside: Sequence[tuple[int, str, str]], exact: dict[int, str]
 ) -> tuple[Header, ...]:
-    """The full list from shown lines, exact values (by shown index) and set-aside headers
-    (by full index); FormError when an index does not fit."""
+    """The full list from shown lines, exact values and set-aside headers; FormError if unfit."""
     if not aside and not exact:
         return tuple(shown)
     headers = list(shown)

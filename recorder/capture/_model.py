@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from recorder.protocol import Classification
 
 FORMAT_VERSION = 2
-# Versions a reader accepts.  Version 1 wrote framing headers and every value on its line;
-# the model is the same, so a version-1 file reads as is and `migrate` rewrites it.
+# Versions a reader accepts (the model is the same: version 1 reads as is, `migrate` rewrites).
 READABLE_VERSIONS = (1, 2)
 
 Headers = tuple[tuple[str, str], ...]
@@ -27,8 +26,8 @@ def started_at(timestamp: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
-    """One server-sent event block as it arrived: its wire lines without line endings nor the
-    blank line that ends it (`data: {...}`, `: ping`); `offset_us` from the response headers."""
+    """One server-sent event block as it arrived: its wire lines, without endings nor the
+    blank line that ends it; `offset_us` from the response headers."""
 
     offset_us: int
     lines: tuple[str, ...]
@@ -37,8 +36,7 @@ class SseEvent:
 @dataclass(frozen=True, slots=True)
 class GrpcMessage:
     """One length-prefixed gRPC message: its compact proto-JSON when the A2A descriptors
-    decode it (`type_name` says as what: `lf.a2a.v1.Task`), else its `raw` bytes; one of the
-    two exactly."""
+    decode it (as `type_name`), else its `raw` bytes; exactly one of the two."""
 
     offset_us: int
     json: str | None = None
@@ -82,9 +80,8 @@ class Response:
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    """One request and what came back (`response` None when nothing did).  `notes` say what
-    the recorder did or saw beyond the bytes ("gzip decoded", "redacted: Authorization");
-    `started_us` counts from the capture start."""
+    """One request and what came back (`response` None when nothing did); `notes` say what
+    the recorder did or saw beyond the bytes ("gzip decoded")."""
 
     number: int
     classification: Classification

@@ -1,15 +1,10 @@
 """Parse `.http` capture text back into a Capture (sans-I/O).
 
-A cursor walks the text once, by offsets, counting lines as it goes; the text is never split
-into lines (a 10,000-exchange capture has 717,000: 50 MB of strings).  A block of head lines
-is matched by one regex search.  A body region is found by searching for the lines that can
-end it (`_region_end`); its display is restored by `_bodies`, whose `FormError` carries the
-line inside the display.
-
-Every problem is a `CaptureParseError` (a ValueError), `file:line: what is wrong`; any other
-exception is converted at the one boundary, `parse`, so a damaged file never crashes a caller.
-`parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a body
-region), so showing one does not cost a 100 MB body elsewhere.
+A cursor walks the text once, by offsets, never splitting it into lines (a 10,000-exchange
+capture has 717,000).  Every problem is a `CaptureParseError`, `file:line: what is wrong`; any
+other exception is converted at the one boundary, `parse`, so a damaged file never crashes a
+caller.  `parse(text, only=N)` steps over the other exchanges unread (a `###` line always ends a
+body region).
 """
 
 from __future__ import annotations
@@ -104,8 +99,7 @@ def parse_bytes(data: bytes, filename: str = "<capture>", *, only: int | None = 
 
 
 def _checked(text: str, filename: str) -> str:
-    """The text to parse: LF line endings (a CRLF checkout's are read as LF), and what makes
-    it no capture at all said first."""
+    """The text to parse, with LF line endings; what makes it no capture at all said first."""
     if not text:
         raise CaptureParseError("empty file: no version line", filename, 1)
     if not text.startswith("#"):
@@ -125,9 +119,8 @@ def _check_foreign(head: bytes, filename: str) -> None:
 
 
 def _lf_endings(text: str, filename: str) -> str:
-    """A capture whose lines all end in CRLF (a Windows checkout, git's `autocrlf`) with LF
-    endings; the format writes no CR of its own (a body's CR is escaped), so nothing is lost.
-    A CR anywhere else is damage."""
+    """A capture whose lines all end in CRLF (git's `autocrlf`) with LF endings: the format
+    writes no CR of its own, so nothing is lost."""
     lone = text.replace("\r\n", "\n")
     if "\r" in lone:
         at = lone.index("\r")
@@ -224,10 +217,8 @@ def _read_meta(cursor: _Cursor, pattern: re.Pattern[str]) -> _Meta:
 def _fields(
     pattern: re.Pattern[str], text: str, start: int, end: int, count: int
 ) -> list[tuple[str, str]] | None:
-    """The groups of each of the `count` lines in `text[start:end]` (no final LF), from one
-    search (a big capture has hundreds of thousands of head lines; one search is much cheaper
-    than a match per line), or None when a line does not match.  `pattern` is one of `_LINES`:
-    anchored at each line's ends, and the search sees `end` as the end of the text."""
+    """The groups of each of the `count` lines in `text[start:end]`, from one search (much
+    cheaper than a match per line), or None when a line does not match."""
     if count == 0:
         return []
     found: list[tuple[str, str]] = _LINES[pattern].findall(text, start, end)
@@ -553,10 +544,8 @@ def _parse_region(cursor: _Cursor, form: str | None, form_line: int, forms: Form
 
 
 def _region_end(cursor: _Cursor) -> int:
-    """Where the body region from the cursor ends: the start of its first `###` or status line,
-    or the end of the text.  Only lines that start as in `_REGION_STOPS` can end it, or be a
-    damaged status line, which no display holds (see _bodies).  They are found with `str.find`,
-    which is much faster than any scan in Python or by regex; most of a big file is bodies."""
+    """Where the body region from the cursor ends: its first `###` or status line, or the end.
+    Candidates (`_REGION_STOPS`) are found with `str.find`: most of a big file is bodies."""
     text = cursor.text
     after = cursor.pos - 1  # the LF that ends the line before (a body never starts the file)
     while True:

@@ -93,8 +93,7 @@ _UNSAFE_IN_WORD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def render(capture: Capture) -> str:
-    """The whole capture as `.http` text; ValueError for a value that cannot round-trip or
-    exchange numbers that do not increase strictly."""
+    """The whole capture as `.http` text; ValueError for a value that cannot round-trip."""
     numbers = [exchange.number for exchange in capture.exchanges]
     if any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
         raise ValueError(f"exchange numbers must increase strictly, got {numbers}")
@@ -146,8 +145,7 @@ def render_exchange(exchange: Exchange) -> str:
 
 
 def outcome(exchange: Exchange) -> str:
-    """The `###` line's last word: the A2A error, else the gRPC status name, else the HTTP
-    status, else `no-response`.  Informational: readers do not parse it back."""
+    """The `###` line's last word (A2A error, gRPC status, HTTP status), never parsed back."""
     if exchange.classification.error:
         return _word(exchange.classification.error)
     response = exchange.response

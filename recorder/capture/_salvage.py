@@ -16,8 +16,7 @@ from recorder.capture._parse import parse_bytes
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    """Where a capture read by `salvage` stops short: its last exchange, from `line` (its
-    `###` line, `offset` bytes into the file) on, is not whole, as `damage` says."""
+    """Where a capture read by `salvage` stops short: its last exchange, from `line` on."""
 
     filename: str
     line: int
@@ -32,8 +31,7 @@ class Cut:
 
 
 def salvage(data: bytes, filename: str = "<capture>") -> tuple[Capture, Cut | None]:
-    """`parse_bytes`, with the exchanges before a cut in the last one (see the module
-    docstring); CaptureParseError for damage anywhere else."""
+    """`parse_bytes`, with the exchanges before a cut in the last one; else damage raises."""
     try:
         return parse_bytes(data, filename), None
     except CaptureParseError as damage:
@@ -51,8 +49,7 @@ def salvage(data: bytes, filename: str = "<capture>") -> tuple[Capture, Cut | No
 
 
 def _cut_points(data: bytes) -> list[int]:
-    """Where the last exchange may start, latest first: a last line that is what is left of
-    a `###` line (`##`), then the last `###` line (no body line starts so)."""
+    """Where the last exchange may start, latest first: a last `##` line, then the last `###`."""
     tail = data.rfind(b"\n") + 1
     cut_line = tail < len(data) and b"### ".startswith(data[tail:])
     return [p for p in (tail if cut_line else 0, data.rfind(b"\n###") + 1) if p]

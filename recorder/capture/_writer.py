@@ -1,25 +1,13 @@
 """The only code that touches disk for captures: an append-only writer, read and write.
 
-How `CaptureWriter` keeps docs/capture-format.md's "Durability" promises:
-- `append` renders the exchange before taking the lock, then writes it straight to the file
-  (unbuffered): once it returns, the exchange is in the page cache, and a killed process loses
-  no exchange whose `append` returned; the file is always a complete, parseable capture.
-- `fsync` runs off the caller's thread: one syncer thread while any writer is open waits
-  `GROUP_COMMIT` seconds after an append for more, then syncs every writer with unsynced data
-  at once (group commit); appends never wait for it.  `sync()` and `close()` wait for it.
-- A writer never truncates a file that holds exchanges: it creates a capture only where there
-  is none, or continues one (`resume`), numbering after its last exchange.
-- **Whole exchanges or nothing**: when a write fails, what reached the file of it is cut off
-  again and the `OSError` raised, so the file ends with its last whole exchange; a new capture
-  whose header could not be written is removed.  Only a failed cut leaves the file damaged,
-  and the error says so.
-- Reading refuses what is not a regular file (a FIFO would block, `/dev/zero` never ends).
-- A capture that may replace another is written as a *draft* beside it (`draft_beside`), then
-  renamed over it (`promote`) or kept under another name (`set_aside`), each one atomic
-  rename: the old capture is whole until the moment it is replaced.
-- **One writing process per capture**: every writer `claim`s the capture while it writes (a
-  recording and the pytest plugin, for their whole run), so a writer in another process is
-  refused before it touches the file, with an error naming the holder.
+It keeps docs/capture-format.md's "Durability" promises:
+- `append` writes each exchange unbuffered, so a killed process loses none whose `append`
+  returned; one syncer thread fsyncs every writer at once (group commit), off the caller's thread.
+- Whole exchanges or nothing: a failed write is cut off again and its `OSError` raised; a
+  writer never truncates a file that holds exchanges (it creates, or `resume`s).
+- A capture that may replace another is a draft beside it, renamed over it atomically.
+- One writing process per capture: every writer `claim`s it (a `flock`), and another process's
+  writer is refused before it touches the file, with an error naming the holder.
 """
 
 from __future__ import annotations
@@ -48,16 +36,8 @@ from recorder.capture._salvage import Cut, salvage
 class CaptureWriter:
     """Append exchanges to a `.http` capture as they complete; thread-safe.
 
-    `CaptureWriter(path, header)` starts a capture with `header` (and any exchanges it holds),
-    refusing (`CaptureExistsError`) one that holds exchanges unless `overwrite=True`;
-    `CaptureWriter.resume(path)` continues one.  `append` takes strictly increasing numbers
-    (else ValueError, as for a value that cannot be rendered; the file is then untouched).  The
-    capture is `claim`ed until `close()` (CaptureBusyError: another process has it).
-
-    Example::
-
-        with CaptureWriter("out.http", Capture(started=..., recorder_version="0.1.0")) as w:
-            w.append(exchange)
+    A new capture refuses a file with exchanges unless `overwrite=True` (`resume` continues
+    one); `append` takes strictly increasing numbers; the capture is `claim`ed until `close()`.
     """
 
     def __init__(
@@ -79,10 +59,7 @@ class CaptureWriter:
 
     @classmethod
     def resume(cls, path: str | os.PathLike[str]) -> CaptureWriter:
-        """Continue the capture at `path`: later exchanges are appended after its last one.
-
-        Raises CaptureParseError when the file is damaged (it is left as it is).
-        """
+        """Continue the capture at `path`; CaptureParseError when it is damaged (left as is)."""
         writer = cls.__new__(cls)
         writer.path = Path(path)
         with _claimed_unless_failing(writer.path):
@@ -106,9 +83,8 @@ class CaptureWriter:
         return self._last_number
 
     def append(self, exchange: Exchange) -> int:
-        """Render one exchange and append it (write now, fsync soon); the number of bytes
-        written.  ValueError for a value the format cannot hold; OSError when the disk refuses
-        (the file is left as it was)."""
+        """Append one exchange (write now, fsync soon); the bytes written.  OSError when the
+        disk refuses leaves the file as it was."""
         return self.append_rendered(exchange.number, render_exchange(exchange).encode("utf-8"))
 
     def append_rendered(self, number: int, data: bytes) -> int:
@@ -156,8 +132,7 @@ class CaptureWriter:
         self.close()
 
     def _write(self, data: bytes) -> None:
-        """Write all of `data` (into the page cache: a killed process loses nothing written),
-        or none of it (see the module docstring)."""
+        """Write all of `data` (into the page cache), or none of it."""
         assert self._file is not None
         view, done = memoryview(data), 0
         try:
@@ -193,10 +168,7 @@ class CaptureWriter:
         _SYNCER.closed(self)
 
     def _sync_now(self) -> None:
-        """Called by the syncer thread: fsync what was written so far.
-
-        The fsync runs on a duplicate descriptor, outside the lock, so appends go on while the
-        disk syncs (and close() cannot pull the descriptor away meanwhile)."""
+        """The syncer's fsync, on a duplicate descriptor outside the lock: appends go on."""
         with self._lock:
             if self._file is None:
                 return
@@ -217,10 +189,7 @@ GROUP_COMMIT = 0.05  # seconds the syncer lets appends gather before one fsync f
 
 
 class _Syncer:
-    """The thread that fsyncs every open writer with unsynced data (group commit): the first
-    writer to open starts it, the last to close stops and joins it.  `want` wakes it; it lets
-    `GROUP_COMMIT` seconds of appends gather and syncs each outside the lock, so an append
-    never waits for a disk."""
+    """The thread, while any writer is open, that fsyncs writers `GROUP_COMMIT` after appends."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
@@ -277,8 +246,7 @@ _SYNCER = _Syncer()
 
 
 def holds_exchanges(path: Path) -> bool:
-    """Whether `path` is a regular file with more than a capture header (anything that may be
-    data)."""
+    """Whether `path` is a regular file with more than a capture header (may be data)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
@@ -290,15 +258,12 @@ def holds_exchanges(path: Path) -> bool:
 
 
 def read_capture(path: str | os.PathLike[str], *, only: int | None = None) -> Capture:
-    """Read and parse a capture file (`only`: exchange number `only` alone, see `parse`);
-    CaptureParseError names `path:line` on damage, OSError says why it cannot be read
-    (`read_regular`)."""
+    """Read and parse a capture file (`only`: exchange number `only` alone, see `parse`)."""
     return parse_bytes(read_regular(path), os.fspath(path), only=only)
 
 
 def recover_capture(path: str | os.PathLike[str]) -> tuple[Capture, Cut | None]:
-    """`read_capture`, except that a capture cut short in its last exchange gives the
-    exchanges before the cut, and the `Cut` to say so (`salvage`)."""
+    """`read_capture`, except that a capture cut short gives the exchanges before the `Cut`."""
     return salvage(read_regular(path), os.fspath(path))
 
 
@@ -309,8 +274,7 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 
 
 def check_regular(path: str | os.PathLike[str]) -> None:
-    """OSError, saying what it is, unless `path` is a regular file: a directory, a FIFO that
-    would block a reader, a device such as `/dev/zero` that never ends."""
+    """OSError unless `path` is a regular file (a FIFO would block, `/dev/zero` never ends)."""
     mode = os.stat(path).st_mode
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
@@ -341,16 +305,14 @@ def write_capture(path: str | os.PathLike[str], capture: Capture) -> None:
 
 
 def draft_beside(path: str | os.PathLike[str]) -> Path:
-    """A fresh hidden name in `path`'s folder (made if need be) for a capture that may replace
-    it: `.echo.http.<pid>-<random>.recording`."""
+    """A fresh hidden name beside `path` for a capture that may replace it (folder made)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.recording")
 
 
 def promote(draft: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
-    """Put `draft` in `path`'s place, in one atomic rename (durable once this returns),
-    `claim`ed."""
+    """Put `draft` in `path`'s place, `claim`ed, in one atomic rename (durable on return)."""
     with claimed(path):
         os.replace(draft, path)
     fsync_directory(Path(path).parent)
@@ -378,10 +340,8 @@ _claiming = threading.Lock()
 
 
 def claim(path: str | os.PathLike[str]) -> None:
-    """Claim the capture at `path` for this process (as often as it is `release`d): an
-    advisory lock (`flock`) on `.<name>.lock` beside it, which names the process
-    (CaptureBusyError names another holder).  The kernel lets go however the process ends: a
-    lock file `kill -9` left behind holds nobody and is taken over."""
+    """Claim the capture at `path` for this process: a `flock` on `.<name>.lock` beside it,
+    which the kernel lets go however the process ends (CaptureBusyError names another holder)."""
     file = _lock_file(path)
     with _claiming:
         fd, count = _claims.get(file, (-1, 0))

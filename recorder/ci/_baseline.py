@@ -1,23 +1,11 @@
 """Baselines: the findings a project has accepted, so that CI fails on new ones only.
 
-A baseline file is JSON, stable and diff-friendly (sorted, one entry per accepted finding)::
-
-    {
-      "format": "a2a-recorder-baseline",
-      "version": 1,
-      "tool": "lint",
-      "entries": [
-        {"file": "captures/a.http", "exchange": 3, "rule": "error.mapping", "where": "...",
-         "reason": "the SDK maps this error to 500; upstream issue 123", ...}
-      ]
-    }
-
-Each tool names the fields that identify a finding (`KEYS`); `reason` is the reader's own.
-Checking is a multiset match on those fields: a finding that matches an entry is *accepted*,
-one that matches none is *new*, an entry no finding matches is *stale*.  New findings fail the
-run, and so do stale entries (a baseline listing what no longer happens would hide it coming
-back).  `updated` writes the current findings, keeping the reasons of entries that still match.
-Pure; a file that cannot be used is a `BaselineError` naming it.
+A baseline file is JSON (`format` "a2a-recorder-baseline", `version` 1, `tool`, `entries`),
+sorted, an entry per accepted finding: the fields that identify it (`KEYS`) and a `reason`.
+Checking is a multiset match on those fields: a matched finding is *accepted*, an unmatched one
+*new*, an entry nothing matches *stale*; new findings and stale entries both fail the run (a
+stale entry would hide what it listed coming back).  `updated` keeps the reasons that still
+match.  Pure; a file that cannot be used is a `BaselineError` naming it.
 """
 
 from __future__ import annotations
@@ -95,8 +83,7 @@ def check(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> Base
 
 
 def updated(entries: Sequence[Entry], current: Sequence[Entry], tool: str) -> list[Entry]:
-    """The current findings as baseline entries, each keeping the reason of the entry it
-    matches (empty for a finding not accepted before)."""
+    """The current findings as baseline entries, each keeping its matched entry's reason."""
     reasons: dict[tuple[Any, ...], list[str]] = defaultdict(list)
     for entry in entries:
         reasons[key_of(entry, tool)].append(str(entry.get(REASON, "")))

@@ -27,8 +27,7 @@ from recorder.ci._baseline import (
 def gate(
     path: Path, current: Sequence[Entry], tool: str, *, update: bool = False
 ) -> tuple[BaselineCheck, BaselineOutcome]:
-    """Check `current` findings against the baseline at `path`, writing it when it is missing
-    or `update` asks.  Raises `BaselineError` when the file cannot be read or written."""
+    """Check `current` findings against the baseline at `path`, written if missing or asked."""
     if update or not path.exists():
         entries = updated(read_baseline(path, tool) if path.exists() else [], current, tool)
         write_baseline(path, render_baseline(entries, tool))

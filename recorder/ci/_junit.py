@@ -1,20 +1,7 @@
-"""JUnit XML: the test report every CI system renders (Jenkins, GitLab, GitHub actions, ...).
+"""JUnit XML in the widely read Ant/Jenkins shape (schema: `tests/data/junit.xsd`), pure.
 
-The widely read Ant/Jenkins shape (our schema: `tests/data/junit.xsd`)::
-
-    <testsuites name tests failures errors skipped time>
-      <testsuite name tests failures errors skipped time timestamp>
-        <properties><property name value/>...</properties>
-        <testcase name classname time>
-          <failure message type>text</failure>...
-          <system-out>text</system-out>
-        </testcase>...
-      </testsuite>...
-    </testsuites>
-
-Pure: values in, a string out.  Characters XML 1.0 cannot hold (controls, a lone surrogate
-from a byte that was not UTF-8) are written as their Python escape (`\\x1b`, `\\udcff`), never
-dropped.
+Characters XML 1.0 cannot hold (controls, a lone surrogate) are written as their Python escape
+(`\\x1b`, `\\udcff`), never dropped.
 """
 
 from __future__ import annotations

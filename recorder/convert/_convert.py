@@ -21,8 +21,7 @@ from recorder.record import Incident, IncidentKind, OfflineItem, record_offline
 
 @dataclass(frozen=True)
 class Conversion:
-    """What a conversion wrote: `converted` exchanges to `out` (`capture`, None when none),
-    `skipped` ones (not A2A), `problems` (errors inside, exchanges lost) and `warnings`."""
+    """What a conversion wrote (`converted`, `capture`), `skipped`, `problems` and `warnings`."""
 
     out: Path
     converted: int
@@ -40,11 +39,7 @@ def convert(
     include_all: bool = False,
 ) -> Conversion:
     """Record `items` into the capture `out` (replaced if it exists), as the recorder would:
-    not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`.  Raises
-    `OptionError` naming `out` for an `out` the recorder refuses.  Example::
-
-        conversion = convert(har_items(json.loads(text)), Path("session.http"))
-    """
+    not A2A left out unless `include_all`, secrets redacted unless `keep_secrets`."""
     incidents: list[Incident] = []
     try:
         addons = record_offline(

@@ -34,9 +34,8 @@ class FlowFile:
 
 
 def read_flows(path: Path) -> FlowFile:
-    """Every complete flow in a mitmproxy flow file; of one cut short, the flows before the
-    cut, and `damage` says where.  `ConvertError` (`path: what is wrong`) when the file cannot
-    be read or holds no whole flow."""
+    """Every complete flow in a mitmproxy flow file (of one cut short, those before the cut,
+    and `damage` says where); `ConvertError` when none is whole."""
     flows: list[Flow] = []
     try:
         check_regular(path)

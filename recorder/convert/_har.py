@@ -1,17 +1,11 @@
 """HAR 1.2 documents (mitmproxy's `savehar`, browsers' "Save all as HAR") -> what the
 recorder's addons take: an HTTP flow per entry, or a gRPC call (`OfflineCall`).
 
-HAR keeps bodies decoded (`content.text`, base64 when `content.encoding` says so): the flow
-gets the body encoded again when a `Content-Encoding` names an encoding mitmproxy knows, so the
-recorder decodes it and says so, as live.  HAR has no per-event times for an event stream:
-`_eventSourceMessages` (Chrome's devtools and `a2a-recorder export` write them) give them, in
-the flow's metadata (`EVENT_OFFSETS`), else the recorder notes they are unknown.  HTTP/2
-pseudo-headers that browsers list (`:authority`) are left out, except in a gRPC exchange.
-What `export` writes in custom fields is read back: `_grpcMessages` (proto-JSON, or base64)
-and `_trailers`; an entry with messages, or a gRPC content type, is a gRPC call.
-
-Damage is reported, never skipped: a document that is not a HAR log, or an entry without what
-HAR 1.2 requires, raises `ConvertError` naming the entry.
+HAR keeps bodies decoded: a flow gets its body encoded again when `Content-Encoding` names an
+encoding mitmproxy knows, so the recorder decodes it as live.  Event times come from
+`_eventSourceMessages`, else are noted unknown; `export`'s custom fields are read back; an
+entry with messages, or a gRPC content type, is a gRPC call.  Damage is reported, never skipped:
+`ConvertError` names the entry.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ from mitmproxy import connection, http
 from mitmproxy.flow import Error
 from mitmproxy.net import encoding
 
-from recorder._background import host_port
+from recorder._background import default_port, host_port
 from recorder._errors import ConvertError
 from recorder.capture import GrpcMessage, Headers, Request, Response, header_value, read_regular
 from recorder.protocol import NOTE_NO_RESPONSE, is_grpc_content_type
@@ -49,11 +43,7 @@ DEFAULT_VERSION = "HTTP/1.1"
 
 
 def har_items(document: object) -> list[OfflineItem]:
-    """Every entry of a HAR document (parsed JSON) as a flow or a gRPC call, in file order.
-
-    Raises `ConvertError` when `document` is no HAR log, has no entries, or an entry lacks
-    what HAR 1.2 requires (`entry 3: request.url is missing`).
-    """
+    """Every entry of a HAR document (parsed JSON) as a flow or a gRPC call, in file order."""
     log = document.get("log") if isinstance(document, Mapping) else None
     if not isinstance(log, Mapping):
         raise ConvertError("not a HAR file: no top-level 'log' object")
@@ -91,7 +81,8 @@ def _entry(index: int, entry: object) -> OfflineItem:
     request = _request(request_part, where, started)
     response, error = _response(entry.get("response"), where, started)
     if _is_grpc(request, response):
-        origin = f"{parts.scheme}://{host_port(parts.hostname, _port(parts))}"
+        port = parts.port or default_port(parts.scheme)
+        origin = f"{parts.scheme}://{host_port(parts.hostname, port)}"
         return OfflineCall(origin, GrpcRecord(request, response, started, ended, (), error))
     found = _flow(parts, request, response, started, ended, error)
     offsets = _event_times(entry.get("_eventSourceMessages"), started)
@@ -108,10 +99,6 @@ def _is_grpc(request: Request, response: Response | None) -> bool:
     )
 
 
-def _port(parts: SplitResult) -> int:
-    return parts.port or {"https": 443}.get(parts.scheme, 80)
-
-
 def _flow(
     parts: SplitResult,
     request: Request,
@@ -122,12 +109,13 @@ def _flow(
 ) -> http.HTTPFlow:
     """The entry as the mitmproxy flow a proxy would have made of it."""
     assert parts.hostname is not None
+    port = parts.port or default_port(parts.scheme)
     client = connection.Client(peername=("", 0), sockname=("", 0), timestamp_start=started)
-    server = connection.Server(address=(parts.hostname, _port(parts)))
+    server = connection.Server(address=(parts.hostname, port))
     found = http.HTTPFlow(client, server)
     found.request = http.Request(
         parts.hostname,
-        _port(parts),
+        port,
         request.method.encode("latin-1", "replace"),
         parts.scheme.encode("ascii"),
         b"",
@@ -168,8 +156,7 @@ def _wire(text: str) -> bytes:
 
 
 def _wire_body(body: bytes, headers: Headers) -> bytes:
-    """The body as the wire carried it: encoded again with the `Content-Encoding` it names
-    when mitmproxy knows that encoding (HAR keeps bodies decoded); else as HAR gives it."""
+    """The body as the wire carried it: encoded again by its `Content-Encoding`, if known."""
     name = (header_value(headers, "content-encoding") or "").strip().lower()
     if not body or not name or name == "identity":
         return body
@@ -237,8 +224,7 @@ def _offset_us(value: object, started: float) -> int:
 
 
 def _response(part: object, where: str, started: float) -> tuple[Response | None, str | None]:
-    """The response, and the error: why none came (HAR status 0), or why it broke off
-    (`_error` beside a status)."""
+    """The response, and the error: why none came (status 0), or why it broke off (`_error`)."""
     if not isinstance(part, Mapping):
         raise ConvertError(f"{where}: response is missing or not an object")
     status = part.get("status")

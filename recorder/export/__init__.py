@@ -1,15 +1,10 @@
 """Export captures for other tools: HAR 1.2, JSON Lines of stream events, OTLP traces.
 
-Pure: `capture_to_har(capture) -> dict` (`_har`'s docstring lists the custom fields) and
-`capture_to_jsonl(capture) -> list[str]` (`stream_events` gives the objects), and
-`trace_plan(captures) -> [SpanPlan]`, a session as spans (`_trace`), which `otlp_request`
-encodes with the OpenTelemetry packages (the `otlp` extra) and `otlp_json` writes as OTLP/JSON.
-The shell is `export_command` (`a2a-recorder export FILE --to har|jsonl|otlp`).
-`recorder.convert` reads the HAR back.
-
-May import `recorder.capture`, `recorder.protocol`, `recorder.options`, the commands' shell
-(`recorder._shell`), and, for a trace, `recorder.show` (its rows) and `recorder.replay` (which
-files of a fleet's folder are agents).
+Pure: `capture_to_har`, `capture_to_jsonl` and `trace_plan` (a session as spans), which
+`otlp_request` encodes with the OpenTelemetry packages (the `otlp` extra) and `otlp_json` writes
+as OTLP/JSON; the shell is `export_command`.  May import `recorder.capture`, `recorder.protocol`,
+`recorder.options`, `recorder._shell`, and, for a trace, `recorder.show` (its rows) and
+`recorder.replay` (which files of a fleet's folder are agents).
 """
 
 from recorder.export._command import export_command, read_session

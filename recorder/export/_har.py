@@ -1,17 +1,10 @@
 """A capture as a HAR 1.2 document (pure: `Capture` in, a JSON-ready dict out).
 
-An exchange is an entry: the request line and headers, `postData`, the response with its body
-in `content.text` (base64 when not UTF-8), timings from the capture.  Custom fields (a leading
-underscore, as HAR allows) carry what HAR has no field for:
-- an event stream: its wire text in `content.text`, each block under `_eventSourceMessages`
-  (`time`, `eventName`, `eventId`, `data`, as Chrome writes them, and `_lines`, the block as
-  on the wire); `_sseNewline` names the line ending;
-- gRPC: the messages as a JSON array in `postData.text` / `content.text`, and one by one under
-  `_grpcMessages` (`time`, `type`, `json` or `base64`, `compressed`); trailers in `_trailers`;
-- `_a2a`: the exchange's number, operation, binding, version, notes and error.
-
-A request's URL is its `Host` (or `:authority`) with the scheme of the matching upstream, else
-the first upstream.  Times of events and messages are seconds since the epoch, as in Chrome's.
+An exchange is an entry, timed from the capture, bodies in `content.text` (base64 when not
+UTF-8).  Custom fields (a leading underscore) carry what HAR has no field for
+(docs/guides/inspect.md): an event stream's blocks (`_eventSourceMessages`, as Chrome writes
+them), gRPC messages (`_grpcMessages`) and trailers (`_trailers`), and `_a2a`.  A request's URL
+is its `Host` (or `:authority`) with the scheme of the matching upstream, else the first one.
 """
 
 from __future__ import annotations

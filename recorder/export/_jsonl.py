@@ -1,14 +1,8 @@
 """A capture's stream events as JSON Lines (pure: `Capture` in, lines out).
 
-One line per SSE event of an event-stream response and per message of a streaming gRPC
-response, in capture order, naming its exchange::
-
-    {"exchange": 3, "operation": "SendStreamingMessage", "binding": "JSONRPC", "index": 0,
-     "offset_us": 4120, "event": "message", "id": null, "data": {"jsonrpc": "2.0", ...}}
-
-`data` is the event's data as JSON (else its text), or the message's proto-JSON (`type` names
-it; one not decoded has `data` null and its bytes in `base64`).  An SSE block's comment lines
-are in `comments`; a block of comments only is a line too, with `event` null.
+One line per SSE event and per streamed gRPC message, in capture order, naming its exchange,
+operation, binding, index and offset; `data` is the event's JSON (else text) or the message's
+proto-JSON (one not decoded: `base64`).  An SSE block's comments are in `comments`.
 """
 
 from __future__ import annotations

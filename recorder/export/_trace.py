@@ -1,17 +1,11 @@
 """A recorded session as a trace: one span per exchange, one per stream event batch (pure).
 
-Every capture of a session (a file, or a fleet folder: one capture per agent) is read on one
-clock.  A span's parent is, in this order (`a2a_recorder.parent` says which):
-- `traceparent`: the W3C trace context the client sent;
-- `task`: for a push delivery, the latest call before it that named its task;
-- `open-request`: the innermost call to another agent open for the whole call (all a proxy
-  can see, so a stranger's concurrent call reads the same; a client that sends `traceparent`
-  is never guessed about);
-- none: a root, in the session's trace.
-
-Ids are hashes of the capture's name, its start and the exchange's number: the same capture
-gives the same trace.  Attribute names follow the OpenTelemetry proposal for A2A (`a2a.*`, an
-open pull request) and the HTTP and RPC conventions, in `_span` alone.
+Every capture of a session (a file, or a fleet folder) is read on one clock.  A span's parent is
+the client's `traceparent`, else for a push delivery the latest call that named its task, else
+the innermost call to another agent open throughout (all a proxy can see), else none
+(`a2a_recorder.parent` says which; docs/guides/trace.md).  Ids are hashes of the capture's
+name, start and exchange number, so the same capture gives the same trace.  Attribute names
+follow the OpenTelemetry proposal for A2A and the HTTP and RPC conventions, in `_span` alone.
 """
 
 from __future__ import annotations
@@ -141,8 +135,7 @@ Parent = tuple[_Call | None, str, tuple[int, int] | None]  # the call, why, a re
 
 
 def _parent(call: _Call, calls: Sequence[_Call], index: int) -> Parent:
-    """`call`'s parent among the calls that started before it (`calls[:index]`), the latest
-    first: a delivery's by its task, else the innermost open call to another agent."""
+    """`call`'s parent among earlier calls: a delivery's by task, else the innermost open one."""
     sent = _TRACEPARENT.match((call.exchange.request.header("traceparent") or "").strip())
     if sent:
         return None, "traceparent", (int(sent.group(1), 16), int(sent.group(2), 16))

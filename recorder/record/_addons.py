@@ -1,18 +1,11 @@
 """The recording addons, one job each, and the order they run in.
 
-`recording_addons()` builds the set that `mitmdump -s recorder/record/addon.py` loads and
-`RecordingProxy` runs: one parent addon whose `addons` are the seven (each declares its own
-options and hooks; mitmproxy's per-addon dispatch is paid once).  mitmproxy calls them in list
-order, and the order is the design: the classifier first (it keeps the request as the client
-sent it), then what rewrites what passes (push relay, card), then redaction, saving, and the
-console, which reports what was saved.  Each module's docstring says its job and options.
-
-Never silent: the set owns one `Ledger` (`_ledger`), whose logging handler `listen()` installs
-for the run, so that an exception in any hook (mitmproxy only logs it, and skips the rest of
-the set for that event) is counted and shown.  An exchange such an error kept out of the
-capture is counted lost by `Audit`, a chain entry after the set: the set's own hooks (called
-before its children's) note the ledger's count as each event begins, and `Audit` compares when
-the event is over; a flow that ends unsaved after an incident is counted.
+`recording_addons()` builds the set `mitmdump -s recorder/record/addon.py` loads and
+`RecordingProxy` runs: one parent addon over the seven, in the order of the design: the
+classifier first (it keeps the request as sent), then what rewrites (push relay, card),
+redaction, saving, and the console.  Never silent: mitmproxy only logs an exception in a hook,
+so the set's `Ledger` counts and shows each, and `Audit`, after the set, counts an exchange such
+an error kept out of the capture as lost.
 """
 
 from __future__ import annotations
@@ -67,8 +60,7 @@ class RecordingAddons:
         self.audit = Audit(self.ledger, self.save.forget)
 
     def listen(self) -> None:
-        """Count and show every error logged from now on (idempotent); called once the proxy
-        listens (or the offline run begins), so the console's summary has something to sum."""
+        """Count and show every error logged from now on (idempotent)."""
         self.console.listening = True
         if self._log is None:
             self._log = LedgerLog(self.ledger)

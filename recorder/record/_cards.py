@@ -1,14 +1,9 @@
 """The card addon: in reverse mode, point the agent card's interface URLs at the recorder.
 
-SDK clients call the URLs a card lists, which would bypass a reverse proxy (DESIGN.md): the
-card a client gets has its HTTP interfaces on the recorder and its GRPC ones on the recorder's
-gRPC listener; the capture keeps the agent's card.
-
-Caching works as with the agent (A2A spec §8.6): the rewritten card gets an ETag of its own,
-over the bytes the client gets, as weak or strong as the agent's.  A client's `If-None-Match`
-(which names the rewritten card) is held back from the agent and answered here: 304 when it
-matches.  A signed card no longer verifies once rewritten: the exchange says so, and the
-recorder warns once, pointing at forward mode or `a2a_card_rewrite=false`.
+SDK clients call the URLs a card lists, which would bypass a reverse proxy (DESIGN.md); the
+capture keeps the agent's card.  The rewritten card gets an ETag of its own (A2A spec §8.6), and
+a client's `If-None-Match` is answered here.  A signed card no longer verifies once rewritten:
+the exchange says so, and the recorder warns once.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The classifier addon, first in line: keep each request as the client sent it, and say what
 every exchange is (binding, operation, ids, error), once per flow.
 
-It learns each upstream's agent card (its interfaces decide a binding and a tenant), and
-classifies twice only: from the complete request (the other addons need to know a card fetch
-or a push config before forwarding), and with the response, for the error it carried.
-
-**Where A2A endpoints are.**  An exchange at an interface a card lists is A2A even when the
-tables know none of it (operation `unknown`).  Without a card, a path that carried a known
-JSON-RPC operation is an endpoint from then on, so the junk a client sends there later is
-recorded too.  A GET whose answer is shaped like an agent card is a card fetch.
+It classifies from the complete request (other addons must know a card fetch or a push config
+before forwarding), then adds the error the response carried.  An exchange at an interface a
+card lists is A2A even when unknown to the tables; without a card, a path that carried a known
+JSON-RPC operation is an endpoint from then on; a GET answered with a card is a card fetch.
 """
 
 from __future__ import annotations
@@ -109,8 +105,7 @@ class Classifier:
 
     @staticmethod
     def _frame_whole(flow: http.HTTPFlow, state: FlowState) -> None:
-        """An event stream whose body is here whole (not streamed): its events, at the offsets
-        the flow's reader knew (`EVENT_OFFSETS`), else at 0 with a note."""
+        """An event stream whose body is here whole: its events, at `EVENT_OFFSETS` or 0."""
         assert flow.response is not None
         body, notes = decoded_body(flow.response)
         if flow.response.raw_content is None:
@@ -151,9 +146,7 @@ class Classifier:
     # -- shared ---------------------------------------------------------------------------------
 
     def refine(self, flow: http.HTTPFlow, state: FlowState) -> None:
-        """The classification with what came back: the request's, plus the error the answer
-        carried (the request is not classified again).  A delivery is classified as one now
-        that the push addon has said it is."""
+        """The request's classification, plus the error the answer carried, or a delivery's."""
         if state.delivery:
             own = (urlsplit(state.request.target).path,)
             found = self.classify(
@@ -178,8 +171,7 @@ class Classifier:
         *,
         webhook_paths: tuple[str, ...] = (),
     ) -> Classification:
-        """Classify with the card of `upstream`; None uses every card seen (gRPC knows no
-        tenant from its path, and its card came over HTTP)."""
+        """Classify with the card of `upstream`; None uses every card seen (gRPC's case)."""
         if upstream is None:
             interfaces = tuple(i for found in self._interfaces.values() for i in found)
         else:
@@ -196,8 +188,7 @@ class Classifier:
             return Classification(reason=f"classification failed: {exc}")
 
     def learn_card(self, upstream: str, card: dict[str, Any]) -> None:
-        """Take `card`'s interfaces as `upstream`'s (a card fetched by the client, or by the
-        recorder itself before any client came)."""
+        """Take `card`'s interfaces as `upstream`'s."""
         try:
             self._interfaces[upstream] = tuple(interfaces_from_card(card))
         except (ValueError, TypeError, KeyError) as exc:

@@ -133,8 +133,7 @@ class Console:
             self._say(f"left out (not A2A; --all records it): {why}")
 
     def _incident(self, incident: Incident) -> None:
-        """The first of each reason; the log has them all (the console does not repeat it).
-        `a2a_quiet` silences warnings, not errors or losses."""
+        """The first of each reason (the log has them all); `a2a_quiet` silences warnings."""
         if self.quiet and incident.kind is Kind.WARNING:
             return
         self._echo(f"{INCIDENT_PREFIX[incident.kind]}{incident.reason}")

@@ -1,15 +1,10 @@
 """The deadline addon: a slow or stalled client cannot hold a connection open for ever.
 
-mitmproxy closes a connection only after `tcp_timeout` (600 s) of silence, which every byte
-of a slowloris client resets.  So each HTTP request's head must be complete `a2a_read_timeout`
-seconds after the connection opened (or, with keep-alive, after the previous response ended),
-and its body the same time after its head; a connection that misses its deadline is closed,
-as mitmproxy's own inactivity timeout closes one, and logged.  Arming only notes the due time
-(this runs on every request); one sweep, a few times per timeout while any is armed, closes
-what is due.  (`body_size_limit` bounds a request's size: `RecordingProxy` sets it.)
-
-Streams the agent sends are not limited, nor gRPC connections (TCP flows: `tcp_start` lifts
-the deadline).
+mitmproxy's `tcp_timeout` (600 s of silence) is reset by every byte of a slowloris client, so a
+request's head must be complete `a2a_read_timeout` seconds after the connection opened (or the
+previous response ended), and its body as long after its head; else the connection is closed
+and logged.  Arming only notes the due time (it runs on every request); one sweep closes what is
+due.  The agent's streams and gRPC connections are not limited.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from mitmproxy import http
 
-from recorder._background import host_port
+from recorder._background import default_port, host_port
 from recorder.capture import Headers, Request, Response, SseEvent
 from recorder.protocol import SseFramer
 
@@ -36,10 +36,7 @@ def field_value(message: http.Message, name: bytes) -> str | None:
 
 
 def decoded_body(message: http.Message) -> tuple[bytes, tuple[str, ...]]:
-    """The body after content decoding, and a note naming the encoding when one was undone.
-
-    A body that fails to decode is kept raw with a note saying so.
-    """
+    """The body after content decoding, with a note naming the encoding undone (or failing)."""
     raw = message.raw_content
     if not raw:
         return b"", ()
@@ -55,12 +52,11 @@ def decoded_body(message: http.Message) -> tuple[bytes, tuple[str, ...]]:
 
 def origin(scheme: str, host: str, port: int | None = None) -> str:
     """`scheme://host:port`, as capture headers name upstreams; no port: the scheme's default."""
-    return f"{scheme}://{host_port(host, port or {'https': 443}.get(scheme, 80))}"
+    return f"{scheme}://{host_port(host, port or default_port(scheme))}"
 
 
 NOT_STORED = "body not stored (streamed through)"
-# flow.metadata: when each event of a stream that arrived whole came, in µs from the response
-# (a reader of a file that knows, such as a HAR file's `_eventSourceMessages`).
+# flow.metadata: each event's µs from the response, for a stream read whole from a file.
 EVENT_OFFSETS = "a2a_event_offsets"
 UNKNOWN_EVENT_TIMES = "SSE event times unknown (offsets 0)"
 
@@ -100,12 +96,8 @@ def to_response(
 
 @dataclass
 class SseTee:
-    """The `flow.response.stream` callable for an event stream.
-
-    Every chunk goes on to the client unchanged and at once; a copy feeds an `SseFramer`, and
-    each completed event block is stamped with its offset from the response headers.  A
-    compressed stream is passed through but not framed (its events are not readable as sent).
-    """
+    """The `flow.response.stream` callable for an event stream: every chunk goes on unchanged
+    and at once; a copy is framed into timed events (not when compressed)."""
 
     started: float = field(default_factory=time.monotonic)
     compressed: bool = False
@@ -123,8 +115,7 @@ class SseTee:
         return chunk
 
     def replay(self, body: bytes, offsets_us: Sequence[int] = ()) -> None:
-        """Frame a stream that arrived whole, not through the tee (a flow read from a file):
-        event `i` at `offsets_us[i]`, else 0."""
+        """Frame a stream that arrived whole (a flow from a file): event `i` at `offsets_us[i]`."""
         self._given = offsets_us
         for block in self._framer.feed(body):
             self.events.append(SseEvent(self._offset(), block))

@@ -1,22 +1,12 @@
 """Recording gRPC: a tap on mitmproxy TCP flows that decodes the HTTP/2 it relays.
 
-**Plaintext and TLS gRPC both go through mitmproxy as TCP**, decoded by our passive
-`H2Observer`, never by mitmproxy's HTTP/2 stack: it kills h2c with prior knowledge, and
-`reverse:https://` would re-encode every frame (new HPACK state, new DATA boundaries).  As TCP
-(`reverse:tcp://` or `reverse:tls://`, where mitmproxy terminates TLS on both hops and passes
-ALPN `h2`), the bytes each peer sent are forwarded as they are, both paths share one decoder
-and give identical exchanges, and it all runs in the one master, with no relay of our own.
-In forward mode, `H2cTunnels` turns the CONNECT tunnels of gRPC clients that use the proxy,
-which carry h2c, into TCP flows for the same tap.
-
-In reverse mode the tap's `Reframer`s (`_h2rewrite`) rewrite push-config URLs in the messages
-(the push relay).  The observer sees the client's bytes as sent and the agent's as the client
-gets them: the capture holds what the client sent and saw, each rewrite noted.
-
-`call_exchange` (pure) turns an observed `H2Call` into capture values: `POST <:path>` with the
-metadata (`:authority` kept, other pseudo-headers dropped, `-bin` values in canonical base64)
-and decoded messages; `HTTP/2 <:status>` with metadata, timed messages and trailers (a
-trailers-only response has trailers only).  A message that does not decode is kept raw, noted.
+gRPC, plaintext or TLS, goes through mitmproxy as TCP (`reverse:tcp://`, `reverse:tls://`),
+decoded by our passive `H2Observer`: mitmproxy's HTTP/2 stack kills h2c with prior knowledge
+and would re-encode every frame, while as TCP each peer's bytes are forwarded as they were.
+In forward mode, `H2cTunnels` turns gRPC clients' CONNECT tunnels into TCP flows for the tap.
+In reverse mode the tap's `Reframer`s (`_h2rewrite`) rewrite push-config URLs (the push relay);
+the capture holds what the client sent and saw, each rewrite noted.  `call_exchange` (pure)
+turns an observed `H2Call` into capture values; a message that does not decode is kept raw.
 """
 
 from __future__ import annotations
@@ -79,8 +69,7 @@ class GrpcUpstream:
 
 
 def parse_grpc_upstream(text: str) -> GrpcUpstream:
-    """`HOST:PORT`, `http://`, `grpc://` (plaintext) or `https://`, `grpcs://` (TLS); else
-    ValueError (`recorder.options.grpc_upstream_parts`)."""
+    """`HOST:PORT`, `http://`, `grpc://` (plaintext) or `https://`, `grpcs://` (TLS)."""
     return GrpcUpstream(*grpc_upstream_parts(text))
 
 
@@ -247,9 +236,8 @@ H2_PREFACE_LINE = b"PRI * HTTP/2.0\r\n"
 
 
 class H2cTunnels:
-    """mitmproxy addon: CONNECT tunnels of one forward-proxy mode that carry h2c become TCP
-    flows, which `GrpcTap` decodes (mitmproxy would read `PRI * HTTP/2.0` as HTTP/1 and close
-    the tunnel)."""
+    """mitmproxy addon: CONNECT tunnels that carry h2c become TCP flows for `GrpcTap` (mitmproxy
+    would read `PRI * HTTP/2.0` as HTTP/1 and close the tunnel)."""
 
     def __init__(self, forward_spec: str) -> None:
         self.forward_spec = forward_spec
@@ -278,13 +266,8 @@ class H2cTunnels:
 
 
 class GrpcTap:
-    """mitmproxy addon: decode the TCP flows that carry gRPC and hand over each call.
-
-    `origin(flow)` names the upstream (`grpc://host:port`) of a TCP flow to record, else None;
-    `sink(record, upstream)` gets every finished call, in the proxy's loop.  The hook drops
-    `flow.messages` once read, so a long connection does not pile up in memory.  Bytes that are
-    not HTTP/2 are forwarded and a warning logged; a call that fails is logged as lost.
-    """
+    """mitmproxy addon: decode the TCP flows that carry gRPC and hand each call to `sink`.
+    `flow.messages` are dropped once read, so a long connection does not pile up in memory."""
 
     def __init__(
         self,

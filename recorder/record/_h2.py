@@ -1,25 +1,13 @@
-"""A passive HTTP/2 decoder for gRPC seen as raw TCP bytes, sans-I/O.
+"""A passive HTTP/2 decoder for gRPC seen as raw TCP bytes (`_grpcrecord` feeds it), sans-I/O.
 
-The recorder relays gRPC as TCP (`_grpcrecord`) and feeds both directions' bytes here.  The
-observer never answers and never changes a byte, so it must accept whatever the peers accept.
-
-Invariants:
-- One HPACK decoder per direction, and every header block (HEADERS, CONTINUATION and
-  PUSH_PROMISE, on any stream) goes through it: HPACK state is the whole connection's, and
-  skipping one block corrupts every later one (RFC 7541 §2.2).
-- A header block is a HEADERS or PUSH_PROMISE frame plus CONTINUATION frames, with no other
-  frame between them from that side (RFC 9113 §6.10).  hyperframe strips padding.
-- One side's SETTINGS_HEADER_TABLE_SIZE bounds the other side's encoder, so it raises the limit
-  of the other direction's decoder.  Limits only ever rise: the observer must not reject a
-  table size the real peer allowed.
-- A call is complete when the response ends (END_STREAM on DATA or HEADERS) or a side resets
-  the stream.  A "trailers-only" error response is one HEADERS with `grpc-status` and
-  END_STREAM: then `trailers` repeats `response_headers` and `trailers_only` is set.
-- grpc-core peers that both advertise SETTINGS 0xFE03 send `-bin` metadata as raw bytes after a
-  NUL, not base64: kept as latin-1 text, byte for byte (`recorder.protocol`'s
-  `decode_binary_header`).
-- Bytes that are not HTTP/2 raise `H2ProtocolError` once; later bytes are ignored (the relay
-  forwards them untouched).
+It never answers nor changes a byte, so it accepts whatever the peers accept:
+- One HPACK decoder per direction sees every header block, on any stream: HPACK state is the
+  connection's, and one skipped block corrupts every later one (RFC 7541 §2.2).
+- A side's SETTINGS_HEADER_TABLE_SIZE raises the other direction's decoder limit, never lowers.
+- A call ends with the response's END_STREAM or a reset; a trailers-only response repeats its
+  HEADERS as `trailers`, with `trailers_only` set.
+- grpc-core's raw `-bin` metadata (SETTINGS 0xFE03) is kept as latin-1 text, byte for byte.
+- Bytes that are not HTTP/2 raise `H2ProtocolError` once; later bytes are ignored.
 """
 
 from __future__ import annotations
@@ -53,9 +41,8 @@ MAX_HEADER_LIST_SIZE = 16 * 1024 * 1024  # far above what gRPC peers allow; we o
 
 @dataclass(frozen=True, slots=True)
 class H2Call:
-    """One HTTP/2 stream (one gRPC call) as observed: `response_chunks` are the non-empty
-    response DATA payloads with the time (µs) of the feed that completed each; `reset` says a
-    side sent RST_STREAM (`reset_code`), `truncated` that the connection closed first."""
+    """One HTTP/2 stream (one gRPC call) as observed; `response_chunks` are the non-empty DATA
+    payloads with the time (µs) of the feed that completed each."""
 
     stream_id: int
     request_headers: Headers
@@ -74,18 +61,11 @@ class H2Call:
     def path(self) -> str | None:
         return _find(self.request_headers, ":path")
 
-    @property
-    def response_data(self) -> bytes:
-        return b"".join(chunk for _, chunk in self.response_chunks)
-
     def request_header(self, name: str) -> str | None:
         return _find(self.request_headers, name)
 
     def response_header(self, name: str) -> str | None:
         return _find(self.response_headers, name)
-
-    def trailer(self, name: str) -> str | None:
-        return _find(self.trailers, name)
 
 
 def _find(headers: Headers, name: str) -> str | None:
@@ -157,14 +137,7 @@ def _side(role: Role) -> _Side:
 
 
 class H2Observer:
-    """Watch one HTTP/2 connection's bytes and collect the calls it carried.
-
-    Feed each direction's bytes in the order they crossed the relay, with their arrival time
-    in microseconds; drain finished calls with `completed()`; `close(at_us)` at the end makes
-    the unfinished streams `truncated` calls.  `client_data` and `server_data` raise
-    `H2ProtocolError` the first time the bytes are not HTTP/2 (`error` keeps it), then ignore
-    all input.
-    """
+    """Watch one HTTP/2 connection's bytes, fed in the order they crossed, and collect its calls."""
 
     def __init__(self) -> None:
         self._sides: dict[Role, _Side] = {"client": _side("client"), "server": _side("server")}
@@ -310,8 +283,7 @@ class H2Observer:
 
 _Handler = Callable[[H2Observer, _Side, Frame, int], None]
 
-# Frames that matter to a passive gRPC observer; the rest (PING, WINDOW_UPDATE, PRIORITY,
-# GOAWAY, extension frames) carry nothing a recording needs.
+# Frames that matter to a passive gRPC observer; the rest carry nothing a recording needs.
 _HANDLERS: Mapping[type[Frame], _Handler] = {
     HeadersFrame: H2Observer._on_block,
     PushPromiseFrame: H2Observer._on_block,

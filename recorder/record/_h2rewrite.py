@@ -1,25 +1,13 @@
 """Rewriting gRPC messages inside a relayed HTTP/2 connection, sans-I/O: the push relay's way
-into gRPC, whose bytes the TCP relay otherwise forwards as they came (`_grpcrecord`).
+into gRPC (`_grpcrecord`).  A `Reframer` on one direction holds the DATA of the streams `pick`
+chooses until each message is whole, and sends a changed one on in new DATA frames.
 
-A `Reframer` sits on one direction of a connection.  Frames pass as they came, except the DATA
-frames of the streams `pick` chooses: held until their gRPC messages are whole, each message
-offered to the stream's rewrite, and if one changed, sent on in new DATA frames.
-
-Invariants:
-- Only DATA payloads change, and no stream's frames, nor any header blocks, change order: while
-  a stream's DATA is held, its later frames wait behind it, and so do header blocks (HPACK
-  state is the connection's, RFC 9113 §4.3) and the frames of the streams they open.
-- A message is held only while small (`MAX_HELD`): a sender may wait for window to send the
-  rest, and the receiver gives window for what it got.  A larger one, or a reset, lets the
-  stream's frames go as they came.
-- Flow control stays whole (§6.9): DATA that grew by n bytes makes the receiver's next
-  WINDOW_UPDATEs (stream and connection), which the other direction's reframer passes, n
-  smaller (dropped when nothing is left); DATA that shrank makes them larger.  Meanwhile the
-  sender may believe it has n bytes more window than it has: gRPC peers update their windows
-  long before using them up, and n is what a relay URL is longer than a webhook's.  (grpc-core
-  refuses padded DATA, so padding cannot keep the length.)
-- New frames carry at most 16,384 bytes, which every peer accepts (§4.2).
-- `flush()` gives back what is held, as it came (the connection failed, or ends).
+- Only DATA payloads change; frames held behind a stream, and header blocks (HPACK state is the
+  connection's), keep their order.
+- A message is held only while small (`MAX_HELD`: a sender may wait for window); a larger one,
+  or a reset, lets the stream's frames go as they came.
+- Flow control stays whole (RFC 9113 §6.9): the receiver's next WINDOW_UPDATEs shrink by what
+  DATA grew (grpc-core refuses padded DATA, so padding cannot keep the length).
 """
 
 from __future__ import annotations
@@ -55,12 +43,7 @@ class _Held:
 
 
 class Reframer:
-    """One direction of an HTTP/2 connection (see the module docstring).
-
-    `pick(stream)` is the rewrite for a stream's messages, or None to let them pass.  `other`
-    is the reframer of the opposite direction, whose growth this side's WINDOW_UPDATEs repay;
-    `rewritten` names the streams with a message rewritten.
-    """
+    """One direction of an HTTP/2 connection; `other`'s growth its WINDOW_UPDATEs repay."""
 
     def __init__(self, pick: Callable[[int], Rewrite | None], *, client: bool) -> None:
         self.pick = pick

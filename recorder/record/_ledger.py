@@ -1,14 +1,10 @@
 """What went wrong while recording: one ledger, never silent.
 
-Two tallies, by reason in the order first seen: **lost**, exchanges a client got an answer to
-that are not in the capture; **errors** inside the recorder, whether or not they cost an
-exchange.  (What is left out on purpose, not A2A without `--all`, is no incident.)
-
-Errors and losses arrive through logging, so that an error nobody planned for is counted like
-one we did: `LedgerLog`, a handler on the `mitmproxy` and `recorder` loggers for the run, turns
-every ERROR record into an error, or a loss when its `extra` says so (`lost(n, reason)`), and
-passes the recorder's own WARNING records on once each.  Listeners hear the first of each
-reason; `summary()` has a line per reason; `clean` is false when anything was lost or failed.
+Two tallies, by reason: **lost**, exchanges a client got an answer to that are not in the
+capture, and **errors** inside the recorder (what is left out on purpose is no incident).  They
+arrive through logging, so an unplanned error counts like a planned one: `LedgerLog` turns
+every ERROR record of the run into an error, or a loss when its `extra` says so (`lost(n,
+reason)`).  `clean` is false when anything was lost or failed.
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ Listener = Callable[[Incident], None]
 
 
 def lost(count: int, reason: str) -> dict[str, Any]:
-    """`extra` for a log record that says `count` exchanges were lost, and why:
-    `logger.error("...", path, extra=lost(3, f"could not be written to {path}: disk full"))`."""
+    """`extra` for a log record that says `count` exchanges were lost, and why."""
     return {LOST_KEY: count, REASON_KEY: reason}
 
 
@@ -125,8 +120,7 @@ def _times(count: int) -> str:
 
 class LedgerLog(logging.Handler):
     """Logging handler: ERROR records become errors or losses of `ledger`, the recorder's
-    WARNING records are passed on once each (see the module docstring).  `install()` puts it
-    on the loggers that matter, `uninstall()` takes it off."""
+    WARNING records are passed on once each."""
 
     def __init__(self, ledger: Ledger) -> None:
         super().__init__(logging.WARNING)

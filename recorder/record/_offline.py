@@ -1,23 +1,11 @@
-"""Recording traffic captured elsewhere: the live addon set, with no proxy around it.
+"""Recording traffic captured elsewhere (flow and HAR files): the live addon set, no proxy.
 
-`record_offline(items, out)` runs `recording_addons()` in a mitmproxy master that listens
-nowhere and hands it each item as the live recorder meets it: an HTTP flow gets mitmproxy's
-hooks in mitmproxy's order (`_hooks`), a gRPC call (`OfflineCall`) goes to
-`RecordingAddons.record_grpc`, the tap's entry.  Then `done` finalises the captures.  So a
-capture made from a flow or HAR file is classified, filtered, redacted, numbered and written by
-the code that writes a live recording.
-
-What differs offline, all of it:
-- flows are seen as through a forward proxy: nothing is rewritten (no card rewrite, no push
-  relay), and deliveries are known by the webhooks push configs name;
-- no agent card is fetched, no read deadline is armed;
-- a flow with neither a response nor an error (a file cut mid-flow) ends with `NO_ANSWER`;
-- the captures' time origin is the earliest start among the items;
-- a stream body that arrived whole is framed by the classifier (`SseTee.replay`), at the
-  offsets the flow's metadata gives (`EVENT_OFFSETS`), else at 0.
-
-One run per process at a time (mitmproxy's one global `ctx`); from a running event loop, the
-run takes a thread of its own.
+`record_offline` runs `recording_addons()` in a master that listens nowhere, handing each HTTP
+flow mitmproxy's hooks in mitmproxy's order and each gRPC call to `record_grpc`, so offline
+captures are classified, redacted and written by the live recorder's code.  Offline, flows are
+seen as through a forward proxy (nothing rewritten), no card is fetched, no deadline armed, a
+flow without an answer ends `NO_ANSWER`, and time counts from the earliest item.  One run per
+process at a time (mitmproxy's one global `ctx`).
 """
 
 from __future__ import annotations
@@ -59,12 +47,8 @@ def record_offline(
     record_all: bool = False,
     on_incident: Callable[[Incident], None] | None = None,
 ) -> RecordingAddons:
-    """Record `items` into the capture `out` (replaced if it exists) with the live addon set.
-
-    Returns the set: what it wrote (`save.totals`), what went wrong (`ledger`); `on_incident`
-    hears the first of each warning, error and loss.  The console prints nothing.  Raises
-    `AddonOptionError` (an `OptionsError` too) for an `out` the recorder refuses.
-    """
+    """Record `items` into the capture `out` (replaced if it exists); the addon set, whose
+    `save.totals` and `ledger` say what happened."""
     settings = {
         "a2a_out": str(out),
         "a2a_all": record_all,

@@ -51,8 +51,7 @@ def declare(loader: Any, options: Sequence[Option]) -> None:
 
 
 def touched(updated: set[str], options: Sequence[Option]) -> bool:
-    """`configure()`: whether any option of the table is among the updated ones; raises
-    AddonOptionError when one holds a value its choices do not allow."""
+    """Whether any option of the table was updated; AddonOptionError for a value refused."""
     changed = [option for option in options if option.mitm_name in updated]
     for option in changed:
         value = getattr(ctx.options, str(option.mitm_name))
@@ -64,7 +63,6 @@ def touched(updated: set[str], options: Sequence[Option]) -> bool:
 
 
 def value(option: Option) -> Any:
-    """An option's value now, as the keyword argument takes it (`""` is None where the
-    table's default is None)."""
+    """An option's value now, as the keyword argument takes it (`""`: None)."""
     current = getattr(ctx.options, str(option.mitm_name))
     return None if current == "" and option.default is None else current

@@ -1,29 +1,15 @@
 """Run mitmproxy in-process with the recording addons: the shell the CLI and the tests use.
 
-Facts this module is built around (mitmproxy 12):
-- The master must be built inside the loop that runs it: `_serve()` builds it, in the caller's
-  loop (`async with`) or in a thread of its own (`with`, `start()`).
-- The master carries only the addons a proxy needs (`PROXY_ADDONS`): mitmproxy calls every
-  addon for every event, and mitmdump's 30-odd tools cost about a quarter of the recorder's CPU
-  (`scripts/profile-record`).  Their options are unknown here: `mitm_options` naming one is a
-  `ProxyStartError`.  Nor is `errorcheck` loaded (its `sys.exit(1)` would take the caller's
-  loop down): the errors logged at start become a `ProxyStartError`.
-- Once listening, mitmproxy only logs what goes wrong (`Addon error: ...`): the ledger listens
-  until the master shuts down (`RecordingAddons.listen`), so every error is counted and shown.
-- The port is free only once the listeners are closed (`mode` emptied) before `shutdown()`.
-- Only mitmproxy's published interfaces (tests/unit/test_import_graph.py); `confdir` is always
-  given (a temporary one by default), so nothing is written to the home folder; and one global
-  `mitmproxy.ctx`, so one `RecordingProxy` per process at a time.
-- gRPC (`grpc_upstream`) is a second mode of the same master, `reverse:tcp://` or
-  `reverse:tls://`, decoded by `GrpcTap` (`_grpcrecord`); in forward mode, `H2cTunnels` hands
-  the tap the h2c tunnels gRPC clients open through CONNECT.  `push_proxy` is a third mode,
-  `regular@host:port`, a forward proxy for the agent's deliveries (as HTTP_PROXY; NO_PROXY must
-  not exclude the webhook host).  mitmproxy refuses two modes on one address, port 0 included,
-  so a port 0 is resolved to a free port first.
-- Stopping keeps every exchange: the listeners close, what is in flight is cut and written
-  (`cut by recorder shutdown`), the client connections are closed here (nothing is left for the
-  loop's teardown to cancel), and only then does the master shut down, which finalises the
-  captures (`Save`).
+- The master is built inside the loop that runs it (`_serve()`), with only the addons a proxy
+  needs (`PROXY_ADDONS`: mitmdump's other tools cost a quarter of the CPU); no `errorcheck`,
+  whose `sys.exit(1)` would end the caller's loop: errors logged at start are a
+  `ProxyStartError`, and later ones are counted by the ledger (`RecordingAddons.listen`).
+- `confdir` is always given (a temporary one by default), so nothing reaches the home folder;
+  mitmproxy's one global `ctx` allows one `RecordingProxy` per process at a time.
+- gRPC (`grpc_upstream`, decoded by `GrpcTap`) and the push proxy are further modes of the same
+  master; mitmproxy refuses two modes on one address, so a port 0 is resolved first.
+- Stopping keeps every exchange: listeners close, what is in flight is cut and written, client
+  connections are closed here, and only then does the master shut down and finalise captures.
 """
 
 from __future__ import annotations
@@ -69,9 +55,7 @@ STARTUP_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 3.0  # for the cut connections to wind down at stop
 FORWARD_SPEC = "regular"  # the forward proxy's mitmproxy mode (its address: listen_host/port)
-# mitmdump's defaults that make the proxy, in their order there: options, the block on
-# non-local clients, h2c upgrades taken out (our own, which keeps them in the capture: `_h2c`),
-# servers, layers, TLS, Alt-Svc rewriting.
+# mitmdump's defaults that make a proxy, in their order; `RefuseH2c` is ours (`_h2c`).
 PROXY_ADDONS: tuple[Callable[[], object], ...] = (
     Core,
     Block,
@@ -104,24 +88,11 @@ class _ErrorLog(logging.Handler):
 class RecordingProxy(Service):
     """An in-process mitmproxy that records A2A traffic to capture files.
 
-    Reverse mode (`upstream` required): clients talk to `.url` as if it were the agent; the
-    capture is the file `out`.  Forward mode: clients use `.url` as HTTP_PROXY; `out` is a
-    directory with a capture per upstream (`split="upstream"`) or per A2A context
-    (`split="context"`).  `listen` defaults to a free port.
-
-    Example::
-
-        with RecordingProxy(upstream="http://127.0.0.1:8080", out=Path("s.http")) as proxy:
-            run_client(proxy.url)
-
-    `async with` runs it in the caller's loop instead of a thread.  The other keyword
-    arguments are the recorder's options (`recorder.options.RECORD`, as `a2a-recorder record
-    --help` lists them); besides them, `console` receives the lines a person watching sees
-    (default: none), `before_record(exchange)` may change or drop each exchange before it is
-    redacted (`_redaction`), `confdir` and `mitm_options` are mitmproxy's.
-
-    Raises `OptionError` (a ValueError) naming a bad option as a keyword argument, TypeError
-    for an unknown one, `ProxyStartError` when the proxy cannot start.
+    Reverse mode (`upstream` required): clients talk to `.url` as the agent, and `out` is the
+    capture; forward mode: `.url` is an HTTP_PROXY and `out` a folder, a capture per `split`.
+    `console` gets the lines a person watching sees, `before_record` may change or drop each
+    exchange before redaction, the other keyword arguments are `recorder.options.RECORD`'s;
+    `with` runs it in a thread, `async with` in the caller's loop.
     """
 
     def __init__(
@@ -167,10 +138,7 @@ class RecordingProxy(Service):
         self._stop: asyncio.Event | None = None  # the caller's loop's, with `start_async()`
 
     def _mitm_values(self, *, quiet: bool) -> dict[str, Any]:
-        """The mitmproxy options the table's rows set (the addons' `a2a_*`, and mitmproxy's
-        own `body_size_limit`: a larger request gets 413 unread, a larger response (not a
-        stream) 502; streams are never bounded).  An `out` that cannot be written to is an
-        OptionError now, rather than mitmproxy's error at start."""
+        """The mitmproxy options the table's rows set; an unwritable `out` is an OptionError now."""
         values = {**self.options, "out": self.out, "split": self.split, "quiet": quiet}
         problem = out_problem(self.out, self.split, values["existing"])
         if problem:
@@ -212,8 +180,7 @@ class RecordingProxy(Service):
 
     @property
     def push_proxy_url(self) -> str | None:
-        """`http://host:port` of the forward proxy for the agent's deliveries (None without
-        `push_proxy`); the real port when 0 was asked for."""
+        """`http://host:port` of the deliveries' forward proxy (None without `push_proxy`)."""
         if self.push_proxy is None:
             return None
         if self._push_address is None:
@@ -300,8 +267,7 @@ class RecordingProxy(Service):
         handlers = [h for h in logging.getLogger().handlers if h not in before]
         master.addons.add(_Running(), *(make() for make in PROXY_ADDONS))
         taken = {self.listen[1]} - {0}  # ports given to the modes so far
-        # The gRPC taps go first: at stop, their calls in flight reach the save addon before
-        # it finalises the captures.
+        # The gRPC taps go first: at stop, their calls in flight reach Save before it finalises.
         if self.grpc_upstream is not None:
             self._grpc_at = _resolved(self.grpc_listen, taken)
             self._grpc_mode = self.grpc_upstream.mode(self._grpc_at)
@@ -358,8 +324,7 @@ class RecordingProxy(Service):
     async def _await_listening(
         self, master: Any, run: asyncio.Task[None], errors: _ErrorLog
     ) -> None:
-        """Until mitmproxy says it runs (its `running` hook comes once its servers started or
-        failed to); then every mode must listen, and nothing be logged as an error."""
+        """Until mitmproxy's `running` hook; then every mode must listen, and no error be logged."""
         running = asyncio.create_task(master.addons.get("running").event.wait())
         await asyncio.wait({run, running}, return_when=asyncio.FIRST_COMPLETED)
         running.cancel()
@@ -379,8 +344,7 @@ class RecordingProxy(Service):
             self._push_address = next(a for a in addresses if a[1] == self._push_at[1])
 
     async def _shutdown(self, master: Any, run: asyncio.Task[None]) -> None:
-        """Close the listeners (no modes: mitmproxy stops their servers; the port is free
-        only then), cut what is in flight, then shut the master down (`Save` finalises)."""
+        """Close the listeners (frees the port), cut what is in flight, shut the master down."""
         proxyserver = master.addons.get("proxyserver")
         with contextlib.suppress(exceptions.OptionsError):
             master.options.update(mode=[])
@@ -410,7 +374,6 @@ class _Running:
 
 
 async def _until(done: Callable[[], bool], timeout: float) -> bool:
-    """Poll `done()` until it holds (True) or `timeout` seconds passed (False)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not done():
         if asyncio.get_running_loop().time() >= deadline:
@@ -420,8 +383,7 @@ async def _until(done: Callable[[], bool], timeout: float) -> bool:
 
 
 async def _close_connections(proxyserver: Any) -> None:
-    """Cancel every client connection's handler, as mitmproxy's idle timeout does, and give
-    them a moment to wind down (their flows end in `error`, written as cut)."""
+    """Cancel every client connection's handler, as mitmproxy's idle timeout does."""
     for handler in list(proxyserver.connections.values()):
         io = handler.transports.get(handler.client)
         if io is not None and io.handler is not None:
@@ -450,9 +412,8 @@ def _check_upstream(mode: Mode, upstream: str | None) -> str | None:
 
 
 def _resolved(listen: tuple[str, int], taken: set[int]) -> tuple[str, int]:
-    """`listen` with port 0 replaced by a port that is free now (see the module docstring)
-    and not one already `taken` by another mode of this proxy: each probe socket is closed
-    before the next, so two probes can get the same port."""
+    """`listen` with port 0 replaced by a free port not already `taken` by another mode (each
+    probe socket is closed before the next, so two probes can get the same port)."""
     host, chosen = listen
     port = chosen
     # A port the caller chose is kept: mitmproxy names a clash itself.
@@ -473,8 +434,7 @@ def _task_failure(task: asyncio.Task[None]) -> str | None:
 
 
 def _option_failure(exc: Exception) -> Exception:
-    """An option mitmproxy or an addon refused: ours as the caller names them (the addons'
-    errors name them as mitmdump does), mitmproxy's own said as such."""
+    """An option refused: ours as the caller names them, mitmproxy's own said as such."""
     if isinstance(exc, OptionError):
         return OptionError(exc.template)
     return ProxyStartError(f"bad proxy options: {_option_error(exc)}")

@@ -32,9 +32,7 @@ from recorder.protocol import (
 
 RELAY_PREFIX = "/__a2a_recorder/push/"
 
-# Operations whose requests may carry push configs; where their urls sit (relative to the
-# JSON-RPC params or the REST body) is the protocol's `WEBHOOK_PATHS` (v1.0 flat config, v0.3
-# nested, inline send configuration, 0.1 tasks/send).
+# Operations whose requests may carry push configs (where: the protocol's `WEBHOOK_PATHS`).
 PUSH_CONFIG_OPERATIONS = frozenset(
     {"CreateTaskPushNotificationConfig", "SendMessage", "SendStreamingMessage"}
 )
@@ -86,10 +84,8 @@ class PushRelay:
 def grpc_swap(
     relay: PushRelay, origin: str, path: str, request: bool, encoding: str | None
 ) -> Callable[[bool, bytes], bytes | None] | None:
-    """How the messages of the gRPC call at `path` go through the relay, as HTTP bodies do:
-    a request's push-config URLs to relay URLs, an answer's relay URLs back (re-encoded:
-    `(compressed, message) -> message`, None when nothing changes); None for a call that
-    carries no push config."""
+    """The rewrite of the gRPC call at `path`'s messages through the relay, as HTTP bodies'
+    (None for a call that carries no push config)."""
     method = grpc_method(path)
     names = PUSH_CONFIG_OPERATIONS if request else GRPC_CONFIG_ANSWERS
     if method is None or method.name not in names:

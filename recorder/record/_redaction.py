@@ -1,21 +1,12 @@
 """The redaction addon: secrets out of the capture (never out of what the proxy forwards).
 
-Each capture has its own `Redactor`, so placeholders (`<redacted:1>`) are stable within a file;
-each knows the credential names of every agent card seen and the user's own
-(`a2a_redact_headers`, `a2a_redact_params`); `a2a_keep_secrets` turns it all off.  Then a scan
-notes (and warns once about) likely tokens no rule covered (`_scan`).
-
-A client with a cached card, or curl, never shows the recorder the card that declares an API
-key: so a card can be given (`a2a_card`, a file or URL; one that cannot be read stops the
-start), and at start the recorder fetches the upstream's own card, unrecorded
-(`a2a_fetch_card`), or says it could not.  The card fetched is told to `fetched` too (the
-classifier learns its interfaces).  `before_record` (the pytest plugin's, as vcrpy's hook) may
-change each exchange, or leave it out, before redaction.
-
-What is learnt later (a card's API key name, a token first seen after an answer echoed it) is
-applied to earlier exchanges when the capture is finalised (`Save`, via `rework`); until then,
-`kill -9` can leave such a value in them.  Names that say they hold a credential are redacted
-from the start.
+Each capture has its own `Redactor`, so placeholders are stable within a file; it knows the
+credential names of every agent card seen and the user's own; `a2a_keep_secrets` turns it off.
+A scan then warns once about likely tokens no rule covered (`_scan`).  A client with a cached
+card never shows the card that declares an API key, so one can be given (`a2a_card`) and the
+upstream's own is fetched at start, unrecorded (`a2a_fetch_card`).  `before_record` may change
+or drop each exchange before redaction.  What is learnt later is applied to earlier exchanges
+when the capture is finalised (`rework`): until then `kill -9` can leave such a value in them.
 """
 
 from __future__ import annotations
@@ -121,8 +112,7 @@ class Redaction:
         return found
 
     def redact(self, capture: object, exchange: Exchange) -> Exchange | None:
-        """The exchange as its capture keeps it, with notes naming what was redacted or
-        found; None when `before_record` leaves it out."""
+        """The exchange as its capture keeps it; None when `before_record` leaves it out."""
         exchange_or_none = self._before_record(exchange)
         if exchange_or_none is None or self.keep_secrets:
             return exchange_or_none
@@ -164,8 +154,7 @@ def _given_card(source: str) -> dict[str, Any]:
 
 
 def fetch_card(origin: str) -> dict[str, Any]:
-    """The agent card an upstream serves at its well-known path(s); OSError or ValueError
-    when there is none."""
+    """The agent card an upstream serves at its well-known path(s)."""
     problems = []
     for path in CARD_PATHS:  # where the upstream's own card is, newest first
         try:

@@ -1,24 +1,13 @@
 """The push addon: push deliveries, through the relay or the push proxy, and the webhooks that
 push configs name.
 
-Reverse mode: each push-config `url` in a request (v1.0 flat and v0.3 nested configs, inline
-SendMessage `configuration`) is replaced by the recorder's own
-`http://<proxy>/__a2a_recorder/push/<n>`: in HTTP bodies here, in gRPC messages by the tap
-(`grpc_relay`, `_h2rewrite`).  The agent POSTs deliveries there; this addon sends each on to
-the real webhook and marks it a delivery.  Answers that carry a relay URL are rewritten back,
-so the client sees the URL it sent.  Forward mode replaces nothing: deliveries through the
-proxy are known by the webhook URLs seen in configs, or by `a2a_webhook_paths`.
-
-A config the relay cannot take (gRPC in forward mode, a message it cannot decode) is delivered
-straight to its webhook, through the **push proxy** (`push_proxy_mode`, the agent's
-HTTP_PROXY).  A flow there is a delivery when its URL is a known webhook, its path is in
-`a2a_webhook_paths`, or the classifier calls it one (an inline config's URL may not be known
-yet); it goes to the capture of the upstream whose config named the webhook.  Other traffic
-through the push proxy is recorded only with `a2a_all`.
-
-**Said once** (`warn`), when deliveries will be missed: a gRPC config the relay could not take
-while no push proxy runs; and at stop, configs that named webhooks when no delivery came (the
-agent's SDK may refuse loopback webhooks: docs/guides/push.md, "When no delivery comes").
+Reverse mode: each push-config `url` in a request (HTTP bodies here, gRPC messages in the tap)
+becomes the recorder's `/__a2a_recorder/push/<n>`; the agent POSTs deliveries there, and this
+addon sends each on to the real webhook, marked a delivery.  Answers carrying a relay URL are
+rewritten back.  Forward mode replaces nothing: deliveries are known by the webhooks configs
+name, or `a2a_webhook_paths`.  A config the relay cannot take goes straight to its webhook
+through the push proxy (the agent's HTTP_PROXY), whose flows are recorded as deliveries.
+Deliveries that will be missed are said once (`warn`; docs/guides/push.md).
 """
 
 from __future__ import annotations
@@ -78,8 +67,7 @@ class PushAddon:
     def __init__(self) -> None:
         self.relay = PushRelay()
         self.webhook_paths: tuple[str, ...] = ()  # set from the classifier's option
-        # The push proxy's mode spec (`regular@127.0.0.1:8081`), and the upstream a capture
-        # opened by one of its deliveries names in its header.
+        # The push proxy's mode spec, and the upstream its deliveries' new captures name.
         self.push_proxy_mode: str | None = None
         self.push_upstream: str | None = None
         self.relay_origin: str | None = None  # the recorder's HTTP origin, for gRPC configs
@@ -154,8 +142,7 @@ class PushAddon:
     def learn(
         self, document: Any, root: tuple[str, ...], upstream: str, *, expected: bool = True
     ) -> None:
-        """Remember the webhook URLs a push-config request names, and whose config it is;
-        `expected`: their deliveries should reach the recorder (relay, proxy, forward mode)."""
+        """Remember the webhook URLs a push-config request names, and whose config it is."""
         for url in webhook_urls(document, root):
             key = url_key(url)
             self._webhooks.setdefault(key, upstream)
@@ -163,8 +150,8 @@ class PushAddon:
                 self._expected.append(url)
 
     def learn_grpc(self, document: Any, upstream: str) -> None:
-        """A push config in a gRPC message: remember it, and warn when nothing can record its
-        deliveries (the relay did not take it, and no push proxy runs)."""
+        """A push config in a gRPC message: remember it; warn when nothing can record its
+        deliveries."""
         urls = list(webhook_urls(document, ()))
         seen = self.push_proxy_mode is not None or all(map(self.relay.knows, urls))
         self.learn(document, (), upstream, expected=seen)
@@ -172,8 +159,7 @@ class PushAddon:
             self._warn_once("grpc-config", GRPC_CONFIG_WARNING.format(url=urls[0]))
 
     def grpc_relay(self, headers: Mapping[str, str], request: bool) -> Rewrite | None:
-        """How the gRPC call with these request headers goes through the relay (`grpc_swap`);
-        None without a relay (forward mode) or for a call that carries no push config."""
+        """How a gRPC call goes through the relay (`grpc_swap`); None when it does not."""
         path, encoding = headers.get(":path"), headers.get(ENCODING_HEADER) if request else None
         if self.relay_origin is None or path is None:
             return None

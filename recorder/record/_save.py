@@ -1,23 +1,13 @@
 """The save addon, last in line: write each exchange to its capture when it is complete.
 
-Invariants:
-- An exchange is written once, when complete: on `response` (a stream: at its end) or `error`.
-  Exchanges are numbered per capture in completion order, and a number is used only by an
-  exchange in the file (one the format refuses is written as a marked stand-in).
-- **Stopping keeps everything** (`done`, or `begin_stop` first when the proxy shuts down):
-  every exchange in flight is written at once as it stands, noted `cut by recorder shutdown`,
-  then each capture is finalised (`Sink.finalise`).  A flow that fails afterwards is not
-  written again; a late exchange continues its capture.
-- The capture holds what the client sent and saw, except the agent card, kept as the agent
-  served it (the card addon leaves the agent's answer in the flow's state).
-- **A disk that refuses loses nothing yet**: the exchange is held in memory (all captures
-  together up to `HELD_LIMIT` bytes) and written, in order, with the next exchange of its
-  capture, by `a2a.flush`, or at stop.  What is still held at the end, or does not fit, is
-  lost and logged as such (`_ledger.lost`), so the exit status says so.
-- **One writing process per capture**: `configure` claims `a2a_out` until stop (another
-  process's capture is refused at start, untouched); each capture's writer claims it too.
-- **Nothing is left out without a word**: an exchange that is not A2A (without `a2a_all`) is
-  counted by its reason (`Totals.left_out`) and told to the `left_out` listeners.
+- An exchange is written once, on `response` (a stream: at its end) or `error`, numbered per
+  capture in completion order; one the format refuses is written as a marked stand-in.
+- Stopping keeps everything: what is in flight is written as it stands, noted `cut by recorder
+  shutdown`, then each capture is finalised.
+- A disk that refuses loses nothing yet: exchanges are held in memory (up to `HELD_LIMIT`
+  bytes) and written with the next one; what is still held at the end is logged lost.
+- One writing process per capture: `configure` claims `a2a_out` until stop.
+- The agent card is kept as the agent served it; anything left out is counted by its reason.
 """
 
 from __future__ import annotations
@@ -105,9 +95,8 @@ class Save:
         self.listeners: list[Listener] = []
         self.left_out_listeners: list[LeftOutListener] = []
         self.totals = Totals()
-        # The time a new capture's offsets count from: when the recorder took its output, so
-        # that no exchange starts before it (a stream begun before the first exchange written
-        # keeps its start), unless known before (a recording made offline knows its earliest).
+        # A new capture's offsets count from when the recorder took its output (offline: the
+        # earliest item), so no exchange starts before it.
         self.origin: float | None = None
         self._sinks: dict[Path, Sink] = {}
         self._claimed: Path | None = None  # `out`, from configure to stop
@@ -357,8 +346,7 @@ class Save:
         response: Response | None,
         started: float,
     ) -> Sink:
-        """The open capture for an exchange (opened on first use; its offsets count from
-        `origin`, else from when that exchange started); call with the lock held."""
+        """The open capture for an exchange, opened on first use; call with the lock held."""
         assert self.out is not None
         context = self._context(classification, response) if self.split == "context" else None
         path = capture_path(self.out, self.split, upstream, context)
@@ -379,9 +367,8 @@ class Save:
         return sink
 
     def _context(self, classification: Classification, response: Response | None) -> str | None:
-        """The A2A context an exchange belongs to (`--split context`): the one its request
-        names, else its task's, else the one its answer names (a conversation's first turn,
-        which names none), remembering each task's context as answers tell it."""
+        """The A2A context of an exchange (`--split context`): its request's, its task's, else
+        its answer's (a first turn names none)."""
         answer = answered_state(response)
         told = answer.context_id if answer else None
         task = classification.task_id or (answer.task_id if answer else None)
@@ -431,8 +418,7 @@ def _rendered(sink: Sink, exchange: Exchange) -> tuple[Exchange, bytes]:
 
 
 def _why(failure: OSError | None) -> str:
-    """Why the disk refused, in words (an OSError made from a message alone has no
-    `strerror`: a capture another program filled meanwhile)."""
+    """Why the disk refused, in words (an OSError made from a message has no `strerror`)."""
     return (failure.strerror or str(failure)) if failure is not None else "no reason given"
 
 

@@ -17,10 +17,8 @@ from collections.abc import Iterator
 
 from recorder.capture import Headers, Request, Response
 
-# Well-known token formats: (kind, the literal every such token holds, pattern).  Anchored on
-# prefixes their issuers document, so that ordinary ids and hashes do not trip them.  The
-# literal is looked for first (a plain substring search), so the patterns run only on the rare
-# text that could hold a match: this scan sees every exchange the recorder writes.
+# Well-known token formats: (kind, the literal every such token holds, pattern), anchored on
+# their issuers' prefixes; the literal is searched first, as this scan sees every exchange.
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "JWT",
@@ -38,8 +36,7 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("OpenAI-style key", ("sk-",), re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}")),
 )
-# Bodies larger than this are not scanned: a capture's big bodies are files, not credentials,
-# and the recorder must not stall on them.
+# Larger bodies are files, not credentials: not scanned, so the recorder does not stall.
 MAX_SCANNED_BYTES = 1 << 20
 
 
@@ -128,8 +125,7 @@ def likely_token(value: str) -> bool:
 
 
 class RepeatedHeaders:
-    """Headers sent with the same likely-token value on every request seen (see the module
-    docstring); `see` gives the notes for one request."""
+    """Headers sent with the same likely-token value on every request seen."""
 
     def __init__(self) -> None:
         self._requests = 0

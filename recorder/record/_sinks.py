@@ -41,14 +41,8 @@ _PLACEHOLDER_NUMBER = re.compile(rb"<redacted:(\d+)>")
 
 @dataclass
 class Sink:
-    """One capture file: its writer, numbering, what waits to be written, and redaction
-    bookkeeping.
-
-    Exchanges are numbered as they are handed over (`hold`) and written in that order
-    (`flush`).  While the disk refuses they stay held, and each later `flush` tries again from
-    the oldest: the file only ever holds whole exchanges, numbered without gaps.  A new
-    capture's file is made by the first `flush` that succeeds.
-    """
+    """One capture file: its writer, numbering, held exchanges and redaction bookkeeping.
+    Exchanges are written in the order held, kept while the disk refuses: no gaps."""
 
     path: Path
     upstream: str
@@ -74,8 +68,7 @@ class Sink:
         keep_secrets: bool,
         started: float | None = None,
     ) -> Sink:
-        """Start (or, with `existing="append"`, continue) the capture at `path`; a new one
-        counts its offsets from `started` (epoch seconds; default: now)."""
+        """Start (or, with `existing="append"`, continue) the capture at `path`."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if existing == "append" and holds_exchanges(path):
             return cls._resume(path, upstream)
@@ -114,8 +107,7 @@ class Sink:
         return exchange
 
     def flush(self) -> list[tuple[Exchange, int]]:
-        """Write what is held, oldest first, until all is written or the disk refuses (then
-        `failing` says why); the exchanges written now, with their sizes."""
+        """Write what is held, oldest first, until the disk refuses; those written, sized."""
         landed: list[tuple[Exchange, int]] = []
         try:
             if self.writer is None:
@@ -133,16 +125,14 @@ class Sink:
         return landed
 
     def prepare(self, redactor: Redactor) -> None:
-        """Before this recording redacts anything here: keep placeholders distinct from those
-        an earlier recording of the same file handed out."""
+        """Keep placeholders distinct from those an earlier recording of the file handed out."""
         if self.resumed_after:
             numbers = _PLACEHOLDER_NUMBER.findall(self.path.read_bytes())
             redactor.skip_placeholders(max((int(n) for n in numbers), default=0))
 
     def finalise(self, redactor: Redactor | None, rework: Callable[[Exchange], Exchange]) -> None:
-        """Close the file; then write the redacted names into its header, and redact earlier
-        exchanges again if the redactor learnt more after they were written.  OSError when
-        the file cannot be synced; an error of the rewrite is logged (the file stays)."""
+        """Close the file, then write the redacted names into its header and redact earlier
+        exchanges again if the redactor learnt more (an error of that rewrite is logged)."""
         if self.writer is None:
             return
         self.writer.close()
@@ -186,8 +176,7 @@ def _epoch(started: str) -> float:
 
 
 def out_problem(out: Path | None, split: str, existing: str) -> str | None:
-    """What is wrong with `out` for this split and `existing` policy, or None: a template
-    that names the options (`OptionError`)."""
+    """What is wrong with `out` for this split and `existing` policy, or None."""
     if out is None:
         return None
     return (
@@ -234,8 +223,7 @@ def _read_only(path: Path) -> bool:
 
 
 def _held_problem(out: Path, split: str, existing: str) -> str | None:
-    """A capture that already holds exchanges, where nobody said what to do with it, or that
-    is damaged where the recording is to continue it."""
+    """A capture with exchanges nobody said what to do with, or a damaged one to continue."""
     if existing == "overwrite":
         return None
     held = [out] if split == "none" else sorted(out.glob("*.http")) if out.is_dir() else []

@@ -64,6 +64,5 @@ def upstream_origin(flow: http.HTTPFlow) -> str:
 
 
 def mode_spec(client: Any) -> str | None:
-    """The full spec of the mode a client connection came in on (`regular@127.0.0.1:8482`,
-    `reverse:tcp://...@...`)."""
+    """The full spec of the mode a connection came in on (`regular@127.0.0.1:8482`)."""
     return getattr(getattr(client, "proxy_mode", None), "full_spec", None)

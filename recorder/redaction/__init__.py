@@ -1,15 +1,11 @@
 """Secrets out of what the tool writes and serves: the recorder's captures, the replayer's
 journal and report (pure: values in, values out).
 
-`Rules` say what is secret (`_rules`: names, push-config fields, a card's API keys);
-`Redactor` learns the secret values of an exchange and replaces them with stable placeholders
-(`<redacted:1>`) wherever they appear, however encoded (`_sweep`).  The recorder applies it
-to each exchange as it is written (never to what the proxy forwards); the replayer to each
-journal entry and report line it serves.  `RecorderConfig` is what a project adds for the
-pytest plugin (`_config`: `[tool.a2a-recorder]`, the `a2a_recorder_config` fixture).
-
-May import `recorder.capture` and `recorder.protocol`: the recorder, replay, diff and script
-build on it.
+`Rules` say what is secret (`_rules`); `Redactor` replaces each secret value with a stable
+placeholder (`<redacted:1>`) wherever it appears, however encoded (`_sweep`): the recorder in
+each exchange written (never in what the proxy forwards), the replayer in what it serves.
+`RecorderConfig` is a project's own (`_config`).  May import `recorder.capture` and
+`recorder.protocol`.
 """
 
 from recorder._errors import ConfigError

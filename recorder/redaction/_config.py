@@ -1,12 +1,5 @@
 """A project's redaction settings for the pytest plugin: `[tool.a2a-recorder]` in pyproject.toml
-and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config`.
-
-    [tool.a2a-recorder]
-    redact-headers = ["X-Tenant-Seal"]      # more header names to redact
-    redact-params = ["sig"]                 # more query parameter names
-    card = "tests/agent-card.json"          # a card naming API keys (a file from here, or URL)
-    keep-secrets = false                    # true: write and serve secrets as they are
-    before-record = "tests.hooks:scrub"     # a function of the exchange (module:function)
+and the `a2a_recorder_config` fixture, as pytest-recording's `vcr_config` (docs/guides/pytest.md).
 
 The fixture returns the same keys with `_` for `-` (a function as itself), on top of the file:
 name lists add up, the other keys replace.  `before_record(exchange)` runs before redaction and
@@ -72,8 +65,7 @@ class RecorderConfig:
         return replace(self, card=str(folder / self.card))
 
     def rules(self) -> Rules:
-        """The replayer's rules: the names, and the card when it is a file (replay is
-        offline)."""
+        """The replayer's rules: the names, and the card when it is a file (replay is offline)."""
         rules = Rules(self.redact_headers, self.redact_params, keep_secrets=bool(self.keep_secrets))
         if self.card is None or "://" in self.card:
             return rules
@@ -86,8 +78,7 @@ class RecorderConfig:
 
 
 def read_pyproject(path: Path) -> RecorderConfig:
-    """`[tool.a2a-recorder]` of the pyproject.toml at `path` (none there: the defaults), with
-    a card file's path taken from the file's folder."""
+    """`[tool.a2a-recorder]` of the pyproject.toml at `path`, a card's path from its folder."""
     if not path.is_file():
         return RecorderConfig()
     try:

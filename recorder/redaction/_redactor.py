@@ -1,21 +1,11 @@
 """The redactor: secrets in an exchange become stable placeholders (pure: values in, values out).
 
-Each distinct secret becomes `<redacted:1>`, `<redacted:2>` ..., the same wherever it appears
-in one capture, so a token in a push-config body and later in a webhook's header read the same
-and replay can still match them up.  Two steps per part of an exchange, on parsed values:
-1. *Learn* what the rules (`_rules`) say is secret: credential headers (each cookie value; an
-   `Authorization` value without its scheme), credential query parameters (decoded), the
-   push-config fields of a JSON document (parsed, so escapes do not hide them).
-2. *Sweep* every secret known so far wherever it appears, however encoded (`_sweep`), in
-   every part of requests and responses.  A value the rules name is replaced whatever its
-   length; one found elsewhere only from `MIN_SWEPT_LENGTH` characters (shorter ones are too
-   likely ordinary words), or, for a push-config secret, where a whole JSON string of the same
-   document equals it.
-
-Redacting is idempotent (a placeholder is never a secret), so a capture can be redacted again
-once more is known: `generation` counts what the redactor learnt, and `rework` redacts an
-exchange again with today's knowledge, its classification's ids and texts too.  Each
-exchange's note names what was redacted in it (`redacted: Authorization, token`).
+Each distinct secret becomes `<redacted:N>`, the same wherever it appears in one capture, so
+replay can still match them up.  Per part of an exchange, it *learns* what the rules (`_rules`)
+call secret, then *sweeps* every known secret wherever it appears, however encoded (`_sweep`):
+a value the rules name whatever its length, any other from `MIN_SWEPT_LENGTH` characters
+(shorter ones are too likely ordinary words).  Redacting is idempotent, so `rework` redacts an
+exchange again once more is known (`generation`).  Each exchange's note names what was redacted.
 """
 
 from __future__ import annotations
@@ -62,17 +52,8 @@ Part = tuple[str, bool]
 
 
 class Redactor:
-    """Turns secrets into stable placeholders across one capture (see the module docstring).
-
-    Example::
-
-        r = Redactor()
-        r.request(Request("GET", "/", (("Authorization", "Bearer s3cret"),)))
-        # -> headers (("Authorization", "Bearer <redacted:1>"),); r.redacted == ("Authorization",)
-
-    `max_secrets` bounds the secrets remembered (oldest forgotten first), for a redactor that
-    outlives any one capture (the replayer's journal).
-    """
+    """Turns secrets into stable placeholders across one capture; `max_secrets` bounds those
+    remembered (oldest forgotten first), for one that outlives a capture (a replay journal)."""
 
     def __init__(self, rules: Rules = NO_RULES, *, max_secrets: int | None = None) -> None:
         self.extra_headers: set[str] = set()
@@ -189,8 +170,7 @@ class Redactor:
     # -- exchanges -------------------------------------------------------------------------
 
     def rework(self, exchange: Exchange) -> Exchange:
-        """An exchange redacted (again) with what is known now, its classification too; its
-        redaction note names everything redacted in it, then and now."""
+        """An exchange redacted (again) with what is known now, its classification too."""
         self.take_hits()
         request = self.request(exchange.request)
         response = self.response(exchange.response) if exchange.response is not None else None
@@ -236,8 +216,7 @@ class Redactor:
         )
 
     def learn(self, request: Request) -> None:
-        """Learn a request's secrets (its head's, its push configs') without redacting it: for
-        what is redacted later, as a journal is when it is read."""
+        """Learn a request's secrets without redacting it, for what is redacted later."""
         self.learn_head(request.headers, request.target)
         for document in (as_text(request.body), *(m.json for m in request.messages if m.json)):
             self._push_secrets(document)
@@ -297,8 +276,7 @@ class Redactor:
         return body if swept == text else as_bytes(swept)
 
     def document(self, text: str) -> str:
-        """A body's text (JSON or not): push-config secrets in it learnt, then everything
-        known swept."""
+        """A body's text (JSON or not): its push-config secrets learnt, then all known swept."""
         exact = self._push_secrets(text)
         finder = self.finder(exact)
         return text if finder.empty else sweep_text(text, finder)
@@ -308,15 +286,13 @@ class Redactor:
         return sweep_text(text, self.finder())
 
     def quoted(self, text: str) -> str:
-        """Free text that quotes values as JSON (a miss's words): the known secrets swept, and
-        a quoted string that is one replaced whatever its length."""
+        """Free text quoting values as JSON: known secrets swept, a quoted one of any length."""
         if self._quoting is None or self._quoting[0] != self._last:
             self._quoting = (self._last, self.finder(self._placeholders))
         return sweep_text(text, self._quoting[1])
 
     def value(self, text: str) -> str:
-        """A value shown on its own (an id the journal lists): its placeholder when it is a
-        known secret, whatever its length; else swept."""
+        """A value shown on its own: its placeholder if a known secret, whatever its length."""
         if text in self._placeholders:
             return self._swept_placeholder(text)
         return self.text(text)

@@ -1,16 +1,10 @@
 """What counts as a secret, as data (pure): header and parameter names, push-config fields, and
 the API keys an agent card declares.
 
-- `SECRET_HEADERS`: always credentials.
-- `CREDENTIAL_NAME`: names that say they carry a credential, whatever the card says
-  (`*token*`, `*secret*`, `*password*`, `*api-key*`, `key`, `*-key`, `*_key`, `x-auth*`,
-  `x-*-auth*`), but `NOT_CREDENTIALS`: A2A's pagination cursors, per-request nonces.
-- `SECRET_FIELDS`: in any JSON object that also has a `url`, the push-config secrets (one rule
-  for every config shape, version and place it can appear).
-- The card: v1.0 `apiKeySecurityScheme{location, name}`, v0.3 `{type: apiKey, in, name}`.
-
-`Rules` is one set of these a user extends (`--redact-header`, `--card`, the
-`a2a_recorder_config` fixture); the recorder and the replayer's journal apply the same.
+`SECRET_HEADERS` are always credentials; `CREDENTIAL_NAME` matches names that say they carry one
+whatever the card says, but `NOT_CREDENTIALS` (A2A's pagination cursors, nonces); `SECRET_FIELDS`
+are the push-config secrets in any JSON object that also has a `url`.  `Rules` is one set of
+these a user extends; the recorder and the replayer's journal apply the same.
 """
 
 from __future__ import annotations
@@ -42,16 +36,14 @@ SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 # Headers whose value is `name=value` pairs: each value is a secret, the names are not.
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 
-# Push-config secrets: key paths inside an object that also carries a `url` (the protocol's
-# own table of where a push config keeps them).
+# Push-config secrets: key paths inside an object that also carries a `url`.
 SECRET_FIELDS: tuple[tuple[str, ...], ...] = PUSH_CONFIG_SECRETS
 _SECRET_HEADER_NAMES = {h.lower(): h for h in SECRET_HEADERS}
 
 
 @functools.lru_cache(maxsize=1024)
 def is_credential_name(name: str) -> bool:
-    """Whether a header or query parameter's name says it holds a credential (cached: the
-    same few header names come with every exchange)."""
+    """Whether a header or query parameter's name says it holds a credential (cached)."""
     return name.lower() not in NOT_CREDENTIALS and CREDENTIAL_NAME.search(name) is not None
 
 
@@ -90,11 +82,8 @@ def _str_or_none(value: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """What one redactor treats as secret beyond the built-in names.
-
-    `headers` and `params` are more names (headers in any case); `cards` are agent cards whose
-    security schemes name API keys.  `keep_secrets` turns redaction off altogether.
-    """
+    """What one redactor treats as secret beyond the built-in names: more `headers` (any case)
+    and `params`, and `cards` whose security schemes name API keys."""
 
     headers: tuple[str, ...] = ()
     params: tuple[str, ...] = ()

@@ -37,9 +37,8 @@ _KEPT = "<>:/?#[]@!$&'()*+,;=~"
 
 @dataclass(slots=True)
 class Finder:
-    """The secrets to look for: `pattern` matches any of them (None: there are none),
-    `placeholder` names the replacement for a match (and may note the hit), and `exact`
-    maps values replaced only where a whole JSON string equals them."""
+    """The secrets to look for: `pattern` matches any, `placeholder` names a match's
+    replacement, `exact` those replaced only where a whole JSON string equals them."""
 
     pattern: re.Pattern[str] | None
     placeholder: Callable[[str], str]
@@ -143,8 +142,7 @@ def as_text(data: bytes) -> str:
 
 
 def as_bytes(text: str) -> bytes:
-    """Text back to bytes: surrogate escapes are their bytes again; any other lone surrogate
-    (a `\\ud800` escape written out raw) is encoded as is rather than refused."""
+    """Text back to bytes: surrogate escapes are their bytes again, other lone surrogates kept."""
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
@@ -154,11 +152,8 @@ def as_bytes(text: str) -> bytes:
 def secret_pattern(
     secrets: Mapping[str, object], *, placeholders: bool = False
 ) -> re.Pattern[str] | None:
-    """One pattern for all `secrets`, longest first (so a secret inside another loses), after
-    the placeholders themselves: a placeholder is consumed whole, so a secret that a
-    placeholder's text holds (`redacted`, `00000000`) is never found inside one.  None when
-    there are no secrets (and `placeholders`, a pattern for the placeholders alone, is not
-    asked for)."""
+    """One pattern for all `secrets`, longest first, after the placeholders themselves: a
+    placeholder is consumed whole, so no secret is found inside one.  None when none."""
     if not secrets and not placeholders:
         return None
     ordered = sorted(secrets, key=len, reverse=True)

@@ -245,6 +245,14 @@ def _call(session: Session, path: str, nth: int = 0) -> H2Call:
     return [c for c in session.calls if c.path == path][nth]
 
 
+def _response_data(call: H2Call) -> bytes:
+    return b"".join(chunk for _, chunk in call.response_chunks)
+
+
+def _trailer(call: H2Call, name: str) -> str | None:
+    return next((value for key, value in call.trailers if key == name), None)
+
+
 def _messages(data: bytes) -> list[tuple[bool, bytes]]:
     framer = GrpcFramer()
     found = framer.feed(data)
@@ -284,12 +292,12 @@ def test_unary_call_decodes_to_what_the_client_sent_and_got(session: Session) ->
         "lf.a2a.v1.SendMessageRequest",
         message_json(_v10_send("hi", "m-1")),
     )
-    [(_, response)] = _messages(call.response_data)
+    [(_, response)] = _messages(_response_data(call))
     type_name, text = decode_message(call.path or "", response, "response") or ("", "")
     assert type_name == "lf.a2a.v1.SendMessageResponse"
     assert text == message_json(session.replies["unary"])
     assert '"text":"echo hi"' in text
-    assert call.trailer("grpc-status") == "0" and not call.trailers_only
+    assert _trailer(call, "grpc-status") == "0" and not call.trailers_only
 
 
 def test_server_streaming_messages_are_framed_and_timed(session: Session) -> None:
@@ -298,12 +306,12 @@ def test_server_streaming_messages_are_framed_and_timed(session: Session) -> Non
     assert len(replies) >= 3
     decoded = [
         decode_message(call.path or "", data, "response")
-        for _, data in _messages(call.response_data)
+        for _, data in _messages(_response_data(call))
     ]
     assert decoded == [("lf.a2a.v1.StreamResponse", message_json(r)) for r in replies]
     times = [at for at, _ in call.response_chunks]
     assert times == sorted(times) and call.started_us <= times[0] <= call.ended_us
-    assert call.trailer("grpc-status") == "0"
+    assert _trailer(call, "grpc-status") == "0"
 
 
 def test_error_before_any_message_is_trailers_only(session: Session) -> None:
@@ -311,9 +319,9 @@ def test_error_before_any_message_is_trailers_only(session: Session) -> None:
     error = session.replies["not_found"]
     assert error.code() == grpc.StatusCode.NOT_FOUND
     assert call.trailers_only and call.response_chunks == ()
-    assert call.trailer("grpc-status") == "5"
-    assert decode_grpc_message(call.trailer("grpc-message") or "") == error.details()
-    status = decode_status_details(call.trailer("grpc-status-details-bin") or "")
+    assert _trailer(call, "grpc-status") == "5"
+    assert decode_grpc_message(_trailer(call, "grpc-message") or "") == error.details()
+    status = decode_status_details(_trailer(call, "grpc-status-details-bin") or "")
     assert status is not None
     assert status["code"] == 5 and status["message"] == error.details()
     assert [d["reason"] for d in status["details"]] == ["TASK_NOT_FOUND"]
@@ -326,8 +334,8 @@ def test_error_after_headers_comes_in_real_trailers(session: Session) -> None:
     assert not call.trailers_only
     assert call.response_header("x-test") == "early"
     assert call.response_header("grpc-status") is None
-    assert call.trailer("grpc-status") == "5"
-    status = decode_status_details(call.trailer("grpc-status-details-bin") or "")
+    assert _trailer(call, "grpc-status") == "5"
+    status = decode_status_details(_trailer(call, "grpc-status-details-bin") or "")
     assert status is not None and status["details"][0]["reason"] == "TASK_NOT_FOUND"
 
 
@@ -354,7 +362,7 @@ def test_v03_call_uses_the_legacy_descriptors(session: Session) -> None:
         "a2a.v1.SendMessageRequest",
         message_json(session.replies["requests"]["legacy"]),
     )
-    [(_, response)] = _messages(call.response_data)
+    [(_, response)] = _messages(_response_data(call))
     decoded = decode_message(call.path or "", response, "response")
     assert decoded == ("a2a.v1.SendMessageResponse", message_json(session.replies["legacy"]))
 
@@ -362,14 +370,14 @@ def test_v03_call_uses_the_legacy_descriptors(session: Session) -> None:
 def test_unknown_service_is_observed_but_not_decoded(session: Session) -> None:
     call = _call(session, "/unknown.Service/Call")
     assert session.replies["unimplemented"].code() == grpc.StatusCode.UNIMPLEMENTED
-    assert call.trailers_only and call.trailer("grpc-status") == "12"
+    assert call.trailers_only and _trailer(call, "grpc-status") == "12"
     [(_, request)] = _messages(call.request_data)
     assert request == b"\x08\x01"
     assert decode_message(call.path or "", request, "request") is None
 
 
 def _shape(call: H2Call) -> H2Call:
-    return replace(call, response_chunks=((0, call.response_data),), started_us=0, ended_us=0)
+    return replace(call, response_chunks=((0, _response_data(call)),), started_us=0, ended_us=0)
 
 
 def test_byte_at_a_time_gives_the_same_calls(session: Session) -> None:
