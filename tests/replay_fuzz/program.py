@@ -637,6 +637,47 @@ REGRESSIONS: dict[str, Program] = {
             _step("send", GRPC, text="wait", immediate=True, binds="T0", binds_context="C0"),
             _step("list", REST, "keep", snake=True, context="X0"),
         ),
+        # A listing the agent filtered by a status timestamp its task did not have yet (a2a-sdk
+        # leaves such a task out), then the same listing once a cancel gave it one: on replay
+        # the first was answered with the second's task, as if it were a listing made before
+        # the task existed (seed 271828183, program 59).
+        _fixed(
+            "filtered-before-stamped",
+            _step("send", GRPC, text="wait", immediate=True, binds="T0", binds_context="C0"),
+            _step("list", GRPC, "keep", context="C0", page_size=3, after=PAST[0]),
+            _step("cancel", JSONRPC, task="T0"),
+            _step("list", GRPC, context="C0", page_size=3, after=PAST[0]),
+        ),
+        # A gRPC send with a push config, then polls over HTTP+JSON: the delivery the agent made
+        # just after the gRPC answer came, on replay, after those the polls set off (it was
+        # made when the gRPC call ended, they when each poll was answered) (seed 271828183,
+        # program 50).
+        _fixed(
+            "deliveries-in-webhook-order",
+            _step(
+                "send",
+                JSONRPC,
+                "keep",
+                text="wait",
+                context="X0",
+                immediate=True,
+                history=1,
+                binds="T0",
+            ),
+            _step("send", JSONRPC, "keep", snake=True, text="echo x y", context="X0", binds="T1"),
+            _step(
+                "send",
+                GRPC,
+                snake=True,
+                text="slow 2",
+                context="X0",
+                immediate=True,
+                push_token="K0",
+                push_hook="H0",
+                binds="T2",
+            ),
+            _step("poll", REST, "keep", task="T2"),
+        ),  # fmt: skip
         # Identical clients at once, each polling the task it created, then listing its
         # context: on replay some see another messageId than the one they sent.
         _fixed("parallel-clients", _step("parallel", "-", copies=3, steps=_PARALLEL)),

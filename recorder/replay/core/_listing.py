@@ -116,7 +116,11 @@ class Lister:
                 plan.left_out.append(recorded)
             plan.shown += [(n, f) for f in families]
             plan.extra += max(0, len(families) - 1)
-        plan.unshown = sum(1 for _, _, member in store if member not in named)
+        # A task the agent held when it listed and did not show, it filtered out (a status
+        # timestamp filter, a context): only one created after the recorded listing is unshown.
+        plan.unshown = sum(
+            1 for _, _, member in store if member not in named and member > step.index
+        )
         return plan
 
     # -- rendering ------------------------------------------------------------------------

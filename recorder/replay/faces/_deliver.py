@@ -2,14 +2,17 @@
 
 `before` makes, and waits for, the deliveries recorded before the answer (a client checking
 its webhook when a blocking send returns sees them all); `after` makes the rest in the
-background, paced as recorded.
+background, paced as recorded.  Deliveries to one webhook are made in the order they were
+planned, as an agent that awaits each POST makes them: a later request's delivery waits for
+an earlier request's that is still paced.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable
+from dataclasses import dataclass
 
 import httpx
 
@@ -27,14 +30,26 @@ class Deliverer:
         self.service = service
         self.timing = timing
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last: dict[str | None, asyncio.Future[None]] = {}  # per webhook: the last queued
 
-    async def before(self, served: Served) -> None:
-        early = [d for d in served.deliveries if d.before]
+    def queue(self, deliveries: tuple[PlannedDelivery, ...]) -> tuple[Queued, ...]:
+        """Each delivery with the one queued before it to the same webhook, to wait for: queued
+        when the request is decided, so the order holds whenever its answer ends."""
+        loop = asyncio.get_running_loop()
+        queued = []
+        for planned in deliveries:
+            done = loop.create_future()
+            queued.append(Queued(planned, self._last.get(planned.url), done))
+            self._last[planned.url] = done
+        return tuple(queued)
+
+    async def before(self, served: Served, queued: tuple[Queued, ...]) -> None:
+        early = [q for q in queued if q.planned.before]
         if early:
             await self._run(served, early)
 
-    def after(self, served: Served) -> None:
-        late = [d for d in served.deliveries if not d.before]
+    def after(self, served: Served, queued: tuple[Queued, ...]) -> None:
+        late = [q for q in queued if not q.planned.before]
         if late:
             self._spawn(self._run(served, late))
 
@@ -43,14 +58,22 @@ class Deliverer:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _run(self, served: Served, deliveries: Iterable[PlannedDelivery]) -> None:
+    async def _run(self, served: Served, deliveries: list[Queued]) -> None:
         pacer = Pacer(self.timing)
-        # Straight to the webhook, never through HTTP_PROXY: the client's process may have
-        # set it to a fleet's forward proxy (`_fleet`), which routes only to replayed agents.
-        async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT, trust_env=False) as client:
-            for planned in deliveries:
-                await pacer.until(planned.offset_us)
-                await self._post(client, planned, served.journal)
+        try:
+            # Straight to the webhook, never through HTTP_PROXY: the client's process may have
+            # set it to a fleet's forward proxy (`_fleet`), which routes only to replayed agents.
+            async with httpx.AsyncClient(timeout=DELIVERY_TIMEOUT, trust_env=False) as client:
+                for queued in deliveries:
+                    if queued.after is not None:  # (bounded: a request given up never ends)
+                        await asyncio.wait((queued.after,), timeout=DELIVERY_TIMEOUT)
+                    await pacer.until(queued.planned.offset_us)
+                    await self._post(client, queued.planned, served.journal)
+                    queued.done.set_result(None)
+        finally:  # given up (a stopping replayer): nothing waits on these any longer
+            for queued in deliveries:
+                if not queued.done.done():
+                    queued.done.set_result(None)
 
     async def _post(
         self, client: httpx.AsyncClient, planned: PlannedDelivery, request: int
@@ -74,3 +97,12 @@ class Deliverer:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A planned delivery in its webhook's order."""
+
+    planned: PlannedDelivery
+    after: asyncio.Future[None] | None  # the delivery planned before it to the same webhook
+    done: asyncio.Future[None]

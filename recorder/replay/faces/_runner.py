@@ -32,7 +32,7 @@ from recorder.replay.core import (
     Shape,
     error_answer,
 )
-from recorder.replay.faces._deliver import Deliverer
+from recorder.replay.faces._deliver import Deliverer, Queued
 from recorder.replay.faces._timing import Timing
 from recorder.script import wire_bytes
 
@@ -53,6 +53,7 @@ class Turn:
 
     answer: Answer
     outcome: Outcomes | None = None  # None: the answer came from the forward target
+    deliveries: tuple[Queued, ...] = ()  # its push deliveries, queued in their webhooks' order
 
     @property
     def http(self) -> HttpAnswer:
@@ -89,6 +90,8 @@ class Runner:
         if isinstance(outcome, Miss):
             text = outcome.report.describe(quoting=False)
             log.warning("replay miss: %s", self.service.journal.said(request, text))
+        if isinstance(outcome, Served) and outcome.deliveries:
+            return Turn(outcome.answer, outcome, self.deliverer.queue(outcome.deliveries))
         return Turn(outcome.answer, outcome)
 
     def waits(self, turn: Turn) -> bool:
@@ -105,13 +108,13 @@ class Runner:
             forwarded = await self._forward(request, outcome)
             if forwarded is not None:
                 return Turn(forwarded)
-        if isinstance(outcome, Served):
-            await self.deliverer.before(outcome)
+        if isinstance(outcome, Served) and turn.deliveries:
+            await self.deliverer.before(outcome, turn.deliveries)
         return turn
 
     def end(self, turn: Turn) -> None:
-        if isinstance(turn.outcome, Served):
-            self.deliverer.after(turn.outcome)
+        if isinstance(turn.outcome, Served) and turn.deliveries:
+            self.deliverer.after(turn.outcome, turn.deliveries)
 
     async def close(self) -> None:
         await self.deliverer.close()
