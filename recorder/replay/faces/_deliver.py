@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable
+from collections.abc import Iterable
 
 import httpx
 
@@ -36,7 +36,9 @@ class Deliverer:
     def after(self, served: Served) -> None:
         late = [d for d in served.deliveries if not d.before]
         if late:
-            self._spawn(self._run(served, late))
+            task = asyncio.ensure_future(self._run(served, late))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -69,8 +71,3 @@ class Deliverer:
             self.service.delivered(planned, request, None, error=f"{type(exc).__name__}: {exc}")
             return
         self.service.delivered(planned, request, reply.status_code, reply.content)
-
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
