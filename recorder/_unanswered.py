@@ -31,18 +31,6 @@ class Unanswered:
         return self.message(new) if new else None
 
 
-def recorded_bindings(capture: Capture) -> list[str]:
-    """The bindings of a capture's A2A exchanges (the card aside), in the order first seen."""
-    from recorder.protocol import AGENT_CARD
-
-    seen = (
-        e.classification
-        for e in capture.exchanges
-        if e.classification.is_a2a and e.classification.operation != AGENT_CARD
-    )
-    return list(dict.fromkeys(c.binding.value for c in seen if c.binding is not None))
-
-
 def is_grpc_miss(line: str) -> bool:
     """A report line (`POST /lf.a2a.v1.A2AService/GetTask: ...`) of a gRPC call."""
     from recorder.protocol import grpc_method
@@ -63,7 +51,13 @@ def miss_message(misses: Sequence[str], capture: Capture, synthesized: Sequence[
     if others:
         text += ("\n" if text else "") + "answers the capture does not hold, written by the "
         text += "replayer:\n  " + "\n  ".join(others)
-    bindings = recorded_bindings(capture)
+    from recorder.protocol import AGENT_CARD
+
+    # The bindings of the capture's A2A exchanges (the card aside), in the order first seen.
+    seen = (x.classification for x in capture.exchanges if x.classification.is_a2a)
+    bindings = list(
+        dict.fromkeys(c.binding.value for c in seen if c.binding and c.operation != AGENT_CARD)
+    )
     if any(is_grpc_miss(m) for m in misses) and "GRPC" not in bindings:
         held = ", ".join(bindings) or "no binding"
         text += (

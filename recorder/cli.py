@@ -70,17 +70,13 @@ class _Commands(click.Group):
         """The listing, with the lazy commands' summaries from `LAZY` (none is imported)."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:  # each line as click makes it from the command's help
+            lazy = self.LAZY.get(name)
+            command = click.Command(name, help=lazy[1]) if lazy else super().get_command(ctx, name)
+            rows.append((name, command.get_short_help_str(limit) if command is not None else ""))
         with formatter.section("Commands"):
-            formatter.write_dl([(name, self.summary(ctx, name, limit)) for name in names])
-
-    def summary(self, ctx: click.Context, name: str, limit: int) -> str:
-        """A command's line in the listing, as click makes it from the command's help."""
-        command = (
-            click.Command(name, help=self.LAZY[name][1])
-            if name in self.LAZY
-            else super().get_command(ctx, name)
-        )
-        return command.get_short_help_str(limit) if command is not None else ""
+            formatter.write_dl(rows)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -104,32 +100,25 @@ class OneLineUsageError(click.UsageError):
 
     def show(self, file: object = None) -> None:
         where = f" (see '{self.ctx.command_path} -h')" if self.ctx is not None else ""
-        click.echo(f"error: {_first_line(self.format_message())}{where}", err=True)
-
-
-def _first_line(text: str) -> str:
-    """Click's message on one line: `Choose from:\n\thar,\n\tjsonl` is `Choose from: har,
-    jsonl`, other lines are joined by `; `."""
-    line = ""
-    for part in filter(None, (part.strip() for part in text.splitlines())):
-        line += (" " if line.endswith((":", ",")) else "; " if line else "") + part
-    return line
-
-
-def version_text() -> str:
-    """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
-    from recorder._demo_needs import installed_version
-    from recorder.protocol import descriptor_source
-
-    mitmproxy = installed_version("mitmproxy") or "not installed"
-    return (
-        f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\nA2A descriptors: {descriptor_source()}"
-    )
+        # Click's message on one line: `Choose from:\n\thar,\n\tjsonl` is `Choose from: har,
+        # jsonl`, other lines are joined by `; `.
+        line = ""
+        for part in filter(None, (part.strip() for part in self.format_message().splitlines())):
+            line += (" " if line.endswith((":", ",")) else "; " if line else "") + part
+        click.echo(f"error: {line}{where}", err=True)
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--version`: ours, mitmproxy's, and where the gRPC descriptors come from."""
     if value and not ctx.resilient_parsing:
-        click.echo(version_text())
+        from recorder._demo_needs import installed_version
+        from recorder.protocol import descriptor_source
+
+        mitmproxy = installed_version("mitmproxy") or "not installed"
+        click.echo(
+            f"a2a-recorder {__version__}\nmitmproxy {mitmproxy}\n"
+            f"A2A descriptors: {descriptor_source()}"
+        )
         ctx.exit()
 
 
@@ -331,18 +320,6 @@ def record(
         **options,
     )
     proxy.start()
-    _say_started(proxy, out, forward)
-    try:
-        signals.wait()
-    finally:
-        proxy.stop()
-        signals.finished()
-        _say_written(proxy, Path(out), quiet)
-    if not proxy.ledger.clean:
-        sys.exit(Exit.FOUND)
-
-
-def _say_started(proxy: RecordingProxy, out: str, forward: bool) -> None:
     how = f"HTTP_PROXY={proxy.url}" if forward else f"point A2A clients at {proxy.url}"
     click.echo(f"recording to {out}: {how} (Ctrl-C to stop)", err=True)
     if proxy.grpc_target:
@@ -353,6 +330,14 @@ def _say_started(proxy: RecordingProxy, out: str, forward: bool) -> None:
             f"HTTP_PROXY={proxy.push_proxy_url} (and NO_PROXY unset)",
             err=True,
         )
+    try:
+        signals.wait()
+    finally:
+        proxy.stop()
+        signals.finished()
+        _say_written(proxy, Path(out), quiet)
+    if not proxy.ledger.clean:
+        sys.exit(Exit.FOUND)
 
 
 def _say_written(proxy: RecordingProxy, out: Path, quiet: bool) -> None:

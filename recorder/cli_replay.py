@@ -9,16 +9,13 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from recorder._errors import Exit, InputError, StartError
 from recorder._shell import Command, cut_short
 from recorder.options import FORWARD, REPLAY, parse_url, show_address
-
-if TYPE_CHECKING:
-    from recorder.capture import Capture
 
 STRICT_CLEAN = (
     "every recorded exchange was served, every request matched, no answer was synthesized "
@@ -55,16 +52,12 @@ def replay_command(
         return
     if forward or ports_file:
         raise InputError("--forward and --ports-file serve a fleet: give a folder DIR")
-    if faults_file is not None:
-        options["faults"] = (*_profile(faults_file), *options["faults"])
+    if faults_file is not None:  # read_faults: a FaultSpecError naming the file
+        from recorder.replay import read_faults
+
+        profile = tuple(spec.text for spec in read_faults(faults_file))
+        options["faults"] = (*profile, *options["faults"])
     _serve_one(files, listen, grpc_listen, on_miss, strict, options)
-
-
-def _profile(path: Path) -> tuple[str, ...]:
-    """The specs of a faults.toml (`recorder.replay.read_faults`: FaultSpecError naming it)."""
-    from recorder.replay import read_faults
-
-    return tuple(spec.text for spec in read_faults(path))
 
 
 def _serve_one(
@@ -135,7 +128,8 @@ def _serve_fleet(
     """`replay DIR`: every capture in DIR, one replayer per agent (`recorder.replay.Fleet`)."""
     from recorder._gcpause import collector_paused
     from recorder._stop import StopSignals
-    from recorder.replay import Fleet, ports_file_problem
+    from recorder.capture import read_capture
+    from recorder.replay import Fleet, fleet_paths, ports_file_problem
 
     if len(files) != 1:
         raise InputError("give one folder DIR (a fleet), or capture FILES (one agent)")
@@ -143,8 +137,11 @@ def _serve_fleet(
         raise InputError(f"--ports-file {ports_file}: {problem}; give another path")
     signals = StopSignals()
     host, port = listen
+    paths = fleet_paths(Path(files[0]))
+    if not paths:
+        raise InputError(f"{files[0]}: no capture (*.http) in it")
     with collector_paused():  # as for one agent's captures (see recorder._gcpause)
-        found = _fleet_captures(Path(files[0]))  # (an OSError here is no port's)
+        found = [(path, read_capture(path)) for path in paths]  # (an OSError: no port's)
     with _starting(listen):
         with collector_paused():
             fleet = Fleet(found, forward=forward, host=host, port=port, **options)
@@ -186,23 +183,12 @@ def _starting(listen: tuple[str, int]) -> Iterator[None]:
         raise StartError(str(exc)) from exc
 
 
-def _fleet_captures(folder: Path) -> list[tuple[Path, Capture]]:
-    """The captures of a fleet's folder; InputError when there are none."""
-    from recorder.capture import read_capture
-    from recorder.replay import fleet_paths
-
-    paths = fleet_paths(folder)
-    if not paths:
-        raise InputError(f"{folder}: no capture (*.http) in it")
-    return [(path, read_capture(path)) for path in paths]
-
-
 def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
     """The capture files, and the URL to forward misses to (None: answer with an error); click hands
     `--on-miss forward URL`'s URL over among the FILE arguments, so it is taken back from there."""
     if on_miss != FORWARD:
         return files, on_miss
-    if not files or not _is_url(files[0]):
+    if not files or not files[0].startswith(("http://", "https://")):
         raise click.BadParameter("expected 'error' or 'forward URL'", param_hint="--on-miss")
     try:
         url = parse_url(files[0])
@@ -211,7 +197,3 @@ def _forward_url(on_miss: str | None, files: tuple[str, ...]) -> tuple[tuple[str
     if len(files) == 1:
         raise click.UsageError("no capture FILE given")
     return files[1:], url
-
-
-def _is_url(text: str) -> bool:
-    return text.startswith(("http://", "https://"))

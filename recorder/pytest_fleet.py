@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from recorder._unanswered import Unanswered
     from recorder.capture import Capture
     from recorder.redaction import Rules
-    from recorder.replay import Fleet, FleetAgent
+    from recorder.replay import Fleet
 
 MARKER = (
     "a2a_fleet(folder, forward=False, timing='none'): the folder of captures the a2a_fleet "
@@ -50,10 +50,9 @@ def serve_fleet(
             pytrace=False,
         )
     folder = node.path.parent / str(marker.args[0])
-    forward = bool(marker.kwargs.get("forward", False))
     fleet = Fleet(
         _load(folder),
-        forward=forward,
+        forward=bool(marker.kwargs.get("forward", False)),
         timing=str(marker.kwargs.get("timing", "none")),
         redaction=rules,
     )
@@ -111,23 +110,19 @@ def fleet_unanswered(fleet: Fleet) -> Unanswered:
 
 def fleet_message(fleet: Fleet, lines: Sequence[str]) -> str:
     """`lines` (see `fleet_unanswered`) in words, agent by agent."""
+    from recorder._unanswered import miss_message, misses_among
+
     split = [line.split(SEPARATOR, 1) for line in lines]
-    parts = [
-        _agent_message(agent, [text for key, text in split if key == str(i)])
-        for i, agent in enumerate(fleet.agents)
-    ]
+    parts = []
+    for i, agent in enumerate(fleet.agents):
+        synthesized = [text for key, text in split if key == str(i)]
+        if synthesized:
+            captures = agent.plan.captures
+            held = replace(captures[0], exchanges=tuple(e for c in captures for e in c.exchanges))
+            text = miss_message(misses_among(agent.report.misses, synthesized), held, synthesized)
+            paths = ", ".join(str(p) for p in agent.plan.paths)
+            parts.append(f"agent {agent.name} ({paths}):\n{text}")
     unrouted = [text for key, text in split if key == UNROUTED]
     if unrouted:
         parts.append("requests no agent of the fleet answers:\n  " + "\n  ".join(unrouted))
-    return "\n".join(p for p in parts if p)
-
-
-def _agent_message(agent: FleetAgent, synthesized: list[str]) -> str:
-    from recorder._unanswered import miss_message, misses_among
-
-    if not synthesized:
-        return ""
-    captures = agent.plan.captures
-    held = replace(captures[0], exchanges=tuple(e for c in captures for e in c.exchanges))
-    text = miss_message(misses_among(agent.report.misses, synthesized), held, synthesized)
-    return f"agent {agent.name} ({', '.join(str(p) for p in agent.plan.paths)}):\n{text}"
+    return "\n".join(parts)

@@ -36,11 +36,12 @@ from recorder.pytest_replay import (
     parse_mode,
     passed_test,
     replay,
+    replay_rules,
     verified,
 )
 
 if TYPE_CHECKING:
-    from recorder.redaction import RecorderConfig, Rules
+    from recorder.redaction import RecorderConfig
     from recorder.replay import Fleet
 
 __all__ = ["A2AEndpoint", "RecordMode", "default_capture", "parse_mode"]
@@ -233,14 +234,5 @@ def a2a_fleet(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     def watch(unanswered: Unanswered) -> None:
         node.stash[UNANSWERED] = unanswered
 
-    yield from serve_fleet(node, monkeypatch, _project_rules(request), watch)
-
-
-def _project_rules(request: pytest.FixtureRequest) -> Rules:
-    """The project's redaction rules, for what a replayer serves about itself (`a2a_fleet`'s)."""
-    from recorder.redaction import ConfigError
-
-    try:
-        return _recorder_config(request).rules()
-    except ConfigError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    rules = replay_rules(_recorder_config(request))
+    yield from serve_fleet(node, monkeypatch, rules, watch)

@@ -46,27 +46,31 @@ def _keep_rejected(temporary: Path, path: Path) -> Path | None:
     return kept if set_aside(temporary, kept) else None
 
 
-def _claim(path: Path) -> None:
-    """Claim the capture a test records to; the test fails when another process writes it."""
-    from recorder.capture import CaptureBusyError, claim
+@contextmanager
+def _claimed(path: Path) -> Iterator[Path]:
+    """Claim the capture a test records to (the test fails when another process writes it), and
+    a draft beside it, removed at the end."""
+    from recorder.capture import CaptureBusyError, claim, draft_beside, release, remove_capture
 
     try:
         claim(path)
     except CaptureBusyError as exc:
         pytest.fail(str(exc), pytrace=False)
+    temporary = draft_beside(path)
+    try:
+        yield temporary
+    finally:
+        remove_capture(temporary)
+        release(path)
 
 
 def record(settings: Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, promote, release, remove_capture
+    from recorder.capture import promote, remove_capture
 
-    _claim(settings.path)
-    temporary = draft_beside(settings.path)
-    remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
-    try:
-        with _recording(settings, temporary) as (proxy, refused):
+    with _claimed(settings.path) as temporary:
+        remove_capture(rejected_beside(settings.path))  # an earlier run's, now stale
+        with _recording(settings, temporary) as proxy:
             yield endpoint(settings, proxy)
-        _check_refused(refused, temporary, settings.path)
-        _check_ledger(proxy, temporary, settings.path)
         if not passed():
             _keep_rejected(temporary, settings.path)  # the old capture stays as it was
             return
@@ -77,21 +81,14 @@ def record(settings: Settings, passed: Callable[[], bool]) -> Iterator[A2AEndpoi
             )
         else:
             promote(temporary, settings.path)
-    finally:
-        remove_capture(temporary)
-        release(settings.path)
 
 
 def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]:
-    from recorder.capture import draft_beside, release, remove_capture
-
     capture = load(settings.path)
-    _claim(settings.path)
-    temporary = draft_beside(settings.path)
     answers: list[Exchange] = []  # what the live agent answered, as the recorder wrote it
-    try:
+    with _claimed(settings.path) as temporary:
         with (
-            _recording(settings, temporary) as (proxy, refused),
+            _recording(settings, temporary) as proxy,
             replayer_for(settings, capture, on_miss=proxy.url) as replayer,
         ):
             proxy.addons.save.listeners.append(lambda _path, x, _size: answers.append(x))
@@ -101,8 +98,6 @@ def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]
                 episode_message,
             )
             yield endpoint(settings, replayer, replayer)
-        _check_refused(refused, temporary, settings.path)
-        _check_ledger(proxy, temporary, settings.path)
         message = unanswered.unsaid()  # what came after the test's body (its own was said)
         if message is not None:
             pytest.fail(message, pytrace=False)
@@ -110,9 +105,6 @@ def new_episodes(settings: Settings, node: pytest.Item) -> Iterator[A2AEndpoint]
         if new is not None and new.exchanges:
             added = _write_appended(settings.path, capture, new)
             warnings.warn(forwarded_summary(settings.path, added), stacklevel=1)
-    finally:
-        remove_capture(temporary)
-        release(settings.path)
 
 
 def _forwarded(replayer: Replayer) -> list[JournalRequest]:
@@ -121,8 +113,10 @@ def _forwarded(replayer: Replayer) -> list[JournalRequest]:
 
 
 @contextmanager
-def _recording(settings: Settings, temporary: Path) -> Iterator[tuple[Any, GrpcRefuser | None]]:
-    """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser."""
+def _recording(settings: Settings, temporary: Path) -> Iterator[Any]:
+    """A RecordingProxy to `temporary`, with gRPC towards the upstream or a refuser; once it
+    stops, the test fails when the recording refused gRPC calls, lost exchanges or met an
+    error (it replaces no capture)."""
     from recorder.record import RecordingProxy
     from recorder.redaction import RecorderConfig
 
@@ -151,7 +145,23 @@ def _recording(settings: Settings, temporary: Path) -> Iterator[tuple[Any, GrpcR
                 )
             )
         )
-        yield proxy, refuser
+        yield proxy
+    if refuser is not None and refuser.calls:
+        _reject(
+            temporary,
+            settings.path,
+            "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
+            "recording without a gRPC upstream: the calls were refused and are not in the "
+            "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
+            "a2a_capture(..., grpc_upstream='HOST:PORT'))",
+        )
+    if not proxy.ledger.clean:
+        summary = "; ".join(proxy.ledger.summary())
+        _reject(
+            temporary,
+            settings.path,
+            f"recording {settings.path} went wrong, the capture was left as it was: {summary}",
+        )
 
 
 BIND_ATTEMPTS = 3
@@ -180,29 +190,6 @@ def _started(make: Callable[[], Any]) -> Iterator[Any]:
         finally:
             proxy.stop()
         return
-
-
-def _check_refused(refuser: GrpcRefuser | None, temporary: Path, path: Path) -> None:
-    if refuser is not None and refuser.calls:
-        _reject(
-            temporary,
-            path,
-            "this test called gRPC (" + ", ".join(sorted(set(refuser.calls))) + ") while "
-            "recording without a gRPC upstream: the calls were refused and are not in the "
-            "capture, which was left as it was; pass --a2a-grpc-upstream HOST:PORT (or "
-            "a2a_capture(..., grpc_upstream='HOST:PORT'))",
-        )
-
-
-def _check_ledger(proxy: Any, temporary: Path, path: Path) -> None:
-    """Fail the test when the recording lost exchanges or met an error: it replaces no capture."""
-    if not proxy.ledger.clean:
-        summary = "; ".join(proxy.ledger.summary())
-        _reject(
-            temporary,
-            path,
-            f"recording {path} went wrong, the capture was left as it was: {summary}",
-        )
 
 
 def _reject(temporary: Path, path: Path, message: str) -> NoReturn:

@@ -91,14 +91,14 @@ def passed_test(node: pytest.Item) -> bool:
     return all(reports[p].passed for p in ("setup", "call") if p in reports) and "call" in reports
 
 
-def replay_rules(settings: Settings) -> Rules:
-    """The rules the replayer redacts what it serves with."""
+def replay_rules(config: RecorderConfig | None) -> Rules:
+    """The rules a replayer redacts what it serves with (`a2a_replay`'s and `a2a_fleet`'s)."""
     from recorder.redaction import ConfigError, Rules
 
-    if settings.recorder is None:
+    if config is None:
         return Rules()
     try:
-        return settings.recorder.rules()
+        return config.rules()
     except ConfigError as exc:
         pytest.fail(str(exc), pytrace=False)
 
@@ -147,21 +147,18 @@ def replayer_for(settings: Settings, capture: Capture, **more: Any) -> Replayer:
             [capture],
             timing=settings.timing,
             grpc_port=0,
-            redaction=replay_rules(settings),
+            redaction=replay_rules(settings.recorder),
             faults=settings.faults,
             credentials=settings.credentials,
             **more,
         )
     except OptionError as exc:  # a value the replayer's table refuses: the marker's
-        problem = exc.spelt(_marker_spelling)
+        problem = exc.spelt(  # as the marker gives it: `a2a_capture(faults=...)`
+            lambda name, value: f"a2a_capture({name}={'...' if value is None else value})"
+        )
     except FaultSpecError as exc:  # a spec that names no exchange it can apply to
         problem = f"a2a_capture(faults=...): {exc}"
     pytest.fail(problem, pytrace=False)
-
-
-def _marker_spelling(name: str, value: str | None) -> str:
-    """An option of `REPLAY` as the marker gives it: `a2a_capture(faults=...)`."""
-    return f"a2a_capture({name}={'...' if value is None else value})"
 
 
 def endpoint(settings: Settings, server: Any, replayer: Replayer | None = None) -> A2AEndpoint:
@@ -173,11 +170,6 @@ def endpoint(settings: Settings, server: Any, replayer: Replayer | None = None) 
 
 
 # --- verify -------------------------------------------------------------------------------------
-
-
-def drift_beside(path: Path) -> Path:
-    """Where a drifting capture's new session is kept: `echo.drift.http`."""
-    return path.with_name(f"{path.stem}.drift{path.suffix}")
 
 
 def verified(settings: Settings, config: pytest.Config) -> str | None:
@@ -202,7 +194,8 @@ def _verify(settings: Settings, config: pytest.Config) -> str | None:
 
     assert settings.verify is not None
     capture = load(settings.path)
-    kept = drift_beside(settings.path)  # written anew; removed again unless it drifted
+    path = settings.path
+    kept = path.with_name(f"{path.stem}.drift{path.suffix}")  # removed again unless it drifts
     try:
         standing = find_config(settings.path.parent)
         credentials = Credentials.of(config.getoption("--a2a-verify-header"), (), os.environ)

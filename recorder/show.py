@@ -73,6 +73,9 @@ def _row(exchange: Exchange) -> dict[str, Any]:
     response = exchange.response
     documents = _answers(exchange)
     answer = _last_carried(documents)
+    first = documents[0] if documents else None  # what names the task a send created
+    created = (value_at(first, path) for path in TASK_ID_PATHS)
+    tasks = value_at(first, ("result", "tasks")) or value_at(first, ("tasks",))
     return {
         "number": exchange.number,
         "time": round(exchange.started_us / 1_000_000, 3),
@@ -81,12 +84,12 @@ def _row(exchange: Exchange) -> dict[str, Any]:
         "method": c.method,
         "version": c.version.value if c.version else None,
         "tenant": c.tenant,
-        "task": c.task_id or _answered_task(documents),
+        "task": c.task_id or next((v for v in created if isinstance(v, str)), None),
         "status": response.status if response else None,
         "grpc_status": _grpc_status(response),
         "state": answer[1],
         "kind": answer[0],
-        "tasks": _task_count(documents),
+        "tasks": len(tasks) if isinstance(tasks, list) else None,
         "error": c.error or exchange.error,
         "events": len(response.events) + len(response.messages) if response else 0,
         "notes": list(exchange.notes),
@@ -134,22 +137,6 @@ def _last_carried(documents: Sequence[Any]) -> tuple[str | None, str | None]:
         last = with_state[-1]
         return last.kind, last.state or last.raw_state
     return (found[-1].kind, None) if found else (None, None)
-
-
-def _answered_task(documents: Sequence[Any]) -> str | None:
-    """The task a send created, for rows whose request named none."""
-    for document in documents[:1]:
-        found = (value_at(document, path) for path in TASK_ID_PATHS)
-        return next((value for value in found if isinstance(value, str)), None)
-    return None
-
-
-def _task_count(documents: Sequence[Any]) -> int | None:
-    for document in documents[:1]:
-        tasks = value_at(document, ("result", "tasks")) or value_at(document, ("tasks",))
-        if isinstance(tasks, list):
-            return len(tasks)
-    return None
 
 
 def _grpc_status(response: Response | None) -> str | None:
@@ -228,13 +215,11 @@ def _escaped(found: re.Match[str]) -> str:
 
 def json_lines(rows: Iterable[dict[str, Any]]) -> str:
     """One compact JSON object per row and line (JSON Lines: `jq`, `jq -s` for an array)."""
-    lines = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows)
-    return "".join(_json_safe(line) + "\n" for line in lines)
-
-
-def _json_safe(line: str) -> str:
+    text = "".join(
+        json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows
+    )
     # Lone surrogates only occur inside JSON strings, where `\udXXX` is their escape.
-    return line.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _status(row: dict[str, Any]) -> str:
@@ -244,18 +229,15 @@ def _status(row: dict[str, Any]) -> str:
 
 
 def _state(row: dict[str, Any]) -> str:
-    generation = row.get("generation")
-    said = _said(row)
-    return f"{said} gen {generation}".strip() if generation is not None else said
-
-
-def _said(row: dict[str, Any]) -> str:
     if row["tasks"] is not None:
-        return f"{row['tasks']} task" + ("" if row["tasks"] == 1 else "s")
-    if row["state"]:
+        said = f"{row['tasks']} task" + ("" if row["tasks"] == 1 else "s")
+    elif row["state"]:
         found = task_state_row(row["state"])
-        return found.short if found is not None else str(row["state"])
-    return str(row["kind"] or "")
+        said = found.short if found is not None else str(row["state"])
+    else:
+        said = str(row["kind"] or "")
+    generation = row.get("generation")
+    return f"{said} gen {generation}".strip() if generation is not None else said
 
 
 def _cells(row: dict[str, Any]) -> tuple[str, ...]:

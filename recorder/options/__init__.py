@@ -16,14 +16,9 @@ from recorder.options._replay import REPLAY
 from recorder.options._table import NAMES, Option, Table, command_option, mitm_value
 from recorder.options._values import (
     FORWARD,
-    GRPC_SCHEMES,
     READ_TIMEOUT,
     grpc_upstream_parts,
-    parse_address,
     parse_grpc_upstream,
-    parse_on_miss,
-    parse_size,
-    parse_timing,
     parse_url,
     show_address,
     timing_speed,
@@ -31,7 +26,6 @@ from recorder.options._values import (
 
 __all__ = [
     "FORWARD",
-    "GRPC_SCHEMES",
     "LATEST",
     "NAMES",
     "READ_TIMEOUT",
@@ -44,12 +38,8 @@ __all__ = [
     "folding_switches",
     "grpc_upstream_parts",
     "mitm_value",
-    "parse_address",
     "parse_grpc_upstream",
-    "parse_on_miss",
-    "parse_size",
     "parse_spec",
-    "parse_timing",
     "parse_url",
     "renamed",
     "shared",

@@ -37,16 +37,15 @@ def _click_options(option: Option) -> list[click.Option]:
     if flag is None:
         return []
     if option.switches:
-        return [_switch(option, value, spec) for value, spec in option.switches.items()]
+        return [
+            click.Option(
+                [switch, _SWITCH.format(name=option.name, value=value)], is_flag=True, help=text
+            )
+            for value, (switch, text) in option.switches.items()
+        ]
     names = [flag, *([option.short] if option.short else []), option.name]
     text = option.no_help if option.no_help and flag.startswith("--no-") else option.help
     return [click.Option(names, help=text, **_settings(option))]
-
-
-def _switch(option: Option, value: str, spec: tuple[str, str]) -> click.Option:
-    flag, text = spec
-    name = _SWITCH.format(name=option.name, value=value)
-    return click.Option([flag, name], is_flag=True, help=text)
 
 
 class Choice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2 on
@@ -75,7 +74,9 @@ def _settings(option: Option) -> dict[str, Any]:
     elif option.optional_value is not None:
         settings.update(is_flag=False, flag_value=option.optional_value)
     elif option.default is not None:
-        settings.update(default=_shown(option.default), show_default=True)
+        shown = option.default  # an address as the command line gives it
+        shown = show_address(shown) if isinstance(shown, tuple) else shown
+        settings.update(default=shown, show_default=True)
     return settings
 
 
@@ -104,10 +105,6 @@ def _type(option: Option) -> Any:
     if option.kind is int:
         return click.IntRange(min=None if option.minimum is None else int(option.minimum))
     return str
-
-
-def _shown(default: Any) -> Any:
-    return show_address(default) if isinstance(default, tuple) else default
 
 
 def folding_switches[C: Callable[..., Any]](table: Table, command: C) -> C:

@@ -185,17 +185,12 @@ class Table:
             option = self.by_name.get(name)
             if option is None:
                 return None
-            if surface == "pytest":
-                return _pytest_spelling(option, value)
+            if surface == "pytest":  # a flag, and the marker's keyword
+                keyword, flag = python_spelling(option.name, value), option.pytest_flag
+                return keyword if flag is None else f"{flag} (or the marker's {keyword})"
             return option.flag_for(value) if surface == "cli" else option.mitm_for(value)
 
         return spell
-
-
-def _pytest_spelling(option: Option, value: str | None) -> str | None:
-    keyword = python_spelling(option.name, value)
-    flag = option.pytest_flag
-    return keyword if flag is None else f"{flag} (or the marker's {keyword})"
 
 
 def mitm_value(value: Any) -> Any:

@@ -14,8 +14,8 @@ from recorder.script._answers import (
     answer_documents,
     answer_succeeded,
     handed_out,
-    is_error,
     located_ids,
+    recorded_cards,
 )
 from recorder.script._learn import skeleton
 from recorder.script._mint import IdFactory, fresh_id
@@ -42,8 +42,6 @@ from recorder.script._swap import (
     substitute_body,
     substitute_headers,
     substitute_json_text,
-    substitute_text,
-    swap_text,
     wire_bytes,
 )
 from recorder.script._values import (
@@ -52,7 +50,6 @@ from recorder.script._values import (
     Location,
     Provenance,
     credential_names,
-    describe_token,
     differences,
     make_key,
     request_value,
@@ -80,7 +77,6 @@ __all__ = [
     "answer_documents",
     "answer_succeeded",
     "credential_names",
-    "describe_token",
     "differences",
     "dumps_like",
     "embedded_pairs",
@@ -88,7 +84,6 @@ __all__ = [
     "form_of",
     "fresh_id",
     "handed_out",
-    "is_error",
     "json_bytes",
     "json_text",
     "leaves",
@@ -98,6 +93,7 @@ __all__ = [
     "positions_of",
     "prepare",
     "provenance",
+    "recorded_cards",
     "request_value",
     "shape",
     "skeleton",
@@ -105,8 +101,6 @@ __all__ = [
     "substitute_body",
     "substitute_headers",
     "substitute_json_text",
-    "substitute_text",
-    "swap_text",
     "token",
     "wire_bytes",
 ]

@@ -8,7 +8,8 @@ never the JSON-RPC `id`, anything under user data, or a card's skill ids.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from recorder.capture import Exchange, Response
 from recorder.protocol import (
@@ -19,6 +20,7 @@ from recorder.protocol import (
     USER_CONTENT_KEYS,
     Binding,
     event_data,
+    find_card,
     parse_json,
     resource_ids,
 )
@@ -26,6 +28,16 @@ from recorder.script._values import Json, Location
 
 # Operations whose answers hold no session ids (a card's `id`s and `name`s are skills').
 CARD_OPERATIONS = frozenset({AGENT_CARD, "GetExtendedAgentCard"})
+
+
+def recorded_cards(exchanges: Iterable[Exchange]) -> Iterator[dict[str, Any]]:
+    """The agent cards the card fetches among `exchanges` answered with, in order."""
+    for exchange in exchanges:
+        c = exchange.classification
+        if c.operation == AGENT_CARD and exchange.response is not None:
+            card = find_card(exchange.response.body, c)
+            if card is not None:
+                yield card
 
 
 def answer_documents(response: Response | None) -> list[Json]:

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from recorder.capture import Capture, Exchange, Request
 from recorder.protocol import (
-    AGENT_CARD,
     CURSOR_FIELDS,
     ID_FIELDS,
     LISTINGS,
@@ -34,7 +33,6 @@ from recorder.protocol import (
     Binding,
     IdKind,
     IdRole,
-    find_card,
 )
 from recorder.redaction import Masker, api_key_names
 from recorder.script._answers import (
@@ -43,6 +41,7 @@ from recorder.script._answers import (
     answer_shape,
     exchange_succeeded,
     handed_out,
+    recorded_cards,
 )
 from recorder.script._learn import Learning, Skeleton, skeleton
 from recorder.script._slots import Slot, find_slots, positions_of
@@ -64,6 +63,7 @@ from recorder.script._values import (
 UNMINTED_KEYS = SERVED_AS_RECORDED | CURSOR_FIELDS
 # Keys whose ids are tasks (a listing's item `id`s are too).
 TASK_KEYS = frozenset(name for name, kind in ID_FIELDS.items() if kind is IdKind.TASK)
+Named = tuple[Key, tuple[str | None, ...]]  # a key, and the recorded ids a request names
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,44 +152,23 @@ class Script:
     # Set when a recorded request holds a redaction placeholder: values are then compared
     # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
     masker: Masker | None = None
-    _named: dict[tuple[Key, tuple[str | None, ...]], list[Step]] = field(default_factory=dict)
-    _named_reads: dict[tuple[Key, tuple[str | None, ...]], list[Step]] = field(default_factory=dict)
-    _fresh_classes: dict[Key, list[Class]] = field(default_factory=dict)
-    _named_creates: dict[tuple[Key, tuple[str | None, ...]], dict[int, list[Step]]] = field(
-        default_factory=dict
-    )
+    # (key, the recorded ids the request names) -> the steps with that key naming exactly these
+    # ids, in script order; those that create nothing; the creating ones by class.
+    named_steps: dict[Named, list[Step]] = field(default_factory=dict)
+    named_reads: dict[Named, list[Step]] = field(default_factory=dict)
+    named_creates: dict[Named, dict[int, list[Step]]] = field(default_factory=dict)
+    # Key -> the classes of the creating steps with this key that name no known id.
+    fresh_classes: dict[Key, list[Class]] = field(default_factory=dict)
+    # (binding, credentials) -> a recorded 401, 403, UNAUTHENTICATED or PERMISSION_DENIED.
+    refusals: dict[tuple[str, tuple[str, ...]], Step] = field(default_factory=dict)
+    # Step index -> the ids its answer shows as recorded: no step introduced them, it names none.
+    shown_as_recorded: dict[int, tuple[str, ...]] = field(default_factory=dict)
     _shapes: dict[int, str] = field(default_factory=dict)
-    _refusals: dict[tuple[str, tuple[str, ...]], Step] = field(default_factory=dict)
-    _shown: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def candidates(self, key: Key, version: str | None) -> list[Step]:
         """Steps with this key, in script order, those recorded with the same A2A-Version first (the
         JS SDK's card answers by the header); any version rather than a miss."""
         return self.by_lane.get((key, version)) or self.by_key.get(key, [])
-
-    def named_steps(self, key: Key, named: tuple[str | None, ...]) -> list[Step]:
-        """Steps with this key naming exactly these recorded ids, in script order."""
-        return self._named.get((key, named), [])
-
-    def named_reads(self, key: Key, named: tuple[str | None, ...]) -> list[Step]:
-        """The steps of `named_steps` that create nothing."""
-        return self._named_reads.get((key, named), [])
-
-    def named_creates(self, key: Key, named: tuple[str | None, ...]) -> Mapping[int, list[Step]]:
-        """The creating ones of `named_steps`, by class, each class's in script order."""
-        return self._named_creates.get((key, named), {})
-
-    def shown_as_recorded(self, step: Step) -> tuple[str, ...]:
-        """The ids a step's answer shows as recorded: no step introduced them, it names none."""
-        return self._shown.get(step.index, ())
-
-    def refusal(self, binding: str, credentials: Sequence[str]) -> Step | None:
-        """A recorded 401, 403, UNAUTHENTICATED or PERMISSION_DENIED of these credentials."""
-        return self._refusals.get((binding, tuple(credentials)))
-
-    def fresh_classes(self, key: Key) -> list[Class]:
-        """The classes of the creating steps with this key that name no known id."""
-        return self._fresh_classes.get(key, [])
 
     def shape_of(self, step: Step) -> str:
         """What a client sees of a step's answer, ids aside, computed once."""
@@ -207,13 +186,13 @@ class Script:
         for key in step.keys:
             self.by_key.setdefault(key, []).append(step)
             self.by_lane.setdefault((key, step.version), []).append(step)
-            self._named.setdefault((key, step.named), []).append(step)
+            self.named_steps.setdefault((key, step.named), []).append(step)
             if not step.creating:
-                self._named_reads.setdefault((key, step.named), []).append(step)
+                self.named_reads.setdefault((key, step.named), []).append(step)
         binding, operation, _ = step.key
         self.by_operation.setdefault((binding, operation), []).append(step)
         if _refused(step.exchange):
-            self._refusals.setdefault((binding, step.credentials), step)
+            self.refusals.setdefault((binding, step.credentials), step)
         for position, value in enumerate(step.introduced):
             self.origin.setdefault(value, (step.index, position))
 
@@ -233,12 +212,16 @@ def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
 def load_script(captures: Sequence[Capture], *, credentials: bool = True) -> Script:
     """The captures as a script; `credentials`: whether a request's credentials are compared."""
     exchanges = [e for capture in captures for e in capture.exchanges]
-    headers, params = _credential_keys(exchanges)
+    headers: set[str] = set()  # the credentials the cards name, besides Authorization
+    params: set[str] = set()
+    for card in recorded_cards(exchanges):
+        headers.update(n.lower() for n in api_key_names(card, "header"))
+        params.update(api_key_names(card, "query"))
     script = Script(
         secret_params=redacted_params(e.request for e in exchanges),
         masker=Masker() if any(_holds_placeholder(e.request) for e in exchanges) else None,
-        credential_headers=headers,
-        credential_params=params,
+        credential_headers=frozenset(headers),
+        credential_params=frozenset(params),
         credentials=credentials,
     )
     learning = Learning()
@@ -248,19 +231,6 @@ def load_script(captures: Sequence[Capture], *, credentials: bool = True) -> Scr
         loader.finish()
     _classify(script, loaders)
     return script
-
-
-def _credential_keys(exchanges: Iterable[Exchange]) -> tuple[frozenset[str], frozenset[str]]:
-    headers: set[str] = set()
-    params: set[str] = set()
-    for exchange in exchanges:
-        c = exchange.classification
-        if c.operation == AGENT_CARD and exchange.response is not None:
-            card = find_card(exchange.response.body, c)
-            if card is not None:
-                headers.update(n.lower() for n in api_key_names(card, "header"))
-                params.update(api_key_names(card, "query"))
-    return frozenset(headers), frozenset(params)
 
 
 @dataclass
@@ -437,7 +407,7 @@ class _Loader:
         for delivery in order:
             # A delivery never precedes its trigger: a step that started at the same instant
             # (a capture's offsets clamped at 0) is before it.
-            before = _count_before(starts, delivery.started_us)
+            before = bisect.bisect_right(starts, (delivery.started_us, math.inf))
             if before == 0:
                 continue  # nothing started before it in this capture
             trigger = naming.latest(delivery.classification.task_id, before)
@@ -462,11 +432,6 @@ class _LastNaming:
         limit = self.steps[before - 1].index
         found = [i for i in self._by_id.get(task or "", ()) if i <= limit]
         return found[-1] if found else limit
-
-
-def _count_before(starts: list[tuple[int, int]], at: int) -> int:
-    """How many steps started at or before `at` (µs)."""
-    return bisect.bisect_right(starts, (at, math.inf))
 
 
 def _key(c: object, value: Json, recorded: Sequence[RecordedSlot]) -> Key:
@@ -530,15 +495,15 @@ def _classify(script: Script, loaders: Sequence[_Loader]) -> None:
         named = {r.slot.value for r in step.slots}
         shown = tuple(v for v in step.response_ids if v not in script.origin and v not in named)
         if shown:
-            script._shown[step.index] = shown
+            script.shown_as_recorded[step.index] = shown
         if not step.creating:
             continue
         cls = script.classes[script.class_of[step.index]]
         for key in step.keys:
-            by_class = script._named_creates.setdefault((key, step.named), {})
+            by_class = script.named_creates.setdefault((key, step.named), {})
             by_class.setdefault(cls.number, []).append(step)
         if step.fresh:
-            found_classes = script._fresh_classes.setdefault(step.key, [])
+            found_classes = script.fresh_classes.setdefault(step.key, [])
             if cls not in found_classes:
                 found_classes.append(cls)
 

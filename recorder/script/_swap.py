@@ -268,11 +268,6 @@ def substitute_json_text(text: str, mapping: Mapping[str, str]) -> str:
     return Swap.of(mapping).json_text(text)
 
 
-def substitute_text(text: str, mapping: Mapping[str, str]) -> str:
-    """Plain text (a gRPC status message) with recorded values swapped, as header values are."""
-    return Swap.of(mapping).text(text)
-
-
 def substitute_headers(
     headers: Iterable[tuple[str, str]], mapping: Mapping[str, str]
 ) -> tuple[tuple[str, str], ...]:

@@ -66,8 +66,11 @@ def request_value(
     when recorded) are left out of the query; `credentials` names those the request carries."""
     value: dict[str, Json] = {"tenant": classification.tenant}
     known = classification.is_known
-    if classification.binding is Binding.HTTP_JSON and known:
-        value["path"] = _path_ids(request.target, classification)
+    if classification.binding is Binding.HTTP_JSON and known:  # the ids the URL path names
+        path = urlsplit(request.target).path.split("/")
+        segments = {unquote(part).partition(":")[0] for part in path}
+        ids = {"taskId": classification.task_id, "configId": classification.config_id}
+        value["path"] = {k: v for k, v in ids.items() if v and v.partition(":")[0] in segments}
     if classification.binding is Binding.HTTP_JSON or not known:
         query = query_of(request.target)
         value["query"] = {k: v for k, v in query.items() if k not in secret_params}
@@ -110,13 +113,6 @@ def _without_path_restated(body: dict[str, Json], path: Mapping[str, str]) -> di
         if body.get(member) == path[name]
     }
     return {k: v for k, v in body.items() if k not in restated} if restated else body
-
-
-def _path_ids(target: str, classification: Classification) -> dict[str, str]:
-    """The ids the URL path names (the classification also takes them from the body)."""
-    segments = {unquote(part).partition(":")[0] for part in urlsplit(target).path.split("/")}
-    found = {"taskId": classification.task_id, "configId": classification.config_id}
-    return {k: v for k, v in found.items() if v and v.partition(":")[0] in segments}
 
 
 def query_of(target: str) -> dict[str, list[str]]:
@@ -206,18 +202,14 @@ def shape(
     return shaped
 
 
-def shape_key(shaped: Json) -> str:
-    """A canonical string of a shape: equal strings, equal requests up to their ids."""
-    return _CANONICAL.encode(shaped)
-
-
 # `json.dumps` with these options, its encoder made once (loading makes a key per exchange).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def make_key(classification: Classification, shaped: Json) -> Key:
     binding = classification.binding.value if classification.binding else "-"
-    return binding, classification.operation or "-", shape_key(shaped)
+    # A canonical string of the shape: equal strings, equal requests up to their ids.
+    return binding, classification.operation or "-", _CANONICAL.encode(shaped)
 
 
 def _shape(value: Json) -> Json:
@@ -279,12 +271,9 @@ def _put(document: Json, location: Location, value: Json) -> None:
 # ---- differences, for a miss ---------------------------------------------------------------
 
 
-def differences(live: Json, recorded: Json, path: str = "$") -> list[str]:
-    """Where two shapes differ: `path: recorded X != live Y`, ids told by their provenance."""
-    return list(_differences(live, recorded, path))
-
-
-def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
+def differences(a: Json, b: Json, path: str = "$") -> Iterator[str]:
+    """Where a live shape `a` and a recorded `b` differ: `path: recorded X != live Y`, ids told
+    by their provenance."""
     if _is_token(a) or _is_token(b):
         if a != b:
             yield f"{path}: recorded {describe_token(b)}, live {describe_token(a)}"
@@ -295,10 +284,10 @@ def _differences(a: Json, b: Json, path: str) -> Iterator[str]:
             elif k not in b:
                 yield f"{path}.{k}: live {describe_token(a[k])}, recorded has none"
             else:
-                yield from _differences(a[k], b[k], f"{path}.{k}")
+                yield from differences(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            yield from _differences(x, y, f"{path}[{i}]")
+            yield from differences(x, y, f"{path}[{i}]")
     elif a != b:
         yield f"{path}: recorded {describe_token(b)} != live {describe_token(a)}"
 

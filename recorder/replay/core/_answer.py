@@ -179,12 +179,11 @@ class Answers:
         self, step: Step, messages: tuple[GrpcMessage, ...]
     ) -> tuple[Template | None, ...]:
         """The messages' proto-JSON, prepared (None: a message kept as raw bytes)."""
-        recorded = step.exchange.response
-        if recorded is None or messages is not recorded.messages:
-            return tuple(prepare(m.json) if m.json is not None else None for m in messages)
-        found = self._grpc.get(step.index)
+        response = step.exchange.response
+        recorded = response is not None and messages is response.messages
+        found = self._grpc.get(step.index) if recorded else None
         if found is None:
-            found = self._grpc[step.index] = tuple(
-                prepare(m.json) if m.json is not None else None for m in messages
-            )
+            found = tuple(prepare(m.json) if m.json is not None else None for m in messages)
+            if recorded:
+                self._grpc[step.index] = found
         return found

@@ -8,7 +8,7 @@ live requests are classified with.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 
 from recorder.capture import Exchange, Request, Response
 from recorder.protocol import (
@@ -17,17 +17,15 @@ from recorder.protocol import (
     Classification,
     Interface,
     card_location,
-    find_card,
     interfaces_from_card,
     rewrite_card,
     rewrite_grpc_interfaces,
     rewrite_url,
     route_base,
 )
-from recorder.replay.core._answer import HttpAnswer
-
-Rewrite = Callable[[bytes], bytes]
-CARD_TYPE_SUFFIX = ".AgentCard"
+from recorder.replay.core._answer import HttpAnswer, Rewrite
+from recorder.replay.core._grpcanswer import CARD_TYPE_SUFFIX
+from recorder.script import recorded_cards
 
 
 class Cards:
@@ -48,9 +46,8 @@ class Cards:
         # The capture's upstreams, and where the client fetched this card: a capture begun
         # over gRPC names only its gRPC upstream, and its cards the recorder's HTTP address.
         found = [*self.upstreams, *(_host_origin(exchange.request) if exchange else [])]
-        upstreams = list(dict.fromkeys(found))
-        if not self.base_url:  # served nowhere in particular: the cards as recorded
-            upstreams = []
+        # Served nowhere in particular (no `base_url`): the cards as recorded.
+        upstreams = list(dict.fromkeys(found)) if self.base_url else []
         fetched = exchange is not None and exchange.classification.operation == AGENT_CARD
 
         def rewrite(body: bytes) -> bytes:
@@ -95,10 +92,10 @@ def _host_origin(request: Request) -> list[str]:
     return [f"http://{host}"] if host else []
 
 
-def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
+def interfaces(exchanges: Sequence[Exchange]) -> tuple[Interface, ...]:
     """The interfaces live requests are read by: the recorded cards', every path that carried a
     known JSON-RPC operation, and every HTTP+JSON request's mount point."""
-    found: list[Interface] = []
+    found = [i for card in recorded_cards(exchanges) for i in interfaces_from_card(card)]
     learned: list[Interface] = []  # after the cards': theirs say tenants and versions
     for exchange in exchanges:
         c = exchange.classification
@@ -108,9 +105,6 @@ def interfaces(exchanges: Iterable[Exchange]) -> tuple[Interface, ...]:
         base = _rest_base(c, exchange.request.method, path)
         if base:  # a mount at the root is not learnt: every path would be under it
             learned.append(Interface(f"http://replay{base}", Binding.HTTP_JSON, c.version))
-        if c.operation == AGENT_CARD and exchange.response is not None:
-            card = find_card(exchange.response.body, c)
-            found.extend(interfaces_from_card(card) if card is not None else ())
     return tuple(dict.fromkeys([*found, *learned]))
 
 

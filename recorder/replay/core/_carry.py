@@ -67,7 +67,7 @@ class Carrier:
         self._echo(decision, worlds)
         if len(worlds) > 1 and decision.kind in (Kind.READ, Kind.CREATE):
             self._alias(decision, worlds)
-        shown = self.script.shown_as_recorded(decision.step)
+        shown = self.script.shown_as_recorded.get(decision.step.index, ())
         if shown:
             state.keep(shown, decision.step.index)
         if session is not None:
@@ -151,12 +151,10 @@ class Carrier:
         if not picks or all(p == picks[0] for p in picks):
             return  # every world answered from one step: nothing to line up
         script = self.script
-        shown = script.shown_as_recorded(script.steps[picks[0]])
+        shown = script.shown_as_recorded.get(picks[0], ())
         first = worlds[0].values
         for world, pick in zip(worlds[1:], picks[1:], strict=False):
-            for recorded, value in zip(
-                script.shown_as_recorded(script.steps[pick]), shown, strict=False
-            ):
+            for recorded, value in zip(script.shown_as_recorded.get(pick, ()), shown, strict=False):
                 self.state.alias(world, recorded, first.get(value, value))
 
 

@@ -75,20 +75,16 @@ class Troubles:
 
     def answer(self, kind: str, request: Request) -> Step | None:
         if self._index is None:
-            self._index = self._build()
+            self._index = {}
+            for step in self._steps:
+                x = step.exchange
+                found = trouble(x.request, x.classification, self._paths)
+                if found in (None, ROUTE_TROUBLE) or x.response is None or _succeeded(x):
+                    continue
+                self._index.setdefault((found, x.request.target.partition("?")[0]), step)
+                self._any.setdefault(found, step)
         path = request.target.partition("?")[0]
         return self._index.get((kind, path)) or self._any.get(kind)
-
-    def _build(self) -> dict[Trouble, Step]:
-        index: dict[Trouble, Step] = {}
-        for step in self._steps:
-            exchange = step.exchange
-            kind = trouble(exchange.request, exchange.classification, self._paths)
-            if kind in (None, ROUTE_TROUBLE) or exchange.response is None or _succeeded(exchange):
-                continue
-            index.setdefault((kind, exchange.request.target.partition("?")[0]), step)
-            self._any.setdefault(kind, step)
-        return index
 
 
 def _succeeded(exchange: Exchange) -> bool:

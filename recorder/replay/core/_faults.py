@@ -184,16 +184,20 @@ class Faults:
             fired = [replacing, *(s for s in fired if s.kind.startswith("delay"))]
         for spec in fired:
             if spec.row.once:
-                _remember(self._seen.setdefault(spec.text, OrderedDict()), identity)
+                seen = self._seen.setdefault(spec.text, OrderedDict())
+                seen[identity] = None
+                if len(seen) > MEMORY:
+                    seen.popitem(last=False)
         return tuple(sorted(fired, key=lambda s: ORDER.index(s.kind)))
 
     # -- what they do ---------------------------------------------------------------------
 
     def apply(self, fired: Sequence[FaultSpec], answer: Answer) -> Faulted:
         faulted = Faulted(answer, NO_SHAPE, (), (), False)
-        for spec in fired:
-            faulted = _APPLY[spec.kind](spec, faulted)
-            faulted = replace(faulted, specs=(*faulted.specs, spec.text))
+        for spec in fired:  # each kind gives the answer changed, and the change in words
+            faulted, change = _APPLY[spec.kind](spec, faulted)
+            changes, specs = (*faulted.changes, change), (*faulted.specs, spec.text)
+            faulted = replace(faulted, changes=changes, specs=specs)
         return faulted
 
 
@@ -259,7 +263,7 @@ def continuation(cut: Cut) -> tuple[Response, str]:
 # -- each kind ------------------------------------------------------------------------------
 
 
-def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _status(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     status = spec.value
     assert isinstance(status, FaultStatus)
     if isinstance(faulted.answer, GrpcAnswer):
@@ -280,10 +284,10 @@ def _status(spec: FaultSpec, faulted: Faulted) -> Faulted:
         f"{said} instead of the recorded answer (fault {spec.text!r}); the request was not "
         "carried out: an identical request next is answered as recorded"
     )
-    return replace(faulted, answer=answer, changes=(*faulted.changes, change), synthesized=True)
+    return replace(faulted, answer=answer, synthesized=True), change
 
 
-def _reset(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _reset(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     if isinstance(faulted.answer, GrpcAnswer):
         text = f"connection reset: fault {spec.text!r} asked of the replayer"
         answer: Answer = GrpcAnswer((), (), UNAVAILABLE, text, ())
@@ -293,12 +297,10 @@ def _reset(spec: FaultSpec, faulted: Faulted) -> Faulted:
         answer, shape = faulted.answer, replace(faulted.shape, reset=True)
         change = "the connection reset before any byte of the answer"
     change += f" (fault {spec.text!r}); the request was not carried out"
-    return replace(
-        faulted, answer=answer, shape=shape, changes=(*faulted.changes, change), synthesized=True
-    )
+    return replace(faulted, answer=answer, shape=shape, synthesized=True), change
 
 
-def _cut(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _cut(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     count = spec.value
     assert isinstance(count, int)
     answer = faulted.answer
@@ -313,12 +315,10 @@ def _cut(spec: FaultSpec, faulted: Faulted) -> Faulted:
         how, shape = "the connection dropped", replace(faulted.shape, drop=True)
     sent = min(count, total)
     change = f"the stream cut after {sent} of its {total} events: {how} (fault {spec.text!r})"
-    return replace(
-        faulted, answer=answer, shape=shape, changes=(*faulted.changes, change), cut=sent
-    )
+    return replace(faulted, answer=answer, shape=shape, cut=sent), change
 
 
-def _delay(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _delay(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     seconds = spec.value
     assert isinstance(seconds, float)
     between = spec.kind == "delay-events"
@@ -329,10 +329,10 @@ def _delay(spec: FaultSpec, faulted: Faulted) -> Faulted:
     )
     where = "between events" if between else "before the first byte"
     change = f"{seconds:g} s {where} (fault {spec.text!r})"
-    return replace(faulted, shape=shape, changes=(*faulted.changes, change))
+    return replace(faulted, shape=shape), change
 
 
-def _framing(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _framing(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     variants = spec.value
     answer = faulted.answer
     assert isinstance(variants, tuple) and isinstance(answer, HttpAnswer)
@@ -348,15 +348,10 @@ def _framing(spec: FaultSpec, faulted: Faulted) -> Faulted:
         )
         shape = replace(shape, splits=splits, pause=SPLIT_PAUSE)
     change = f"the same events framed {'+'.join(variants)} (fault {spec.text!r})"
-    return replace(
-        faulted,
-        answer=replace(answer, events=events),
-        shape=shape,
-        changes=(*faulted.changes, change),
-    )
+    return replace(faulted, answer=replace(answer, events=events), shape=shape), change
 
 
-def _envelope(spec: FaultSpec, faulted: Faulted) -> Faulted:
+def _envelope(spec: FaultSpec, faulted: Faulted) -> tuple[Faulted, str]:
     answer = faulted.answer
     assert isinstance(answer, HttpAnswer)
     how = str(spec.value)
@@ -375,10 +370,10 @@ def _envelope(spec: FaultSpec, faulted: Faulted) -> Faulted:
         "truncated": f"{where or 'the JSON body'} cut in half",
     }[how]
     change = f"{what} (fault {spec.text!r}); the request was not carried out"
-    return replace(faulted, answer=answer, changes=(*faulted.changes, change))
+    return replace(faulted, answer=answer), change
 
 
-_APPLY: dict[str, Callable[[FaultSpec, Faulted], Faulted]] = {
+_APPLY: dict[str, Callable[[FaultSpec, Faulted], tuple[Faulted, str]]] = {
     "status": _status,
     "reset": _reset,
     "cut-after": _cut,
@@ -457,17 +452,14 @@ def _json_changed(text: str, how: str) -> str | None:
     document = parse_json(text)
     if not isinstance(document, dict) or "jsonrpc" not in document:
         return None
+    value = document.get("id")
     if how == "no-jsonrpc":
         del document["jsonrpc"]
+    elif isinstance(value, bool) or not isinstance(value, int | str):
+        document["id"] = "not-the-request-id"
     else:
-        document["id"] = _other_id(document.get("id"))
+        document["id"] = value + 1000 if isinstance(value, int) else f"{value}-not-yours"
     return dumps_like(text, document)
-
-
-def _other_id(value: Json) -> Json:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return "not-the-request-id"
-    return value + 1000 if isinstance(value, int) else f"{value}-not-yours"
 
 
 def _with_data(lines: Iterable[str], text: str) -> tuple[str, ...]:
@@ -520,9 +512,3 @@ def _identity(request: Request) -> bytes:
         digest.update(message.raw or b"")
     digest.update(body)
     return digest.digest()
-
-
-def _remember(seen: OrderedDict[bytes, None], identity: bytes) -> None:
-    seen[identity] = None
-    if len(seen) > MEMORY:
-        seen.popitem(last=False)

@@ -25,7 +25,7 @@ from recorder.protocol import (
     encode_status_details,
     is_binary_header,
 )
-from recorder.script import Swap, Template, prepare
+from recorder.script import Swap, Template
 
 OK, UNKNOWN, UNIMPLEMENTED, INTERNAL = 0, 2, 12, 13
 # Metadata grpcio writes itself (or refuses from an application): never replayed.
@@ -89,15 +89,11 @@ def recorded_status(response: Response) -> tuple[int, str, bytes | None]:
 
 
 def grpc_answer(
-    response: Response,
-    swap: Swap,
-    rewrite: Rewrite | None,
-    templates: Sequence[Template | None] | None = None,
+    response: Response, swap: Swap, rewrite: Rewrite, templates: Sequence[Template | None]
 ) -> GrpcAnswer:
-    """The recorded answer with live ids, `rewrite` fixing a served card's interfaces; a recorded
-    message that no longer encodes ends the call with INTERNAL, saying so."""
-    if templates is None:
-        templates = [prepare(m.json) if m.json is not None else None for m in response.messages]
+    """The recorded answer with live ids (`templates`: its messages prepared), `rewrite` fixing a
+    served card's interfaces; a recorded message that no longer encodes ends the call with
+    INTERNAL, saying so."""
     try:
         messages = tuple(
             _message(m, t, swap, rewrite) for m, t in zip(response.messages, templates, strict=True)
@@ -126,12 +122,12 @@ def error_answer(code: int, text: str, details: list[dict[str, object]]) -> Grpc
 
 
 def _message(
-    message: GrpcMessage, template: Template | None, swap: Swap, rewrite: Rewrite | None
+    message: GrpcMessage, template: Template | None, swap: Swap, rewrite: Rewrite
 ) -> tuple[int, bytes]:
     if template is None or message.type_name is None:
         return message.offset_us, message.raw or b""
     text = template.render(swap.lookup, swap.embedded)
-    if rewrite is not None and message.type_name.endswith(CARD_TYPE_SUFFIX):
+    if message.type_name.endswith(CARD_TYPE_SUFFIX):
         text = rewrite(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
     return message.offset_us, encode_message(message.type_name, text)
 

@@ -15,7 +15,6 @@ import copy
 import itertools
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -23,9 +22,9 @@ from typing import Any, Literal, Protocol, Self
 
 from recorder.capture import Capture, Headers, Request
 from recorder.options import REPLAY
-from recorder.protocol import AGENT_CARD, Classification, find_card
+from recorder.protocol import Classification
 from recorder.redaction import NO_RULES, REDACTED_NOTE, Redactor, Rules
-from recorder.script import Provenance, Slot
+from recorder.script import Provenance, Slot, recorded_cards
 
 MAX_ENTRIES = 10_000
 MAX_BYTES: int = REPLAY.by_name["journal_bytes"].default
@@ -306,10 +305,6 @@ class Journal:
         return redactor, requests, deliveries
 
 
-def now() -> float:
-    return time.time()
-
-
 def replay_rules(captures: Sequence[Capture], rules: Rules = NO_RULES) -> Rules:
     """`rules` plus the names the captures redacted when recorded, and their cards' API keys."""
     headers, params = list(rules.headers), list(rules.params)
@@ -320,12 +315,8 @@ def replay_rules(captures: Sequence[Capture], rules: Rules = NO_RULES) -> Rules:
             elif "." not in name and name != "token":
                 headers.append(name)
     found = Rules(tuple(headers), tuple(params), rules.cards, rules.keep_secrets)
-    for capture in captures:
-        for exchange in capture.exchanges:
-            if exchange.classification.operation == AGENT_CARD and exchange.response:
-                card = find_card(exchange.response.body, exchange.classification)
-                if card is not None:
-                    found = found.with_card(card)
+    for card in recorded_cards(e for capture in captures for e in capture.exchanges):
+        found = found.with_card(card)
     return found
 
 

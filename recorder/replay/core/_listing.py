@@ -71,7 +71,9 @@ class Lister:
         """The listing to serve for a request whose key's steps are `steps`."""
         store = self._store(scope)
         frontier = max((max([m, *w.frontier.values()]) for _, w, m in store), default=-1)
-        plans = [self._plan(step, store) for step in _window(steps, frontier)]
+        at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
+        window = steps[max(0, at - 1) : at + WINDOW] or steps[-1:]
+        plans = [self._plan(step, store) for step in window]
         plan = min(plans, key=lambda p: (p.cost, p.step.index <= frontier, p.step.index))
         response, changed = self._render(plan, lookup, binding)
         return Listing(response, plan.step, _changes(plan, changed))
@@ -96,7 +98,10 @@ class Lister:
     def items(self, step: Step) -> tuple[str, ...]:
         found = self._items.get(step.index)
         if found is None:
-            found = self._items[step.index] = tuple(_item_ids(step))
+            _, id_key = LISTINGS[step.exchange.classification.operation or ""]
+            found = self._items[step.index] = tuple(
+                str(item.get(id_key, "")) if isinstance(item, dict) else "" for item in _items(step)
+            )
         return found
 
     def _plan(self, step: Step, store: list[tuple[Family, World, int]]) -> Plan:
@@ -178,11 +183,6 @@ class Lister:
         return any(r != v for r, v in pairs)
 
 
-def _window(steps: Sequence[Step], frontier: int) -> Sequence[Step]:
-    at = bisect.bisect_right(steps, frontier, key=lambda s: s.index)
-    return steps[max(0, at - 1) : at + WINDOW] or steps[-1:]
-
-
 def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
     found = []
     if plan.extra:
@@ -204,12 +204,6 @@ def _changes(plan: Plan, changed: bool) -> tuple[str, ...]:
     if changed and not found:
         found.append("listing: ids mapped to the live ones")
     return tuple(found)
-
-
-def _item_ids(step: Step) -> Iterable[str]:
-    _, id_key = LISTINGS[step.exchange.classification.operation or ""]
-    for item in _items(step):
-        yield str(item.get(id_key, "")) if isinstance(item, dict) else ""
 
 
 def _items(step: Step) -> Iterable[Json]:

@@ -70,11 +70,8 @@ def nearest(
     """The nearest of `same` (steps of the same binding and operation) to a live shape."""
     if not same:
         return MissReport(classification, None, (), tuple(others))
-    scored = []
-    for step in same[:NEAREST_SCAN]:
-        found = differences(shaped, json.loads(step.key[2]))
-        scored.append((len(found), step.index, found, step))
-    _, _, found, step = min(scored, key=lambda item: item[:2])
+    scored = [(list(differences(shaped, json.loads(s.key[2]))), s) for s in same[:NEAREST_SCAN]]
+    found, step = min(scored, key=lambda item: (len(item[0]), item[1].index))
     where = tuple(protocol_path(text, classification.binding) for text in found[:8])
     places = tuple(text.partition(": ")[0] for text in where)
     return MissReport(classification, step.exchange, where, places=places)
@@ -112,6 +109,9 @@ def _info(reason: str, domain: str, metadata: dict[str, str] | None = None) -> d
     }
 
 
+_INVALID = [_info("INVALID_REQUEST", ERROR_DOMAIN)]  # what a2a-sdk details a refusal with
+
+
 def miss_info(miss: MissReport) -> dict[str, Any]:
     near = f"#{miss.nearest.number}" if miss.nearest else ""
     return _info(MISS_REASON, MISS_DOMAIN, {"nearest": near})
@@ -143,27 +143,17 @@ def refusal(request: Request, classification: Classification, jsonrpc: bool) -> 
         if body is NOT_JSON:
             return _jsonrpc_error(None, -32700, "Parse error: the body is not JSON")
         if isinstance(body, list):
-            return _jsonrpc_error(
-                None,
-                -32600,
-                "Batch requests are not supported",
-                [_info("INVALID_REQUEST", ERROR_DOMAIN)],
-            )
+            return _jsonrpc_error(None, -32600, "Batch requests are not supported", _INVALID)
         if (
             not isinstance(body, dict)
             or body.get("jsonrpc") != "2.0"
             or not id_fits(body.get("id"))
         ):
-            return _jsonrpc_error(
-                None, -32600, "Invalid Request", [_info("INVALID_REQUEST", ERROR_DOMAIN)]
-            )
+            return _jsonrpc_error(None, -32600, "Invalid Request", _INVALID)
         return None
     if classification.binding is Binding.HTTP_JSON and request.body and body is NOT_JSON:
         return _status(
-            400,
-            "INVALID_ARGUMENT",
-            "Failed to load JSON: the body is not JSON",
-            [_info("INVALID_REQUEST", ERROR_DOMAIN)],
+            400, "INVALID_ARGUMENT", "Failed to load JSON: the body is not JSON", _INVALID
         )
     return None
 

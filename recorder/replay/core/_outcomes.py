@@ -4,6 +4,7 @@ answers the replayer wrote itself or a fault made.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ from recorder.replay.core._answer import HttpAnswer
 from recorder.replay.core._carry import Seen, seen
 from recorder.replay.core._faults import NO_SHAPE, Shape
 from recorder.replay.core._grpcanswer import GrpcAnswer
-from recorder.replay.core._journal import AnswerKind, Journal, JournalRequest, Outcome, now
+from recorder.replay.core._journal import AnswerKind, Journal, JournalRequest, Outcome
 from recorder.replay.core._misses import MissReport
 from recorder.replay.core._pushes import PlannedDelivery
 from recorder.replay.core._reader import Reading
@@ -119,7 +120,7 @@ class Ledger:
         self.journal.add_request(
             JournalRequest(
                 number,
-                now(),
+                time.time(),
                 client.connection,
                 request,
                 reading.classification,

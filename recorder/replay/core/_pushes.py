@@ -36,7 +36,7 @@ def plan(step: Step, deliveries: tuple[Exchange, ...], swap: Swap) -> tuple[Plan
     return tuple(
         PlannedDelivery(
             d,
-            swap.lookup(_delivery_url(d.request)),
+            swap.lookup(delivery_url(d.request)),
             tuple(
                 (k, swap.text(v))
                 for k, v in d.request.headers
@@ -50,7 +50,8 @@ def plan(step: Step, deliveries: tuple[Exchange, ...], swap: Swap) -> tuple[Plan
     )
 
 
-def _delivery_url(request: Request) -> str:
+def delivery_url(request: Request) -> str:
+    """Where a recorded push delivery was sent: its webhook's URL."""
     host = request.header("host") or ""
     return f"http://{host}{request.target}"
 

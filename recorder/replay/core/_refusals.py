@@ -108,7 +108,7 @@ class Refusals:
         like = self.script.by_operation.get((c.binding.value, c.operation or "-"), [])
         if not any(set(s.credentials) > set(held) for s in like[:NEAREST_SCAN]):
             return None  # it lacks nothing a recorded request like it carried
-        return self.script.refusal(c.binding.value, held)
+        return self.script.refusals.get((c.binding.value, tuple(held)))
 
     def _instead(
         self,
@@ -139,13 +139,8 @@ class Refusals:
 
 def _misfit(found: Unanswered, issuer: dict[str, int]) -> tuple[str, ...]:
     named = sorted({v for s in found.fitting for v in s.names})
-    ids = ", ".join(_issued_by(v, issuer) for v in named[:4])
+    ids = ", ".join(f"{v} (handed out by #{issuer[v]})" if v in issuer else v for v in named[:4])
     return (
         "the same request, about other recorded ids than the live ones stand for (it names "
         f"{ids or 'none'}): no recorded story of the live ids holds such a request at this point",
     )
-
-
-def _issued_by(recorded: str, issuer: dict[str, int]) -> str:
-    number = issuer.get(recorded)
-    return f"{recorded} (handed out by #{number})" if number is not None else recorded

@@ -23,7 +23,12 @@ MAX_NOTES = 1000
 class Report:
     """Served keys, delivered pushes, misses and synthesized answers of one replayer."""
 
-    def __init__(self, script: Script, shown: Callable[[Iterable[str]], list[str]] = list) -> None:
+    def __init__(
+        self,
+        script: Script,
+        shown: Callable[[Iterable[str]], list[str]] = list,
+        faults: Iterable[str] = (),  # the fault profile's specs, each to hit a request once
+    ) -> None:
         self._shown = shown
         self._first: dict[Key, Exchange] = {}
         for step in script.steps:
@@ -39,7 +44,7 @@ class Report:
         self.miss_count = 0
         self.synthesized_count = 0
         self._faulted: deque[str] = deque(maxlen=MAX_NOTES)
-        self._fault_hits: dict[str, int] = {}  # spec as written -> answers it shaped
+        self._fault_hits = dict.fromkeys(faults, 0)  # spec as written -> answers it shaped
         self._expected: list[Callable[[], list[str]]] = []  # what else was not replayed
         self._lock = threading.Lock()
 
@@ -65,10 +70,6 @@ class Report:
     def expect(self, source: Callable[[], list[str]]) -> None:
         """Something else that may go unreplayed: `source()` names each such thing."""
         self._expected.append(source)
-
-    def expect_faults(self, specs: Iterable[str]) -> None:
-        """The fault profile's specs, each to hit a request at least once."""
-        self._fault_hits.update((spec, 0) for spec in specs)
 
     def faulted(self, text: str, specs: Iterable[str]) -> None:
         """An answer a fault profile shaped, as asked (`text` names the request and how)."""
@@ -136,7 +137,7 @@ class Report:
     def as_json(self) -> dict[str, Any]:
         misses, synthesized, faulted, not_carried = self._lines()
         return {
-            "unserved": _names(self.unserved),
+            "unserved": [f"#{e.number} {e.classification.operation}" for e in self.unserved],
             "unmatched": misses,
             "synthesized": synthesized,
             "faulted": faulted,
@@ -145,7 +146,3 @@ class Report:
             "not_replayed": self.not_replayed,
             "clean": self.clean,
         }
-
-
-def _names(exchanges: Iterable[Exchange]) -> list[str]:
-    return [f"#{e.number} {e.classification.operation}" for e in exchanges]

@@ -34,6 +34,7 @@ from recorder.script import (
 )
 
 MAX_HYPOTHESES = 32
+_NO_WORLD = World()  # outside a session: no family's ids are known (never changed)
 
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
@@ -146,12 +147,11 @@ class Resolver:
             return None
         family = families.pop()
         member = self.script.steps[family.session.worlds[0].steps[family]]
-        classes = self.script.named_creates(member.key, member.named)
-        trials = []
-        for steps in classes.values():
-            world = World()
-            self.state.bind(world, family, steps[0].index)
-            trials.append((world, steps[0].index))
+        classes = self.script.named_creates.get((member.key, member.named), {})
+        trials = [
+            (self.state.bind(World(), family, steps[0].index), steps[0].index)
+            for steps in classes.values()
+        ]
         key = key_of(live.classification, live.value, slots, hypothesis)
         options = self._options(hypothesis, key, slots, [w for w, _ in trials])
         if not options:
@@ -207,7 +207,7 @@ class Resolver:
         if first.stateless:
             return self._stateless(hypothesis, key, steps, slots, worlds)
         if not sessions:
-            if self.script.fresh_classes(steps[0].key):
+            if self.script.fresh_classes.get(steps[0].key):
                 return self._fresh(hypothesis, key, steps, slots, Kind.CREATE)
             return self._kept(hypothesis, key, slots)
         options = self._options(hypothesis, key, slots, worlds)
@@ -255,26 +255,15 @@ class Resolver:
                 named.append(recorded)
         return tuple(named)
 
-    def _frontier(
-        self, hypothesis: Hypothesis, named: Sequence[str | None], world: World | None
-    ) -> int:
-        found = -1
-        for sense, recorded in zip(hypothesis, named, strict=True):
-            if recorded is None:
-                continue
-            if sense.family is None:
-                found = max(found, self.state.kept_frontier(recorded))
-            elif world is not None:
-                found = max(found, world.frontier.get(recorded, -1))
-        return found
-
     def _in_world(
-        self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World
+        self, hypothesis: Hypothesis, slots: Sequence[Slot], world: World | None
     ) -> tuple[tuple[str | None, ...], int, bool] | None:
-        """`_named` and `_frontier` in `world` in one pass, and whether all are as recorded."""
+        """`_named` in `world`, the latest step of the story of what it names (the frontier), and
+        whether all are as recorded, in one pass."""
         named: list[str | None] = []
         frontier, literal = -1, True
-        recorded_of, frontier_of = world.recorded.get, world.frontier.get
+        known = world if world is not None else _NO_WORLD
+        recorded_of, frontier_of = known.recorded.get, known.frontier.get
         for sense, slot in zip(hypothesis, slots, strict=True):
             if sense.provenance is not Provenance.ISSUED:
                 named.append(None)
@@ -308,11 +297,11 @@ class Resolver:
             if found is None:
                 continue
             named, frontier, literal = found
-            reads = self.script.named_reads(key, named)
+            reads = self.script.named_reads.get((key, named), [])
             if reads:
                 step, ahead = self._along(reads, frontier)
                 options.append(_Option(world, step, ahead, literal))
-            creates = self.script.named_creates(key, named)
+            creates = self.script.named_creates.get((key, named), {})
             taken = set(world.steps.values()) if creates else set()
             for steps in creates.values():
                 free = _first_free(steps, frontier, taken)
@@ -350,7 +339,7 @@ class Resolver:
         self, hypothesis: Hypothesis, key: Key, steps: list[Step], slots: Sequence[Slot], kind: Kind
     ) -> Decision | None:
         """A creating request naming no live id: a new session, a world per class."""
-        classes = self.script.fresh_classes(steps[0].key)
+        classes = self.script.fresh_classes.get(steps[0].key, [])
         if not classes:
             return None
         own = tuple(
@@ -371,7 +360,9 @@ class Resolver:
                 exact = self.state.unhanded((cls.number, own), cls.by_own.get(own, ()))
             else:
                 exact = None
-            member = exact if exact is not None else self.state.next_member(cls.number, cls.members)
+            # Else the first member whose ids were never handed out, else the first.
+            member = exact if exact is not None else self.state.unhanded(cls.number, cls.members)
+            member = cls.members[0] if member is None else member
             step = self.script.steps[member]
             options.append(_Option(None, step, True, exact is not None, member))
         group = self._group(options)
@@ -390,11 +381,11 @@ class Resolver:
 
     def _kept(self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot]) -> Decision | None:
         """A read that names no live family, only values served as recorded (or none)."""
-        named = self._named(hypothesis, slots, None)
-        found = self.script.named_steps(key, named) if named is not None else []
-        if not found:
+        named = self._in_world(hypothesis, slots, None)
+        found = self.script.named_steps.get((key, named[0]), []) if named is not None else []
+        if named is None or not found:
             return None
-        step, _ = self._along(found, self._frontier(hypothesis, named or (), None))
+        step, _ = self._along(found, named[1])
         return Decision(Kind.READ, hypothesis, key, step, tuple(slots))
 
     def _stateless(
@@ -406,22 +397,15 @@ class Resolver:
         worlds: Sequence[World],
     ) -> Decision:
         """A stateless step: the first naming what the live ids stand for, else the first."""
+        step, kept = steps[0], tuple(worlds[:1])
         readings: list[World | None] = [*worlds] or [None]
         for world in readings:
             named = self._named(hypothesis, slots, world)
-            found = self.script.named_steps(key, named) if named is not None else []
+            found = self.script.named_steps.get((key, named), []) if named is not None else []
             if found:
-                return Decision(
-                    Kind.STATELESS,
-                    hypothesis,
-                    key,
-                    found[0],
-                    tuple(slots),
-                    worlds=(world,) if world else (),
-                )
-        return Decision(
-            Kind.STATELESS, hypothesis, key, steps[0], tuple(slots), worlds=tuple(worlds[:1])
-        )
+                step, kept = found[0], (world,) if world else ()
+                break
+        return Decision(Kind.STATELESS, hypothesis, key, step, tuple(slots), worlds=kept)
 
     def _listing(
         self,
@@ -439,7 +423,7 @@ class Resolver:
             return fresh
         world = worlds[0] if worlds else None
         named = self._named(hypothesis, slots, world)
-        found = self.script.named_steps(key, named) if named is not None else []
+        found = self.script.named_steps.get((key, named), []) if named is not None else []
         return Decision(
             Kind.LIST,
             hypothesis,
@@ -454,7 +438,7 @@ class Resolver:
     def listing_steps(self, decision: Decision, version: str | None) -> list[Step]:
         """The recorded listings a listing decision may be answered from."""
         named = self._named(decision.hypothesis, decision.slots, decision.world)
-        found = self.script.named_steps(decision.key, named) if named is not None else []
+        found = self.script.named_steps.get((decision.key, named), []) if named is not None else []
         return found or self.script.candidates(decision.key, version)
 
 

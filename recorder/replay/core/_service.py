@@ -16,7 +16,7 @@ from recorder.protocol import Binding, FaultSpec, Version
 from recorder.redaction import NO_RULES, Masker, Rules
 from recorder.replay.core._building import Builder
 from recorder.replay.core._cards import Cards, interfaces
-from recorder.replay.core._carry import Applied, Carrier, seen
+from recorder.replay.core._carry import Carrier, seen
 from recorder.replay.core._fallback import id_fits
 from recorder.replay.core._faults import (
     NO_SHAPE,
@@ -76,8 +76,7 @@ class ReplayService:
         self.faults = Faults.check(faults, self.script)
         rules = replay_rules(captures, redaction)
         self.journal = Journal(journal_limit, max_bytes=journal_bytes, rules=rules)
-        self.report = Report(self.script, self.journal.shown)
-        self.report.expect_faults(spec.text for spec in faults)
+        self.report = Report(self.script, self.journal.shown, (spec.text for spec in faults))
         self.ledger = Ledger(self.journal, self.report)
         self.webhooks = Webhooks()
         self.report.expect(self.webhooks.unreached)
@@ -226,8 +225,9 @@ class ReplayService:
         shape, specs = NO_SHAPE, tuple[str, ...]()
         if fired:
             faulted = self.faults.apply(fired, answer)
-            if faulted.cut is not None:
-                self._remember_cut(step, faulted, applied, fired)
+            cut = cut_of(step, faulted.cut, applied.swap, fired) if faulted.cut else None
+            if cut is not None and applied.session is not None:
+                self.state.cut(applied.session, cut.task, cut)
             changes, kind = (*changes, *faulted.changes), _faulted_kind(faulted)
             answer, shape, specs = faulted.answer, faulted.shape, faulted.specs
         logged = Logged(
@@ -271,13 +271,6 @@ class ReplayService:
         self.ledger.faulted(number, request, faulted.specs, faulted.changes)
         return Served(faulted.answer, step, None, (), number, kind, faulted.changes, faulted.shape)
 
-    def _remember_cut(
-        self, step: Step, faulted: Faulted, applied: Applied, fired: Sequence[FaultSpec]
-    ) -> None:
-        cut = cut_of(step, faulted.cut or 0, applied.swap, fired)
-        if cut is not None and applied.session is not None:
-            self.state.cut(applied.session, cut.task, cut)
-
     def _resumption(self, reading: Reading) -> Cut | None:
         """The cut stream a SubscribeToTask asks to continue, if any."""
         c = reading.classification
@@ -298,12 +291,7 @@ class ReplayService:
         faulted = self.faults.apply(fired, answer)
         found = self.state.cut_of(cut.task)
         if found is not None and all(spec.carried for spec in fired):
-            session = found[0]
-            moved = moved_on(cut, faulted)
-            if moved is None:
-                self.state.uncut(session, cut.task)
-            else:
-                self.state.cut(session, cut.task, moved)
+            self.state.cut(found[0], cut.task, moved_on(cut, faulted))
         changes = (what, *faulted.changes)
         specs = (cut.spec, *faulted.specs)
         logged = Logged(

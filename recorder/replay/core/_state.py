@@ -62,9 +62,6 @@ class World:
         self.frontier.update(other.frontier)
         self.own |= other.own
 
-    def member(self, family: Family) -> int:
-        return self.steps[family]
-
 
 @dataclass(eq=False)
 class Session:
@@ -130,11 +127,6 @@ class LiveState:
         """Whether the recorded id was handed out as itself already."""
         return recorded in self._handed
 
-    def next_member(self, cls: int, members: Sequence[int]) -> int:
-        """The first member of a class whose ids were never handed out, else the first."""
-        found = self.unhanded(cls, members)
-        return found if found is not None else members[0]
-
     def unhanded(self, cursor: Hashable, members: Sequence[int]) -> int | None:
         """The first of `members` never handed out (None: all were), searched on from `cursor`."""
         at = self._next.get(cursor, 0)
@@ -158,23 +150,16 @@ class LiveState:
     def open(self, members: Sequence[int], given: Mapping[str, str]) -> Family:
         """A session for a fresh request, a world per member; `given`: the client's own live ids."""
         session = self._open()
-        first = self.script.steps[members[0]]
-        live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
-        family = self._family(session, live, first.owned)
-        for member in members:
-            world = World()
-            self._bind(world, family, member)
-            session.worlds.append(world)
+        family = self._family(session, members[0], given)
+        session.worlds.extend(self.bind(World(), family, member) for member in members)
         self._index(family)
         return family
 
     def join(self, session: Session, picks: Sequence[int], given: Mapping[str, str]) -> Family:
         """A family in `session` whose member in world i is `picks[i]` (worlds already narrowed)."""
-        first = self.script.steps[picks[0]]
-        live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
-        family = self._family(session, live, first.owned)
+        family = self._family(session, picks[0], given)
         for world, member in zip(session.worlds, picks, strict=True):
-            self._bind(world, family, member)
+            self.bind(world, family, member)
         self._index(family)
         self.touch(session)
         return family
@@ -211,10 +196,7 @@ class LiveState:
         session.size += size
         family.session = session
         session.families.append(family)
-        for member in members:
-            world = World()
-            self._bind(world, family, member)
-            session.worlds.append(world)
+        session.worlds.extend(self.bind(World(), family, member) for member in members)
         return session
 
     def merge(self, sessions: Sequence[Session], worlds: Sequence[World]) -> Session:
@@ -252,10 +234,11 @@ class LiveState:
                 self._kept[value] = index
 
     def cut(self, session: Session, live_task: str, cut: Any) -> None:
-        session.cuts[live_task] = cut
-
-    def uncut(self, session: Session, live_task: str) -> None:
-        session.cuts.pop(live_task, None)
+        """`live_task`'s stream was cut (`cut` None: it went out whole at last)."""
+        if cut is None:
+            session.cuts.pop(live_task, None)
+        else:
+            session.cuts[live_task] = cut
 
     def touch(self, session: Session) -> None:
         if session in self._sessions:
@@ -263,8 +246,11 @@ class LiveState:
 
     # -- inner workings -----------------------------------------------------------------
 
-    def _family(self, session: Session, live: tuple[str, ...], owned: int) -> Family:
-        family = Family(next(self._numbers), session, live, owned)
+    def _family(self, session: Session, member: int, given: Mapping[str, str]) -> Family:
+        """A family in `session` for `member`'s ids: the client's own (`given`), else minted."""
+        first = self.script.steps[member]
+        live = tuple(given.get(r) or self._mint(r) for r in first.introduced)
+        family = Family(next(self._numbers), session, live, first.owned)
         session.families.append(family)
         added = sum(len(v) for v in live)
         session.size += added
@@ -272,17 +258,15 @@ class LiveState:
         self._trim(keep=session)
         return family
 
-    def bind(self, world: World, family: Family, member: int) -> None:
-        """`family` stands for `member` in `world` (a world being made, not yet a session's)."""
-        self._bind(world, family, member)
-
-    def _bind(self, world: World, family: Family, member: int) -> None:
+    def bind(self, world: World, family: Family, member: int) -> World:
+        """`world`, in which `family` now stands for `member`."""
         world.steps[family] = member
         step = self.script.steps[member]
         for recorded, live in zip(step.introduced, family.live, strict=True):
             world.values[recorded] = live
             world.recorded[live] = recorded
         world.own.update(step.introduced[: step.owned])
+        return world
 
     def _mint(self, recorded: str) -> str:
         """The recorded id itself the first time, else a fresh one that names nothing else."""

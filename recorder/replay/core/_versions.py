@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from recorder.capture import Capture, Exchange, GrpcMessage, Headers, Request, Response, SseEvent
+from recorder.capture import Capture, Exchange, GrpcMessage, Request, Response, SseEvent
 from recorder.protocol import (
     AGENT_CARD,
     DETAILS_HEADER,
@@ -272,18 +272,14 @@ def _http_body(
         renames.extend(error.renames)
         lost.extend(error.lost)
         data = dumps_like(text, error.document).encode("utf-8")
-        return replace(
-            response, status=error.status, reason=_reason(response, error.status), body=data
-        )
+        same = error.status == response.status
+        reason = response.reason if same else standard_reason(error.status)
+        return replace(response, status=error.status, reason=reason, body=data)
     src, dst = dialect_of(source, binding), dialect_of(client, binding)
     found = body(document, name, "response", src, dst)
     renames.extend(found.renames)
     lost.extend(found.lost)
     return replace(response, body=dumps_like(text, found.value).encode("utf-8"))
-
-
-def _reason(response: Response, status: int) -> str:
-    return response.reason if status == response.status else standard_reason(status)
 
 
 def _events(
@@ -428,12 +424,6 @@ def capture_as(capture: Capture, version: Version) -> CaptureAs:
 Crossed = tuple[Exchange, tuple[str, ...], tuple[Lost, ...]]
 
 
-def _version_header(found: Iterable[tuple[str, str]], version: Version) -> Headers:
-    """Headers with `A2A-Version` saying `version` (v0.3 requests carry none)."""
-    out = [(k, v) for k, v in found if k.lower() != VERSION_HEADER.lower()]
-    return (*out, (VERSION_HEADER, str(version))) if version is Version.V1_0 else tuple(out)
-
-
 def _exchange_as(exchange: Exchange, version: Version, versions: Versions) -> Crossed | None:
     """`exchange` in `version`; None when that version has no such exchange."""
     c = exchange.classification
@@ -441,8 +431,11 @@ def _exchange_as(exchange: Exchange, version: Version, versions: Versions) -> Cr
         data = versions.card_bytes(exchange.response.body)
         changes = versions.card_changes(exchange.response.body)
         response = replace(exchange.response, body=data)
-        asked = _version_header(exchange.request.headers, version)  # the card of `version`
-        request = replace(exchange.request, headers=asked)
+        # The card of `version`: `A2A-Version` says it (v0.3 requests carry none).
+        asked = [(k, v) for k, v in exchange.request.headers if k.lower() != VERSION_HEADER.lower()]
+        if version is Version.V1_0:
+            asked.append((VERSION_HEADER, str(version)))
+        request = replace(exchange.request, headers=tuple(asked))
         said = version if version is Version.V1_0 else None  # as the classifier reads it
         new = replace(exchange, classification=replace(c, version=said), request=request)
         return replace(new, response=response), changes, ()

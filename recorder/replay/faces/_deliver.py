@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
 from dataclasses import dataclass
 
 import httpx
@@ -51,7 +50,9 @@ class Deliverer:
     def after(self, served: Served, queued: tuple[Queued, ...]) -> None:
         late = [q for q in queued if not q.planned.before]
         if late:
-            self._spawn(self._run(served, late))
+            task = asyncio.ensure_future(self._run(served, late))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -92,11 +93,6 @@ class Deliverer:
             self.service.delivered(planned, request, None, error=f"{type(exc).__name__}: {exc}")
             return
         self.service.delivered(planned, request, reply.status_code, reply.content)
-
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
 
 @dataclass(frozen=True, slots=True)

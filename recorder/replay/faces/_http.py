@@ -174,7 +174,7 @@ class Connection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError:
-            self._refuse_bad()
+            self._refuse_with(400, b"Bad Request", b"400 Bad Request: not HTTP/1.1 as it reads\n")
 
     def pause_writing(self) -> None:
         if self._paused is None or self._paused.done():
@@ -231,7 +231,7 @@ class Connection(asyncio.Protocol):
                     return
             elif lowered == b"expect" and value.strip().lower() == b"100-continue":
                 self.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if self._parser.offers_upgrade():
+        if self._parser.inner.should_upgrade():  # an upgrade offer, its head complete
             self._framing = _body_framing(self._headers)
 
     def on_body(self, body: bytes) -> None:
@@ -334,9 +334,6 @@ class Connection(asyncio.Protocol):
         text = f"{status} {_REFUSALS[status].decode()}: see the replayer's limits\n"
         self._refuse_with(status, _REFUSALS[status], text.encode())
 
-    def _refuse_bad(self) -> None:
-        self._refuse_with(400, b"Bad Request", b"400 Bad Request: not HTTP/1.1 as it reads\n")
-
     def _refuse_with(self, status: int, reason: bytes, text: bytes) -> None:
         if self._refused:
             return
@@ -376,10 +373,6 @@ class _NoUpgradeParser:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self.inner = httptools.HttpRequestParser(connection)
-
-    def offers_upgrade(self) -> bool:
-        """The request being read offered an upgrade (ask once its head is complete)."""
-        return bool(self.inner.should_upgrade())
 
     def feed_data(self, data: bytes) -> None:
         try:

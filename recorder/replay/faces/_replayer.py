@@ -60,6 +60,7 @@ class Replayer(Service):
         self.limits = Limits.of(self.options)
         if self.options["keep_secrets"]:
             redaction = dataclasses.replace(redaction, keep_secrets=True)
+        served = self.options["serve_version"]
         self.service = ReplayService(
             captures,
             max_sessions=self.options["max_sessions"],
@@ -67,7 +68,7 @@ class Replayer(Service):
             redaction=redaction,
             journal_bytes=self.options["journal_bytes"],
             faults=[parse_fault(text) for text in self.options["faults"]],
-            serve_version=_served(self.options["serve_version"]),
+            serve_version=ServeVersion(served) if served else None,
             credentials=self.options["credentials"],
         )
         self.runner = Runner(self.service, self.timing, forward=self.options["on_miss"])
@@ -146,7 +147,3 @@ class Replayer(Service):
 
     def stop(self) -> None:
         self._runner.stop()
-
-
-def _served(value: str | None) -> ServeVersion | None:
-    return ServeVersion(value) if value else None

@@ -72,7 +72,8 @@ class ProxyFace:
                 request.method, target, request.headers, request.body, request.http_version
             )
             return self.agents[route.agent].face.answer(local, client, out)
-        if where and same_authority(where, self.own) and _is_report(request):
+        asks_report = request.method == "GET" and urlsplit(request.target).path == REPORT_PATH
+        if where and same_authority(where, self.own) and asks_report:
             out.whole(200, "OK", JSON, json.dumps(self.report()).encode())
             return None
         why = unknown_text(where, self.routes) if where else "the request names no host"
@@ -90,10 +91,6 @@ class ProxyFace:
             return None
         host, _, port = target.rpartition(":")
         return host.strip("[]"), int(port)
-
-
-def _is_report(request: Request) -> bool:
-    return request.method == "GET" and urlsplit(request.target).path == REPORT_PATH
 
 
 class ProxyConnection(Connection):
@@ -181,15 +178,9 @@ class ProxyConnection(Connection):
             self._close_with(400, "Bad Request", "expected CONNECT host:port HTTP/1.1")
             return
         route = face.routes.find(where)
-        why = (
-            unknown_text(where, face.routes)
-            if route is None
-            else tls_text(where)
-            if route.scheme == "https"
-            else None
-        )
-        if route is None or why is not None:
-            face.unrouted.add("CONNECT", where, why or "")
+        if route is None or route.scheme == "https":
+            why = unknown_text(where, face.routes) if route is None else tls_text(where)
+            face.unrouted.add("CONNECT", where, why)
             self._close_with(502, "Bad Gateway", f"a2a-recorder fleet: {why}")
             return
         self.transport.write(ESTABLISHED)

@@ -25,16 +25,16 @@ from hyperframe.frame import ContinuationFrame, Frame, HeadersFrame
 from recorder._background import url_key
 from recorder.capture import Capture, Exchange
 from recorder.protocol import (
-    AGENT_CARD,
     LOOPBACK_HOSTS,
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
-    find_card,
     interfaces_from_card,
     parse_json,
     value_at,
 )
+from recorder.replay.core import delivery_url
+from recorder.script import recorded_cards
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "grpc": 80, "grpcs": 443}
 H2_PREFACE = b"PRI * HTTP/2.0\r\n"
@@ -85,7 +85,7 @@ class AgentPlan:
         """What to say at start: deliveries adopted, differently named cards served as one."""
         named: dict[str, str] = {}
         for path, capture in zip(self.paths, self.captures, strict=True):
-            for card in _cards(capture):
+            for card in recorded_cards(capture.exchanges):
                 if isinstance(name := card.get("name"), str):
                     named.setdefault(name, path.name)
         if len(named) < 2:
@@ -129,7 +129,7 @@ def _grouped(found: Sequence[tuple[Path, Capture]]) -> list[AgentPlan]:
 def _plan(members: list[tuple[Path, Capture]]) -> AgentPlan:
     captures = tuple(c for _, c in members)
     found = (a for c in captures for a in _authorities(c))
-    names = (card.get("name") for c in captures for card in _cards(c))
+    names = (card.get("name") for c in captures for card in recorded_cards(c.exchanges))
     return AgentPlan(
         name=members[0][0].name.removesuffix(".http"),
         paths=tuple(p for p, _ in members),
@@ -144,19 +144,10 @@ def _authorities(capture: Capture) -> Iterator[tuple[str, str]]:
     for upstream in capture.upstreams:
         if (found := authority(upstream)) is not None:
             yield found
-    for card in _cards(capture):
+    for card in recorded_cards(capture.exchanges):
         for interface in interfaces_from_card(card):
             if (found := authority(interface.url, "grpc")) is not None:
                 yield found
-
-
-def _cards(capture: Capture) -> Iterator[dict[str, object]]:
-    for exchange in capture.exchanges:
-        c = exchange.classification
-        if c.operation == AGENT_CARD and exchange.response is not None:
-            card = find_card(exchange.response.body, c)
-            if card is not None:
-                yield card
 
 
 # --- deliveries go with the agent that makes them -------------------------------------------
@@ -177,7 +168,7 @@ def adopt_deliveries(
     moving: dict[int, list[tuple[int, Exchange]]] = {}
     for index, (_, capture) in enumerate(found):
         for exchange in capture.exchanges:
-            target = registered.get(url_key(delivery_url(exchange)), index)
+            target = registered.get(url_key(delivery_url(exchange.request)), index)
             if exchange.classification.operation == PUSH_DELIVERY and target != index:
                 moving.setdefault(target, []).append((index, exchange))
     if not moving:
@@ -214,11 +205,6 @@ def webhooks(capture: Capture) -> Iterator[str]:
                 url = value_at(base, path)
                 if isinstance(url, str) and url.startswith(("http://", "https://")):
                     yield url
-
-
-def delivery_url(exchange: Exchange) -> str:
-    request = exchange.request
-    return f"http://{request.header('host') or ''}{request.target}"
 
 
 def _rebased(target: Capture, taken: list[tuple[Path, Capture, Exchange]]) -> tuple[Exchange, ...]:
@@ -335,15 +321,11 @@ def h2_authority(data: bytes) -> str | None:
             if isinstance(frame, HeadersFrame) or (block and isinstance(frame, ContinuationFrame)):
                 block += frame.data
                 if "END_HEADERS" in frame.flags:
-                    return _authority_in(Decoder().decode(block, raw=True))
+                    headers = Decoder().decode(block, raw=True)
+                    return next((v.decode("latin-1") for k, v in headers if k == b":authority"), "")
     except (HyperframeError, HPACKError, ValueError):
         return ""
     return None
-
-
-def _authority_in(headers: Iterable[tuple[bytes, bytes]]) -> str:
-    found = (v.decode("latin-1") for k, v in headers if k == b":authority")
-    return next(found, "")
 
 
 # A gRPC client sends its first call only once the server's SETTINGS came: the proxy sends an
