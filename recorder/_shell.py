@@ -22,10 +22,17 @@ if TYPE_CHECKING:
     from recorder.capture import Cut
 
 
+HELP_NAMES = ["-h", "--help"]
+
+
 class Command(click.Command):
     """A click command whose errors end it as `EXIT_FOR` says, its flags from `table`."""
 
     def __init__(self, *args: Any, table: Table | None = None, **kwargs: Any) -> None:
+        # Its own, not only its group's: click makes a command's help option once, from the
+        # first context it runs in, so a command first run alone would lose `-h` for good.
+        settings = {"help_option_names": HELP_NAMES, **kwargs.get("context_settings", {})}
+        kwargs["context_settings"] = settings
         self.table = table or Table([])
         kwargs["params"] = [*kwargs.get("params", ()), *click_params(self.table)]
         kwargs["callback"] = folding_switches(self.table, kwargs["callback"])

@@ -15,7 +15,7 @@ import click
 
 from recorder import __version__
 from recorder._errors import Exit, InputError, RecorderError
-from recorder._shell import Command, cut_short
+from recorder._shell import HELP_NAMES, Command, cut_short
 from recorder.options import (
     NAMES,
     RECORD,
@@ -122,7 +122,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         ctx.exit()
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Commands, context_settings={"help_option_names": HELP_NAMES})
 @click.option(
     "--version",
     is_flag=True,

@@ -133,13 +133,19 @@ class Page:
 
     @contextmanager
     def inside(self) -> Iterator[None]:
-        """The page's folder as the working directory (for its Python blocks)."""
-        before = Path.cwd()
+        """The page's folder as the working directory, and its PATH, for its Python blocks (a
+        block that runs `a2a-recorder` finds this environment's, as a shell block does)."""
+        before, path = Path.cwd(), os.environ.get("PATH")
         os.chdir(self.folder)
+        os.environ["PATH"] = self.env["PATH"]
         try:
             yield
         finally:
             os.chdir(before)
+            if path is None:
+                os.environ.pop("PATH", None)
+            else:
+                os.environ["PATH"] = path
 
 
 def _listening(port: int) -> bool:

@@ -177,3 +177,16 @@ def test_a_no_flag_says_what_it_does(name: str) -> None:
         shown = " ".join(CliRunner().invoke(main, ["record", "-h"]).output.split())
         assert "--no-card-rewrite Serve the agent card as the agent sent it" in shown
         assert "--no-fetch-card Do not fetch the upstream's agent card" in shown
+
+
+def test_a_command_run_alone_first_keeps_dash_h_under_the_cli() -> None:
+    """click makes a command's help option once, from the first context it runs in: a command
+    first run alone (as a test or a tool calls it) lost `-h` for every later run under the
+    CLI ("No such option '-h'")."""
+    from recorder.convert import convert_command
+
+    alone = CliRunner().invoke(convert_command, ["--help"])
+    assert alone.exit_code == 0, alone.output
+    shown = CliRunner().invoke(main, ["convert", "-h"])
+    assert shown.exit_code == 0, shown.output
+    assert "--out" in shown.output
