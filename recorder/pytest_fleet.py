@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from recorder.pytest_replay import refuse_unknown
+
 if TYPE_CHECKING:
     from recorder._unanswered import Unanswered
     from recorder.capture import Capture
@@ -42,13 +44,7 @@ def serve_fleet(
     marker = node.get_closest_marker("a2a_fleet")
     if marker is None or not marker.args:
         pytest.fail("a2a_fleet needs @pytest.mark.a2a_fleet('path/to/folder/')", pytrace=False)
-    unknown = sorted(set(marker.kwargs) - {"forward", "timing"})
-    if unknown:
-        pytest.fail(
-            f"a2a_fleet does not take {', '.join(unknown)}= (it takes a folder, forward= and "
-            "timing=)",
-            pytrace=False,
-        )
+    refuse_unknown(marker, ("forward", "timing"), "a folder, forward= and timing=")
     folder = node.path.parent / str(marker.args[0])
     fleet = Fleet(
         _load(folder),

@@ -35,6 +35,7 @@ from recorder.pytest_replay import (
     Settings,
     parse_mode,
     passed_test,
+    refuse_unknown,
     replay,
     replay_rules,
     verified,
@@ -161,13 +162,8 @@ def _settings(request: pytest.FixtureRequest) -> Settings:
     marker = request.node.get_closest_marker("a2a_capture")
     if marker is None:
         pytest.fail("a2a_replay needs @pytest.mark.a2a_capture (with a path, or none)")
-    unknown = sorted(set(marker.kwargs) - set(MARKER_KEYWORDS))
-    if unknown:
-        pytest.fail(
-            f"a2a_capture does not take {', '.join(unknown)}= (it takes a path and "
-            f"{', '.join(f'{name}=' for name in MARKER_KEYWORDS)})",
-            pytrace=False,
-        )
+    said = "a path and " + ", ".join(f"{name}=" for name in MARKER_KEYWORDS)
+    refuse_unknown(marker, MARKER_KEYWORDS, said)
     folder = Path(request.path).parent
     option = request.config.getoption
     return Settings(

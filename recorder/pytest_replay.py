@@ -86,6 +86,15 @@ class Settings:
     credentials: bool = True  # the marker's credentials=False: answer as if they were sent
 
 
+def refuse_unknown(marker: pytest.Mark, takes: Sequence[str], said: str) -> None:
+    """Fail the test on a keyword `marker` does not take (`takes`, in words `said`): a misspelt
+    one would otherwise be a setting silently not applied."""
+    unknown = sorted(set(marker.kwargs) - set(takes))
+    if unknown:
+        pytest.fail(f"{marker.name} does not take {', '.join(unknown)}= (it takes {said})",
+                    pytrace=False)  # fmt: skip
+
+
 def passed_test(node: pytest.Item) -> bool:
     reports = node.stash.get(REPORTS, {})
     return all(reports[p].passed for p in ("setup", "call") if p in reports) and "call" in reports
