@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 import httpx
 
@@ -40,7 +41,13 @@ class Deliverer:
             done = loop.create_future()
             queued.append(Queued(planned, self._last.get(planned.url), done))
             self._last[planned.url] = done
+            done.add_done_callback(partial(self._forget, planned.url))
         return tuple(queued)
+
+    def _forget(self, url: str | None, done: asyncio.Future[None]) -> None:
+        """A webhook's queue ends with its last delivery made (a replayer runs for long)."""
+        if self._last.get(url) is done:
+            del self._last[url]
 
     async def before(self, served: Served, queued: tuple[Queued, ...]) -> None:
         early = [q for q in queued if q.planned.before]
