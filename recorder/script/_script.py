@@ -150,7 +150,8 @@ class Script:
     # Skeleton -> the fields learnt fresh there (`_learn`).
     learnt: Mapping[Skeleton, frozenset[Location]] = field(default_factory=dict)
     # Set when a recorded request holds a redaction placeholder: values are then compared
-    # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.
+    # masked (`recorder.redaction.Masker`), so a live client's own secret matches it.  Only
+    # the recorded requests that hold one are masked: on the others masking changes nothing.
     masker: Masker | None = None
     # (key, the recorded ids the request names) -> the steps with that key naming exactly these
     # ids, in script order; those that create nothing; the creating ones by class.
@@ -338,7 +339,9 @@ class _Loader:
             RecordedSlot(s, reading.provenances.get((s.location, s.segment), Provenance.FRESH))
             for s in slots
         ]
-        value = script.masker.value(reading.value) if script.masker is not None else reading.value
+        value = reading.value
+        if script.masker is not None and _holds_placeholder(exchange.request):
+            value = script.masker.value(value)  # (masking a value with none changes nothing)
         key = _key(c, value, recorded)
         literal = _key(c, value, [r for r in recorded if not r.slot.learnt]) if learnt else None
         for r in recorded:
