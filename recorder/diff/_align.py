@@ -83,17 +83,12 @@ def align_levels(
     return Alignment(tuple(steps), solver.approximate)
 
 
+@dataclass(slots=True)
 class _Levels:
-    def __init__(
-        self,
-        levels: list[tuple[Sequence[Hashable], Sequence[Hashable]]],
-        pair_rest: bool,
-        max_edits: int,
-    ) -> None:
-        self.levels = levels
-        self.pair_rest = pair_rest
-        self.max_edits = max_edits
-        self.approximate = False
+    levels: list[tuple[Sequence[Hashable], Sequence[Hashable]]]
+    pair_rest: bool
+    max_edits: int
+    approximate: bool = False  # some level paired a stretch by position
 
     def solve(self, level: int, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[Step]:
         if level == len(self.levels):

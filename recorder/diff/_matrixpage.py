@@ -11,15 +11,9 @@ from itertools import islice
 from recorder._pages import anchor, render_page
 from recorder.capture import Capture
 from recorder.diff._matrix import EVERY, KINDS, Finding, Matrix, Seen, Verdict, finding_order
-from recorder.diff._report import exchange_text, find_exchange
+from recorder.diff._report import Link, Shown, exchange_text, find_exchange
 
 LINKS = 12  # links per finding: where it was seen first
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    label: str
-    anchor: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,13 +23,6 @@ class Item:
     links: tuple[Link, ...]
     new: bool
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    anchor: str
-    title: str
-    text: str
 
 
 class _Page:

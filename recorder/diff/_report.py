@@ -258,6 +258,8 @@ def diff_page(diffs: Sequence[CaptureDiff], unpaired: Unpaired = ()) -> dict[str
 
 @dataclass(frozen=True, slots=True)
 class Link:
+    """Where a page links to an exchange (the diff page and the matrix page)."""
+
     label: str  # A#4
     anchor: str | None  # where the page shows that exchange, if it does
 
@@ -277,12 +279,13 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Shown:
-    """An exchange a row names, as the capture holds it."""
+    """An exchange a page shows, as the capture holds it; `name` is the capture's (the matrix
+    page gives none)."""
 
     anchor: str
     title: str
-    name: str
     text: str
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,7 +347,7 @@ def _exchanges(k: int, diff: CaptureDiff, pairs: Sequence[ExchangeDiff]) -> list
             if exchange is not None:
                 title = f"{side_label(pair, side)} {pair.operation}"
                 anchor = _anchor(k, side, exchange.number)
-                out.append(Shown(anchor, title, name, exchange_text(exchange)))
+                out.append(Shown(anchor, title, exchange_text(exchange), name))
     return out
 
 

@@ -27,18 +27,19 @@ def _card(view: ExchangeView) -> Mapping[str, Any] | None:
     return body if ok else None
 
 
-def _entries(card: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    entries = card.get("supportedInterfaces")
+def _entries(card: Mapping[str, Any], key: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each object in the card's list `key` (`supportedInterfaces`, `signatures`), and where."""
+    entries = card.get(key)
     for index, entry in enumerate(entries if isinstance(entries, list) else ()):
         if isinstance(entry, Mapping):
-            yield f"card.supportedInterfaces[{index}]", entry
+            yield f"card.{key}[{index}]", entry
 
 
 # ---- the card (§3.6, §5.8, §8.3.1, §8.4, §8.6) ----
 
 
 def interface_url(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
-    for where, entry in _entries(_card(view) or {}):
+    for where, entry in _entries(_card(view) or {}, "supportedInterfaces"):
         url, binding = entry.get("url"), entry.get("protocolBinding")
         if isinstance(url, str) and url and not _usable(url, binding):
             wanted = "an absolute http(s) URL" if binding in _HTTP_BINDINGS else "an absolute URL"
@@ -62,7 +63,7 @@ def _usable(url: str, binding: object) -> bool:
 
 
 def binding_name(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
-    for where, entry in _entries(_card(view) or {}):
+    for where, entry in _entries(_card(view) or {}, "supportedInterfaces"):
         name = entry.get("protocolBinding")
         if isinstance(name, str) and name not in CORE_BINDINGS and not _URI.fullmatch(name):
             yield Violation(
@@ -76,7 +77,7 @@ def binding_name(view: ExchangeView, session: Session, spec: SpecVersion) -> Ite
 def protocol_version(
     view: ExchangeView, session: Session, spec: SpecVersion
 ) -> Iterator[Violation]:
-    for where, entry in _entries(_card(view) or {}):
+    for where, entry in _entries(_card(view) or {}, "supportedInterfaces"):
         value = entry.get("protocolVersion")
         if isinstance(value, str) and not _VERSION_FORM.fullmatch(value):
             yield Violation(
@@ -107,17 +108,10 @@ def etag(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Vi
         )
 
 
-def _signatures(card: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    entries = card.get("signatures")
-    for index, entry in enumerate(entries if isinstance(entries, list) else ()):
-        if isinstance(entry, Mapping):
-            yield f"card.signatures[{index}]", entry
-
-
 def signature_header(
     view: ExchangeView, session: Session, spec: SpecVersion
 ) -> Iterator[Violation]:
-    for where, entry in _signatures(_card(view) or {}):
+    for where, entry in _entries(_card(view) or {}, "signatures"):
         header = protected_header(entry)
         if header is None:
             yield Violation(
@@ -138,7 +132,7 @@ def signature_header(
 
 
 def signature_typ(view: ExchangeView, session: Session, spec: SpecVersion) -> Iterator[Violation]:
-    for where, entry in _signatures(_card(view) or {}):
+    for where, entry in _entries(_card(view) or {}, "signatures"):
         header = protected_header(entry)
         if header is not None and header.get("typ") != "JOSE":
             yield Violation(
@@ -153,7 +147,7 @@ def signature_verifies(
     view: ExchangeView, session: Session, spec: SpecVersion
 ) -> Iterator[Violation]:
     card = _card(view)
-    for where, entry in _signatures(card or {}):
+    for where, entry in _entries(card or {}, "signatures"):
         header = protected_header(entry) or {}
         key = session.keys.get(str(header.get("kid")))
         if card is None or key is None or verifies(entry, spec_payload(card), key):

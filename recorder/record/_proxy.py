@@ -153,11 +153,11 @@ class RecordingProxy(Service):
 
     @property
     def host(self) -> str:
-        return self._bound()[0]
+        return self._bound(self._address)[0]
 
     @property
     def port(self) -> int:
-        return self._bound()[1]
+        return self._bound(self._address)[1]
 
     @property
     def url(self) -> str:
@@ -174,18 +174,14 @@ class RecordingProxy(Service):
         """`host:port` of the gRPC listener (None without `grpc_upstream`)."""
         if self.grpc_upstream is None:
             return None
-        if self._grpc_address is None:
-            raise StateError("RecordingProxy is not running")
-        return host_port(*self._grpc_address)
+        return host_port(*self._bound(self._grpc_address))
 
     @property
     def push_proxy_url(self) -> str | None:
         """`http://host:port` of the deliveries' forward proxy (None without `push_proxy`)."""
         if self.push_proxy is None:
             return None
-        if self._push_address is None:
-            raise StateError("RecordingProxy is not running")
-        return f"http://{host_port(*self._push_address)}"
+        return f"http://{host_port(*self._bound(self._push_address))}"
 
     def start(self, timeout: float = STARTUP_TIMEOUT) -> Self:
         """Start in a background thread; return once listening.  Raises ProxyStartError."""
@@ -230,10 +226,12 @@ class RecordingProxy(Service):
 
     # -- running --------------------------------------------------------------------------------
 
-    def _bound(self) -> tuple[str, int]:
-        if self._address is None:
+    @staticmethod
+    def _bound(address: tuple[str, int] | None) -> tuple[str, int]:
+        """A listener's address, once the proxy is running."""
+        if address is None:
             raise StateError("RecordingProxy is not running")
-        return self._address
+        return address
 
     async def _serve(self, ready: Callable[[], None], stop: asyncio.Event) -> None:
         errors, log = _ErrorLog(), logging.getLogger("mitmproxy")

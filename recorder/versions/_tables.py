@@ -67,15 +67,20 @@ class RenameRule(StrEnum):
     ERROR = "error"
 
 
+def _swapped(what: str) -> tuple[str, str]:
+    """`what: {old} → {new}` one way, `what: {new} → {old}` the other."""
+    return f"{what}: {{old}} → {{new}}", f"{what}: {{new}} → {{old}}"
+
+
 # How each rule reads: (v0.3 -> v1.0, v1.0 -> v0.3); {old} and {new} are in v0.3 -> v1.0 terms.
 _R = RenameRule
 RULE_TEXT: Mapping[RenameRule, tuple[str, str]] = {
-    _R.VERSION: ("protocol version: {old} → {new}", "protocol version: {new} → {old}"),
-    _R.METHOD: ("method renamed: {old} → {new}", "method renamed: {new} → {old}"),
-    _R.ROUTE: ("route renamed: {old} → {new}", "route renamed: {new} → {old}"),
-    _R.GRPC_SERVICE: ("gRPC service renamed: {old} → {new}", "gRPC service renamed: {new} → {old}"),
-    _R.GRPC_RPC: ("gRPC rpc renamed: {old} → {new}", "gRPC rpc renamed: {new} → {old}"),
-    _R.ENUM: ("enum form: {old} → {new}", "enum form: {new} → {old}"),
+    _R.VERSION: _swapped("protocol version"),
+    _R.METHOD: _swapped("method renamed"),
+    _R.ROUTE: _swapped("route renamed"),
+    _R.GRPC_SERVICE: _swapped("gRPC service renamed"),
+    _R.GRPC_RPC: _swapped("gRPC rpc renamed"),
+    _R.ENUM: _swapped("enum form"),
     _R.KIND_WRAPPER: (
         "kind discriminator replaced by wrapper member `{new}`",
         "wrapper member `{new}` replaced by kind discriminator `{old}`",
@@ -86,16 +91,13 @@ RULE_TEXT: Mapping[RenameRule, tuple[str, str]] = {
         "part member `{new}` replaced by kind discriminator `{old}`",
     ),
     _R.FINAL_REMOVED: ("`final` removed from status updates", "`final` added to status updates"),
-    _R.CONTENT_PARTS: (
-        "message field renamed: {old} → {new}",
-        "message field renamed: {new} → {old}",
-    ),
-    _R.SEND_CONFIG: ("send configuration: {old} → {new}", "send configuration: {new} → {old}"),
-    _R.PUSH_CONFIG: ("push config: {old} → {new}", "push config: {new} → {old}"),
-    _R.CARD_FIELD: ("card field: {old} → {new}", "card field: {new} → {old}"),
-    _R.HEADER: ("header renamed: {old} → {new}", "header renamed: {new} → {old}"),
+    _R.CONTENT_PARTS: _swapped("message field renamed"),
+    _R.SEND_CONFIG: _swapped("send configuration"),
+    _R.PUSH_CONFIG: _swapped("push config"),
+    _R.CARD_FIELD: _swapped("card field"),
+    _R.HEADER: _swapped("header renamed"),
     _R.RESOURCE_NAME: ("resource name → ids: {old} → {new}", "ids → resource name: {new} → {old}"),
-    _R.ERROR: ("error: {old} → {new}", "error: {new} → {old}"),
+    _R.ERROR: _swapped("error"),
 }
 
 
