@@ -23,6 +23,7 @@ from recorder.protocol._cardrewrite import (
     rewrite_card,
     rewrite_grpc_interfaces,
     rewrite_url,
+    url_origin,
 )
 from recorder.protocol._cards import (
     Interface,
@@ -329,6 +330,7 @@ __all__ = [
     "rewrite_grpc_interfaces",
     "rewrite_url",
     "route_for",
+    "url_origin",
     "value_at",
     "lower_headers",
     "split_target",

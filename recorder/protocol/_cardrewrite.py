@@ -67,18 +67,26 @@ def find_card(body: bytes, classification: Classification) -> dict[str, Any] | N
     return card if isinstance(card, dict) else None
 
 
-def origin_of(url: str) -> Origin | None:
-    """(scheme, host, port) of an http(s) URL, loopback names folded together; else None."""
+def url_origin(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port as written) of a URL, lower-cased, loopback names folded together;
+    None when it has no host or does not parse."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
+    host = (parts.hostname or "").lower()
+    if not host:
         return None
-    host = parts.hostname.lower()
-    host = "127.0.0.1" if host in LOOPBACK_HOSTS else host
+    return parts.scheme.lower(), "127.0.0.1" if host in LOOPBACK_HOSTS else host, port
+
+
+def origin_of(url: str) -> Origin | None:
+    """(scheme, host, port) of an http(s) URL (`url_origin`, its port filled in); else None."""
+    found = url_origin(url)
+    if found is None or found[0] not in DEFAULT_PORTS:
+        return None
+    scheme, host, port = found
     return scheme, host, port if port is not None else DEFAULT_PORTS[scheme]
 
 

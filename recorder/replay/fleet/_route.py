@@ -16,21 +16,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from hpack import Decoder, HPACKError
 from hyperframe.exceptions import HyperframeError
 from hyperframe.frame import ContinuationFrame, Frame, HeadersFrame
 
-from recorder._background import url_key
+from recorder._background import host_port, url_key
 from recorder.capture import Capture, Exchange
 from recorder.protocol import (
-    LOOPBACK_HOSTS,
     PUSH_DELIVERY,
     WEBHOOK_PATHS,
     Binding,
     interfaces_from_card,
     parse_json,
+    url_origin,
     value_at,
 )
 from recorder.replay.core import delivery_url
@@ -49,20 +48,11 @@ TunnelKind = Literal["grpc", "tls", "http"]
 
 def authority(text: str, scheme: str = "http") -> tuple[str, str] | None:
     """(scheme, `host:port`) of a URL or a bare `host:port`, loopback folded (None: no host)."""
-    if "://" not in text:
-        text = f"{scheme}://{text}"
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
+    found = url_origin(text if "://" in text else f"{scheme}://{text}")
+    if found is None:
         return None
-    found = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if not host:
-        return None
-    host = "127.0.0.1" if host in LOOPBACK_HOSTS else host
-    where = f"[{host}]" if ":" in host else host
-    return found, f"{where}:{port if port is not None else DEFAULT_PORTS.get(found, 80)}"
+    scheme, host, port = found
+    return scheme, host_port(host, port if port is not None else DEFAULT_PORTS.get(scheme, 80))
 
 
 @dataclass(frozen=True, slots=True)
