@@ -188,6 +188,14 @@ def test_the_copies_of_seed_722602468_program_16_list_their_own_contexts() -> No
     ]
 
 
+def test_the_copies_listing_their_own_contexts_are_a_fixed_program() -> None:
+    (before, group) = REGRESSIONS["parallel-own-listings"].steps
+    assert before.op == "send" and group.op == "parallel" and group.arg("copies") == 3
+    listing = group.arg("steps")[1]
+    assert (listing.op, listing.binding, listing.snake) == ("list", "HTTP+JSON", False)
+    assert listing.arg("context") == "X0" and listing.arg("page_size") == 1
+
+
 def test_the_issue_s_shortest_failure_is_a_fixed_program() -> None:
     shortest = REGRESSIONS["issue-33-shortest"]
     assert [(s.op, s.binding) for s in shortest.steps] == [
