@@ -264,6 +264,9 @@ class Replayer:
     def report(self) -> dict[str, Any]:
         return self._admin("report")  # type: ignore[no-any-return]
 
+    def journal(self) -> dict[str, Any]:
+        return self._admin("requests")  # type: ignore[no-any-return]
+
 
 # --- judging a batch ---------------------------------------------------------------------
 
@@ -419,6 +422,9 @@ def run_batch(programs: list[Program], workdir: Path, log: Log = print) -> Batch
                 report.differences = compare(report.live.normalised(), result.normalised())
                 log(f"  replay {report.program.name}: {report.summary()}")
         batch.replay_report = replayer.report()
+        # Beside the capture, for reading a failure afterwards (`--keep`): what answered what.
+        journal = replayer.journal()
+        (workdir / "replay-journal.json").write_text(json.dumps(journal, indent=1) + "\n")
     finally:
         batch.replay_status = replayer.child.stop()
         batch.replay_tail = replayer.child.tail(40)

@@ -80,6 +80,15 @@ class Program:
     alone: bool = False  # run in a batch of its own (a fixed program: as it was found)
     length: int = 0  # the steps drawn (`generate`'s length), before the polls and cancels
 
+    def __post_init__(self) -> None:
+        for step in _all_steps(self.steps):
+            if step.op == "parallel" and any(_lists_the_store(s) for s in step.arg("steps", ())):
+                raise ValueError(
+                    f"program {self.name}: a parallel group's copies must not see each other, "
+                    "and a listing of the whole store shows them all, as their timing has it: "
+                    + step.render().replace("\n", " ")
+                )
+
     def render(self) -> str:
         head = f"program {self.name} ({self.clients} client(s), JSON-RPC ids: {self.jsonrpc_ids})"
         lines = [f"  {n:>2}  {step.render()}" for n, step in enumerate(self.steps)]
@@ -455,7 +464,10 @@ def _card(model: _Model) -> Step | None:
 
 def _parallel(model: _Model) -> Step | None:
     """Identical clients at once: each copy runs the same little script with ids of its own,
-    so the order they are served in cannot matter."""
+    so the order they are served in cannot matter.  So no copy may see another's task: its
+    listing names its own context, spelled lowerCamel over HTTP+JSON (a2a-sdk reads no
+    `context_id` query name and would list the whole store, the other copies' tasks in it or
+    not yet, working or canceled, as the copies' timing has it; `Program` refuses that)."""
     rng = model.rng
     sub = _Model(rng, 1)
     sub.counters = {letter: 0 for letter in "TCXPKHU"}
@@ -474,8 +486,11 @@ def _parallel(model: _Model) -> Step | None:
     reads = ["get", "list", "get"] + (["cancel", "subscribe"] if text == "wait" else ["cancel"])
     for op in rng.sample(reads, k=rng.randint(1, 3)):
         if op == "list":
-            steps.append(_base(sub, "list", client=0, context=context or "C0",
-                               page_size=rng.choice((None, 1))))  # fmt: skip
+            listing = _base(sub, "list", client=0, context=context or "C0",
+                            page_size=rng.choice((None, 1)))  # fmt: skip
+            if _lists_the_store(listing):  # drawn as before, so that other programs stay
+                listing = replace(listing, snake=False)
+            steps.append(listing)
         elif op == "subscribe":
             steps.append(_base(sub, "subscribe", client=0, task="T0", cancel_after_first=True,
                                verb="POST"))  # fmt: skip
@@ -538,6 +553,12 @@ _PARALLEL = (
     _step("send", GRPC, text="slow 1", immediate=True, binds="T0", binds_context="C0"),
     _step("poll", REST, task="T0"),
     _step("list", GRPC, context="C0"),
+)
+
+_OWN_LISTINGS = (
+    _step("send", REST, "keep", snake=True, text="wait", context="X0", immediate=True, binds="T0"),
+    _step("list", REST, context="X0", page_size=1),
+    _step("cancel", JSONRPC, "keep", snake=True, task="T0"),
 )
 
 REGRESSIONS: dict[str, Program] = {
@@ -681,6 +702,16 @@ REGRESSIONS: dict[str, Program] = {
         # Identical clients at once, each polling the task it created, then listing its
         # context: on replay some see another messageId than the one they sent.
         _fixed("parallel-clients", _step("parallel", "-", copies=3, steps=_PARALLEL)),
+        # Identical clients at once, each listing its own context over HTTP+JSON a page at a
+        # time beside a task of the program's before them.  Drawn spelled `context_id`, which
+        # a2a-sdk does not read, the listing showed the whole store, the other copies' tasks
+        # in it or not yet as their timing had it: live twice differed, and so did replay
+        # (seed 722602468, program 16, step 11; `Program` now refuses that spelling here).
+        _fixed(
+            "parallel-own-listings",
+            _step("send", JSONRPC, text="echo a", binds="T0", binds_context="C0"),
+            _step("parallel", "-", copies=3, steps=_OWN_LISTINGS),
+        ),
         # A stream over gRPC with a push config in its request: on replay the first delivery
         # (the task) never comes (seed 2026, program 15).
         _fixed(

@@ -155,6 +155,47 @@ def test_a_program_whose_listing_shows_the_whole_store_is_told_apart() -> None:
     assert not Program("p", (Step("list", snake=True, args={"context": "X0"}),)).lists_the_store
 
 
+def test_a_parallel_group_s_copies_cannot_see_each_other() -> None:
+    """The copies' outcomes are compared as a set, whichever was served first: none may see
+    another's task.  A listing of the whole store would, as their timing has it (seed
+    722602468, program 16, step 11, differed live twice and on replay)."""
+    send = Step("send", args={"text": "wait", "context": "X0", "immediate": True, "binds": "T0"})
+    cancel = Step("cancel", args={"task": "T0"})
+    own = Step("list", binding="HTTP+JSON", args={"context": "X0", "page_size": 1})
+    Program("p", (Step("parallel", args={"copies": 3, "steps": (send, own, cancel)}),))
+    store = Step("list", binding="HTTP+JSON", snake=True, args={"context": "X0"})
+    with pytest.raises(ValueError, match="must not see each other"):
+        Program("p", (Step("parallel", args={"copies": 3, "steps": (send, store, cancel)}),))
+
+
+@pytest.mark.parametrize("seed", [722602468, *range(40)])
+def test_the_generator_draws_no_parallel_listing_of_the_whole_store(seed: int) -> None:
+    for index in range(40):
+        program = generate(seed, index, 20)  # `Program` refuses one
+        for step in program.steps:
+            for inner in step.arg("steps", ()):
+                if inner.op == "list":
+                    assert not (inner.snake and inner.binding == "HTTP+JSON"), program.render()
+
+
+def test_the_copies_of_seed_722602468_program_16_list_their_own_contexts() -> None:
+    found = generate(722602468, 16, 20).steps[11]
+    assert found.op == "parallel" and found.arg("copies") == 3
+    assert [(s.op, s.binding, s.snake) for s in found.arg("steps")] == [
+        ("send", "HTTP+JSON", True),
+        ("list", "HTTP+JSON", False),  # drawn snake_case before, and so the whole store
+        ("cancel", "JSONRPC", True),
+    ]
+
+
+def test_the_copies_listing_their_own_contexts_are_a_fixed_program() -> None:
+    (before, group) = REGRESSIONS["parallel-own-listings"].steps
+    assert before.op == "send" and group.op == "parallel" and group.arg("copies") == 3
+    listing = group.arg("steps")[1]
+    assert (listing.op, listing.binding, listing.snake) == ("list", "HTTP+JSON", False)
+    assert listing.arg("context") == "X0" and listing.arg("page_size") == 1
+
+
 def test_the_issue_s_shortest_failure_is_a_fixed_program() -> None:
     shortest = REGRESSIONS["issue-33-shortest"]
     assert [(s.op, s.binding) for s in shortest.steps] == [
