@@ -24,6 +24,7 @@ from recorder.script._script import (
     RecordedSlot,
     Script,
     Step,
+    delivery_url,
     load_script,
     provenance,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "answer_documents",
     "answer_succeeded",
     "credential_names",
+    "delivery_url",
     "differences",
     "dumps_like",
     "embedded_pairs",

@@ -210,6 +210,11 @@ def provenance(slot: Slot, known: bool, success: bool) -> Provenance:
     return Provenance.OWN
 
 
+def delivery_url(request: Request) -> str:
+    """Where a recorded push delivery was sent: its webhook's URL (its `Host` and target)."""
+    return f"http://{request.header('host') or ''}{request.target}"
+
+
 def load_script(captures: Sequence[Capture], *, credentials: bool = True) -> Script:
     """The captures as a script; `credentials`: whether a request's credentials are compared."""
     exchanges = [e for capture in captures for e in capture.exchanges]

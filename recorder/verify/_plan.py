@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recorder._background import url_key
-from recorder.capture import Capture, Exchange, Request
+from recorder.capture import Capture, Exchange
 from recorder.diff import POLL_OPERATIONS
 from recorder.protocol import PUSH_DELIVERY, event_data
-from recorder.script import Script, Step, load_script
+from recorder.script import Script, Step, delivery_url, load_script
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +148,6 @@ def _continues(run: Send, send: Send) -> bool:
         and previous.number not in send.concurrent
         and send.concurrent <= run.concurrent
     )
-
-
-def delivery_url(request: Request) -> str:
-    return f"http://{request.header('host') or ''}{request.target}"
 
 
 def _deliveries(exchanges: Iterable[Exchange]) -> dict[str, tuple[Exchange, ...]]:

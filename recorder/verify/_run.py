@@ -34,7 +34,7 @@ from recorder.protocol import (
     parse_json,
 )
 from recorder.replay import capture_as
-from recorder.script import Step
+from recorder.script import Step, delivery_url
 from recorder.verify._live import LiveIds
 from recorder.verify._outgoing import (
     GrpcOutgoing,
@@ -43,7 +43,7 @@ from recorder.verify._outgoing import (
     grpc_outgoing,
     http_outgoing,
 )
-from recorder.verify._plan import Plan, delivery_url, make_plan
+from recorder.verify._plan import Plan, make_plan
 from recorder.verify._result import NotSent, VerifyResult, latencies
 from recorder.verify._schedule import TIMEOUT, Schedule
 from recorder.verify._secrets import Credentials, missing_credentials

@@ -12,7 +12,7 @@ from recorder.replay.core._answer import HttpAnswer, standard_reason
 from recorder.replay.core._faults import NO_SHAPE, Shape
 from recorder.replay.core._grpcanswer import INTERNAL, GrpcAnswer, error_answer, live_request
 from recorder.replay.core._journal import Journal, JournalDelivery, JournalRequest, SeenId
-from recorder.replay.core._pushes import PlannedDelivery, delivery_url
+from recorder.replay.core._pushes import PlannedDelivery
 from recorder.replay.core._report import Report
 from recorder.replay.core._service import (
     Answer,
@@ -47,7 +47,6 @@ __all__ = [
     "Served",
     "Shape",
     "capture_as",
-    "delivery_url",
     "error_answer",
     "live_request",
     "standard_reason",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from recorder.capture import Exchange, Headers, Request
+from recorder.capture import Exchange, Headers
 from recorder.protocol import NOTE_TO_RELAY, Binding, IdKind
-from recorder.script import Step, Swap
+from recorder.script import Step, Swap, delivery_url
 
 DELIVERY_HEADERS_DROPPED = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 MAX_WEBHOOKS = 1000
@@ -48,12 +48,6 @@ def plan(step: Step, deliveries: tuple[Exchange, ...], swap: Swap) -> tuple[Plan
         )
         for d in deliveries
     )
-
-
-def delivery_url(request: Request) -> str:
-    """Where a recorded push delivery was sent: its webhook's URL."""
-    host = request.header("host") or ""
-    return f"http://{host}{request.target}"
 
 
 class Webhooks:

@@ -32,8 +32,7 @@ from recorder.protocol import (
     url_origin,
     value_at,
 )
-from recorder.replay.core import delivery_url
-from recorder.script import recorded_cards
+from recorder.script import delivery_url, recorded_cards
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "grpc": 80, "grpcs": 443}
 H2_PREFACE = b"PRI * HTTP/2.0\r\n"
