@@ -712,6 +712,16 @@ REGRESSIONS: dict[str, Program] = {
             _step("send", JSONRPC, text="echo a", binds="T0", binds_context="C0"),
             _step("parallel", "-", copies=3, steps=_OWN_LISTINGS),
         ),
+        # Two streams in contexts of the client's own, each answered by a message (no task),
+        # between them a send in the first's context: replay answered the second with the
+        # first's recorded message, its messageId again, where the agent makes a new one
+        # (seed 665865907, program 72, steps 3, 5 and 10).
+        _fixed(
+            "message-answers-in-turn",
+            _step("stream", GRPC, text="message ok", context="X0"),
+            _step("send", JSONRPC, "keep", text="echo hello", context="X0", binds="T1"),
+            _step("stream", GRPC, "keep", text="message ok", context="X1"),
+        ),
         # A stream over gRPC with a push config in its request: on replay the first delivery
         # (the task) never comes (seed 2026, program 15).
         _fixed(

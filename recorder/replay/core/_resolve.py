@@ -333,7 +333,7 @@ class Resolver:
 
     def _preference(self, option: _Option) -> tuple[bool, bool, bool, int]:
         step = self.script.steps[option.member] if option.member >= 0 else option.step
-        return not option.literal, self._handed(step), not option.ahead, step.index
+        return not option.literal, self.state.spent(step.index), not option.ahead, step.index
 
     def _fresh(
         self, hypothesis: Hypothesis, key: Key, steps: list[Step], slots: Sequence[Slot], kind: Kind
@@ -355,13 +355,13 @@ class Resolver:
         for cls in classes:
             if literal is not None:
                 pool = [m for m in literal if self.script.class_of.get(m) == cls.number]
-                exact = next((m for m in pool if not self._handed(self.script.steps[m])), None)
+                exact = next((m for m in pool if not self.state.spent(m)), None)
             elif own:  # the member whose own ids the client chose again, if any is left
-                exact = self.state.unhanded((cls.number, own), cls.by_own.get(own, ()))
+                exact = self.state.unspent((cls.number, own), cls.by_own.get(own, ()))
             else:
                 exact = None
-            # Else the first member whose ids were never handed out, else the first.
-            member = exact if exact is not None else self.state.unhanded(cls.number, cls.members)
+            # Else the first member not spent (none took it, no id of it went out), else the first.
+            member = exact if exact is not None else self.state.unspent(cls.number, cls.members)
             member = cls.members[0] if member is None else member
             step = self.script.steps[member]
             options.append(_Option(None, step, True, exact is not None, member))
@@ -374,10 +374,6 @@ class Resolver:
             tuple(slots),
             members=tuple(o.member for o in group),
         )
-
-    def _handed(self, step: Step) -> bool:
-        """Whether any id the agent handed out in `step` was handed out live already."""
-        return any(self.state.handed(v) for v in step.introduced[step.owned :])
 
     def _kept(self, hypothesis: Hypothesis, key: Key, slots: Sequence[Slot]) -> Decision | None:
         """A read that names no live family, only values served as recorded (or none)."""

@@ -92,7 +92,8 @@ class LiveState:
         self._by_live: dict[str, list[Family]] = {}
         self._handed: set[str] = set()  # recorded ids handed out as themselves
         self._kept: dict[str, int] = {}  # values served as recorded -> their frontier
-        self._next: dict[Hashable, int] = {}  # where a search for unhanded members stopped
+        self._answered: set[int] = set()  # members of a session read one way only
+        self._next: dict[Hashable, int] = {}  # where a search for unspent members stopped
         self._numbers = itertools.count(1)
 
     def __len__(self) -> int:
@@ -127,13 +128,18 @@ class LiveState:
         """Whether the recorded id was handed out as itself already."""
         return recorded in self._handed
 
-    def unhanded(self, cursor: Hashable, members: Sequence[int]) -> int | None:
-        """The first of `members` never handed out (None: all were), searched on from `cursor`."""
+    def spent(self, member: int) -> bool:
+        """Whether a recorded step already stands for a live family (`settle`), or an id it
+        handed out was handed out live: a later fresh request takes another member."""
+        step = self.script.steps[member]
+        return member in self._answered or any(
+            v in self._handed for v in step.introduced[step.owned :]
+        )
+
+    def unspent(self, cursor: Hashable, members: Sequence[int]) -> int | None:
+        """The first of `members` not `spent` (None: all were), searched on from `cursor`."""
         at = self._next.get(cursor, 0)
-        steps = self.script.steps
-        while at < len(members) and any(
-            v in self._handed for v in steps[members[at]].introduced[steps[members[at]].owned :]
-        ):
+        while at < len(members) and self.spent(members[at]):
             at += 1
         self._next[cursor] = at
         return members[at] if at < len(members) else None
@@ -232,6 +238,11 @@ class LiveState:
         for value in values:
             if self._kept.get(value, -1) < index:
                 self._kept[value] = index
+
+    def settle(self, session: Session) -> None:
+        """A session its requests read one way only: its members stand for its families."""
+        if len(session.worlds) == 1:
+            self._answered.update(session.worlds[0].steps.values())
 
     def cut(self, session: Session, live_task: str, cut: Any) -> None:
         """`live_task`'s stream was cut (`cut` None: it went out whole at last)."""
