@@ -71,7 +71,6 @@ class Carrier:
         if shown:
             state.keep(shown, decision.step.index)
         if session is not None:
-            state.settle(session)
             state.touch(session)
         return self._applied(decision, session, worlds[0] if worlds else None, created)
 

@@ -92,7 +92,7 @@ class LiveState:
         self._by_live: dict[str, list[Family]] = {}
         self._handed: set[str] = set()  # recorded ids handed out as themselves
         self._kept: dict[str, int] = {}  # values served as recorded -> their frontier
-        self._answered: set[int] = set()  # members of a session read one way only
+        self._settled: set[int] = set()  # members of sessions read one way only (`_settle`)
         self._next: dict[Hashable, int] = {}  # where a search for unspent members stopped
         self._numbers = itertools.count(1)
 
@@ -129,10 +129,10 @@ class LiveState:
         return recorded in self._handed
 
     def spent(self, member: int) -> bool:
-        """Whether a recorded step already stands for a live family (`settle`), or an id it
+        """Whether a recorded step already stands for a live family (`_settle`), or an id it
         handed out was handed out live: a later fresh request takes another member."""
         step = self.script.steps[member]
-        return member in self._answered or any(
+        return member in self._settled or any(
             v in self._handed for v in step.introduced[step.owned :]
         )
 
@@ -159,6 +159,7 @@ class LiveState:
         family = self._family(session, members[0], given)
         session.worlds.extend(self.bind(World(), family, member) for member in members)
         self._index(family)
+        self._settle(session)
         return family
 
     def join(self, session: Session, picks: Sequence[int], given: Mapping[str, str]) -> Family:
@@ -166,6 +167,8 @@ class LiveState:
         family = self._family(session, picks[0], given)
         for world, member in zip(session.worlds, picks, strict=True):
             self.bind(world, family, member)
+        if len(session.worlds) == 1:  # its other members were settled when it came to one
+            self._settled.add(picks[0])
         self._index(family)
         self.touch(session)
         return family
@@ -183,6 +186,7 @@ class LiveState:
             worlds.append(world.copy() if id(world) in seen else world)
             seen.add(id(world))
         session.worlds = worlds
+        self._settle(session)
 
     def move(self, family: Family, members: Sequence[int]) -> Session:
         """`family` leaves its session for one of its own, a world per member."""
@@ -203,6 +207,7 @@ class LiveState:
         family.session = session
         session.families.append(family)
         session.worlds.extend(self.bind(World(), family, member) for member in members)
+        self._settle(session)
         return session
 
     def merge(self, sessions: Sequence[Session], worlds: Sequence[World]) -> Session:
@@ -216,6 +221,7 @@ class LiveState:
             into.size += other.size
             self._sessions.pop(other, None)
         into.worlds = list(worlds[:MAX_WORLDS])
+        self._settle(into)
         self.touch(into)
         return into
 
@@ -238,11 +244,6 @@ class LiveState:
         for value in values:
             if self._kept.get(value, -1) < index:
                 self._kept[value] = index
-
-    def settle(self, session: Session) -> None:
-        """A session its requests read one way only: its members stand for its families."""
-        if len(session.worlds) == 1:
-            self._answered.update(session.worlds[0].steps.values())
 
     def cut(self, session: Session, live_task: str, cut: Any) -> None:
         """`live_task`'s stream was cut (`cut` None: it went out whole at last)."""
@@ -288,6 +289,12 @@ class LiveState:
         while live in self._by_live or live in self.script.known:
             live = self.factory.fresh(recorded)
         return live
+
+    def _settle(self, session: Session) -> None:
+        """A session its requests read one way only: its members stand for its families, and a
+        fresh request takes others (`spent`).  Called where its worlds change, never per read."""
+        if len(session.worlds) == 1:
+            self._settled.update(session.worlds[0].steps.values())
 
     def _open(self) -> Session:
         session = Session(next(self._numbers))
