@@ -4,7 +4,7 @@ A live request is read as the script reads a recorded one (`recorder.script`), w
 sessions hold in place of what the capture knew.  Where the capture learnt fields fresh, a
 request has two readings: those fields compared as they are, then as fresh.  `classify` is the
 project's one classifier; its results are cached per form (`FORMS` at most), so a stream of
-sends costs one classification.
+sends, or a poll of one task over HTTP+JSON, costs one classification.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from recorder.script import (
     skeleton,
 )
 
-FORMS = 4096  # JSON-RPC request forms whose classification is kept
+FORMS = 4096  # request forms whose classification is kept
 
 
 @dataclass(slots=True)  # made per request: not frozen, which costs
@@ -97,23 +97,30 @@ class RequestReader:
     def _classify(
         self, request: Request, headers: Mapping[str, str], document: Json
     ) -> Classification:
-        if not _is_jsonrpc(request, document):
+        """`classify`, once per form: what of a request its classification depends on.  A
+        JSON-RPC request's ids are in its params (left out of the form and of what is kept); a
+        request with no body is classified by its method, target and the two headers read."""
+        if _is_jsonrpc(request, document):
+            params = document.get("params")
+            params = params if isinstance(params, Mapping) else {}
+            tenant = params.get("tenant")
+            named: object = (document["method"], tenant if isinstance(tenant, str) else None)
+        elif request.body or request.messages:
             return classify(request, interfaces=self.interfaces)
-        params = document.get("params")
-        params = params if isinstance(params, Mapping) else {}
-        tenant = params.get("tenant")
+        else:
+            named = None
         form = (
             request.method,
             request.target,
             headers.get("content-type"),
             headers.get("a2a-version"),
-            document["method"],
-            tenant if isinstance(tenant, str) else None,
+            named,
         )
         found = self._forms.get(form)
         if found is None:
-            c = classify(request, interfaces=self.interfaces)
-            found = replace(c, task_id=None, context_id=None, config_id=None)
+            found = classify(request, interfaces=self.interfaces)
+            if named is not None:
+                found = replace(found, task_id=None, context_id=None, config_id=None)
             if len(self._forms) >= FORMS:
                 self._forms.clear()
             self._forms[form] = found
