@@ -45,6 +45,7 @@ class Builder:
         self._redirects = frozenset(  # steps whose answers name a URL in `Location`
             s.index for s in script.steps if _location(s.exchange.response) is not None
         )
+        self._rewritten = self._cards | self._redirects  # answers changed besides their ids
 
     def answer(
         self, step: Step, lookup: Lookup, reading: Reading, version: Version | None = None
@@ -107,7 +108,7 @@ class Builder:
 
     def changed(self, step: Step, applied: Applied, answer: Answer) -> list[str]:
         """What of the agent's answer was changed, and why (nothing: it is as recorded)."""
-        if not applied.agent_ids and step.index not in self._cards | self._redirects:
+        if not applied.agent_ids and step.index not in self._rewritten:
             return []
         found = []
         if applied.agent_ids:

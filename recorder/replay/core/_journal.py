@@ -244,11 +244,10 @@ class Journal:
     def _bound(self) -> None:
         """Cut the oldest bodies, then drop the oldest entries, until within `max_bytes`."""
         logs: tuple[_Log[Any], ...] = (self._requests, self._deliveries)
-        why = f"the journal keeps {self.max_bytes:,} bytes"
         while sum(log.heads + log.bodies for log in logs) > self.max_bytes:
             fullest = max(logs, key=_Log.whole_bodies)
             if fullest.whole_bodies() > 0:
-                fullest.cut_oldest_body(why)
+                fullest.cut_oldest_body(f"the journal keeps {self.max_bytes:,} bytes")
                 continue
             longest = max(logs, key=lambda log: log.heads + log.bodies)
             if len(longest.entries) <= 1:

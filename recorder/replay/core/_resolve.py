@@ -115,15 +115,15 @@ class Resolver:
         self.state = state
 
     def resolve(self, live: LiveRequest) -> Decision | Unanswered:
-        missed: Unanswered | None = None
+        missed: tuple[Key, list[Step]] | None = None  # the first key tried, else one with steps
         variants = _credential_variants(live.value)
         for slots in live.readings:
             for hypothesis in self.hypotheses(slots):
                 for value in variants:
                     key = key_of(live.classification, value, slots, hypothesis)
                     steps = self.script.candidates(key, live.version)
-                    if missed is None or (steps and not missed.fitting):
-                        missed = Unanswered(key, tuple(steps[:8]))
+                    if missed is None or (steps and not missed[1]):
+                        missed = key, steps
                     if not steps:
                         continue
                     decision = self._decide(hypothesis, key, steps, slots)
@@ -134,8 +134,8 @@ class Resolver:
             return moved
         if missed is None:
             slots = live.readings[0]
-            missed = Unanswered(key_of(live.classification, live.value, slots, ()), ())
-        return missed
+            return Unanswered(key_of(live.classification, live.value, slots, ()), ())
+        return Unanswered(missed[0], tuple(missed[1][:8]))
 
     def _moved(self, live: LiveRequest) -> Decision | None:
         """A request about one family that no reading of its session fits, answered in a session of

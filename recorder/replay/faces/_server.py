@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Awaitable, Iterator
 
 from recorder.capture import Headers, Request
@@ -113,15 +112,23 @@ def _reason(reply: HttpAnswer) -> str:
     return reply.reason or standard_reason(reply.status)
 
 
-# What a status line or header cannot carry: control characters, and in names separators.
-_HEADER_JUNK = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
-_NAME_JUNK = re.compile(rb'[\x00-\x1f\x7f()<>@,;:\[\]={} \t\\"]')
+def _table(junk: bytes, instead: bytes) -> bytes:
+    return bytes(instead[0] if n in junk else n for n in range(256))
+
+
+# What a status line or header cannot carry: control characters (a space instead), and in
+# names separators too (a dash instead).
+_CONTROLS = bytes([*range(0x20), 0x7F])
+_VALUE_BYTES = _table(_CONTROLS.replace(b"\t", b""), b" ")
+_NAME_BYTES = _table(_CONTROLS + b'()<>@,;:[]={} \\"', b"-")
 
 
 def encoded(headers: Headers) -> list[tuple[bytes, bytes]]:
     """Header names and values as bytes a header line can carry."""
-    return [(_header_name(k), _HEADER_JUNK.sub(b" ", wire_bytes(v))) for k, v in headers]
-
-
-def _header_name(name: str) -> bytes:
-    return _NAME_JUNK.sub(b"-", name.lower().encode("latin-1", "replace"))
+    return [
+        (
+            k.lower().encode("latin-1", "replace").translate(_NAME_BYTES),
+            wire_bytes(v).translate(_VALUE_BYTES),
+        )
+        for k, v in headers
+    ]
