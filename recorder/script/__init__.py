@@ -31,6 +31,7 @@ from recorder.script._script import (
 from recorder.script._slots import Known, Slot, find_slots, leaves, positions_of, snake_case
 from recorder.script._swap import (
     MIN_EMBEDDED,
+    Embedded,
     Lookup,
     Swap,
     Template,
@@ -43,6 +44,7 @@ from recorder.script._swap import (
     substitute_body,
     substitute_headers,
     substitute_json_text,
+    swap_text,
     wire_bytes,
 )
 from recorder.script._values import (
@@ -61,6 +63,7 @@ from recorder.script._values import (
 __all__ = [
     "CARD_OPERATIONS",
     "Class",
+    "Embedded",
     "IdFactory",
     "Json",
     "Key",
@@ -103,6 +106,7 @@ __all__ = [
     "substitute_body",
     "substitute_headers",
     "substitute_json_text",
+    "swap_text",
     "token",
     "wire_bytes",
 ]

@@ -20,6 +20,9 @@ from recorder.capture import JSON_FORMS, JsonForm
 
 Json = Any
 Lookup = Callable[[str], str | None]
+Embedded = Sequence[
+    tuple[str, str]
+]  # (recorded, live) swapped inside longer strings, longest first
 
 # Recorded values shorter than this are swapped only where a whole string equals them.
 MIN_EMBEDDED = 8

@@ -185,20 +185,20 @@ def shape(
 ) -> Json:
     """The value, ignored keys and defaults dropped, each slot (at `locations`) as its token."""
     shaped = _shape(value)
-    resources: dict[Location, list[Json]] = {}
+    resources: dict[Location, tuple[Json, list[Json]]] = {}
     for (location, segment), placeholder in zip(locations, tokens, strict=True):
-        if not _holds(shaped, location):
+        parent = _parent(shaped, location)
+        if parent is None:
             continue  # under a key the shape ignores (a timestamp filter): not compared
         if segment is None:
-            _put(shaped, location, placeholder)
+            parent[location[-1]] = placeholder
             continue
-        parts = resources.get(location)
-        if parts is None:
-            name = _get(shaped, location)
-            parts = resources[location] = ["~resource", *name.split("/")]
-        parts[segment + 1] = placeholder
-    for location, parts in resources.items():
-        _put(shaped, location, parts)
+        held = resources.get(location)
+        if held is None:
+            held = resources[location] = parent, ["~resource", *parent[location[-1]].split("/")]
+        held[1][segment + 1] = placeholder
+    for location, (parent, parts) in resources.items():
+        parent[location[-1]] = parts
     return shaped
 
 
@@ -247,25 +247,16 @@ def _implied(key: str, value: Json, siblings: Mapping[str, Json]) -> bool:
     return implied[1] is None or implied[1] in siblings
 
 
-def _holds(document: Json, location: Location) -> bool:
-    """Whether `location` is in `document` (shaping may have dropped it)."""
+def _parent(document: Json, location: Location) -> Json:
+    """The object or array holding `location` in `document`, None if shaping dropped it."""
+    parent = None
     for step in location:
-        in_dict = isinstance(document, dict) and isinstance(step, str) and step in document
-        in_list = isinstance(document, list) and isinstance(step, int) and step < len(document)
-        if not (in_dict or in_list):
-            return False
-        document = document[step]
-    return True
-
-
-def _get(document: Json, location: Location) -> Json:
-    for step in location:
-        document = document[step]
-    return document
-
-
-def _put(document: Json, location: Location, value: Json) -> None:
-    _get(document, location[:-1])[location[-1]] = value
+        kind = type(document)
+        in_dict = kind is dict and type(step) is str and step in document
+        if not (in_dict or kind is list and type(step) is int and step < len(document)):
+            return None
+        parent, document = document, document[step]
+    return parent
 
 
 # ---- differences, for a miss ---------------------------------------------------------------

@@ -17,13 +17,14 @@ from recorder.capture import GrpcMessage, Headers, Response
 from recorder.protocol import card_etag, etag_matches
 from recorder.script import (
     MIN_EMBEDDED,
+    Embedded,
     Json,
     Lookup,
     Step,
-    Swap,
     Template,
     embedded_pairs,
     prepare,
+    swap_text,
     wire_bytes,
 )
 
@@ -102,23 +103,23 @@ def render_http(
     response: Response, prepared: Prepared, lookup: Lookup, jsonrpc_id: Json = None
 ) -> HttpAnswer:
     pairs = [(r, v) for r in prepared.embedded if (v := lookup(r)) is not None]
-    swap = Swap(lookup, embedded_pairs(pairs) if pairs else ())
-    headers = tuple((k, swap.text(v)) for k, v in prepared.headers)
+    embedded = embedded_pairs(pairs) if pairs else ()
+    headers = tuple((k, swap_text(v, lookup, embedded)) for k, v in prepared.headers)
     body = b""
     if prepared.body is not None:
-        body = wire_bytes(prepared.body.render(swap.lookup, swap.embedded, jsonrpc_id))
+        body = wire_bytes(prepared.body.render(lookup, embedded, jsonrpc_id))
     events = tuple(
-        (event.offset_us, _event_bytes(event, swap, jsonrpc_id, prepared.newline))
+        (event.offset_us, _event_bytes(event, lookup, embedded, jsonrpc_id, prepared.newline))
         for event in prepared.events
     )
     return HttpAnswer(response.status, response.reason, headers, body, events)
 
 
-def _event_bytes(event: _Event, swap: Swap, jsonrpc_id: Json, newline: str) -> bytes:
+def _event_bytes(
+    event: _Event, lookup: Lookup, embedded: Embedded, jsonrpc_id: Json, newline: str
+) -> bytes:
     lines = [
-        line
-        if isinstance(line, str)
-        else line[0] + line[1].render(swap.lookup, swap.embedded, jsonrpc_id)
+        line if isinstance(line, str) else line[0] + line[1].render(lookup, embedded, jsonrpc_id)
         for line in event.lines
     ]
     return wire_bytes("".join(line + newline for line in lines) + newline)

@@ -119,9 +119,8 @@ class Builder:
             found.append("card: its interfaces point at the replayer")
         if isinstance(answer, HttpAnswer) and answer.status == 304:
             found.append("304: the client's If-None-Match names the card served")
-        recorded = _location(step.exchange.response)
-        moved = isinstance(answer, HttpAnswer) and _location(answer) != recorded
-        if recorded is not None and moved:
+        redirect = step.index in self._redirects and isinstance(answer, HttpAnswer)
+        if redirect and _location(answer) != _location(step.exchange.response):
             found.append("location: it points at the replayer")
         return found
 
@@ -130,7 +129,8 @@ class Builder:
         if response is None:
             return False
         if isinstance(answer, HttpAnswer):
-            return is_card(step.exchange) and answer.status != 304 and answer.body != response.body
+            served = answer.status != 304 and answer.body != response.body
+            return step.index in self._cards and is_card(step.exchange) and served
         return self.cards.changed_grpc(response)
 
     def translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
