@@ -10,8 +10,8 @@ replayer, its ETag recomputed and `If-None-Match` answered (`revalidated`).
 from __future__ import annotations
 
 import http
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from recorder.capture import GrpcMessage, Headers, Response
 from recorder.protocol import card_etag, etag_matches
@@ -67,8 +67,16 @@ class Prepared:
     embedded: tuple[str, ...] = ()
 
 
-def prepare_http(response: Response, *, jsonrpc: bool, ids: Iterable[str] = ()) -> Prepared:
-    """`response` cut for rendering; `ids` are those the answer may quote in longer text."""
+def prepare_http(
+    response: Response,
+    *,
+    jsonrpc: bool,
+    ids: Iterable[str] = (),
+    swappable: Container[str] | None = None,
+) -> Prepared:
+    """`response` cut for rendering; `ids` are those the answer may quote in longer text.  Given
+    `swappable` (every value a live lookup may have), strings that can never change are left out
+    of the holes: rendering works in what may change, not in the size of the answer."""
     headers = tuple((k, v) for k, v in response.headers if k.lower() not in DROPPED_HEADERS)
     body = None
     if response.body:
@@ -88,7 +96,37 @@ def prepare_http(response: Response, *, jsonrpc: bool, ids: Iterable[str] = ()) 
         for i in dict.fromkeys(ids)
         if len(i) >= MIN_EMBEDDED and any(i in t and i != t for t in texts)
     )
+    if swappable is not None:
+        body = _changeable(body, swappable, embedded)
+        events = tuple(
+            _Event(e.offset_us, tuple(_changeable_line(x, swappable, embedded) for x in e.lines))
+            for e in events
+        )
     return Prepared(headers, body, events, response.newline, embedded)
+
+
+def _changeable(
+    template: Template | None, swappable: Container[str], embedded: Sequence[str]
+) -> Template | None:
+    """`template` with only the holes a swap may change (a whole value, or an id inside one)."""
+    if template is None:
+        return None
+    holes = tuple(
+        hole
+        for hole in template.holes
+        if hole.value in swappable or any(i in hole.value for i in embedded)
+    )
+    return template if len(holes) == len(template.holes) else replace(template, holes=holes)
+
+
+def _changeable_line(
+    line: str | tuple[str, Template], swappable: Container[str], embedded: Sequence[str]
+) -> str | tuple[str, Template]:
+    if isinstance(line, str):
+        return line
+    template = _changeable(line[1], swappable, embedded)
+    assert template is not None
+    return line[0], template
 
 
 def _line(line: str, jsonrpc: bool) -> str | tuple[str, Template]:
@@ -160,7 +198,8 @@ def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:
 class Answers:
     """Every recorded answer's prepared form, made when first served (one per step)."""
 
-    def __init__(self) -> None:
+    def __init__(self, swappable: Container[str] | None = None) -> None:
+        self.swappable = swappable  # see `prepare_http`
         self._http: dict[int, Prepared] = {}
         self._grpc: dict[int, tuple[Template | None, ...]] = {}
 
@@ -171,7 +210,7 @@ class Answers:
         prepared = self._http.get(step.index) if recorded else None
         if prepared is None:
             ids = (*step.response_ids, *(r.slot.value for r in step.slots))
-            prepared = prepare_http(response, jsonrpc=jsonrpc, ids=ids)
+            prepared = prepare_http(response, jsonrpc=jsonrpc, ids=ids, swappable=self.swappable)
             if recorded:
                 self._http[step.index] = prepared
         return render_http(response, prepared, lookup, jsonrpc_id)

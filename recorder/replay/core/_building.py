@@ -36,7 +36,7 @@ class Builder:
         self.cards = cards
         self.report = report
         self.lister = Lister(script, state)
-        self.answers = Answers()
+        self.answers = Answers(swappable(script))
         self._cards = frozenset(  # steps whose answers hold a card
             s.index
             for s in script.steps
@@ -119,9 +119,10 @@ class Builder:
             found.append("card: its interfaces point at the replayer")
         if isinstance(answer, HttpAnswer) and answer.status == 304:
             found.append("304: the client's If-None-Match names the card served")
-        redirect = step.index in self._redirects and isinstance(answer, HttpAnswer)
-        if redirect and _location(answer) != _location(step.exchange.response):
-            found.append("location: it points at the replayer")
+        if step.index in self._redirects and isinstance(answer, HttpAnswer):
+            recorded = _location(step.exchange.response)
+            if _location(answer) != recorded:
+                found.append("location: it points at the replayer")
         return found
 
     def _card_changed(self, step: Step, answer: Answer) -> bool:
@@ -158,6 +159,15 @@ class Builder:
         if version is not None:
             deliveries = tuple(self.versions.delivery(d, version) for d in deliveries)
         return plan(step, deliveries, applied.swap)
+
+
+def swappable(script: Script) -> frozenset[str]:
+    """Every recorded value a live lookup may map (`_state`, `_carry`): the ids steps introduce,
+    those requests name, and those answers show as recorded.  No other string ever changes."""
+    found = {v for step in script.steps for v in step.introduced}
+    found.update(r.slot.value for step in script.steps for r in step.slots)
+    found.update(v for values in script.shown_as_recorded.values() for v in values)
+    return frozenset(found)
 
 
 def nothing(value: str) -> str | None:

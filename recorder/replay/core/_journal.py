@@ -80,12 +80,14 @@ class JournalRequest:
 
     def sizes(self) -> tuple[int, int]:
         """(head, body) bytes as the journal counts them: the ids read count as head."""
-        r = self.request
+        r, c = self.request, self.classification
         head = len(r.target) + _headers_size(r.headers) + len(self.detail or "")
-        head += sum(len(slot.value) + len(recorded or "") for slot, _, recorded in self.seen)
-        c = self.classification
+        for slot, _, recorded in self.seen:
+            head += len(slot.value) + len(recorded or "")
         head += len(c.task_id or "") + len(c.context_id or "") + len(c.config_id or "")
-        body = len(r.body) + sum(len(m.json or "") + len(m.raw or b"") for m in r.messages)
+        body = len(r.body)
+        for m in r.messages:
+            body += len(m.json or "") + len(m.raw or b"")
         return head, body
 
     def truncated(self, why: str) -> Self:
@@ -215,7 +217,11 @@ class Journal:
     def size(self) -> int:
         """The bytes the journal counts against `max_bytes`."""
         with self._lock:
-            return sum(log.heads + log.bodies for log in (self._requests, self._deliveries))
+            return self._bytes()
+
+    def _bytes(self) -> int:
+        requests, deliveries = self._requests, self._deliveries
+        return requests.heads + requests.bodies + deliveries.heads + deliveries.bodies
 
     def next_number(self) -> int:
         return next(self._numbers)
@@ -244,7 +250,7 @@ class Journal:
     def _bound(self) -> None:
         """Cut the oldest bodies, then drop the oldest entries, until within `max_bytes`."""
         logs: tuple[_Log[Any], ...] = (self._requests, self._deliveries)
-        while sum(log.heads + log.bodies for log in logs) > self.max_bytes:
+        while self._bytes() > self.max_bytes:
             fullest = max(logs, key=_Log.whole_bodies)
             if fullest.whole_bodies() > 0:
                 fullest.cut_oldest_body(f"the journal keeps {self.max_bytes:,} bytes")

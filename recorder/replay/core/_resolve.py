@@ -301,12 +301,13 @@ class Resolver:
             if reads:
                 step, ahead = self._along(reads, frontier)
                 options.append(_Option(world, step, ahead, literal))
-            creates = self.script.named_creates.get((key, named), {})
-            taken = set(world.steps.values()) if creates else set()
-            for steps in creates.values():
-                free = _first_free(steps, frontier, taken)
-                if free is not None:
-                    options.append(_Option(world, free, free.index > frontier, literal))
+            creates = self.script.named_creates.get((key, named))
+            if creates:
+                taken = set(world.steps.values())
+                for steps in creates.values():
+                    free = _first_free(steps, frontier, taken)
+                    if free is not None:
+                        options.append(_Option(world, free, free.index > frontier, literal))
         return options
 
     def _group(self, options: list[_Option]) -> list[_Option]:

@@ -201,7 +201,7 @@ class ReplayService:
         version: Version | None = None,
     ) -> Served:
         fired = self.faults.hit(decision.step, request)
-        if not all(spec.carried for spec in fired):
+        if fired and not all(spec.carried for spec in fired):
             return self._withheld(request, client, reading, decision, fired)
         applied = self.carrier.carry(decision)
         step: Step = decision.step

@@ -245,7 +245,7 @@ class Connection(asyncio.Protocol):
         if self._framing is not None or self._refused:
             return  # httptools ends an upgrade offer at its head; its body comes after
         self._due = None
-        headers = tuple((_text(k), _text(v)) for k, v in self._headers)
+        headers = tuple([(_text(k), _text(v)) for k, v in self._headers])
         target = _text(bytes(self._url))
         body = b"".join(self._body)
         self._queue.append(Request(self._method, target, headers, body, self._version))
