@@ -31,11 +31,20 @@ from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 from a2a.types.a2a_pb2_grpc import A2AServiceStub
 
 from recorder.capture import read_capture
+from recorder.protocol import PUSH_DELIVERY, answered_state
 from recorder.record import RecordingProxy
 
 run = load_peers_run()
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 PUSH_SCENARIO = "08-push-configs"
+# Agents whose push deliveries go around the recorder, with why (a known gap of the recorder).
+KNOWN_UNRELAYED: dict[tuple[str, str], str] = {
+    ("a2a-java-1.0.x", "GRPC"): (
+        "a2a-java 1.0.0.Alpha3's gRPC push configs are in a draft v1.0 schema the recorder does "
+        "not decode, so it cannot point them at its relay: the deliveries reach the webhook "
+        "unrecorded (test_replay_peers.KNOWN_REPLAY_FAILURES)"
+    ),
+}
 JAVA = "a2a-java-1.0.x"
 
 
@@ -258,28 +267,78 @@ def test_recorder_changes_nothing_a_client_sees(
         if not run.SDKS[sdk].built:
             pytest.skip(f"{sdk}: {run.SDKS[sdk].env.path} not built (run scripts/peers/envs.py)")
     grpc = binding == "GRPC"
-    failures = []
+    failures: list[str] = []
+    known: list[str] = []
     with (
         run.start_agent(agent, grpc_port=0 if grpc else -1, timeout=60) as live,
         run.WebhookReceiver() as hook,
     ):
         card_path = live.card_url[len(live.base_url) :]
         for scenario in _scenarios(client, agent, binding):
+            first = len(hook.deliveries)
             direct = _session(client, agent, live.card_url, binding, scenario, hook, 1)
             expected = len(direct.get("webhook", ()))
             out = tmp_path / f"{scenario}.http"
             upstream = live.grpc_target if grpc else None
+            before = len(hook.deliveries)
             with RecordingProxy(upstream=live.base_url, out=out, grpc_upstream=upstream) as proxy:
                 recorded = _session(
                     client, agent, proxy.url + card_path, binding, scenario, hook, expected
                 )
-            if recorded != direct:
-                failures.append(
-                    f"{scenario}:\n  direct  ={json.dumps(direct)}"
-                    f"\n  recorded={json.dumps(recorded)}"
+            capture = read_capture(out)
+            assert capture.exchanges, f"{scenario}: nothing recorded"
+            if "webhook" in direct and not run.SDKS[agent].steady_deliveries:
+                # What reached the webhook, against what the capture holds of this run.
+                direct_tasks = {_task_of(d["body"]) for d in hook.deliveries[first:before]}
+                recorded["webhook"], direct["webhook"] = _relayed(
+                    agent, capture, hook.deliveries[before:], direct_tasks
                 )
-            assert read_capture(out).exchanges, f"{scenario}: nothing recorded"
+            if recorded == direct:
+                continue
+            said = f"{scenario}:\n  direct  ={json.dumps(direct)}"
+            said += f"\n  recorded={json.dumps(recorded)}"
+            why = KNOWN_UNRELAYED.get((agent, binding)) if scenario == PUSH_SCENARIO else None
+            recorded.pop("webhook", None)
+            direct.pop("webhook", None)
+            if why and recorded == direct:  # only the webhook differs, as the gap says
+                known.append(f"{said}\n  known: {why}")
+            else:
+                failures.append(said)
     assert not failures, "\n".join(failures)
+    if known:
+        pytest.xfail("\n".join(known))
+
+
+def _relayed(
+    agent: str, capture: Any, deliveries: list[Any], direct_tasks: set[str | None]
+) -> tuple[list[str], list[str]]:
+    """The kinds of the deliveries the webhook got in the recorded run (those of its tasks, or of
+    no task the direct run had: one may trail it), and of those the capture holds: the same when
+    the recorder relayed each delivery it recorded, and recorded each it relayed."""
+    held = [e for e in capture.exchanges if e.classification.operation == PUSH_DELIVERY]
+    answered = (answered_state(e.response) for e in capture.exchanges)
+    tasks = {a.task_id for a in answered if a is not None and a.task_id}
+    tasks |= {e.classification.task_id for e in capture.exchanges if e.classification.task_id}
+    got = [
+        d["body"]
+        for d in deliveries
+        if _task_of(d["body"]) in tasks or _task_of(d["body"]) not in direct_tasks
+    ]
+    return (
+        run.delivery_kinds(agent, got),
+        run.delivery_kinds(agent, [json.loads(e.request.body) for e in held]),
+    )
+
+
+def _task_of(body: Any) -> str | None:
+    """The task a v1.0 delivery (one-key StreamResponse) or a v0.3 one (with `kind`) is about."""
+    if not isinstance(body, dict) or not body:
+        return None
+    event = body if "kind" in body or len(body) != 1 else next(iter(body.values()))
+    if not isinstance(event, dict):
+        return None
+    found = event.get("taskId") or (event.get("id") if "status" in event else None)
+    return found if isinstance(found, str) else None
 
 
 def test_a_grpc_send_larger_than_the_agents_window_passes_the_push_relay(tmp_path: Path) -> None:
