@@ -20,9 +20,8 @@ from recorder.capture import JSON_FORMS, JsonForm
 
 Json = Any
 Lookup = Callable[[str], str | None]
-Embedded = Sequence[
-    tuple[str, str]
-]  # (recorded, live) swapped inside longer strings, longest first
+# (recorded, live) pairs swapped inside longer strings too, longest first (`embedded_pairs`).
+Embedded = Sequence[tuple[str, str]]
 
 # Recorded values shorter than this are swapped only where a whole string equals them.
 MIN_EMBEDDED = 8

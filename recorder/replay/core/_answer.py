@@ -97,7 +97,7 @@ def prepare_http(
         if len(i) >= MIN_EMBEDDED and any(i in t and i != t for t in texts)
     )
     if swappable is not None:
-        body = _changeable(body, swappable, embedded)
+        body = _changeable(body, swappable, embedded) if body is not None else None
         events = tuple(
             _Event(e.offset_us, tuple(_changeable_line(x, swappable, embedded) for x in e.lines))
             for e in events
@@ -105,12 +105,8 @@ def prepare_http(
     return Prepared(headers, body, events, response.newline, embedded)
 
 
-def _changeable(
-    template: Template | None, swappable: Container[str], embedded: Sequence[str]
-) -> Template | None:
+def _changeable(template: Template, swappable: Container[str], embedded: Sequence[str]) -> Template:
     """`template` with only the holes a swap may change (a whole value, or an id inside one)."""
-    if template is None:
-        return None
     holes = tuple(
         hole
         for hole in template.holes
@@ -122,11 +118,7 @@ def _changeable(
 def _changeable_line(
     line: str | tuple[str, Template], swappable: Container[str], embedded: Sequence[str]
 ) -> str | tuple[str, Template]:
-    if isinstance(line, str):
-        return line
-    template = _changeable(line[1], swappable, embedded)
-    assert template is not None
-    return line[0], template
+    return line if isinstance(line, str) else (line[0], _changeable(line[1], swappable, embedded))
 
 
 def _line(line: str, jsonrpc: bool) -> str | tuple[str, Template]:
@@ -198,7 +190,7 @@ def revalidated(answer: HttpAnswer, if_none_match: str | None) -> HttpAnswer:
 class Answers:
     """Every recorded answer's prepared form, made when first served (one per step)."""
 
-    def __init__(self, swappable: Container[str] | None = None) -> None:
+    def __init__(self, swappable: Container[str]) -> None:
         self.swappable = swappable  # see `prepare_http`
         self._http: dict[int, Prepared] = {}
         self._grpc: dict[int, tuple[Template | None, ...]] = {}

@@ -130,8 +130,8 @@ class Builder:
         if response is None:
             return False
         if isinstance(answer, HttpAnswer):
-            served = answer.status != 304 and answer.body != response.body
-            return step.index in self._cards and is_card(step.exchange) and served
+            card = step.index in self._cards and is_card(step.exchange)
+            return card and answer.status != 304 and answer.body != response.body
         return self.cards.changed_grpc(response)
 
     def translated(self, step: Step, version: Version | None) -> tuple[str, ...]:
