@@ -7,14 +7,9 @@ defaulting to a free port there, to the fixed port below on the command line).
 
 from __future__ import annotations
 
+from recorder.options._shared import ADDRESS, address
 from recorder.options._table import NAMES, Option, Table
-from recorder.options._values import (
-    READ_TIMEOUT,
-    parse_address,
-    parse_grpc_upstream,
-    parse_size,
-    parse_url,
-)
+from recorder.options._values import READ_TIMEOUT, parse_grpc_upstream, parse_size, parse_url
 
 LATEST = "latest"
 
@@ -37,8 +32,6 @@ def split_for(*, forward: bool) -> str:
     return "upstream" if forward else "none"
 
 
-ADDRESS = "HOST:PORT"
-
 RECORD = Table(
     [
         Option(
@@ -52,10 +45,7 @@ RECORD = Table(
             "grpc.http_proxy).",
             mitm=None, keyword=False,
         ),
-        Option(
-            "listen", tuple, ("127.0.0.1", 8480), "Where the recorder listens.",
-            metavar=ADDRESS, parse=parse_address, mitm=None, keyword=False,
-        ),
+        address("listen", ("127.0.0.1", 8480), "Where the recorder listens.", keyword=False),
         Option(
             "out", str, None, "Capture file (reverse mode), or folder of captures (forward mode).",
             metavar="PATH", required=True, keyword=False,
@@ -93,15 +83,11 @@ RECORD = Table(
             "Also record gRPC to this agent (tls://HOST:PORT for TLS gRPC).",
             metavar=ADDRESS, parse=parse_grpc_upstream, mitm=None, pytest=True,
         ),
-        Option(
-            "grpc_listen", tuple, None, "Where to take gRPC (default: a free port).",
-            metavar=ADDRESS, parse=parse_address, mitm=None,
-        ),
-        Option(
-            "push_proxy", tuple, None,
+        address("grpc_listen", None, "Where to take gRPC (default: a free port)."),
+        address(
+            "push_proxy", None,
             "Also listen here as a forward proxy for the agent's push deliveries (start the "
             "agent with HTTP_PROXY/HTTPS_PROXY set to it; for gRPC push configs in forward mode).",
-            metavar=ADDRESS, parse=parse_address, mitm=None,
         ),
         Option(
             "existing", str, "refuse",

@@ -10,15 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from recorder.options._shared import address
 from recorder.options._table import NAMES, Option, Table
-from recorder.options._values import (
-    READ_TIMEOUT,
-    parse_address,
-    parse_on_miss,
-    parse_timing,
-)
-
-ADDRESS = "HOST:PORT"
+from recorder.options._values import READ_TIMEOUT, parse_on_miss, parse_timing
 
 
 def parse_fault(text: str) -> str:
@@ -35,17 +29,17 @@ def _row(*args: Any, **settings: Any) -> Option:
 
 REPLAY = Table(
     [
-        _row(
-            "listen", tuple, ("127.0.0.1", 8490),
+        address(
+            "listen", ("127.0.0.1", 8490),
             "Where to serve HTTP: JSON-RPC, HTTP+JSON and the agent card (a fleet, DIR: its "
             "agents on PORT, PORT+1 ..., or with --forward its proxy).",
-            metavar=ADDRESS, parse=parse_address, keyword=False,
+            keyword=False,
         ),
-        _row(
-            "grpc_listen", tuple, None,
+        address(
+            "grpc_listen", None,
             "Where to serve gRPC, on the host of --listen (default: a free port when the "
             "captures hold gRPC).",
-            metavar=ADDRESS, parse=parse_address, keyword=False,
+            keyword=False,
         ),
         _row(
             "forward", bool, False,

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from recorder.options._table import NAMES, Option, command_option
+from recorder.options._values import parse_address
 
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC", "HTTP", "custom")  # recorder.protocol.Binding's
+ADDRESS = "HOST:PORT"
+
+
+def address(name: str, default: tuple[str, int] | None, help: str, **settings: Any) -> Option:
+    """Where the recorder or the replayer listens: bound by it, so no mitmproxy option."""
+    return Option(
+        name, tuple, default, help, metavar=ADDRESS, parse=parse_address, mitm=None, **settings
+    )
 
 
 def output(what: str = "the report", *, was: tuple[str, ...] = ()) -> Option:
