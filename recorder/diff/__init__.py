@@ -56,7 +56,7 @@ from recorder.diff._result import (
     ExchangeDiff,
     PairKind,
 )
-from recorder.diff._shown import Excerpt, describe, excerpts, file_content, printable
+from recorder.diff._shown import Excerpt, describe, excerpts, file_content, json_text, printable
 from recorder.protocol import IdKind
 
 __all__ = [
@@ -95,6 +95,7 @@ __all__ = [
     "excerpts",
     "exchange_text",
     "file_content",
+    "json_text",
     "judge",
     "matrix_command",
     "md_text",

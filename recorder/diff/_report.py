@@ -8,7 +8,6 @@ captures held.  The page shows the exchanges its rows name when the diffs carry 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from recorder.diff._shown import (
     file_counts,
     file_rows,
     is_folder_report,
+    json_text,
     listed,
     printable,
     rows,
@@ -175,7 +175,7 @@ def render_json(
         "diffs": [report_dict(d) for d in diffs],
         "unpaired": [{"side": side, "name": name} for side, name in unpaired],
     }
-    return printable(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    return json_text(document)
 
 
 _MD_HEAD = "| A | B | operation | what | path | A value | B value |"

@@ -89,6 +89,11 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def json_text(document: object) -> str:
+    """A JSON report as written: indented, UTF-8 (`printable`), other values as their `str`."""
+    return printable(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
 @dataclass(frozen=True, slots=True)
 class Excerpt:
     """One side of a change: `changed`, the differing span, whole; `before`, `after` around it."""

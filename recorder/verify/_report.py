@@ -6,13 +6,12 @@ notes, timing, stale baseline entries and the verdict.  JUnit has one case, the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from recorder._pages import render_page
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import diff_failures, diff_notes, diff_page, md_text, printable, report_dict
+from recorder.diff import diff_failures, diff_notes, diff_page, json_text, md_text, report_dict
 from recorder.diff import render_markdown as diff_markdown
 from recorder.diff import render_text as diff_text
 from recorder.verify._result import Latency, NotSent, VerifyResult
@@ -88,13 +87,16 @@ def render_markdown(result: VerifyResult, *, color: bool = False) -> str:
     return "\n".join(out)
 
 
+def report_head(format: str, version: int, capture: str, agent: str) -> dict[str, Any]:
+    """What a verify JSON report begins with: `format` and `version` (stable for CI), and what
+    was verified against what."""
+    return {"format": format, "version": version, "capture": capture, "agent": agent}
+
+
 def report(result: VerifyResult) -> dict[str, Any]:
-    """The JSON-ready report (stable for CI: `format`, `version`)."""
+    """The JSON-ready report."""
     return {
-        "format": REPORT_FORMAT,
-        "version": REPORT_VERSION,
-        "capture": result.capture,
-        "agent": result.agent,
+        **report_head(REPORT_FORMAT, REPORT_VERSION, result.capture, result.agent),
         "drift": result.drift,
         "status": result.status,
         "summary": result.summary(),
@@ -137,7 +139,7 @@ def _latency(x: Latency, result: VerifyResult) -> dict[str, Any]:
 
 
 def render_json(result: VerifyResult, *, color: bool = False) -> str:
-    return printable(json.dumps(report(result), indent=2, ensure_ascii=False, default=str) + "\n")
+    return json_text(report(result))
 
 
 def render_html(result: VerifyResult, *, color: bool = False) -> str:

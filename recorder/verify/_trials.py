@@ -7,15 +7,14 @@ others; an inserted exchange is listed with its run.  Pure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from recorder._errors import Exit
 from recorder.ci import Case, Failure, Suite, render_junit
-from recorder.diff import ExchangeDiff, PairKind, describe, md_text, printable
-from recorder.verify._report import CLASSNAME, render_text, report
+from recorder.diff import ExchangeDiff, PairKind, describe, json_text, md_text
+from recorder.verify._report import CLASSNAME, render_text, report, report_head
 from recorder.verify._result import VerifyResult
 
 REPORT_FORMAT = "a2a-recorder-verify-trials"
@@ -136,12 +135,9 @@ def trials_markdown(trials: Trials, *, color: bool = False) -> str:
 
 
 def trials_report(trials: Trials) -> dict[str, Any]:
-    """The JSON-ready report (stable for CI: `format`, `version`)."""
+    """The JSON-ready report."""
     return {
-        "format": REPORT_FORMAT,
-        "version": REPORT_VERSION,
-        "capture": trials.capture,
-        "agent": trials.agent,
+        **report_head(REPORT_FORMAT, REPORT_VERSION, trials.capture, trials.agent),
         "trials": len(trials.runs),
         "min_pass": trials.min_pass,
         "passed": trials.passed,
@@ -165,8 +161,7 @@ def trials_report(trials: Trials) -> dict[str, Any]:
 
 
 def trials_json(trials: Trials, *, color: bool = False) -> str:
-    document = json.dumps(trials_report(trials), indent=2, ensure_ascii=False, default=str)
-    return printable(document + "\n")
+    return json_text(trials_report(trials))
 
 
 def trials_junit(trials: Trials, *, color: bool = False) -> str:
