@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from recorder.lint._rules import RULES, Rule
 from recorder.lint._view import ExchangeLike, Session, Violation, view_exchange
@@ -70,6 +70,14 @@ class Finding:
             "actual": self.actual,
             "summary": self.summary,
         }
+
+
+class LintSettings(TypedDict, total=False):
+    """What a linter is set up with (`LintContext.create` gives the defaults)."""
+
+    spec: SpecVersion | str
+    rules: Sequence[Rule]
+    keys: Mapping[str, Mapping[str, Any]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,15 +171,13 @@ class CaptureLike(Protocol):
 def lint_capture(
     capture: CaptureLike,
     *,
-    spec: SpecVersion | str = LATEST_SPEC,
-    rules: Sequence[Rule] = RULES,
-    keys: Mapping[str, Mapping[str, Any]] | None = None,
     file: str | None = None,
     text: str | None = None,
+    **settings: Unpack[LintSettings],
 ) -> list[Finding]:
     """Lint every exchange of a capture in the order the session ran; findings by exchange
     number, then table order, located as `file:line` given the capture's `file` and `text`."""
-    context = LintContext.create(spec, rules, keys)
+    context = LintContext.create(**settings)
     found: list[Finding] = []
     for is_end, exchange in _timeline(capture.exchanges):
         if is_end:
@@ -206,13 +212,8 @@ class Linter:
     """A thread-safe live linter for one capture: `feed` it exchanges as they complete (it
     learns the request too if `saw_request` was not called for it)."""
 
-    def __init__(
-        self,
-        spec: SpecVersion | str = LATEST_SPEC,
-        rules: Sequence[Rule] = RULES,
-        keys: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> None:
-        self._context = LintContext.create(spec, rules, keys)
+    def __init__(self, **settings: Unpack[LintSettings]) -> None:
+        self._context = LintContext.create(**settings)
         self._requests_seen: set[int] = set()
         self._lock = threading.Lock()
 
