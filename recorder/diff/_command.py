@@ -8,10 +8,10 @@ path; the status is the worst over all pairs.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 import click
 
@@ -50,7 +50,17 @@ def _pair_folders(a: Path, b: Path) -> tuple[list[str], list[tuple[str, str]]]:
     return sorted(names_a & names_b), unpaired
 
 
-def _diff_files(run: _Run, a: Path, b: Path, options: Mapping[str, Any]) -> None:
+class DiffOptions(TypedDict, total=False):
+    """`diff_captures`'s options, as `run_diff` and the command take them."""
+
+    ignore: Sequence[str]
+    compare: Sequence[str]
+    timing: bool
+    collapse_polls: bool
+    strict_order: bool
+
+
+def _diff_files(run: _Run, a: Path, b: Path, options: DiffOptions) -> None:
     try:
         (ca, cut_a), (cb, cut_b) = recover_capture(a), recover_capture(b)
     except (InputError, OSError) as exc:
@@ -60,26 +70,12 @@ def _diff_files(run: _Run, a: Path, b: Path, options: Mapping[str, Any]) -> None
     run.diffs.append(diff_captures(ca, cb, a_name=str(a), b_name=str(b), **options))
 
 
-def run_diff(
-    a: Path,
-    b: Path,
-    *,
-    ignore: Sequence[str] = (),
-    timing: bool = False,
-    collapse_polls: bool = True,
-    strict_order: bool = False,
-    compare: Sequence[str] = (),
-) -> _Run:
-    """Diff two files or folders; read errors are collected, a bad pattern raises ValueError."""
-    parse_ignores(ignore)
-    parse_compare(compare)
-    options = {
-        "ignore": ignore,
-        "compare": compare,
-        "timing": timing,
-        "collapse_polls": collapse_polls,
-        "strict_order": strict_order,
-    }
+def run_diff(a: Path, b: Path, **options: Unpack[DiffOptions]) -> _Run:
+    """Diff two files or folders (polls collapsed unless `collapse_polls=False`); read errors are
+    collected, a bad pattern raises ValueError."""
+    parse_ignores(options.get("ignore", ()))
+    parse_compare(options.get("compare", ()))
+    options.setdefault("collapse_polls", True)
     run = _Run()
     if a.is_dir() and b.is_dir():
         names, run.unpaired = _pair_folders(a, b)
@@ -127,15 +123,7 @@ DIFF = Table(
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 def diff_command(
-    a: Path,
-    b: Path,
-    format: str,
-    ignore: tuple[str, ...],
-    compare: tuple[str, ...],
-    output: Path | None,
-    timing: bool,
-    strict_order: bool,
-    collapse_polls: bool,
+    a: Path, b: Path, format: str, output: Path | None, **options: Unpack[DiffOptions]
 ) -> None:
     """Compare two captures A and B (or two folders of captures) of the same scenario.
 
@@ -143,9 +131,8 @@ def diff_command(
     operation, and v0.3 -> v1.0 renames are summarised.  Exit status: 0 same, 1 different,
     2 error.
     """
-    options = {"timing": timing, "collapse_polls": collapse_polls, "strict_order": strict_order}
     try:
-        run = run_diff(a, b, ignore=ignore, compare=compare, **options)
+        run = run_diff(a, b, **options)
     except ValueError as exc:  # a bad --ignore or --compare pattern
         raise InputError(str(exc)) from exc
     for message in run.errors:
