@@ -114,33 +114,37 @@ def _flow(
     server = connection.Server(address=(parts.hostname, port))
     found = http.HTTPFlow(client, server)
     found.request = http.Request(
-        parts.hostname,
-        port,
-        request.method.encode("latin-1", "replace"),
-        parts.scheme.encode("ascii"),
-        b"",
-        request.target.encode("utf-8", "surrogateescape"),
-        request.http_version.encode("ascii", "replace"),
-        _wire_headers(request.headers),
-        _wire_body(request.body, request.headers),
-        None,
-        started,
-        started,
+        host=parts.hostname,
+        port=port,
+        method=request.method.encode("latin-1", "replace"),
+        scheme=parts.scheme.encode("ascii"),
+        authority=b"",
+        path=request.target.encode("utf-8", "surrogateescape"),
+        timestamp_end=started,
+        **_wire_message(request, started),
     )
     if response is not None:
         found.response = http.Response(
-            response.http_version.encode("ascii", "replace"),
-            response.status,
-            response.reason.encode("latin-1", "replace"),
-            _wire_headers(response.headers),
-            _wire_body(response.body, response.headers),
-            None,
-            started,
-            ended,
+            status_code=response.status,
+            reason=response.reason.encode("latin-1", "replace"),
+            timestamp_end=ended,
+            **_wire_message(response, started),
         )
     if error is not None:
         found.error = Error(error, ended)
     return found
+
+
+def _wire_message(message: Request | Response, started: float) -> dict[str, Any]:
+    """What a flow's request and response both hold, as the wire carried them: the HTTP
+    version, headers and body (no trailers), and the time the entry started."""
+    return {
+        "http_version": message.http_version.encode("ascii", "replace"),
+        "headers": _wire_headers(message.headers),
+        "content": _wire_body(message.body, message.headers),
+        "trailers": None,
+        "timestamp_start": started,
+    }
 
 
 def _wire_headers(headers: Headers) -> http.Headers:
