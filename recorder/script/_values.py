@@ -67,8 +67,8 @@ def request_value(
     value: dict[str, Json] = {"tenant": classification.tenant}
     known = classification.is_known
     if classification.binding is Binding.HTTP_JSON and known:  # the ids the URL path names
-        path = urlsplit(request.target).path.split("/")
-        segments = {unquote(part).partition(":")[0] for part in path}
+        path = path_of(request.target).split("/")
+        segments = {_unquoted(part).partition(":")[0] for part in path}
         ids = {"taskId": classification.task_id, "configId": classification.config_id}
         value["path"] = {k: v for k, v in ids.items() if v and v.partition(":")[0] in segments}
     if classification.binding is Binding.HTTP_JSON or not known:
@@ -91,12 +91,26 @@ def request_value(
 def route_of(request: Request) -> list[str]:
     """The verb and the path segments of a request, a custom verb (`:get`) on its own."""
     found = [request.method]
-    for segment in urlsplit(request.target).path.split("/"):
+    for segment in path_of(request.target).split("/"):
         if not segment:
             continue
         name, colon, verb = unquote(segment).partition(":")
         found += [name, f":{verb}"] if colon and name else [unquote(segment)]
     return found
+
+
+def path_of(target: str) -> str:
+    """`urlsplit(target).path`, read without a URL parse for a plain origin form (most)."""
+    if target[:1] == "/" and target[1:2] != "/" and not _URL_UNSAFE.search(target):
+        return target.partition("?")[0].partition("#")[0]
+    return urlsplit(target).path
+
+
+_URL_UNSAFE = re.compile("[\t\r\n]")  # what `urlsplit` removes first
+
+
+def _unquoted(part: str) -> str:
+    return unquote(part) if "%" in part else part
 
 
 _PATH_KEYS = {"taskId": ("taskId", "id", "task_id"), "configId": ("id", "configId", "config_id")}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from urllib.parse import urlsplit
 
 import pytest
 from _agent_model import Client, ModelAgent, Recording, new_uuid
@@ -29,6 +30,7 @@ from recorder.replay import (
 )
 from recorder.replay.core._answer import prepare_http, render_http
 from recorder.script import Swap, prepare, wire_bytes
+from recorder.script._values import path_of
 
 JSON = (("content-type", "application/json"),)
 INTERFACES = (Interface("http://127.0.0.1:9/a2a/jsonrpc", Binding.JSONRPC),)
@@ -329,7 +331,11 @@ def test_an_answer_prepared_with_only_its_swappable_holes_renders_the_same(
     envelope = {"jsonrpc": "2.0", "id": 7, "result": value}
     response = Response(
         200,
-        headers=(("X-Id", olds[0] if olds else "h"),),
+        headers=(
+            ("X-Id", olds[0] if olds else "h"),
+            ("X-Note", f"about {long_id}"),
+            ("X-Plain", "plain"),
+        ),
         body=json.dumps(envelope, ensure_ascii=data.draw(st.booleans())).encode(),
     )
     whole = prepare_http(response, jsonrpc=True, ids=list(mapping))
@@ -339,6 +345,15 @@ def test_an_answer_prepared_with_only_its_swappable_holes_renders_the_same(
     assert render_http(response, pruned, mapping.get, jsonrpc_id) == render_http(
         response, whole, mapping.get, jsonrpc_id
     )
+
+
+@given(
+    st.sampled_from(["/", "//", "", "http://h/", "\t/", " /", "a:/"]),
+    st.text(alphabet="/?#%:;@a1 \t\r\n", max_size=12),
+)
+def test_a_targets_path_is_what_a_url_parse_reads(start: str, rest: str) -> None:
+    """`path_of` reads a plain origin form without a URL parse, and anything else with one."""
+    assert path_of(start + rest) == urlsplit(start + rest).path
 
 
 def _strings(value: object) -> list[str]:

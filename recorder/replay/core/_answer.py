@@ -65,6 +65,7 @@ class Prepared:
     events: tuple[_Event, ...]
     newline: str
     embedded: tuple[str, ...] = ()
+    swapped_headers: bool = True  # whether a swap may change a header value
 
 
 def prepare_http(
@@ -96,13 +97,15 @@ def prepare_http(
         for i in dict.fromkeys(ids)
         if len(i) >= MIN_EMBEDDED and any(i in t and i != t for t in texts)
     )
-    if swappable is not None:
-        body = _changeable(body, swappable, embedded) if body is not None else None
-        events = tuple(
-            _Event(e.offset_us, tuple(_changeable_line(x, swappable, embedded) for x in e.lines))
-            for e in events
-        )
-    return Prepared(headers, body, events, response.newline, embedded)
+    if swappable is None:
+        return Prepared(headers, body, events, response.newline, embedded)
+    body = _changeable(body, swappable, embedded) if body is not None else None
+    events = tuple(
+        _Event(e.offset_us, tuple(_changeable_line(x, swappable, embedded) for x in e.lines))
+        for e in events
+    )
+    swapped = any(v in swappable or any(i in v for i in embedded) for _, v in headers)
+    return Prepared(headers, body, events, response.newline, embedded, swapped)
 
 
 def _changeable(template: Template, swappable: Container[str], embedded: Sequence[str]) -> Template:
@@ -134,7 +137,9 @@ def render_http(
 ) -> HttpAnswer:
     pairs = [(r, v) for r in prepared.embedded if (v := lookup(r)) is not None]
     embedded = embedded_pairs(pairs) if pairs else ()
-    headers = tuple((k, swap_text(v, lookup, embedded)) for k, v in prepared.headers)
+    headers = prepared.headers
+    if prepared.swapped_headers:
+        headers = tuple((k, swap_text(v, lookup, embedded)) for k, v in headers)
     body = b""
     if prepared.body is not None:
         body = wire_bytes(prepared.body.render(lookup, embedded, jsonrpc_id))

@@ -43,6 +43,8 @@ class Face(Protocol):
 
 def reason_phrase(text: str, limit: int = 400) -> bytes:
     """A reason phrase that a status line can carry (printable ASCII, shortened)."""
+    if text.isascii() and text.isprintable() and len(text) <= limit:
+        return text.encode()  # most phrases ("OK")
     data = _PHRASE_JUNK.sub(b"?", text.encode("ascii", "replace"))
     return data if len(data) <= limit else data[: limit - 3] + b"..."
 
@@ -245,7 +247,12 @@ class Connection(asyncio.Protocol):
         if self._framing is not None or self._refused:
             return  # httptools ends an upgrade offer at its head; its body comes after
         self._due = None
-        headers = tuple([(_text(k), _text(v)) for k, v in self._headers])
+        headers = tuple(
+            [
+                (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape"))
+                for k, v in self._headers
+            ]
+        )
         target = _text(bytes(self._url))
         body = b"".join(self._body)
         self._queue.append(Request(self._method, target, headers, body, self._version))
