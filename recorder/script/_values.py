@@ -190,8 +190,13 @@ def credential_names(
 def token(provenance: Provenance, recorded: str | None = None) -> Json:
     """The placeholder a slot becomes in a shape (a fixed id keeps its value)."""
     if provenance is Provenance.FIXED:
-        return [f"~{provenance.value}", recorded]
-    return f"~{provenance.value}"
+        return [_TOKENS[provenance], recorded]
+    return _TOKENS[provenance]
+
+
+# Read from tables, not through the enums' `value` (a Python-level descriptor, per request).
+_TOKENS = {p: f"~{p.value}" for p in Provenance}
+_BINDINGS: dict[Binding | None, str] = {None: "-", **{b: b.value for b in Binding}}
 
 
 def shape(
@@ -221,8 +226,8 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 
 def make_key(classification: Classification, shaped: Json) -> Key:
-    binding = classification.binding.value if classification.binding else "-"
     # A canonical string of the shape: equal strings, equal requests up to their ids.
+    binding = _BINDINGS[classification.binding]
     return binding, classification.operation or "-", _CANONICAL.encode(shaped)
 
 
