@@ -9,17 +9,16 @@ cards are served as recorded.  `report_json()` adds the requests no agent answer
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Self
 
 from recorder._background import BackgroundLoop, Service, bind_socket, host_port
 from recorder._errors import OptionError
+from recorder._files import replace_file
 from recorder.capture import Capture, check_regular, file_kind
 from recorder.replay.core import Journal, Report
 from recorder.replay.faces import Connection, Replayer, serve_http
@@ -237,15 +236,7 @@ class Fleet(Service):
         problem = ports_file_problem(path)
         if problem is not None:
             raise FileExistsError(f"{path}: {problem}")
-        handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(json.dumps(self.ports_json(), indent=2) + "\n")
-            os.replace(scratch, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(scratch)
-            raise
+        replace_file(path, (json.dumps(self.ports_json(), indent=2) + "\n").encode())
 
     def table(self) -> str:
         """One line per agent: its name, card, recorded upstreams, and where it is served."""
