@@ -2,10 +2,12 @@
 
 DATA frames are not message boundaries, so `GrpcFramer` re-frames incrementally.  The A2A
 protos ship as package data (`scripts/descriptors`) in a private pool, so no a2a-sdk is needed
-at runtime and a user's own never changes decoding.  Invariant: a message is shown as proto-JSON
-only when that JSON gives back the same message (else the caller keeps the raw bytes), so
-`encode_message(*decode_message(...))` is equal.  `GrpcFramingError`: a peer broke the framing;
-`GrpcCodecError`: our caller asked to encode something unknown or malformed.
+at runtime and a user's own never changes decoding; so does a draft a peer speaks under v0.3's
+service name (a2a-java's, renamed: `DRAFT_SERVICES`), which reads what v0.3's schema cannot.
+Invariant: a message is shown as proto-JSON only when that JSON gives back the same message
+(else the caller keeps the raw bytes), so `encode_message(*decode_message(...))` is equal.
+`GrpcFramingError`: a peer broke the framing; `GrpcCodecError`: our caller asked to encode
+something unknown or malformed.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ DESCRIPTOR_SET = "descriptors/a2a.binpb"
 DESCRIPTOR_MANIFEST = "descriptors/a2a.json"
 # Files whose services we know: v1.0 (package lf.a2a.v1) and v0.3 (package a2a.v1).
 DESCRIPTOR_FILES = ("a2a.proto", "a2a_v0_3.proto")
+# Schemas a peer speaks under another's service name, shipped renamed: the service on the wire ->
+# the shipped service whose rpc of the same name reads what the first one's does not read
+# losslessly, and serves the rpcs the first lacks.  a2a-java 1.0.0.Alpha3 serves a draft of
+# v1.0 as `a2a.v1.A2AService` (its CreateTaskPushNotificationConfigRequest is {task_id,
+# config_id, tenant, config: PushNotificationConfig} where v0.3's is {parent, config_id,
+# config}); `scripts/descriptors` ships its file as package a2a_java_draft.v1.
+DRAFT_SERVICES: Mapping[str, str] = {"a2a.v1.A2AService": "a2a_java_draft.v1.A2AService"}
 STATUS_TYPE = "google.rpc.Status"
 ANY_TYPE = "google.protobuf.Any"
 
@@ -117,7 +126,12 @@ def descriptor_manifest() -> Mapping[str, Any]:
 
 
 def descriptor_source() -> str:
-    return f"shipped with a2a-recorder (protos of {descriptor_manifest()['source']})"
+    """`shipped with a2a-recorder (protos of a2a-sdk 1.3.0; drafts: a2a_java_draft.proto of
+    io.github.a2asdk:a2a-java-sdk-spec-grpc 1.0.0.Alpha3)`."""
+    manifest = descriptor_manifest()
+    drafts = [f"{name} of {manifest['files'][name]}" for name in manifest.get("renamed", {})]
+    said = f"; drafts: {', '.join(drafts)}" if drafts else ""
+    return f"shipped with a2a-recorder (protos of {manifest['source']}{said})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +150,8 @@ class GrpcMethod:
 
 @cache
 def grpc_methods() -> Mapping[str, GrpcMethod]:
+    """Every rpc path we know: the services of `DESCRIPTOR_FILES`, and a draft's rpcs that
+    the service it is spoken under lacks (`/a2a.v1.A2AService/ListTasks`: a2a-java's)."""
     table: dict[str, GrpcMethod] = {}
     pool = a2a_pool()
     for file_name in DESCRIPTOR_FILES:
@@ -143,6 +159,17 @@ def grpc_methods() -> Mapping[str, GrpcMethod]:
             for rpc in service.methods:
                 found = _method(service.full_name, rpc)
                 table[found.path] = found
+    return {**draft_methods(), **table}
+
+
+@cache
+def draft_methods() -> Mapping[str, GrpcMethod]:
+    """The drafts' rpcs (`DRAFT_SERVICES`) by their path on the wire, with the draft's types."""
+    table: dict[str, GrpcMethod] = {}
+    for wire, shipped in DRAFT_SERVICES.items():
+        for rpc in a2a_pool().FindServiceByName(shipped).methods:
+            found = _method(wire, rpc)
+            table[found.path] = found
     return table
 
 
@@ -201,7 +228,9 @@ def decode_message(
     encoding: str | None = None,
 ) -> tuple[str, str] | None:
     """One message of the rpc at `path` as `(type full name, compact JSON)`, or None for an
-    unknown rpc or compression, junk, or JSON that would not reproduce it (a newer peer's)."""
+    unknown rpc or compression, junk, or JSON that would not reproduce it (a newer peer's).
+    What the path's own schema does not read losslessly, a draft spoken under the same service
+    (`DRAFT_SERVICES`) may: then the type named is the draft's."""
     method = grpc_method(path)
     if method is None:
         return None
@@ -210,7 +239,11 @@ def decode_message(
         if plain is None:
             return None
         data = plain
-    return decode_as(method.message_type(direction), data)
+    found = decode_as(method.message_type(direction), data)
+    draft = draft_methods().get(path) if found is None else None
+    if draft is not None and draft is not method:
+        return decode_as(draft.message_type(direction), data)
+    return found
 
 
 def decode_as(type_name: str, data: bytes) -> tuple[str, str] | None:

@@ -239,4 +239,7 @@ def test_the_version_names_the_shipped_descriptors() -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("a2a-recorder ")
     assert lines[1].startswith("mitmproxy 12.")
-    assert lines[2] == "A2A descriptors: shipped with a2a-recorder (protos of a2a-sdk 1.3.0)"
+    assert lines[2] == (
+        "A2A descriptors: shipped with a2a-recorder (protos of a2a-sdk 1.3.0; drafts: "
+        "a2a_java_draft.proto of io.github.a2asdk:a2a-java-sdk-spec-grpc 1.0.0.Alpha3)"
+    )

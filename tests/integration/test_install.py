@@ -262,7 +262,10 @@ def test_installing_the_wheel_leaves_the_sdk_as_it_was(key: str, tmp_path: Path)
     where = _run([str(env.python), "-c", "import recorder; print(recorder.__file__)"], tmp_path)
     assert where.stdout.strip().startswith(str(env.path))
     version = _run([_bin(env, "a2a-recorder"), "--version"], tmp_path).stdout
-    assert "A2A descriptors: shipped with a2a-recorder (protos of a2a-sdk 1.3.0)" in version
+    assert (
+        "A2A descriptors: shipped with a2a-recorder (protos of a2a-sdk 1.3.0; drafts: "
+        "a2a_java_draft.proto of io.github.a2asdk:a2a-java-sdk-spec-grpc 1.0.0.Alpha3)"
+    ) in version
 
 
 def test_the_demo_without_its_extra_says_what_to_install(tmp_path: Path) -> None:

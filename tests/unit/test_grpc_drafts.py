@@ -1,0 +1,253 @@
+"""A draft schema spoken under another's service name: a2a-java 1.0.0.Alpha3's on `a2a.v1`.
+
+Its messages are built here byte by byte, by field number (as the Java SDK's descriptor numbers
+them), not from the shipped descriptor, so these tests fail if the shipped draft is wrong: a
+message v0.3's schema does not read losslessly is read as the draft's type of the same rpc, and
+re-encodes to the same bytes; one v0.3 reads losslessly stays v0.3's; the push relay rewrites a
+draft push config's url.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recorder.protocol._grpc import (
+    DRAFT_SERVICES,
+    a2a_pool,
+    decode_message,
+    descriptor_manifest,
+    descriptor_source,
+    encode_message,
+    grpc_method,
+)
+from recorder.record import RELAY_PREFIX, PushRelay
+from recorder.record._push import grpc_swap
+
+V03 = "/a2a.v1.A2AService/"
+DRAFT = "a2a_java_draft.v1."
+CREATE = V03 + "CreateTaskPushNotificationConfig"
+HOOK = "http://127.0.0.1:7000/webhook"
+ORIGIN = "http://127.0.0.1:9000"
+
+
+# --- protobuf wire format, by hand ----------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _bytes(number: int, value: bytes | str) -> bytes:
+    data = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _int(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def _fields(data: bytes) -> dict[int, list[bytes | int]]:
+    """field number -> its values (bytes for length-delimited, int for varint)."""
+    out: dict[int, list[bytes | int]] = {}
+    at = 0
+    while at < len(data):
+        key, at = _read_varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _read_varint(data, at)
+            out.setdefault(number, []).append(value)
+        elif wire == 2:
+            size, at = _read_varint(data, at)
+            out.setdefault(number, []).append(data[at : at + size])
+            at += size
+        else:
+            raise AssertionError(f"wire type {wire} not expected here")
+    return out
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if not byte & 0x80:
+            return value, at
+
+
+# Java's PushNotificationConfig {id=1, url=2, token=3, authentication=4 {scheme=1, credentials=2}}
+CONFIG = (
+    _bytes(1, "cfg-1")
+    + _bytes(2, HOOK)
+    + _bytes(3, "tok-1")
+    + _bytes(4, _bytes(1, "Bearer") + _bytes(2, "secret-1"))
+)
+# CreateTaskPushNotificationConfigRequest {task_id=1, config_id=2, tenant=4, config=5}
+JAVA_CREATE = _bytes(1, "task-1") + _bytes(2, "cfg-1") + _bytes(4, "acme") + _bytes(5, CONFIG)
+# TaskPushNotificationConfig {id=1, push_notification_config=2, task_id=3, tenant=4}
+JAVA_CONFIG = _bytes(1, "cfg-1") + _bytes(2, CONFIG) + _bytes(3, "task-1")
+
+CONFIG_JSON = {
+    "id": "cfg-1",
+    "url": HOOK,
+    "token": "tok-1",
+    "authentication": {"scheme": "Bearer", "credentials": "secret-1"},
+}
+
+
+def test_javas_create_request_is_read_as_the_draft() -> None:
+    found = decode_message(CREATE, JAVA_CREATE, "request")
+    assert found is not None
+    type_name, text = found
+    assert type_name == DRAFT + "CreateTaskPushNotificationConfigRequest"
+    assert json.loads(text) == {
+        "taskId": "task-1",
+        "configId": "cfg-1",
+        "tenant": "acme",
+        "config": CONFIG_JSON,
+    }
+    assert encode_message(type_name, text) == JAVA_CREATE
+
+
+def test_javas_config_answer_is_read_as_the_draft() -> None:
+    found = decode_message(CREATE, JAVA_CONFIG, "response")
+    assert found is not None
+    type_name, text = found
+    assert type_name == DRAFT + "TaskPushNotificationConfig"
+    assert json.loads(text) == {
+        "id": "cfg-1",
+        "pushNotificationConfig": CONFIG_JSON,
+        "taskId": "task-1",
+    }
+    assert encode_message(type_name, text) == JAVA_CONFIG
+    for rpc in ("GetTaskPushNotificationConfig",):
+        assert decode_message(V03 + rpc, JAVA_CONFIG, "response") == found
+
+
+def test_what_v03_reads_losslessly_stays_v03() -> None:
+    # v0.3's CreateTaskPushNotificationConfigRequest {parent=1, config_id=2,
+    # config=3 TaskPushNotificationConfig {name=1, push_notification_config=2}}.
+    name = "tasks/task-1/pushNotificationConfigs/cfg-1"
+    v03 = _bytes(1, "tasks/task-1") + _bytes(2, "cfg-1") + _bytes(3, _bytes(1, name))
+    found = decode_message(CREATE, v03, "request")
+    assert found is not None and found[0] == "a2a.v1.CreateTaskPushNotificationConfigRequest"
+    assert json.loads(found[1])["parent"] == "tasks/task-1"
+    # Java's answer without task_id is the same bytes as v0.3's {name, push_notification_config}:
+    # both read it losslessly, and v0.3 (the path's own schema) is kept.
+    both = _bytes(1, "cfg-1") + _bytes(2, CONFIG)
+    found = decode_message(CREATE, both, "response")
+    assert found is not None and found[0] == "a2a.v1.TaskPushNotificationConfig"
+    v03_config = {
+        **CONFIG_JSON,
+        "authentication": {"schemes": ["Bearer"], "credentials": "secret-1"},
+    }
+    assert json.loads(found[1]) == {"name": "cfg-1", "pushNotificationConfig": v03_config}
+    # A Java GetTaskRequest {id=1, history_length=2} reads losslessly as v0.3's {name, ...}.
+    get = decode_message(V03 + "GetTask", _bytes(1, "task-1") + _int(2, 3), "request")
+    assert get == ("a2a.v1.GetTaskRequest", '{"name":"task-1","historyLength":3}')
+
+
+def test_what_neither_reads_stays_undecoded() -> None:
+    junk = _bytes(9, "x") + _bytes(5, b"\xff\xff")
+    assert decode_message(CREATE, junk, "request") is None
+
+
+def test_the_drafts_own_rpcs_are_known_on_the_service_it_speaks_under() -> None:
+    subscribe = grpc_method(V03 + "SubscribeToTask")
+    assert subscribe is not None and subscribe.server_streaming
+    assert subscribe.service == "a2a.v1.A2AService"
+    assert subscribe.input_type == DRAFT + "SubscribeToTaskRequest"
+    card = grpc_method(V03 + "GetExtendedAgentCard")
+    assert card is not None and not card.server_streaming
+    assert card.output_type == DRAFT + "AgentCard"
+    # ListTasksRequest {context_id=1, page_size=3, include_artifacts=7}
+    request = _bytes(1, "ctx-1") + _int(3, 2) + _int(7, 1)
+    found = decode_message(V03 + "ListTasks", request, "request")
+    assert found == (
+        DRAFT + "ListTasksRequest",
+        '{"contextId":"ctx-1","pageSize":2,"includeArtifacts":true}',
+    )
+    # The path's own rpcs keep v0.3's types.
+    send = grpc_method(V03 + "SendMessage")
+    assert send is not None and send.input_type == "a2a.v1.SendMessageRequest"
+    assert grpc_method("/a2a_java_draft.v1.A2AService/SendMessage") is None  # not a wire name
+
+
+def test_the_draft_is_shipped_renamed() -> None:
+    (shipped,) = DRAFT_SERVICES.values()
+    service = a2a_pool().FindServiceByName(shipped)
+    file = service.file
+    assert (file.name, file.package) == ("a2a_java_draft.proto", "a2a_java_draft.v1")
+    named = {
+        t.full_name
+        for rpc in service.methods
+        for t in (rpc.input_type, rpc.output_type)
+        if not t.full_name.startswith("google.")
+    }
+    assert named and all(n.startswith(DRAFT) for n in named)
+    manifest = descriptor_manifest()
+    assert manifest["files"]["a2a_java_draft.proto"] == (
+        "io.github.a2asdk:a2a-java-sdk-spec-grpc 1.0.0.Alpha3"
+    )
+    assert "a2a_java_draft.v1" in manifest["renamed"]["a2a_java_draft.proto"]
+    assert "a2a-java-sdk-spec-grpc 1.0.0.Alpha3" in descriptor_source()
+
+
+# --- the push relay -------------------------------------------------------------------------
+
+
+def test_the_relay_rewrites_a_draft_create_request_and_its_answer() -> None:
+    relay = PushRelay()
+    swap = grpc_swap(relay, ORIGIN, CREATE, True, None)
+    assert swap is not None
+    out = swap(False, JAVA_CREATE)
+    assert out is not None
+    fields = _fields(out)
+    relayed = f"{ORIGIN}{RELAY_PREFIX}1".encode()
+    config = fields[5][0]
+    assert isinstance(config, bytes)
+    assert _fields(config)[2] == [relayed]  # config.url
+    assert fields[1] == [b"task-1"] and fields[4] == [b"acme"]
+    assert relay.real_url(f"{RELAY_PREFIX}1") == HOOK
+    # The agent's answer names the relay URL; the client gets its own webhook back.
+    answer = _bytes(1, "cfg-1") + _bytes(2, _fields_with(CONFIG, 2, relayed)) + _bytes(3, "t")
+    back = grpc_swap(relay, ORIGIN, CREATE, False, None)
+    assert back is not None
+    assert back(False, answer) == _bytes(1, "cfg-1") + _bytes(2, CONFIG) + _bytes(3, "t")
+
+
+def _fields_with(data: bytes, number: int, value: bytes) -> bytes:
+    """`data` (length-delimited fields only) with field `number` set to `value`, in order."""
+    return b"".join(
+        _bytes(n, value if n == number else v)
+        for n, values in _fields(data).items()
+        for v in values
+        if isinstance(v, bytes)
+    )
+
+
+@pytest.mark.parametrize("rpc", ["SendMessage", "SendStreamingMessage"])
+def test_the_relay_rewrites_a_draft_send_configuration(rpc: str) -> None:
+    # SendMessageRequest {message=1 {message_id=1, role=4, parts=5 {text=1}, reference_task_ids=8},
+    # configuration=2 {push_notification_config=2}, tenant=4}
+    message = _bytes(1, "m-1") + _int(4, 1) + _bytes(5, _bytes(1, "hi")) + _bytes(8, "t-0")
+    request = _bytes(1, message) + _bytes(2, _bytes(2, CONFIG)) + _bytes(4, "acme")
+    found = decode_message(V03 + rpc, request, "request")
+    assert found is not None and found[0] == DRAFT + "SendMessageRequest"
+    relay = PushRelay()
+    swap = grpc_swap(relay, ORIGIN, V03 + rpc, True, None)
+    assert swap is not None
+    out = swap(False, request)
+    assert out is not None
+    configuration = _fields(out)[2][0]
+    assert isinstance(configuration, bytes)
+    pushed = _fields(configuration)[2][0]
+    assert isinstance(pushed, bytes)
+    assert _fields(pushed)[2] == [f"{ORIGIN}{RELAY_PREFIX}1".encode()]
