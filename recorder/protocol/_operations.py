@@ -255,6 +255,8 @@ _POSITIONS: dict[tuple[str, Version], tuple[IdPosition, ...]] = {
         IdPosition(("configId",), IdKind.CONFIG, _CHOSEN),
         IdPosition(("config", "name"), IdKind.CONFIG, _CHOSEN, resource=True),
         *push_config_positions("config", "pushNotificationConfig"),
+        # a2a-java 1.0.0.Alpha3's draft on a2a.v1 (recorder.protocol._grpc.DRAFT_SERVICES)
+        *push_config_positions("config"),
     ),
     ("GetTaskPushNotificationConfig", Version.V0_3): _V03_CONFIG_REFS,
     ("ListTaskPushNotificationConfigs", Version.V0_3): (
