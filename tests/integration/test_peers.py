@@ -38,13 +38,9 @@ run = load_peers_run()
 FULL_MATRIX = os.environ.get("A2A_FULL_MATRIX") == "1"
 PUSH_SCENARIO = "08-push-configs"
 # Agents whose push deliveries go around the recorder, with why (a known gap of the recorder).
-KNOWN_UNRELAYED: dict[tuple[str, str], str] = {
-    ("a2a-java-1.0.x", "GRPC"): (
-        "a2a-java 1.0.0.Alpha3's gRPC push configs are in a draft v1.0 schema the recorder does "
-        "not decode, so it cannot point them at its relay: the deliveries reach the webhook "
-        "unrecorded (test_replay_peers.KNOWN_REPLAY_FAILURES)"
-    ),
-}
+# None today: a2a-java 1.0.0.Alpha3's gRPC push configs, in a draft v1.0 schema, are read with
+# that schema (recorder.protocol._grpc.DRAFT_SERVICES) and so relayed.
+KNOWN_UNRELAYED: dict[tuple[str, str], str] = {}
 JAVA = "a2a-java-1.0.x"
 
 
