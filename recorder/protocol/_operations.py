@@ -5,7 +5,8 @@ parameter names (`{task_id}`, `{tenant}`), not the proto's, so a match reads ali
 v1.0 routes are the proto's `google.api.http` options, each also under `/{tenant}`, and
 `:subscribe` takes GET (proto) and POST (spec §11.3.2); v0.3 routes are those the py and JS
 compat layers mount (a2a-wire.md §1).  Names real SDKs send besides the spec's are rows or
-aliases too (Java's trailing slash, .NET's list method, the JSON-RPC-only `0.1` dialect).
+aliases too (Java's trailing slash, .NET's list method, the JSON-RPC-only `0.1` dialect, and
+the rpcs a2a-java's draft of v1.0 serves under v0.3's gRPC service).
 """
 
 from __future__ import annotations
@@ -139,6 +140,7 @@ class Operation:
     positions: tuple[IdPosition, ...] = ()
 
     jsonrpc_aliases: tuple[str, ...] = ()  # other JSON-RPC names real SDKs use for it
+    grpc_aliases: tuple[str, ...] = ()  # other rpcs of the row's service real SDKs serve it as
 
     @property
     def grpc_service(self) -> str:
@@ -148,6 +150,12 @@ class Operation:
     def grpc_path(self) -> str:
         """`/<service>/<rpc>`, or "" for a row with no gRPC rpc (the 0.1 dialect)."""
         return f"/{self.grpc_service}/{self.grpc_rpc}" if self.grpc_rpc else ""
+
+    @property
+    def grpc_paths(self) -> tuple[str, ...]:
+        """Every gRPC path of the row: the proto's first, then the aliases'."""
+        aliases = (f"/{self.grpc_service}/{rpc}" for rpc in self.grpc_aliases)
+        return tuple(p for p in (self.grpc_path, *aliases) if p)
 
     @property
     def jsonrpc_methods(self) -> tuple[str, ...]:
@@ -323,7 +331,7 @@ _ROWS: tuple[Operation, ...] = (
     Operation("GetExtendedAgentCard", _T, "GetExtendedAgentCard", "GetExtendedAgentCard",
               _v1_routes("GET", "/extendedAgentCard"), False, _X,
               "lf.a2a.v1.GetExtendedAgentCardRequest", "lf.a2a.v1.AgentCard"),
-    # ---- v0.3: slash methods, `/v1/` routes, gRPC package a2a.v1; no ListTasks ----
+    # ---- v0.3: slash methods, `/v1/` routes, gRPC package a2a.v1; no ListTasks rpc ----
     Operation("SendMessage", _L, "message/send", "SendMessage",
               _v03_routes("POST", "/message:send"), False, None,
               "a2a.v1.SendMessageRequest", "a2a.v1.SendMessageResponse", _SEND_IDS),
@@ -362,7 +370,8 @@ _ROWS: tuple[Operation, ...] = (
     Operation("GetExtendedAgentCard", _L, "agent/getAuthenticatedExtendedCard", "GetAgentCard",
               _v03_routes("GET", "/card"), False, _X,
               "a2a.v1.GetAgentCardRequest", "a2a.v1.AgentCard"),
-    # Go's v0.3 compat REST lists tasks; no v0.3 JSON-RPC method, rpc or proto type does.
+    # Go's v0.3 compat REST lists tasks; no v0.3 JSON-RPC method, rpc or proto type does (a2a-java's
+    # draft rpc on a2a.v1 is an alias: _GRPC_ALIASES).
     Operation("ListTasks", _L, "", "", _v03_routes("GET", "/tasks"), False, None, "", "",
               _LIST_IDS),
     # ---- 0.1: A2A v0.1.0's JSON-RPC names (and fasta2a's tasks/list); nothing else ----
@@ -382,11 +391,23 @@ _ROWS: tuple[Operation, ...] = (
 _JSONRPC_ALIASES: dict[tuple[str, Version], tuple[str, ...]] = {
     ("ListTaskPushNotificationConfigs", Version.V1_0): ("ListTaskPushNotificationConfig",),
 }
+# Other gRPC rpcs real SDKs serve an operation as, on the row's service.  a2a-java 1.0.0.Alpha3
+# serves a draft of v1.0 under v0.3's service name `a2a.v1.A2AService` (its messages are read with
+# the shipped draft, recorder.protocol._grpc.DRAFT_SERVICES), and with it three rpcs v0.3 has not
+# (or names otherwise): the path is v0.3's package, so the exchange is v0.3's, as every other rpc
+# on that service is; the ids sit where the v0.3 rows' positions already look (`id`, `contextId`,
+# `pageToken`).
+_GRPC_ALIASES: dict[tuple[str, Version], tuple[str, ...]] = {
+    ("ListTasks", Version.V0_3): ("ListTasks",),
+    ("SubscribeToTask", Version.V0_3): ("SubscribeToTask",),
+    ("GetExtendedAgentCard", Version.V0_3): ("GetExtendedAgentCard",),
+}
 OPERATIONS: tuple[Operation, ...] = tuple(
     replace(
         op,
         positions=_POSITIONS.get((op.name, op.version), ()),
         jsonrpc_aliases=_JSONRPC_ALIASES.get((op.name, op.version), ()),
+        grpc_aliases=_GRPC_ALIASES.get((op.name, op.version), ()),
     )
     for op in _ROWS
 )
@@ -398,7 +419,7 @@ _BY_JSONRPC: dict[str, tuple[Operation, ...]] = {}
 for _op in OPERATIONS:
     for _name in _op.jsonrpc_methods:
         _BY_JSONRPC[_name] = (*_BY_JSONRPC.get(_name, ()), _op)
-_BY_GRPC_PATH: dict[str, Operation] = {op.grpc_path: op for op in OPERATIONS if op.grpc_rpc}
+_BY_GRPC_PATH: dict[str, Operation] = {path: op for op in OPERATIONS for path in op.grpc_paths}
 _BY_NAME: dict[tuple[str, Version], Operation] = {(op.name, op.version): op for op in OPERATIONS}
 # Most specific template first, so `/tasks/{task_id}:cancel` wins over `/tasks/{task_id}`.
 _ROUTES: tuple[tuple[Route, Operation], ...] = tuple(

@@ -26,6 +26,7 @@ from recorder.protocol import (
     classify,
     operation_by_jsonrpc_method,
 )
+from recorder.protocol._grpc import grpc_method, message_class
 
 V1, V03, V01 = Version.V1_0, Version.V0_3, Version.V0_1
 GRPC_HEADERS = (("content-type", "application/grpc"), ("te", "trailers"))
@@ -234,6 +235,29 @@ def test_grpc_rows(op: Operation) -> None:
     assert ids(found) == EXPECTED_IDS[op.name]
 
 
+# a2a-java 1.0.0.Alpha3's draft rpcs on v0.3's service, with messages its draft type accepts.
+DRAFT_MESSAGES: dict[str, dict[str, Any]] = {
+    "ListTasks": {"contextId": "c1", "pageToken": "p9", "tenant": "acme"},
+    "SubscribeToTask": {"id": "t1", "tenant": "acme"},
+    "GetExtendedAgentCard": {"tenant": "acme"},
+}
+
+
+@pytest.mark.parametrize("name", list(DRAFT_MESSAGES))
+def test_a2a_javas_draft_rpcs_on_v03s_service_are_v03_rows(name: str) -> None:
+    path = f"/a2a.v1.A2AService/{name}"
+    method = grpc_method(path)
+    assert method is not None and method.input_type.startswith("a2a_java_draft.v1.")
+    cls = message_class(method.input_type)
+    assert cls is not None
+    message = json_format.MessageToDict(json_format.ParseDict(DRAFT_MESSAGES[name], cls()))
+    found = classify(grpc_request(path, message))
+    assert (found.binding, found.operation, found.method) == (Binding.GRPC, name, path)
+    assert (found.version, found.streaming) == (V03, name == "SubscribeToTask")
+    assert ids(found) == EXPECTED_IDS[name]
+    assert found.tenant == "acme"
+
+
 def test_grpc_snake_case_json_and_tenant() -> None:
     message = {"tenant": "acme", "task_id": "t1", "id": "p1"}
     found = classify(grpc_request("/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig", message))
@@ -250,8 +274,8 @@ def test_grpc_without_decoded_message_still_names_the_operation() -> None:
     [
         ("/lf.a2a.v1.A2AService/Nope", UNKNOWN, V1,
          "unknown gRPC method /lf.a2a.v1.A2AService/Nope"),
-        ("/a2a.v1.A2AService/ListTasks", UNKNOWN, V03,
-         "unknown gRPC method /a2a.v1.A2AService/ListTasks"),
+        ("/a2a.v1.A2AService/Nope", UNKNOWN, V03,
+         "unknown gRPC method /a2a.v1.A2AService/Nope"),
         ("/grpc.health.v1.Health/Check", None, None,
          "gRPC method /grpc.health.v1.Health/Check of no A2A service"),
     ],

@@ -22,6 +22,7 @@ from recorder.protocol import (
     operation_by_jsonrpc_method,
     route_for,
 )
+from recorder.protocol._grpc import draft_methods
 
 DESCRIPTORS = {
     Version.V1_0: a2a_pb2.DESCRIPTOR.services_by_name["A2AService"],
@@ -197,7 +198,29 @@ def test_v03_list_tasks_is_gos_rest_route_only() -> None:
     assert found == [(Version.V0_3, {}), (Version.V1_0, {"tenant": "v1"})]
     row = operation("ListTasks", Version.V0_3)
     assert row is not None and (row.jsonrpc_method, row.grpc_rpc) == ("", "")
-    assert operation_by_grpc_path("/a2a.v1.A2AService/ListTasks") is None
+    # a2a-java's draft rpc of that name on v0.3's service is the row's alias (the next test).
+    assert row.grpc_paths == ("/a2a.v1.A2AService/ListTasks",)
+
+
+def test_grpc_aliases_are_the_draft_rpcs_v03s_service_lacks() -> None:
+    """a2a-java 1.0.0.Alpha3 serves a draft of v1.0 as `a2a.v1.A2AService`: each of its rpcs
+    that v0.3's service has not is the v0.3 row of the v1.0 rpc of that name."""
+    v03 = DESCRIPTORS[Version.V0_3]
+    lacking = {
+        m.name
+        for path, m in draft_methods().items()
+        if m.service == v03.full_name and m.name not in v03.methods_by_name
+    }
+    aliases = {(op.name, op.version, rpc) for op in OPERATIONS for rpc in op.grpc_aliases}
+    assert aliases == {(name, Version.V0_3, name) for name in lacking}
+    assert lacking == {"ListTasks", "SubscribeToTask", "GetExtendedAgentCard"}
+    for name in lacking:
+        found = operation_by_grpc_path(f"/{v03.full_name}/{name}")
+        assert found is operation(name, Version.V0_3)
+        assert (
+            found is not None
+            and found.streaming == draft_methods()[f"/{v03.full_name}/{name}"].server_streaming
+        )
 
 
 @pytest.mark.parametrize(
