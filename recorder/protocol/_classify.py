@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from recorder.protocol._cards import Interface, card_path, looks_like_card, parse_version
 from recorder.protocol._errorshapes import response_error
-from recorder.protocol._idmodel import RESOURCE_NAME
+from recorder.protocol._idmodel import RESOURCE_NAME, bare_task_id
 from recorder.protocol._likes import RequestLike, ResponseLike, lower_headers, split_target
 from recorder.protocol._operations import (
     V03_SERVICE,
@@ -145,16 +145,23 @@ def _ids(op: Operation, *sources: object) -> dict[str, str]:
     return found
 
 
-def _resource_ids(message: object) -> dict[str, str]:
-    """v0.3 gRPC resource names: `tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{cid}`."""
-    for key in ("name", "parent"):
-        value = value_at(message, (key,), snake_case=True)
-        matched = RESOURCE_NAME.fullmatch(value) if isinstance(value, str) else None
+def _resource_ids(op: Operation, message: object) -> dict[str, str]:
+    """v0.3 gRPC resource names where the row's positions hold one: `tasks/{id}`,
+    `tasks/{id}/pushNotificationConfigs/{cid}`, or where a task's goes a bare id (a2a-java's
+    draft, `bare_task_id`)."""
+    for position in op.positions:
+        value = value_at(message, position.path, snake_case=True) if position.resource else None
+        if not isinstance(value, str):
+            continue
+        matched = RESOURCE_NAME.fullmatch(value)
         if matched:
             ids = {"task_id": matched.group(1)}
             if matched.group(2):
                 ids["config_id"] = matched.group(2)
             return ids
+        task = bare_task_id(value, position.kind)
+        if task is not None:
+            return {"task_id": task}
     return {}
 
 
@@ -195,7 +202,7 @@ def _grpc(req: _Req, ctx: _Context) -> Classification | None:
             else f"gRPC method {req.path} of no A2A service",
         )
     message = req.grpc_json if isinstance(req.grpc_json, Mapping) else {}
-    ids = _resource_ids(message) | _ids(op, message)
+    ids = _resource_ids(op, message) | _ids(op, message)
     tenant = _tenant(message) or _interface_tenant(ctx.interfaces, Binding.GRPC, op.version)
     return _found(op, Binding.GRPC, req.path, tenant, ids)
 

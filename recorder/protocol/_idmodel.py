@@ -42,6 +42,17 @@ def resource_ids(name: str) -> tuple[str, str | None] | None:
     return (matched.group(1), matched.group(2)) if matched else None
 
 
+def bare_task_id(value: str, kind: IdKind | None) -> str | None:
+    """The task a value that is no resource name names where v0.3 puts a task's name (`kind`
+    TASK: `GetTaskRequest.name`, a config's `parent`): a bare id, with no `/`, is that task's.
+    a2a-java 1.0.0.Alpha3's draft sends `GetTaskRequest {id = 1}` (Cancel's and Subscribe's
+    too, and `ListTaskPushNotificationConfigRequest {task_id = 1}`) on v0.3's service, which is
+    v0.3's `{name = 1}` (`{parent = 1}`) byte for byte, so it is read as v0.3's; a v0.3 peer
+    writes `tasks/{id}` there.  Where v0.3 puts a config's name, a bare value may be either id
+    (the draft's `GetTaskPushNotificationConfigRequest {id = 1}` is the config's): None."""
+    return value if kind is IdKind.TASK and value and "/" not in value else None
+
+
 # Keys of a bare task-reference params object (`{id}`, v0.3 `{id, pushNotificationConfigId}`).
 _TASK_PARAM_KEYS = frozenset(
     {"id", "historyLength", "metadata", "tenant", "pushNotificationConfigId"}

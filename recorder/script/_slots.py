@@ -23,6 +23,7 @@ from recorder.protocol import (
     IdPosition,
     IdRole,
     Version,
+    bare_task_id,
     id_owner,
     operation,
     resource_ids,
@@ -127,7 +128,10 @@ def _slots_at(where: Location, value: str, position: IdPosition) -> Iterator[Slo
         return
     found = resource_ids(value)
     if found is None:
-        return  # not a resource name: compared as it is
+        task = bare_task_id(value, position.kind)  # a2a-java's draft: a bare task id
+        if task is not None:
+            yield Slot(where, task, IdRole.REFERENCE, IdKind.TASK)
+        return  # else no resource name: compared as it is
     task, config = found
     yield Slot(where, task, IdRole.REFERENCE, IdKind.TASK, 1)
     if config:

@@ -9,10 +9,15 @@ draft push config's url.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import uuid
+from pathlib import Path
 
 import pytest
 
+from recorder.capture import Capture, GrpcMessage, Request, read_capture
+from recorder.protocol import IdKind, IdRole, Version, classify
 from recorder.protocol._grpc import (
     DRAFT_SERVICES,
     a2a_pool,
@@ -24,12 +29,16 @@ from recorder.protocol._grpc import (
 )
 from recorder.record import RELAY_PREFIX, PushRelay
 from recorder.record._push import grpc_swap
+from recorder.replay import ReplayService, Served
+from recorder.replay.core._grpcanswer import GrpcAnswer, live_request
+from recorder.script import find_slots, positions_of, request_value
 
 V03 = "/a2a.v1.A2AService/"
 DRAFT = "a2a_java_draft.v1."
 CREATE = V03 + "CreateTaskPushNotificationConfig"
 HOOK = "http://127.0.0.1:7000/webhook"
 ORIGIN = "http://127.0.0.1:9000"
+NOT_FOUND = 5  # the gRPC status code
 
 
 # --- protobuf wire format, by hand ----------------------------------------------------------
@@ -251,3 +260,131 @@ def test_the_relay_rewrites_a_draft_send_configuration(rpc: str) -> None:
     pushed = _fields(configuration)[2][0]
     assert isinstance(pushed, bytes)
     assert _fields(pushed)[2] == [f"{ORIGIN}{RELAY_PREFIX}1".encode()]
+
+
+# --- a bare task id where v0.3 puts a task's name -------------------------------------------
+#
+# Java's GetTaskRequest {id = 1} (CancelTaskRequest's, SubscribeToTaskRequest's too) is v0.3's
+# {name = 1} byte for byte, so it is read as v0.3's: `name` holds the task's id, not
+# `tasks/{id}`.  The slot finder and the classifier read it as the task's (`bare_task_id`).
+
+V03_GRPC = Path(__file__).resolve().parents[2] / "captures" / "a2a-python-0.3.26" / "grpc"
+GET = V03 + "GetTask"
+
+
+def _with_bare_names(capture: Capture) -> Capture:
+    """a2a-python 0.3's capture as Java's client would have named its tasks: `tasks/X` -> `X`."""
+
+    def bare(message: GrpcMessage) -> GrpcMessage:
+        value = json.loads(message.json) if message.json is not None else None
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(name, str) or not name.startswith("tasks/") or name.count("/") != 1:
+            return message
+        text = json.dumps({**value, "name": name.removeprefix("tasks/")}, separators=(",", ":"))
+        return dataclasses.replace(message, json=text)
+
+    return dataclasses.replace(
+        capture,
+        exchanges=tuple(
+            dataclasses.replace(
+                e,
+                request=dataclasses.replace(
+                    e.request, messages=tuple(bare(m) for m in e.request.messages)
+                ),
+            )
+            for e in capture.exchanges
+        ),
+    )
+
+
+def _capture(name: str, bare: bool) -> Capture:
+    found = read_capture(V03_GRPC / name)
+    return _with_bare_names(found) if bare else found
+
+
+def _get_task(task: str) -> Request:
+    return live_request(
+        GET, encode_message("a2a.v1.GetTaskRequest", json.dumps({"name": task})), ()
+    )
+
+
+def _answer(path: str, outcome: object) -> dict[str, object]:
+    assert isinstance(outcome, Served), getattr(outcome, "describe", lambda: outcome)()
+    answer = outcome.answer
+    assert isinstance(answer, GrpcAnswer) and answer.messages, answer
+    found = decode_message(path, answer.messages[0][1], "response")
+    assert found is not None
+    value = json.loads(found[1])
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["tasks-name", "bare-id"])
+def test_a_get_task_names_the_issued_task_on_replay(bare: bool) -> None:
+    """The first run is served the recorded ids, the second minted ones the capture never held:
+    either way GetTask names the task SendMessage handed out, and is answered with that task.
+    (A bare issued id was found before `bare_task_id` too, as a value equal to an id known;
+    an unknown one, next, was not.)"""
+    found = _capture("04-polling.http", bare)
+    names = [
+        json.loads(m.json or "")["name"]
+        for e in found.exchanges
+        if e.classification.operation == "GetTask"
+        for m in e.request.messages
+    ]
+    assert names and all(("/" in n) is not bare for n in names)  # what the capture holds
+    svc = ReplayService([found])
+    send = next(e for e in found.exchanges if e.classification.operation == "SendMessage").request
+    seen = []
+    for _ in range(2):
+        task = _answer(V03 + "SendMessage", svc.handle(send))["task"]
+        assert isinstance(task, dict)
+        live = task["id"]
+        got = _answer(GET, svc.handle(_get_task(live if bare else f"tasks/{live}")))
+        assert got["id"] == live
+        seen.append(live)
+    assert seen[0] != seen[1]
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["tasks-name", "bare-id"])
+def test_a_get_task_of_an_unknown_task_is_answered_not_found_on_replay(bare: bool) -> None:
+    """11-errors: the client asks for a random task id; live, another random one."""
+    found = _capture("11-errors.http", bare)
+    svc = ReplayService([found])
+    task = str(uuid.uuid4())
+    outcome = svc.handle(_get_task(task if bare else f"tasks/{task}"))
+    assert isinstance(outcome, Served), getattr(outcome, "describe", lambda: outcome)()
+    assert isinstance(outcome.answer, GrpcAnswer) and outcome.answer.code == NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("rpc", "message", "want"),
+    [
+        ("GetTask", {"name": "t-1", "historyLength": 2}, [("t-1", IdKind.TASK, None)]),
+        ("GetTask", {"name": "tasks/t-1"}, [("t-1", IdKind.TASK, 1)]),
+        ("CancelTask", {"name": "t-1"}, [("t-1", IdKind.TASK, None)]),
+        ("TaskSubscription", {"name": "t-1"}, [("t-1", IdKind.TASK, None)]),
+        # Java's ListTaskPushNotificationConfigRequest {task_id = 1} is v0.3's {parent = 1}.
+        ("ListTaskPushNotificationConfig", {"parent": "t-1"}, [("t-1", IdKind.TASK, None)]),
+        # Where v0.3 puts a config's name a bare value may be either id: compared as it is.
+        ("GetTaskPushNotificationConfig", {"name": "c-1"}, []),
+        ("DeleteTaskPushNotificationConfig", {"name": "c-1"}, []),
+        # Neither a resource name nor a bare id: compared as it is.
+        ("GetTask", {"name": "jobs/t-1"}, []),
+    ],
+)
+def test_a_bare_id_where_v03_names_a_task_is_that_task_s(
+    rpc: str, message: dict[str, object], want: list[tuple[str, IdKind, int | None]]
+) -> None:
+    request = Request(
+        "POST",
+        V03 + rpc,
+        (("content-type", "application/grpc"),),
+        messages=(GrpcMessage(0, json=json.dumps(message)),),
+    )
+    c = classify(request)
+    assert c.version is Version.V0_3 and c.operation is not None, c
+    slots = find_slots(request_value(request, c), positions_of(c))
+    assert [(s.value, s.kind, s.segment) for s in slots] == want
+    assert all(s.role is IdRole.REFERENCE for s in slots)
+    assert (c.task_id, c.config_id) == ((want[0][0] if want else None), None)

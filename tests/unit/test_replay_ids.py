@@ -35,30 +35,7 @@ def _id_strings(value: object, where: tuple[str | int, ...] = ()) -> set[tuple[s
     return found
 
 
-# a2a-java 1.0.0.Alpha3 (captures/a2a-java-1.0.0.Alpha3) speaks a draft of v1.0 whose gRPC
-# shapes the table does not hold yet; strict, so a fix shows.  See
-# scripts/peers/java_peer/README.md.  (Its push-config params, `{taskId, configId, config:
-# {...}}`, and a send's `configuration.pushNotificationConfig` are table positions now.)
-_JAVA = "captures/a2a-java-1.0.0.Alpha3/"
-_JAVA_GRPC = (
-    "the draft's gRPC service is a2a.v1.A2AService, v0.3's name: its messages are read as v0.3 "
-    "ones (GetTaskRequest.name, ListTaskPushNotificationConfigRequest.parent), which they are not"
-)
-KNOWN_GAPS = {
-    f"{_JAVA}grpc/{name}.http": _JAVA_GRPC
-    for name in ("04-polling", "06-subscribe", "07-cancel", "08-push-configs", "11-errors")
-}
-
-
-def _case(path: Path) -> object:
-    rel = str(path.relative_to(ROOT))
-    why = KNOWN_GAPS.get(rel)
-    return pytest.param(
-        path, id=rel, marks=[pytest.mark.xfail(strict=True, reason=why)] if why else []
-    )
-
-
-@pytest.mark.parametrize("path", [_case(p) for p in CORPUS])
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_id_in_every_recorded_request_is_at_a_table_position(path: Path) -> None:
     for exchange in read_capture(path).exchanges:
         c = exchange.classification
