@@ -14,20 +14,22 @@ import tempfile
 from pathlib import Path
 
 
-def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
-    """Put `data` at `path` atomically (see the module docstring); OSError says why not."""
+def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Put `data` at `path` atomically (see the module docstring); OSError says why not.  The
+    file gets the permission bits `mode`, else those of the file it replaces, else the umask's."""
     target = Path(os.path.realpath(path))
     try:
-        mode = os.stat(target).st_mode
+        found = os.stat(target).st_mode
     except FileNotFoundError:
-        mode = stat.S_IFREG | 0o666 & ~_umask()
-    if not stat.S_ISREG(mode):
+        found = stat.S_IFREG | 0o666 & ~_umask()
+    if not stat.S_ISREG(found):
         target.write_bytes(data)
         return
+    bits = stat.S_IMODE(found) if mode is None else mode
     temporary = None
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        os.fchmod(fd, stat.S_IMODE(mode))  # mkstemp makes 0600: keep the file's, or the umask's
+        os.fchmod(fd, bits)  # mkstemp makes 0600
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -236,7 +236,8 @@ class Fleet(Service):
         problem = ports_file_problem(path)
         if problem is not None:
             raise FileExistsError(f"{path}: {problem}")
-        replace_file(path, (json.dumps(self.ports_json(), indent=2) + "\n").encode())
+        text = json.dumps(self.ports_json(), indent=2) + "\n"
+        replace_file(path, text.encode(), mode=0o600)  # readable by its owner only
 
     def table(self) -> str:
         """One line per agent: its name, card, recorded upstreams, and where it is served."""
