@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from protowire import field, values
 
 from recorder.capture import Exchange, Request, Response, read_capture
 from recorder.protocol import Binding
@@ -38,67 +39,14 @@ GET_TASK = "/lf.a2a.v1.A2AService/GetTask"
 TASK_STATE_COMPLETED = 3
 ROLE_USER = 1
 
-# --- protobuf wire format, by hand (protobuf.dev/programming-guides/encoding) -----------------
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, value: bytes | str | int) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    data = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
-    """(field number, varint or bytes) of each field; enough for the A2A messages read here."""
-    out: list[tuple[int, int | bytes]] = []
-    at = 0
-    while at < len(data):
-        key, at = _read_varint(data, at)
-        if key & 7 == 0:
-            value, at = _read_varint(data, at)
-            out.append((key >> 3, value))
-        elif key & 7 == 2:
-            size, at = _read_varint(data, at)
-            out.append((key >> 3, data[at : at + size]))
-            at += size
-        else:
-            raise AssertionError(f"wire type {key & 7} not expected here")
-    return out
-
-
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at, shift = at + 1, shift + 7
-        if not byte & 0x80:
-            return value, at
-
-
-def _get(data: bytes, number: int) -> list[int | bytes]:
-    return [value for n, value in _fields(data) if n == number]
-
 
 def _send_message_request(text: str, message_id: str, context_id: str) -> bytes:
     """SendMessageRequest{message(2): Message{message_id(1), context_id(2), role(4),
     parts(5): Part{text(1)}}, configuration(3): {}}, as the recorded a2a-sdk client sent it."""
     message = (
-        _field(1, message_id)
-        + _field(2, context_id)
-        + _field(4, ROLE_USER)
-        + _field(5, _field(1, text))
+        field(1, message_id) + field(2, context_id) + field(4, ROLE_USER) + field(5, field(1, text))
     )
-    return _field(2, message) + _field(3, b"")
+    return field(2, message) + field(3, b"")
 
 
 def _unary(target: str, path: str, request: bytes) -> tuple[bytes, grpc.Call]:
@@ -161,24 +109,24 @@ def test_replay_answers_a_hand_encoded_send_message() -> None:
             replayer.grpc_target, SEND, _send_message_request("echo hello", "m-raw-2", "c-raw-2")
         )
     assert call.code() is grpc.StatusCode.OK
-    (task,) = _get(response, 1)  # SendMessageResponse.task
+    (task,) = values(response, 1)  # SendMessageResponse.task
     assert isinstance(task, bytes)
-    (status,) = _get(task, 3)
-    assert isinstance(status, bytes) and _get(status, 1) == [TASK_STATE_COMPLETED]
+    (status,) = values(task, 3)
+    assert isinstance(status, bytes) and values(status, 1) == [TASK_STATE_COMPLETED]
     texts = [
-        _get(part, 1)[0]
-        for artifact in _get(task, 4)
+        values(part, 1)[0]
+        for artifact in values(task, 4)
         if isinstance(artifact, bytes)
-        for part in _get(artifact, 4)
+        for part in values(artifact, 4)
         if isinstance(part, bytes)
     ]
     assert texts == [b"echo hello"]
     # The first conversation gets the recorded task id, the next one a new id.
-    (task_id,) = _get(task, 1)
+    (task_id,) = values(task, 1)
     assert isinstance(task_id, bytes) and task_id.decode() in BLOCKING.read_text()
-    (second,) = _get(again, 1)
+    (second,) = values(again, 1)
     assert isinstance(second, bytes)
-    (second_id,) = _get(second, 1)
+    (second_id,) = values(second, 1)
     assert isinstance(second_id, bytes) and second_id.decode() not in BLOCKING.read_text()
 
 
@@ -186,7 +134,7 @@ def test_replay_miss_is_a_grpc_error_with_the_replay_reason() -> None:
     with Replayer([read_capture(BLOCKING)], grpc_port=0) as replayer:
         assert replayer.grpc_target is not None
         with pytest.raises(grpc.RpcError) as caught:
-            _unary(replayer.grpc_target, GET_TASK, _field(2, "never-issued"))
+            _unary(replayer.grpc_target, GET_TASK, field(2, "never-issued"))
         misses = list(replayer.report.misses)
     error = caught.value
     assert error.code() is grpc.StatusCode.INTERNAL

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from protowire import field, fields, values
 
 from recorder.capture import Capture, GrpcMessage, Request, read_capture
 from recorder.protocol import IdKind, IdRole, Version, classify
@@ -41,67 +42,17 @@ ORIGIN = "http://127.0.0.1:9000"
 NOT_FOUND = 5  # the gRPC status code
 
 
-# --- protobuf wire format, by hand ----------------------------------------------------------
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _bytes(number: int, value: bytes | str) -> bytes:
-    data = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def _int(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _fields(data: bytes) -> dict[int, list[bytes | int]]:
-    """field number -> its values (bytes for length-delimited, int for varint)."""
-    out: dict[int, list[bytes | int]] = {}
-    at = 0
-    while at < len(data):
-        key, at = _read_varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _read_varint(data, at)
-            out.setdefault(number, []).append(value)
-        elif wire == 2:
-            size, at = _read_varint(data, at)
-            out.setdefault(number, []).append(data[at : at + size])
-            at += size
-        else:
-            raise AssertionError(f"wire type {wire} not expected here")
-    return out
-
-
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at, shift = at + 1, shift + 7
-        if not byte & 0x80:
-            return value, at
-
-
 # Java's PushNotificationConfig {id=1, url=2, token=3, authentication=4 {scheme=1, credentials=2}}
 CONFIG = (
-    _bytes(1, "cfg-1")
-    + _bytes(2, HOOK)
-    + _bytes(3, "tok-1")
-    + _bytes(4, _bytes(1, "Bearer") + _bytes(2, "secret-1"))
+    field(1, "cfg-1")
+    + field(2, HOOK)
+    + field(3, "tok-1")
+    + field(4, field(1, "Bearer") + field(2, "secret-1"))
 )
 # CreateTaskPushNotificationConfigRequest {task_id=1, config_id=2, tenant=4, config=5}
-JAVA_CREATE = _bytes(1, "task-1") + _bytes(2, "cfg-1") + _bytes(4, "acme") + _bytes(5, CONFIG)
+JAVA_CREATE = field(1, "task-1") + field(2, "cfg-1") + field(4, "acme") + field(5, CONFIG)
 # TaskPushNotificationConfig {id=1, push_notification_config=2, task_id=3, tenant=4}
-JAVA_CONFIG = _bytes(1, "cfg-1") + _bytes(2, CONFIG) + _bytes(3, "task-1")
+JAVA_CONFIG = field(1, "cfg-1") + field(2, CONFIG) + field(3, "task-1")
 
 CONFIG_JSON = {
     "id": "cfg-1",
@@ -144,13 +95,13 @@ def test_what_v03_reads_losslessly_stays_v03() -> None:
     # v0.3's CreateTaskPushNotificationConfigRequest {parent=1, config_id=2,
     # config=3 TaskPushNotificationConfig {name=1, push_notification_config=2}}.
     name = "tasks/task-1/pushNotificationConfigs/cfg-1"
-    v03 = _bytes(1, "tasks/task-1") + _bytes(2, "cfg-1") + _bytes(3, _bytes(1, name))
+    v03 = field(1, "tasks/task-1") + field(2, "cfg-1") + field(3, field(1, name))
     found = decode_message(CREATE, v03, "request")
     assert found is not None and found[0] == "a2a.v1.CreateTaskPushNotificationConfigRequest"
     assert json.loads(found[1])["parent"] == "tasks/task-1"
     # Java's answer without task_id is the same bytes as v0.3's {name, push_notification_config}:
     # both read it losslessly, and v0.3 (the path's own schema) is kept.
-    both = _bytes(1, "cfg-1") + _bytes(2, CONFIG)
+    both = field(1, "cfg-1") + field(2, CONFIG)
     found = decode_message(CREATE, both, "response")
     assert found is not None and found[0] == "a2a.v1.TaskPushNotificationConfig"
     v03_config = {
@@ -159,12 +110,12 @@ def test_what_v03_reads_losslessly_stays_v03() -> None:
     }
     assert json.loads(found[1]) == {"name": "cfg-1", "pushNotificationConfig": v03_config}
     # A Java GetTaskRequest {id=1, history_length=2} reads losslessly as v0.3's {name, ...}.
-    get = decode_message(V03 + "GetTask", _bytes(1, "task-1") + _int(2, 3), "request")
+    get = decode_message(V03 + "GetTask", field(1, "task-1") + field(2, 3), "request")
     assert get == ("a2a.v1.GetTaskRequest", '{"name":"task-1","historyLength":3}')
 
 
 def test_what_neither_reads_stays_undecoded() -> None:
-    junk = _bytes(9, "x") + _bytes(5, b"\xff\xff")
+    junk = field(9, "x") + field(5, b"\xff\xff")
     assert decode_message(CREATE, junk, "request") is None
 
 
@@ -177,7 +128,7 @@ def test_the_drafts_own_rpcs_are_known_on_the_service_it_speaks_under() -> None:
     assert card is not None and not card.server_streaming
     assert card.output_type == DRAFT + "AgentCard"
     # ListTasksRequest {context_id=1, page_size=3, include_artifacts=7}
-    request = _bytes(1, "ctx-1") + _int(3, 2) + _int(7, 1)
+    request = field(1, "ctx-1") + field(3, 2) + field(7, 1)
     found = decode_message(V03 + "ListTasks", request, "request")
     assert found == (
         DRAFT + "ListTasksRequest",
@@ -218,27 +169,23 @@ def test_the_relay_rewrites_a_draft_create_request_and_its_answer() -> None:
     assert swap is not None
     out = swap(False, JAVA_CREATE)
     assert out is not None
-    fields = _fields(out)
     relayed = f"{ORIGIN}{RELAY_PREFIX}1".encode()
-    config = fields[5][0]
+    config = values(out, 5)[0]
     assert isinstance(config, bytes)
-    assert _fields(config)[2] == [relayed]  # config.url
-    assert fields[1] == [b"task-1"] and fields[4] == [b"acme"]
+    assert values(config, 2) == [relayed]  # config.url
+    assert values(out, 1) == [b"task-1"] and values(out, 4) == [b"acme"]
     assert relay.real_url(f"{RELAY_PREFIX}1") == HOOK
     # The agent's answer names the relay URL; the client gets its own webhook back.
-    answer = _bytes(1, "cfg-1") + _bytes(2, _fields_with(CONFIG, 2, relayed)) + _bytes(3, "t")
+    answer = field(1, "cfg-1") + field(2, _fields_with(CONFIG, 2, relayed)) + field(3, "t")
     back = grpc_swap(relay, ORIGIN, CREATE, False, None)
     assert back is not None
-    assert back(False, answer) == _bytes(1, "cfg-1") + _bytes(2, CONFIG) + _bytes(3, "t")
+    assert back(False, answer) == field(1, "cfg-1") + field(2, CONFIG) + field(3, "t")
 
 
 def _fields_with(data: bytes, number: int, value: bytes) -> bytes:
     """`data` (length-delimited fields only) with field `number` set to `value`, in order."""
     return b"".join(
-        _bytes(n, value if n == number else v)
-        for n, values in _fields(data).items()
-        for v in values
-        if isinstance(v, bytes)
+        field(n, value if n == number else v) for n, v in fields(data) if isinstance(v, bytes)
     )
 
 
@@ -246,8 +193,8 @@ def _fields_with(data: bytes, number: int, value: bytes) -> bytes:
 def test_the_relay_rewrites_a_draft_send_configuration(rpc: str) -> None:
     # SendMessageRequest {message=1 {message_id=1, role=4, parts=5 {text=1}, reference_task_ids=8},
     # configuration=2 {push_notification_config=2}, tenant=4}
-    message = _bytes(1, "m-1") + _int(4, 1) + _bytes(5, _bytes(1, "hi")) + _bytes(8, "t-0")
-    request = _bytes(1, message) + _bytes(2, _bytes(2, CONFIG)) + _bytes(4, "acme")
+    message = field(1, "m-1") + field(4, 1) + field(5, field(1, "hi")) + field(8, "t-0")
+    request = field(1, message) + field(2, field(2, CONFIG)) + field(4, "acme")
     found = decode_message(V03 + rpc, request, "request")
     assert found is not None and found[0] == DRAFT + "SendMessageRequest"
     relay = PushRelay()
@@ -255,11 +202,11 @@ def test_the_relay_rewrites_a_draft_send_configuration(rpc: str) -> None:
     assert swap is not None
     out = swap(False, request)
     assert out is not None
-    configuration = _fields(out)[2][0]
+    configuration = values(out, 2)[0]
     assert isinstance(configuration, bytes)
-    pushed = _fields(configuration)[2][0]
+    pushed = values(configuration, 2)[0]
     assert isinstance(pushed, bytes)
-    assert _fields(pushed)[2] == [f"{ORIGIN}{RELAY_PREFIX}1".encode()]
+    assert values(pushed, 2) == [f"{ORIGIN}{RELAY_PREFIX}1".encode()]
 
 
 # --- a bare task id where v0.3 puts a task's name -------------------------------------------
